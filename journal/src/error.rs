@@ -1,0 +1,61 @@
+//! The library's error type. Every variant carries what an operator needs to
+//! find the problem (run, path, line, byte offset) and the message says what
+//! to do next.
+
+use crate::fold::FoldError;
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("invalid run id {id:?}: {reason} (ids match ^[a-zA-Z0-9][a-zA-Z0-9_-]*$, at most 128 bytes)")]
+    InvalidId { id: String, reason: &'static str },
+
+    #[error("run {run} not found at {}", path.display())]
+    NotFound { run: String, path: PathBuf },
+
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("run {run}: {} line {line} (byte {offset}): {message}; run `fisk-admin verify {run}` for the full report", path.display())]
+    Corrupt {
+        run: String,
+        path: PathBuf,
+        line: usize,
+        offset: u64,
+        message: String,
+    },
+
+    #[error("run {run}: {source}")]
+    Fold {
+        run: String,
+        #[source]
+        source: FoldError,
+    },
+
+    #[error("run {run} is live: another process holds its lock{}; wait for it to finish or stop it first", holder.as_deref().map(|h| format!(" ({h})")).unwrap_or_default())]
+    Live { run: String, holder: Option<String> },
+
+    #[error("{}: {message}", path.display())]
+    Config { path: PathBuf, message: String },
+
+    #[error("{0}")]
+    Usage(String),
+
+    #[error("{context}: {message}")]
+    Store { context: String, message: String },
+}
+
+impl Error {
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,539 @@
+//! The fold (SPEC 3): records in, resumable state out. Pure: no IO, no clock.
+//!
+//! The conversation, the counters and the resume position are recomputed
+//! from the records every time, so they cannot drift from what happened.
+
+use crate::record::{
+    Block, CallApproval, Deferred, Fingerprint, Kind, Message, Payload, Record, Terminal,
+    ToolResultBlock, VERSION,
+};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+/// Why the fold refuses a journal. Carries the seq of the offending record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FoldError {
+    Empty,
+    FirstNotMeta { seq: u64 },
+    Version { found: i64 },
+    SeqNotIncreasing { seq: u64, previous: u64 },
+    SecondMeta { seq: u64 },
+    NoOpenTurn { seq: u64, kind: Kind },
+    UnknownProtocol { seq: u64, protocol: String },
+    MissingPayload { seq: u64, protocol: String },
+}
+
+impl FoldError {
+    pub fn seq(&self) -> Option<u64> {
+        match self {
+            FoldError::Empty | FoldError::Version { .. } => None,
+            FoldError::FirstNotMeta { seq }
+            | FoldError::SeqNotIncreasing { seq, .. }
+            | FoldError::SecondMeta { seq }
+            | FoldError::NoOpenTurn { seq, .. }
+            | FoldError::UnknownProtocol { seq, .. }
+            | FoldError::MissingPayload { seq, .. } => Some(*seq),
+        }
+    }
+}
+
+impl fmt::Display for FoldError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            FoldError::Empty => write!(f, "the journal holds no records"),
+            FoldError::FirstNotMeta { seq } => {
+                write!(f, "the first record (seq {seq}) is not a meta record")
+            }
+            FoldError::Version { found } => write!(
+                f,
+                "format version {found} cannot be folded: this tool folds exactly version {VERSION}"
+            ),
+            FoldError::SeqNotIncreasing { seq, previous } => {
+                write!(
+                    f,
+                    "seq {seq} does not increase (previous record was seq {previous})"
+                )
+            }
+            FoldError::SecondMeta { seq } => write!(f, "a second meta record at seq {seq}"),
+            FoldError::NoOpenTurn { seq, kind } => write!(
+                f,
+                "a {} record at seq {seq} has no open assistant turn to belong to",
+                kind.key()
+            ),
+            FoldError::UnknownProtocol { seq, protocol } => write!(
+                f,
+                "unknown protocol {protocol:?} at seq {seq} is not marked optional"
+            ),
+            FoldError::MissingPayload { seq, protocol } => {
+                write!(f, "record seq {seq} ({protocol}) has no payload")
+            }
+        }
+    }
+}
+
+impl std::error::Error for FoldError {}
+
+#[derive(Serialize, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub llm_calls: i64,
+    pub tool_calls: i64,
+    pub remote_tool_calls: i64,
+    pub in_tokens: i64,
+    pub out_tokens: i64,
+    pub cache_read_tokens: i64,
+    pub cache_create_tokens: i64,
+    pub thinking_tokens: i64,
+}
+
+/// The turn in flight at the end of the journal.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct Pending {
+    #[serde(serialize_with = "ser_message")]
+    pub assistant: Message,
+    pub iteration: i64,
+    #[serde(serialize_with = "ser_opt_str")]
+    pub stop_reason: String,
+    pub results: Vec<ToolResultBlock>,
+    pub answered: BTreeSet<String>,
+    pub deferred: Vec<Deferred>,
+    pub open_deferrals: Vec<Deferred>,
+}
+
+impl Pending {
+    /// tool_use blocks of the turn with neither a result nor a deferral.
+    pub fn unanswered_calls(&self) -> Vec<&crate::record::ToolUseBlock> {
+        self.assistant
+            .blocks()
+            .iter()
+            .filter_map(|b| match b {
+                Block::ToolUse(t)
+                    if !self.answered.contains(&t.id)
+                        && !self.deferred.iter().any(|d| d.tool_use_id == t.id) =>
+                {
+                    Some(t)
+                }
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// The folded run (SPEC 3, printed as SPEC 11 / docs/OUTPUT.md).
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct RunState {
+    pub version: i64,
+    pub run_id: String,
+    #[serde(serialize_with = "ser_fingerprint")]
+    pub fingerprint: Fingerprint,
+    pub prompt: String,
+    pub interactive: bool,
+    #[serde(serialize_with = "ser_opt_str")]
+    pub conversation_token: String,
+    #[serde(serialize_with = "ser_opt_str")]
+    pub caller: String,
+    #[serde(serialize_with = "ser_messages")]
+    pub messages: Vec<Message>,
+    pub counters: Counters,
+    pub next_iteration: i64,
+    #[serde(serialize_with = "ser_opt_str")]
+    pub last_stop_reason: String,
+    pub pending: Option<Pending>,
+    pub approvals: Vec<String>,
+    pub call_approvals: Vec<CallApproval>,
+    pub memory_revisions: BTreeMap<String, i64>,
+    #[serde(serialize_with = "ser_terminal")]
+    pub terminal: Option<Terminal>,
+    pub completed: bool,
+    pub status: Status,
+    /// The last seq folded.
+    #[serde(skip)]
+    pub last_seq: u64,
+}
+
+/// SPEC 9 status, without `live` (a fold does no IO).
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[serde(into = "String")]
+pub enum Status {
+    Waiting,
+    Terminal(String),
+    Open,
+}
+
+impl From<Status> for String {
+    fn from(s: Status) -> String {
+        s.to_string()
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Status::Waiting => f.write_str("waiting"),
+            Status::Terminal(r) => f.write_str(r),
+            Status::Open => f.write_str("open"),
+        }
+    }
+}
+
+fn ser_opt_str<S: serde::Serializer>(v: &str, s: S) -> Result<S::Ok, S::Error> {
+    if v.is_empty() {
+        s.serialize_none()
+    } else {
+        s.serialize_str(v)
+    }
+}
+
+/// A message with `content` always an array (Go's `null` reads as empty).
+fn ser_message<S: serde::Serializer>(m: &Message, s: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct M<'a> {
+        role: &'a str,
+        content: &'a [Block],
+    }
+    M {
+        role: &m.role,
+        content: m.blocks(),
+    }
+    .serialize(s)
+}
+
+fn ser_messages<S: serde::Serializer>(ms: &[Message], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let mut seq = s.serialize_seq(Some(ms.len()))?;
+    for m in ms {
+        seq.serialize_element(&MessageOut(m))?;
+    }
+    seq.end()
+}
+struct MessageOut<'a>(&'a Message);
+impl Serialize for MessageOut<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        ser_message(self.0, s)
+    }
+}
+
+fn ser_fingerprint<S: serde::Serializer>(f: &Fingerprint, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut m = s.serialize_map(Some(8))?;
+    m.serialize_entry("provider", &f.provider)?;
+    m.serialize_entry("model", &f.model)?;
+    m.serialize_entry("system_hash", &f.system_hash)?;
+    m.serialize_entry("tools_hash", &f.tools_hash)?;
+    m.serialize_entry("thinking_mode", &f.thinking_mode)?;
+    m.serialize_entry("reasoning_effort", &f.reasoning_effort)?;
+    m.serialize_entry("max_tokens", &f.max_tokens)?;
+    m.serialize_entry("max_iterations", &f.max_iterations)?;
+    m.end()
+}
+
+fn ser_terminal<S: serde::Serializer>(t: &Option<Terminal>, s: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct T<'a> {
+        reason: &'a str,
+        message: Option<&'a str>,
+    }
+    match t {
+        None => s.serialize_none(),
+        Some(t) => T {
+            reason: &t.reason,
+            message: Some(t.message.as_str()).filter(|m| !m.is_empty()),
+        }
+        .serialize(s),
+    }
+}
+
+/// The open assistant turn while folding.
+struct Turn {
+    message: Message,
+    iteration: i64,
+    stop_reason: String,
+    results: Vec<ToolResultBlock>,
+    answered: BTreeSet<String>,
+    deferred: Vec<Deferred>,
+}
+
+impl Turn {
+    fn all_answered(&self) -> bool {
+        self.message
+            .tool_use_ids()
+            .all(|id| self.answered.contains(id))
+    }
+
+    fn commit(self, messages: &mut Vec<Message>) {
+        messages.push(self.message);
+        if !self.results.is_empty() {
+            messages.push(Message::user(
+                self.results.into_iter().map(Block::ToolResult).collect(),
+            ));
+        }
+    }
+
+    fn into_pending(self) -> Pending {
+        let mut deferred = self.deferred;
+        deferred.sort_by(|a, b| a.tool_use_id.cmp(&b.tool_use_id));
+        let open_deferrals = deferred
+            .iter()
+            .filter(|d| !self.answered.contains(&d.tool_use_id))
+            .cloned()
+            .collect();
+        Pending {
+            assistant: self.message,
+            iteration: self.iteration,
+            stop_reason: self.stop_reason,
+            results: self.results,
+            answered: self.answered,
+            deferred,
+            open_deferrals,
+        }
+    }
+}
+
+/// Options that relax the fold for inspection. The resume path uses
+/// [`fold`], which enforces everything.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FoldOptions {
+    /// Fold a journal of another format version (inspection only: such a
+    /// run is readable but never resumable, SPEC 1.1).
+    pub any_version: bool,
+    /// Fold only records with seq <= this.
+    pub until_seq: Option<u64>,
+}
+
+/// Fold records into the run state, enforcing every rule of SPEC 3.
+pub fn fold<'a>(records: impl IntoIterator<Item = &'a Record>) -> Result<RunState, FoldError> {
+    fold_with(records, FoldOptions::default())
+}
+
+pub fn fold_with<'a>(
+    records: impl IntoIterator<Item = &'a Record>,
+    opts: FoldOptions,
+) -> Result<RunState, FoldError> {
+    let mut it = records
+        .into_iter()
+        .take_while(|r| opts.until_seq.is_none_or(|n| r.seq <= n));
+    let first = it.next().ok_or(FoldError::Empty)?;
+    let meta = match &first.payload {
+        Some(Payload::Meta(m)) => m,
+        _ if first.kind() == Some(Kind::Meta) => {
+            return Err(FoldError::MissingPayload {
+                seq: first.seq,
+                protocol: first.protocol.clone(),
+            })
+        }
+        _ => return Err(FoldError::FirstNotMeta { seq: first.seq }),
+    };
+    if meta.version != VERSION && !opts.any_version {
+        return Err(FoldError::Version {
+            found: meta.version,
+        });
+    }
+    let mut st = RunState {
+        version: meta.version,
+        run_id: meta.run_id.clone(),
+        fingerprint: meta.fingerprint.clone(),
+        prompt: meta.prompt.clone(),
+        interactive: meta.interactive,
+        conversation_token: meta.conversation_token.clone(),
+        caller: meta.caller.clone(),
+        messages: vec![Message::user(vec![Block::text(meta.prompt.clone())])],
+        counters: Counters::default(),
+        next_iteration: 0,
+        last_stop_reason: String::new(),
+        pending: None,
+        approvals: Vec::new(),
+        call_approvals: Vec::new(),
+        memory_revisions: BTreeMap::new(),
+        terminal: None,
+        completed: false,
+        status: Status::Open,
+        last_seq: first.seq,
+    };
+    let mut turn: Option<Turn> = None;
+    let mut tail = StatusTracker::default();
+    for r in it {
+        if r.seq <= st.last_seq {
+            return Err(FoldError::SeqNotIncreasing {
+                seq: r.seq,
+                previous: st.last_seq,
+            });
+        }
+        st.last_seq = r.seq;
+        let Some(payload) = &r.payload else {
+            if r.kind().is_some() {
+                return Err(FoldError::MissingPayload {
+                    seq: r.seq,
+                    protocol: r.protocol.clone(),
+                });
+            }
+            if r.optional {
+                continue;
+            }
+            return Err(FoldError::UnknownProtocol {
+                seq: r.seq,
+                protocol: r.protocol.clone(),
+            });
+        };
+        tail.observe(payload.kind());
+        match payload {
+            Payload::Meta(_) => return Err(FoldError::SecondMeta { seq: r.seq }),
+            Payload::Assistant(a) => {
+                if let Some(t) = turn.take() {
+                    t.commit(&mut st.messages);
+                }
+                let c = &mut st.counters;
+                c.llm_calls += 1;
+                c.in_tokens += a.in_tokens;
+                c.out_tokens += a.out_tokens;
+                c.cache_read_tokens += a.cache_read_tokens;
+                c.cache_create_tokens += a.cache_create_tokens;
+                c.thinking_tokens += a.thinking_tokens;
+                st.next_iteration = a.iteration + 1;
+                st.last_stop_reason = a.stop_reason.clone();
+                turn = Some(Turn {
+                    message: a.message.clone(),
+                    iteration: a.iteration,
+                    stop_reason: a.stop_reason.clone(),
+                    results: Vec::new(),
+                    answered: BTreeSet::new(),
+                    deferred: Vec::new(),
+                });
+            }
+            Payload::ToolResult(tr) => {
+                let t = turn.as_mut().ok_or(FoldError::NoOpenTurn {
+                    seq: r.seq,
+                    kind: Kind::ToolResult,
+                })?;
+                t.results.push(tr.result.clone());
+                t.answered.insert(tr.tool_use_id.clone());
+                st.counters.tool_calls += 1;
+                if tr.remote {
+                    st.counters.remote_tool_calls += 1;
+                }
+            }
+            Payload::Deferred(d) => {
+                let t = turn.as_mut().ok_or(FoldError::NoOpenTurn {
+                    seq: r.seq,
+                    kind: Kind::Deferred,
+                })?;
+                t.deferred.push(d.clone());
+            }
+            Payload::User(u) => {
+                if let Some(t) = turn.take() {
+                    t.commit(&mut st.messages);
+                }
+                match st.messages.last_mut() {
+                    Some(last) if last.role == "user" => {
+                        last.content
+                            .get_or_insert_with(Vec::new)
+                            .extend(u.message.blocks().iter().cloned());
+                    }
+                    _ => st.messages.push(u.message.clone()),
+                }
+            }
+            Payload::Decision(d) => st.approvals.push(d.tool.clone()),
+            Payload::CallApproval(c) => st.call_approvals.push(c.clone()),
+            Payload::MemoryRevisions(m) => {
+                st.memory_revisions = m.revisions.clone().unwrap_or_default();
+            }
+            Payload::Terminal(t) => {
+                st.terminal = Some(t.clone());
+                st.call_approvals.clear();
+            }
+            Payload::Claim(_) => {}
+        }
+        if let Payload::Terminal(t) = payload {
+            tail.terminal(&t.reason);
+        }
+    }
+    if let Some(t) = turn {
+        if t.all_answered() {
+            t.commit(&mut st.messages);
+        } else {
+            st.pending = Some(t.into_pending());
+        }
+    }
+    st.completed = st
+        .terminal
+        .as_ref()
+        .is_some_and(|t| t.reason == "completed");
+    st.status = tail.status(
+        st.pending
+            .as_ref()
+            .is_some_and(|p| !p.open_deferrals.is_empty()),
+    );
+    Ok(st)
+}
+
+/// SPEC 9's status rule, fed records in journal order. Shared by the fold
+/// and the tail summary so the two can never disagree.
+#[derive(Default, Debug, Clone)]
+pub struct StatusTracker {
+    /// Reason of the last non-inert record when it is a terminal.
+    last_terminal: Option<String>,
+}
+
+impl StatusTracker {
+    /// A record of this kind was seen (skipped optional records are never fed).
+    pub fn observe(&mut self, kind: Kind) {
+        if !kind.is_inert() {
+            self.last_terminal = None;
+        }
+    }
+    pub fn terminal(&mut self, reason: &str) {
+        self.last_terminal = Some(reason.to_owned());
+    }
+    pub fn status(&self, waiting: bool) -> Status {
+        if waiting {
+            Status::Waiting
+        } else if let Some(r) = &self.last_terminal {
+            Status::Terminal(r.clone())
+        } else {
+            Status::Open
+        }
+    }
+}
+
+/// The SPEC 2 append rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Append {
+    /// `seq <= last`: already stored; skip without error.
+    Duplicate,
+    /// `seq == last + 1`.
+    Next,
+    /// `seq > last + 1`: records would be lost.
+    Gap,
+}
+
+/// Decide what appending `seq` after `last` means. The caller advances its
+/// `last` only after the record is durably stored, so a failed or torn write
+/// re-appends the same seq instead of losing it; that is why this function
+/// does not advance anything itself.
+pub fn check_append(last: u64, seq: u64) -> Append {
+    if seq <= last {
+        Append::Duplicate
+    } else if seq == last + 1 {
+        Append::Next
+    } else {
+        Append::Gap
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_append_classifies_duplicate_next_and_gap() {
+        assert_eq!(check_append(5, 3), Append::Duplicate);
+        assert_eq!(check_append(5, 5), Append::Duplicate);
+        assert_eq!(check_append(5, 6), Append::Next);
+        assert_eq!(check_append(5, 7), Append::Gap);
+        assert_eq!(check_append(0, 1), Append::Next);
+    }
+
+    #[test]
+    fn empty_input_is_an_error() {
+        assert_eq!(fold(std::iter::empty()), Err(FoldError::Empty));
+    }
+}

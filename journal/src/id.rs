@@ -1,0 +1,54 @@
+//! Run ids (SPEC 1.2). An id becomes a file name and a subject token, so it
+//! is checked before it is used for either: this is also the path-traversal
+//! defence.
+
+use crate::error::{Error, Result};
+
+pub const MAX_ID_LEN: usize = 128;
+
+/// Check `id` against `^[a-zA-Z0-9][a-zA-Z0-9_-]*$`, at most 128 bytes.
+pub fn check(id: &str) -> Result<()> {
+    let reason = if id.is_empty() {
+        Some("it is empty")
+    } else if id.len() > MAX_ID_LEN {
+        Some("it is longer than 128 bytes")
+    } else if !id.as_bytes()[0].is_ascii_alphanumeric() {
+        Some("it must start with a letter or digit")
+    } else if !id
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
+        Some("only letters, digits, '_' and '-' are allowed")
+    } else {
+        None
+    };
+    match reason {
+        Some(reason) => Err(Error::InvalidId {
+            id: id.to_owned(),
+            reason,
+        }),
+        None => Ok(()),
+    }
+}
+
+pub fn is_valid(id: &str) -> bool {
+    check(id).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_that_could_escape_the_store_are_refused() {
+        for bad in [
+            "", "../x", "a/b", ".hidden", "-x", "_x", "a b", "a.json", "é",
+        ] {
+            assert!(!is_valid(bad), "{bad:?} accepted");
+        }
+        assert!(!is_valid(&"a".repeat(129)));
+        for good in ["a", "0", "run-1_x", &"a".repeat(128)] {
+            assert!(is_valid(good), "{good:?} refused");
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! The fisk session journal: records, the fold, fingerprints, the stores and
+//! verification. This crate prints nothing; the `fisk-admin` binary renders.
+//! `journal/FORMAT.md` describes the format and its durability rules.
+#![deny(unsafe_code)]
+
+pub mod agent;
+pub mod error;
+pub mod fold;
+pub mod gojson;
+pub mod id;
+pub mod lines;
+pub mod location;
+pub mod record;
+pub mod store;
+pub mod time;
+pub mod verify;
+
+pub use error::{Error, Result};

@@ -1,0 +1,766 @@
+//! Records: the ten protocols of SPEC 1, decoded from journal bytes and
+//! encoded back into the Go agent's canonical bytes.
+//!
+//! Decoding follows Go's `encoding/json` where the agent depends on it: a
+//! field that is absent or `null` reads as its zero value, unknown fields are
+//! ignored (new `?` fields fold as zero), and a wrong JSON type fails the whole
+//! record — for the agent such a line "does not parse". Encoding writes the
+//! keys in SPEC order, omits zero `?` fields and escapes as Go does
+//! ([`crate::gojson`]). Copying a record never re-encodes it: [`Entry::raw`]
+//! keeps the bytes it was read from.
+
+use crate::gojson;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// The format version this tool folds and writes (SPEC 1.1).
+pub const VERSION: i64 = 3;
+
+/// Every protocol id starts with this.
+pub const PROTOCOL_PREFIX: &str = "io.choria.fisk-ai.v1.session.";
+
+/// The ten record kinds.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    Meta,
+    Assistant,
+    User,
+    ToolResult,
+    Deferred,
+    Decision,
+    CallApproval,
+    MemoryRevisions,
+    Terminal,
+    Claim,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 10] = [
+        Kind::Meta,
+        Kind::Assistant,
+        Kind::User,
+        Kind::ToolResult,
+        Kind::Deferred,
+        Kind::Decision,
+        Kind::CallApproval,
+        Kind::MemoryRevisions,
+        Kind::Terminal,
+        Kind::Claim,
+    ];
+
+    /// The protocol id's last segment, which is also the payload key.
+    pub fn key(self) -> &'static str {
+        match self {
+            Kind::Meta => "meta",
+            Kind::Assistant => "assistant",
+            Kind::User => "user",
+            Kind::ToolResult => "tool_result",
+            Kind::Deferred => "deferred",
+            Kind::Decision => "decision",
+            Kind::CallApproval => "call_approval",
+            Kind::MemoryRevisions => "memory_revisions",
+            Kind::Terminal => "terminal",
+            Kind::Claim => "claim",
+        }
+    }
+
+    /// The full protocol id.
+    pub fn protocol(self) -> &'static str {
+        match self {
+            Kind::Meta => "io.choria.fisk-ai.v1.session.meta",
+            Kind::Assistant => "io.choria.fisk-ai.v1.session.assistant",
+            Kind::User => "io.choria.fisk-ai.v1.session.user",
+            Kind::ToolResult => "io.choria.fisk-ai.v1.session.tool_result",
+            Kind::Deferred => "io.choria.fisk-ai.v1.session.deferred",
+            Kind::Decision => "io.choria.fisk-ai.v1.session.decision",
+            Kind::CallApproval => "io.choria.fisk-ai.v1.session.call_approval",
+            Kind::MemoryRevisions => "io.choria.fisk-ai.v1.session.memory_revisions",
+            Kind::Terminal => "io.choria.fisk-ai.v1.session.terminal",
+            Kind::Claim => "io.choria.fisk-ai.v1.session.claim",
+        }
+    }
+
+    pub fn from_protocol(protocol: &str) -> Option<Kind> {
+        let suffix = protocol.strip_prefix(PROTOCOL_PREFIX)?;
+        Kind::ALL.into_iter().find(|k| k.key() == suffix)
+    }
+
+    /// Records that never change what the run is doing (SPEC 9).
+    pub fn is_inert(self) -> bool {
+        matches!(
+            self,
+            Kind::Claim | Kind::Decision | Kind::CallApproval | Kind::MemoryRevisions
+        )
+    }
+}
+
+/// Go reads `null` into a non-pointer field as "leave it zero".
+fn nullable<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+fn is_zero(n: &i64) -> bool {
+    *n == 0
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct Fingerprint {
+    #[serde(default, deserialize_with = "nullable")]
+    pub provider: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub model: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub system_hash: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub tools_hash: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub thinking_mode: String,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub reasoning_effort: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub max_tokens: i64,
+    #[serde(default, deserialize_with = "nullable")]
+    pub max_iterations: i64,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct Meta {
+    #[serde(default, deserialize_with = "nullable")]
+    pub version: i64,
+    #[serde(default, deserialize_with = "nullable")]
+    pub run_id: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub created: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub fingerprint: Fingerprint,
+    #[serde(default, deserialize_with = "nullable")]
+    pub prompt: String,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "is_false"
+    )]
+    pub interactive: bool,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub conversation_token: String,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub caller: String,
+}
+
+/// `{role, content}`. `content: None` is Go's nil slice, written `null`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct Message {
+    #[serde(default, deserialize_with = "nullable")]
+    pub role: String,
+    #[serde(default)]
+    pub content: Option<Vec<Block>>,
+}
+
+impl Message {
+    pub fn blocks(&self) -> &[Block] {
+        self.content.as_deref().unwrap_or(&[])
+    }
+    pub fn user(blocks: Vec<Block>) -> Message {
+        Message {
+            role: "user".into(),
+            content: Some(blocks),
+        }
+    }
+    /// The ids of the `tool_use` blocks, in message order.
+    pub fn tool_use_ids(&self) -> impl Iterator<Item = &str> {
+        self.blocks().iter().filter_map(|b| match b {
+            Block::ToolUse(t) => Some(t.id.as_str()),
+            _ => None,
+        })
+    }
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct TextBlock {
+    #[serde(default, deserialize_with = "nullable")]
+    pub text: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct ThinkingBlock {
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub text: String,
+    #[serde(default, with = "base64_bytes", skip_serializing_if = "Vec::is_empty")]
+    pub signature: Vec<u8>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default)]
+pub struct ToolUseBlock {
+    #[serde(default, deserialize_with = "nullable")]
+    pub id: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub name: String,
+    /// Any JSON, verbatim. `None` is Go's nil RawMessage, written `null`.
+    #[serde(default)]
+    pub input: Option<Box<RawValue>>,
+}
+
+impl PartialEq for ToolUseBlock {
+    fn eq(&self, o: &Self) -> bool {
+        self.id == o.id && self.name == o.name && raw_eq(&self.input, &o.input)
+    }
+}
+
+/// A tool's answer: the block form and the `result` of a tool_result record.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct ToolResultBlock {
+    #[serde(default, deserialize_with = "nullable")]
+    pub tool_use_id: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub content: String,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "is_false"
+    )]
+    pub is_error: bool,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default)]
+pub struct ProviderBlock {
+    #[serde(default, deserialize_with = "nullable")]
+    pub kind: String,
+    #[serde(default)]
+    pub raw: Option<Box<RawValue>>,
+}
+
+impl PartialEq for ProviderBlock {
+    fn eq(&self, o: &Self) -> bool {
+        self.kind == o.kind && raw_eq(&self.raw, &o.raw)
+    }
+}
+
+fn raw_eq(a: &Option<Box<RawValue>>, b: &Option<Box<RawValue>>) -> bool {
+    let text = |r: &Option<Box<RawValue>>| r.as_ref().map(|r| r.get().to_owned());
+    text(a).unwrap_or_else(|| "null".into()) == text(b).unwrap_or_else(|| "null".into())
+}
+
+/// A content block: an object with exactly one key. A block with another
+/// shape is kept as [`Block::Other`] so nothing the agent wrote is lost.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Block {
+    Text(TextBlock),
+    Thinking(ThinkingBlock),
+    ToolUse(ToolUseBlock),
+    ToolResult(ToolResultBlock),
+    Provider(ProviderBlock),
+    Other(serde_json::Map<String, serde_json::Value>),
+}
+
+impl Block {
+    pub fn text(s: impl Into<String>) -> Block {
+        Block::Text(TextBlock { text: s.into() })
+    }
+}
+
+impl Serialize for Block {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if let Block::Other(m) = self {
+            return m.serialize(s);
+        }
+        let mut map = s.serialize_map(Some(1))?;
+        match self {
+            Block::Text(b) => map.serialize_entry("text", b)?,
+            Block::Thinking(b) => map.serialize_entry("thinking", b)?,
+            Block::ToolUse(b) => map.serialize_entry("tool_use", &ToolUseOut(b))?,
+            Block::ToolResult(b) => map.serialize_entry("tool_result", b)?,
+            Block::Provider(b) => map.serialize_entry("provider", &ProviderOut(b))?,
+            Block::Other(_) => {}
+        }
+        map.end()
+    }
+}
+
+/// Serialises a nil RawMessage as `null`, as Go does.
+struct RawOrNull<'a>(&'a Option<Box<RawValue>>);
+impl Serialize for RawOrNull<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Some(r) => r.serialize(s),
+            None => s.serialize_unit(),
+        }
+    }
+}
+struct ToolUseOut<'a>(&'a ToolUseBlock);
+impl Serialize for ToolUseOut<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("id", &self.0.id)?;
+        m.serialize_entry("name", &self.0.name)?;
+        m.serialize_entry("input", &RawOrNull(&self.0.input))?;
+        m.end()
+    }
+}
+struct ProviderOut<'a>(&'a ProviderBlock);
+impl Serialize for ProviderOut<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("kind", &self.0.kind)?;
+        m.serialize_entry("raw", &RawOrNull(&self.0.raw))?;
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Block {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Block, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Block;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a content block object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Block, A::Error> {
+                let mut first: Option<Block> = None;
+                let mut other = serde_json::Map::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    if first.is_none() && other.is_empty() {
+                        let typed = match key.as_str() {
+                            "text" => Some(Block::Text(map.next_value::<Nullable<_>>()?.0)),
+                            "thinking" => Some(Block::Thinking(map.next_value::<Nullable<_>>()?.0)),
+                            "tool_use" => Some(Block::ToolUse(map.next_value::<Nullable<_>>()?.0)),
+                            "tool_result" => {
+                                Some(Block::ToolResult(map.next_value::<Nullable<_>>()?.0))
+                            }
+                            "provider" => Some(Block::Provider(map.next_value::<Nullable<_>>()?.0)),
+                            _ => None,
+                        };
+                        if let Some(b) = typed {
+                            first = Some(b);
+                            continue;
+                        }
+                    }
+                    // A block of another shape: keep everything as JSON.
+                    if let Some(b) = first.take() {
+                        if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(&b) {
+                            other.extend(m);
+                        }
+                    }
+                    let v: serde_json::Value = map.next_value()?;
+                    other.insert(key, v);
+                }
+                Ok(match first {
+                    Some(b) => b,
+                    None => Block::Other(other),
+                })
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// `null` reads as the zero value (Go semantics) for a whole struct.
+struct Nullable<T>(T);
+impl<'de, T: Deserialize<'de> + Default> Deserialize<'de> for Nullable<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Nullable(Option::<T>::deserialize(d)?.unwrap_or_default()))
+    }
+}
+
+mod base64_bytes {
+    use base64::Engine;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(v))
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let s: Option<std::borrow::Cow<'de, str>> = Option::deserialize(d)?;
+        match s {
+            None => Ok(Vec::new()),
+            Some(s) => base64::engine::general_purpose::STANDARD
+                .decode(s.as_bytes())
+                .map_err(|e| serde::de::Error::custom(format!("signature is not base64: {e}"))),
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct Assistant {
+    #[serde(default, deserialize_with = "nullable")]
+    pub iteration: i64,
+    #[serde(default, deserialize_with = "nullable")]
+    pub message: Message,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub stop_reason: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub in_tokens: i64,
+    #[serde(default, deserialize_with = "nullable")]
+    pub out_tokens: i64,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "is_zero"
+    )]
+    pub cache_read_tokens: i64,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "is_zero"
+    )]
+    pub cache_create_tokens: i64,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "is_zero"
+    )]
+    pub thinking_tokens: i64,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct User {
+    #[serde(default, deserialize_with = "nullable")]
+    pub message: Message,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct ToolResult {
+    #[serde(default, deserialize_with = "nullable")]
+    pub tool_use_id: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub result: ToolResultBlock,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "is_false"
+    )]
+    pub remote: bool,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct Deferred {
+    #[serde(default, deserialize_with = "nullable")]
+    pub tool_use_id: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub tool_name: String,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub note: String,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub handle: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct Decision {
+    #[serde(default, deserialize_with = "nullable")]
+    pub tool: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct CallApproval {
+    #[serde(default, deserialize_with = "nullable")]
+    pub tool_use_id: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub tool_name: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct MemoryRevisions {
+    /// `None` is Go's nil map, written `null`.
+    #[serde(default)]
+    pub revisions: Option<BTreeMap<String, i64>>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct Terminal {
+    #[serde(default, deserialize_with = "nullable")]
+    pub reason: String,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub message: String,
+}
+
+/// Terminal reasons of SPEC 1.
+pub const TERMINAL_REASONS: [&str; 5] = [
+    "completed",
+    "suspended",
+    "error",
+    "budget",
+    "max_iterations",
+];
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct Claim {
+    #[serde(default, deserialize_with = "nullable")]
+    pub by: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub claimed: String,
+}
+
+/// A decoded payload.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Payload {
+    Meta(Meta),
+    Assistant(Assistant),
+    User(User),
+    ToolResult(ToolResult),
+    Deferred(Deferred),
+    Decision(Decision),
+    CallApproval(CallApproval),
+    MemoryRevisions(MemoryRevisions),
+    Terminal(Terminal),
+    Claim(Claim),
+}
+
+impl Payload {
+    pub fn kind(&self) -> Kind {
+        match self {
+            Payload::Meta(_) => Kind::Meta,
+            Payload::Assistant(_) => Kind::Assistant,
+            Payload::User(_) => Kind::User,
+            Payload::ToolResult(_) => Kind::ToolResult,
+            Payload::Deferred(_) => Kind::Deferred,
+            Payload::Decision(_) => Kind::Decision,
+            Payload::CallApproval(_) => Kind::CallApproval,
+            Payload::MemoryRevisions(_) => Kind::MemoryRevisions,
+            Payload::Terminal(_) => Kind::Terminal,
+            Payload::Claim(_) => Kind::Claim,
+        }
+    }
+
+    fn decode(kind: Kind, raw: &str) -> serde_json::Result<Payload> {
+        use serde_json::from_str as p;
+        Ok(match kind {
+            Kind::Meta => Payload::Meta(p(raw)?),
+            Kind::Assistant => Payload::Assistant(p(raw)?),
+            Kind::User => Payload::User(p(raw)?),
+            Kind::ToolResult => Payload::ToolResult(p(raw)?),
+            Kind::Deferred => Payload::Deferred(p(raw)?),
+            Kind::Decision => Payload::Decision(p(raw)?),
+            Kind::CallApproval => Payload::CallApproval(p(raw)?),
+            Kind::MemoryRevisions => Payload::MemoryRevisions(p(raw)?),
+            Kind::Terminal => Payload::Terminal(p(raw)?),
+            Kind::Claim => Payload::Claim(p(raw)?),
+        })
+    }
+}
+
+/// One record, decoded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Record {
+    pub seq: u64,
+    pub protocol: String,
+    pub optional: bool,
+    /// `None` when the protocol is unknown, or known but its payload key is
+    /// absent or `null`.
+    pub payload: Option<Payload>,
+    /// Top-level keys other than the envelope and the payload key.
+    pub extra_keys: Vec<String>,
+}
+
+/// Why a line is not a record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError {
+    /// false: not JSON at all; true: JSON, but a field has the wrong type.
+    pub json_ok: bool,
+    pub message: String,
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+struct Envelope<'a> {
+    seq: u64,
+    protocol: String,
+    optional: bool,
+    others: Vec<(String, &'a RawValue)>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Envelope<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a record object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope<'a>, A::Error> {
+                let mut env = Envelope {
+                    seq: 0,
+                    protocol: String::new(),
+                    optional: false,
+                    others: Vec::with_capacity(1),
+                };
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    match key.as_ref() {
+                        "seq" => {
+                            env.seq = map
+                                .next_value::<Nullable<u64>>()
+                                .map_err(|e| de::Error::custom(format!("field `seq`: {e}")))?
+                                .0
+                        }
+                        "protocol" => {
+                            env.protocol = map
+                                .next_value::<Nullable<String>>()
+                                .map_err(|e| de::Error::custom(format!("field `protocol`: {e}")))?
+                                .0
+                        }
+                        "optional" => {
+                            env.optional = map
+                                .next_value::<Nullable<bool>>()
+                                .map_err(|e| de::Error::custom(format!("field `optional`: {e}")))?
+                                .0
+                        }
+                        _ => {
+                            let v: &'de RawValue = map.next_value()?;
+                            env.others.push((key.into_owned(), v));
+                        }
+                    }
+                }
+                Ok(env)
+            }
+        }
+        d.deserialize_map(V(std::marker::PhantomData))
+    }
+}
+
+impl Record {
+    /// Decode one journal line (without its newline).
+    pub fn decode(line: &[u8]) -> Result<Record, DecodeError> {
+        let env: Envelope = match serde_json::from_slice(line) {
+            Ok(e) => e,
+            Err(e) => {
+                // Tell "not JSON" from "JSON of the wrong shape".
+                let json_ok =
+                    e.is_data() && serde_json::from_slice::<serde::de::IgnoredAny>(line).is_ok();
+                return Err(DecodeError {
+                    json_ok,
+                    message: e.to_string(),
+                });
+            }
+        };
+        let kind = Kind::from_protocol(&env.protocol);
+        let mut payload = None;
+        let mut extra_keys = Vec::new();
+        for (key, raw) in env.others {
+            if let Some(kind) = kind.filter(|k| k.key() == key) {
+                if raw.get() == "null" {
+                    continue;
+                }
+                payload = Some(Payload::decode(kind, raw.get()).map_err(|e| DecodeError {
+                    json_ok: true,
+                    message: format!("`{}` payload: {e}", kind.key()),
+                })?);
+            } else {
+                extra_keys.push(key);
+            }
+        }
+        Ok(Record {
+            seq: env.seq,
+            protocol: env.protocol,
+            optional: env.optional,
+            payload,
+            extra_keys,
+        })
+    }
+
+    pub fn kind(&self) -> Option<Kind> {
+        Kind::from_protocol(&self.protocol)
+    }
+
+    /// A new record of this payload at `seq`.
+    pub fn new(seq: u64, payload: Payload) -> Record {
+        Record {
+            seq,
+            protocol: payload.kind().protocol().to_owned(),
+            optional: false,
+            payload: Some(payload),
+            extra_keys: Vec::new(),
+        }
+    }
+
+    /// The canonical bytes (no newline), as the Go agent writes them.
+    /// `None` for a record without a decodable payload: such a record can
+    /// only be copied, never re-encoded.
+    pub fn encode(&self) -> Option<Vec<u8>> {
+        let payload = self.payload.as_ref()?;
+        Some(gojson::to_vec(&CanonicalRecord(self, payload)))
+    }
+}
+
+struct CanonicalRecord<'a>(&'a Record, &'a Payload);
+impl Serialize for CanonicalRecord<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let r = self.0;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("seq", &r.seq)?;
+        m.serialize_entry("protocol", &r.protocol)?;
+        if r.optional {
+            m.serialize_entry("optional", &true)?;
+        }
+        let key = self.1.kind().key();
+        match self.1 {
+            Payload::Meta(p) => m.serialize_entry(key, p)?,
+            Payload::Assistant(p) => m.serialize_entry(key, p)?,
+            Payload::User(p) => m.serialize_entry(key, p)?,
+            Payload::ToolResult(p) => m.serialize_entry(key, p)?,
+            Payload::Deferred(p) => m.serialize_entry(key, p)?,
+            Payload::Decision(p) => m.serialize_entry(key, p)?,
+            Payload::CallApproval(p) => m.serialize_entry(key, p)?,
+            Payload::MemoryRevisions(p) => m.serialize_entry(key, p)?,
+            Payload::Terminal(p) => m.serialize_entry(key, p)?,
+            Payload::Claim(p) => m.serialize_entry(key, p)?,
+        }
+        m.end()
+    }
+}
+
+/// A record together with where it was read from and its exact bytes.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// 1-based line number (file backend) or position in the run.
+    pub line: usize,
+    /// Byte offset of the line's start (file backend; 0 elsewhere).
+    pub offset: u64,
+    /// The record's bytes exactly as stored, without the newline.
+    pub raw: Vec<u8>,
+    pub record: Record,
+}

@@ -1,0 +1,319 @@
+//! The file backend (SPEC 7): `<dir>/<id>.json` journals, `<dir>/<id>.lock`
+//! run locks. This half reads; readers never lock and never write.
+
+use super::mmap;
+use super::{Journal, Summary};
+use crate::error::{Error, Result};
+use crate::id;
+use crate::lines;
+use crate::record::{Kind, Record};
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+/// The default store directory: `$XDG_STATE_HOME/fisk-ai/runs`, else
+/// `~/.local/state/fisk-ai/runs`. Never the working directory.
+pub fn default_dir() -> Result<PathBuf> {
+    let abs = |p: PathBuf| p.is_absolute().then_some(p);
+    if let Some(x) = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .and_then(abs)
+    {
+        return Ok(x.join("fisk-ai").join("runs"));
+    }
+    match std::env::var_os("HOME").map(PathBuf::from).and_then(abs) {
+        Some(h) => Ok(h.join(".local/state/fisk-ai/runs")),
+        None => Err(Error::Usage(
+            "neither XDG_STATE_HOME nor HOME is set to an absolute path; pass --state-dir DIR"
+                .into(),
+        )),
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct FileStore {
+    dir: PathBuf,
+}
+
+/// What a directory listing found.
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// Valid run ids with a journal, sorted.
+    pub runs: Vec<String>,
+    /// `.json` files whose name is not a valid id: the agent cannot see them.
+    pub invalid: Vec<PathBuf>,
+    /// Lock files with no journal beside them.
+    pub orphan_locks: Vec<PathBuf>,
+}
+
+impl FileStore {
+    pub fn new(dir: impl Into<PathBuf>) -> FileStore {
+        FileStore { dir: dir.into() }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// `<dir>/<id>.json`, after checking the id.
+    pub fn journal_path(&self, run: &str) -> Result<PathBuf> {
+        id::check(run)?;
+        Ok(self.dir.join(format!("{run}.json")))
+    }
+
+    pub fn lock_path(&self, run: &str) -> Result<PathBuf> {
+        id::check(run)?;
+        Ok(self.dir.join(format!("{run}.lock")))
+    }
+
+    /// The runs in the directory. A missing directory is an error that says
+    /// which directory was looked at.
+    pub fn list(&self) -> Result<Listing> {
+        let mut listing = Listing::default();
+        let mut locks = Vec::new();
+        let mut journals = HashSet::new();
+        let walker = walkdir::WalkDir::new(&self.dir)
+            .min_depth(1)
+            .max_depth(1)
+            .follow_links(false)
+            .sort_by_file_name();
+        for entry in walker {
+            let entry = entry.map_err(|e| {
+                let path = e.path().unwrap_or(&self.dir).to_path_buf();
+                let source = e
+                    .into_io_error()
+                    .unwrap_or_else(|| std::io::Error::other("directory walk failed"));
+                Error::io(path, source)
+            })?;
+            if entry.file_type().is_dir() {
+                continue;
+            }
+            let name = entry.file_name().to_string_lossy();
+            if let Some(stem) = name.strip_suffix(".json") {
+                if id::is_valid(stem) {
+                    journals.insert(stem.to_owned());
+                    listing.runs.push(stem.to_owned());
+                } else {
+                    listing.invalid.push(entry.path().to_path_buf());
+                }
+            } else if let Some(stem) = name.strip_suffix(".lock") {
+                locks.push((stem.to_owned(), entry.path().to_path_buf()));
+            }
+        }
+        listing.orphan_locks = locks
+            .into_iter()
+            .filter(|(stem, _)| !journals.contains(stem))
+            .map(|(_, p)| p)
+            .collect();
+        Ok(listing)
+    }
+
+    fn open(&self, run: &str) -> Result<(PathBuf, File)> {
+        let path = self.journal_path(run)?;
+        match File::open(&path) {
+            Ok(f) => Ok((path, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::NotFound {
+                run: run.to_owned(),
+                path,
+            }),
+            Err(e) => Err(Error::io(path, e)),
+        }
+    }
+
+    /// The journal's bytes, exactly as stored.
+    pub fn read_bytes(&self, run: &str) -> Result<(PathBuf, impl std::ops::Deref<Target = [u8]>)> {
+        let (path, mut f) = self.open(run)?;
+        let bytes = mmap::read(&mut f).map_err(|e| Error::io(&path, e))?;
+        Ok((path, bytes))
+    }
+
+    /// Read a run with the reader's rule: a torn tail is dropped, interior
+    /// corruption is an error naming the line.
+    pub fn read(&self, run: &str) -> Result<Journal> {
+        let (path, bytes) = self.read_bytes(run)?;
+        match lines::decode_all(&bytes) {
+            Ok((entries, tail)) => Ok(Journal {
+                run: run.to_owned(),
+                entries,
+                tail,
+                bytes: bytes.len() as u64,
+            }),
+            Err(bad) => Err(Error::Corrupt {
+                run: run.to_owned(),
+                path,
+                line: bad.line,
+                offset: bad.offset,
+                message: format!("line does not parse: {}", bad.error),
+            }),
+        }
+    }
+
+    /// Summarise a run from its meta record and its tail (SPEC 9): the cost
+    /// does not grow with the journal's length.
+    pub fn summary(&self, run: &str, locks: &LiveLocks) -> Summary {
+        let mut s = match self.summary_inner(run) {
+            Ok(s) => s,
+            Err(e) => Summary::corrupt(run, e.to_string()),
+        };
+        if let Ok(path) = self.journal_path(run) {
+            if let Ok(md) = std::fs::metadata(&path) {
+                s.bytes = md.len();
+                s.updated = md.modified().ok().map(crate::time::format);
+            }
+        }
+        s.live = self.lock_path(run).is_ok_and(|p| locks.is_held(&p));
+        s
+    }
+
+    fn summary_inner(&self, run: &str) -> Result<Summary> {
+        let (path, mut f) = self.open(run)?;
+        let size = f.metadata().map_err(|e| Error::io(&path, e))?.len();
+        let corrupt = |offset: u64, message: String| Error::Corrupt {
+            run: run.to_owned(),
+            path: path.clone(),
+            line: 0,
+            offset,
+            message,
+        };
+
+        // The meta record: the first line.
+        let mut head = Vec::new();
+        let mut chunk = 16 * 1024;
+        let meta_end = loop {
+            head.clear();
+            f.seek(SeekFrom::Start(0))
+                .map_err(|e| Error::io(&path, e))?;
+            (&mut f)
+                .take(chunk)
+                .read_to_end(&mut head)
+                .map_err(|e| Error::io(&path, e))?;
+            if let Some(i) = memchr::memchr(b'\n', &head) {
+                head.truncate(i);
+                break i as u64 + 1;
+            }
+            if head.len() as u64 >= size {
+                break size;
+            }
+            chunk *= 4;
+        };
+        if head.is_empty() && size == 0 {
+            return Err(corrupt(0, "the journal is empty".into()));
+        }
+        let meta = Record::decode(&head)
+            .map_err(|e| corrupt(0, format!("the first line does not parse: {e}")))?;
+
+        // The tail, backwards to the last assistant record.
+        let mut window: u64 = 64 * 1024;
+        loop {
+            let start = size.saturating_sub(window).max(meta_end);
+            let mut buf = Vec::with_capacity((size - start) as usize);
+            f.seek(SeekFrom::Start(start))
+                .map_err(|e| Error::io(&path, e))?;
+            (&mut f)
+                .take(size - start)
+                .read_to_end(&mut buf)
+                .map_err(|e| Error::io(&path, e))?;
+            // Unless we reached the meta record, the window starts mid-line.
+            let (body, body_start) = if start > meta_end {
+                match memchr::memchr(b'\n', &buf) {
+                    Some(i) => (&buf[i + 1..], start + i as u64 + 1),
+                    None => {
+                        window *= 4;
+                        continue;
+                    }
+                }
+            } else {
+                (&buf[..], start)
+            };
+            let raw: Vec<_> = lines::split(body).collect();
+            let mut tail = Vec::new();
+            let mut found_assistant = false;
+            for (i, l) in raw.iter().enumerate().rev() {
+                match Record::decode(l.bytes) {
+                    Ok(r) => {
+                        let is_assistant = r.kind() == Some(Kind::Assistant);
+                        tail.push(r);
+                        if is_assistant {
+                            found_assistant = true;
+                            break;
+                        }
+                    }
+                    Err(_) if i + 1 == raw.len() => {} // torn tail: dropped
+                    Err(e) => {
+                        return Err(corrupt(
+                            body_start + l.offset,
+                            format!("an interior line does not parse: {e}"),
+                        ))
+                    }
+                }
+            }
+            if found_assistant || start <= meta_end {
+                tail.reverse();
+                return Ok(Summary::from_tail(run, &meta, &tail));
+            }
+            window *= 4;
+        }
+    }
+
+    /// Whether a writer holds the run's lock right now.
+    pub fn is_live(&self, run: &str) -> Result<bool> {
+        Ok(LiveLocks::snapshot().is_held(&self.lock_path(run)?))
+    }
+}
+
+/// The flock locks held on this machine, read from `/proc/locks`, so that
+/// detecting a live run never takes a lock a writer could need at that very
+/// moment. Where `/proc/locks` is unavailable, a shared lock is tried and
+/// released at once on a lock file opened read-only (never created).
+pub struct LiveLocks {
+    held: Option<HashSet<(u64, u64, u64)>>,
+}
+
+impl LiveLocks {
+    pub fn snapshot() -> LiveLocks {
+        let held = std::fs::read_to_string("/proc/locks").ok().map(|text| {
+            text.lines()
+                .filter_map(|line| {
+                    let f: Vec<&str> = line.split_whitespace().collect();
+                    // "1: FLOCK ADVISORY WRITE pid maj:min:ino start end";
+                    // blocked waiters are "1: -> FLOCK ...".
+                    if f.get(1) != Some(&"FLOCK") {
+                        return None;
+                    }
+                    let mut dev = f.get(5)?.split(':');
+                    let maj = u64::from_str_radix(dev.next()?, 16).ok()?;
+                    let min = u64::from_str_radix(dev.next()?, 16).ok()?;
+                    let ino = dev.next()?.parse().ok()?;
+                    Some((maj, min, ino))
+                })
+                .collect()
+        });
+        LiveLocks { held }
+    }
+
+    pub fn is_held(&self, lock: &Path) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(md) = std::fs::metadata(lock) else {
+            return false;
+        };
+        match &self.held {
+            Some(set) => {
+                let dev = md.dev();
+                let maj = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+                let min = (dev & 0xff) | ((dev >> 12) & !0xff);
+                set.contains(&(maj, min, md.ino()))
+            }
+            None => match File::open(lock) {
+                Ok(f) => match f.try_lock_shared() {
+                    Ok(()) => {
+                        let _ = f.unlock();
+                        false
+                    }
+                    Err(_) => true,
+                },
+                Err(_) => false,
+            },
+        }
+    }
+}

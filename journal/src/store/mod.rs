@@ -1,0 +1,99 @@
+//! Where journals live. The file backend is in [`file`]; both backends give
+//! the same [`Journal`] and [`Summary`] shapes so every command reads alike.
+
+pub mod file;
+mod mmap;
+
+use crate::fold::{fold_with, FoldOptions};
+use crate::lines::Tail;
+use crate::record::{Entry, Payload, Record};
+
+/// A run read in full with the reader's rule (torn tail dropped).
+#[derive(Debug)]
+pub struct Journal {
+    pub run: String,
+    pub entries: Vec<Entry>,
+    pub tail: Tail,
+    /// Stored size in bytes, including any torn tail.
+    pub bytes: u64,
+}
+
+impl Journal {
+    pub fn records(&self) -> impl Iterator<Item = &Record> {
+        self.entries.iter().map(|e| &e.record)
+    }
+    pub fn last_seq(&self) -> u64 {
+        self.entries.last().map_or(0, |e| e.record.seq)
+    }
+}
+
+/// What `ls` shows for a run (SPEC 9, SPEC 11), built from the meta record
+/// and the tail only.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Summary {
+    pub run_id: String,
+    /// SPEC 9 status; `corrupt` when the run could not be summarised.
+    pub status: String,
+    pub live: bool,
+    pub model: Option<String>,
+    /// The last seq.
+    pub records: Option<u64>,
+    pub bytes: u64,
+    pub created: Option<String>,
+    pub updated: Option<String>,
+    pub prompt: Option<String>,
+    /// Why the run could not be summarised.
+    #[serde(skip)]
+    pub problem: Option<String>,
+}
+
+impl Summary {
+    /// Summarise from the meta record and the records from the last
+    /// assistant record onwards (or everything when there is none). The
+    /// fold over just those records gives the same status as a fold over
+    /// the whole journal: nothing before the last assistant can leave a
+    /// turn open or be the last non-inert record.
+    pub fn from_tail(run: &str, meta: &Record, tail: &[Record]) -> Summary {
+        let mut s = Summary {
+            run_id: run.to_owned(),
+            status: "corrupt".into(),
+            live: false,
+            model: None,
+            records: Some(tail.last().unwrap_or(meta).seq),
+            bytes: 0,
+            created: None,
+            updated: None,
+            prompt: None,
+            problem: None,
+        };
+        if let Some(Payload::Meta(m)) = &meta.payload {
+            s.model = Some(m.fingerprint.model.clone());
+            s.created = Some(m.created.clone());
+            s.prompt = Some(m.prompt.clone());
+        }
+        let opts = FoldOptions {
+            any_version: true,
+            until_seq: None,
+        };
+        match fold_with(std::iter::once(meta).chain(tail), opts) {
+            Ok(st) => s.status = st.status.to_string(),
+            Err(e) => s.problem = Some(e.to_string()),
+        }
+        s
+    }
+
+    pub fn corrupt(run: &str, problem: String) -> Summary {
+        Summary {
+            run_id: run.to_owned(),
+            status: "corrupt".into(),
+            live: false,
+            model: None,
+            records: None,
+            bytes: 0,
+            created: None,
+            updated: None,
+            prompt: None,
+            problem: Some(problem),
+        }
+    }
+}

@@ -1,0 +1,515 @@
+//! Verification: findings over a journal's raw bytes (SPEC 11). Unlike the
+//! reader, verify never stops at the first problem: every line is looked at
+//! and every problem becomes a finding with its line, byte offset and seq.
+
+use crate::fold::{fold_with, FoldOptions};
+use crate::id;
+use crate::lines::{self, RawLine};
+use crate::record::{Entry, Kind, Payload, Record, VERSION};
+use crate::store::file::{FileStore, LiveLocks};
+use serde::Serialize;
+use std::collections::HashSet;
+use std::path::Path;
+
+#[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+    Info,
+}
+
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub run: String,
+    pub code: &'static str,
+    pub severity: Severity,
+    pub line: Option<usize>,
+    pub offset: Option<u64>,
+    pub seq: Option<u64>,
+    pub message: String,
+    /// The offending line's bytes (for display; never printed unsanitised).
+    #[serde(skip)]
+    pub excerpt: Option<Vec<u8>>,
+}
+
+/// Every code of SPEC 11 with its severity.
+pub const CODES: &[(&str, Severity)] = &[
+    ("torn-tail", Severity::Warning),
+    ("unterminated-final-record", Severity::Warning),
+    ("garbage-final-line", Severity::Warning),
+    ("interior-corruption", Severity::Error),
+    ("empty-journal", Severity::Error),
+    ("no-meta", Severity::Error),
+    ("meta-seq", Severity::Error),
+    ("duplicate-meta", Severity::Error),
+    ("seq-not-increasing", Severity::Error),
+    ("seq-gap", Severity::Error),
+    ("version-newer", Severity::Error),
+    ("version-older", Severity::Warning),
+    ("unknown-protocol", Severity::Error),
+    ("skipped-optional", Severity::Info),
+    ("missing-payload", Severity::Error),
+    ("extra-payload", Severity::Error),
+    ("orphan-result", Severity::Error),
+    ("unknown-tool-use", Severity::Warning),
+    ("duplicate-result", Severity::Warning),
+    ("schema", Severity::Error),
+    ("run-id-mismatch", Severity::Error),
+    ("invalid-id", Severity::Warning),
+    ("permissions", Severity::Warning),
+    ("symlink", Severity::Warning),
+    ("orphan-lock", Severity::Info),
+    ("live", Severity::Info),
+    ("open-deferrals", Severity::Info),
+    ("fold", Severity::Error),
+];
+
+pub fn severity_of(code: &str) -> Severity {
+    CODES
+        .iter()
+        .find(|(c, _)| *c == code)
+        .map_or(Severity::Error, |(_, s)| *s)
+}
+
+/// A per-record check run by verify beside its own (the schema check).
+pub trait RecordCheck: Sync {
+    /// Messages describing how `raw` breaks the check; empty when it passes.
+    fn check(&self, raw: &[u8]) -> Vec<String>;
+}
+
+/// The result of verifying one journal (or one store-level object).
+#[derive(Debug, Default, Clone)]
+pub struct Report {
+    pub findings: Vec<Finding>,
+    pub records: u64,
+    pub bytes: u64,
+}
+
+struct Sink<'a> {
+    run: &'a str,
+    out: Vec<Finding>,
+}
+
+impl Sink<'_> {
+    fn add(&mut self, code: &'static str, at: Option<&RawLine>, seq: Option<u64>, msg: String) {
+        self.out.push(Finding {
+            run: self.run.to_owned(),
+            code,
+            severity: severity_of(code),
+            line: at.map(|l| l.line),
+            offset: at.map(|l| l.offset),
+            seq,
+            message: msg,
+            excerpt: at.map(|l| l.bytes.iter().take(4096).copied().collect()),
+        });
+    }
+    fn has_error(&self) -> bool {
+        self.out.iter().any(|f| f.severity == Severity::Error)
+    }
+}
+
+/// Verify one journal's bytes, stored under `run`.
+pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) -> Report {
+    let mut sink = Sink {
+        run,
+        out: Vec::new(),
+    };
+    let all: Vec<RawLine> = lines::split(bytes).collect();
+    let mut parsed: Vec<(RawLine, Record)> = Vec::with_capacity(all.len());
+    let mut after_corrupt = vec![];
+    let mut skip_gap = false;
+    for (i, l) in all.iter().enumerate() {
+        let last = i + 1 == all.len();
+        match Record::decode(l.bytes) {
+            Ok(r) => {
+                if last && !l.terminated {
+                    sink.add(
+                        "unterminated-final-record",
+                        Some(l),
+                        Some(r.seq),
+                        "the final record has no newline; the next append must add one first (`fisk-admin repair` adds it)".into(),
+                    );
+                }
+                after_corrupt.push(skip_gap);
+                skip_gap = false;
+                parsed.push((*l, r));
+            }
+            Err(e) if last => {
+                let (code, what) = if l.terminated {
+                    (
+                        "garbage-final-line",
+                        "the final line is terminated but does not parse",
+                    )
+                } else {
+                    (
+                        "torn-tail",
+                        "the final line is incomplete (a write cut short)",
+                    )
+                };
+                sink.add(
+                    code,
+                    Some(l),
+                    None,
+                    format!("{what}: {e}; readers drop it, `fisk-admin repair` cuts it and keeps the bytes"),
+                );
+            }
+            Err(e) => {
+                sink.add(
+                    "interior-corruption",
+                    Some(l),
+                    None,
+                    format!("line does not parse: {e}; the run cannot be read past this point, and repair will not cut interior lines"),
+                );
+                skip_gap = true;
+            }
+        }
+    }
+    let mut report = Report {
+        records: parsed.len() as u64,
+        bytes: bytes.len() as u64,
+        findings: Vec::new(),
+    };
+    if parsed.is_empty() {
+        sink.add(
+            "empty-journal",
+            None,
+            None,
+            "the journal holds no records".into(),
+        );
+        report.findings = sink.out;
+        return report;
+    }
+
+    let mut prev: u64 = 0;
+    let mut turn: Option<(HashSet<String>, HashSet<String>)> = None;
+    for (k, (l, r)) in parsed.iter().enumerate() {
+        let seq = Some(r.seq);
+        let kind = r.kind();
+        match kind {
+            None if r.optional => sink.add(
+                "skipped-optional",
+                Some(l),
+                seq,
+                format!("unknown protocol {:?} is optional and is skipped", r.protocol),
+            ),
+            None => sink.add(
+                "unknown-protocol",
+                Some(l),
+                seq,
+                format!(
+                    "unknown protocol {:?} is not marked optional: readers refuse the journal (a newer agent wrote it?)",
+                    r.protocol
+                ),
+            ),
+            Some(kind) if r.payload.is_none() => sink.add(
+                "missing-payload",
+                Some(l),
+                seq,
+                format!("the `{}` payload is absent or null", kind.key()),
+            ),
+            Some(_) => {}
+        }
+        if !r.extra_keys.is_empty() {
+            sink.add(
+                "extra-payload",
+                Some(l),
+                seq,
+                format!("unexpected top-level keys: {}", r.extra_keys.join(", ")),
+            );
+        }
+        if k == 0 && kind != Some(Kind::Meta) {
+            sink.add(
+                "no-meta",
+                Some(l),
+                seq,
+                format!("the first record is {:?}, not a meta record", r.protocol),
+            );
+        }
+        if kind == Some(Kind::Meta) {
+            if k > 0 {
+                sink.add(
+                    "duplicate-meta",
+                    Some(l),
+                    seq,
+                    "a second meta record".into(),
+                );
+            } else if r.seq != 1 {
+                sink.add(
+                    "meta-seq",
+                    Some(l),
+                    seq,
+                    format!("the meta record has seq {}, not 1", r.seq),
+                );
+            }
+        }
+        if k > 0 {
+            if r.seq <= prev {
+                sink.add(
+                    "seq-not-increasing",
+                    Some(l),
+                    seq,
+                    format!("seq {} after seq {prev}", r.seq),
+                );
+            } else if r.seq > prev + 1 && !after_corrupt.get(k).copied().unwrap_or(false) {
+                sink.add(
+                    "seq-gap",
+                    Some(l),
+                    seq,
+                    format!(
+                        "seq {} follows seq {prev}: {} record(s) lost",
+                        r.seq,
+                        r.seq - prev - 1
+                    ),
+                );
+            }
+        }
+        prev = prev.max(r.seq);
+
+        match &r.payload {
+            Some(Payload::Meta(m)) if k == 0 => {
+                if m.version > VERSION {
+                    sink.add("version-newer", Some(l), seq, format!("format version {} is newer than {VERSION}: a newer agent wrote this run; inspect it with that agent's tools", m.version));
+                } else if m.version < VERSION {
+                    sink.add("version-older", Some(l), seq, format!("format version {} is older than {VERSION}: readable here, but the agent will not resume it", m.version));
+                }
+                if m.run_id != run {
+                    sink.add(
+                        "run-id-mismatch",
+                        Some(l),
+                        seq,
+                        format!(
+                            "meta.run_id is {:?} but the run is stored as {run:?}",
+                            m.run_id
+                        ),
+                    );
+                }
+            }
+            Some(Payload::Assistant(a)) => {
+                turn = Some((
+                    a.message.tool_use_ids().map(str::to_owned).collect(),
+                    HashSet::new(),
+                ));
+            }
+            Some(Payload::User(_)) => turn = None,
+            Some(p @ (Payload::ToolResult(_) | Payload::Deferred(_))) => {
+                let (id, is_result) = match p {
+                    Payload::ToolResult(t) => (&t.tool_use_id, true),
+                    Payload::Deferred(d) => (&d.tool_use_id, false),
+                    _ => continue,
+                };
+                match turn.as_mut() {
+                    None => sink.add(
+                        "orphan-result",
+                        Some(l),
+                        seq,
+                        format!(
+                            "a {} for {id:?} with no open assistant turn",
+                            r.protocol.rsplit('.').next().unwrap_or("record")
+                        ),
+                    ),
+                    Some((asked, answered)) => {
+                        if !asked.contains(id.as_str()) {
+                            sink.add(
+                                "unknown-tool-use",
+                                Some(l),
+                                seq,
+                                format!("tool_use id {id:?} was not asked for by the open turn"),
+                            );
+                        }
+                        if is_result && !answered.insert(id.clone()) {
+                            sink.add(
+                                "duplicate-result",
+                                Some(l),
+                                seq,
+                                format!("a second tool_result for {id:?}"),
+                            );
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        if let Some(check) = check {
+            for msg in check.check(l.bytes) {
+                sink.add("schema", Some(l), seq, msg);
+            }
+        }
+    }
+
+    let opts = FoldOptions {
+        any_version: true,
+        until_seq: None,
+    };
+    match fold_with(parsed.iter().map(|(_, r)| r), opts) {
+        Err(e) if !sink.has_error() => {
+            let at = e
+                .seq()
+                .and_then(|s| parsed.iter().find(|(_, r)| r.seq == s))
+                .map(|(l, _)| *l);
+            sink.add(
+                "fold",
+                at.as_ref(),
+                e.seq(),
+                format!("the fold refuses the journal: {e}"),
+            );
+        }
+        Err(_) => {}
+        Ok(st) => {
+            if let Some(p) = st.pending.as_ref().filter(|p| !p.open_deferrals.is_empty()) {
+                let names: Vec<String> = p
+                    .open_deferrals
+                    .iter()
+                    .map(|d| format!("{} ({})", d.tool_use_id, d.tool_name))
+                    .collect();
+                sink.add(
+                    "open-deferrals",
+                    None,
+                    None,
+                    format!(
+                        "waiting on {}; answer with `fisk-admin answer {run} TOOL_USE_ID`",
+                        names.join(", ")
+                    ),
+                );
+            }
+        }
+    }
+    report.findings = sink.out;
+    report
+}
+
+/// Verify a journal from decoded entries (a backend with no raw file).
+pub fn verify_entries(run: &str, entries: &[Entry], check: Option<&dyn RecordCheck>) -> Report {
+    let mut buf = Vec::new();
+    for e in entries {
+        buf.extend_from_slice(&e.raw);
+        buf.push(b'\n');
+    }
+    verify_bytes(run, &buf, check)
+}
+
+fn file_finding(run: &str, code: &'static str, message: String) -> Finding {
+    Finding {
+        run: run.to_owned(),
+        code,
+        severity: severity_of(code),
+        line: None,
+        offset: None,
+        seq: None,
+        message,
+        excerpt: None,
+    }
+}
+
+/// Store-level findings: directory permissions, invalid names, orphan locks.
+pub fn verify_store_dir(store: &FileStore, listing: &crate::store::file::Listing) -> Vec<Finding> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = Vec::new();
+    let dir_name = store.dir().display().to_string();
+    if let Ok(md) = std::fs::metadata(store.dir()) {
+        let mode = md.permissions().mode() & 0o777;
+        if mode != 0o700 {
+            out.push(file_finding(&dir_name, "permissions", format!("the store directory is mode {mode:04o}, not 0700: other users may read session journals (chmod 700 {dir_name})")));
+        }
+    }
+    for p in &listing.invalid {
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        out.push(file_finding(&name, "invalid-id", format!("{name:?} is not a valid run id, so the agent cannot see this journal; rename it to a valid id to use it")));
+    }
+    for p in &listing.orphan_locks {
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        out.push(file_finding(
+            &name,
+            "orphan-lock",
+            format!(
+                "lock file {name:?} has no journal beside it; it is harmless and can be removed"
+            ),
+        ));
+    }
+    out
+}
+
+/// File-level checks for one run, then its content.
+pub fn verify_file_run(
+    store: &FileStore,
+    run: &str,
+    locks: &LiveLocks,
+    check: Option<&dyn RecordCheck>,
+) -> Report {
+    use std::os::unix::fs::PermissionsExt;
+    let mut pre = Vec::new();
+    let (Ok(journal), Ok(lock)) = (store.journal_path(run), store.lock_path(run)) else {
+        return Report {
+            findings: vec![file_finding(
+                run,
+                "invalid-id",
+                format!("{run:?} is not a valid run id"),
+            )],
+            ..Report::default()
+        };
+    };
+    for (what, p) in [("journal", &journal), ("lock", &lock)] {
+        if std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()) {
+            let target = std::fs::read_link(p)
+                .map(|t| t.display().to_string())
+                .unwrap_or_default();
+            pre.push(file_finding(
+                run,
+                "symlink",
+                format!(
+                    "the {what} {} is a symbolic link to {target:?}; writers refuse to follow it",
+                    display(p)
+                ),
+            ));
+        }
+    }
+    if let Ok(md) = std::fs::metadata(&journal) {
+        let mode = md.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            pre.push(file_finding(
+                run,
+                "permissions",
+                format!(
+                    "the journal is mode {mode:04o}: readable by group or others (chmod 600 {})",
+                    display(&journal)
+                ),
+            ));
+        }
+    }
+    if locks.is_held(&lock) {
+        pre.push(file_finding(
+            run,
+            "live",
+            "a writer holds the run's lock now; findings at the tail may be a write in progress"
+                .into(),
+        ));
+    }
+    let mut report = match store.read_bytes(run) {
+        Ok((_, bytes)) => verify_bytes(run, &bytes, check),
+        Err(e) => Report {
+            findings: vec![Finding {
+                severity: Severity::Error,
+                ..file_finding(run, "unreadable", format!("cannot read the journal: {e}"))
+            }],
+            ..Report::default()
+        },
+    };
+    pre.append(&mut report.findings);
+    report.findings = pre;
+    report
+}
+
+fn display(p: &Path) -> String {
+    p.display().to_string()
+}
+
+/// True when `run` is a valid id (for callers deciding how to label files).
+pub fn is_valid_run(run: &str) -> bool {
+    id::is_valid(run)
+}

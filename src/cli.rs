@@ -1,0 +1,114 @@
+//! The whole command surface, in one place (CLI.md).
+
+use crate::output::Format;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "fisk-admin",
+    version,
+    about = "Offline administration and forensics for fisk agent session journals",
+    long_about = "Offline administration and forensics for fisk agent session journals.\n\n\
+        Exit status: 0 success, 1 findings or a refusal, 2 the tool could not do its job."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct Global {
+    /// File backend at DIR (default: $XDG_STATE_HOME/fisk-ai/runs)
+    #[arg(long, global = true, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// The store: file:DIR or jetstream:STREAM
+    #[arg(long, global = true, value_name = "URI")]
+    pub store: Option<String>,
+    /// An agent file whose harness.sessions block chooses the store
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Output for people (text) or scripts (json)
+    #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// No colour (also NO_COLOR)
+    #[arg(long, global = true)]
+    pub no_color: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// List runs: status, live, model, records, size, times, prompt
+    Ls(LsArgs),
+    /// Show a run: status, counters, fingerprint, pending batch, what it waits on
+    Show(ShowArgs),
+    /// Check journals: parse, sequence, fold, ids, permissions, locks
+    Verify(VerifyArgs),
+    /// Print a run's folded state (SPEC 3)
+    Fold(FoldArgs),
+    /// Which store would be used, and why
+    Info,
+    /// Print shell completions
+    Completions(CompletionsArgs),
+    /// Write man pages into a directory
+    Man(ManArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct LsArgs {
+    /// Only runs with this status (waiting, open, completed, suspended, error, budget, max_iterations, corrupt)
+    #[arg(long)]
+    pub status: Vec<String>,
+    /// Sort order (newest first for times, largest first for size)
+    #[arg(long, value_enum, default_value_t = SortKey::Updated)]
+    pub sort: SortKey,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SortKey {
+    Updated,
+    Created,
+    Size,
+}
+
+#[derive(Args, Debug)]
+pub struct ShowArgs {
+    /// The run id
+    pub run: String,
+    /// Print the whole conversation
+    #[arg(long)]
+    pub transcript: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    /// Runs to check (default: every journal in the store)
+    pub runs: Vec<String>,
+    /// Exit 1 on warnings too
+    #[arg(long)]
+    pub strict: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct FoldArgs {
+    /// The run id
+    pub run: String,
+    /// Fold only the records up to this seq
+    #[arg(long, value_name = "N")]
+    pub until_seq: Option<u64>,
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// Directory to write the pages into
+    #[arg(default_value = "man")]
+    pub dir: PathBuf,
+}

@@ -1,0 +1,88 @@
+//! `ls`: one line per run, from the meta record and the tail only, in
+//! parallel across journals.
+
+use super::{file_store, CmdResult};
+use crate::cli::{Global, LsArgs, SortKey};
+use crate::output::{cell, json_line, table, Style};
+use journal::store::file::LiveLocks;
+use journal::store::Summary;
+use rayon::prelude::*;
+use std::io::Write;
+use std::process::ExitCode;
+
+pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+    let store = file_store(g)?;
+    let listing = store.list()?;
+    let locks = LiveLocks::snapshot();
+    let mut runs: Vec<Summary> = listing
+        .runs
+        .par_iter()
+        .map(|id| store.summary(id, &locks))
+        .collect();
+    if !a.status.is_empty() {
+        runs.retain(|s| {
+            a.status
+                .iter()
+                .any(|want| want == &s.status || (want == "live" && s.live))
+        });
+    }
+    sort(&mut runs, a.sort);
+    if style.json() {
+        json_line(out, &runs)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut t = table(&[
+        "RUN", "STATUS", "LIVE", "MODEL", "RECORDS", "SIZE", "CREATED", "UPDATED", "PROMPT",
+    ]);
+    for s in &runs {
+        t.add_row(vec![
+            cell(&s.run_id, 40),
+            s.status.clone(),
+            if s.live { "live".into() } else { String::new() },
+            cell(s.model.as_deref().unwrap_or("-"), 24),
+            s.records.map_or("-".into(), |n| n.to_string()),
+            human_bytes(s.bytes),
+            cell(short_time(s.created.as_deref()), 20),
+            cell(short_time(s.updated.as_deref()), 20),
+            cell(
+                s.prompt.as_deref().or(s.problem.as_deref()).unwrap_or(""),
+                50,
+            ),
+        ]);
+    }
+    writeln!(out, "{t}")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn sort(runs: &mut [Summary], key: SortKey) {
+    match key {
+        // Newest first; RFC 3339 strings of one zone sort as times do.
+        SortKey::Updated => {
+            runs.sort_by(|a, b| b.updated.cmp(&a.updated).then(a.run_id.cmp(&b.run_id)))
+        }
+        SortKey::Created => {
+            runs.sort_by(|a, b| b.created.cmp(&a.created).then(a.run_id.cmp(&b.run_id)))
+        }
+        SortKey::Size => runs.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.run_id.cmp(&b.run_id))),
+    }
+}
+
+fn short_time(t: Option<&str>) -> &str {
+    // "2026-11-02T09:14:03.5121Z" -> "2026-11-02T09:14:03"
+    t.map_or("-", |t| t.get(..19).unwrap_or(t))
+}
+
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}

@@ -1,0 +1,131 @@
+//! One module per subcommand. Each exposes `run(args.., out) -> CmdResult`:
+//! load, check, act, print.
+
+pub mod completions;
+pub mod fold;
+pub mod info;
+pub mod ls;
+pub mod man;
+pub mod show;
+pub mod verify;
+
+use crate::cli::Global;
+use crate::output::Style;
+use journal::location::{self, Backend, Location};
+use journal::store::file::FileStore;
+use std::process::ExitCode;
+
+/// Why a command did not do its job.
+#[derive(Debug)]
+pub struct Failure {
+    pub message: String,
+    pub help: Option<String>,
+    /// 1: a refusal (the tool worked and said no); 2: it could not do its job.
+    pub exit: u8,
+    pub broken_pipe: bool,
+}
+
+impl Failure {
+    pub fn new(message: impl Into<String>) -> Failure {
+        Failure {
+            message: message.into(),
+            help: None,
+            exit: 2,
+            broken_pipe: false,
+        }
+    }
+    pub fn refused(message: impl Into<String>) -> Failure {
+        Failure {
+            exit: 1,
+            ..Failure::new(message)
+        }
+    }
+    pub fn help(mut self, help: impl Into<String>) -> Failure {
+        self.help = Some(help.into());
+        self
+    }
+}
+
+impl From<journal::Error> for Failure {
+    fn from(e: journal::Error) -> Failure {
+        let exit = match e {
+            journal::Error::Live { .. } => 1,
+            _ => 2,
+        };
+        Failure {
+            exit,
+            ..Failure::new(e.to_string())
+        }
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Failure {
+        Failure {
+            broken_pipe: e.kind() == std::io::ErrorKind::BrokenPipe,
+            ..Failure::new(format!("writing output: {e}"))
+        }
+    }
+}
+
+pub type CmdResult = Result<ExitCode, Failure>;
+
+/// Render a failure as `fisk-admin: message` (with help) on stderr.
+pub fn finish(result: CmdResult, style: Style) -> ExitCode {
+    match result {
+        Ok(code) => code,
+        // A closed pipe (`| head`) is not an error.
+        Err(f) if f.broken_pipe => ExitCode::SUCCESS,
+        Err(f) => {
+            let mut diag = miette::MietteDiagnostic::new(f.message);
+            if let Some(h) = f.help {
+                diag = diag.with_help(h);
+            }
+            let handler = if style.color {
+                miette::GraphicalReportHandler::new()
+            } else {
+                miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
+            };
+            let mut text = String::new();
+            if handler.render_report(&mut text, &diag).is_err() {
+                text = diag.message.clone();
+            }
+            eprint!("fisk-admin: {}", text.trim_start());
+            if !text.ends_with('\n') {
+                eprintln!();
+            }
+            ExitCode::from(f.exit)
+        }
+    }
+}
+
+/// The store the global flags select.
+pub fn locate(g: &Global) -> Result<Location, Failure> {
+    Ok(location::resolve(
+        g.state_dir.as_deref(),
+        g.store.as_deref(),
+        g.config.as_deref(),
+    )?)
+}
+
+/// The file store the global flags select.
+pub fn file_store(g: &Global) -> Result<FileStore, Failure> {
+    let loc = locate(g)?;
+    match loc.backend {
+        Backend::File { dir } => {
+            if !dir.is_dir() {
+                return Err(Failure::new(format!(
+                    "store directory {} does not exist (chosen by {})",
+                    dir.display(),
+                    loc.why
+                ))
+                .help("pass --state-dir DIR or --store file:DIR to point at the runs directory"));
+            }
+            Ok(FileStore::new(dir))
+        }
+        Backend::JetStream { stream } => Err(Failure::new(format!(
+            "the jetstream store {stream:?} (chosen by {}) is not supported by this build yet",
+            loc.why
+        ))),
+    }
+}

@@ -1,0 +1,196 @@
+//! `verify [RUN...]`: every finding in every journal, with line and byte
+//! offset; a summary table; exit 0 clean, 1 errors (or warnings with
+//! `--strict`), 2 when the tool could not do its job.
+//!
+//! JSON output (`--format json`) is JSON Lines: one finding object per line
+//! (`run, code, severity, line, offset, seq, message`), then one summary
+//! object `{"summary": {runs, records, bytes, errors, warnings, infos,
+//! seconds}}`. The shape is `schemas/output/verify.json`.
+
+use super::{file_store, CmdResult, Failure};
+use crate::cli::{Global, VerifyArgs};
+use crate::output::{excerpt, json_line, sanitize, table, Style};
+use journal::store::file::LiveLocks;
+use journal::verify::{self, Finding, Report, Severity};
+use miette::{MietteSpanContents, SourceCode, SourceSpan, SpanContents};
+use rayon::prelude::*;
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Instant;
+
+pub fn run(g: &Global, a: VerifyArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+    let started = Instant::now();
+    let store = file_store(g)?;
+    let listing = store.list()?;
+    let mut reports = Vec::new();
+    let runs: Vec<String> = if a.runs.is_empty() {
+        reports.push(Report {
+            findings: verify::verify_store_dir(&store, &listing),
+            ..Report::default()
+        });
+        listing.runs.clone()
+    } else {
+        for r in &a.runs {
+            journal::id::check(r)?;
+            if !store.journal_path(r)?.exists() {
+                return Err(Failure::new(format!(
+                    "run {r} not found in {}",
+                    store.dir().display()
+                ))
+                .help("`fisk-admin ls` lists the runs in this store"));
+            }
+        }
+        a.runs.clone()
+    };
+    let locks = LiveLocks::snapshot();
+    let run_reports: Vec<Report> = runs
+        .par_iter()
+        .map(|r| verify::verify_file_run(&store, r, &locks, None))
+        .collect();
+    let nruns = run_reports.len();
+    reports.extend(run_reports);
+
+    let mut totals = [0u64; 3];
+    let (mut records, mut bytes) = (0u64, 0u64);
+    for rep in &reports {
+        records += rep.records;
+        bytes += rep.bytes;
+        for f in &rep.findings {
+            totals[f.severity as usize] += 1;
+            if style.json() {
+                json_line(out, f)?;
+            } else {
+                render(out, f, style)?;
+            }
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let [errors, warnings, infos] = totals;
+    if style.json() {
+        json_line(
+            out,
+            &serde_json::json!({"summary": {
+                "runs": nruns, "records": records, "bytes": bytes,
+                "errors": errors, "warnings": warnings, "infos": infos,
+                "seconds": seconds,
+            }}),
+        )?;
+    } else {
+        let mut t = table(&[
+            "RUNS", "RECORDS", "BYTES", "ERRORS", "WARNINGS", "INFOS", "SECONDS",
+        ]);
+        t.add_row(vec![
+            nruns.to_string(),
+            records.to_string(),
+            bytes.to_string(),
+            errors.to_string(),
+            warnings.to_string(),
+            infos.to_string(),
+            format!("{seconds:.3}"),
+        ]);
+        writeln!(out, "{t}")?;
+    }
+    let failed = errors > 0 || (a.strict && warnings > 0);
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// One line of a journal presented to miette with its true line number.
+#[derive(Debug)]
+struct LineSource {
+    name: String,
+    text: String,
+    line: usize,
+}
+
+impl SourceCode for LineSource {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        _before: usize,
+        _after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, miette::MietteError> {
+        let _ = span;
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.clone(),
+            self.text.as_bytes(),
+            (0, self.text.len()).into(),
+            self.line.saturating_sub(1),
+            0,
+            1,
+        )))
+    }
+}
+
+fn render(out: &mut dyn Write, f: &Finding, style: Style) -> std::io::Result<()> {
+    let sev = match f.severity {
+        Severity::Error => miette::Severity::Error,
+        Severity::Warning => miette::Severity::Warning,
+        Severity::Info => miette::Severity::Advice,
+    };
+    let mut where_ = String::new();
+    if let Some(l) = f.line {
+        where_.push_str(&format!(" line {l}"));
+    }
+    if let Some(o) = f.offset {
+        where_.push_str(&format!(" (byte {o})"));
+    }
+    if let Some(s) = f.seq {
+        where_.push_str(&format!(" seq {s}"));
+    }
+    let message = format!(
+        "{}{}: {}",
+        sanitize(&f.run, false),
+        where_,
+        sanitize(&f.message, false)
+    );
+    let mut diag = miette::MietteDiagnostic::new(message)
+        .with_code(f.code)
+        .with_severity(sev);
+    let handler = if style.color {
+        miette::GraphicalReportHandler::new()
+    } else {
+        miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
+    }
+    .with_width(120);
+    let mut text = String::new();
+    let rendered = match (&f.excerpt, f.line) {
+        (Some(bytes), Some(line)) => {
+            let shown = excerpt(bytes, 160);
+            let len = shown.len();
+            diag = diag.with_label(miette::LabeledSpan::at(0..len.max(1).min(len), "this line"));
+            let report = miette::Report::new(diag).with_source_code(LineSource {
+                name: format!("{}.json", sanitize(&f.run, false)),
+                text: shown,
+                line,
+            });
+            handler.render_report(&mut text, report.as_ref())
+        }
+        _ => handler.render_report(&mut text, &diag),
+    };
+    if rendered.is_err() {
+        text = format!(
+            "{}[{}] {}\n",
+            f.severity_word(),
+            f.code,
+            sanitize(&f.message, false)
+        );
+    }
+    out.write_all(text.as_bytes())
+}
+
+trait SeverityWord {
+    fn severity_word(&self) -> &'static str;
+}
+impl SeverityWord for Finding {
+    fn severity_word(&self) -> &'static str {
+        match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+}

@@ -1,0 +1,30 @@
+//! fisk-admin: parse, dispatch, turn errors into exit codes. Nothing else.
+#![forbid(unsafe_code)]
+
+mod cli;
+mod cmd;
+mod output;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    let style = output::Style {
+        format: cli.global.format,
+        color: output::want_color(cli.global.no_color),
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let g = &cli.global;
+    let result = match cli.command {
+        cli::Command::Ls(a) => cmd::ls::run(g, a, style, &mut out),
+        cli::Command::Show(a) => cmd::show::run(g, a, style, &mut out),
+        cli::Command::Verify(a) => cmd::verify::run(g, a, style, &mut out),
+        cli::Command::Fold(a) => cmd::fold::run(g, a, style, &mut out),
+        cli::Command::Info => cmd::info::run(g, style, &mut out),
+        cli::Command::Completions(a) => cmd::completions::run(a, &mut out),
+        cli::Command::Man(a) => cmd::man::run(a, &mut out),
+    };
+    cmd::finish(result, style)
+}

@@ -1,0 +1,133 @@
+//! Rendering: text for people, JSON for scripts, and the one place where
+//! untrusted journal text is made safe to print.
+
+use comfy_table::{ContentArrangement, Table};
+use std::borrow::Cow;
+use std::io::{self, IsTerminal, Write};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+/// How output looks: chosen once in `main`, passed to every command.
+#[derive(Clone, Copy, Debug)]
+pub struct Style {
+    pub format: Format,
+    pub color: bool,
+}
+
+impl Style {
+    pub fn json(&self) -> bool {
+        self.format == Format::Json
+    }
+}
+
+/// Whether `c` must not reach a terminal as is: C0 and C1 controls, DEL,
+/// and the bidirectional overrides that can make text read differently
+/// from what it is.
+fn is_dangerous(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Neutralise untrusted text for a terminal: control characters (and so
+/// every escape sequence, which starts with ESC or a C1 control) and bidi
+/// overrides become visible `\u{..}` escapes. With `multiline`, `\n` and
+/// `\t` are kept (transcripts); otherwise they are escaped too.
+pub fn sanitize(s: &str, multiline: bool) -> Cow<'_, str> {
+    let keep = |c: char| multiline && (c == '\n' || c == '\t');
+    if !s.chars().any(|c| is_dangerous(c) && !keep(c)) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if is_dangerous(c) && !keep(c) {
+            match c {
+                '\n' => out.push_str("\\n"),
+                '\t' => out.push_str("\\t"),
+                '\r' => out.push_str("\\r"),
+                _ => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Untrusted bytes (possibly not UTF-8), sanitised and cut to `max` chars.
+pub fn excerpt(bytes: &[u8], max: usize) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let clean = sanitize(&text, false);
+    truncate(&clean, max)
+}
+
+/// Cut to at most `max` characters, marking the cut.
+pub fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_owned();
+    }
+    let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
+    t.push('…');
+    t
+}
+
+/// One line for a table cell: sanitised, whitespace runs collapsed, cut.
+pub fn cell(s: &str, max: usize) -> String {
+    let one_line: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    truncate(&sanitize(&one_line, false), max)
+}
+
+pub fn table(headers: &[&str]) -> Table {
+    let mut t = Table::new();
+    // Only a rule under the header: listings of thousands of rows stay readable.
+    t.load_preset("     ──            ")
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(headers.iter().copied());
+    t
+}
+
+/// Print a JSON document on one line.
+pub fn json_line<T: serde::Serialize>(out: &mut dyn Write, value: &T) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, value)?;
+    out.write_all(b"\n")
+}
+
+/// Print a JSON document, indented.
+pub fn json_pretty<T: serde::Serialize>(out: &mut dyn Write, value: &T) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value)?;
+    out.write_all(b"\n")
+}
+
+/// Colour only on a terminal, and never with NO_COLOR or --no-color.
+pub fn want_color(no_color: bool) -> bool {
+    !no_color
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        && io::stdout().is_terminal()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_sequences_are_neutralised() {
+        assert_eq!(
+            sanitize("a\u{1b}[31mred\u{7}", false),
+            "a\\u{1b}[31mred\\u{7}"
+        );
+        assert_eq!(sanitize("x\u{9b}2J", false), "x\\u{9b}2J");
+        assert_eq!(sanitize("l1\nl2\tx", true), "l1\nl2\tx");
+        assert_eq!(sanitize("l1\nl2", false), "l1\\nl2");
+        assert_eq!(sanitize("abc\u{202e}def", false), "abc\\u{202e}def");
+        assert!(matches!(sanitize("plain é 😀", false), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn truncation_marks_the_cut() {
+        assert_eq!(truncate("abcdef", 4), "abc…");
+        assert_eq!(truncate("abc", 4), "abc");
+    }
+}
