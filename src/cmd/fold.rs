@@ -1,6 +1,6 @@
 //! `fold RUN [--until-seq N]`: the folded run state (SPEC 3, SPEC 11).
 
-use super::{file_store, CmdResult, Failure};
+use super::{open_store, CmdResult, Failure};
 use crate::cli::{FoldArgs, Global};
 use crate::output::{json_pretty, Style};
 use journal::fold::{fold_with, FoldOptions};
@@ -8,7 +8,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 pub fn run(g: &Global, a: FoldArgs, style: Style, out: &mut dyn Write) -> CmdResult {
-    let store = file_store(g)?;
+    let store = open_store(g)?;
     let journal = store.read(&a.run)?;
     let opts = FoldOptions {
         any_version: true,

@@ -1,24 +1,16 @@
 //! `ls`: one line per run, from the meta record and the tail only, in
 //! parallel across journals.
 
-use super::{file_store, CmdResult};
+use super::{open_store, CmdResult};
 use crate::cli::{Global, LsArgs, SortKey};
 use crate::output::{cell, json_line, table, Style};
-use journal::store::file::LiveLocks;
 use journal::store::Summary;
-use rayon::prelude::*;
 use std::io::Write;
 use std::process::ExitCode;
 
 pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResult {
-    let store = file_store(g)?;
-    let listing = store.list()?;
-    let locks = LiveLocks::snapshot();
-    let mut runs: Vec<Summary> = listing
-        .runs
-        .par_iter()
-        .map(|id| store.summary(id, &locks))
-        .collect();
+    let store = open_store(g)?;
+    let mut runs: Vec<Summary> = store.summaries()?;
     if !a.status.is_empty() {
         runs.retain(|s| {
             a.status

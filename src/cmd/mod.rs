@@ -13,6 +13,7 @@ use crate::cli::Global;
 use crate::output::Style;
 use journal::location::{self, Backend, Location};
 use journal::store::file::FileStore;
+use journal::store::Store;
 use std::process::ExitCode;
 
 /// Why a command did not do its job.
@@ -108,8 +109,9 @@ pub fn locate(g: &Global) -> Result<Location, Failure> {
     )?)
 }
 
-/// The file store the global flags select.
-pub fn file_store(g: &Global) -> Result<FileStore, Failure> {
+/// The store the global flags select. It must exist: reading commands
+/// never create a store.
+pub fn open_store(g: &Global) -> Result<Store, Failure> {
     let loc = locate(g)?;
     match loc.backend {
         Backend::File { dir } => {
@@ -121,7 +123,7 @@ pub fn file_store(g: &Global) -> Result<FileStore, Failure> {
                 ))
                 .help("pass --state-dir DIR or --store file:DIR to point at the runs directory"));
             }
-            Ok(FileStore::new(dir))
+            Ok(Store::File(FileStore::new(dir)))
         }
         Backend::JetStream { stream } => Err(Failure::new(format!(
             "the jetstream store {stream:?} (chosen by {}) is not supported by this build yet",

@@ -1,21 +1,18 @@
 //! `show RUN [--transcript]`: everything an operator needs to decide what to
 //! do with a run, and what it is waiting on.
 
-use super::{file_store, CmdResult, Failure};
+use super::{open_store, CmdResult, Failure};
 use crate::cli::{Global, ShowArgs};
 use crate::output::{cell, json_pretty, sanitize, table, Style};
 use journal::fold::{fold_with, FoldOptions, RunState};
 use journal::record::{Block, Message, VERSION};
-use journal::store::file::LiveLocks;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
 pub fn run(g: &Global, a: ShowArgs, style: Style, out: &mut dyn Write) -> CmdResult {
-    let store = file_store(g)?;
+    let store = open_store(g)?;
     let journal = store.read(&a.run)?;
-    let live = store
-        .lock_path(&a.run)
-        .is_ok_and(|p| LiveLocks::snapshot().is_held(&p));
+    let live = store.is_live(&a.run)?;
     let opts = FoldOptions {
         any_version: true,
         until_seq: None,

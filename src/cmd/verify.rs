@@ -7,10 +7,11 @@
 //! object `{"summary": {runs, records, bytes, errors, warnings, infos,
 //! seconds}}`. The shape is `schemas/output/verify.json`.
 
-use super::{file_store, CmdResult, Failure};
+use super::{open_store, CmdResult, Failure};
 use crate::cli::{Global, VerifyArgs};
 use crate::output::{excerpt, json_line, sanitize, table, Style};
 use journal::store::file::LiveLocks;
+use journal::store::Store;
 use journal::verify::{self, Finding, Report, Severity};
 use miette::{MietteSpanContents, SourceCode, SourceSpan, SpanContents};
 use rayon::prelude::*;
@@ -20,7 +21,7 @@ use std::time::Instant;
 
 pub fn run(g: &Global, a: VerifyArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     let started = Instant::now();
-    let store = file_store(g)?;
+    let Store::File(store) = open_store(g)?;
     let listing = store.list()?;
     let mut reports = Vec::new();
     let runs: Vec<String> = if a.runs.is_empty() {

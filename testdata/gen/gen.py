@@ -50,9 +50,10 @@ def enc(obj):
 
 
 def put(d, key, value):
-    """Set an omitempty (`?`) field: zero values are omitted."""
-    if value not in ("", 0, False, None) or (value == 0 and value is not False and not isinstance(value, (int, bool))):
-        d[key] = value
+    """Set an omitempty (`?`) field: "", 0, false and nil are omitted."""
+    if value is None or value is False or value == "" or (isinstance(value, int) and value == 0):
+        return d
+    d[key] = value
     return d
 
 
@@ -233,14 +234,6 @@ class Journal:
         if not final_newline and body:
             body = body[:-1]
         return body + self.tail
-
-
-def put(d, key, value):  # noqa: F811  (the simple, exact version)
-    """Set an omitempty (`?`) field: "", 0, false and nil are omitted."""
-    if value is None or value is False or value == "" or (isinstance(value, int) and not isinstance(value, bool) and value == 0):
-        return d
-    d[key] = value
-    return d
 
 
 # ------------------------------------------------------------------ healthy runs
@@ -778,7 +771,7 @@ def _():
 
 
 @damaged("seq-not-increasing.json", "the claim-ordering bug of SPEC 5: the runner's first record reuses the claim's seq",
-         [("seq-not-increasing", 7, 5)])
+         [("seq-not-increasing", 6, 5)])
 def _():
     r = "seq-not-increasing"
     j = dj(r)
@@ -1227,7 +1220,9 @@ def main():
         else:
             try:
                 oracle.load_and_fold(data)
-                if stem not in ("run-id-mismatch", "not valid", "link-target"):
+                # the fold is pure: these journals are only wrong about
+                # things it does not look at; their fold output is not pinned
+                if stem not in ("run-id-mismatch", "not valid", "link-target", "meta-seq", "extra-payload"):
                     problems.append(f"{name}: the oracle folds it but no fold.json is pinned")
             except oracle.FoldError:
                 pass

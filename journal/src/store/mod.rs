@@ -97,3 +97,81 @@ impl Summary {
         }
     }
 }
+
+/// Appending to one run (SPEC 2). An implementation holds whatever makes it
+/// the run's only writer (the file lock; the JetStream fence) for its whole
+/// life, and advances `last_seq` only after a record is durably stored.
+pub trait Appender: Send {
+    fn run(&self) -> &str;
+    /// The seq of the last durably stored record (0 for a new run).
+    fn last_seq(&self) -> u64;
+    /// Append the record's canonical bytes. `Ok(false)` when its seq is at
+    /// or below `last_seq` (a duplicate: skipped, SPEC 2); a gap is an error.
+    fn append(&mut self, record: &Record) -> crate::Result<bool> {
+        let raw = record.encode().ok_or_else(|| crate::Error::Store {
+            context: format!("run {}", self.run()),
+            message: format!(
+                "record seq {} ({}) has no payload to encode",
+                record.seq, record.protocol
+            ),
+        })?;
+        self.append_raw(record.seq, &raw)
+    }
+    /// Append bytes exactly as given (a copied record; no newline).
+    fn append_raw(&mut self, seq: u64, raw: &[u8]) -> crate::Result<bool>;
+}
+
+/// The store a command works on. Every command goes through this, so each
+/// works on every backend.
+pub enum Store {
+    File(file::FileStore),
+}
+
+impl Store {
+    /// For messages: "directory /x" or "stream S".
+    pub fn describe(&self) -> String {
+        match self {
+            Store::File(f) => format!("directory {}", f.dir().display()),
+        }
+    }
+
+    /// Valid run ids, sorted.
+    pub fn runs(&self) -> crate::Result<Vec<String>> {
+        match self {
+            Store::File(f) => Ok(f.list()?.runs),
+        }
+    }
+
+    /// Read a run with the reader's rule.
+    pub fn read(&self, run: &str) -> crate::Result<Journal> {
+        match self {
+            Store::File(f) => f.read(run),
+        }
+    }
+
+    /// Whether the run exists.
+    pub fn exists(&self, run: &str) -> crate::Result<bool> {
+        match self {
+            Store::File(f) => Ok(f.journal_path(run)?.exists()),
+        }
+    }
+
+    /// Summaries of every run, in parallel (SPEC 9: meta + tail only).
+    pub fn summaries(&self) -> crate::Result<Vec<Summary>> {
+        use rayon::prelude::*;
+        match self {
+            Store::File(f) => {
+                let runs = f.list()?.runs;
+                let locks = file::LiveLocks::snapshot();
+                Ok(runs.par_iter().map(|id| f.summary(id, &locks)).collect())
+            }
+        }
+    }
+
+    /// Whether a writer holds the run now (JetStream cannot tell: false).
+    pub fn is_live(&self, run: &str) -> crate::Result<bool> {
+        match self {
+            Store::File(f) => f.is_live(run),
+        }
+    }
+}

@@ -1,0 +1,2 @@
+//! The shipped corpus: healthy runs fold to their expected state, damaged
+//! journals give exactly their expected findings.

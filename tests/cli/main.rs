@@ -1,0 +1,6 @@
+//! One integration test binary driving the real `fisk-admin` in fresh temp
+//! dirs. Each area of the tool has its own module file.
+
+mod support;
+
+mod corpus;
