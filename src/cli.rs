@@ -46,6 +46,8 @@ pub enum Command {
     Show(ShowArgs),
     /// Check journals: parse, sequence, fold, ids, permissions, locks
     Verify(VerifyArgs),
+    /// Validate records against the JSON schemas
+    Validate(ValidateArgs),
     /// Print a run's folded state (SPEC 3)
     Fold(FoldArgs),
     /// Which store would be used, and why
@@ -89,6 +91,28 @@ pub struct VerifyArgs {
     /// Exit 1 on warnings too
     #[arg(long)]
     pub strict: bool,
+    /// Skip the JSON Schema check of every record
+    #[arg(long)]
+    pub no_schema: bool,
+    /// Check records against the schemas in DIR instead of the built-in ones
+    #[arg(long, value_name = "DIR", conflicts_with = "no_schema")]
+    pub schema_dir: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct ValidateArgs {
+    /// Runs to validate (default: every run in the store)
+    #[arg(conflicts_with_all = ["all", "file"])]
+    pub runs: Vec<String>,
+    /// Validate every run in the store
+    #[arg(long)]
+    pub all: bool,
+    /// Validate a JSON-lines file (or - for stdin) instead of a store
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<PathBuf>,
+    /// Validate against the schemas in DIR instead of the built-in ones
+    #[arg(long, value_name = "DIR")]
+    pub schema_dir: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

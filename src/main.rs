@@ -21,6 +21,7 @@ fn main() -> ExitCode {
         cli::Command::Ls(a) => cmd::ls::run(g, a, style, &mut out),
         cli::Command::Show(a) => cmd::show::run(g, a, style, &mut out),
         cli::Command::Verify(a) => cmd::verify::run(g, a, style, &mut out),
+        cli::Command::Validate(a) => cmd::validate::run(g, a, style, &mut out),
         cli::Command::Fold(a) => cmd::fold::run(g, a, style, &mut out),
         cli::Command::Info => cmd::info::run(g, style, &mut out),
         cli::Command::Completions(a) => cmd::completions::run(a, &mut out),

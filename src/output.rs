@@ -108,6 +108,71 @@ pub fn want_color(no_color: bool) -> bool {
         && io::stdout().is_terminal()
 }
 
+/// One journal line presented to miette with its true line number.
+#[derive(Debug)]
+struct LineSource {
+    name: String,
+    text: String,
+    line: usize,
+}
+
+impl miette::SourceCode for LineSource {
+    fn read_span<'a>(
+        &'a self,
+        _span: &miette::SourceSpan,
+        _before: usize,
+        _after: usize,
+    ) -> Result<Box<dyn miette::SpanContents<'a> + 'a>, miette::MietteError> {
+        Ok(Box::new(miette::MietteSpanContents::new_named(
+            self.name.clone(),
+            self.text.as_bytes(),
+            (0, self.text.len()).into(),
+            self.line.saturating_sub(1),
+            0,
+            1,
+        )))
+    }
+}
+
+/// Render one diagnostic: `code`, a one-line message, and optionally the
+/// offending journal line (sanitised, truncated) under it with its number.
+pub fn diagnostic(
+    out: &mut dyn Write,
+    severity: miette::Severity,
+    code: &str,
+    message: &str,
+    source: Option<(String, usize, &[u8])>,
+    style: Style,
+) -> io::Result<()> {
+    let mut diag = miette::MietteDiagnostic::new(message.to_owned())
+        .with_code(code.to_owned())
+        .with_severity(severity);
+    let handler = if style.color {
+        miette::GraphicalReportHandler::new()
+    } else {
+        miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
+    }
+    .with_width(120);
+    let mut text = String::new();
+    let rendered = match source {
+        Some((name, line, bytes)) => {
+            let shown = excerpt(bytes, 160);
+            diag = diag.with_label(miette::LabeledSpan::at_offset(0, "here"));
+            let report = miette::Report::new(diag).with_source_code(LineSource {
+                name: sanitize(&name, false).into_owned(),
+                text: shown,
+                line,
+            });
+            handler.render_report(&mut text, report.as_ref())
+        }
+        None => handler.render_report(&mut text, &diag),
+    };
+    if rendered.is_err() {
+        text = format!("[{code}] {message}\n");
+    }
+    out.write_all(text.as_bytes())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,6 +11,7 @@ pub mod id;
 pub mod lines;
 pub mod location;
 pub mod record;
+pub mod schema;
 pub mod store;
 pub mod time;
 pub mod verify;

@@ -210,7 +210,7 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
             ),
             Some(_) => {}
         }
-        if !r.extra_keys.is_empty() {
+        if kind.is_some() && !r.extra_keys.is_empty() {
             sink.add(
                 "extra-payload",
                 Some(l),
@@ -330,7 +330,8 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
             }
             _ => {}
         }
-        if let Some(check) = check {
+        // An unknown protocol is already a finding; its schema is unknown.
+        if let Some(check) = check.filter(|_| kind.is_some()) {
             for msg in check.check(l.bytes) {
                 sink.add("schema", Some(l), seq, msg);
             }

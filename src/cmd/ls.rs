@@ -19,6 +19,13 @@ pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResul
         });
     }
     sort(&mut runs, a.sort);
+    // The prompt is untrusted: control characters (and so every escape
+    // sequence's introducer) are removed in both output forms.
+    for s in &mut runs {
+        if let Some(p) = s.prompt.as_mut() {
+            p.retain(|c| !c.is_control());
+        }
+    }
     if style.json() {
         json_line(out, &runs)?;
         return Ok(ExitCode::SUCCESS);

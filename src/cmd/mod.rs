@@ -7,6 +7,7 @@ pub mod info;
 pub mod ls;
 pub mod man;
 pub mod show;
+pub mod validate;
 pub mod verify;
 
 use crate::cli::Global;
@@ -130,4 +131,12 @@ pub fn open_store(g: &Global) -> Result<Store, Failure> {
             loc.why
         ))),
     }
+}
+
+/// The record schemas: built in, or from `--schema-dir`.
+pub fn schemas(dir: Option<&std::path::Path>) -> Result<journal::schema::SchemaSet, Failure> {
+    Ok(match dir {
+        Some(d) => journal::schema::SchemaSet::from_dir(d)?,
+        None => journal::schema::SchemaSet::embedded()?,
+    })
 }

@@ -9,11 +9,10 @@
 
 use super::{open_store, CmdResult, Failure};
 use crate::cli::{Global, VerifyArgs};
-use crate::output::{excerpt, json_line, sanitize, table, Style};
+use crate::output::{diagnostic, json_line, sanitize, table, Style};
 use journal::store::file::LiveLocks;
 use journal::store::Store;
 use journal::verify::{self, Finding, Report, Severity};
-use miette::{MietteSpanContents, SourceCode, SourceSpan, SpanContents};
 use rayon::prelude::*;
 use std::io::Write;
 use std::process::ExitCode;
@@ -43,10 +42,16 @@ pub fn run(g: &Global, a: VerifyArgs, style: Style, out: &mut dyn Write) -> CmdR
         }
         a.runs.clone()
     };
+    let schemas = if a.no_schema {
+        None
+    } else {
+        Some(super::schemas(a.schema_dir.as_deref())?)
+    };
+    let check = schemas.as_ref().map(|s| s as &dyn verify::RecordCheck);
     let locks = LiveLocks::snapshot();
     let run_reports: Vec<Report> = runs
         .par_iter()
-        .map(|r| verify::verify_file_run(&store, r, &locks, None))
+        .map(|r| verify::verify_file_run(&store, r, &locks, check))
         .collect();
     let nruns = run_reports.len();
     reports.extend(run_reports);
@@ -99,33 +104,6 @@ pub fn run(g: &Global, a: VerifyArgs, style: Style, out: &mut dyn Write) -> CmdR
     })
 }
 
-/// One line of a journal presented to miette with its true line number.
-#[derive(Debug)]
-struct LineSource {
-    name: String,
-    text: String,
-    line: usize,
-}
-
-impl SourceCode for LineSource {
-    fn read_span<'a>(
-        &'a self,
-        span: &SourceSpan,
-        _before: usize,
-        _after: usize,
-    ) -> Result<Box<dyn SpanContents<'a> + 'a>, miette::MietteError> {
-        let _ = span;
-        Ok(Box::new(MietteSpanContents::new_named(
-            self.name.clone(),
-            self.text.as_bytes(),
-            (0, self.text.len()).into(),
-            self.line.saturating_sub(1),
-            0,
-            1,
-        )))
-    }
-}
-
 fn render(out: &mut dyn Write, f: &Finding, style: Style) -> std::io::Result<()> {
     let sev = match f.severity {
         Severity::Error => miette::Severity::Error,
@@ -148,50 +126,9 @@ fn render(out: &mut dyn Write, f: &Finding, style: Style) -> std::io::Result<()>
         where_,
         sanitize(&f.message, false)
     );
-    let mut diag = miette::MietteDiagnostic::new(message)
-        .with_code(f.code)
-        .with_severity(sev);
-    let handler = if style.color {
-        miette::GraphicalReportHandler::new()
-    } else {
-        miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
-    }
-    .with_width(120);
-    let mut text = String::new();
-    let rendered = match (&f.excerpt, f.line) {
-        (Some(bytes), Some(line)) => {
-            let shown = excerpt(bytes, 160);
-            let len = shown.len();
-            diag = diag.with_label(miette::LabeledSpan::at(0..len.max(1).min(len), "this line"));
-            let report = miette::Report::new(diag).with_source_code(LineSource {
-                name: format!("{}.json", sanitize(&f.run, false)),
-                text: shown,
-                line,
-            });
-            handler.render_report(&mut text, report.as_ref())
-        }
-        _ => handler.render_report(&mut text, &diag),
+    let source = match (&f.excerpt, f.line) {
+        (Some(bytes), Some(line)) => Some((format!("{}.json", f.run), line, bytes.as_slice())),
+        _ => None,
     };
-    if rendered.is_err() {
-        text = format!(
-            "{}[{}] {}\n",
-            f.severity_word(),
-            f.code,
-            sanitize(&f.message, false)
-        );
-    }
-    out.write_all(text.as_bytes())
-}
-
-trait SeverityWord {
-    fn severity_word(&self) -> &'static str;
-}
-impl SeverityWord for Finding {
-    fn severity_word(&self) -> &'static str {
-        match self.severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Info => "info",
-        }
-    }
+    diagnostic(out, sev, f.code, &message, source, style)
 }

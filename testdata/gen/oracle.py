@@ -274,7 +274,7 @@ def _tool_use_ids(message):
             if isinstance(b, dict) and "tool_use" in b]
 
 
-def fold(records):
+def fold(records, any_version=False):
     """records: parsed record objects in journal order. Raises FoldError."""
     if not records:
         raise FoldError("empty journal")
@@ -285,7 +285,7 @@ def fold(records):
     if kind_of(first) != "meta" or first.get("meta") is None:
         raise FoldError("first record is not meta")
     meta = first["meta"]
-    if meta.get("version", 0) != CURRENT_VERSION:
+    if meta.get("version", 0) != CURRENT_VERSION and not any_version:
         raise FoldError(f"version {meta.get('version', 0)} != {CURRENT_VERSION}")
 
     st = {
@@ -477,6 +477,18 @@ def tail_status(records):
 
 # ---------------------------------------------------------------- reading
 
+def decode_line(raw):
+    """A line "parses" when Go's json.Unmarshal into the record type would
+    succeed: valid JSON *and* every present field of the right JSON type
+    (DECISION, lead: a wrong-typed field makes the line unparsable, exactly
+    as for the agent; so a final such line is a torn tail and an interior
+    one is interior-corruption)."""
+    obj = parse_line(raw)
+    if obj is not None and type_errors(obj):
+        return None
+    return obj
+
+
 def read_records(data):
     """What a reader (load, fold) sees: (records, framing) where framing says
     whether the journal is loadable. An unparsable final line is dropped; an
@@ -484,7 +496,7 @@ def read_records(data):
     lines = split_lines(data)
     records, corrupt = [], False
     for idx, (no, off, raw, term) in enumerate(lines):
-        obj = parse_line(raw)
+        obj = decode_line(raw)
         if obj is None:
             if idx != len(lines) - 1:
                 corrupt = True
@@ -493,11 +505,11 @@ def read_records(data):
     return records, corrupt
 
 
-def load_and_fold(data):
+def load_and_fold(data, any_version=False):
     records, corrupt = read_records(data)
     if corrupt:
         raise FoldError("interior corruption")
-    return fold([r for _, r in records])
+    return fold([r for _, r in records], any_version=any_version)
 
 
 # ---------------------------------------------------------------- verify
@@ -509,7 +521,7 @@ def verify_journal(stored_id, data):
     records = []          # (line_no, obj, skip_gap_check)
     skip_gap = False
     for idx, (no, off, raw, term) in enumerate(lines):
-        obj = parse_line(raw)
+        obj = decode_line(raw)
         final = idx == len(lines) - 1
         if final:
             if obj is None and not term:
@@ -573,9 +585,6 @@ def verify_journal(stored_id, data):
         if seq_ok:
             prev = seq
 
-        if type_errors(rec):
-            out.append(finding("fold", no, s))
-
         if not has_payload:
             continue
         p = rec[kind]
@@ -606,7 +615,9 @@ def verify_journal(stored_id, data):
 
     has_error = any(f["severity"] == "error" for f in out)
     try:
-        st = load_and_fold(data)
+        # DECISION (lead): verify folds any version; the version findings
+        # already say it is not resumable, so an older journal is a warning.
+        st = load_and_fold(data, any_version=True)
     except FoldError:
         if not has_error:
             out.append(finding("fold"))

@@ -1,0 +1,209 @@
+//! `validate [RUN...] | --all | --file PATH|-`: every record against its
+//! JSON schema. JSON output is JSON Lines: one violation per line
+//! (`run, file, line, seq, protocol, instance_path, schema,
+//! keyword_location, message`), then `{"summary": {records, valid, invalid,
+//! files, seconds}}` (`schemas/output/validate.json`).
+//!
+//! Records are streamed: a run (or file) is read, checked and dropped
+//! before the next, so memory is bounded by the largest journal.
+
+use super::{open_store, schemas, CmdResult, Failure};
+use crate::cli::{Global, ValidateArgs};
+use crate::output::{diagnostic, json_line, sanitize, table, Style};
+use journal::lines;
+use journal::schema::{SchemaSet, Violation};
+use journal::store::Store;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::io::{Read, Write};
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Serialize, Debug)]
+struct Row {
+    run: Option<String>,
+    file: Option<String>,
+    line: Option<usize>,
+    seq: Option<u64>,
+    protocol: Option<String>,
+    instance_path: String,
+    schema: Option<String>,
+    keyword_location: Option<String>,
+    message: String,
+    #[serde(skip)]
+    excerpt: Vec<u8>,
+}
+
+#[derive(Default)]
+struct Tally {
+    records: u64,
+    valid: u64,
+    invalid: u64,
+    rows: Vec<Row>,
+}
+
+/// Check every line of one journal's bytes.
+fn check_lines(set: &SchemaSet, run: Option<&str>, file: Option<&str>, bytes: &[u8]) -> Tally {
+    let mut t = Tally::default();
+    let all: Vec<_> = lines::split(bytes).collect();
+    for (i, l) in all.iter().enumerate() {
+        let last = i + 1 == all.len();
+        let value: Result<serde_json::Value, _> = serde_json::from_slice(l.bytes);
+        let (violations, seq) = match value {
+            Ok(v) => {
+                let seq = v.get("seq").and_then(serde_json::Value::as_u64);
+                (set.validate(&v), seq)
+            }
+            Err(e) if last && !l.terminated => (
+                vec![Violation::plain(
+                    None,
+                    format!("torn final line (a write cut short; readers drop it): {e}"),
+                )],
+                None,
+            ),
+            Err(e) => (
+                vec![Violation::plain(None, format!("the line is not JSON: {e}"))],
+                None,
+            ),
+        };
+        t.records += 1;
+        if violations.is_empty() {
+            t.valid += 1;
+            continue;
+        }
+        t.invalid += 1;
+        for v in violations {
+            t.rows.push(Row {
+                run: run.map(str::to_owned),
+                file: file.map(str::to_owned),
+                line: Some(l.line),
+                seq,
+                protocol: v.protocol,
+                instance_path: v.instance_path,
+                schema: v.schema,
+                keyword_location: v.keyword_location,
+                message: v.message,
+                excerpt: l.bytes.iter().take(4096).copied().collect(),
+            });
+        }
+    }
+    t
+}
+
+pub fn run(g: &Global, a: ValidateArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+    let started = Instant::now();
+    let set = schemas(a.schema_dir.as_deref())?;
+    let mut files = 0u64;
+    let mut total = Tally::default();
+    let mut emit = |t: Tally, out: &mut dyn Write| -> std::io::Result<()> {
+        total.records += t.records;
+        total.valid += t.valid;
+        total.invalid += t.invalid;
+        for r in &t.rows {
+            if style.json() {
+                json_line(out, r)?;
+            } else {
+                render(out, r, style)?;
+            }
+        }
+        Ok(())
+    };
+    if let Some(path) = &a.file {
+        let (name, bytes) = if path.as_os_str() == "-" {
+            let mut buf = Vec::new();
+            std::io::stdin()
+                .lock()
+                .read_to_end(&mut buf)
+                .map_err(|e| Failure::new(format!("reading stdin: {e}")))?;
+            ("-".to_owned(), buf)
+        } else {
+            let bytes = std::fs::read(path)
+                .map_err(|e| Failure::new(format!("{}: {e}", path.display())))?;
+            (path.display().to_string(), bytes)
+        };
+        files = 1;
+        emit(check_lines(&set, None, Some(&name), &bytes), out)?;
+    } else {
+        let store = open_store(g)?;
+        let runs = if a.runs.is_empty() {
+            store.runs()?
+        } else {
+            a.runs.clone()
+        };
+        for r in &runs {
+            journal::id::check(r)?;
+        }
+        // Bounded parallelism: a chunk of runs at a time, so at most a
+        // chunk's journals are in memory, and output keeps run order.
+        for chunk in runs.chunks(rayon::current_num_threads().max(1) * 4) {
+            let tallies: Vec<Result<Tally, Failure>> = chunk
+                .par_iter()
+                .map(|r| validate_run(&store, &set, r))
+                .collect();
+            for t in tallies {
+                files += 1;
+                emit(t?, out)?;
+            }
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    if style.json() {
+        json_line(
+            out,
+            &serde_json::json!({"summary": {
+                "records": total.records, "valid": total.valid, "invalid": total.invalid,
+                "files": files, "seconds": seconds,
+            }}),
+        )?;
+    } else {
+        let mut t = table(&["FILES", "RECORDS", "VALID", "INVALID", "SECONDS"]);
+        t.add_row(vec![
+            files.to_string(),
+            total.records.to_string(),
+            total.valid.to_string(),
+            total.invalid.to_string(),
+            format!("{seconds:.3}"),
+        ]);
+        writeln!(out, "{t}")?;
+    }
+    Ok(if total.invalid > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn validate_run(store: &Store, set: &SchemaSet, run: &str) -> Result<Tally, Failure> {
+    match store {
+        Store::File(f) => {
+            let (_, bytes) = f.read_bytes(run)?;
+            Ok(check_lines(set, Some(run), None, &bytes))
+        }
+    }
+}
+
+fn render(out: &mut dyn Write, r: &Row, style: Style) -> std::io::Result<()> {
+    let who = r.run.as_deref().or(r.file.as_deref()).unwrap_or("-");
+    let mut msg = sanitize(who, false).into_owned();
+    if let Some(l) = r.line {
+        msg.push_str(&format!(" line {l}"));
+    }
+    if let Some(s) = r.seq {
+        msg.push_str(&format!(" seq {s}"));
+    }
+    let at = if r.instance_path.is_empty() {
+        "/"
+    } else {
+        &r.instance_path
+    };
+    msg.push_str(&format!(
+        " at {}: {}",
+        sanitize(at, false),
+        sanitize(&r.message, false)
+    ));
+    if let (Some(s), Some(k)) = (&r.schema, &r.keyword_location) {
+        msg.push_str(&format!(" [{s}#{}]", sanitize(k, false)));
+    }
+    let source = r.line.map(|l| (who.to_owned(), l, r.excerpt.as_slice()));
+    diagnostic(out, miette::Severity::Error, "schema", &msg, source, style)
+}
