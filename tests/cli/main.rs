@@ -4,3 +4,5 @@
 mod support;
 
 mod corpus;
+mod docs;
+mod schema;
