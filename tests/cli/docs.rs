@@ -29,7 +29,10 @@ fn committed_man_pages_are_current() {
             stale.push(n);
         }
     }
-    assert!(stale.is_empty(), "pages for commands that no longer exist: {stale:?}");
+    assert!(
+        stale.is_empty(),
+        "pages for commands that no longer exist: {stale:?}"
+    );
 }
 
 #[test]

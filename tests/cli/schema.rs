@@ -33,12 +33,25 @@ fn every_valid_case_and_every_healthy_record_validates() {
     let r = validate_stdin(&input, &[]);
     assert_eq!(r.code, 0, "{}", r.stdout);
     let store = store_copy("runs");
-    let r = fisk(&["--state-dir", s(store.path()), "validate", "--all", "--format", "json"]);
+    let r = fisk(&[
+        "--state-dir",
+        s(store.path()),
+        "validate",
+        "--all",
+        "--format",
+        "json",
+    ]);
     let lines = r.json_lines();
     // The one record without a schema is the optional telemetry record.
-    let violations: Vec<&Value> = lines.iter().filter(|l| l.get("summary").is_none()).collect();
+    let violations: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l.get("summary").is_none())
+        .collect();
     assert_eq!(violations.len(), 1, "{violations:?}");
-    assert!(violations[0]["message"].as_str().unwrap().contains("no schema for protocol"));
+    assert!(violations[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("no schema for protocol"));
     assert_eq!(violations[0]["run"], "optional-telemetry");
     let summary = &lines.last().unwrap()["summary"];
     assert!(summary["records"].as_u64().unwrap() > 400);
@@ -90,7 +103,11 @@ fn a_broken_envelope_reads_as_one_problem() {
     // No echo of the same problems as "unevaluated property" noise.
     let unevaluated = lines
         .iter()
-        .filter(|l| l["keyword_location"].as_str().is_some_and(|k| k.ends_with("unevaluatedProperties")))
+        .filter(|l| {
+            l["keyword_location"]
+                .as_str()
+                .is_some_and(|k| k.ends_with("unevaluatedProperties"))
+        })
         .count();
     assert!(unevaluated <= 1, "{lines:?}");
 }
@@ -98,9 +115,19 @@ fn a_broken_envelope_reads_as_one_problem() {
 #[test]
 fn a_torn_tail_is_reported_once_and_complete_records_still_validate() {
     let store = store_copy("damaged");
-    let r = fisk(&["--state-dir", s(store.path()), "validate", "torn-tail", "--format", "json"]);
+    let r = fisk(&[
+        "--state-dir",
+        s(store.path()),
+        "validate",
+        "torn-tail",
+        "--format",
+        "json",
+    ]);
     let lines = r.json_lines();
-    let violations: Vec<&Value> = lines.iter().filter(|l| l.get("summary").is_none()).collect();
+    let violations: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l.get("summary").is_none())
+        .collect();
     assert_eq!(violations.len(), 1, "{violations:?}");
     assert!(violations[0]["message"].as_str().unwrap().contains("torn"));
     let sum = &lines.last().unwrap()["summary"];
@@ -140,12 +167,26 @@ fn verify_reports_schema_findings_unless_told_not_to() {
     assert_ne!(bad, text);
     std::fs::write(dir.path().join("simple-completed.json"), bad).unwrap();
     let r = fisk(&["--state-dir", s(dir.path()), "verify", "--format", "json"]);
-    let f: Vec<Value> = r.json_lines().into_iter().filter(|l| l["code"] == "schema").collect();
+    let f: Vec<Value> = r
+        .json_lines()
+        .into_iter()
+        .filter(|l| l["code"] == "schema")
+        .collect();
     assert_eq!(f.len(), 1, "{}", r.stdout);
     assert_eq!(f[0]["line"], 3);
-    assert!(f[0]["message"].as_str().unwrap().contains("/terminal/reason"));
+    assert!(f[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("/terminal/reason"));
     assert_eq!(r.code, 1);
-    let r = fisk(&["--state-dir", s(dir.path()), "verify", "--no-schema", "--format", "json"]);
+    let r = fisk(&[
+        "--state-dir",
+        s(dir.path()),
+        "verify",
+        "--no-schema",
+        "--format",
+        "json",
+    ]);
     assert!(r.json_lines().iter().all(|l| l["code"] != "schema"));
 }
 
@@ -154,14 +195,21 @@ fn output_validator(name: &str) -> jsonschema::Validator {
     let mut resources = Vec::new();
     for dir in ["schemas/v1", "schemas/output"] {
         for e in std::fs::read_dir(repo().join(dir)).unwrap() {
-            let v: Value = serde_json::from_str(&std::fs::read_to_string(e.unwrap().path()).unwrap()).unwrap();
+            let v: Value =
+                serde_json::from_str(&std::fs::read_to_string(e.unwrap().path()).unwrap()).unwrap();
             let id = v["$id"].as_str().unwrap().to_owned();
             resources.push((id, jsonschema::Resource::from_contents(v)));
         }
     }
-    let registry = jsonschema::Registry::new().extend(resources).unwrap().prepare().unwrap();
-    let schema: Value =
-        serde_json::from_str(&std::fs::read_to_string(repo().join("schemas/output").join(name)).unwrap()).unwrap();
+    let registry = jsonschema::Registry::new()
+        .extend(resources)
+        .unwrap()
+        .prepare()
+        .unwrap();
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("schemas/output").join(name)).unwrap(),
+    )
+    .unwrap();
     jsonschema::options()
         .with_registry(&registry)
         .offline()
@@ -171,7 +219,10 @@ fn output_validator(name: &str) -> jsonschema::Validator {
 }
 
 fn assert_valid(v: &jsonschema::Validator, doc: &Value, what: &str) {
-    let errors: Vec<String> = v.iter_errors(doc).map(|e| format!("{} at {}", e, e.instance_path().as_str())).collect();
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path().as_str()))
+        .collect();
     assert!(errors.is_empty(), "{what}: {errors:?}");
 }
 
