@@ -300,28 +300,57 @@ pub struct FoldOptions {
     pub until_seq: Option<u64>,
 }
 
+/// What the fold accepts: records by reference (cloned as needed) or by
+/// value (moved: no copy of the conversation is made).
+pub trait FoldInput {
+    fn record(&self) -> &Record;
+    fn into_payload(self) -> Option<Payload>;
+}
+
+impl FoldInput for &Record {
+    fn record(&self) -> &Record {
+        self
+    }
+    fn into_payload(self) -> Option<Payload> {
+        self.payload.clone()
+    }
+}
+
+impl FoldInput for Record {
+    fn record(&self) -> &Record {
+        self
+    }
+    fn into_payload(self) -> Option<Payload> {
+        self.payload
+    }
+}
+
 /// Fold records into the run state, enforcing every rule of SPEC 3.
-pub fn fold<'a>(records: impl IntoIterator<Item = &'a Record>) -> Result<RunState, FoldError> {
+pub fn fold<R: FoldInput>(records: impl IntoIterator<Item = R>) -> Result<RunState, FoldError> {
     fold_with(records, FoldOptions::default())
 }
 
-pub fn fold_with<'a>(
-    records: impl IntoIterator<Item = &'a Record>,
+pub fn fold_with<R: FoldInput>(
+    records: impl IntoIterator<Item = R>,
     opts: FoldOptions,
 ) -> Result<RunState, FoldError> {
     let mut it = records
         .into_iter()
-        .take_while(|r| opts.until_seq.is_none_or(|n| r.seq <= n));
+        .take_while(|r| opts.until_seq.is_none_or(|n| r.record().seq <= n));
     let first = it.next().ok_or(FoldError::Empty)?;
-    let meta = match &first.payload {
+    let (first_seq, first_is_meta, first_protocol) = {
+        let r = first.record();
+        (r.seq, r.kind() == Some(Kind::Meta), r.protocol.clone())
+    };
+    let meta = match first.into_payload() {
         Some(Payload::Meta(m)) => m,
-        _ if first.kind() == Some(Kind::Meta) => {
+        _ if first_is_meta => {
             return Err(FoldError::MissingPayload {
-                seq: first.seq,
-                protocol: first.protocol.clone(),
+                seq: first_seq,
+                protocol: first_protocol,
             })
         }
-        _ => return Err(FoldError::FirstNotMeta { seq: first.seq }),
+        _ => return Err(FoldError::FirstNotMeta { seq: first_seq }),
     };
     if meta.version != VERSION && !opts.any_version {
         return Err(FoldError::Version {
@@ -330,13 +359,13 @@ pub fn fold_with<'a>(
     }
     let mut st = RunState {
         version: meta.version,
-        run_id: meta.run_id.clone(),
-        fingerprint: meta.fingerprint.clone(),
-        prompt: meta.prompt.clone(),
-        interactive: meta.interactive,
-        conversation_token: meta.conversation_token.clone(),
-        caller: meta.caller.clone(),
+        run_id: meta.run_id,
+        fingerprint: meta.fingerprint,
         messages: vec![Message::user(vec![Block::text(meta.prompt.clone())])],
+        prompt: meta.prompt,
+        interactive: meta.interactive,
+        conversation_token: meta.conversation_token,
+        caller: meta.caller,
         counters: Counters::default(),
         next_iteration: 0,
         last_stop_reason: String::new(),
@@ -347,53 +376,55 @@ pub fn fold_with<'a>(
         terminal: None,
         completed: false,
         status: Status::Open,
-        last_seq: first.seq,
+        last_seq: first_seq,
     };
     let mut turn: Option<Turn> = None;
     let mut tail = StatusTracker::default();
     for r in it {
-        if r.seq <= st.last_seq {
+        let (seq, known, optional) = {
+            let rec = r.record();
+            (rec.seq, rec.kind().is_some(), rec.optional)
+        };
+        if seq <= st.last_seq {
             return Err(FoldError::SeqNotIncreasing {
-                seq: r.seq,
+                seq,
                 previous: st.last_seq,
             });
         }
-        st.last_seq = r.seq;
-        let Some(payload) = &r.payload else {
-            if r.kind().is_some() {
-                return Err(FoldError::MissingPayload {
-                    seq: r.seq,
-                    protocol: r.protocol.clone(),
-                });
+        st.last_seq = seq;
+        if r.record().payload.is_none() {
+            let protocol = r.record().protocol.clone();
+            if known {
+                return Err(FoldError::MissingPayload { seq, protocol });
             }
-            if r.optional {
+            if optional {
                 continue;
             }
-            return Err(FoldError::UnknownProtocol {
-                seq: r.seq,
-                protocol: r.protocol.clone(),
-            });
+            return Err(FoldError::UnknownProtocol { seq, protocol });
+        }
+        let Some(payload) = r.into_payload() else {
+            continue;
         };
         tail.observe(payload.kind());
         match payload {
-            Payload::Meta(_) => return Err(FoldError::SecondMeta { seq: r.seq }),
+            Payload::Meta(_) => return Err(FoldError::SecondMeta { seq }),
             Payload::Assistant(a) => {
                 if let Some(t) = turn.take() {
                     t.commit(&mut st.messages);
                 }
                 let c = &mut st.counters;
                 c.llm_calls += 1;
-                c.in_tokens += a.in_tokens;
-                c.out_tokens += a.out_tokens;
-                c.cache_read_tokens += a.cache_read_tokens;
-                c.cache_create_tokens += a.cache_create_tokens;
-                c.thinking_tokens += a.thinking_tokens;
-                st.next_iteration = a.iteration + 1;
+                c.in_tokens = c.in_tokens.saturating_add(a.in_tokens);
+                c.out_tokens = c.out_tokens.saturating_add(a.out_tokens);
+                c.cache_read_tokens = c.cache_read_tokens.saturating_add(a.cache_read_tokens);
+                c.cache_create_tokens = c.cache_create_tokens.saturating_add(a.cache_create_tokens);
+                c.thinking_tokens = c.thinking_tokens.saturating_add(a.thinking_tokens);
+                st.next_iteration = a.iteration.saturating_add(1);
                 st.last_stop_reason = a.stop_reason.clone();
                 turn = Some(Turn {
-                    message: a.message.clone(),
+                    message: a.message,
                     iteration: a.iteration,
-                    stop_reason: a.stop_reason.clone(),
+                    stop_reason: a.stop_reason,
                     results: Vec::new(),
                     answered: BTreeSet::new(),
                     deferred: Vec::new(),
@@ -401,11 +432,11 @@ pub fn fold_with<'a>(
             }
             Payload::ToolResult(tr) => {
                 let t = turn.as_mut().ok_or(FoldError::NoOpenTurn {
-                    seq: r.seq,
+                    seq,
                     kind: Kind::ToolResult,
                 })?;
-                t.results.push(tr.result.clone());
-                t.answered.insert(tr.tool_use_id.clone());
+                t.results.push(tr.result);
+                t.answered.insert(tr.tool_use_id);
                 st.counters.tool_calls += 1;
                 if tr.remote {
                     st.counters.remote_tool_calls += 1;
@@ -413,10 +444,10 @@ pub fn fold_with<'a>(
             }
             Payload::Deferred(d) => {
                 let t = turn.as_mut().ok_or(FoldError::NoOpenTurn {
-                    seq: r.seq,
+                    seq,
                     kind: Kind::Deferred,
                 })?;
-                t.deferred.push(d.clone());
+                t.deferred.push(d);
             }
             Payload::User(u) => {
                 if let Some(t) = turn.take() {
@@ -426,24 +457,22 @@ pub fn fold_with<'a>(
                     Some(last) if last.role == "user" => {
                         last.content
                             .get_or_insert_with(Vec::new)
-                            .extend(u.message.blocks().iter().cloned());
+                            .extend(u.message.content.unwrap_or_default());
                     }
-                    _ => st.messages.push(u.message.clone()),
+                    _ => st.messages.push(u.message),
                 }
             }
-            Payload::Decision(d) => st.approvals.push(d.tool.clone()),
-            Payload::CallApproval(c) => st.call_approvals.push(c.clone()),
+            Payload::Decision(d) => st.approvals.push(d.tool),
+            Payload::CallApproval(c) => st.call_approvals.push(c),
             Payload::MemoryRevisions(m) => {
-                st.memory_revisions = m.revisions.clone().unwrap_or_default();
+                st.memory_revisions = m.revisions.unwrap_or_default();
             }
             Payload::Terminal(t) => {
-                st.terminal = Some(t.clone());
+                tail.terminal(&t.reason);
+                st.terminal = Some(t);
                 st.call_approvals.clear();
             }
             Payload::Claim(_) => {}
-        }
-        if let Payload::Terminal(t) = payload {
-            tail.terminal(&t.reason);
         }
     }
     if let Some(t) = turn {
@@ -534,6 +563,6 @@ mod tests {
 
     #[test]
     fn empty_input_is_an_error() {
-        assert_eq!(fold(std::iter::empty()), Err(FoldError::Empty));
+        assert_eq!(fold(std::iter::empty::<Record>()), Err(FoldError::Empty));
     }
 }

@@ -611,7 +611,34 @@ struct Envelope<'a> {
     seq: u64,
     protocol: String,
     optional: bool,
+    /// The payload when it was decoded in the same pass (the protocol came
+    /// before it, as in every canonical record). `Some(None)`: it was null.
+    payload: Option<Option<Payload>>,
     others: Vec<(String, &'a RawValue)>,
+}
+
+/// Decodes a payload of a known kind straight from the map value.
+struct PayloadSeed(Kind);
+
+impl<'de> de::DeserializeSeed<'de> for PayloadSeed {
+    type Value = Option<Payload>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        fn p<'de, T: Deserialize<'de>, D: Deserializer<'de>>(d: D) -> Result<Option<T>, D::Error> {
+            Option::<T>::deserialize(d)
+        }
+        Ok(match self.0 {
+            Kind::Meta => p(d)?.map(Payload::Meta),
+            Kind::Assistant => p(d)?.map(Payload::Assistant),
+            Kind::User => p(d)?.map(Payload::User),
+            Kind::ToolResult => p(d)?.map(Payload::ToolResult),
+            Kind::Deferred => p(d)?.map(Payload::Deferred),
+            Kind::Decision => p(d)?.map(Payload::Decision),
+            Kind::CallApproval => p(d)?.map(Payload::CallApproval),
+            Kind::MemoryRevisions => p(d)?.map(Payload::MemoryRevisions),
+            Kind::Terminal => p(d)?.map(Payload::Terminal),
+            Kind::Claim => p(d)?.map(Payload::Claim),
+        })
+    }
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
@@ -627,8 +654,10 @@ impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
                     seq: 0,
                     protocol: String::new(),
                     optional: false,
-                    others: Vec::with_capacity(1),
+                    payload: None,
+                    others: Vec::new(),
                 };
+                let mut kind: Option<Kind> = None;
                 while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
                     match key.as_ref() {
                         "seq" => {
@@ -641,13 +670,21 @@ impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
                             env.protocol = map
                                 .next_value::<Nullable<String>>()
                                 .map_err(|e| de::Error::custom(format!("field `protocol`: {e}")))?
-                                .0
+                                .0;
+                            kind = Kind::from_protocol(&env.protocol);
                         }
                         "optional" => {
                             env.optional = map
                                 .next_value::<Nullable<bool>>()
                                 .map_err(|e| de::Error::custom(format!("field `optional`: {e}")))?
                                 .0
+                        }
+                        k if env.payload.is_none() && kind.is_some_and(|kd| kd.key() == k) => {
+                            let kd = kind.unwrap_or(Kind::Meta);
+                            env.payload =
+                                Some(map.next_value_seed(PayloadSeed(kd)).map_err(|e| {
+                                    de::Error::custom(format!("`{}` payload: {e}", kd.key()))
+                                })?);
                         }
                         _ => {
                             let v: &'de RawValue = map.next_value()?;
@@ -678,10 +715,13 @@ impl Record {
             }
         };
         let kind = Kind::from_protocol(&env.protocol);
-        let mut payload = None;
+        let decoded_inline = env.payload.is_some();
+        let mut payload = env.payload.flatten();
         let mut extra_keys = Vec::new();
         for (key, raw) in env.others {
-            if let Some(kind) = kind.filter(|k| k.key() == key) {
+            // The payload key seen before the protocol (never in canonical
+            // records): decode it now. A second copy of it is an extra key.
+            if let Some(kind) = kind.filter(|k| k.key() == key && !decoded_inline) {
                 if raw.get() == "null" {
                     continue;
                 }

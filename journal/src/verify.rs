@@ -342,12 +342,18 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
         any_version: true,
         until_seq: None,
     };
-    match fold_with(parsed.iter().map(|(_, r)| r), opts) {
+    let (lines_of, records): (Vec<RawLine>, Vec<Record>) = parsed.into_iter().unzip();
+    match fold_with(records, opts) {
         Err(e) if !sink.has_error() => {
             let at = e
                 .seq()
-                .and_then(|s| parsed.iter().find(|(_, r)| r.seq == s))
-                .map(|(l, _)| *l);
+                .and_then(|s| {
+                    // The record is gone (moved into the fold); find its line.
+                    lines_of
+                        .iter()
+                        .find(|l| Record::decode(l.bytes).is_ok_and(|r| r.seq == s))
+                })
+                .copied();
             sink.add(
                 "fold",
                 at.as_ref(),

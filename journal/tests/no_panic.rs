@@ -20,16 +20,33 @@ impl Rng {
 }
 
 const SNIPPETS: &[&str] = &[
-    "null", "{}", "[]", "\"x\"", "-1", "18446744073709551616", "1e400", "true",
-    "{\"text\":{\"text\":1}}", "{\"tool_use\":null}", "\"\\ud800\"", "\u{1b}[2J", "\n", "\"",
-    ",\"seq\":0", "{\"a\":{\"b\":[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]}}",
-    "\"io.choria.fisk-ai.v1.session.meta\"", "\"io.choria.fisk-ai.v1.session.tool_result\"",
+    "null",
+    "{}",
+    "[]",
+    "\"x\"",
+    "-1",
+    "18446744073709551616",
+    "1e400",
+    "true",
+    "{\"text\":{\"text\":1}}",
+    "{\"tool_use\":null}",
+    "\"\\ud800\"",
+    "\u{1b}[2J",
+    "\n",
+    "\"",
+    ",\"seq\":0",
+    "{\"a\":{\"b\":[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]}}",
+    "\"io.choria.fisk-ai.v1.session.meta\"",
+    "\"io.choria.fisk-ai.v1.session.tool_result\"",
 ];
 
 fn corpus() -> Vec<Vec<u8>> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/runs");
     let mut out: Vec<Vec<u8>> = std::fs::read_dir(dir)
-        .map(|rd| rd.filter_map(|e| std::fs::read(e.ok()?.path()).ok()).collect())
+        .map(|rd| {
+            rd.filter_map(|e| std::fs::read(e.ok()?.path()).ok())
+                .collect()
+        })
         .unwrap_or_default();
     out.sort();
     assert!(!out.is_empty(), "testdata/runs is the seed corpus");
@@ -86,7 +103,10 @@ fn exercise(bytes: &[u8]) {
     if let Ok((entries, _)) = journal::lines::decode_all(bytes) {
         let recs: Vec<&Record> = entries.iter().map(|e| &e.record).collect();
         for any_version in [false, true] {
-            let opts = FoldOptions { any_version, until_seq: None };
+            let opts = FoldOptions {
+                any_version,
+                until_seq: None,
+            };
             if let Ok(st) = fold_with(recs.iter().copied(), opts) {
                 let _ = serde_json::to_string(&st);
             }

@@ -14,7 +14,7 @@ pub fn run(g: &Global, a: FoldArgs, style: Style, out: &mut dyn Write) -> CmdRes
         any_version: true,
         until_seq: a.until_seq,
     };
-    let st = fold_with(journal.records(), opts).map_err(|e| {
+    let st = fold_with(journal.entries.into_iter().map(|e| e.record), opts).map_err(|e| {
         Failure::new(format!("run {}: the fold refuses the journal: {e}", a.run)).help(format!(
             "run `fisk-admin verify {}` for every finding with its line",
             a.run
