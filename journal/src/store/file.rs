@@ -9,7 +9,7 @@ use crate::lines;
 use crate::record::{Kind, Record};
 use std::collections::HashSet;
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 /// The default store directory: `$XDG_STATE_HOME/fisk-ai/runs`, else
@@ -154,21 +154,26 @@ impl FileStore {
     pub fn summary(&self, run: &str, locks: &LiveLocks) -> Summary {
         let mut s = match self.summary_inner(run) {
             Ok(s) => s,
-            Err(e) => Summary::corrupt(run, e.to_string()),
-        };
-        if let Ok(path) = self.journal_path(run) {
-            if let Ok(md) = std::fs::metadata(&path) {
-                s.bytes = md.len();
-                s.updated = md.modified().ok().map(crate::time::format);
+            Err(e) => {
+                let mut s = Summary::corrupt(run, e.to_string());
+                if let Ok(md) = self
+                    .journal_path(run)
+                    .and_then(|p| std::fs::metadata(&p).map_err(|e| Error::io(p, e)))
+                {
+                    s.bytes = md.len();
+                    s.updated = md.modified().ok().map(crate::time::format);
+                }
+                s
             }
-        }
+        };
         s.live = self.lock_path(run).is_ok_and(|p| locks.is_held(&p));
         s
     }
 
     fn summary_inner(&self, run: &str) -> Result<Summary> {
-        let (path, mut f) = self.open(run)?;
-        let size = f.metadata().map_err(|e| Error::io(&path, e))?.len();
+        let (path, f) = self.open(run)?;
+        let md = f.metadata().map_err(|e| Error::io(&path, e))?;
+        let size = md.len();
         let corrupt = |offset: u64, message: String| Error::Corrupt {
             run: run.to_owned(),
             path: path.clone(),
@@ -176,30 +181,42 @@ impl FileStore {
             offset,
             message,
         };
-
-        // The meta record: the first line.
-        let mut head = Vec::new();
-        let mut chunk = 16 * 1024;
-        let meta_end = loop {
-            head.clear();
-            f.seek(SeekFrom::Start(0))
-                .map_err(|e| Error::io(&path, e))?;
-            (&mut f)
-                .take(chunk)
-                .read_to_end(&mut head)
-                .map_err(|e| Error::io(&path, e))?;
-            if let Some(i) = memchr::memchr(b'\n', &head) {
-                head.truncate(i);
-                break i as u64 + 1;
-            }
-            if head.len() as u64 >= size {
-                break size;
-            }
-            chunk *= 4;
-        };
-        if head.is_empty() && size == 0 {
+        let read =
+            |start: u64, len: u64| read_range(&f, start, len).map_err(|e| Error::io(&path, e));
+        if size == 0 {
             return Err(corrupt(0, "the journal is empty".into()));
         }
+
+        // A small journal is read in one go; a large one as a head and a
+        // tail window, so the cost does not grow with its length.
+        const WHOLE: u64 = 128 * 1024;
+        let whole = if size <= WHOLE {
+            Some(read(0, size)?)
+        } else {
+            None
+        };
+
+        // The meta record: the first line.
+        let (head, meta_end) = match &whole {
+            Some(buf) => match memchr::memchr(b'\n', buf) {
+                Some(i) => (buf[..i].to_vec(), i as u64 + 1),
+                None => (buf.clone(), size),
+            },
+            None => {
+                let mut chunk = 16 * 1024;
+                loop {
+                    let mut head = read(0, chunk.min(size))?;
+                    if let Some(i) = memchr::memchr(b'\n', &head) {
+                        head.truncate(i);
+                        break (head, i as u64 + 1);
+                    }
+                    if head.len() as u64 >= size {
+                        break (head, size);
+                    }
+                    chunk *= 4;
+                }
+            }
+        };
         let meta = Record::decode(&head)
             .map_err(|e| corrupt(0, format!("the first line does not parse: {e}")))?;
 
@@ -207,16 +224,17 @@ impl FileStore {
         let mut window: u64 = 64 * 1024;
         loop {
             let start = size.saturating_sub(window).max(meta_end);
-            let mut buf = Vec::with_capacity((size - start) as usize);
-            f.seek(SeekFrom::Start(start))
-                .map_err(|e| Error::io(&path, e))?;
-            (&mut f)
-                .take(size - start)
-                .read_to_end(&mut buf)
-                .map_err(|e| Error::io(&path, e))?;
+            let owned;
+            let buf: &[u8] = match &whole {
+                Some(w) => w.get(start as usize..).unwrap_or_default(),
+                None => {
+                    owned = read(start, size - start)?;
+                    &owned
+                }
+            };
             // Unless we reached the meta record, the window starts mid-line.
             let (body, body_start) = if start > meta_end {
-                match memchr::memchr(b'\n', &buf) {
+                match memchr::memchr(b'\n', buf) {
                     Some(i) => (&buf[i + 1..], start + i as u64 + 1),
                     None => {
                         window *= 4;
@@ -224,7 +242,7 @@ impl FileStore {
                     }
                 }
             } else {
-                (&buf[..], start)
+                (buf, start)
             };
             let raw: Vec<_> = lines::split(body).collect();
             let mut tail = Vec::new();
@@ -250,7 +268,10 @@ impl FileStore {
             }
             if found_assistant || start <= meta_end {
                 tail.reverse();
-                return Ok(Summary::from_tail(run, &meta, &tail));
+                let mut s = Summary::from_tail(run, &meta, &tail);
+                s.bytes = size;
+                s.updated = md.modified().ok().map(crate::time::format);
+                return Ok(s);
             }
             window *= 4;
         }
@@ -316,4 +337,21 @@ impl LiveLocks {
             },
         }
     }
+}
+
+/// `len` bytes from `start` (fewer only at end of file), with positioned
+/// reads: one system call for the whole range in the common case.
+fn read_range(f: &File, start: u64, len: u64) -> std::io::Result<Vec<u8>> {
+    let mut buf = vec![0u8; len as usize];
+    let mut got = 0usize;
+    while got < buf.len() {
+        match f.read_at(&mut buf[got..], start + got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    buf.truncate(got);
+    Ok(buf)
 }
