@@ -25,11 +25,14 @@ impl Style {
 }
 
 /// Whether `c` must not reach a terminal as is: C0 and C1 controls, DEL,
-/// and the bidirectional overrides that can make text read differently
-/// from what it is.
+/// the Unicode line and paragraph separators, and the bidirectional
+/// overrides that can make text read differently from what it is.
 fn is_dangerous(c: char) -> bool {
     c.is_control()
-        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        || matches!(
+            c,
+            '\u{200e}' | '\u{200f}' | '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
 }
 
 /// Neutralise untrusted text for a terminal: control characters (and so

@@ -5,4 +5,5 @@ mod support;
 
 mod corpus;
 mod docs;
+mod read;
 mod schema;

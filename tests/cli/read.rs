@@ -1,0 +1,360 @@
+//! The reading commands: ls, show, fold, info, and how they treat a store
+//! that is live, badly permissioned, or full of hostile text.
+
+use crate::support::*;
+use serde_json::Value;
+use std::fs::File;
+use std::os::unix::fs::PermissionsExt;
+
+#[test]
+fn a_held_lock_shows_as_live_without_ls_creating_or_taking_locks() {
+    let store = store_copy("runs");
+    let lock_path = store.path().join("tool-batch.lock");
+    let lock = File::create(&lock_path).unwrap();
+    lock.try_lock().unwrap();
+    let r = fisk(&["--state-dir", s(store.path()), "ls", "--format", "json"]);
+    let runs = r.json();
+    let live: Vec<&str> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["live"] == Value::Bool(true))
+        .map(|x| x["run_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(live, ["tool-batch"]);
+    let v = fisk(&[
+        "--state-dir",
+        s(store.path()),
+        "verify",
+        "--format",
+        "json",
+        "tool-batch",
+    ]);
+    assert!(
+        v.json_lines().iter().any(|f| f["code"] == "live"),
+        "{}",
+        v.stdout
+    );
+    let show = fisk(&["--state-dir", s(store.path()), "show", "tool-batch"]);
+    assert!(show.stdout.contains("live"), "{}", show.stdout);
+    // ls created no lock file for any other run.
+    let locks: Vec<String> = std::fs::read_dir(store.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".lock"))
+        .collect();
+    assert_eq!(locks.len(), 2, "{locks:?}"); // tool-batch.lock and the shipped simple-completed.lock
+    drop(lock);
+    let r = fisk(&["--state-dir", s(store.path()), "ls", "--format", "json"]);
+    assert!(r
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|x| x["live"] == Value::Bool(false)));
+}
+
+#[test]
+fn loose_permissions_and_symlinks_are_reported() {
+    let store = store_copy("runs");
+    std::fs::set_permissions(store.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let j = store.path().join("tool-batch.json");
+    std::fs::set_permissions(&j, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let r = fisk(&["--state-dir", s(store.path()), "verify", "--format", "json"]);
+    let perms: Vec<Value> = r
+        .json_lines()
+        .into_iter()
+        .filter(|f| f["code"] == "permissions")
+        .collect();
+    assert_eq!(perms.len(), 2, "{perms:?}");
+    assert!(perms.iter().any(|f| f["run"] == "tool-batch"));
+    assert_eq!(r.code, 0, "warnings only");
+}
+
+#[test]
+fn hostile_text_never_reaches_the_terminal_raw() {
+    let store = store_copy("runs");
+    let d = s(store.path());
+    for args in [
+        vec!["--state-dir", d, "ls"],
+        vec!["--state-dir", d, "show", "go-escapes", "--transcript"],
+        vec!["--state-dir", d, "fold", "go-escapes"],
+        vec!["--state-dir", d, "verify"],
+    ] {
+        let r = fisk(&args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        for c in r.stdout.chars() {
+            assert!(
+                !c.is_control() || c == '\n' || c == '\t',
+                "{args:?} printed control character {:?}",
+                c
+            );
+            assert!(!('\u{202a}'..='\u{202e}').contains(&c));
+        }
+        assert!(!r.stdout.contains('\u{2028}'), "{args:?} printed U+2028");
+    }
+    let show = fisk(&["--state-dir", d, "show", "go-escapes", "--transcript"]);
+    assert!(
+        show.stdout.contains("\\u{1b}[31m"),
+        "escape made visible: {}",
+        show.stdout
+    );
+}
+
+#[test]
+fn show_names_what_a_waiting_run_waits_on() {
+    let store = store_copy("runs");
+    let r = fisk(&["--state-dir", s(store.path()), "show", "deferral-waiting"]);
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.contains("status:      waiting"), "{}", r.stdout);
+    let waiting = r
+        .stdout
+        .split("Waiting on")
+        .nth(1)
+        .expect("a Waiting on section");
+    let fold = fisk(&[
+        "--state-dir",
+        s(store.path()),
+        "fold",
+        "deferral-waiting",
+        "--format",
+        "json",
+    ])
+    .json();
+    for d in fold["pending"]["open_deferrals"].as_array().unwrap() {
+        assert!(waiting.contains(d["tool_use_id"].as_str().unwrap()));
+        assert!(waiting.contains(d["tool_name"].as_str().unwrap()));
+    }
+    assert!(waiting.contains("fisk-admin answer deferral-waiting"));
+}
+
+#[test]
+fn show_transcript_prints_prompt_tool_calls_and_output() {
+    let store = store_copy("runs");
+    let r = fisk(&[
+        "--state-dir",
+        s(store.path()),
+        "show",
+        "tool-batch",
+        "--transcript",
+    ]);
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.contains("Transcript"));
+    assert!(r.stdout.contains("-> tool call"));
+    assert!(r.stdout.contains("<- tool output"));
+    assert!(r
+        .stdout
+        .contains("Which of the three JetStream servers is furthest behind?"));
+}
+
+#[test]
+fn fold_until_seq_stops_at_that_record() {
+    let store = store_copy("runs");
+    let full = fisk(&[
+        "--state-dir",
+        s(store.path()),
+        "fold",
+        "tool-batch",
+        "--format",
+        "json",
+    ])
+    .json();
+    let early = fisk(&[
+        "--state-dir",
+        s(store.path()),
+        "fold",
+        "tool-batch",
+        "--until-seq",
+        "2",
+        "--format",
+        "json",
+    ])
+    .json();
+    assert_eq!(early["counters"]["llm_calls"], 1);
+    assert!(
+        early["pending"].is_object(),
+        "the first turn is still open at seq 2"
+    );
+    assert_eq!(early["status"], "open");
+    assert_ne!(early, full);
+}
+
+#[test]
+fn ids_that_could_escape_the_store_are_refused_before_any_path_is_built() {
+    let store = store_copy("runs");
+    for bad in ["../runs/tool-batch", "/etc/passwd", ".hidden", "a b"] {
+        let r = fisk(&["--state-dir", s(store.path()), "show", bad]);
+        assert_eq!(r.code, 2, "{bad}");
+        assert!(r.stderr.contains("invalid run id"), "{bad}: {}", r.stderr);
+    }
+    let r = fisk(&["--state-dir", s(store.path()), "show", "no-such-run"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("no-such-run") && r.stderr.contains("not found"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn info_says_which_store_and_why() {
+    let home = tempfile::tempdir().unwrap();
+    let r = fisk_in(home.path(), &["info", "--format", "json"], None);
+    let v = r.json();
+    assert_eq!(v["backend"], "file");
+    assert_eq!(v["location"], s(&home.path().join("state/fisk-ai/runs")));
+    assert!(v["why"].as_str().unwrap().contains("XDG_STATE_HOME"));
+
+    let r = fisk_in(
+        home.path(),
+        &["--state-dir", "/srv/runs", "info", "--format", "json"],
+        None,
+    );
+    assert_eq!(r.json()["location"], "/srv/runs");
+    assert_eq!(r.json()["why"], "--state-dir");
+
+    let agent = home.path().join("agents/agent.yaml");
+    std::fs::create_dir_all(agent.parent().unwrap()).unwrap();
+    std::fs::write(
+        &agent,
+        "harness:\n  sessions: {backend: file, options: {directory: ./runs}}\n",
+    )
+    .unwrap();
+    let r = fisk_in(
+        home.path(),
+        &["--config", s(&agent), "info", "--format", "json"],
+        None,
+    );
+    assert_eq!(r.json()["location"], s(&home.path().join("agents/./runs")));
+    assert!(r.json()["why"]
+        .as_str()
+        .unwrap()
+        .contains("harness.sessions"));
+
+    // The flag wins over the agent file.
+    let r = fisk_in(
+        home.path(),
+        &[
+            "--config",
+            s(&agent),
+            "--state-dir",
+            "/x",
+            "info",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(r.json()["location"], "/x");
+}
+
+#[test]
+fn state_dir_with_a_jetstream_store_is_an_error_not_ignored() {
+    let home = tempfile::tempdir().unwrap();
+    let r = fisk_in(
+        home.path(),
+        &["--state-dir", "/x", "--store", "jetstream:S", "info"],
+        None,
+    );
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("--state-dir"), "{}", r.stderr);
+    let agent = home.path().join("agent.yaml");
+    std::fs::write(
+        &agent,
+        "nats_context: prod\nharness:\n  sessions: {backend: jetstream, options: {stream: S}}\n",
+    )
+    .unwrap();
+    let r = fisk_in(
+        home.path(),
+        &["--config", s(&agent), "--state-dir", "/x", "info"],
+        None,
+    );
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("--state-dir"), "{}", r.stderr);
+}
+
+#[test]
+fn a_malformed_agent_file_names_the_file_and_line() {
+    let home = tempfile::tempdir().unwrap();
+    let agent = home.path().join("agent.yaml");
+    std::fs::write(&agent, "harness:\n  sessions: [unclosed\n").unwrap();
+    let r = fisk_in(home.path(), &["--config", s(&agent), "info"], None);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("agent.yaml") && r.stderr.contains("line"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_closed_pipe_is_not_an_error() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let store = store_copy("runs");
+    let mut child = Command::new(bin())
+        .args([
+            "--state-dir",
+            s(store.path()),
+            "show",
+            "perf-large",
+            "--transcript",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut first = [0u8; 16];
+    out.read_exact(&mut first).unwrap();
+    drop(out);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn ls_filters_and_sorts() {
+    let store = store_copy("runs");
+    let r = fisk(&[
+        "--state-dir",
+        s(store.path()),
+        "ls",
+        "--status",
+        "waiting",
+        "--format",
+        "json",
+    ]);
+    let v = r.json();
+    let mut ids: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["run_id"].as_str().unwrap())
+        .collect();
+    ids.sort();
+    assert_eq!(ids, ["deferral-partly-answered", "deferral-waiting"]);
+    let r = fisk(&[
+        "--state-dir",
+        s(store.path()),
+        "ls",
+        "--sort",
+        "size",
+        "--format",
+        "json",
+    ]);
+    let sizes: Vec<u64> = r
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["bytes"].as_u64().unwrap())
+        .collect();
+    assert!(sizes.windows(2).all(|w| w[0] >= w[1]), "{sizes:?}");
+    let text = fisk(&["--state-dir", s(store.path()), "ls"]);
+    assert!(text.stdout.starts_with(" RUN"), "{}", text.stdout);
+}
