@@ -59,7 +59,7 @@ pub enum Tail {
 }
 
 impl Tail {
-    /// Byte length of the journal once a torn tail is cut (what readers see).
+    /// Nothing to report at the end of the journal.
     pub fn is_clean(&self) -> bool {
         matches!(self, Tail::Clean)
     }

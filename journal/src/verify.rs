@@ -3,7 +3,6 @@
 //! and every problem becomes a finding with its line, byte offset and seq.
 
 use crate::fold::{fold_with, FoldOptions};
-use crate::id;
 use crate::lines::{self, RawLine};
 use crate::record::{Entry, Kind, Payload, Record, VERSION};
 use crate::store::file::{FileStore, LiveLocks};
@@ -514,9 +513,4 @@ pub fn verify_file_run(
 
 fn display(p: &Path) -> String {
     p.display().to_string()
-}
-
-/// True when `run` is a valid id (for callers deciding how to label files).
-pub fn is_valid_run(run: &str) -> bool {
-    id::is_valid(run)
 }
