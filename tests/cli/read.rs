@@ -358,3 +358,20 @@ fn ls_filters_and_sorts() {
     let text = fisk(&["--state-dir", s(store.path()), "ls"]);
     assert!(text.stdout.starts_with(" RUN"), "{}", text.stdout);
 }
+
+#[test]
+fn an_unreadable_journal_is_a_finding_and_verify_goes_on() {
+    let store = store_copy("runs");
+    std::os::unix::fs::symlink("nowhere.json", store.path().join("dangling.json")).unwrap();
+    let r = fisk(&["--state-dir", s(store.path()), "verify", "--format", "json"]);
+    assert_eq!(r.code, 1);
+    let lines = r.json_lines();
+    let about: Vec<&str> = lines
+        .iter()
+        .filter(|f| f["run"] == "dangling")
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(about, ["symlink", "unreadable"]);
+    let summary = &lines.last().unwrap()["summary"];
+    assert_eq!(summary["runs"], 28, "every other run was still verified");
+}
