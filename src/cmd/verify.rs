@@ -7,10 +7,12 @@
 //! object `{"summary": {runs, records, bytes, errors, warnings, infos,
 //! seconds}}`. The shape is `schemas/output/verify.json`.
 
-use super::{open_store, CmdResult, Failure};
+use super::{locate, nats_settings, open_store, CmdResult, Failure};
 use crate::cli::{Global, VerifyArgs};
 use crate::output::{excerpt, json_line, sanitize, table, Style};
-use journal::store::file::LiveLocks;
+use journal::location::Backend;
+use journal::store::file::{FileStore, LiveLocks};
+use journal::store::jetstream::{self, JetStreamStore};
 use journal::store::Store;
 use journal::verify::{self, Finding, Report, Severity};
 use miette::{MietteSpanContents, SourceCode, SourceSpan, SpanContents};
@@ -21,35 +23,18 @@ use std::time::Instant;
 
 pub fn run(g: &Global, a: VerifyArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     let started = Instant::now();
-    let Store::File(store) = open_store(g)?;
-    let listing = store.list()?;
-    let mut reports = Vec::new();
-    let runs: Vec<String> = if a.runs.is_empty() {
-        reports.push(Report {
-            findings: verify::verify_store_dir(&store, &listing),
-            ..Report::default()
-        });
-        listing.runs.clone()
-    } else {
-        for r in &a.runs {
-            journal::id::check(r)?;
-            if !store.journal_path(r)?.exists() {
-                return Err(Failure::new(format!(
-                    "run {r} not found in {}",
-                    store.dir().display()
-                ))
-                .help("`fisk-admin ls` lists the runs in this store"));
-            }
+    let loc = locate(g)?;
+    let (reports, nruns) = match loc.backend {
+        Backend::JetStream { stream } => {
+            verify_jetstream(g, &a, &stream, loc.nats_context.as_deref())?
         }
-        a.runs.clone()
+        Backend::File { .. } => {
+            let Store::File(store) = open_store(g)? else {
+                return Err(Failure::new("the store is not a file store"));
+            };
+            verify_files(&a, &store)?
+        }
     };
-    let locks = LiveLocks::snapshot();
-    let run_reports: Vec<Report> = runs
-        .par_iter()
-        .map(|r| verify::verify_file_run(&store, r, &locks, None))
-        .collect();
-    let nruns = run_reports.len();
-    reports.extend(run_reports);
 
     let mut totals = [0u64; 3];
     let (mut records, mut bytes) = (0u64, 0u64);
@@ -97,6 +82,86 @@ pub fn run(g: &Global, a: VerifyArgs, style: Style, out: &mut dyn Write) -> CmdR
     } else {
         ExitCode::SUCCESS
     })
+}
+
+fn verify_files(a: &VerifyArgs, store: &FileStore) -> Result<(Vec<Report>, usize), Failure> {
+    let listing = store.list()?;
+    let mut reports = Vec::new();
+    let runs: Vec<String> = if a.runs.is_empty() {
+        reports.push(Report {
+            findings: verify::verify_store_dir(store, &listing),
+            ..Report::default()
+        });
+        listing.runs.clone()
+    } else {
+        for r in &a.runs {
+            journal::id::check(r)?;
+            if !store.journal_path(r)?.exists() {
+                return Err(Failure::new(format!(
+                    "run {r} not found in {}",
+                    store.dir().display()
+                ))
+                .help("`fisk-admin ls` lists the runs in this store"));
+            }
+        }
+        a.runs.clone()
+    };
+    let locks = LiveLocks::snapshot();
+    let run_reports: Vec<Report> = runs
+        .par_iter()
+        .map(|r| verify::verify_file_run(store, r, &locks, None))
+        .collect();
+    let nruns = run_reports.len();
+    reports.extend(run_reports);
+    Ok((reports, nruns))
+}
+
+/// JetStream: the stream's configuration as findings (a misconfigured
+/// stream is still read), then every run's messages.
+fn verify_jetstream(
+    g: &Global,
+    a: &VerifyArgs,
+    stream: &str,
+    agent_context: Option<&str>,
+) -> Result<(Vec<Report>, usize), Failure> {
+    let settings = nats_settings(g, agent_context)?;
+    let store = JetStreamStore::connect_unchecked(&settings, stream)?;
+    let mut reports = vec![Report {
+        findings: verify::stream_config_findings(stream, &jetstream::check_config(store.config())),
+        ..Report::default()
+    }];
+    let runs = if a.runs.is_empty() {
+        store.runs()?
+    } else {
+        for r in &a.runs {
+            if !store.exists(r)? {
+                return Err(
+                    Failure::new(format!("run {r} not found in {}", store.describe()))
+                        .help("`fisk-admin ls` lists the runs in this store"),
+                );
+            }
+        }
+        a.runs.clone()
+    };
+    for (r, read) in runs.iter().zip(store.read_many(&runs)) {
+        reports.push(match read {
+            Ok(messages) => verify::verify_jetstream_run(r, &messages, None),
+            Err(e) => Report {
+                findings: vec![Finding {
+                    run: r.clone(),
+                    code: "unreadable",
+                    severity: Severity::Error,
+                    line: None,
+                    offset: None,
+                    seq: None,
+                    message: format!("cannot read the run: {e}"),
+                    excerpt: None,
+                }],
+                ..Report::default()
+            },
+        });
+    }
+    Ok((reports, runs.len()))
 }
 
 /// One line of a journal presented to miette with its true line number.
