@@ -94,6 +94,10 @@ pub struct RunReport {
     /// SHA-256 over the bodies, when verified.
     pub sha256: Option<String>,
     pub source_deleted: bool,
+    /// The failure came from a store (connection, server, disk), not from
+    /// this run's data: later runs would fail the same way.
+    #[serde(skip)]
+    pub store_failed: bool,
     /// What the operator must know: dropped tails, prefixes, conflicts, errors.
     pub notes: Vec<String>,
 }
@@ -109,6 +113,7 @@ impl RunReport {
             appended: 0,
             sha256: None,
             source_deleted: false,
+            store_failed: false,
             notes: Vec::new(),
         }
     }
@@ -194,10 +199,27 @@ pub fn migrate(
     progress: &Progress,
 ) -> Vec<RunReport> {
     use rayon::prelude::*;
+    // Once a store fails (a server gone, a disk full), every further run
+    // would wait out the same timeout: stop starting new runs instead.
+    let abort: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
     let work = || -> Vec<RunReport> {
         runs.par_iter()
             .map(|r| {
-                let rep = copy_run(from, to, r, opts, progress);
+                let stopped = abort.lock().ok().and_then(|a| a.clone());
+                let rep = match stopped {
+                    Some(why) => RunReport::new(r).end(
+                        Outcome::Failed,
+                        format!("not attempted: an earlier run failed on the store ({why}); re-run to continue"),
+                    ),
+                    None => copy_run(from, to, r, opts, progress),
+                };
+                if rep.result == Outcome::Failed && rep.store_failed {
+                    if let Ok(mut a) = abort.lock() {
+                        if a.is_none() {
+                            *a = Some(format!("run {}", rep.run));
+                        }
+                    }
+                }
                 progress.runs_done.fetch_add(1, Ordering::Relaxed);
                 rep
             })
@@ -215,7 +237,10 @@ pub fn migrate(
 
 fn copy_run(from: &Store, to: &Store, run: &str, opts: &Options, progress: &Progress) -> RunReport {
     let rep = RunReport::new(run);
-    let failed = |rep: RunReport, e: Error| rep.end(Outcome::Failed, e.to_string());
+    let failed = |mut rep: RunReport, e: Error| {
+        rep.store_failed = matches!(e, Error::Store { .. } | Error::Io { .. });
+        rep.end(Outcome::Failed, e.to_string())
+    };
 
     // The source.
     if !opts.allow_live {
@@ -292,12 +317,13 @@ fn copy_run(from: &Store, to: &Store, run: &str, opts: &Options, progress: &Prog
     let dest = match to.read(run) {
         Ok(j) => Some(j),
         Err(Error::NotFound { .. }) => None,
-        Err(e) => {
+        Err(e @ Error::Corrupt { .. }) => {
             return rep.end(
                 Outcome::Conflict,
                 format!("the destination run cannot be read ({e}); it was left untouched"),
             )
         }
+        Err(e) => return failed(rep, e),
     };
     let already = match &dest {
         Some(d) => match compare(&src, d) {
@@ -360,6 +386,8 @@ fn copy_run(from: &Store, to: &Store, run: &str, opts: &Options, progress: &Prog
                         "{err} (after {} records of this run were copied; re-run to continue)",
                         rep.appended
                     );
+                    let mut rep = rep;
+                    rep.store_failed = matches!(err, Error::Store { .. } | Error::Io { .. });
                     return rep.end(Outcome::Failed, note);
                 }
             }
@@ -370,10 +398,11 @@ fn copy_run(from: &Store, to: &Store, run: &str, opts: &Options, progress: &Prog
     let got = match to.read(run) {
         Ok(j) => j,
         Err(e) => {
+            rep.store_failed = matches!(e, Error::Store { .. } | Error::Io { .. });
             return rep.end(
                 Outcome::Failed,
                 format!("cannot read the copy back to verify it: {e}"),
-            )
+            );
         }
     };
     let have = digest(got.entries.iter().map(|e| e.raw.as_slice()));
