@@ -366,31 +366,32 @@ fn copy_run(from: &Store, to: &Store, run: &str, opts: &Options, progress: &Prog
                 ),
             );
         }
-        for e in src.entries.iter().skip(already) {
-            match app.append_raw(e.record.seq, &e.raw) {
-                Ok(true) => {
-                    rep.appended += 1;
-                    progress.records.fetch_add(1, Ordering::Relaxed);
-                }
-                Ok(false) => {
-                    return rep.end(
-                        Outcome::Conflict,
-                        format!(
-                            "the destination already held seq {} while copying it; re-run to compare again",
-                            e.record.seq
-                        ),
-                    )
-                }
-                Err(err) => {
-                    let note = format!(
-                        "{err} (after {} records of this run were copied; re-run to continue)",
-                        rep.appended
-                    );
-                    let mut rep = rep;
-                    rep.store_failed = matches!(err, Error::Store { .. } | Error::Io { .. });
-                    return rep.end(Outcome::Failed, note);
-                }
-            }
+        let batch: Vec<(u64, Vec<u8>)> = src
+            .entries
+            .iter()
+            .skip(already)
+            .map(|e| (e.record.seq, e.raw.clone()))
+            .collect();
+        let want_n = batch.len() as u64;
+        let (stored, result) = app.append_batch(batch);
+        rep.appended = stored;
+        progress.records.fetch_add(stored, Ordering::Relaxed);
+        if let Err(err) = result {
+            let note = format!(
+                "{err} (after {stored} records of this run were copied; re-run to continue)"
+            );
+            rep.store_failed = matches!(err, Error::Store { .. } | Error::Io { .. });
+            return rep.end(Outcome::Failed, note);
+        }
+        if stored != want_n {
+            return rep.end(
+                Outcome::Conflict,
+                format!(
+                    "the destination already held some of seqs {}..{} while copying them; re-run to compare again",
+                    already + 1,
+                    src.entries.len()
+                ),
+            );
         }
     }
 

@@ -36,6 +36,10 @@ use std::time::Duration;
 /// How many runs are read or summarised at once.
 pub const CONCURRENCY: usize = 32;
 
+/// Runs up to this many records are read by direct gets, longer ones by a
+/// consumer.
+const DIRECT_READ_MAX: u64 = 1000;
+
 /// The header the literal fence names its subject with (async-nats has no
 /// constant for it).
 pub const EXPECTED_SUBJECT_HEADER: &str = "Nats-Expected-Last-Subject-Sequence-Subject";
@@ -510,6 +514,21 @@ impl JetStreamStore {
         self.conn.rt.block_on(f)
     }
 
+    /// Run `f` as a task on the runtime's workers and wait for it: the
+    /// caller's thread sleeps once instead of at every await (what makes
+    /// many concurrent callers cheap).
+    fn run_task<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: std::future::Future<Output = Result<T>> + Send + 'static,
+    {
+        let handle = self.conn.rt.spawn(f);
+        match self.conn.rt.block_on(handle) {
+            Ok(r) => r,
+            Err(e) => Err(self.err(None, format!("a JetStream task failed: {e}"))),
+        }
+    }
+
     /// The last message stored on `subject` (which may be a wildcard).
     async fn last_on(&self, subject: &str, wildcard: bool) -> Result<Option<StreamMessage>> {
         let run = self.parse_subject(subject).map(|(r, _)| r);
@@ -556,67 +575,155 @@ impl JetStreamStore {
 
     /// Every message of the run in stream order, exactly as stored.
     pub fn read_messages(&self, run: &str) -> Result<Vec<RunMessage>> {
-        self.block_on(self.read_messages_async(run))
+        let (st, run) = (self.clone(), run.to_owned());
+        self.run_task(async move { st.read_messages_async(&run).await })
     }
 
     async fn read_messages_async(&self, run: &str) -> Result<Vec<RunMessage>> {
-        // An ordered consumer on an empty filter never ends: find the last
-        // message first, and read up to it.
+        self.read_run(run, false).await
+    }
+
+    /// `complete`: read through a consumer, which also sees messages on
+    /// subjects that are not record subjects (verify needs them).
+    async fn read_run(&self, run: &str, complete: bool) -> Result<Vec<RunMessage>> {
+        // The last message says whether the run exists and, for a run with
+        // sane subjects, how long it is.
         let Some(last) = self.last_of_run(run).await? else {
             return Err(self.not_found(run));
         };
+        let last_n = self.parse_subject(&last.subject).and_then(|(_, s)| s);
+        match last_n {
+            // Short runs: direct gets of every record subject, pipelined,
+            // cost the server less than creating a consumer.
+            Some(n) if !complete && self.direct && n <= DIRECT_READ_MAX => {
+                if let Some(out) = self.read_direct(run, n, &last).await? {
+                    return Ok(out);
+                }
+                self.read_consumer(run).await
+            }
+            _ => self.read_consumer(run).await,
+        }
+    }
+
+    /// Records 1..=n by direct get; `None` when the run holds anything the
+    /// subjects 1..=n do not account for (then a consumer reads it all).
+    async fn read_direct(
+        &self,
+        run: &str,
+        n: u64,
+        last: &StreamMessage,
+    ) -> Result<Option<Vec<RunMessage>>> {
+        let gets = futures_util::stream::iter(1..n)
+            .map(|k| {
+                let subject = self.subject(run, k);
+                async move { self.last_on(&subject, false).await.map(|m| (k, subject, m)) }
+            })
+            .buffered(64)
+            .collect::<Vec<_>>()
+            .await;
+        let mut out = Vec::with_capacity(n as usize);
+        for g in gets {
+            let (k, subject, m) = g?;
+            let Some(m) = m else {
+                return Ok(None); // a gap: let the consumer see what is there
+            };
+            out.push(RunMessage {
+                subject,
+                subject_seq: Some(k),
+                stream_seq: m.sequence,
+                body: m.payload.to_vec(),
+            });
+        }
+        out.push(RunMessage {
+            subject: last.subject.to_string(),
+            subject_seq: Some(n),
+            stream_seq: last.sequence,
+            body: last.payload.to_vec(),
+        });
+        // A message on a subject that is not a record subject is not seen
+        // here; the reader's rule does not use it, and verify reads with a
+        // consumer instead.
+        Ok(Some(out))
+    }
+
+    async fn read_consumer(&self, run: &str) -> Result<Vec<RunMessage>> {
+        id::check(run)?;
         let filter = format!("{}.{run}.>", self.prefix);
+        // An ephemeral pull consumer without acks: its pending count at
+        // creation is the run's message count, so the read knows where it
+        // ends (a consumer on an empty filter would otherwise wait forever).
         let consumer = self
             .stream
-            .create_consumer(jetstream::consumer::pull::OrderedConfig {
+            .create_consumer(jetstream::consumer::pull::Config {
                 filter_subject: filter.clone(),
+                ack_policy: jetstream::consumer::AckPolicy::None,
+                deliver_policy: jetstream::consumer::DeliverPolicy::All,
+                inactive_threshold: Duration::from_secs(30),
+                memory_storage: true,
+                num_replicas: 1,
                 ..Default::default()
             })
             .await
             .map_err(|e| self.err(Some(run), format!("cannot read {filter}: {e}")))?;
-        let mut messages = consumer
-            .messages()
-            .await
-            .map_err(|e| self.err(Some(run), format!("cannot read {filter}: {e}")))?;
-        let mut out = Vec::new();
-        loop {
-            let next = tokio::time::timeout(nats::REQUEST_TIMEOUT, messages.next()).await;
-            let m = match next {
-                Ok(Some(Ok(m))) => m,
-                Ok(Some(Err(e))) => {
-                    return Err(self.err(Some(run), format!("reading {filter} failed: {e}")))
-                }
-                Ok(None) => break,
-                Err(_) => {
-                    return Err(self.err(
-                        Some(run),
-                        format!(
-                        "reading {filter} stalled for {}s (after {} messages); is the server up?",
-                        nats::REQUEST_TIMEOUT.as_secs(),
-                        out.len()
-                    ),
-                    ))
-                }
-            };
-            let (stream_seq, pending) = match m.info() {
-                Ok(i) => (i.stream_sequence, i.pending),
-                Err(e) => {
-                    return Err(self.err(
+        let name = consumer.cached_info().name.clone();
+        let count = consumer.cached_info().num_pending;
+        let out = self.fetch_all(run, &filter, &consumer, count).await;
+        // Consumers count against the stream's limits: never leave one behind.
+        let _ = self.stream.delete_consumer(&name).await;
+        let out = out?;
+        if out.is_empty() {
+            return Err(self.not_found(run));
+        }
+        Ok(out)
+    }
+
+    async fn fetch_all(
+        &self,
+        run: &str,
+        filter: &str,
+        consumer: &jetstream::consumer::PullConsumer,
+        count: u64,
+    ) -> Result<Vec<RunMessage>> {
+        let mut out = Vec::with_capacity(usize::try_from(count).unwrap_or(0).min(1 << 16));
+        while (out.len() as u64) < count {
+            let want = usize::try_from(count - out.len() as u64)
+                .unwrap_or(usize::MAX)
+                .min(10_000);
+            let mut batch = consumer
+                .fetch()
+                .max_messages(want)
+                .expires(nats::REQUEST_TIMEOUT)
+                .messages()
+                .await
+                .map_err(|e| self.err(Some(run), format!("cannot read {filter}: {e}")))?;
+            let before = out.len();
+            while let Some(m) = batch.next().await {
+                let m =
+                    m.map_err(|e| self.err(Some(run), format!("reading {filter} failed: {e}")))?;
+                let stream_seq = m.info().map(|i| i.stream_sequence).map_err(|e| {
+                    self.err(
                         Some(run),
                         format!("a message without JetStream metadata: {e}"),
-                    ))
-                }
-            };
-            let subject = m.message.subject.to_string();
-            let subject_seq = self.parse_subject(&subject).and_then(|(_, s)| s);
-            out.push(RunMessage {
-                subject,
-                subject_seq,
-                stream_seq,
-                body: m.message.payload.to_vec(),
-            });
-            if stream_seq >= last.sequence || pending == 0 {
-                break;
+                    )
+                })?;
+                let subject = m.message.subject.to_string();
+                let subject_seq = self.parse_subject(&subject).and_then(|(_, s)| s);
+                out.push(RunMessage {
+                    subject,
+                    subject_seq,
+                    stream_seq,
+                    body: m.message.payload.to_vec(),
+                });
+            }
+            if out.len() == before {
+                return Err(self.err(
+                    Some(run),
+                    format!(
+                        "reading {filter} stalled after {} of {count} messages (no message within {}s); is the server up? re-run to retry",
+                        out.len(),
+                        nats::REQUEST_TIMEOUT.as_secs()
+                    ),
+                ));
             }
         }
         Ok(out)
@@ -794,11 +901,12 @@ impl JetStreamStore {
         })
     }
 
-    /// Read many runs concurrently (bounded), in the order given.
+    /// Read many runs completely (every message on `<prefix>.<id>.>`),
+    /// concurrently (bounded), in the order given.
     pub fn read_many(&self, runs: &[String]) -> Vec<Result<Vec<RunMessage>>> {
         self.block_on(async {
             futures_util::stream::iter(runs.iter())
-                .map(|r| self.read_messages_async(r))
+                .map(|r| self.read_run(r, true))
                 .buffered(CONCURRENCY)
                 .collect()
                 .await
@@ -901,6 +1009,7 @@ fn system_time(m: &StreamMessage) -> std::time::SystemTime {
 
 /// A fenced writer for one run (SPEC 8). The nonce is fresh for every open,
 /// so a msg id never repeats across runs or opens.
+#[derive(Clone)]
 pub struct JetStreamAppender {
     store: JetStreamStore,
     run: String,
@@ -1021,6 +1130,45 @@ impl super::Appender for JetStreamAppender {
         self.last_seq = seq;
         self.last_stream_seq = stream_seq;
         Ok(true)
+    }
+
+    fn append_batch(&mut self, records: Vec<(u64, Vec<u8>)>) -> (u64, Result<()>) {
+        let mut me = self.clone();
+        let task = async move {
+            let mut stored = 0;
+            for (seq, raw) in records {
+                match check_append(me.last_seq, seq) {
+                    Append::Duplicate => continue,
+                    Append::Gap => {
+                        let e = me.store.err(
+                            Some(&me.run),
+                            format!(
+                                "seq {seq} does not follow the last stored seq {}: a gap",
+                                me.last_seq
+                            ),
+                        );
+                        return Ok((me, stored, Err(e)));
+                    }
+                    Append::Next => {}
+                }
+                match me.publish(seq, &raw).await {
+                    Ok(stream_seq) => {
+                        me.last_seq = seq;
+                        me.last_stream_seq = stream_seq;
+                        stored += 1;
+                    }
+                    Err(e) => return Ok((me, stored, Err(e))),
+                }
+            }
+            Ok((me, stored, Ok(())))
+        };
+        match self.store.run_task(task) {
+            Ok((me, stored, result)) => {
+                *self = me;
+                (stored, result)
+            }
+            Err(e) => (0, Err(e)),
+        }
     }
 }
 

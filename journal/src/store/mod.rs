@@ -120,6 +120,22 @@ pub trait Appender: Send {
     }
     /// Append bytes exactly as given (a copied record; no newline).
     fn append_raw(&mut self, seq: u64, raw: &[u8]) -> crate::Result<bool>;
+
+    /// Append copied records in order, stopping at the first error: how many
+    /// were stored (duplicates skipped are not counted) and how it ended. A
+    /// backend may do this faster than one `append_raw` at a time (JetStream
+    /// runs the whole loop on its runtime); the rules are the same.
+    fn append_batch(&mut self, records: Vec<(u64, Vec<u8>)>) -> (u64, crate::Result<()>) {
+        let mut stored = 0;
+        for (seq, raw) in records {
+            match self.append_raw(seq, &raw) {
+                Ok(true) => stored += 1,
+                Ok(false) => {}
+                Err(e) => return (stored, Err(e)),
+            }
+        }
+        (stored, Ok(()))
+    }
 }
 
 /// The store a command works on. Every command goes through this, so each
