@@ -30,6 +30,24 @@ pub struct Global {
     /// An agent file whose harness.sessions block chooses the store
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// A NATS context as the nats CLI stores it (~/.config/nats/context/NAME.json)
+    #[arg(long, global = true, value_name = "NAME")]
+    pub context: Option<String>,
+    /// NATS server URL(s), comma-separated; overrides the context
+    #[arg(long, global = true, value_name = "URL")]
+    pub server: Option<String>,
+    /// NATS credentials file; overrides the context
+    #[arg(long, global = true, value_name = "FILE")]
+    pub creds: Option<PathBuf>,
+    /// NATS user; overrides the context
+    #[arg(long, global = true, value_name = "USER")]
+    pub user: Option<String>,
+    /// NATS password; overrides the context
+    #[arg(long, global = true, value_name = "PASSWORD")]
+    pub password: Option<String>,
+    /// NATS token; overrides the context
+    #[arg(long, global = true, value_name = "TOKEN")]
+    pub token: Option<String>,
     /// Output for people (text) or scripts (json)
     #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -52,6 +70,11 @@ pub enum Command {
     Fold(FoldArgs),
     /// Which store would be used, and why
     Info,
+    /// Copy runs between stores, byte-identical, resumable, verified
+    Migrate(MigrateArgs),
+    /// Check or create a JetStream stream for sessions (SPEC 8)
+    #[command(subcommand)]
+    Stream(StreamCommand),
     /// Print shell completions
     Completions(CompletionsArgs),
     /// Write man pages into a directory
@@ -135,4 +158,58 @@ pub struct ManArgs {
     /// Directory to write the pages into
     #[arg(default_value = "man")]
     pub dir: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct MigrateArgs {
+    /// The source store: file:DIR or jetstream:STREAM
+    #[arg(long, value_name = "URI")]
+    pub from: String,
+    /// The destination store: file:DIR or jetstream:STREAM
+    #[arg(long, value_name = "URI")]
+    pub to: String,
+    /// Runs to copy (or --all)
+    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    pub runs: Vec<String>,
+    /// Copy every run of the source
+    #[arg(long)]
+    pub all: bool,
+    /// Say what would be copied; write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Copy the readable prefix of a run with interior corruption
+    #[arg(long)]
+    pub include_corrupt: bool,
+    /// Copy runs that a writer holds now
+    #[arg(long)]
+    pub allow_live: bool,
+    /// Delete each source run once its copy is verified
+    #[arg(long)]
+    pub delete_source: bool,
+    /// Runs copied at once
+    #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub jobs: u16,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum StreamCommand {
+    /// Check a stream against the session-store rules (SPEC 8)
+    Check(StreamCheckArgs),
+    /// Create a stream with exactly the session-store configuration
+    Create(StreamCreateArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct StreamCheckArgs {
+    /// The stream name
+    pub stream: String,
+}
+
+#[derive(Args, Debug)]
+pub struct StreamCreateArgs {
+    /// The stream name
+    pub stream: String,
+    /// The one subject, PREFIX.> (for example fisk.sessions.>)
+    #[arg(long, value_name = "PREFIX.>")]
+    pub subject: String,
 }

@@ -24,6 +24,8 @@ fn main() -> ExitCode {
         cli::Command::Validate(a) => cmd::validate::run(g, a, style, &mut out),
         cli::Command::Fold(a) => cmd::fold::run(g, a, style, &mut out),
         cli::Command::Info => cmd::info::run(g, style, &mut out),
+        cli::Command::Migrate(a) => cmd::migrate::run(g, a, style, &mut out),
+        cli::Command::Stream(a) => cmd::stream::run(g, a, style, &mut out),
         cli::Command::Completions(a) => cmd::completions::run(a, &mut out),
         cli::Command::Man(a) => cmd::man::run(a, &mut out),
     };

@@ -39,6 +39,9 @@ pub enum Error {
     #[error("run {run} is live: another process holds its lock{}; wait for it to finish or stop it first", holder.as_deref().map(|h| format!(" ({h})")).unwrap_or_default())]
     Live { run: String, holder: Option<String> },
 
+    #[error("run {run} already exists in {location}; pick another id, or continue it instead of creating it")]
+    Exists { run: String, location: String },
+
     #[error("{}: {message}", path.display())]
     Config { path: PathBuf, message: String },
 

@@ -10,6 +10,8 @@ pub mod gojson;
 pub mod id;
 pub mod lines;
 pub mod location;
+pub mod migrate;
+pub mod nats;
 pub mod record;
 pub mod schema;
 pub mod store;

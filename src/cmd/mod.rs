@@ -6,7 +6,9 @@ pub mod fold;
 pub mod info;
 pub mod ls;
 pub mod man;
+pub mod migrate;
 pub mod show;
+pub mod stream;
 pub mod validate;
 pub mod verify;
 
@@ -14,6 +16,7 @@ use crate::cli::Global;
 use crate::output::Style;
 use journal::location::{self, Backend, Location};
 use journal::store::file::FileStore;
+use journal::store::jetstream::JetStreamStore;
 use journal::store::Store;
 use std::process::ExitCode;
 
@@ -111,6 +114,38 @@ pub fn locate(g: &Global) -> Result<Location, Failure> {
     )?)
 }
 
+/// The NATS connection settings from the global flags, the context they or
+/// the agent file name, and the defaults.
+pub fn nats_settings(
+    g: &Global,
+    agent_context: Option<&str>,
+) -> Result<journal::nats::Settings, Failure> {
+    let o = journal::nats::Overrides {
+        context: g.context.clone(),
+        server: g.server.clone(),
+        creds: g.creds.clone(),
+        user: g.user.clone(),
+        password: g.password.clone(),
+        token: g.token.clone(),
+    };
+    Ok(journal::nats::resolve(&o, agent_context)?)
+}
+
+/// Bind to a JetStream stream, refusing one that breaks SPEC 8.
+pub fn open_jetstream(
+    g: &Global,
+    stream: &str,
+    agent_context: Option<&str>,
+    why: &str,
+) -> Result<JetStreamStore, Failure> {
+    let settings = nats_settings(g, agent_context)?;
+    JetStreamStore::connect(&settings, stream).map_err(|e| {
+        Failure::from(e).help(format!(
+            "the jetstream store {stream:?} was chosen by {why}; connection settings come from --context, --server, --creds, --user, --password, --token"
+        ))
+    })
+}
+
 /// The store the global flags select. It must exist: reading commands
 /// never create a store.
 pub fn open_store(g: &Global) -> Result<Store, Failure> {
@@ -127,10 +162,46 @@ pub fn open_store(g: &Global) -> Result<Store, Failure> {
             }
             Ok(Store::File(FileStore::new(dir)))
         }
-        Backend::JetStream { stream } => Err(Failure::new(format!(
-            "the jetstream store {stream:?} (chosen by {}) is not supported by this build yet",
-            loc.why
-        ))),
+        Backend::JetStream { stream } => Ok(Store::JetStream(Box::new(open_jetstream(
+            g,
+            &stream,
+            loc.nats_context.as_deref(),
+            &loc.why,
+        )?))),
+    }
+}
+
+/// A store named by a URI (`migrate --from/--to`). A file destination
+/// directory is created (0700) when `create` is set.
+pub fn open_store_uri(g: &Global, uri: &str, create: bool) -> Result<Store, Failure> {
+    let agent_context = match &g.config {
+        Some(p) => Some(journal::agent::AgentFile::load(p)?.nats_context).filter(|c| !c.is_empty()),
+        None => None,
+    };
+    match location::parse_uri(uri)? {
+        Backend::File { dir } => {
+            if !dir.is_dir() {
+                if !create {
+                    return Err(Failure::new(format!(
+                        "store directory {} does not exist ({uri})",
+                        dir.display()
+                    )));
+                }
+                use std::os::unix::fs::DirBuilderExt;
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(&dir)
+                    .map_err(|e| journal::Error::io(&dir, e))?;
+            }
+            Ok(Store::File(FileStore::new(dir)))
+        }
+        Backend::JetStream { stream } => Ok(Store::JetStream(Box::new(open_jetstream(
+            g,
+            &stream,
+            agent_context.as_deref(),
+            uri,
+        )?))),
     }
 }
 

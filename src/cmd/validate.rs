@@ -179,6 +179,17 @@ fn validate_run(store: &Store, set: &SchemaSet, run: &str) -> Result<Tally, Fail
             let (_, bytes) = f.read_bytes(run)?;
             Ok(check_lines(set, Some(run), None, &bytes))
         }
+        Store::JetStream(j) => {
+            // Every message of the run, in seq order, as the lines of a journal.
+            let mut messages = j.read_messages(run)?;
+            messages.sort_by_key(|m| (m.subject_seq.unwrap_or(u64::MAX), m.stream_seq));
+            let mut bytes = Vec::new();
+            for m in &messages {
+                bytes.extend_from_slice(&m.body);
+                bytes.push(b'\n');
+            }
+            Ok(check_lines(set, Some(run), None, &bytes))
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 //! the same [`Journal`] and [`Summary`] shapes so every command reads alike.
 
 pub mod file;
+pub mod jetstream;
 mod mmap;
 
 use crate::fold::{fold_with, FoldOptions};
@@ -119,19 +120,37 @@ pub trait Appender: Send {
     }
     /// Append bytes exactly as given (a copied record; no newline).
     fn append_raw(&mut self, seq: u64, raw: &[u8]) -> crate::Result<bool>;
+
+    /// Append copied records in order, stopping at the first error: how many
+    /// were stored (duplicates skipped are not counted) and how it ended. A
+    /// backend may do this faster than one `append_raw` at a time (JetStream
+    /// runs the whole loop on its runtime); the rules are the same.
+    fn append_batch(&mut self, records: Vec<(u64, Vec<u8>)>) -> (u64, crate::Result<()>) {
+        let mut stored = 0;
+        for (seq, raw) in records {
+            match self.append_raw(seq, &raw) {
+                Ok(true) => stored += 1,
+                Ok(false) => {}
+                Err(e) => return (stored, Err(e)),
+            }
+        }
+        (stored, Ok(()))
+    }
 }
 
 /// The store a command works on. Every command goes through this, so each
 /// works on every backend.
 pub enum Store {
     File(file::FileStore),
+    JetStream(Box<jetstream::JetStreamStore>),
 }
 
 impl Store {
-    /// For messages: "directory /x" or "stream S".
+    /// For messages: "directory /x" or "stream S on nats://..".
     pub fn describe(&self) -> String {
         match self {
             Store::File(f) => format!("directory {}", f.dir().display()),
+            Store::JetStream(j) => j.describe(),
         }
     }
 
@@ -139,6 +158,7 @@ impl Store {
     pub fn runs(&self) -> crate::Result<Vec<String>> {
         match self {
             Store::File(f) => Ok(f.list()?.runs),
+            Store::JetStream(j) => j.runs(),
         }
     }
 
@@ -146,6 +166,67 @@ impl Store {
     pub fn read(&self, run: &str) -> crate::Result<Journal> {
         match self {
             Store::File(f) => f.read(run),
+            Store::JetStream(j) => j.read(run),
+        }
+    }
+
+    /// Read a run up to the first record that breaks it (interior
+    /// corruption, a subject that does not match its record) instead of
+    /// failing: the readable prefix, and why reading stopped early.
+    pub fn read_prefix(&self, run: &str) -> crate::Result<(Journal, Option<String>)> {
+        match self {
+            Store::File(f) => {
+                let (_, bytes) = f.read_bytes(run)?;
+                let mut entries = Vec::new();
+                let mut tail = crate::lines::Tail::Clean;
+                let mut stopped = None;
+                let mut lines = crate::lines::split(&bytes).peekable();
+                while let Some(l) = lines.next() {
+                    let last = lines.peek().is_none();
+                    match Record::decode(l.bytes) {
+                        Ok(record) => {
+                            if last && !l.terminated {
+                                tail = crate::lines::Tail::Unterminated {
+                                    line: l.line,
+                                    offset: l.offset,
+                                };
+                            }
+                            entries.push(Entry {
+                                line: l.line,
+                                offset: l.offset,
+                                raw: l.bytes.to_vec(),
+                                record,
+                            });
+                        }
+                        Err(error) if last => {
+                            tail = crate::lines::Tail::Torn {
+                                line: l.line,
+                                offset: l.offset,
+                                bytes: l.bytes.to_vec(),
+                                terminated: l.terminated,
+                                error,
+                            }
+                        }
+                        Err(error) => {
+                            stopped = Some(format!(
+                                "line {} (byte {}) does not parse: {error}",
+                                l.line, l.offset
+                            ));
+                            break;
+                        }
+                    }
+                }
+                Ok((
+                    Journal {
+                        run: run.to_owned(),
+                        entries,
+                        tail,
+                        bytes: bytes.len() as u64,
+                    },
+                    stopped,
+                ))
+            }
+            Store::JetStream(j) => j.read_prefix(run),
         }
     }
 
@@ -153,6 +234,7 @@ impl Store {
     pub fn exists(&self, run: &str) -> crate::Result<bool> {
         match self {
             Store::File(f) => Ok(f.journal_path(run)?.exists()),
+            Store::JetStream(j) => j.exists(run),
         }
     }
 
@@ -165,6 +247,10 @@ impl Store {
                 let locks = file::LiveLocks::snapshot();
                 Ok(runs.par_iter().map(|id| f.summary(id, &locks)).collect())
             }
+            Store::JetStream(j) => {
+                let runs = j.runs()?;
+                Ok(j.summaries(&runs))
+            }
         }
     }
 
@@ -172,6 +258,7 @@ impl Store {
     pub fn is_live(&self, run: &str) -> crate::Result<bool> {
         match self {
             Store::File(f) => f.is_live(run),
+            Store::JetStream(_) => Ok(false),
         }
     }
 }

