@@ -76,6 +76,16 @@ pub struct Interior {
 /// Decode every line with the reader's rule. Returns the entries, the state
 /// of the tail, or the first interior line that does not decode.
 pub fn decode_all(buf: &[u8]) -> Result<(Vec<Entry>, Tail), Interior> {
+    match decode_prefix(buf) {
+        (entries, tail, None) => Ok((entries, tail)),
+        (_, _, Some(bad)) => Err(bad),
+    }
+}
+
+/// Like [`decode_all`], but an interior line that does not decode ends the
+/// reading instead of failing it: the readable prefix, the tail (clean when
+/// reading stopped early) and where it stopped.
+pub fn decode_prefix(buf: &[u8]) -> (Vec<Entry>, Tail, Option<Interior>) {
     let mut entries = Vec::new();
     let mut tail = Tail::Clean;
     let mut lines = split(buf).peekable();
@@ -106,13 +116,14 @@ pub fn decode_all(buf: &[u8]) -> Result<(Vec<Entry>, Tail), Interior> {
                 }
             }
             Err(error) => {
-                return Err(Interior {
+                let stop = Interior {
                     line: l.line,
                     offset: l.offset,
                     error,
-                })
+                };
+                return (entries, Tail::Clean, Some(stop));
             }
         }
     }
-    Ok((entries, tail))
+    (entries, tail, None)
 }

@@ -177,54 +177,20 @@ impl Store {
         match self {
             Store::File(f) => {
                 let (_, bytes) = f.read_bytes(run)?;
-                let mut entries = Vec::new();
-                let mut tail = crate::lines::Tail::Clean;
-                let mut stopped = None;
-                let mut lines = crate::lines::split(&bytes).peekable();
-                while let Some(l) = lines.next() {
-                    let last = lines.peek().is_none();
-                    match Record::decode(l.bytes) {
-                        Ok(record) => {
-                            if last && !l.terminated {
-                                tail = crate::lines::Tail::Unterminated {
-                                    line: l.line,
-                                    offset: l.offset,
-                                };
-                            }
-                            entries.push(Entry {
-                                line: l.line,
-                                offset: l.offset,
-                                raw: l.bytes.to_vec(),
-                                record,
-                            });
-                        }
-                        Err(error) if last => {
-                            tail = crate::lines::Tail::Torn {
-                                line: l.line,
-                                offset: l.offset,
-                                bytes: l.bytes.to_vec(),
-                                terminated: l.terminated,
-                                error,
-                            }
-                        }
-                        Err(error) => {
-                            stopped = Some(format!(
-                                "line {} (byte {}) does not parse: {error}",
-                                l.line, l.offset
-                            ));
-                            break;
-                        }
-                    }
-                }
-                Ok((
-                    Journal {
-                        run: run.to_owned(),
-                        entries,
-                        tail,
-                        bytes: bytes.len() as u64,
-                    },
-                    stopped,
-                ))
+                let (entries, tail, stop) = crate::lines::decode_prefix(&bytes);
+                let stopped = stop.map(|bad| {
+                    format!(
+                        "line {} (byte {}) does not parse: {}",
+                        bad.line, bad.offset, bad.error
+                    )
+                });
+                let journal = Journal {
+                    run: run.to_owned(),
+                    entries,
+                    tail,
+                    bytes: bytes.len() as u64,
+                };
+                Ok((journal, stopped))
             }
             Store::JetStream(j) => j.read_prefix(run),
         }
