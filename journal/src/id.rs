@@ -12,7 +12,7 @@ pub fn check(id: &str) -> Result<()> {
         Some("it is empty")
     } else if id.len() > MAX_ID_LEN {
         Some("it is longer than 128 bytes")
-    } else if !id.as_bytes()[0].is_ascii_alphanumeric() {
+    } else if !id.as_bytes().first().is_some_and(u8::is_ascii_alphanumeric) {
         Some("it must start with a letter or digit")
     } else if !id
         .bytes()
