@@ -39,6 +39,21 @@ pub enum Error {
     #[error("run {run} is live: another process holds its lock{}; wait for it to finish or stop it first", holder.as_deref().map(|h| format!(" ({h})")).unwrap_or_default())]
     Live { run: String, holder: Option<String> },
 
+    #[error("run {run} already exists in {}; pick another id", dir.display())]
+    Exists { run: String, dir: PathBuf },
+
+    #[error("run {run}: {} line {line} (byte {offset}) is a torn final line (an unfinished write); nothing is appended onto it; run `fisk-admin repair {run}` to cut it (its bytes are kept in a backup file), then try again", path.display())]
+    TornTail {
+        run: String,
+        path: PathBuf,
+        line: usize,
+        offset: u64,
+    },
+
+    /// The tool worked and said no: a gate, a state that forbids the action.
+    #[error("run {run}: {message}")]
+    Refused { run: String, message: String },
+
     #[error("{}: {message}", path.display())]
     Config { path: PathBuf, message: String },
 

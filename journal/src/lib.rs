@@ -5,12 +5,14 @@
 
 pub mod agent;
 pub mod error;
+pub mod fingerprint;
 pub mod fold;
 pub mod gojson;
 pub mod id;
 pub mod lines;
 pub mod location;
 pub mod record;
+pub mod runner;
 pub mod store;
 pub mod time;
 pub mod verify;

@@ -2,6 +2,7 @@
 //! the same [`Journal`] and [`Summary`] shapes so every command reads alike.
 
 pub mod file;
+pub mod file_write;
 mod mmap;
 
 use crate::fold::{fold_with, FoldOptions};
@@ -165,6 +166,44 @@ impl Store {
                 let locks = file::LiveLocks::snapshot();
                 Ok(runs.par_iter().map(|id| f.summary(id, &locks)).collect())
             }
+        }
+    }
+
+    /// Start a new run: the returned appender is its only writer. Refuses a
+    /// run that exists.
+    pub fn create_appender(&self, run: &str) -> crate::Result<Box<dyn Appender>> {
+        match self {
+            Store::File(f) => Ok(Box::new(f.create_appender(run)?)),
+        }
+    }
+
+    /// Become the writer of an existing run: takes the run lock (a live
+    /// run is refused), finds the last seq, refuses a torn tail. A missing
+    /// final newline is written before the first append, not here, so a
+    /// writer that then decides to write nothing changes nothing.
+    pub fn open_appender(&self, run: &str) -> crate::Result<Box<dyn Appender>> {
+        match self {
+            Store::File(f) => Ok(Box::new(f.open_appender(run)?)),
+        }
+    }
+
+    /// Delete a run (refusing a live one). Returns what was removed, for
+    /// the operator.
+    pub fn delete(&self, run: &str) -> crate::Result<Vec<String>> {
+        match self {
+            Store::File(f) => Ok(f
+                .delete(run)?
+                .into_iter()
+                .map(|p| p.display().to_string())
+                .collect()),
+        }
+    }
+
+    /// Fix a damaged tail (file backend: a torn final line or a missing
+    /// final newline), under the run lock.
+    pub fn repair(&self, run: &str, dry_run: bool) -> crate::Result<file_write::Repair> {
+        match self {
+            Store::File(f) => f.repair(run, dry_run),
         }
     }
 
