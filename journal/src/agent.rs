@@ -203,15 +203,23 @@ pub fn load_turns(path: &Path) -> Result<Vec<ScriptTurn>> {
         if raw.trim().is_empty() {
             continue;
         }
-        let v: serde_json::Value =
-            serde_json::from_str(raw).map_err(|e| bad("", format!("not JSON: {e}")))?;
-        let obj = v
-            .as_object()
-            .ok_or_else(|| bad("", "a turn must be a JSON object".into()))?;
+        // Values are kept raw so a tool_use input reaches the journal verbatim.
+        let obj: std::collections::HashMap<String, Box<serde_json::value::RawValue>> =
+            serde_json::from_str(raw).map_err(|e| {
+                bad(
+                    "",
+                    format!("not a JSON object ({e}); a turn is {{\"message\": ..., \"stop_reason\": ..., \"in_tokens\": N, \"out_tokens\": N}}"),
+                )
+            })?;
+        let value = |key: &str| -> serde_json::Value {
+            obj.get(key)
+                .and_then(|r| serde_json::from_str(r.get()).ok())
+                .unwrap_or(serde_json::Value::Null)
+        };
         let int = |key: &str| -> Result<i64> {
-            match obj.get(key) {
-                None | Some(serde_json::Value::Null) => Ok(0),
-                Some(n) => n.as_i64().filter(|n| *n >= 0).ok_or_else(|| {
+            match value(key) {
+                serde_json::Value::Null => Ok(0),
+                n => n.as_i64().filter(|n| *n >= 0).ok_or_else(|| {
                     bad(
                         &format!("field `{key}`: "),
                         "must be an integer >= 0".into(),
@@ -219,19 +227,19 @@ pub fn load_turns(path: &Path) -> Result<Vec<ScriptTurn>> {
                 }),
             }
         };
-        let stop_reason = match obj.get("stop_reason") {
-            None | Some(serde_json::Value::Null) => String::new(),
-            Some(serde_json::Value::String(s)) => s.clone(),
-            Some(_) => return Err(bad("field `stop_reason`: ", "must be a string".into())),
+        let stop_reason = match value("stop_reason") {
+            serde_json::Value::Null => String::new(),
+            serde_json::Value::String(s) => s,
+            _ => return Err(bad("field `stop_reason`: ", "must be a string".into())),
         };
-        let message: Message = match obj.get("message") {
-            None | Some(serde_json::Value::Null) => {
+        let message: Message = match obj.get("message").filter(|m| m.get() != "null") {
+            None => {
                 return Err(bad(
                     "field `message`: ",
                     "missing: the assistant message of this turn".into(),
                 ))
             }
-            Some(m) => serde_json::from_value(m.clone())
+            Some(m) => serde_json::from_str(m.get())
                 .map_err(|e| bad("field `message`: ", e.to_string()))?,
         };
         if message.role != "assistant" {
