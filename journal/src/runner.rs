@@ -277,6 +277,14 @@ impl Runner<'_> {
             next_iteration: st.next_iteration,
             tokens: c.in_tokens.saturating_add(c.out_tokens),
         };
+        // The model's final answer stored, its `completed` terminal not
+        // (the writer died in between): the run is done, no model call.
+        let answered = opts.prompt.is_none()
+            && st.pending.is_none()
+            && st.messages.last().is_some_and(|m| m.role == "assistant");
+        if answered {
+            return self.end(&mut w, run, "completed", String::new(), Vec::new());
+        }
         self.drive(&mut w, run, pos, st.pending.as_ref())
     }
 

@@ -3,4 +3,9 @@
 
 mod support;
 
+mod answer;
 mod corpus;
+mod crash;
+mod fingerprint;
+mod repair;
+mod runner;

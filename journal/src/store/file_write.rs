@@ -41,6 +41,10 @@ pub trait Media: Send {
 pub struct OsFile {
     file: File,
     dir: PathBuf,
+    /// A new journal is written under a temporary name and linked to its
+    /// real name once its first record is durable: a run never exists
+    /// without its meta record, whatever moment the process dies at.
+    publish: Option<(PathBuf, PathBuf)>,
 }
 
 impl Media for OsFile {
@@ -51,6 +55,12 @@ impl Media for OsFile {
         self.file.sync_data()
     }
     fn sync_dir(&mut self) -> io::Result<()> {
+        if let Some((tmp, real)) = &self.publish {
+            // link(2) refuses an existing name: two creators cannot both win.
+            std::fs::hard_link(tmp, real)?;
+            std::fs::remove_file(tmp)?;
+            self.publish = None;
+        }
         File::open(&self.dir)?.sync_all()
     }
     fn truncate(&mut self, len: u64) -> io::Result<()> {
@@ -165,7 +175,17 @@ impl Appender for FileAppender {
         }
         if self.sync_dir {
             if let Err(e) = self.media.sync_dir() {
-                self.poisoned = Some(format!("directory fsync: {e}"));
+                self.poisoned = Some(format!("publishing the new journal: {e}"));
+                if e.kind() == io::ErrorKind::AlreadyExists {
+                    return Err(Error::Exists {
+                        run: self.run.clone(),
+                        dir: self
+                            .path
+                            .parent()
+                            .map(Path::to_path_buf)
+                            .unwrap_or_default(),
+                    });
+                }
                 return Err(self.io(e));
             }
             self.sync_dir = false;
@@ -288,24 +308,47 @@ impl FileStore {
         }
     }
 
-    /// A new run: lock, then create the journal (0600, refusing an existing one).
+    /// A new run: lock, then create the journal (0600, refusing an existing
+    /// one). The journal is written as `<id>.creating-<pid>.tmp` and takes
+    /// its real name when its first record is durable (see [`OsFile`]); a
+    /// process killed before that leaves only that temporary file, which no
+    /// reader takes for a journal.
     pub fn create_appender(&self, run: &str) -> Result<FileAppender> {
         let path = self.journal_path(run)?;
         self.ensure_dir()?;
         let lock = self.lock(run)?;
-        let file = match nofollow().append(true).create_new(true).open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                return Err(Error::Exists {
-                    run: run.to_owned(),
-                    dir: self.dir().to_path_buf(),
-                })
-            }
-            Err(e) => return Err(open_error(&path, e)),
+        let exists = || Error::Exists {
+            run: run.to_owned(),
+            dir: self.dir().to_path_buf(),
         };
+        if std::fs::symlink_metadata(&path).is_ok() {
+            return Err(exists());
+        }
+        // Under the lock no other creator of this id is at work: any
+        // temporary journal of it was left by a creator that died before its
+        // first record was durable, and holds nothing worth keeping.
+        let prefix = format!("{run}.creating-");
+        if let Ok(entries) = std::fs::read_dir(self.dir()) {
+            for e in entries.flatten() {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                if name.starts_with(&prefix) && name.ends_with(".tmp") {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
+        let tmp = self
+            .dir()
+            .join(format!("{run}.creating-{}.tmp", std::process::id()));
+        let file = nofollow()
+            .append(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| open_error(&tmp, e))?;
         let media = OsFile {
             file,
             dir: self.dir().to_path_buf(),
+            publish: Some((tmp, path.clone())),
         };
         let mut a = FileAppender::with_media(run, &path, Box::new(media), Scan::default(), true);
         a._lock = Some(lock);
@@ -334,6 +377,7 @@ impl FileStore {
         let media = OsFile {
             file,
             dir: self.dir().to_path_buf(),
+            publish: None,
         };
         let mut a = FileAppender::with_media(run, &path, Box::new(media), found, false);
         a._lock = Some(lock);
