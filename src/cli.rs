@@ -68,6 +68,20 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Print a run's folded state (SPEC 3)
     Fold(FoldArgs),
+    /// Answer a deferred tool call by hand (SPEC 6), then resume the run
+    Answer(AnswerArgs),
+    /// Fix a damaged tail: cut a torn final line (kept in a backup) or add a missing final newline
+    Repair(RepairArgs),
+    /// Delete runs (journal and lock); refuses live runs
+    Rm(RmArgs),
+    /// Print the fingerprint an agent file would start a run with (JSON, for diff)
+    Fingerprint(FingerprintArgs),
+    /// Compare two fingerprints and say what a resume would do
+    Diff(DiffArgs),
+    /// Start a run with the minimal runner (script provider, exec and defer tools)
+    Run(RunArgs),
+    /// Resume a run: gates, claim, finish the pending batch, continue the script
+    Resume(ResumeArgs),
     /// Which store would be used, and why
     Info,
     /// Copy runs between stores, byte-identical, resumable, verified
@@ -212,4 +226,82 @@ pub struct StreamCreateArgs {
     /// The one subject, PREFIX.> (for example fisk.sessions.>)
     #[arg(long, value_name = "PREFIX.>")]
     pub subject: String,
+}
+
+#[derive(Args, Debug)]
+pub struct AnswerArgs {
+    /// The run id
+    pub run: String,
+    /// The deferred call's tool_use id
+    pub tool_use_id: String,
+    /// The answer's text (else --content-file, else standard input)
+    #[arg(long, conflicts_with = "content_file")]
+    pub content: Option<String>,
+    /// Read the answer from this file (at most 256 KiB, UTF-8)
+    #[arg(long, value_name = "PATH")]
+    pub content_file: Option<PathBuf>,
+    /// Mark the answer as an error result
+    #[arg(long)]
+    pub is_error: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct RepairArgs {
+    /// The run id
+    pub run: String,
+    /// Say what would be done, change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct RmArgs {
+    /// The runs to delete
+    #[arg(required = true)]
+    pub runs: Vec<String>,
+    /// Do not ask (required when standard input is not a terminal)
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct FingerprintArgs {
+    /// The agent file (YAML)
+    #[arg(long, value_name = "FILE")]
+    pub agent: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct DiffArgs {
+    /// The run's side: a run id, or a fingerprint JSON file (`-` for stdin)
+    pub a: String,
+    /// The resume's side: a run id, or a fingerprint JSON file (`-` for stdin)
+    pub b: String,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The agent file (YAML); its harness.sessions block picks the store unless a store flag does
+    #[arg(long, value_name = "FILE")]
+    pub agent: PathBuf,
+    /// The run id to use (default: a fresh random one)
+    #[arg(long, value_name = "RUN")]
+    pub id: Option<String>,
+    /// The prompt
+    pub prompt: String,
+}
+
+#[derive(Args, Debug)]
+pub struct ResumeArgs {
+    /// The run id
+    pub run: String,
+    /// The agent file (default: the one given with --config)
+    #[arg(long, value_name = "FILE")]
+    pub agent: Option<PathBuf>,
+    /// Continue despite blocking drift (model, system prompt, thinking, reasoning effort)
+    #[arg(long)]
+    pub force: bool,
+    /// Add a new user turn (also continues a completed run)
+    #[arg(long, value_name = "TEXT")]
+    pub prompt: Option<String>,
 }

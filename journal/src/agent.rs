@@ -2,6 +2,7 @@
 //! ignored so a full agent file from the Go agent loads too.
 
 use crate::error::{Error, Result};
+use crate::record::{Block, Message};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -9,7 +10,8 @@ use std::path::{Path, PathBuf};
 #[serde(default)]
 pub struct AgentFile {
     pub llm: Llm,
-    pub system: Vec<String>,
+    /// `None` when absent or `null` (Go's nil slice; hashes as `null`).
+    pub system: Option<Vec<String>>,
     pub tools: Vec<String>,
     pub harness: Harness,
     pub nats_context: String,
@@ -18,6 +20,9 @@ pub struct AgentFile {
     pub base: PathBuf,
     #[serde(skip)]
     pub path: PathBuf,
+    /// The file's text, to point at the line of a field in messages.
+    #[serde(skip)]
+    pub text: String,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
@@ -73,6 +78,7 @@ impl AgentFile {
             }
         })?;
         a.path = path.to_path_buf();
+        a.text = text;
         a.base = path
             .parent()
             .map(Path::to_path_buf)
@@ -103,4 +109,172 @@ impl AgentFile {
             Some(_) => true,
         }
     }
+}
+
+impl AgentFile {
+    /// An error about `field` (dotted path), naming the file and the line
+    /// where the field's key appears (the first line that starts with it).
+    pub fn field_error(&self, field: &str, message: impl Into<String>) -> Error {
+        let key = field.rsplit('.').next().unwrap_or(field);
+        let line = self
+            .text
+            .lines()
+            .position(|l| {
+                let t = l
+                    .trim_start()
+                    .trim_start_matches("- ")
+                    .trim_start_matches('{');
+                t.starts_with(&format!("{key}:")) || l.contains(&format!(" {key}:"))
+            })
+            .map(|i| format!("line {}: ", i + 1))
+            .unwrap_or_default();
+        Error::Config {
+            path: self.path.clone(),
+            message: format!("{line}field `{field}`: {}", message.into()),
+        }
+    }
+
+    /// Check what the minimal runner needs: the `script` provider, a turns
+    /// file, a model, sane budgets.
+    pub fn check_runnable(&self) -> Result<()> {
+        if self.llm.provider != "script" {
+            return Err(self.field_error(
+                "llm.provider",
+                format!(
+                    "{:?} is not available here: fisk-admin's minimal runner has only the built-in `script` provider",
+                    self.llm.provider
+                ),
+            ));
+        }
+        if self.llm.script.is_empty() {
+            return Err(self.field_error(
+                "llm.script",
+                "missing: name the turns file (JSON lines), relative to this file",
+            ));
+        }
+        if self.llm.model.is_empty() {
+            return Err(self.field_error("llm.model", "missing: name the model"));
+        }
+        if self.llm.budget.max_tokens < 0 {
+            return Err(self.field_error("llm.budget.max_tokens", "must be >= 0 (0: no limit)"));
+        }
+        if self.llm.budget.max_iterations < 0 {
+            return Err(self.field_error("llm.budget.max_iterations", "must be >= 0 (0: no limit)"));
+        }
+        Ok(())
+    }
+
+    /// The turns file named by `llm.script`.
+    pub fn script_path(&self) -> PathBuf {
+        self.resolve(&self.llm.script)
+    }
+}
+
+/// One scripted model answer (CLI.md, the turns file).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScriptTurn {
+    pub message: Message,
+    pub stop_reason: String,
+    pub in_tokens: i64,
+    pub out_tokens: i64,
+    /// 1-based line in the turns file, for messages.
+    pub line: usize,
+}
+
+impl ScriptTurn {
+    pub fn has_tool_use(&self) -> bool {
+        self.message.tool_use_ids().next().is_some()
+    }
+}
+
+/// Read a turns file: one JSON object per line (blank lines are skipped),
+/// `{"message": <assistant message>, "stop_reason"?, "in_tokens"?,
+/// "out_tokens"?}`. Errors name the file, the line and the field.
+pub fn load_turns(path: &Path) -> Result<Vec<ScriptTurn>> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let mut turns = Vec::new();
+    let mut ids = std::collections::HashMap::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        let bad = |field: &str, message: String| Error::Config {
+            path: path.to_path_buf(),
+            message: format!("line {line}: {field}{message}"),
+        };
+        if raw.trim().is_empty() {
+            continue;
+        }
+        // Values are kept raw so a tool_use input reaches the journal verbatim.
+        let obj: std::collections::HashMap<String, Box<serde_json::value::RawValue>> =
+            serde_json::from_str(raw).map_err(|e| {
+                bad(
+                    "",
+                    format!("not a JSON object ({e}); a turn is {{\"message\": ..., \"stop_reason\": ..., \"in_tokens\": N, \"out_tokens\": N}}"),
+                )
+            })?;
+        let value = |key: &str| -> serde_json::Value {
+            obj.get(key)
+                .and_then(|r| serde_json::from_str(r.get()).ok())
+                .unwrap_or(serde_json::Value::Null)
+        };
+        let int = |key: &str| -> Result<i64> {
+            match value(key) {
+                serde_json::Value::Null => Ok(0),
+                n => n.as_i64().filter(|n| *n >= 0).ok_or_else(|| {
+                    bad(
+                        &format!("field `{key}`: "),
+                        "must be an integer >= 0".into(),
+                    )
+                }),
+            }
+        };
+        let stop_reason = match value("stop_reason") {
+            serde_json::Value::Null => String::new(),
+            serde_json::Value::String(s) => s,
+            _ => return Err(bad("field `stop_reason`: ", "must be a string".into())),
+        };
+        let message: Message = match obj.get("message").filter(|m| m.get() != "null") {
+            None => {
+                return Err(bad(
+                    "field `message`: ",
+                    "missing: the assistant message of this turn".into(),
+                ))
+            }
+            Some(m) => serde_json::from_str(m.get())
+                .map_err(|e| bad("field `message`: ", e.to_string()))?,
+        };
+        if message.role != "assistant" {
+            return Err(bad(
+                "field `message.role`: ",
+                format!(
+                    "{:?}: a turn is the model's answer, role \"assistant\"",
+                    message.role
+                ),
+            ));
+        }
+        for (b, block) in message.blocks().iter().enumerate() {
+            if let Block::ToolUse(t) = block {
+                let field = format!("field `message.content[{b}].tool_use");
+                if t.id.is_empty() || t.name.is_empty() {
+                    return Err(bad(
+                        &format!("{field}`: "),
+                        "needs a non-empty id and name".into(),
+                    ));
+                }
+                if let Some(first) = ids.insert(t.id.clone(), line) {
+                    return Err(bad(
+                        &format!("{field}.id`: "),
+                        format!("{:?} is already used on line {first}; tool_use ids must be unique in a run", t.id),
+                    ));
+                }
+            }
+        }
+        turns.push(ScriptTurn {
+            message,
+            stop_reason,
+            in_tokens: int("in_tokens")?,
+            out_tokens: int("out_tokens")?,
+            line,
+        });
+    }
+    Ok(turns)
 }

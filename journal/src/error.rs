@@ -42,6 +42,18 @@ pub enum Error {
     #[error("run {run} already exists in {location}; pick another id, or continue it instead of creating it")]
     Exists { run: String, location: String },
 
+    #[error("run {run}: {} line {line} (byte {offset}) is a torn final line (an unfinished write); nothing is appended onto it; run `fisk-admin repair {run}` to cut it (its bytes are kept in a backup file), then try again", path.display())]
+    TornTail {
+        run: String,
+        path: PathBuf,
+        line: usize,
+        offset: u64,
+    },
+
+    /// The tool worked and said no: a gate, a state that forbids the action.
+    #[error("run {run}: {message}")]
+    Refused { run: String, message: String },
+
     #[error("{}: {message}", path.display())]
     Config { path: PathBuf, message: String },
 

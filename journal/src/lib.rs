@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod error;
+pub mod fingerprint;
 pub mod fold;
 pub mod gojson;
 pub mod id;
@@ -13,6 +14,7 @@ pub mod location;
 pub mod migrate;
 pub mod nats;
 pub mod record;
+pub mod runner;
 pub mod schema;
 pub mod store;
 pub mod time;

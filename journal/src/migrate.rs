@@ -137,31 +137,16 @@ pub struct Progress {
 /// A writer for `run` in `store`: a new run when `create`, else continuing
 /// the existing one.
 pub fn dest_appender(store: &Store, run: &str, create: bool) -> Result<Box<dyn Appender>> {
-    match store {
-        Store::JetStream(j) => Ok(if create {
-            Box::new(j.create(run)?)
-        } else {
-            Box::new(j.open(run)?)
-        }),
-        // The file appender lands with the write path (store/file_write.rs);
-        // the lead wires it in here at merge.
-        Store::File(f) => Err(Error::Store {
-            context: format!("run {run} in directory {}", f.dir().display()),
-            message: "file destination pending merge: this build cannot write file journals yet"
-                .into(),
-        }),
+    if create {
+        store.create_appender(run)
+    } else {
+        store.open_appender(run)
     }
 }
 
 /// Delete a run from `store` after it was copied and verified.
 pub fn delete_run(store: &Store, run: &str) -> Result<()> {
-    match store {
-        Store::JetStream(j) => j.delete(run).map(|_| ()),
-        Store::File(f) => Err(Error::Store {
-            context: format!("run {run} in directory {}", f.dir().display()),
-            message: "deleting file journals is pending merge: the source was kept".into(),
-        }),
-    }
+    store.delete(run).map(|_| ())
 }
 
 /// The runs to copy: the named ones (checked) or every run of the source.

@@ -40,6 +40,23 @@ pub fn format(t: SystemTime) -> String {
     s
 }
 
+/// A UTC timestamp for file names: `20231114T221320.120000000Z` (no
+/// colons, sorts by time).
+pub fn compact(t: SystemTime) -> String {
+    let (secs, nanos) = match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => (d.as_secs() as i64, d.subsec_nanos()),
+        Err(_) => (0, 0),
+    };
+    let (y, mo, d) = civil_from_days(secs.div_euclid(86_400));
+    let sod = secs.rem_euclid(86_400);
+    format!(
+        "{y:04}{mo:02}{d:02}T{:02}{:02}{:02}.{nanos:09}Z",
+        sod / 3600,
+        sod % 3600 / 60,
+        sod % 60
+    )
+}
+
 pub fn now() -> String {
     format(SystemTime::now())
 }
@@ -56,5 +73,6 @@ mod tests {
         assert_eq!(format(UNIX_EPOCH), "1970-01-01T00:00:00Z");
         let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
         assert_eq!(format(leap), "2000-02-29T00:00:00Z");
+        assert_eq!(compact(t), "20231114T221320.120000000Z");
     }
 }

@@ -1,12 +1,19 @@
 //! One module per subcommand. Each exposes `run(args.., out) -> CmdResult`:
 //! load, check, act, print.
 
+pub mod answer;
 pub mod completions;
+pub mod diff;
+pub mod fingerprint;
 pub mod fold;
 pub mod info;
 pub mod ls;
 pub mod man;
 pub mod migrate;
+pub mod repair;
+pub mod resume;
+pub mod rm;
+pub mod run;
 pub mod show;
 pub mod stream;
 pub mod validate;
@@ -55,7 +62,10 @@ impl Failure {
 impl From<journal::Error> for Failure {
     fn from(e: journal::Error) -> Failure {
         let exit = match e {
-            journal::Error::Live { .. } => 1,
+            journal::Error::Live { .. }
+            | journal::Error::Refused { .. }
+            | journal::Error::TornTail { .. }
+            | journal::Error::Exists { .. } => 1,
             _ => 2,
         };
         Failure {
@@ -149,10 +159,29 @@ pub fn open_jetstream(
 /// The store the global flags select. It must exist: reading commands
 /// never create a store.
 pub fn open_store(g: &Global) -> Result<Store, Failure> {
-    let loc = locate(g)?;
+    store_at(g, locate(g)?, true)
+}
+
+/// The store for `run`/`resume`: a store flag wins; otherwise the agent
+/// file's `harness.sessions` block (or the default) chooses, as `--config`
+/// would. `run` may create the directory; `resume` needs it to exist.
+pub fn agent_store(
+    g: &Global,
+    agent: &std::path::Path,
+    must_exist: bool,
+) -> Result<Store, Failure> {
+    let loc = if g.state_dir.is_none() && g.store.is_none() && g.config.is_none() {
+        location::resolve(None, None, Some(agent))?
+    } else {
+        locate(g)?
+    };
+    store_at(g, loc, must_exist)
+}
+
+fn store_at(g: &Global, loc: Location, must_exist: bool) -> Result<Store, Failure> {
     match loc.backend {
         Backend::File { dir } => {
-            if !dir.is_dir() {
+            if must_exist && !dir.is_dir() {
                 return Err(Failure::new(format!(
                     "store directory {} does not exist (chosen by {})",
                     dir.display(),
@@ -211,4 +240,19 @@ pub fn schemas(dir: Option<&std::path::Path>) -> Result<journal::schema::SchemaS
         Some(d) => journal::schema::SchemaSet::from_dir(d)?,
         None => journal::schema::SchemaSet::embedded()?,
     })
+}
+
+/// SIGINT/SIGTERM: the first sets the returned flag (finish the step,
+/// suspend); the second exits at once with status 130.
+pub fn stop_flag() -> Result<std::sync::Arc<std::sync::atomic::AtomicBool>, Failure> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    use signal_hook::flag;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for sig in [SIGINT, SIGTERM] {
+        // Registered first, so it sees the flag as it was before this signal.
+        flag::register_conditional_shutdown(sig, 130, std::sync::Arc::clone(&stop))
+            .and_then(|_| flag::register(sig, std::sync::Arc::clone(&stop)))
+            .map_err(|e| Failure::new(format!("installing signal handlers: {e}")))?;
+    }
+    Ok(stop)
 }

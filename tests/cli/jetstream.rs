@@ -166,9 +166,7 @@ fn jetstream_to_jetstream_copy_is_byte_identical() {
     assert_stream_holds(&srv, "OTHER", &testdata_runs());
 }
 
-// needs file appender
 #[test]
-#[ignore = "needs file appender (store/file_write.rs): enabled at merge"]
 fn file_to_jetstream_to_file_round_trip_is_byte_identical() {
     let srv = NatsServer::start();
     srv.spec_stream(STREAM, SUBJECT);
@@ -212,9 +210,7 @@ fn file_to_jetstream_to_file_round_trip_is_byte_identical() {
     }
 }
 
-// needs file appender
 #[test]
-#[ignore = "needs file appender (store/file_write.rs): enabled at merge"]
 fn file_to_file_migrate_copies_and_resumes() {
     let home = tempfile::tempdir().unwrap();
     let src = store_copy("runs");

@@ -4,8 +4,13 @@
 mod nats_support;
 mod support;
 
+mod answer;
 mod corpus;
+mod crash;
 mod docs;
+mod fingerprint;
 mod jetstream;
 mod read;
+mod repair;
+mod runner;
 mod schema;

@@ -111,3 +111,180 @@ pub fn store_copy(rel: &str) -> tempfile::TempDir {
 pub fn s(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
 }
+
+/// A directory with an agent file (`agent.yaml`, store `./runs`) and a
+/// turns file, for `run`/`resume` and the commands that change a store.
+pub struct Fixture {
+    pub dir: tempfile::TempDir,
+}
+
+/// One scripted turn: text and `exec`/`defer`/other calls `(id, name, input)`.
+pub fn turn(text: &str, calls: &[(&str, &str, serde_json::Value)]) -> String {
+    let mut content = Vec::new();
+    if !text.is_empty() {
+        content.push(serde_json::json!({"text": {"text": text}}));
+    }
+    for (id, name, input) in calls {
+        content.push(serde_json::json!({"tool_use": {"id": id, "name": name, "input": input}}));
+    }
+    let stop = if calls.is_empty() {
+        "end_turn"
+    } else {
+        "tool_use"
+    };
+    serde_json::json!({
+        "message": {"role": "assistant", "content": content},
+        "stop_reason": stop, "in_tokens": 100, "out_tokens": 20,
+    })
+    .to_string()
+}
+
+impl Fixture {
+    /// `extra_llm` lines go under `llm:` (e.g. `reasoning_effort: high`).
+    pub fn new(turns: &[String]) -> Fixture {
+        let f = Fixture {
+            dir: tempfile::tempdir().expect("tempdir"),
+        };
+        f.write_turns(turns);
+        f.write_agent("demo-1", "script", "", 200000, 20, "[exec, defer]");
+        f
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    pub fn write_turns(&self, turns: &[String]) {
+        std::fs::write(self.path("turns.jsonl"), turns.join("\n") + "\n").expect("turns");
+    }
+
+    pub fn write_agent(
+        &self,
+        model: &str,
+        provider: &str,
+        extra_llm: &str,
+        max_tokens: i64,
+        max_iterations: i64,
+        tools: &str,
+    ) {
+        self.write_agent_as(
+            "agent.yaml",
+            model,
+            provider,
+            extra_llm,
+            max_tokens,
+            max_iterations,
+            tools,
+        );
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn write_agent_as(
+        &self,
+        name: &str,
+        model: &str,
+        provider: &str,
+        extra_llm: &str,
+        max_tokens: i64,
+        max_iterations: i64,
+        tools: &str,
+    ) {
+        let text = format!(
+            "llm:\n  provider: {provider}\n  model: {model}\n  script: turns.jsonl\n  thinking: off\n{extra_llm}  budget: {{max_tokens: {max_tokens}, max_iterations: {max_iterations}}}\nsystem: [\"You are a careful operator.\"]\ntools: {tools}\nharness:\n  sessions: {{backend: file, options: {{directory: ./runs}}}}\nnats_context: \"\"\n"
+        );
+        std::fs::write(self.path(name), text).expect("agent");
+    }
+
+    pub fn runs(&self) -> PathBuf {
+        self.path("runs")
+    }
+
+    pub fn journal(&self, run: &str) -> PathBuf {
+        self.runs().join(format!("{run}.json"))
+    }
+
+    pub fn bytes(&self, run: &str) -> Vec<u8> {
+        std::fs::read(self.journal(run)).expect("read journal")
+    }
+
+    /// A command prepared to run in the fixture directory.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(bin());
+        cmd.args(args)
+            .current_dir(self.dir.path())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.dir.path())
+            .env("XDG_STATE_HOME", self.path("state"))
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        cmd
+    }
+
+    pub fn fisk(&self, args: &[&str]) -> Run {
+        self.command(args).output().expect("run fisk-admin").into()
+    }
+
+    pub fn fisk_stdin(&self, args: &[&str], input: &[u8]) -> Run {
+        let mut child = self
+            .command(args)
+            .stdin(Stdio::piped())
+            .spawn()
+            .expect("spawn fisk-admin");
+        {
+            use std::io::Write;
+            let mut s = child.stdin.take().expect("stdin");
+            s.write_all(input).expect("write stdin");
+        }
+        child.wait_with_output().expect("wait").into()
+    }
+
+    /// `fisk-admin --state-dir runs ARGS`.
+    pub fn store(&self, args: &[&str]) -> Run {
+        let runs = self.runs();
+        let mut all = vec!["--state-dir", s(&runs)];
+        all.extend_from_slice(args);
+        self.fisk(&all)
+    }
+
+    pub fn run(&self, id: &str, prompt: &str) -> Run {
+        self.fisk(&["run", "--agent", "agent.yaml", "--id", id, prompt])
+    }
+
+    pub fn resume(&self, id: &str, extra: &[&str]) -> Run {
+        let mut all = vec!["resume", id, "--agent", "agent.yaml"];
+        all.extend_from_slice(extra);
+        self.fisk(&all)
+    }
+
+    /// The folded state (`fold --format json`).
+    pub fn fold(&self, run: &str) -> serde_json::Value {
+        let r = self.store(&["fold", run, "--format", "json"]);
+        assert_eq!(r.code, 0, "fold failed: {}", r.stderr);
+        r.json()
+    }
+
+    /// `verify --format json` findings of one run (the summary dropped).
+    pub fn findings(&self, run: &str) -> Vec<serde_json::Value> {
+        let r = self.store(&["verify", run, "--format", "json"]);
+        r.json_lines()
+            .into_iter()
+            .filter(|v| v.get("summary").is_none())
+            .collect()
+    }
+
+    /// Hold the run lock from this process, as a live writer would.
+    pub fn hold_lock(&self, run: &str) -> std::fs::File {
+        std::fs::create_dir_all(self.runs()).expect("runs dir");
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.runs().join(format!("{run}.lock")))
+            .expect("open lock");
+        f.try_lock().expect("take lock");
+        f
+    }
+}

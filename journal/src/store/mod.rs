@@ -2,6 +2,7 @@
 //! the same [`Journal`] and [`Summary`] shapes so every command reads alike.
 
 pub mod file;
+pub mod file_write;
 pub mod jetstream;
 mod mmap;
 
@@ -217,6 +218,59 @@ impl Store {
                 let runs = j.runs()?;
                 Ok(j.summaries(&runs))
             }
+        }
+    }
+
+    /// Start a new run: the returned appender is its only writer. Refuses a
+    /// run that exists.
+    pub fn create_appender(&self, run: &str) -> crate::Result<Box<dyn Appender>> {
+        match self {
+            Store::File(f) => Ok(Box::new(f.create_appender(run)?)),
+            Store::JetStream(j) => Ok(Box::new(j.create(run)?)),
+        }
+    }
+
+    /// Become the writer of an existing run: takes the run lock (a live
+    /// run is refused), finds the last seq, refuses a torn tail. A missing
+    /// final newline is written before the first append, not here, so a
+    /// writer that then decides to write nothing changes nothing.
+    pub fn open_appender(&self, run: &str) -> crate::Result<Box<dyn Appender>> {
+        match self {
+            Store::File(f) => Ok(Box::new(f.open_appender(run)?)),
+            Store::JetStream(j) => Ok(Box::new(j.open(run)?)),
+        }
+    }
+
+    /// Delete a run (refusing a live one). Returns what was removed, for
+    /// the operator.
+    pub fn delete(&self, run: &str) -> crate::Result<Vec<String>> {
+        match self {
+            Store::File(f) => Ok(f
+                .delete(run)?
+                .into_iter()
+                .map(|p| p.display().to_string())
+                .collect()),
+            Store::JetStream(j) => {
+                let n = j.delete(run)?;
+                Ok(vec![format!(
+                    "{n} message(s) on {}.{run}.> in stream {}",
+                    j.prefix(),
+                    j.name()
+                )])
+            }
+        }
+    }
+
+    /// Fix a damaged tail (file backend: a torn final line or a missing
+    /// final newline), under the run lock.
+    pub fn repair(&self, run: &str, dry_run: bool) -> crate::Result<file_write::Repair> {
+        match self {
+            Store::File(f) => f.repair(run, dry_run),
+            // A JetStream record is a whole message: a tail cannot be torn
+            // and a newline cannot be missing.
+            Store::JetStream(j) => Ok(file_write::Repair::Nothing {
+                records: j.read(run)?.entries.len(),
+            }),
         }
     }
 

@@ -1,0 +1,623 @@
+//! The minimal runner: `run` and `resume` (SPEC 2, 4, 5; CLI.md). It exists
+//! so the write path is exercised end to end and so a suspended run can be
+//! finished after a deferral was answered.
+//!
+//! Invariants:
+//!
+//! - Write order (SPEC 2): the assistant record is stored before any tool
+//!   runs; each tool's result (or its `deferred` record) is stored the
+//!   moment the tool completes. A crash therefore repeats at most the one
+//!   tool in flight, and a clean suspend repeats nothing.
+//! - A resume takes the run lock first, folds what is stored, passes the
+//!   gates (SPEC 4) and appends its `claim` before anything with effects
+//!   (SPEC 5). Every later seq is `last_seq() + 1` read from the appender,
+//!   which only advances once a record is durable.
+//! - The pending batch is finished before the script continues: answered
+//!   calls keep their results, calls neither answered nor deferred run
+//!   (again), a deferred call never runs again.
+//! - The model is the `script` provider: turn k of the turns file answers
+//!   the k-th model call counted over the whole journal (`llm_calls`).
+//! - Standing approvals: this runner is non-interactive and asks no one, so
+//!   it never consults approvals. A tools drift therefore "drops" them in
+//!   the only way that matters here: nothing in this run relies on them; the
+//!   warning says so. (The journal's `decision` records stay; the fold
+//!   keeps deriving them.)
+//! - Budgets: `max_tokens` bounds in+out tokens summed over the whole run,
+//!   `max_iterations` the number of model calls; both are checked before
+//!   each model call, 0 means no limit, and a resume applies the budget of
+//!   the agent file it was given.
+
+use crate::agent::{AgentFile, ScriptTurn};
+use crate::error::{Error, Result};
+use crate::fingerprint::{self, Class};
+use crate::fold::{self, Pending, Status};
+use crate::record::{
+    Block, Claim, Deferred, Fingerprint, Message, Meta, Payload, Record, Terminal, ToolResult,
+    ToolResultBlock, ToolUseBlock, User, VERSION,
+};
+use crate::store::{Appender, Store};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// What the runner tells its caller as it goes (the binary prints these).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// Something the operator should know: drift, dropped approvals.
+    Warning(String),
+    /// Progress: a record was stored.
+    Step(String),
+}
+
+/// How a run or resume ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub run: String,
+    pub terminal: Terminal,
+    /// Open deferrals when the run suspended waiting on a person.
+    pub waiting_on: Vec<Deferred>,
+    pub last_seq: u64,
+}
+
+/// Options of `resume`.
+#[derive(Debug, Clone, Default)]
+pub struct ResumeOptions {
+    pub force: bool,
+    /// A new user turn (also what lets a completed run continue).
+    pub prompt: Option<String>,
+}
+
+/// An agent ready to run: its file, its turns and its fingerprint.
+pub struct Agent {
+    pub file: AgentFile,
+    pub turns: Vec<ScriptTurn>,
+    pub fingerprint: Fingerprint,
+}
+
+impl Agent {
+    pub fn load(path: &std::path::Path) -> Result<Agent> {
+        let file = AgentFile::load(path)?;
+        file.check_runnable()?;
+        let turns = crate::agent::load_turns(&file.script_path())?;
+        let fingerprint = fingerprint::of_agent(&file);
+        Ok(Agent {
+            file,
+            turns,
+            fingerprint,
+        })
+    }
+}
+
+/// Where the run stands: what the next model call is.
+#[derive(Debug, Clone, Copy)]
+struct Pos {
+    llm_calls: i64,
+    next_iteration: i64,
+    tokens: i64,
+}
+
+pub struct Runner<'a> {
+    pub store: &'a Store,
+    pub agent: &'a Agent,
+    /// Set by the first SIGINT/SIGTERM: finish the step, then suspend.
+    pub stop: &'a AtomicBool,
+    pub events: &'a mut dyn FnMut(Event),
+}
+
+/// The worker name in `claim.by`.
+pub fn worker_name() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|h| h.trim().to_owned())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into());
+    format!("fisk-admin@{host} pid {}", std::process::id())
+}
+
+/// A fresh run id: `r-` and 16 hex digits from the kernel's random source.
+pub fn new_run_id() -> String {
+    let mut b = [0u8; 8];
+    let random = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut b));
+    if random.is_err() {
+        // No /dev/urandom: time and pid still make a collision unlikely,
+        // and create_appender refuses an id that exists.
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        b = (t ^ (u64::from(std::process::id()) << 32)).to_le_bytes();
+    }
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!("r-{hex}")
+}
+
+struct Writer {
+    app: Box<dyn Appender>,
+}
+
+impl Writer {
+    fn put(&mut self, payload: Payload) -> Result<u64> {
+        let seq = self.app.last_seq() + 1;
+        self.app.append(&Record::new(seq, payload))?;
+        Ok(seq)
+    }
+}
+
+impl Runner<'_> {
+    fn warn(&mut self, s: String) {
+        (self.events)(Event::Warning(s));
+    }
+    fn step(&mut self, s: String) {
+        (self.events)(Event::Step(s));
+    }
+
+    /// Start a new run with `prompt` under `id` (a fresh id when `None`).
+    pub fn start(&mut self, prompt: &str, id: Option<&str>) -> Result<Outcome> {
+        let id = id.map_or_else(new_run_id, str::to_owned);
+        let app = self.store.create_appender(&id)?;
+        let mut w = Writer { app };
+        w.put(Payload::Meta(Meta {
+            version: VERSION,
+            run_id: id.clone(),
+            created: crate::time::now(),
+            fingerprint: self.agent.fingerprint.clone(),
+            prompt: prompt.to_owned(),
+            interactive: false,
+            conversation_token: String::new(),
+            caller: String::new(),
+        }))?;
+        self.step(format!("run {id} started"));
+        let pos = Pos {
+            llm_calls: 0,
+            next_iteration: 0,
+            tokens: 0,
+        };
+        self.drive(&mut w, &id, pos, None)
+    }
+
+    /// Resume `run`: lock, fold, gates, claim, finish the batch, continue.
+    pub fn resume(&mut self, run: &str, opts: &ResumeOptions) -> Result<Outcome> {
+        let app = self.store.open_appender(run)?;
+        let journal = self.store.read(run)?;
+        let st = fold::fold(journal.records()).map_err(|source| Error::Fold {
+            run: run.to_owned(),
+            source,
+        })?;
+        let refuse = |message: String| Error::Refused {
+            run: run.to_owned(),
+            message,
+        };
+        if st.run_id != run {
+            return Err(refuse(format!(
+                "meta.run_id is {:?}, not the id it is stored under; run `fisk-admin verify {run}`",
+                st.run_id
+            )));
+        }
+        // Gate 1: a completed run with nothing new.
+        if st.status == Status::Terminal("completed".into()) && opts.prompt.is_none() {
+            return Err(refuse(
+                "is completed and there is nothing new to do; pass --prompt TEXT to continue it with a new user turn".into(),
+            ));
+        }
+        // Gate 2: the interactive flag.
+        if st.interactive {
+            return Err(refuse(
+                "was started interactive, and this runner is not: resume it with the fisk agent"
+                    .into(),
+            ));
+        }
+        // Gates 3 and 4: provider, then blocking drift.
+        let d = fingerprint::diff(&st.fingerprint, &self.agent.fingerprint);
+        let describe = |c: &fingerprint::Change| match (&c.from, &c.to) {
+            (Some(a), Some(b)) => format!("{} {a} -> {b}", c.field),
+            _ => format!("{} changed", c.field),
+        };
+        if let Some(c) = d.changes.iter().find(|c| c.class == Class::Hard) {
+            return Err(refuse(format!(
+                "the agent file changes the provider ({}); a run never changes provider, and --force does not change that",
+                describe(c)
+            )));
+        }
+        let blocking: Vec<String> = d
+            .changes
+            .iter()
+            .filter(|c| c.class == Class::Blocking)
+            .map(describe)
+            .collect();
+        if !blocking.is_empty() {
+            if !opts.force {
+                return Err(refuse(format!(
+                    "the agent file differs in a way that changes the conversation ({}); fix the agent file, or pass --force to continue anyway (see `fisk-admin diff {run} FINGERPRINT`)",
+                    blocking.join(", ")
+                )));
+            }
+            self.warn(format!(
+                "--force: continuing despite {}",
+                blocking.join(", ")
+            ));
+        }
+        if d.changes.iter().any(|c| c.class == Class::Tools) {
+            self.warn(format!(
+                "the tools changed since the run started; its standing approvals ({}) are dropped for this run",
+                st.approvals.len()
+            ));
+        }
+        for c in d.changes.iter().filter(|c| c.class == Class::Budget) {
+            self.warn(format!(
+                "budget changed: {}; the new budget applies",
+                describe(c)
+            ));
+        }
+        if opts.prompt.is_some() && st.pending.is_some() {
+            return Err(refuse(
+                "has a pending tool batch; resume it without --prompt first, then add the new turn"
+                    .into(),
+            ));
+        }
+
+        // SPEC 5: the claim lands before anything with effects, and every
+        // later seq follows the claim's.
+        let mut w = Writer { app };
+        let seq = w.put(Payload::Claim(Claim {
+            by: worker_name(),
+            claimed: crate::time::now(),
+        }))?;
+        self.step(format!("run {run} claimed at seq {seq}"));
+        if let Some(p) = &opts.prompt {
+            w.put(Payload::User(User {
+                message: Message::user(vec![Block::text(p.clone())]),
+            }))?;
+        }
+        let c = &st.counters;
+        let pos = Pos {
+            llm_calls: c.llm_calls,
+            next_iteration: st.next_iteration,
+            tokens: c.in_tokens.saturating_add(c.out_tokens),
+        };
+        // The model's final answer stored, its `completed` terminal not
+        // (the writer died in between): the run is done, no model call.
+        let answered = opts.prompt.is_none()
+            && st.pending.is_none()
+            && st.messages.last().is_some_and(|m| m.role == "assistant");
+        if answered {
+            return self.end(&mut w, run, "completed", String::new(), Vec::new());
+        }
+        self.drive(&mut w, run, pos, st.pending.as_ref())
+    }
+
+    fn end(
+        &mut self,
+        w: &mut Writer,
+        run: &str,
+        reason: &str,
+        message: String,
+        waiting_on: Vec<Deferred>,
+    ) -> Result<Outcome> {
+        let terminal = Terminal {
+            reason: reason.to_owned(),
+            message,
+        };
+        let seq = w.put(Payload::Terminal(terminal.clone()))?;
+        Ok(Outcome {
+            run: run.to_owned(),
+            terminal,
+            waiting_on,
+            last_seq: seq,
+        })
+    }
+
+    fn drive(
+        &mut self,
+        w: &mut Writer,
+        run: &str,
+        mut pos: Pos,
+        pending: Option<&Pending>,
+    ) -> Result<Outcome> {
+        if let Some(p) = pending {
+            let deferred: BTreeSet<String> =
+                p.deferred.iter().map(|d| d.tool_use_id.clone()).collect();
+            if let Some(o) = self.batch(
+                w,
+                run,
+                &p.assistant,
+                &p.answered,
+                &deferred,
+                &p.open_deferrals,
+            )? {
+                return Ok(o);
+            }
+        }
+        let budget = &self.agent.file.llm.budget;
+        let (max_tokens, max_iterations) = (budget.max_tokens, budget.max_iterations);
+        loop {
+            if self.stop.load(Ordering::SeqCst) {
+                return self.end(
+                    w,
+                    run,
+                    "suspended",
+                    "interrupted by a signal".into(),
+                    Vec::new(),
+                );
+            }
+            if max_iterations > 0 && pos.next_iteration >= max_iterations {
+                return self.end(
+                    w,
+                    run,
+                    "max_iterations",
+                    format!("reached max_iterations {max_iterations}"),
+                    Vec::new(),
+                );
+            }
+            if max_tokens > 0 && pos.tokens >= max_tokens {
+                return self.end(
+                    w,
+                    run,
+                    "budget",
+                    format!("used {} of max_tokens {max_tokens}", pos.tokens),
+                    Vec::new(),
+                );
+            }
+            let Some(turn) = usize::try_from(pos.llm_calls)
+                .ok()
+                .and_then(|k| self.agent.turns.get(k))
+            else {
+                let message = format!(
+                    "the turns file {} has no turn for model call {} (it has {})",
+                    self.agent.file.script_path().display(),
+                    pos.llm_calls + 1,
+                    self.agent.turns.len()
+                );
+                return self.end(w, run, "error", message, Vec::new());
+            };
+            let seq = w.put(Payload::Assistant(crate::record::Assistant {
+                iteration: pos.next_iteration,
+                message: turn.message.clone(),
+                stop_reason: turn.stop_reason.clone(),
+                in_tokens: turn.in_tokens,
+                out_tokens: turn.out_tokens,
+                ..Default::default()
+            }))?;
+            self.step(format!("seq {seq}: model turn {}", pos.llm_calls + 1));
+            pos.llm_calls += 1;
+            pos.next_iteration += 1;
+            pos.tokens = pos
+                .tokens
+                .saturating_add(turn.in_tokens)
+                .saturating_add(turn.out_tokens);
+            if !turn.has_tool_use() {
+                return self.end(w, run, "completed", String::new(), Vec::new());
+            }
+            let none = BTreeSet::new();
+            if let Some(o) = self.batch(w, run, &turn.message, &none, &none, &[])? {
+                return Ok(o);
+            }
+        }
+    }
+
+    /// Run the calls of a batch that have neither a result nor a deferral.
+    /// `Some` when the run must stop here (a signal, or deferrals open).
+    fn batch(
+        &mut self,
+        w: &mut Writer,
+        run: &str,
+        message: &Message,
+        answered: &BTreeSet<String>,
+        deferred: &BTreeSet<String>,
+        open: &[Deferred],
+    ) -> Result<Option<Outcome>> {
+        let mut waiting: Vec<Deferred> = open.to_vec();
+        for block in message.blocks() {
+            let Block::ToolUse(call) = block else {
+                continue;
+            };
+            if answered.contains(&call.id) || deferred.contains(&call.id) {
+                continue;
+            }
+            if self.stop.load(Ordering::SeqCst) {
+                return self
+                    .end(
+                        w,
+                        run,
+                        "suspended",
+                        "interrupted by a signal".into(),
+                        Vec::new(),
+                    )
+                    .map(Some);
+            }
+            let available = self.agent.file.tools.contains(&call.name);
+            match call.name.as_str() {
+                "defer" if available => {
+                    let d = defer_record(call);
+                    let seq = w.put(Payload::Deferred(d.clone()))?;
+                    self.step(format!("seq {seq}: {} deferred", call.id));
+                    waiting.push(d);
+                }
+                name => {
+                    let result = match name {
+                        "exec" if available => exec(call),
+                        _ => ToolResultBlock {
+                            tool_use_id: call.id.clone(),
+                            content: format!(
+                                "unknown tool {:?}: this agent has no such tool",
+                                call.name
+                            ),
+                            is_error: true,
+                        },
+                    };
+                    let seq = w.put(Payload::ToolResult(ToolResult {
+                        tool_use_id: call.id.clone(),
+                        result,
+                        remote: false,
+                    }))?;
+                    self.step(format!("seq {seq}: {} ({}) done", call.id, call.name));
+                }
+            }
+        }
+        if waiting.is_empty() {
+            return Ok(None);
+        }
+        waiting.sort_by(|a, b| a.tool_use_id.cmp(&b.tool_use_id));
+        let names: Vec<String> = waiting
+            .iter()
+            .map(|d| {
+                if d.note.is_empty() {
+                    d.tool_use_id.clone()
+                } else {
+                    format!("{} ({})", d.tool_use_id, d.note)
+                }
+            })
+            .collect();
+        let message = format!("waiting on deferred call(s): {}", names.join(", "));
+        self.end(w, run, "suspended", message, waiting).map(Some)
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct DeferIn {
+    note: Option<String>,
+    handle: Option<String>,
+}
+
+fn defer_record(call: &ToolUseBlock) -> Deferred {
+    // A malformed input still defers: a person answers it either way, and
+    // the note says what the model asked.
+    let input = call.input.as_ref().map_or("null", |r| r.get());
+    let (note, handle) = match serde_json::from_str::<Option<DeferIn>>(input) {
+        Ok(Some(d)) => (d.note.unwrap_or_default(), d.handle.unwrap_or_default()),
+        Ok(None) => (String::new(), String::new()),
+        Err(_) => (format!("(input not understood: {input})"), String::new()),
+    };
+    Deferred {
+        tool_use_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        note,
+        handle,
+    }
+}
+
+#[derive(Deserialize)]
+struct ExecIn {
+    command: String,
+    #[serde(default)]
+    timeout_s: Option<f64>,
+}
+
+/// What `exec` returns, as the result's content (JSON text).
+#[derive(Serialize)]
+struct ExecOut {
+    stdout: String,
+    stderr: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exit_status: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    signal: Option<i32>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    timed_out: bool,
+}
+
+/// Each stream is kept up to this many bytes; the rest is read and dropped.
+const OUTPUT_CAP: usize = 64 * 1024;
+
+fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        let mut buf = [0u8; 8192];
+        let mut dropped = 0usize;
+        loop {
+            match r.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let room = OUTPUT_CAP.saturating_sub(kept.len());
+                    let take = n.min(room);
+                    kept.extend_from_slice(buf.get(..take).unwrap_or_default());
+                    dropped += n - take;
+                }
+            }
+        }
+        let mut s = String::from_utf8_lossy(&kept).into_owned();
+        if dropped > 0 {
+            s.push_str(&format!("\n[{dropped} more bytes not kept]"));
+        }
+        s
+    })
+}
+
+fn exec(call: &ToolUseBlock) -> ToolResultBlock {
+    let error = |content: String| ToolResultBlock {
+        tool_use_id: call.id.clone(),
+        content,
+        is_error: true,
+    };
+    let input = call.input.as_ref().map_or("null", |r| r.get());
+    let args: ExecIn = match serde_json::from_str(input) {
+        Ok(a) => a,
+        Err(e) => {
+            return error(format!(
+                "exec needs {{\"command\": \"...\", \"timeout_s\"?: seconds}}: {e}"
+            ))
+        }
+    };
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    // Its own process group: a Ctrl-C meant for fisk-admin (which finishes
+    // the current step) does not kill the step.
+    let spawned = Command::new("sh")
+        .arg("-c")
+        .arg(&args.command)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn();
+    let mut child = match spawned {
+        Ok(c) => c,
+        Err(e) => return error(format!("could not start sh: {e}")),
+    };
+    let out = child.stdout.take().map(drain);
+    let err = child.stderr.take().map(drain);
+    let deadline = args
+        .timeout_s
+        .filter(|t| t.is_finite() && *t > 0.0)
+        .map(|t| Instant::now() + Duration::from_secs_f64(t.min(1e9)));
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Ok(s),
+            Ok(None) => {}
+            Err(e) => break Err(e),
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            timed_out = true;
+            // The whole group, so grandchildren release the pipes too.
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", child.id())])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+            let _ = child.kill();
+            break child.wait();
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let stdout = out.and_then(|h| h.join().ok()).unwrap_or_default();
+    let stderr = err.and_then(|h| h.join().ok()).unwrap_or_default();
+    let status = match status {
+        Ok(s) => s,
+        Err(e) => return error(format!("waiting for the command: {e}")),
+    };
+    let result = ExecOut {
+        stdout,
+        stderr,
+        exit_status: status.code(),
+        signal: status.signal(),
+        timed_out,
+    };
+    ToolResultBlock {
+        tool_use_id: call.id.clone(),
+        content: String::from_utf8_lossy(&crate::gojson::to_vec(&result)).into_owned(),
+        is_error: !status.success() || timed_out,
+    }
+}

@@ -1,0 +1,712 @@
+//! The file backend's writing half (SPEC 2, SPEC 7): the run lock, the
+//! appender, `repair` and `rm`. Readers (in [`super::file`]) never come here.
+//!
+//! Durability order of one append: write `line + "\n"` in one call, fsync the
+//! file (and, for the first record of a new journal, the directory), and
+//! only then advance `last_seq`. A write that fails is cut back to the last
+//! durable length so the same seq is appended again; a failed fsync leaves
+//! the file in a state we cannot know, so the appender refuses every later
+//! append and the run must be reopened (reopening reads what really landed:
+//! a record that made it is then a duplicate and skipped).
+//!
+//! Every file is opened with `O_NOFOLLOW`: the tool never writes through a
+//! symbolic link. Journals and backups are created 0600, the directory 0700.
+
+use super::file::FileStore;
+use super::Appender;
+use crate::error::{Error, Result};
+use crate::fold::{check_append, Append};
+use crate::lines::{self, Tail};
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// Where an appender's bytes go. The seam that lets a test fail a write,
+/// tear one, or fail an fsync, and check what the appender does next.
+pub trait Media: Send {
+    /// Append `bytes` at the end. On error some prefix may have landed.
+    fn write(&mut self, bytes: &[u8]) -> io::Result<()>;
+    /// Make everything written so far durable (fsync).
+    fn sync(&mut self) -> io::Result<()>;
+    /// Make the directory entry of a new journal durable.
+    fn sync_dir(&mut self) -> io::Result<()>;
+    /// Cut the file back to `len` bytes and make that durable.
+    fn truncate(&mut self, len: u64) -> io::Result<()>;
+    /// The current length.
+    fn size(&mut self) -> io::Result<u64>;
+}
+
+/// The real media: a journal opened `O_APPEND`, and its directory.
+pub struct OsFile {
+    file: File,
+    dir: PathBuf,
+    /// A new journal is written under a temporary name and linked to its
+    /// real name once its first record is durable: a run never exists
+    /// without its meta record, whatever moment the process dies at.
+    publish: Option<(PathBuf, PathBuf)>,
+}
+
+impl Media for OsFile {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.file.write_all(bytes)
+    }
+    fn sync(&mut self) -> io::Result<()> {
+        self.file.sync_data()
+    }
+    fn sync_dir(&mut self) -> io::Result<()> {
+        if let Some((tmp, real)) = &self.publish {
+            // link(2) refuses an existing name: two creators cannot both win.
+            std::fs::hard_link(tmp, real)?;
+            std::fs::remove_file(tmp)?;
+            self.publish = None;
+        }
+        File::open(&self.dir)?.sync_all()
+    }
+    fn truncate(&mut self, len: u64) -> io::Result<()> {
+        self.file.set_len(len)?;
+        self.file.sync_all()
+    }
+    fn size(&mut self) -> io::Result<u64> {
+        Ok(self.file.metadata()?.len())
+    }
+}
+
+/// The one writer of a run. Holds the run lock until dropped.
+pub struct FileAppender {
+    run: String,
+    path: PathBuf,
+    media: Box<dyn Media>,
+    /// The flock on `<id>.lock`; the kernel drops it when this closes or the
+    /// process dies.
+    _lock: Option<File>,
+    last_seq: u64,
+    /// The final record lacks its `\n`: the next append writes it first.
+    needs_newline: bool,
+    /// A new journal: the first append also fsyncs the directory.
+    sync_dir: bool,
+    /// Set when the file's state is unknown (a failed fsync or cut).
+    poisoned: Option<String>,
+}
+
+impl FileAppender {
+    /// An appender over any media (tests use this with a simulated disk).
+    pub fn with_media(
+        run: &str,
+        path: &Path,
+        media: Box<dyn Media>,
+        scan: Scan,
+        new_journal: bool,
+    ) -> FileAppender {
+        FileAppender {
+            run: run.to_owned(),
+            path: path.to_path_buf(),
+            media,
+            _lock: None,
+            last_seq: scan.last_seq,
+            needs_newline: scan.needs_newline,
+            sync_dir: new_journal,
+            poisoned: None,
+        }
+    }
+
+    fn io(&self, e: io::Error) -> Error {
+        Error::io(&self.path, e)
+    }
+}
+
+impl Appender for FileAppender {
+    fn run(&self) -> &str {
+        &self.run
+    }
+
+    fn last_seq(&self) -> u64 {
+        self.last_seq
+    }
+
+    fn append_raw(&mut self, seq: u64, raw: &[u8]) -> Result<bool> {
+        if let Some(why) = &self.poisoned {
+            return Err(Error::Store {
+                context: format!("run {} ({})", self.run, self.path.display()),
+                message: format!(
+                    "an earlier write failed ({why}); this writer stops; run `fisk-admin verify {}` and resume to continue from what was stored",
+                    self.run
+                ),
+            });
+        }
+        match check_append(self.last_seq, seq) {
+            Append::Duplicate => return Ok(false),
+            Append::Gap => {
+                return Err(Error::Store {
+                    context: format!("run {}", self.run),
+                    message: format!(
+                        "record seq {seq} would leave a gap after seq {}; nothing was written",
+                        self.last_seq
+                    ),
+                })
+            }
+            Append::Next => {}
+        }
+        if raw.contains(&b'\n') || raw.is_empty() {
+            return Err(Error::Store {
+                context: format!("run {}", self.run),
+                message: format!("record seq {seq} is empty or holds a raw newline; a journal line cannot carry it"),
+            });
+        }
+        let mut line = Vec::with_capacity(raw.len() + 2);
+        if self.needs_newline {
+            line.push(b'\n');
+        }
+        line.extend_from_slice(raw);
+        line.push(b'\n');
+
+        let before = self.media.size().map_err(|e| self.io(e))?;
+        if let Err(e) = self.media.write(&line) {
+            // Cut whatever part landed so the same seq can be appended again
+            // onto a clean line end.
+            if let Err(cut) = self.media.truncate(before) {
+                self.poisoned = Some(format!("write: {e}; cutting it back: {cut}"));
+            }
+            return Err(self.io(e));
+        }
+        if let Err(e) = self.media.sync() {
+            self.poisoned = Some(format!("fsync: {e}"));
+            return Err(self.io(e));
+        }
+        if self.sync_dir {
+            if let Err(e) = self.media.sync_dir() {
+                self.poisoned = Some(format!("publishing the new journal: {e}"));
+                if e.kind() == io::ErrorKind::AlreadyExists {
+                    return Err(Error::Exists {
+                        run: self.run.clone(),
+                        location: format!(
+                            "directory {}",
+                            self.path.parent().unwrap_or(Path::new(".")).display()
+                        ),
+                    });
+                }
+                return Err(self.io(e));
+            }
+            self.sync_dir = false;
+        }
+        self.needs_newline = false;
+        self.last_seq = seq;
+        Ok(true)
+    }
+}
+
+/// What a writer must know about an existing journal before appending.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Scan {
+    pub last_seq: u64,
+    pub needs_newline: bool,
+}
+
+/// Read a journal with the writer's rule: interior corruption and a torn
+/// tail are refused (never appended onto); an unterminated final record is
+/// fine, the next append adds its newline.
+pub fn scan(run: &str, path: &Path, bytes: &[u8]) -> Result<Scan> {
+    match lines::decode_all(bytes) {
+        Err(bad) => Err(Error::Corrupt {
+            run: run.to_owned(),
+            path: path.to_path_buf(),
+            line: bad.line,
+            offset: bad.offset,
+            message: format!(
+                "line does not parse: {}; nothing is appended to a corrupt journal",
+                bad.error
+            ),
+        }),
+        Ok((_, Tail::Torn { line, offset, .. })) => Err(Error::TornTail {
+            run: run.to_owned(),
+            path: path.to_path_buf(),
+            line,
+            offset,
+        }),
+        Ok((entries, tail)) => Ok(Scan {
+            last_seq: entries.last().map_or(0, |e| e.record.seq),
+            needs_newline: matches!(tail, Tail::Unterminated { .. }),
+        }),
+    }
+}
+
+fn nofollow() -> OpenOptions {
+    let mut o = OpenOptions::new();
+    o.custom_flags(libc::O_NOFOLLOW).mode(0o600);
+    o
+}
+
+/// Map an open error: `ELOOP` under `O_NOFOLLOW` means a symbolic link.
+fn open_error(path: &Path, e: io::Error) -> Error {
+    if e.raw_os_error() == Some(libc::ELOOP) {
+        Error::Store {
+            context: path.display().to_string(),
+            message: "is a symbolic link; fisk-admin never writes through one; replace it with the file it points to".into(),
+        }
+    } else {
+        Error::io(path, e)
+    }
+}
+
+/// The pid holding a flock on `lock`, from `/proc/locks`, for messages.
+fn holder(lock: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let md = std::fs::metadata(lock).ok()?;
+    let text = std::fs::read_to_string("/proc/locks").ok()?;
+    let dev = md.dev();
+    let maj = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+    let min = (dev & 0xff) | ((dev >> 12) & !0xff);
+    let want = format!("{maj:02x}:{min:02x}:{}", md.ino());
+    text.lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        (f.get(1) == Some(&"FLOCK") && f.get(5) == Some(&want.as_str()))
+            .then(|| f.get(4).map(|pid| format!("pid {pid}")))
+            .flatten()
+    })
+}
+
+impl FileStore {
+    /// Take the run lock: an exclusive, non-blocking flock on `<id>.lock`.
+    pub fn lock(&self, run: &str) -> Result<File> {
+        let path = self.lock_path(run)?;
+        let f = nofollow()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| open_error(&path, e))?;
+        match f.try_lock() {
+            Ok(()) => Ok(f),
+            Err(std::fs::TryLockError::WouldBlock) => Err(Error::Live {
+                run: run.to_owned(),
+                holder: holder(&path),
+            }),
+            Err(std::fs::TryLockError::Error(e)) => Err(Error::io(&path, e)),
+        }
+    }
+
+    /// The store directory, created 0700 when missing.
+    fn ensure_dir(&self) -> Result<()> {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(self.dir())
+            .map_err(|e| Error::io(self.dir(), e))
+    }
+
+    fn require(&self, run: &str) -> Result<PathBuf> {
+        let path = self.journal_path(run)?;
+        match std::fs::symlink_metadata(&path) {
+            Ok(_) => Ok(path),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::NotFound {
+                run: run.to_owned(),
+                path,
+            }),
+            Err(e) => Err(Error::io(path, e)),
+        }
+    }
+
+    /// A new run: lock, then create the journal (0600, refusing an existing
+    /// one). The journal is written as `<id>.creating-<pid>.tmp` and takes
+    /// its real name when its first record is durable (see [`OsFile`]); a
+    /// process killed before that leaves only that temporary file, which no
+    /// reader takes for a journal.
+    pub fn create_appender(&self, run: &str) -> Result<FileAppender> {
+        let path = self.journal_path(run)?;
+        self.ensure_dir()?;
+        let lock = self.lock(run)?;
+        let exists = || Error::Exists {
+            run: run.to_owned(),
+            location: format!("directory {}", self.dir().display()),
+        };
+        if std::fs::symlink_metadata(&path).is_ok() {
+            return Err(exists());
+        }
+        // Under the lock no other creator of this id is at work: any
+        // temporary journal of it was left by a creator that died before its
+        // first record was durable, and holds nothing worth keeping.
+        let prefix = format!("{run}.creating-");
+        if let Ok(entries) = std::fs::read_dir(self.dir()) {
+            for e in entries.flatten() {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                if name.starts_with(&prefix) && name.ends_with(".tmp") {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
+        let tmp = self
+            .dir()
+            .join(format!("{run}.creating-{}.tmp", std::process::id()));
+        let file = nofollow()
+            .append(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| open_error(&tmp, e))?;
+        let media = OsFile {
+            file,
+            dir: self.dir().to_path_buf(),
+            publish: Some((tmp, path.clone())),
+        };
+        let mut a = FileAppender::with_media(run, &path, Box::new(media), Scan::default(), true);
+        a._lock = Some(lock);
+        Ok(a)
+    }
+
+    /// An existing run: lock, read what is stored, refuse a torn tail.
+    pub fn open_appender(&self, run: &str) -> Result<FileAppender> {
+        let path = self.require(run)?;
+        let lock = self.lock(run)?;
+        let mut file = nofollow()
+            .read(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| match e.kind() {
+                io::ErrorKind::NotFound => Error::NotFound {
+                    run: run.to_owned(),
+                    path: path.clone(),
+                },
+                _ => open_error(&path, e),
+            })?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)
+            .map_err(|e| Error::io(&path, e))?;
+        let found = scan(run, &path, &bytes)?;
+        let media = OsFile {
+            file,
+            dir: self.dir().to_path_buf(),
+            publish: None,
+        };
+        let mut a = FileAppender::with_media(run, &path, Box::new(media), found, false);
+        a._lock = Some(lock);
+        Ok(a)
+    }
+
+    /// Remove a run's journal and lock (refusing a live run). Returns what
+    /// was removed.
+    pub fn delete(&self, run: &str) -> Result<Vec<PathBuf>> {
+        let path = self.require(run)?;
+        let lock_path = self.lock_path(run)?;
+        let lock = self.lock(run)?;
+        let mut removed = Vec::new();
+        std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+        removed.push(path);
+        // Unlinking while holding the lock: a writer that opens the old lock
+        // file now finds no journal and stops.
+        std::fs::remove_file(&lock_path).map_err(|e| Error::io(&lock_path, e))?;
+        removed.push(lock_path);
+        drop(lock);
+        File::open(self.dir())
+            .and_then(|d| d.sync_all())
+            .map_err(|e| Error::io(self.dir(), e))?;
+        Ok(removed)
+    }
+
+    /// Fix the tail only (see [`Repair`]); with `dry_run`, say what would be done.
+    pub fn repair(&self, run: &str, dry_run: bool) -> Result<Repair> {
+        let path = self.require(run)?;
+        let _lock = self.lock(run)?;
+        let mut file = nofollow()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(|e| open_error(&path, e))?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)
+            .map_err(|e| Error::io(&path, e))?;
+        let (entries, tail) = match lines::decode_all(&bytes) {
+            Ok(x) => x,
+            Err(bad) => {
+                let after = lines::split(&bytes).filter(|l| l.line > bad.line).count();
+                return Err(Error::Refused {
+                    run: run.to_owned(),
+                    message: format!(
+                        "{} line {} (byte {}) does not parse ({}), and {after} line(s) follow it. \
+                         repair only cuts a torn final line: cutting here would throw away the \
+                         {after} intact record(s) after it, and dropping just this line would leave \
+                         a hole in the sequence that resume could not fold. Nothing was changed. \
+                         Run `fisk-admin verify {run}` for the full report and recover the line \
+                         from a backup or by hand.",
+                        path.display(),
+                        bad.line,
+                        bad.offset,
+                        bad.error,
+                    ),
+                });
+            }
+        };
+        let records = entries.len();
+        match tail {
+            Tail::Clean => Ok(Repair::Nothing { records }),
+            Tail::Unterminated { line, .. } => {
+                if !dry_run {
+                    file.write_all(b"\n")
+                        .and_then(|()| file.sync_data())
+                        .map_err(|e| Error::io(&path, e))?;
+                }
+                Ok(Repair::AddedNewline { line, records })
+            }
+            Tail::Torn {
+                line,
+                offset,
+                bytes: torn,
+                terminated,
+                ..
+            } => {
+                let len = torn.len() as u64 + u64::from(terminated);
+                let backup = if dry_run {
+                    None
+                } else {
+                    let saved = bytes.get(offset as usize..).unwrap_or_default();
+                    let backup = self.save_backup(run, saved)?;
+                    file.set_len(offset)
+                        .and_then(|()| file.sync_all())
+                        .map_err(|e| Error::io(&path, e))?;
+                    Some(backup)
+                };
+                Ok(Repair::CutTorn {
+                    line,
+                    offset,
+                    len,
+                    backup,
+                    records,
+                })
+            }
+        }
+    }
+
+    /// Save cut bytes beside the journal: `<id>.torn-<UTC time>.bak`, 0600,
+    /// fsynced with its directory entry before the journal is touched. The
+    /// name does not end in `.json`, so no reader takes it for a journal.
+    fn save_backup(&self, run: &str, bytes: &[u8]) -> Result<PathBuf> {
+        crate::id::check(run)?;
+        let stamp = crate::time::compact(std::time::SystemTime::now());
+        for n in 0..100 {
+            let suffix = if n == 0 {
+                String::new()
+            } else {
+                format!("-{n}")
+            };
+            let path = self.dir().join(format!("{run}.torn-{stamp}{suffix}.bak"));
+            let mut f = match nofollow().write(true).create_new(true).open(&path) {
+                Ok(f) => f,
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(open_error(&path, e)),
+            };
+            f.write_all(bytes)
+                .and_then(|()| f.sync_all())
+                .map_err(|e| Error::io(&path, e))?;
+            File::open(self.dir())
+                .and_then(|d| d.sync_all())
+                .map_err(|e| Error::io(self.dir(), e))?;
+            return Ok(path);
+        }
+        Err(Error::Store {
+            context: self.dir().display().to_string(),
+            message: format!(
+                "could not find a free backup name for run {run}; nothing was changed"
+            ),
+        })
+    }
+}
+
+/// What `repair` did (or, with `--dry-run`, would do).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Repair {
+    /// The tail is clean.
+    Nothing { records: usize },
+    /// The final record lacked its `\n`; one was added.
+    AddedNewline { line: usize, records: usize },
+    /// A torn final line of `len` bytes at `offset` was cut; its bytes are
+    /// in `backup` (`None` on a dry run).
+    CutTorn {
+        line: usize,
+        offset: u64,
+        len: u64,
+        backup: Option<PathBuf>,
+        records: usize,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{Payload, Record, Terminal};
+    use std::sync::{Arc, Mutex};
+
+    /// A simulated disk: `written` is what the page cache holds, `durable`
+    /// what survives a crash. Faults are armed per call.
+    #[derive(Default)]
+    struct Disk {
+        written: Vec<u8>,
+        durable: Vec<u8>,
+        /// Fail the next write after landing this many bytes of it.
+        fail_write_after: Option<usize>,
+        fail_sync: bool,
+        fail_truncate: bool,
+    }
+
+    #[derive(Clone, Default)]
+    struct Sim(Arc<Mutex<Disk>>);
+
+    impl Media for Sim {
+        fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
+            let mut d = self.0.lock().unwrap();
+            if let Some(n) = d.fail_write_after.take() {
+                d.written.extend_from_slice(&bytes[..n.min(bytes.len())]);
+                return Err(io::Error::other("simulated: no space left on device"));
+            }
+            d.written.extend_from_slice(bytes);
+            Ok(())
+        }
+        fn sync(&mut self) -> io::Result<()> {
+            let mut d = self.0.lock().unwrap();
+            if std::mem::take(&mut d.fail_sync) {
+                return Err(io::Error::other("simulated: fsync EIO"));
+            }
+            d.durable = d.written.clone();
+            Ok(())
+        }
+        fn sync_dir(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+        fn truncate(&mut self, len: u64) -> io::Result<()> {
+            let mut d = self.0.lock().unwrap();
+            if d.fail_truncate {
+                return Err(io::Error::other("simulated: truncate failed"));
+            }
+            d.written.truncate(len as usize);
+            d.durable = d.written.clone();
+            Ok(())
+        }
+        fn size(&mut self) -> io::Result<u64> {
+            Ok(self.0.lock().unwrap().written.len() as u64)
+        }
+    }
+
+    fn rec(seq: u64) -> Record {
+        Record::new(
+            seq,
+            Payload::Terminal(Terminal {
+                reason: "suspended".into(),
+                message: format!("r{seq}"),
+            }),
+        )
+    }
+
+    fn appender(sim: &Sim) -> FileAppender {
+        let bytes = sim.0.lock().unwrap().durable.clone();
+        let found = scan("r", Path::new("r.json"), &bytes).unwrap();
+        FileAppender::with_media(
+            "r",
+            Path::new("r.json"),
+            Box::new(sim.clone()),
+            found,
+            false,
+        )
+    }
+
+    fn lines_of(sim: &Sim) -> Vec<u64> {
+        let d = sim.0.lock().unwrap();
+        let (entries, tail) = lines::decode_all(&d.written).unwrap();
+        assert!(tail.is_clean());
+        entries.iter().map(|e| e.record.seq).collect()
+    }
+
+    #[test]
+    fn a_failed_write_does_not_advance_last_seq_and_the_same_seq_is_appended_next() {
+        let sim = Sim::default();
+        let mut a = appender(&sim);
+        assert!(a.append(&rec(1)).unwrap());
+        sim.0.lock().unwrap().fail_write_after = Some(7);
+        assert!(a.append(&rec(2)).is_err());
+        assert_eq!(a.last_seq(), 1);
+        // The torn bytes were cut back: the next record cannot glue onto them.
+        assert_eq!(lines_of(&sim), vec![1]);
+        // seq 3 would be a gap: the caller must re-append seq 2.
+        assert!(a.append(&rec(3)).is_err());
+        assert!(a.append(&rec(2)).unwrap());
+        assert_eq!(a.last_seq(), 2);
+        assert_eq!(lines_of(&sim), vec![1, 2]);
+    }
+
+    #[test]
+    fn a_failed_fsync_stops_the_writer_and_a_reopen_sees_what_landed() {
+        let sim = Sim::default();
+        let mut a = appender(&sim);
+        a.append(&rec(1)).unwrap();
+        sim.0.lock().unwrap().fail_sync = true;
+        assert!(a.append(&rec(2)).is_err());
+        assert_eq!(a.last_seq(), 1);
+        assert!(a.append(&rec(2)).is_err(), "a poisoned writer must refuse");
+        // Here the bytes did land; a new writer reads them and skips seq 2.
+        {
+            let mut d = sim.0.lock().unwrap();
+            d.durable = d.written.clone();
+        }
+        let mut b = appender(&sim);
+        assert_eq!(b.last_seq(), 2);
+        assert!(!b.append(&rec(2)).unwrap(), "duplicate is skipped");
+        assert!(b.append(&rec(3)).unwrap());
+    }
+
+    #[test]
+    fn a_crash_mid_write_leaves_a_torn_tail_that_the_writer_refuses_until_repaired() {
+        let sim = Sim::default();
+        let mut a = appender(&sim);
+        a.append(&rec(1)).unwrap();
+        // The crash: half the line reaches the disk, the process dies
+        // before it can cut it back.
+        {
+            let mut d = sim.0.lock().unwrap();
+            d.fail_truncate = true;
+            d.fail_write_after = Some(20);
+        }
+        assert!(a.append(&rec(2)).is_err());
+        assert_eq!(a.last_seq(), 1);
+        drop(a);
+        let mut d = sim.0.lock().unwrap();
+        d.durable = d.written.clone();
+        let torn = scan("r", Path::new("r.json"), &d.durable);
+        assert!(
+            matches!(torn, Err(Error::TornTail { line: 2, .. })),
+            "{torn:?}"
+        );
+        // What repair does: cut at the torn line's offset.
+        let cut = d.durable.iter().position(|&b| b == b'\n').unwrap() + 1;
+        d.durable.truncate(cut);
+        d.written.truncate(cut);
+        d.fail_truncate = false;
+        drop(d);
+        let mut b = appender(&sim);
+        assert_eq!(b.last_seq(), 1);
+        assert!(b.append(&rec(2)).unwrap());
+        assert_eq!(lines_of(&sim), vec![1, 2]);
+    }
+
+    #[test]
+    fn a_missing_final_newline_is_written_before_the_next_record() {
+        let sim = Sim::default();
+        let line = rec(1).encode().unwrap();
+        {
+            let mut d = sim.0.lock().unwrap();
+            d.written = line.clone();
+            d.durable = line;
+        }
+        let mut a = appender(&sim);
+        assert_eq!(a.last_seq(), 1);
+        a.append(&rec(2)).unwrap();
+        assert_eq!(lines_of(&sim), vec![1, 2]);
+    }
+
+    #[test]
+    fn duplicates_are_skipped_without_writing() {
+        let sim = Sim::default();
+        let mut a = appender(&sim);
+        a.append(&rec(1)).unwrap();
+        let before = sim.0.lock().unwrap().written.clone();
+        assert!(!a.append(&rec(1)).unwrap());
+        assert_eq!(sim.0.lock().unwrap().written, before);
+    }
+}

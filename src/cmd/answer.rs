@@ -1,0 +1,177 @@
+//! `answer RUN TOOL_USE_ID`: answer a deferred call by hand (SPEC 6).
+//!
+//! Load and check first, with no lock taken, so every refusal leaves the
+//! journal exactly as it was; then take the run lock, make sure nothing was
+//! appended in between, and append exactly one ordinary `tool_result`.
+
+use super::{open_store, CmdResult, Failure};
+use crate::cli::{AnswerArgs, Global};
+use crate::output::{json_pretty, sanitize, Style};
+use journal::fold::{fold, RunState};
+use journal::record::{Block, Payload, Record, ToolResult, ToolResultBlock};
+use std::io::{IsTerminal, Read, Write};
+use std::process::ExitCode;
+
+/// The largest answer accepted (SPEC 6).
+pub const MAX_CONTENT: usize = 256 * 1024;
+
+pub fn run(g: &Global, a: AnswerArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+    let content = read_content(&a)?;
+    let store = open_store(g)?;
+    let journal = store.read(&a.run)?;
+    let st = fold(journal.records()).map_err(|e| {
+        Failure::new(format!("run {}: the fold refuses the journal: {e}", a.run)).help(format!(
+            "run `fisk-admin verify {}` for every finding",
+            a.run
+        ))
+    })?;
+    check(&st, &a.run, &a.tool_use_id)?;
+    if store.is_live(&a.run)? {
+        return Err(journal::Error::Live {
+            run: a.run.clone(),
+            holder: None,
+        }
+        .into());
+    }
+
+    let mut app = store.open_appender(&a.run)?;
+    if app.last_seq() != journal.last_seq() {
+        return Err(Failure::refused(format!(
+            "run {}: the journal changed while it was being checked (seq {} then {}); nothing was written",
+            a.run,
+            journal.last_seq(),
+            app.last_seq()
+        ))
+        .help("run the command again"));
+    }
+    let record = Record::new(
+        app.last_seq() + 1,
+        Payload::ToolResult(ToolResult {
+            tool_use_id: a.tool_use_id.clone(),
+            result: ToolResultBlock {
+                tool_use_id: a.tool_use_id.clone(),
+                content,
+                is_error: a.is_error,
+            },
+            remote: false,
+        }),
+    );
+    app.append(&record)?;
+    drop(app);
+    let bytes = record.encode().unwrap_or_default();
+    let resume = format!("fisk-admin resume {}", a.run);
+    if style.json() {
+        let rec: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| Failure::new(e.to_string()))?;
+        json_pretty(
+            out,
+            &serde_json::json!({"run": a.run, "seq": record.seq, "record": rec, "resume": resume}),
+        )?;
+    } else {
+        writeln!(
+            out,
+            "answered {} in run {} (seq {}):",
+            sanitize(&a.tool_use_id, false),
+            a.run,
+            record.seq
+        )?;
+        writeln!(
+            out,
+            "  {}",
+            crate::output::truncate(&sanitize(&String::from_utf8_lossy(&bytes), false), 400)
+        )?;
+        writeln!(out, "resume the run with: {resume}")?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The refusals of SPEC 6, each with its own message.
+fn check(st: &RunState, run: &str, id: &str) -> Result<(), Failure> {
+    let shown = sanitize(id, false);
+    let committed = st.messages.iter().any(|m| {
+        m.blocks()
+            .iter()
+            .any(|b| matches!(b, Block::ToolResult(r) if r.tool_use_id == id))
+    });
+    let pending_answered = st.pending.as_ref().is_some_and(|p| p.answered.contains(id));
+    if committed || pending_answered {
+        return Err(Failure::refused(format!(
+            "run {run}: tool call {shown} is already answered; nothing was written"
+        ))
+        .help(format!(
+            "`fisk-admin show {run} --transcript` shows the answer; `fisk-admin resume {run}` continues the run"
+        )));
+    }
+    let Some(p) = &st.pending else {
+        return Err(Failure::refused(format!(
+            "run {run} has no pending batch: no tool call waits for an answer, so {shown} is not deferred"
+        ))
+        .help(format!("`fisk-admin show {run}` shows where the run stands")));
+    };
+    if !p.deferred.iter().any(|d| d.tool_use_id == id) {
+        let waiting: Vec<String> = p
+            .open_deferrals
+            .iter()
+            .map(|d| sanitize(&d.tool_use_id, false).into_owned())
+            .collect();
+        let what = if p.assistant.tool_use_ids().any(|t| t == id) {
+            "is in the pending batch but was not deferred (resume runs it again)"
+        } else {
+            "is not a call of the pending batch"
+        };
+        return Err(Failure::refused(format!(
+            "run {run}: tool call {shown} is not deferred: it {what}; only deferred calls are answered by hand"
+        ))
+        .help(if waiting.is_empty() {
+            "the run waits on no deferred call".to_owned()
+        } else {
+            format!("the run waits on: {}", waiting.join(", "))
+        }));
+    }
+    Ok(())
+}
+
+/// The answer from --content, --content-file or standard input.
+fn read_content(a: &AnswerArgs) -> Result<String, Failure> {
+    let too_big = || {
+        Failure::refused(format!(
+            "the answer is larger than {MAX_CONTENT} bytes (256 KiB); nothing was written"
+        ))
+        .help("shorten it, or store it elsewhere and answer with a reference to it")
+    };
+    let bytes = if let Some(c) = &a.content {
+        c.as_bytes().to_vec()
+    } else {
+        let (name, reader): (String, Box<dyn Read>) = match &a.content_file {
+            Some(p) => (
+                p.display().to_string(),
+                Box::new(std::fs::File::open(p).map_err(|e| {
+                    Failure::new(format!("reading the answer from {}: {e}", p.display()))
+                })?),
+            ),
+            None => {
+                if std::io::stdin().is_terminal() {
+                    return Err(Failure::refused("no answer given").help(
+                        "pass --content TEXT or --content-file PATH, or pipe the answer on standard input",
+                    ));
+                }
+                ("standard input".to_owned(), Box::new(std::io::stdin()))
+            }
+        };
+        let mut buf = Vec::new();
+        reader
+            .take(MAX_CONTENT as u64 + 1)
+            .read_to_end(&mut buf)
+            .map_err(|e| Failure::new(format!("reading the answer from {name}: {e}")))?;
+        buf
+    };
+    if bytes.len() > MAX_CONTENT {
+        return Err(too_big());
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        Failure::refused(format!(
+            "the answer is not UTF-8 text (byte {}); nothing was written",
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}

@@ -1,0 +1,119 @@
+//! `diff A B`: compare two fingerprints (SPEC 4) and give the resume verdict.
+//! A is the run's side, B what a resume would use. Each is a run id (its
+//! meta record's fingerprint) or a fingerprint JSON file, `-` for stdin.
+//! An argument that names an existing file (or `-`) is a file; anything
+//! else must be a valid run id. A JSON object with a `fingerprint` key
+//! (`fold --format json`, a meta payload) is read through that key.
+//!
+//! Exit 0 when a resume would proceed (identical, or continues with
+//! warnings), 1 when it would be refused (with or without --force).
+
+use super::{open_store, CmdResult, Failure};
+use crate::cli::{DiffArgs, Global};
+use crate::output::{json_pretty, sanitize, table, Style};
+use journal::fingerprint::{diff, Class};
+use journal::record::{Fingerprint, Payload};
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::ExitCode;
+
+pub fn run(g: &Global, a: DiffArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+    if a.a == "-" && a.b == "-" {
+        return Err(Failure::new(
+            "only one side can be read from standard input",
+        ));
+    }
+    let (fa, sa) = side(g, &a.a)?;
+    let (fb, sb) = side(g, &a.b)?;
+    let d = diff(&fa, &fb);
+    let proceeds = d.verdict.proceeds(false);
+    if style.json() {
+        json_pretty(
+            out,
+            &serde_json::json!({
+                "a": sa, "b": sb, "changes": d.changes,
+                "verdict": d.verdict.as_str(), "proceeds": proceeds,
+            }),
+        )?;
+    } else {
+        writeln!(out, "A: {}", sanitize(&sa, false))?;
+        writeln!(out, "B: {}", sanitize(&sb, false))?;
+        if !d.changes.is_empty() {
+            let mut t = table(&["FIELD", "CLASS", "CHANGE"]);
+            for c in &d.changes {
+                let change = match (&c.from, &c.to) {
+                    (Some(x), Some(y)) => {
+                        format!("{} -> {}", sanitize(x, false), sanitize(y, false))
+                    }
+                    _ => "changed".to_owned(),
+                };
+                let class = match c.class {
+                    Class::Hard => "hard",
+                    Class::Blocking => "blocking",
+                    Class::Tools => "tools",
+                    Class::Budget => "budget",
+                };
+                t.add_row(vec![c.field.to_owned(), class.to_owned(), change]);
+            }
+            writeln!(out, "{t}")?;
+        }
+        writeln!(out, "verdict: {}", d.verdict.as_str())?;
+    }
+    Ok(if proceeds {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// One side: its fingerprint and a description of where it came from.
+fn side(g: &Global, arg: &str) -> Result<(Fingerprint, String), Failure> {
+    if arg == "-" {
+        let mut buf = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut buf)
+            .map_err(|e| Failure::new(format!("reading standard input: {e}")))?;
+        return Ok((parse(&buf, "standard input")?, "standard input".into()));
+    }
+    let p = Path::new(arg);
+    if p.is_file() {
+        let buf = std::fs::read(p).map_err(|e| Failure::new(format!("{}: {e}", p.display())))?;
+        return Ok((parse(&buf, arg)?, format!("file {arg}")));
+    }
+    journal::id::check(arg).map_err(|e| {
+        Failure::new(format!(
+            "{arg:?} is neither an existing file nor a run id: {e}"
+        ))
+    })?;
+    let store = open_store(g)?;
+    let journal = store.read(arg)?;
+    match journal
+        .entries
+        .first()
+        .and_then(|e| e.record.payload.as_ref())
+    {
+        Some(Payload::Meta(m)) => Ok((m.fingerprint.clone(), format!("run {arg}"))),
+        _ => Err(Failure::new(format!(
+            "run {arg}: the first record is not a meta record, so there is no fingerprint"
+        ))
+        .help(format!("run `fisk-admin verify {arg}`"))),
+    }
+}
+
+fn parse(buf: &[u8], name: &str) -> Result<Fingerprint, Failure> {
+    let v: serde_json::Value =
+        serde_json::from_slice(buf).map_err(|e| Failure::new(format!("{name}: not JSON: {e}")))?;
+    let v = match v.get("fingerprint") {
+        Some(inner) if inner.is_object() => inner.clone(),
+        _ => v,
+    };
+    if !v.is_object() {
+        return Err(Failure::new(format!(
+            "{name}: a fingerprint is a JSON object"
+        )));
+    }
+    serde_json::from_value(v).map_err(|e| {
+        Failure::new(format!("{name}: not a fingerprint: {e}"))
+            .help("produce one with `fisk-admin fingerprint --agent FILE`")
+    })
+}

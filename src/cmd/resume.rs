@@ -1,0 +1,38 @@
+//! `resume RUN [--agent FILE] [--force] [--prompt TEXT]`: the resume path
+//! (SPEC 4, 5): gates, claim, finish the pending batch, continue.
+//!
+//! The journal stores only the agent's fingerprint, not where its file is,
+//! so the agent file is needed: `--agent`, else the `--config` file.
+
+use super::{agent_store, CmdResult, Failure};
+use crate::cli::{Global, ResumeArgs};
+use crate::output::Style;
+use journal::runner::{Agent, ResumeOptions, Runner};
+use std::io::Write;
+
+pub fn run(g: &Global, a: ResumeArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+    let Some(path) = a.agent.clone().or_else(|| g.config.clone()) else {
+        return Err(Failure::new(format!(
+            "resume needs the agent file run {} was started with: the journal stores only its fingerprint",
+            a.run
+        ))
+        .help("pass --agent FILE (or --config FILE)"));
+    };
+    journal::id::check(&a.run)?;
+    let agent = Agent::load(&path)?;
+    let store = agent_store(g, &path, true)?;
+    let stop = super::stop_flag()?;
+    let mut events = super::run::printer();
+    let mut runner = Runner {
+        store: &store,
+        agent: &agent,
+        stop: &stop,
+        events: &mut events,
+    };
+    let opts = ResumeOptions {
+        force: a.force,
+        prompt: a.prompt,
+    };
+    let outcome = runner.resume(&a.run, &opts)?;
+    super::run::report(&outcome, style, out)
+}

@@ -1,0 +1,70 @@
+//! `rm RUN... [--yes]`: delete runs (journal and lock). Live runs are
+//! refused; on a terminal it asks first unless `--yes`; without a terminal
+//! it needs `--yes`. Every id is checked before anything is deleted.
+
+use super::{open_store, CmdResult, Failure};
+use crate::cli::{Global, RmArgs};
+use crate::output::{json_pretty, Style};
+use std::io::{BufRead, IsTerminal, Write};
+use std::process::ExitCode;
+
+pub fn run(g: &Global, a: RmArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+    let store = open_store(g)?;
+    for r in &a.runs {
+        journal::id::check(r)?;
+        if !store.exists(r)? {
+            return Err(Failure::new(format!(
+                "run {r} not found in {}; nothing was deleted",
+                store.describe()
+            ))
+            .help("`fisk-admin ls` lists the runs in this store"));
+        }
+    }
+    if !a.yes {
+        if !std::io::stdin().is_terminal() {
+            return Err(Failure::refused(
+                "rm deletes runs for good and there is no terminal to ask on; nothing was deleted",
+            )
+            .help("pass --yes to delete without asking"));
+        }
+        eprint!(
+            "delete {} run(s): {}? [y/N] ",
+            a.runs.len(),
+            a.runs.join(", ")
+        );
+        let mut answer = String::new();
+        std::io::stdin()
+            .lock()
+            .read_line(&mut answer)
+            .map_err(|e| Failure::new(format!("reading the answer: {e}")))?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes") {
+            return Err(Failure::refused("not confirmed; nothing was deleted"));
+        }
+    }
+    let mut removed_all = Vec::new();
+    let mut failed = 0;
+    for r in &a.runs {
+        match store.delete(r) {
+            Ok(removed) => {
+                if !style.json() {
+                    for p in &removed {
+                        writeln!(out, "removed {p}")?;
+                    }
+                }
+                removed_all.push(serde_json::json!({"run": r, "removed": removed}));
+            }
+            Err(e) => {
+                failed += 1;
+                eprintln!("fisk-admin: {e}; run {r} was not deleted");
+            }
+        }
+    }
+    if style.json() {
+        json_pretty(out, &removed_all)?;
+    }
+    Ok(if failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

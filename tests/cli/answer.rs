@@ -1,0 +1,174 @@
+//! `answer` (SPEC 6): every refusal has its own message, exits 1 and leaves
+//! the journal byte for byte as it was; a success appends exactly one
+//! ordinary tool_result record.
+
+use crate::support::*;
+use serde_json::json;
+
+/// A run suspended waiting on `d1`, with `e1` answered in the same batch.
+fn waiting() -> Fixture {
+    let f = Fixture::new(&[
+        turn(
+            "checking",
+            &[
+                ("e1", "exec", json!({"command": "echo ok"})),
+                (
+                    "d1",
+                    "defer",
+                    json!({"note": "sign-off", "handle": "SEC-1"}),
+                ),
+            ],
+        ),
+        turn("done", &[]),
+    ]);
+    let r = f.run("w", "go");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    f
+}
+
+fn refused_unchanged(f: &Fixture, run: &str, args: &[&str], needle: &str) {
+    let before = f.bytes(run);
+    let r = f.store(args);
+    assert_eq!(r.code, 1, "stdout {} stderr {}", r.stdout, r.stderr);
+    assert!(r.stderr.contains(needle), "{needle:?} not in {}", r.stderr);
+    assert_eq!(f.bytes(run), before, "a refusal changed the journal");
+}
+
+#[test]
+fn answering_a_call_that_was_never_deferred_is_refused() {
+    let f = waiting();
+    refused_unchanged(
+        &f,
+        "w",
+        &["answer", "w", "nope", "--content", "x"],
+        "not deferred",
+    );
+}
+
+#[test]
+fn answering_a_pending_call_that_was_not_deferred_is_refused() {
+    let f = Fixture::new(&[]);
+    let runs = f.runs();
+    std::fs::create_dir_all(&runs).unwrap();
+    std::fs::copy(
+        testdata("runs/pending-batch.json"),
+        f.journal("pending-batch"),
+    )
+    .unwrap();
+    refused_unchanged(
+        &f,
+        "pending-batch",
+        &[
+            "answer",
+            "pending-batch",
+            "toolu_01p9or5uCSRq159isq8kgHtp",
+            "--content",
+            "x",
+        ],
+        "not deferred",
+    );
+}
+
+#[test]
+fn answering_an_answered_call_is_refused() {
+    let f = waiting();
+    refused_unchanged(
+        &f,
+        "w",
+        &["answer", "w", "e1", "--content", "x"],
+        "already answered",
+    );
+}
+
+#[test]
+fn answering_twice_is_refused_even_once_the_turn_has_closed() {
+    let f = waiting();
+    let r = f.store(&["answer", "w", "d1", "--content", "yes"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // The batch is now fully answered: the fold commits the turn and the
+    // answer sits in the conversation, not in a pending batch.
+    assert!(f.fold("w")["pending"].is_null());
+    refused_unchanged(
+        &f,
+        "w",
+        &["answer", "w", "d1", "--content", "again"],
+        "already answered",
+    );
+}
+
+#[test]
+fn answering_a_run_without_a_pending_batch_is_refused() {
+    let f = Fixture::new(&[turn("all done", &[])]);
+    assert_eq!(f.run("c", "go").code, 0);
+    refused_unchanged(
+        &f,
+        "c",
+        &["answer", "c", "x", "--content", "x"],
+        "no pending batch",
+    );
+}
+
+#[test]
+fn answering_with_more_than_256_kib_is_refused() {
+    let f = waiting();
+    let big = vec![b'a'; 256 * 1024 + 1];
+    std::fs::write(f.path("big.txt"), &big).unwrap();
+    let big_path = f.path("big.txt");
+    refused_unchanged(
+        &f,
+        "w",
+        &["answer", "w", "d1", "--content-file", s(&big_path)],
+        "256 KiB",
+    );
+    let before = f.bytes("w");
+    let runs = f.runs();
+    let r = f.fisk_stdin(&["--state-dir", s(&runs), "answer", "w", "d1"], &big);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(f.bytes("w"), before);
+}
+
+#[test]
+fn answering_a_live_run_is_refused() {
+    let f = waiting();
+    let _lock = f.hold_lock("w");
+    refused_unchanged(&f, "w", &["answer", "w", "d1", "--content", "x"], "is live");
+}
+
+#[test]
+fn an_answer_appends_exactly_one_tool_result_and_says_how_to_resume() {
+    let f = waiting();
+    let before = f.bytes("w");
+    let runs = f.runs();
+    let r = f.fisk_stdin(
+        &[
+            "--state-dir",
+            s(&runs),
+            "answer",
+            "w",
+            "d1",
+            "--is-error",
+            "--format",
+            "json",
+        ],
+        b"denied <by> security & co",
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out = r.json();
+    assert_eq!(out["resume"], "fisk-admin resume w");
+    let after = f.bytes("w");
+    assert!(after.starts_with(&before), "the answer must only append");
+    let added = std::str::from_utf8(&after[before.len()..]).unwrap();
+    assert_eq!(added.lines().count(), 1);
+    assert_eq!(
+        added,
+        "{\"seq\":6,\"protocol\":\"io.choria.fisk-ai.v1.session.tool_result\",\"tool_result\":{\"tool_use_id\":\"d1\",\"result\":{\"tool_use_id\":\"d1\",\"content\":\"denied \\u003cby\\u003e security \\u0026 co\",\"is_error\":true}}}\n"
+    );
+    assert_eq!(
+        out["record"],
+        serde_json::from_str::<serde_json::Value>(added).unwrap()
+    );
+    // And the run finishes on resume.
+    let r = f.resume("w", &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(f.fold("w")["status"], "completed");
+}

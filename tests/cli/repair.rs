@@ -1,0 +1,149 @@
+//! `repair`, `rm` and the live-run refusals of the commands that change a
+//! store.
+
+use crate::support::*;
+use std::os::unix::fs::PermissionsExt;
+
+fn completed() -> Fixture {
+    let f = Fixture::new(&[turn("done", &[])]);
+    let r = f.run("c", "go");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    f
+}
+
+#[test]
+fn a_new_store_is_0700_and_a_new_journal_0600() {
+    let f = completed();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&f.runs()), 0o700);
+    assert_eq!(mode(&f.journal("c")), 0o600);
+}
+
+#[test]
+fn repair_cuts_a_torn_tail_and_keeps_its_bytes_in_a_private_backup() {
+    let f = completed();
+    let good = f.bytes("c");
+    let torn = b"{\"seq\":4,\"protocol\":\"io.choria.fis";
+    let mut bytes = good.clone();
+    bytes.extend_from_slice(torn);
+    std::fs::write(f.journal("c"), &bytes).unwrap();
+
+    let dry = f.store(&["repair", "c", "--dry-run"]);
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    assert!(dry.stdout.contains("would cut"), "{}", dry.stdout);
+    assert_eq!(f.bytes("c"), bytes, "a dry run changes nothing");
+
+    let r = f.store(&["repair", "c", "--format", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out = r.json();
+    assert_eq!(out["action"], "cut-torn-tail");
+    assert_eq!(f.bytes("c"), good);
+    let backup = std::path::PathBuf::from(out["backup"].as_str().unwrap());
+    assert_eq!(std::fs::read(&backup).unwrap(), torn);
+    let name = backup.file_name().unwrap().to_str().unwrap();
+    assert!(
+        name.starts_with("c.torn-") && name.ends_with(".bak"),
+        "{name}"
+    );
+    assert_eq!(
+        std::fs::metadata(&backup).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    // The backup is not taken for a journal, and the run verifies clean.
+    let v = f.store(&["verify", "--format", "json"]);
+    assert_eq!(v.code, 0, "{}", v.stdout);
+    let runs: Vec<_> = v
+        .json_lines()
+        .into_iter()
+        .filter(|l| l.get("summary").is_some())
+        .collect();
+    assert_eq!(runs[0]["summary"]["runs"], 1);
+    assert_eq!(runs[0]["summary"]["warnings"], 0);
+}
+
+#[test]
+fn repair_adds_a_missing_final_newline() {
+    let f = completed();
+    let good = f.bytes("c");
+    std::fs::write(f.journal("c"), &good[..good.len() - 1]).unwrap();
+    let r = f.store(&["repair", "c"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("newline"), "{}", r.stdout);
+    assert_eq!(f.bytes("c"), good);
+}
+
+#[test]
+fn repair_with_nothing_to_do_says_so() {
+    let f = completed();
+    let before = f.bytes("c");
+    let r = f.store(&["repair", "c"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("nothing to do"), "{}", r.stdout);
+    assert_eq!(f.bytes("c"), before);
+}
+
+#[test]
+fn repair_refuses_interior_corruption_and_explains_why() {
+    let f = completed();
+    let good = f.bytes("c");
+    let text = String::from_utf8(good).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[1] = "{\"seq\":2,\"protocol\": garbage";
+    let bad = lines.join("\n") + "\n";
+    std::fs::write(f.journal("c"), &bad).unwrap();
+    let r = f.store(&["repair", "c"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("throw away"), "{}", r.stderr);
+    assert_eq!(f.bytes("c"), bad.as_bytes());
+}
+
+#[test]
+fn repair_and_rm_refuse_a_live_run() {
+    let f = completed();
+    let before = f.bytes("c");
+    std::fs::write(f.journal("c"), &before[..before.len() - 1]).unwrap();
+    let before = f.bytes("c");
+    let _lock = f.hold_lock("c");
+    let r = f.store(&["repair", "c"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("is live"), "{}", r.stderr);
+    let r = f.store(&["rm", "c", "--yes"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("is live"), "{}", r.stderr);
+    assert_eq!(f.bytes("c"), before);
+}
+
+#[test]
+fn rm_without_a_terminal_needs_yes() {
+    let f = completed();
+    let r = f.store(&["rm", "c"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("--yes"), "{}", r.stderr);
+    assert!(f.journal("c").exists());
+}
+
+#[test]
+fn rm_removes_journal_and_lock_and_says_so() {
+    let f = completed();
+    let r = f.store(&["rm", "c", "--yes"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("c.json") && r.stdout.contains("c.lock"),
+        "{}",
+        r.stdout
+    );
+    assert!(!f.journal("c").exists());
+    assert!(!f.runs().join("c.lock").exists());
+}
+
+#[test]
+fn writers_refuse_a_symlinked_journal() {
+    let f = completed();
+    std::fs::rename(f.journal("c"), f.path("elsewhere.json")).unwrap();
+    std::os::unix::fs::symlink(f.path("elsewhere.json"), f.journal("c")).unwrap();
+    let before = std::fs::read(f.path("elsewhere.json")).unwrap();
+    let r = f.resume("c", &["--prompt", "more"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("symbolic link"), "{}", r.stderr);
+    assert_eq!(std::fs::read(f.path("elsewhere.json")).unwrap(), before);
+}

@@ -1,0 +1,419 @@
+//! `run` and `resume`: the script provider, the tools, the write order, the
+//! gates of SPEC 4, the claim of SPEC 5, signals and the run lock.
+
+use crate::support::*;
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+fn exec(id: &'static str, cmd: &str) -> (&'static str, &'static str, serde_json::Value) {
+    (id, "exec", json!({"command": cmd}))
+}
+
+fn records(f: &Fixture, run: &str) -> Vec<serde_json::Value> {
+    String::from_utf8(f.bytes(run))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn kinds(f: &Fixture, run: &str) -> Vec<String> {
+    records(f, run)
+        .iter()
+        .map(|r| {
+            r["protocol"]
+                .as_str()
+                .unwrap()
+                .rsplit('.')
+                .next()
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+fn counter(f: &Fixture) -> Vec<String> {
+    std::fs::read_to_string(f.path("counter.txt"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn a_run_stores_each_step_in_order_and_completes() {
+    let f = Fixture::new(&[
+        turn(
+            "looking",
+            &[exec("a", "echo one"), exec("b", "echo two >&2; exit 3")],
+        ),
+        turn("", &[("c", "teleport", json!({}))]),
+        turn("all done", &[]),
+    ]);
+    let r = f.fisk(&["run", "--agent", "agent.yaml", "hello"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let id = r
+        .stdout
+        .lines()
+        .next()
+        .unwrap()
+        .strip_prefix("run ")
+        .unwrap()
+        .to_owned();
+    assert!(id.starts_with("r-") && id.len() == 18, "{id}");
+    assert!(
+        r.stdout.contains(&format!("fisk-admin resume {id}")),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(
+        kinds(&f, &id),
+        [
+            "meta",
+            "assistant",
+            "tool_result",
+            "tool_result",
+            "assistant",
+            "tool_result",
+            "assistant",
+            "terminal"
+        ]
+    );
+    let recs = records(&f, &id);
+    let ok = &recs[2]["tool_result"]["result"];
+    assert_eq!(
+        ok["content"],
+        r#"{"stdout":"one\n","stderr":"","exit_status":0}"#
+    );
+    assert!(ok.get("is_error").is_none());
+    let bad = &recs[3]["tool_result"]["result"];
+    assert_eq!(
+        bad["content"],
+        r#"{"stdout":"","stderr":"two\n","exit_status":3}"#
+    );
+    assert_eq!(bad["is_error"], true);
+    let unknown = &recs[5]["tool_result"]["result"];
+    assert_eq!(unknown["is_error"], true);
+    assert!(unknown["content"]
+        .as_str()
+        .unwrap()
+        .contains("unknown tool"));
+    let st = f.fold(&id);
+    assert_eq!(st["status"], "completed");
+    assert_eq!(st["counters"]["llm_calls"], 3);
+    assert_eq!(st["counters"]["tool_calls"], 3);
+    assert_eq!(st["counters"]["in_tokens"], 300);
+    assert!(f.findings(&id).iter().all(|x| x["severity"] == "info"));
+}
+
+#[test]
+fn running_out_of_turns_ends_the_run_with_error() {
+    let f = Fixture::new(&[turn("", &[exec("a", "true")])]);
+    let r = f.run("x", "go");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let st = f.fold("x");
+    assert_eq!(st["terminal"]["reason"], "error");
+}
+
+#[test]
+fn max_iterations_and_max_tokens_end_the_run() {
+    let turns = vec![
+        turn("", &[exec("a", "true")]),
+        turn("", &[exec("b", "true")]),
+        turn("", &[exec("c", "true")]),
+        turn("done", &[]),
+    ];
+    let f = Fixture::new(&turns);
+    f.write_agent("demo-1", "script", "", 0, 2, "[exec, defer]");
+    assert_eq!(f.run("i", "go").code, 1);
+    assert_eq!(f.fold("i")["terminal"]["reason"], "max_iterations");
+    assert_eq!(f.fold("i")["counters"]["llm_calls"], 2);
+    // Each turn costs 120 tokens: after two turns 240 >= 200.
+    f.write_agent("demo-1", "script", "", 200, 0, "[exec, defer]");
+    assert_eq!(f.run("t", "go").code, 1);
+    assert_eq!(f.fold("t")["terminal"]["reason"], "budget");
+    assert_eq!(f.fold("t")["counters"]["llm_calls"], 2);
+}
+
+#[test]
+fn a_deferred_call_is_never_run_again_and_the_run_waits_until_it_is_answered() {
+    let f = Fixture::new(&[
+        turn(
+            "",
+            &[
+                exec("e1", "echo e1 >> counter.txt"),
+                ("d1", "defer", json!({"note": "approve", "handle": "T-9"})),
+            ],
+        ),
+        turn("done", &[]),
+    ]);
+    let r = f.run("d", "go");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("waiting on d1"), "{}", r.stdout);
+    assert_eq!(f.fold("d")["status"], "waiting");
+    // Resuming before the answer suspends again, naming what it waits on,
+    // and runs nothing.
+    let r = f.resume("d", &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("waiting on d1"), "{}", r.stdout);
+    assert_eq!(counter(&f), ["e1"]);
+    assert_eq!(f.fold("d")["status"], "waiting");
+    assert_eq!(f.store(&["answer", "d", "d1", "--content", "yes"]).code, 0);
+    let r = f.resume("d", &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(counter(&f), ["e1"]);
+    let st = f.fold("d");
+    assert_eq!(st["status"], "completed");
+    assert_eq!(st["counters"]["tool_calls"], 2);
+}
+
+#[test]
+fn a_resume_claims_the_run_before_anything_else() {
+    let f = Fixture::new(&[turn("", &[("d1", "defer", json!({}))]), turn("done", &[])]);
+    assert_eq!(f.run("c", "go").code, 0);
+    assert_eq!(f.store(&["answer", "c", "d1", "--content", "ok"]).code, 0);
+    let before = records(&f, "c").len();
+    assert_eq!(f.resume("c", &[]).code, 0);
+    let recs = records(&f, "c");
+    let claim = &recs[before];
+    assert_eq!(claim["seq"], before as u64 + 1);
+    let by = claim["claim"]["by"].as_str().unwrap();
+    assert!(
+        by.starts_with("fisk-admin@") && by.contains(" pid "),
+        "{by}"
+    );
+    // The next record follows the claim's seq: nothing was skipped as a duplicate.
+    assert_eq!(recs[before + 1]["seq"], before as u64 + 2);
+    assert_eq!(
+        recs[before + 1]["protocol"],
+        "io.choria.fisk-ai.v1.session.assistant"
+    );
+}
+
+#[test]
+fn a_completed_run_with_nothing_new_is_refused_and_a_prompt_continues_it() {
+    let f = Fixture::new(&[turn("first", &[]), turn("second", &[])]);
+    assert_eq!(f.run("p", "go").code, 0);
+    let before = f.bytes("p");
+    let r = f.resume("p", &[]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("nothing new") && r.stderr.contains("--prompt"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(f.bytes("p"), before);
+    let r = f.resume("p", &["--prompt", "and then?"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let msgs = f.fold("p")["messages"].clone();
+    assert_eq!(msgs.as_array().unwrap().len(), 4);
+    assert_eq!(msgs[2]["content"][0]["text"]["text"], "and then?");
+    assert_eq!(msgs[3]["content"][0]["text"]["text"], "second");
+}
+
+/// A run suspended mid-way by a deferral, ready for gate tests.
+fn suspended() -> Fixture {
+    let f = Fixture::new(&[turn("", &[("d1", "defer", json!({}))]), turn("done", &[])]);
+    assert_eq!(f.run("g", "go").code, 0);
+    assert_eq!(f.store(&["answer", "g", "d1", "--content", "ok"]).code, 0);
+    f
+}
+
+#[test]
+fn a_provider_change_is_refused_even_with_force() {
+    let f = suspended();
+    f.write_agent("demo-1", "script", "", 200000, 20, "[exec, defer]");
+    // The runner only has `script`; rewrite the run's side instead.
+    let text = String::from_utf8(f.bytes("g")).unwrap().replacen(
+        "\"provider\":\"script\"",
+        "\"provider\":\"anthropic\"",
+        1,
+    );
+    std::fs::write(f.journal("g"), &text).unwrap();
+    for extra in [&[][..], &["--force"][..]] {
+        let r = f.resume("g", extra);
+        assert_eq!(r.code, 1, "{}", r.stderr);
+        assert!(r.stderr.contains("provider"), "{}", r.stderr);
+        assert_eq!(f.bytes("g"), text.as_bytes());
+    }
+}
+
+#[test]
+fn blocking_drift_is_refused_unless_forced() {
+    let f = suspended();
+    f.write_agent(
+        "demo-2",
+        "script",
+        "  reasoning_effort: high\n",
+        200000,
+        20,
+        "[exec, defer]",
+    );
+    let before = f.bytes("g");
+    let r = f.resume("g", &[]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("model demo-1 -> demo-2"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("reasoning_effort none -> high"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(f.bytes("g"), before);
+    let r = f.resume("g", &["--force"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(f.fold("g")["status"], "completed");
+}
+
+#[test]
+fn tools_and_budget_drift_continue_with_warnings() {
+    let f = suspended();
+    f.write_agent("demo-1", "script", "", 999999, 50, "[exec, defer, extra]");
+    let r = f.resume("g", &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("standing approvals"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("max_tokens 200000 -> 999999"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(f.fold("g")["status"], "completed");
+}
+
+#[test]
+fn resume_refuses_a_torn_tail_and_asks_for_repair() {
+    let f = suspended();
+    let mut bytes = f.bytes("g");
+    bytes.extend_from_slice(b"{\"seq\":9,\"proto");
+    std::fs::write(f.journal("g"), &bytes).unwrap();
+    let r = f.resume("g", &[]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("fisk-admin repair g"), "{}", r.stderr);
+    assert_eq!(f.bytes("g"), bytes);
+    assert_eq!(f.store(&["repair", "g"]).code, 0);
+    assert_eq!(f.resume("g", &[]).code, 0);
+}
+
+#[test]
+fn resume_adds_a_missing_final_newline_before_its_claim() {
+    let f = suspended();
+    let bytes = f.bytes("g");
+    std::fs::write(f.journal("g"), &bytes[..bytes.len() - 1]).unwrap();
+    let r = f.resume("g", &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(f.bytes("g").starts_with(&bytes));
+    assert!(f.findings("g").iter().all(|x| x["severity"] == "info"));
+}
+
+fn wait_for(f: &Fixture, run: &str, what: &str) {
+    let start = Instant::now();
+    while !String::from_utf8_lossy(&std::fs::read(f.journal(run)).unwrap_or_default())
+        .contains(what)
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "{what} never appeared"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn a_first_sigint_finishes_the_step_and_suspends_and_resume_repeats_nothing() {
+    let slow = |id: &'static str| {
+        exec(
+            id,
+            Box::leak(format!("sleep 0.3; echo {id} >> counter.txt").into_boxed_str()),
+        )
+    };
+    let f = Fixture::new(&[
+        turn("", &[slow("s1"), slow("s2"), slow("s3")]),
+        turn("done", &[]),
+    ]);
+    let child = f
+        .command(&["run", "--agent", "agent.yaml", "--id", "sig", "go"])
+        .spawn()
+        .unwrap();
+    wait_for(&f, "sig", "\"s1\",\"name\"");
+    std::thread::sleep(Duration::from_millis(100));
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out: Run = child.wait_with_output().unwrap().into();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let st = f.fold("sig");
+    assert_eq!(st["terminal"]["reason"], "suspended");
+    // s1 was running when the signal came: it finished and was stored.
+    assert_eq!(counter(&f), ["s1"]);
+    assert_eq!(st["pending"]["answered"], json!(["s1"]));
+    let r = f.resume("sig", &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(counter(&f), ["s1", "s2", "s3"]);
+    assert_eq!(f.fold("sig")["status"], "completed");
+}
+
+#[test]
+fn of_two_resumes_on_one_run_exactly_one_proceeds() {
+    let f = Fixture::new(&[
+        turn("", &[exec("a", "echo a >> counter.txt")]),
+        turn("", &[exec("b", "sleep 1; echo b >> counter.txt")]),
+        turn("done", &[]),
+    ]);
+    f.write_agent("demo-1", "script", "", 200000, 1, "[exec, defer]");
+    assert_eq!(
+        f.run("two", "go").code,
+        1,
+        "max_iterations 1 stops it after one turn"
+    );
+    f.write_agent("demo-1", "script", "", 200000, 20, "[exec, defer]");
+    let first = f
+        .command(&["resume", "two", "--agent", "agent.yaml"])
+        .spawn()
+        .unwrap();
+    wait_for(&f, "two", "\"id\":\"b\"");
+    let second = f.resume("two", &[]);
+    assert_eq!(second.code, 1, "{}", second.stderr);
+    assert!(
+        second.stderr.contains("run two is live"),
+        "{}",
+        second.stderr
+    );
+    let first: Run = first.wait_with_output().unwrap().into();
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert_eq!(counter(&f), ["a", "b"]);
+    assert_eq!(f.fold("two")["status"], "completed");
+}
+
+#[test]
+fn a_malformed_turns_file_names_the_file_line_and_field() {
+    let f = Fixture::new(&[
+        turn("ok", &[]),
+        r#"{"message": {"role": "assistant"}, "in_tokens": "many"}"#.to_owned(),
+    ]);
+    let r = f.run("m", "go");
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("turns.jsonl")
+            && r.stderr.contains("line 2")
+            && r.stderr.contains("in_tokens"),
+        "{}",
+        r.stderr
+    );
+    assert!(!f.journal("m").exists());
+}
+
+#[test]
+fn a_malformed_agent_file_names_the_file_line_and_field() {
+    let f = Fixture::new(&[turn("ok", &[])]);
+    f.write_agent("demo-1", "openai", "", 1, 1, "[exec]");
+    let r = f.run("m", "go");
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("agent.yaml")
+            && r.stderr.contains("line 2")
+            && r.stderr.contains("llm.provider"),
+        "{}",
+        r.stderr
+    );
+}
