@@ -201,7 +201,7 @@ pub struct MigrateArgs {
     #[arg(long)]
     pub delete_source: bool,
     /// Runs copied at once
-    #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub jobs: u16,
 }
 

@@ -22,6 +22,7 @@
 use crate::error::{Error, Result};
 use crate::lines::Tail;
 use crate::record::Entry;
+use crate::store::jetstream::JetStreamStore;
 use crate::store::{Appender, Journal, Store};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -176,6 +177,13 @@ pub fn digest<'a>(bodies: impl IntoIterator<Item = &'a [u8]>) -> String {
 
 /// Copy `runs` from `from` to `to`. Never fails as a whole: every run gets
 /// its report, in the order given.
+///
+/// Runs are copied concurrently (`jobs` at once). A file destination is
+/// read back run by run as each copy ends; a JetStream destination is read
+/// back once the copies are done, through one consumer per group of runs
+/// ([`JetStreamStore::digests`](crate::store::jetstream::JetStreamStore::digests)),
+/// which costs the server far less than a read per run. Sources are
+/// deleted (`delete_source`) only after their copy is verified.
 pub fn migrate(
     from: &Store,
     to: &Store,
@@ -184,19 +192,20 @@ pub fn migrate(
     progress: &Progress,
 ) -> Vec<RunReport> {
     use rayon::prelude::*;
+    let bulk = matches!(to, Store::JetStream(_)) && !opts.dry_run;
     // Once a store fails (a server gone, a disk full), every further run
     // would wait out the same timeout: stop starting new runs instead.
     let abort: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
-    let work = || -> Vec<RunReport> {
+    let work = || -> Vec<(RunReport, Option<Check>)> {
         runs.par_iter()
             .map(|r| {
                 let stopped = abort.lock().ok().and_then(|a| a.clone());
-                let rep = match stopped {
-                    Some(why) => RunReport::new(r).end(
+                let (rep, check) = match stopped {
+                    Some(why) => (RunReport::new(r).end(
                         Outcome::Failed,
                         format!("not attempted: an earlier run failed on the store ({why}); re-run to continue"),
-                    ),
-                    None => copy_run(from, to, r, opts, progress),
+                    ), None),
+                    None => copy_run(from, to, r, opts, progress, bulk),
                 };
                 if rep.result == Outcome::Failed && rep.store_failed {
                     if let Ok(mut a) = abort.lock() {
@@ -205,22 +214,221 @@ pub fn migrate(
                         }
                     }
                 }
-                progress.runs_done.fetch_add(1, Ordering::Relaxed);
-                rep
+                if check.is_none() {
+                    progress.runs_done.fetch_add(1, Ordering::Relaxed);
+                }
+                (rep, check)
             })
             .collect()
     };
-    match rayon::ThreadPoolBuilder::new()
+    let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs.max(1))
         .thread_name(|i| format!("migrate-{i}"))
-        .build()
-    {
+        .build();
+    let copied = match &pool {
         Ok(pool) => pool.install(work),
         Err(_) => work(),
+    };
+    let Store::JetStream(js) = to else {
+        return copied.into_iter().map(|(rep, _)| rep).collect();
+    };
+
+    // Bulk verification of every run copied to JetStream, then deletes.
+    let verified = verify_bulk(js, to, copied);
+    let finish = |(rep, checked): (RunReport, bool)| {
+        if !checked {
+            return rep;
+        }
+        let rep = after_verify(from, rep, opts);
+        progress.runs_done.fetch_add(1, Ordering::Relaxed);
+        rep
+    };
+    match &pool {
+        Ok(pool) => pool.install(|| verified.into_par_iter().map(finish).collect()),
+        Err(_) => verified.into_iter().map(finish).collect(),
     }
 }
 
-fn copy_run(from: &Store, to: &Store, run: &str, opts: &Options, progress: &Progress) -> RunReport {
+/// Verify the runs that carry a [`Check`] by reading them back from `js`
+/// in bulk; a run whose messages are irregular, or whose group could not be
+/// read, is read on its own instead. Each report comes back with whether
+/// it was verified here.
+fn verify_bulk(
+    js: &JetStreamStore,
+    to: &Store,
+    items: Vec<(RunReport, Option<Check>)>,
+) -> Vec<(RunReport, bool)> {
+    use rayon::prelude::*;
+    let pending: Vec<String> = items
+        .iter()
+        .filter(|(_, c)| c.is_some())
+        .map(|(r, _)| r.run.clone())
+        .collect();
+    let records = items
+        .iter()
+        .filter_map(|(_, c)| c.as_ref().map(|c| c.records as u64))
+        .sum();
+    let mut found = js.digests(&pending, records).into_iter();
+    let paired: Vec<_> = items
+        .into_iter()
+        .map(|(rep, check)| {
+            let got = check.as_ref().map(|_| found.next());
+            (rep, check, got)
+        })
+        .collect();
+    paired
+        .into_par_iter()
+        .map(|(rep, check, got)| match (check, got) {
+            // Exactly the records 1..N: the digest decides.
+            (Some(c), Some(Some(Ok(Some((n, have)))))) => (judge(rep, c, n as usize, have), true),
+            // The store failed (the server gone): reading each run on its
+            // own would wait out the same timeout once per run.
+            (Some(_), Some(Some(Err(e)))) => {
+                let mut rep = rep;
+                rep.store_failed = true;
+                let note = format!("cannot read the copy back to verify it: {e}; re-run to verify");
+                (rep.end(Outcome::Failed, note), true)
+            }
+            // Anything irregular: read this run on its own, which also says
+            // what is wrong.
+            (Some(c), _) => (verify_by_read(to, rep, c), true),
+            (None, _) => (rep, false),
+        })
+        .collect()
+}
+
+/// Verify copies already in `to` as `migrate` does after copying: each
+/// `(run, records, sha256)` is what the run must hold. A report per run,
+/// `copied` when it matches, `failed` with the reason otherwise.
+pub fn verify_copies(to: &Store, expected: &[(String, usize, String)]) -> Vec<RunReport> {
+    let items = expected
+        .iter()
+        .map(|(run, records, sha256)| {
+            let mut rep = RunReport::new(run);
+            rep.records = *records as u64;
+            rep.appended = *records as u64;
+            let c = Check {
+                records: *records,
+                sha256: sha256.clone(),
+            };
+            (rep, Some(c))
+        })
+        .collect::<Vec<_>>();
+    match to {
+        Store::JetStream(js) => verify_bulk(js, to, items)
+            .into_iter()
+            .map(|(r, _)| r)
+            .collect(),
+        Store::File(_) => items
+            .into_iter()
+            .map(|(rep, c)| match c {
+                Some(c) => verify_by_read(to, rep, c),
+                None => rep,
+            })
+            .collect(),
+    }
+}
+
+/// What a copied run must look like when read back.
+#[derive(Debug, Clone)]
+struct Check {
+    records: usize,
+    sha256: String,
+}
+
+/// Read the run back on its own and compare.
+fn verify_by_read(to: &Store, mut rep: RunReport, c: Check) -> RunReport {
+    match to.read(&rep.run) {
+        Ok(got) => {
+            let have = digest(got.entries.iter().map(|e| e.raw.as_slice()));
+            judge(rep, c, got.entries.len(), have)
+        }
+        Err(e) => {
+            rep.store_failed = matches!(e, Error::Store { .. } | Error::Io { .. });
+            rep.end(
+                Outcome::Failed,
+                format!("cannot read the copy back to verify it: {e}"),
+            )
+        }
+    }
+}
+
+/// The verdict on a copy read back with `n` records and digest `have`.
+fn judge(mut rep: RunReport, c: Check, n: usize, have: String) -> RunReport {
+    if n != c.records || have != c.sha256 {
+        return rep.end(
+            Outcome::Failed,
+            format!(
+                "verification failed: the copy has {n} records (sha256 {have}), the source {} (sha256 {})",
+                c.records, c.sha256
+            ),
+        );
+    }
+    rep.sha256 = Some(c.sha256);
+    rep.result = if rep.appended == 0 {
+        Outcome::Complete
+    } else {
+        Outcome::Copied
+    };
+    if rep.already > 0 && rep.appended > 0 {
+        rep.notes
+            .push(format!("continued after seq {} already there", rep.already));
+    }
+    rep
+}
+
+/// `--delete-source` for a run whose copy was verified.
+fn after_verify(from: &Store, mut rep: RunReport, opts: &Options) -> RunReport {
+    if !opts.delete_source || rep.sha256.is_none() || !rep.result.ok() {
+        return rep;
+    }
+    match delete_run(from, &rep.run) {
+        Ok(()) => {
+            rep.source_deleted = true;
+            rep.notes.push("source deleted after verification".into());
+        }
+        Err(e) => {
+            rep.result = Outcome::Failed;
+            rep.notes.push(format!(
+                "copied and verified, but deleting the source failed: {e}"
+            ));
+        }
+    }
+    rep
+}
+
+/// Copy one run. With `bulk`, the copy is not read back here: the report
+/// comes back with the [`Check`] the caller verifies it against.
+fn copy_run(
+    from: &Store,
+    to: &Store,
+    run: &str,
+    opts: &Options,
+    progress: &Progress,
+    bulk: bool,
+) -> (RunReport, Option<Check>) {
+    let rep = copy_inner(from, to, run, opts, progress);
+    let (rep, check) = match rep {
+        Ok(x) => x,
+        Err(rep) => return (rep, None),
+    };
+    if bulk {
+        return (rep, Some(check));
+    }
+    let rep = verify_by_read(to, rep, check);
+    (after_verify(from, rep, opts), None)
+}
+
+/// Copy one run: `Err` with the final report when the run ends here
+/// (skipped, conflict, failed, dry run), else the report and what the copy
+/// must be verified against.
+fn copy_inner(
+    from: &Store,
+    to: &Store,
+    run: &str,
+    opts: &Options,
+    progress: &Progress,
+) -> std::result::Result<(RunReport, Check), RunReport> {
     let rep = RunReport::new(run);
     let failed = |mut rep: RunReport, e: Error| {
         rep.store_failed = matches!(e, Error::Store { .. } | Error::Io { .. });
@@ -231,13 +439,13 @@ fn copy_run(from: &Store, to: &Store, run: &str, opts: &Options, progress: &Prog
     if !opts.allow_live {
         match from.is_live(run) {
             Ok(true) => {
-                return rep.end(
+                return Err(rep.end(
                     Outcome::SkippedLive,
                     "a writer holds the source run now; let it finish, or pass --allow-live to copy what is stored",
-                )
+                ))
             }
             Ok(false) => {}
-            Err(e) => return failed(rep, e),
+            Err(e) => return Err(failed(rep, e)),
         }
     }
     let read = if opts.include_corrupt {
@@ -248,12 +456,12 @@ fn copy_run(from: &Store, to: &Store, run: &str, opts: &Options, progress: &Prog
     let (mut src, stopped) = match read {
         Ok(x) => x,
         Err(e @ Error::Corrupt { .. }) => {
-            return rep.end(
+            return Err(rep.end(
                 Outcome::SkippedCorrupt,
                 format!("{e}; --include-corrupt copies the readable prefix"),
-            )
+            ))
         }
-        Err(e) => return failed(rep, e),
+        Err(e) => return Err(failed(rep, e)),
     };
     let mut rep = rep;
     if let Some(why) = stopped {
@@ -278,10 +486,10 @@ fn copy_run(from: &Store, to: &Store, run: &str, opts: &Options, progress: &Prog
             bad + 1
         );
         if !opts.include_corrupt {
-            return rep.end(
+            return Err(rep.end(
                 Outcome::SkippedCorrupt,
                 format!("{what}; run `fisk-admin verify {run}`; --include-corrupt copies the records before it"),
-            );
+            ));
         }
         src.entries.truncate(bad);
         rep.notes.push(format!(
@@ -289,42 +497,66 @@ fn copy_run(from: &Store, to: &Store, run: &str, opts: &Options, progress: &Prog
         ));
     }
     if src.entries.is_empty() {
-        return rep.end(
+        return Err(rep.end(
             Outcome::SkippedCorrupt,
             "the source run has no readable record; nothing to copy",
-        );
+        ));
     }
     rep.records = src.entries.len() as u64;
     rep.bytes = src.entries.iter().map(|e| e.raw.len() as u64 + 1).sum();
     let want = digest(src.entries.iter().map(|e| e.raw.as_slice()));
 
-    // The destination.
+    // The destination. On JetStream, a new run is simply created: the fence
+    // of its seq 1 refuses it when anything is stored under the run, and
+    // only then is the destination read and compared. Elsewhere (and for a
+    // dry run) the destination is read first.
+    if let (Store::JetStream(j), false) = (to, opts.dry_run) {
+        let mut app = match j.create_new(run) {
+            Ok(a) => a,
+            Err(e) => return Err(failed(rep, e)),
+        };
+        match append_from(&mut app, &src, 0, &mut rep, progress) {
+            Ok(()) => {
+                return Ok((
+                    rep,
+                    Check {
+                        records: src.entries.len(),
+                        sha256: want,
+                    },
+                ))
+            }
+            // Refused at seq 1, nothing written: the run exists.
+            Err(Some((Error::Exists { .. } | Error::Live { .. }, 0))) => {}
+            Err(Some((err, stored))) => return Err(append_failed(rep, err, stored)),
+            Err(None) => return Err(changed_meanwhile(rep, 0, src.entries.len())),
+        }
+    }
     let dest = match to.read(run) {
         Ok(j) => Some(j),
         Err(Error::NotFound { .. }) => None,
         Err(e @ Error::Corrupt { .. }) => {
-            return rep.end(
+            return Err(rep.end(
                 Outcome::Conflict,
                 format!("the destination run cannot be read ({e}); it was left untouched"),
-            )
+            ))
         }
-        Err(e) => return failed(rep, e),
+        Err(e) => return Err(failed(rep, e)),
     };
     let already = match &dest {
         Some(d) => match compare(&src, d) {
             Ok(n) => n,
             Err(why) => {
-                return rep.end(
+                return Err(rep.end(
                     Outcome::Conflict,
                     format!("{why}; the destination was left untouched"),
-                )
+                ))
             }
         },
         None => 0,
     };
     rep.already = already as u64;
     if opts.dry_run {
-        return if already == src.entries.len() {
+        return Err(if already == src.entries.len() {
             rep.end(Outcome::Complete, "")
         } else {
             let note = if already > 0 {
@@ -333,101 +565,81 @@ fn copy_run(from: &Store, to: &Store, run: &str, opts: &Options, progress: &Prog
                 String::new()
             };
             rep.end(Outcome::WouldCopy, note)
-        };
+        });
     }
 
     // Copy what is missing.
     if already < src.entries.len() {
         let mut app = match dest_appender(to, run, dest.is_none()) {
             Ok(a) => a,
-            Err(e) => return failed(rep, e),
+            Err(e) => return Err(failed(rep, e)),
         };
         if app.last_seq() != already as u64 {
-            return rep.end(
+            return Err(rep.end(
                 Outcome::Conflict,
                 format!(
                     "the destination changed while migrating (it now ends at seq {}, was {already}); re-run to compare again",
                     app.last_seq()
                 ),
-            );
+            ));
         }
-        let batch: Vec<(u64, Vec<u8>)> = src
-            .entries
-            .iter()
-            .skip(already)
-            .map(|e| (e.record.seq, e.raw.clone()))
-            .collect();
-        let want_n = batch.len() as u64;
-        let (stored, result) = app.append_batch(batch);
-        rep.appended = stored;
-        progress.records.fetch_add(stored, Ordering::Relaxed);
-        if let Err(err) = result {
-            let note = format!(
-                "{err} (after {stored} records of this run were copied; re-run to continue)"
-            );
-            rep.store_failed = matches!(err, Error::Store { .. } | Error::Io { .. });
-            return rep.end(Outcome::Failed, note);
-        }
-        if stored != want_n {
-            return rep.end(
-                Outcome::Conflict,
-                format!(
-                    "the destination already held some of seqs {}..{} while copying them; re-run to compare again",
-                    already + 1,
-                    src.entries.len()
-                ),
-            );
+        match append_from(app.as_mut(), &src, already, &mut rep, progress) {
+            Ok(()) => {}
+            Err(Some((err, stored))) => return Err(append_failed(rep, err, stored)),
+            Err(None) => return Err(changed_meanwhile(rep, already, src.entries.len())),
         }
     }
+    Ok((
+        rep,
+        Check {
+            records: src.entries.len(),
+            sha256: want,
+        },
+    ))
+}
 
-    // Verify.
-    let got = match to.read(run) {
-        Ok(j) => j,
-        Err(e) => {
-            rep.store_failed = matches!(e, Error::Store { .. } | Error::Io { .. });
-            return rep.end(
-                Outcome::Failed,
-                format!("cannot read the copy back to verify it: {e}"),
-            );
-        }
-    };
-    let have = digest(got.entries.iter().map(|e| e.raw.as_slice()));
-    if got.entries.len() != src.entries.len() || have != want {
-        return rep.end(
-            Outcome::Failed,
-            format!(
-                "verification failed: the copy has {} records (sha256 {have}), the source {} (sha256 {want})",
-                got.entries.len(),
-                src.entries.len()
-            ),
-        );
+/// Append the source's records after the first `already`, counting them in
+/// the report. `Err(Some((error, stored)))` when an append failed,
+/// `Err(None)` when some seqs were already there (skipped as duplicates).
+fn append_from(
+    app: &mut dyn Appender,
+    src: &Journal,
+    already: usize,
+    rep: &mut RunReport,
+    progress: &Progress,
+) -> std::result::Result<(), Option<(Error, u64)>> {
+    let batch: Vec<(u64, Vec<u8>)> = src
+        .entries
+        .iter()
+        .skip(already)
+        .map(|e| (e.record.seq, e.raw.clone()))
+        .collect();
+    let want_n = batch.len() as u64;
+    let (stored, result) = app.append_batch(batch);
+    rep.appended += stored;
+    progress.records.fetch_add(stored, Ordering::Relaxed);
+    match result {
+        Err(err) => Err(Some((err, stored))),
+        Ok(()) if stored != want_n => Err(None),
+        Ok(()) => Ok(()),
     }
-    rep.sha256 = Some(want);
-    rep.result = if rep.appended == 0 {
-        Outcome::Complete
-    } else {
-        Outcome::Copied
-    };
-    if rep.already > 0 && rep.appended > 0 {
-        rep.notes
-            .push(format!("continued after seq {} already there", rep.already));
-    }
+}
 
-    if opts.delete_source {
-        match delete_run(from, run) {
-            Ok(()) => {
-                rep.source_deleted = true;
-                rep.notes.push("source deleted after verification".into());
-            }
-            Err(e) => {
-                rep.result = Outcome::Failed;
-                rep.notes.push(format!(
-                    "copied and verified, but deleting the source failed: {e}"
-                ));
-            }
-        }
-    }
-    rep
+fn append_failed(mut rep: RunReport, err: Error, stored: u64) -> RunReport {
+    let note =
+        format!("{err} (after {stored} records of this run were copied; re-run to continue)");
+    rep.store_failed = matches!(err, Error::Store { .. } | Error::Io { .. });
+    rep.end(Outcome::Failed, note)
+}
+
+fn changed_meanwhile(rep: RunReport, already: usize, n: usize) -> RunReport {
+    rep.end(
+        Outcome::Conflict,
+        format!(
+            "the destination already held some of seqs {}..{n} while copying them; re-run to compare again",
+            already + 1
+        ),
+    )
 }
 
 /// The index of the first entry whose seq is not its position.

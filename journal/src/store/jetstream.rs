@@ -926,6 +926,184 @@ impl JetStreamStore {
         self.appender(run, 0, 0)
     }
 
+    /// A writer for a new run without looking first: the fence of its seq 1
+    /// refuses it when anything is stored under the run's subjects
+    /// (`Error::Exists` when the meta record is there, `Error::Live`
+    /// otherwise). One round trip less than [`create`](Self::create).
+    pub fn create_new(&self, run: &str) -> Result<JetStreamAppender> {
+        id::check(run)?;
+        self.appender(run, 0, 0)
+    }
+
+    /// Count and SHA-256 (over each body followed by `\n`) of each run, read
+    /// back through one consumer (over the whole prefix when `records`, the
+    /// records expected in these runs, are at least half the stream, else
+    /// one per group of runs) instead of a read per run. `Ok(None)` for a run whose messages are not exactly its record
+    /// subjects 1..N in stream order (absent, gaps, stray subjects, records
+    /// rewritten out of order): the caller reads such a run on its own.
+    /// The whole call fails when a group cannot be read.
+    pub fn digests(&self, runs: &[String], records: u64) -> Vec<Result<Option<(u64, String)>>> {
+        const GROUP: usize = 256;
+        let st = self.clone();
+        let runs_owned = runs.to_vec();
+        let task = async move {
+            // When these runs are most of the stream, one consumer over the
+            // whole prefix costs the server least (no per-message filter
+            // matching); otherwise one consumer per group of runs, filtered
+            // to them, so other runs are not read.
+            let mut stream = st.stream.clone();
+            let total = stream
+                .info()
+                .await
+                .map_err(|e| st.err(None, format!("cannot read the stream's info: {e}")))?
+                .state
+                .messages;
+            let groups: Vec<Vec<String>> = if records.saturating_mul(2) >= total {
+                vec![runs_owned]
+            } else {
+                runs_owned.chunks(GROUP).map(<[String]>::to_vec).collect()
+            };
+            let whole = groups.len() == 1 && records.saturating_mul(2) >= total;
+            let done = futures_util::stream::iter(groups)
+                .map(|g| {
+                    let st = st.clone();
+                    async move {
+                        let n = g.len();
+                        match st.digest_group(&g, whole).await {
+                            Ok(v) => v.into_iter().map(Ok).collect::<Vec<_>>(),
+                            Err(e) => (0..n).map(|_| Err(st.err(None, e.to_string()))).collect(),
+                        }
+                    }
+                })
+                .buffered(2)
+                .collect::<Vec<_>>()
+                .await;
+            Ok(done.into_iter().flatten().collect::<Vec<_>>())
+        };
+        match self.run_task(task) {
+            Ok(v) => v,
+            Err(e) => runs
+                .iter()
+                .map(|_| Err(self.err(None, e.to_string())))
+                .collect(),
+        }
+    }
+
+    /// `whole`: read every message under the prefix (and keep only these
+    /// runs'); else filter the consumer to these runs.
+    async fn digest_group(
+        &self,
+        runs: &[String],
+        whole: bool,
+    ) -> Result<Vec<Option<(u64, String)>>> {
+        use sha2::{Digest, Sha256};
+        struct Acc {
+            next: u64,
+            ok: bool,
+            sha: Sha256,
+        }
+        for r in runs {
+            id::check(r)?;
+        }
+        let mut index = std::collections::HashMap::with_capacity(runs.len());
+        for (i, r) in runs.iter().enumerate() {
+            index.insert(r.as_str(), i);
+        }
+        let mut acc: Vec<Acc> = runs
+            .iter()
+            .map(|_| Acc {
+                next: 1,
+                ok: true,
+                sha: Sha256::new(),
+            })
+            .collect();
+        let (filter, filters) = if whole {
+            (format!("{}.>", self.prefix), Vec::new())
+        } else {
+            let f = runs.iter().map(|r| format!("{}.{r}.>", self.prefix));
+            (String::new(), f.collect())
+        };
+        let what = format!("{} runs ({}.<id>.>)", runs.len(), self.prefix);
+        let consumer = self
+            .stream
+            .create_consumer(jetstream::consumer::pull::Config {
+                filter_subject: filter,
+                filter_subjects: filters,
+                ack_policy: jetstream::consumer::AckPolicy::None,
+                deliver_policy: jetstream::consumer::DeliverPolicy::All,
+                inactive_threshold: Duration::from_secs(30),
+                memory_storage: true,
+                num_replicas: 1,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| self.err(None, format!("cannot read {what} back: {e}")))?;
+        let name = consumer.cached_info().name.clone();
+        let count = consumer.cached_info().num_pending;
+        let read = async {
+            let mut seen = 0u64;
+            while seen < count {
+                let want = usize::try_from(count - seen)
+                    .unwrap_or(usize::MAX)
+                    .min(10_000);
+                let mut batch = consumer
+                    .fetch()
+                    .max_messages(want)
+                    .expires(nats::REQUEST_TIMEOUT)
+                    .messages()
+                    .await
+                    .map_err(|e| self.err(None, format!("cannot read {what} back: {e}")))?;
+                let before = seen;
+                while let Some(m) = batch.next().await {
+                    let m = m
+                        .map_err(|e| self.err(None, format!("reading {what} back failed: {e}")))?;
+                    seen += 1;
+                    let Some((run, s)) = self.parse_subject(&m.message.subject) else {
+                        continue;
+                    };
+                    let Some(a) = index.get(run).and_then(|i| acc.get_mut(*i)) else {
+                        continue;
+                    };
+                    if s == Some(a.next) {
+                        a.sha.update(&m.message.payload);
+                        a.sha.update(b"\n");
+                        a.next += 1;
+                    } else {
+                        a.ok = false;
+                    }
+                }
+                if seen == before {
+                    return Err(self.err(
+                        None,
+                        format!(
+                            "reading {what} back stalled after {seen} of {count} messages (no message within {}s); is the server up? re-run to retry",
+                            nats::REQUEST_TIMEOUT.as_secs()
+                        ),
+                    ));
+                }
+            }
+            Ok(())
+        }
+        .await;
+        // Consumers count against the stream's limits: never leave one behind.
+        let _ = self.stream.delete_consumer(&name).await;
+        read?;
+        Ok(acc
+            .into_iter()
+            .map(|a| {
+                (a.ok && a.next > 1).then(|| {
+                    let hex = a
+                        .sha
+                        .finalize()
+                        .iter()
+                        .map(|b| format!("{b:02x}"))
+                        .collect();
+                    (a.next - 1, hex)
+                })
+            })
+            .collect())
+    }
+
     /// A writer for an existing run, continuing after its last record.
     pub fn open(&self, run: &str) -> Result<JetStreamAppender> {
         let Some(last) = self.block_on(self.last_of_run(run))? else {
@@ -1039,7 +1217,14 @@ impl JetStreamAppender {
             .payload(bytes::Bytes::copy_from_slice(raw))
             .message_id(self.msg_id(seq));
         msg = if seq == 1 {
-            msg.expected_last_subject_sequence(0)
+            // A new run: nothing may exist anywhere under the run's
+            // subjects (the agent's wildcard fence, here on an empty run,
+            // so constant cost). This is what makes a create safe without
+            // looking first: a run that holds anything refuses it.
+            msg.expected_last_subject_sequence(0).header(
+                EXPECTED_SUBJECT_HEADER,
+                format!("{}.{}.>", st.prefix, self.run),
+            )
         } else {
             msg.expected_last_subject_sequence(self.last_stream_seq)
                 .header(EXPECTED_SUBJECT_HEADER, st.subject(&self.run, seq - 1))
