@@ -563,6 +563,22 @@ impl Payload {
         }
     }
 
+    fn from_value(kind: Kind, v: serde_json::Value) -> serde_json::Result<Payload> {
+        use serde_json::from_value as p;
+        Ok(match kind {
+            Kind::Meta => Payload::Meta(p(v)?),
+            Kind::Assistant => Payload::Assistant(p(v)?),
+            Kind::User => Payload::User(p(v)?),
+            Kind::ToolResult => Payload::ToolResult(p(v)?),
+            Kind::Deferred => Payload::Deferred(p(v)?),
+            Kind::Decision => Payload::Decision(p(v)?),
+            Kind::CallApproval => Payload::CallApproval(p(v)?),
+            Kind::MemoryRevisions => Payload::MemoryRevisions(p(v)?),
+            Kind::Terminal => Payload::Terminal(p(v)?),
+            Kind::Claim => Payload::Claim(p(v)?),
+        })
+    }
+
     fn decode(kind: Kind, raw: &str) -> serde_json::Result<Payload> {
         use serde_json::from_str as p;
         Ok(match kind {
@@ -739,6 +755,55 @@ impl Record {
             optional: env.optional,
             payload,
             extra_keys,
+        })
+    }
+
+    /// Decode a record from an already parsed JSON value, with the same
+    /// rules as [`Record::decode`]. Used where the value is needed anyway
+    /// (the schema check), so a line is parsed once. The value's strings are
+    /// moved, not copied. Raw JSON fields (`tool_use.input`, `provider.raw`)
+    /// come out re-serialised (keys sorted): a record decoded this way is
+    /// for checking, never for copying or re-encoding.
+    pub fn from_value(v: serde_json::Value) -> Result<Record, DecodeError> {
+        let wrong = |message: String| DecodeError {
+            json_ok: true,
+            message,
+        };
+        let serde_json::Value::Object(mut map) = v else {
+            return Err(wrong("invalid type: expected a record object".into()));
+        };
+        fn field<T: serde::de::DeserializeOwned + Default>(
+            map: &mut serde_json::Map<String, serde_json::Value>,
+            key: &str,
+        ) -> Result<T, DecodeError> {
+            match map.remove(key) {
+                None | Some(serde_json::Value::Null) => Ok(T::default()),
+                Some(v) => serde_json::from_value(v).map_err(|e| DecodeError {
+                    json_ok: true,
+                    message: format!("field `{key}`: {e}"),
+                }),
+            }
+        }
+        let seq: u64 = field(&mut map, "seq")?;
+        let protocol: String = field(&mut map, "protocol")?;
+        let optional: bool = field(&mut map, "optional")?;
+        let kind = Kind::from_protocol(&protocol);
+        let payload = match kind {
+            Some(k) => match map.remove(k.key()) {
+                None | Some(serde_json::Value::Null) => None,
+                Some(v) => Some(
+                    Payload::from_value(k, v)
+                        .map_err(|e| wrong(format!("`{}` payload: {e}", k.key())))?,
+                ),
+            },
+            None => None,
+        };
+        Ok(Record {
+            seq,
+            protocol,
+            optional,
+            payload,
+            extra_keys: map.into_iter().map(|(k, _)| k).collect(),
         })
     }
 

@@ -239,8 +239,8 @@ fn parse(path: &Path, text: &str) -> Result<Value> {
 }
 
 impl RecordCheck for SchemaSet {
-    fn check(&self, raw: &[u8]) -> Vec<String> {
-        self.validate_line(raw)
+    fn check(&self, record: &Value) -> Vec<String> {
+        self.validate(record)
             .into_iter()
             .map(|v| {
                 let at = if v.instance_path.is_empty() {

@@ -75,8 +75,39 @@ pub fn severity_of(code: &str) -> Severity {
 
 /// A per-record check run by verify beside its own (the schema check).
 pub trait RecordCheck: Sync {
-    /// Messages describing how `raw` breaks the check; empty when it passes.
-    fn check(&self, raw: &[u8]) -> Vec<String>;
+    /// Messages describing how the record breaks the check; empty when it
+    /// passes.
+    fn check(&self, record: &serde_json::Value) -> Vec<String>;
+}
+
+/// Decode one line, and when there is a check, run it on the same parse.
+/// The JSON value the check needs is parsed once and then moved into the
+/// record, so the check costs the validation, not a second parse.
+fn decode_checked(
+    bytes: &[u8],
+    check: Option<&dyn RecordCheck>,
+) -> Result<(Record, Vec<String>), crate::record::DecodeError> {
+    let Some(check) = check else {
+        return Record::decode(bytes).map(|r| (r, Vec::new()));
+    };
+    match serde_json::from_slice::<serde_json::Value>(bytes) {
+        Ok(v) => {
+            let known = v
+                .get("protocol")
+                .and_then(serde_json::Value::as_str)
+                .and_then(Kind::from_protocol)
+                .is_some();
+            // An unknown protocol is already a finding; its schema is unknown.
+            let msgs = if known { check.check(&v) } else { Vec::new() };
+            Record::from_value(v).map(|r| (r, msgs))
+        }
+        // Valid for the reader but not representable as a value (a number
+        // beyond f64, say): decode as the reader does, say it went unchecked.
+        Err(e) => Record::decode(bytes).map(|r| {
+            let msg = format!("the record could not be checked against its schema: {e}");
+            (r, vec![msg])
+        }),
+    }
 }
 
 /// The result of verifying one journal (or one store-level object).
@@ -118,12 +149,14 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
     };
     let all: Vec<RawLine> = lines::split(bytes).collect();
     let mut parsed: Vec<(RawLine, Record)> = Vec::with_capacity(all.len());
+    let mut checked: Vec<Vec<String>> = Vec::with_capacity(all.len());
     let mut after_corrupt = vec![];
     let mut skip_gap = false;
     for (i, l) in all.iter().enumerate() {
         let last = i + 1 == all.len();
-        match Record::decode(l.bytes) {
-            Ok(r) => {
+        match decode_checked(l.bytes, check) {
+            Ok((r, msgs)) => {
+                checked.push(msgs);
                 if last && !l.terminated {
                     sink.add(
                         "unterminated-final-record",
@@ -331,11 +364,8 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
             }
             _ => {}
         }
-        // An unknown protocol is already a finding; its schema is unknown.
-        if let Some(check) = check.filter(|_| kind.is_some()) {
-            for msg in check.check(l.bytes) {
-                sink.add("schema", Some(l), seq, msg);
-            }
+        for msg in checked.get_mut(k).map(std::mem::take).unwrap_or_default() {
+            sink.add("schema", Some(l), seq, msg);
         }
     }
 

@@ -100,6 +100,11 @@ fn mutate(rng: &mut Rng, mut b: Vec<u8>) -> Vec<u8> {
 
 fn exercise(bytes: &[u8]) {
     let _ = journal::verify::verify_bytes("fuzz", bytes, None);
+    for line in bytes.split(|b| *b == b'\n') {
+        if let Ok(v) = serde_json::from_slice::<serde_json::Value>(line) {
+            let _ = Record::from_value(v);
+        }
+    }
     if let Ok((entries, _)) = journal::lines::decode_all(bytes) {
         let recs: Vec<&Record> = entries.iter().map(|e| &e.record).collect();
         for any_version in [false, true] {
@@ -139,4 +144,48 @@ fn random_bytes_never_panic_the_reader() {
         let b: Vec<u8> = (0..n).map(|_| rng.next() as u8).collect();
         exercise(&b);
     }
+}
+
+/// verify with a schema check decodes through a parsed value; the reader
+/// decodes bytes. Both must judge every corpus line alike.
+#[test]
+fn decoding_from_a_value_agrees_with_decoding_bytes() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata");
+    let mut n = 0;
+    for dir in ["runs", "damaged"] {
+        for e in std::fs::read_dir(root.join(dir))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let Ok(bytes) = std::fs::read(e.path()) else {
+                continue;
+            };
+            for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+                let Ok(v) = serde_json::from_slice::<serde_json::Value>(line) else {
+                    continue;
+                };
+                let a = Record::decode(line);
+                let b = Record::from_value(v);
+                assert_eq!(a.is_ok(), b.is_ok(), "{}", String::from_utf8_lossy(line));
+                if let (Ok(a), Ok(b)) = (a, b) {
+                    assert_eq!(
+                        (a.seq, &a.protocol, a.optional),
+                        (b.seq, &b.protocol, b.optional)
+                    );
+                    assert_eq!(
+                        a.payload.as_ref().map(|p| p.kind()),
+                        b.payload.as_ref().map(|p| p.kind())
+                    );
+                    let mut ka = a.extra_keys.clone();
+                    let mut kb = b.extra_keys.clone();
+                    ka.sort();
+                    kb.sort();
+                    assert_eq!(ka, kb);
+                }
+                n += 1;
+            }
+        }
+    }
+    assert!(n > 500);
 }
