@@ -125,45 +125,117 @@ impl Appender for FileAppender {
     }
 
     fn append_raw(&mut self, seq: u64, raw: &[u8]) -> Result<bool> {
-        if let Some(why) = &self.poisoned {
-            return Err(Error::Store {
+        match self.admit(seq, raw)? {
+            Append::Duplicate => Ok(false),
+            _ => {
+                let mut line = Vec::with_capacity(raw.len() + 2);
+                self.push_line(&mut line, raw);
+                self.write_durably(&line, seq)?;
+                Ok(true)
+            }
+        }
+    }
+
+    /// Copied records in one write and one fsync (migrate): the same rules
+    /// as one `append_raw` after another, and `last_seq` still advances only
+    /// once the bytes are durable.
+    fn append_batch(&mut self, records: Vec<(u64, Vec<u8>)>) -> (u64, Result<()>) {
+        let mut buf = Vec::new();
+        let mut stored = 0;
+        let mut last = self.last_seq;
+        let mut stop = Ok(());
+        for (seq, raw) in &records {
+            // Checked against the seq the batch has reached so far.
+            let admitted = check_append(last, *seq);
+            match admitted {
+                Append::Duplicate => continue,
+                Append::Gap => {
+                    stop = Err(self.gap(*seq, last));
+                    break;
+                }
+                Append::Next => {}
+            }
+            if let Err(e) = self.check_line(*seq, raw) {
+                stop = Err(e);
+                break;
+            }
+            self.push_line(&mut buf, raw);
+            last = *seq;
+            stored += 1;
+        }
+        if let Err(e) = self.check_poisoned() {
+            return (0, Err(e));
+        }
+        if stored > 0 {
+            if let Err(e) = self.write_durably(&buf, last) {
+                return (0, Err(e));
+            }
+        }
+        (stored, stop)
+    }
+}
+
+impl FileAppender {
+    fn check_poisoned(&self) -> Result<()> {
+        match &self.poisoned {
+            None => Ok(()),
+            Some(why) => Err(Error::Store {
                 context: format!("run {} ({})", self.run, self.path.display()),
                 message: format!(
                     "an earlier write failed ({why}); this writer stops; run `fisk-admin verify {}` and resume to continue from what was stored",
                     self.run
                 ),
-            });
+            }),
         }
-        match check_append(self.last_seq, seq) {
-            Append::Duplicate => return Ok(false),
-            Append::Gap => {
-                return Err(Error::Store {
-                    context: format!("run {}", self.run),
-                    message: format!(
-                        "record seq {seq} would leave a gap after seq {}; nothing was written",
-                        self.last_seq
-                    ),
-                })
-            }
-            Append::Next => {}
+    }
+
+    fn gap(&self, seq: u64, last: u64) -> Error {
+        Error::Store {
+            context: format!("run {}", self.run),
+            message: format!(
+                "record seq {seq} would leave a gap after seq {last}; nothing was written"
+            ),
         }
+    }
+
+    fn check_line(&self, seq: u64, raw: &[u8]) -> Result<()> {
         if raw.contains(&b'\n') || raw.is_empty() {
             return Err(Error::Store {
                 context: format!("run {}", self.run),
                 message: format!("record seq {seq} is empty or holds a raw newline; a journal line cannot carry it"),
             });
         }
-        let mut line = Vec::with_capacity(raw.len() + 2);
-        if self.needs_newline {
-            line.push(b'\n');
-        }
-        line.extend_from_slice(raw);
-        line.push(b'\n');
+        Ok(())
+    }
 
+    /// SPEC 2's decision for one record, after the writer's own checks.
+    fn admit(&self, seq: u64, raw: &[u8]) -> Result<Append> {
+        self.check_poisoned()?;
+        let a = check_append(self.last_seq, seq);
+        match a {
+            Append::Duplicate => {}
+            Append::Gap => return Err(self.gap(seq, self.last_seq)),
+            Append::Next => self.check_line(seq, raw)?,
+        }
+        Ok(a)
+    }
+
+    /// `raw` and its `\n` onto `buf`, after the newline a final record
+    /// lacked when `buf` is the first thing written.
+    fn push_line(&self, buf: &mut Vec<u8>, raw: &[u8]) {
+        if buf.is_empty() && self.needs_newline {
+            buf.push(b'\n');
+        }
+        buf.extend_from_slice(raw);
+        buf.push(b'\n');
+    }
+
+    /// Write whole lines, fsync, publish a new journal, then advance to
+    /// `last`. A failed write is cut back so the same seqs are appended
+    /// again onto a clean line end.
+    fn write_durably(&mut self, lines: &[u8], last: u64) -> Result<()> {
         let before = self.media.size().map_err(|e| self.io(e))?;
-        if let Err(e) = self.media.write(&line) {
-            // Cut whatever part landed so the same seq can be appended again
-            // onto a clean line end.
+        if let Err(e) = self.media.write(lines) {
             if let Err(cut) = self.media.truncate(before) {
                 self.poisoned = Some(format!("write: {e}; cutting it back: {cut}"));
             }
@@ -190,8 +262,8 @@ impl Appender for FileAppender {
             self.sync_dir = false;
         }
         self.needs_newline = false;
-        self.last_seq = seq;
-        Ok(true)
+        self.last_seq = last;
+        Ok(())
     }
 }
 
@@ -612,6 +684,32 @@ mod tests {
         let (entries, tail) = lines::decode_all(&d.written).unwrap();
         assert!(tail.is_clean());
         entries.iter().map(|e| e.record.seq).collect()
+    }
+
+    fn raw(seq: u64) -> (u64, Vec<u8>) {
+        (seq, rec(seq).encode().unwrap())
+    }
+
+    #[test]
+    fn a_batch_is_one_durable_write_that_skips_duplicates_and_stops_at_a_gap() {
+        let sim = Sim::default();
+        let mut a = appender(&sim);
+        let (n, r) = a.append_batch(vec![raw(1), raw(2), raw(1), raw(3)]);
+        assert_eq!((n, r.is_ok()), (3, true));
+        assert_eq!(a.last_seq(), 3);
+        assert_eq!(lines_of(&sim), vec![1, 2, 3]);
+        // A gap: what precedes it is stored, then the batch stops.
+        let (n, r) = a.append_batch(vec![raw(4), raw(6), raw(7)]);
+        assert_eq!(n, 1);
+        assert!(r.is_err());
+        assert_eq!(a.last_seq(), 4);
+        assert_eq!(lines_of(&sim), vec![1, 2, 3, 4]);
+        // A failed write stores nothing and leaves no partial line.
+        sim.0.lock().unwrap().fail_write_after = Some(10);
+        let (n, r) = a.append_batch(vec![raw(5), raw(6)]);
+        assert_eq!((n, r.is_err()), (0, true));
+        assert_eq!(a.last_seq(), 4);
+        assert_eq!(lines_of(&sim), vec![1, 2, 3, 4]);
     }
 
     #[test]
