@@ -46,7 +46,6 @@ impl Failure {
             broken_pipe: false,
         }
     }
-    #[allow(dead_code)] // for the commands that refuse (answer, rm, resume)
     pub fn refused(message: impl Into<String>) -> Failure {
         Failure {
             exit: 1,
