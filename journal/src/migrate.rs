@@ -22,7 +22,7 @@
 use crate::error::{Error, Result};
 use crate::lines::Tail;
 use crate::record::Entry;
-use crate::store::jetstream::JetStreamStore;
+use crate::store::jetstream::{JetStreamStore, RunMessage};
 use crate::store::{Appender, Journal, Store};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -178,6 +178,9 @@ pub fn digest<'a>(bodies: impl IntoIterator<Item = &'a [u8]>) -> String {
 /// Copy `runs` from `from` to `to`. Never fails as a whole: every run gets
 /// its report, in the order given.
 ///
+/// How many runs of a JetStream source one consumer reads at once.
+const READ_GROUP: usize = 256;
+
 /// Runs are copied concurrently (`jobs` at once). A file destination is
 /// read back run by run as each copy ends; a JetStream destination is read
 /// back once the copies are done, through one consumer per group of runs
@@ -196,30 +199,51 @@ pub fn migrate(
     // Once a store fails (a server gone, a disk full), every further run
     // would wait out the same timeout: stop starting new runs instead.
     let abort: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+    let copy_one = |r: &String, pre: Option<Vec<RunMessage>>| {
+        let stopped = abort.lock().ok().and_then(|a| a.clone());
+        let (rep, check) = match stopped {
+            Some(why) => (RunReport::new(r).end(
+                Outcome::Failed,
+                format!("not attempted: an earlier run failed on the store ({why}); re-run to continue"),
+            ), None),
+            None => copy_run(from, to, r, opts, progress, bulk, pre),
+        };
+        if rep.result == Outcome::Failed && rep.store_failed {
+            if let Ok(mut a) = abort.lock() {
+                if a.is_none() {
+                    *a = Some(format!("run {}", rep.run));
+                }
+            }
+        }
+        if check.is_none() {
+            progress.runs_done.fetch_add(1, Ordering::Relaxed);
+        }
+        (rep, check)
+    };
     let work = || -> Vec<(RunReport, Option<Check>)> {
-        runs.par_iter()
-            .map(|r| {
-                let stopped = abort.lock().ok().and_then(|a| a.clone());
-                let (rep, check) = match stopped {
-                    Some(why) => (RunReport::new(r).end(
-                        Outcome::Failed,
-                        format!("not attempted: an earlier run failed on the store ({why}); re-run to continue"),
-                    ), None),
-                    None => copy_run(from, to, r, opts, progress, bulk),
-                };
-                if rep.result == Outcome::Failed && rep.store_failed {
-                    if let Ok(mut a) = abort.lock() {
-                        if a.is_none() {
-                            *a = Some(format!("run {}", rep.run));
-                        }
-                    }
+        match from {
+            // A JetStream source is read a group of runs at a time through
+            // one consumer (a read per run costs the server far more);
+            // memory holds one group. A run the group read cannot vouch for
+            // is read on its own.
+            Store::JetStream(js) => {
+                let mut out = Vec::with_capacity(runs.len());
+                for group in runs.chunks(READ_GROUP) {
+                    let pre = js
+                        .read_group(group)
+                        .unwrap_or_else(|_| group.iter().map(|_| None).collect());
+                    let pairs: Vec<_> = group.iter().zip(pre).collect();
+                    out.extend(
+                        pairs
+                            .into_par_iter()
+                            .map(|(r, p)| copy_one(r, p))
+                            .collect::<Vec<_>>(),
+                    );
                 }
-                if check.is_none() {
-                    progress.runs_done.fetch_add(1, Ordering::Relaxed);
-                }
-                (rep, check)
-            })
-            .collect()
+                out
+            }
+            Store::File(_) => runs.par_iter().map(|r| copy_one(r, None)).collect(),
+        }
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs.max(1))
@@ -406,8 +430,9 @@ fn copy_run(
     opts: &Options,
     progress: &Progress,
     bulk: bool,
+    pre: Option<Vec<RunMessage>>,
 ) -> (RunReport, Option<Check>) {
-    let rep = copy_inner(from, to, run, opts, progress);
+    let rep = copy_inner(from, to, run, opts, progress, pre);
     let (rep, check) = match rep {
         Ok(x) => x,
         Err(rep) => return (rep, None),
@@ -428,6 +453,7 @@ fn copy_inner(
     run: &str,
     opts: &Options,
     progress: &Progress,
+    pre: Option<Vec<RunMessage>>,
 ) -> std::result::Result<(RunReport, Check), RunReport> {
     let rep = RunReport::new(run);
     let failed = |mut rep: RunReport, e: Error| {
@@ -448,10 +474,12 @@ fn copy_inner(
             Err(e) => return Err(failed(rep, e)),
         }
     }
-    let read = if opts.include_corrupt {
-        from.read_prefix(run)
-    } else {
-        from.read(run).map(|j| (j, None))
+    let read = match (from, pre) {
+        (Store::JetStream(js), Some(messages)) => js
+            .journal_from(run, messages, opts.include_corrupt)
+            .map(|(j, why)| (j, why.filter(|_| opts.include_corrupt))),
+        _ if opts.include_corrupt => from.read_prefix(run),
+        _ => from.read(run).map(|j| (j, None)),
     };
     let (mut src, stopped) = match read {
         Ok(x) => x,

@@ -1002,13 +1002,6 @@ impl JetStreamStore {
             ok: bool,
             sha: Sha256,
         }
-        for r in runs {
-            id::check(r)?;
-        }
-        let mut index = std::collections::HashMap::with_capacity(runs.len());
-        for (i, r) in runs.iter().enumerate() {
-            index.insert(r.as_str(), i);
-        }
         let mut acc: Vec<Acc> = runs
             .iter()
             .map(|_| Acc {
@@ -1017,77 +1010,17 @@ impl JetStreamStore {
                 sha: Sha256::new(),
             })
             .collect();
-        let (filter, filters) = if whole {
-            (format!("{}.>", self.prefix), Vec::new())
-        } else {
-            let f = runs.iter().map(|r| format!("{}.{r}.>", self.prefix));
-            (String::new(), f.collect())
-        };
-        let what = format!("{} runs ({}.<id>.>)", runs.len(), self.prefix);
-        let consumer = self
-            .stream
-            .create_consumer(jetstream::consumer::pull::Config {
-                filter_subject: filter,
-                filter_subjects: filters,
-                ack_policy: jetstream::consumer::AckPolicy::None,
-                deliver_policy: jetstream::consumer::DeliverPolicy::All,
-                inactive_threshold: Duration::from_secs(30),
-                memory_storage: true,
-                num_replicas: 1,
-                ..Default::default()
-            })
-            .await
-            .map_err(|e| self.err(None, format!("cannot read {what} back: {e}")))?;
-        let name = consumer.cached_info().name.clone();
-        let count = consumer.cached_info().num_pending;
-        let read = async {
-            let mut seen = 0u64;
-            while seen < count {
-                let want = usize::try_from(count - seen)
-                    .unwrap_or(usize::MAX)
-                    .min(10_000);
-                let mut batch = consumer
-                    .fetch()
-                    .max_messages(want)
-                    .expires(nats::REQUEST_TIMEOUT)
-                    .messages()
-                    .await
-                    .map_err(|e| self.err(None, format!("cannot read {what} back: {e}")))?;
-                let before = seen;
-                while let Some(m) = batch.next().await {
-                    let m = m
-                        .map_err(|e| self.err(None, format!("reading {what} back failed: {e}")))?;
-                    seen += 1;
-                    let Some((run, s)) = self.parse_subject(&m.message.subject) else {
-                        continue;
-                    };
-                    let Some(a) = index.get(run).and_then(|i| acc.get_mut(*i)) else {
-                        continue;
-                    };
-                    if s == Some(a.next) {
-                        a.sha.update(&m.message.payload);
-                        a.sha.update(b"\n");
-                        a.next += 1;
-                    } else {
-                        a.ok = false;
-                    }
-                }
-                if seen == before {
-                    return Err(self.err(
-                        None,
-                        format!(
-                            "reading {what} back stalled after {seen} of {count} messages (no message within {}s); is the server up? re-run to retry",
-                            nats::REQUEST_TIMEOUT.as_secs()
-                        ),
-                    ));
-                }
+        self.consume_group(runs, whole, "back", |i, s, _, m| {
+            let Some(a) = acc.get_mut(i) else { return };
+            if s == Some(a.next) {
+                a.sha.update(&m.payload);
+                a.sha.update(b"\n");
+                a.next += 1;
+            } else {
+                a.ok = false;
             }
-            Ok(())
-        }
-        .await;
-        // Consumers count against the stream's limits: never leave one behind.
-        let _ = self.stream.delete_consumer(&name).await;
-        read?;
+        })
+        .await?;
         Ok(acc
             .into_iter()
             .map(|a| {
@@ -1102,6 +1035,140 @@ impl JetStreamStore {
                 })
             })
             .collect())
+    }
+
+    /// Read these runs through one consumer filtered to them (migrate's
+    /// bulk read of a JetStream source: one consumer per group instead of
+    /// a read per run). Each run's messages in seq order, or `None` for a
+    /// run whose messages are not exactly its record subjects 1..N in
+    /// stream order (absent, gaps, stray subjects): read that one on its own.
+    pub fn read_group(&self, runs: &[String]) -> Result<Vec<Option<Vec<RunMessage>>>> {
+        let st = self.clone();
+        let runs_owned = runs.to_vec();
+        self.run_task(async move {
+            let mut got: Vec<Option<Vec<RunMessage>>> =
+                runs_owned.iter().map(|_| Some(Vec::new())).collect();
+            st.consume_group(&runs_owned, false, "", |i, s, stream_seq, m| {
+                let Some(slot) = got.get_mut(i) else { return };
+                let next = slot.as_ref().map_or(0, |v| v.len() as u64 + 1);
+                match slot {
+                    Some(v) if s == Some(next) => v.push(RunMessage {
+                        subject: m.subject.to_string(),
+                        subject_seq: s,
+                        stream_seq,
+                        body: m.payload.to_vec(),
+                    }),
+                    _ => *slot = None,
+                }
+            })
+            .await?;
+            Ok(got
+                .into_iter()
+                .map(|g| g.filter(|v| !v.is_empty()))
+                .collect())
+        })
+    }
+
+    /// A journal from messages read by [`read_group`](Self::read_group),
+    /// decoded exactly as [`read`](Self::read) (or, `lenient`,
+    /// [`read_prefix`](Self::read_prefix)) would.
+    pub fn journal_from(
+        &self,
+        run: &str,
+        messages: Vec<RunMessage>,
+        lenient: bool,
+    ) -> Result<(Journal, Option<String>)> {
+        self.decode_run(run, messages, lenient)
+    }
+
+    /// Every message of these runs through one ephemeral consumer (over the
+    /// whole prefix when `whole`), handing each to `visit` with the run's
+    /// index, the subject's seq, and the stream sequence. The consumer is
+    /// deleted afterwards whatever happens.
+    async fn consume_group(
+        &self,
+        runs: &[String],
+        whole: bool,
+        purpose: &str,
+        mut visit: impl FnMut(usize, Option<u64>, u64, &async_nats::Message),
+    ) -> Result<()> {
+        for r in runs {
+            id::check(r)?;
+        }
+        let mut index = std::collections::HashMap::with_capacity(runs.len());
+        for (i, r) in runs.iter().enumerate() {
+            index.insert(r.as_str(), i);
+        }
+        let (filter, filters) = if whole {
+            (format!("{}.>", self.prefix), Vec::new())
+        } else {
+            let f = runs.iter().map(|r| format!("{}.{r}.>", self.prefix));
+            (String::new(), f.collect())
+        };
+        let what = format!("{} runs ({}.<id>.>)", runs.len(), self.prefix);
+        let verb = if purpose.is_empty() {
+            "read".to_owned()
+        } else {
+            format!("read {purpose}")
+        };
+        let consumer = self
+            .stream
+            .create_consumer(jetstream::consumer::pull::Config {
+                filter_subject: filter,
+                filter_subjects: filters,
+                ack_policy: jetstream::consumer::AckPolicy::None,
+                deliver_policy: jetstream::consumer::DeliverPolicy::All,
+                inactive_threshold: Duration::from_secs(30),
+                memory_storage: true,
+                num_replicas: 1,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| self.err(None, format!("cannot {verb} {what}: {e}")))?;
+        let name = consumer.cached_info().name.clone();
+        let count = consumer.cached_info().num_pending;
+        let read = async {
+            let mut seen = 0u64;
+            while seen < count {
+                let want = usize::try_from(count - seen)
+                    .unwrap_or(usize::MAX)
+                    .min(10_000);
+                let mut batch = consumer
+                    .fetch()
+                    .max_messages(want)
+                    .expires(nats::REQUEST_TIMEOUT)
+                    .messages()
+                    .await
+                    .map_err(|e| self.err(None, format!("cannot {verb} {what}: {e}")))?;
+                let before = seen;
+                while let Some(m) = batch.next().await {
+                    let m = m.map_err(|e| self.err(None, format!("reading {what} failed: {e}")))?;
+                    seen += 1;
+                    let Some((run, s)) = self.parse_subject(&m.message.subject) else {
+                        continue;
+                    };
+                    let Some(i) = index.get(run).copied() else {
+                        continue;
+                    };
+                    let stream_seq = m.info().map(|i| i.stream_sequence).unwrap_or(0);
+                    visit(i, s, stream_seq, &m.message);
+                }
+                if seen == before {
+                    return Err(self.err(
+                        None,
+                        format!(
+                            "reading {what} stalled after {seen} of {count} messages (no message within {}s); is the server up? re-run to retry",
+                            nats::REQUEST_TIMEOUT.as_secs()
+                        ),
+                    ));
+                }
+            }
+            Ok(())
+        }
+        .await;
+        // Consumers count against the stream's limits: never leave one behind.
+        let _ = self.stream.delete_consumer(&name).await;
+        read
     }
 
     /// A writer for an existing run, continuing after its last record.
