@@ -175,31 +175,9 @@ fn file_to_jetstream_to_file_round_trip_is_byte_identical() {
     let back = tempfile::tempdir().unwrap();
     let back_dir = back.path().join("runs");
     let js = format!("jetstream:{STREAM}");
-    let r = fisk_js(
-        &srv,
-        home.path(),
-        &[
-            "migrate",
-            "--from",
-            &format!("file:{}", s(src.path())),
-            "--to",
-            &js,
-            "--all",
-        ],
-    );
+    let r = migrate_all(&srv, home.path(), &format!("file:{}", s(src.path())), &js);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let r = fisk_js(
-        &srv,
-        home.path(),
-        &[
-            "migrate",
-            "--from",
-            &js,
-            "--to",
-            &format!("file:{}", s(&back_dir)),
-            "--all",
-        ],
-    );
+    let r = migrate_all(&srv, home.path(), &js, &format!("file:{}", s(&back_dir)));
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     for (id, bytes) in testdata_runs() {
         let got = std::fs::read(back_dir.join(format!("{id}.json"))).unwrap();
@@ -278,18 +256,7 @@ fn show_fold_and_verify_work_on_jetstream() {
     let home = tempfile::tempdir().unwrap();
     let src = store_copy("runs");
     let js = format!("jetstream:{STREAM}");
-    let r = fisk_js(
-        &srv,
-        home.path(),
-        &[
-            "migrate",
-            "--from",
-            &format!("file:{}", s(src.path())),
-            "--to",
-            &js,
-            "--all",
-        ],
-    );
+    let r = migrate_all(&srv, home.path(), &format!("file:{}", s(src.path())), &js);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let fold = fisk_js(
         &srv,
@@ -843,18 +810,7 @@ fn migrate_delete_source_removes_only_verified_runs() {
     let home = tempfile::tempdir().unwrap();
     let src = store_copy("runs");
     let js = format!("jetstream:{STREAM}");
-    let r = fisk_js(
-        &srv,
-        home.path(),
-        &[
-            "migrate",
-            "--from",
-            &format!("file:{}", s(src.path())),
-            "--to",
-            &js,
-            "--all",
-        ],
-    );
+    let r = migrate_all(&srv, home.path(), &format!("file:{}", s(src.path())), &js);
     assert_eq!(r.code, 0);
     let r = fisk_js(
         &srv,
@@ -1011,18 +967,7 @@ fn bulk_verification_fails_runs_with_missing_changed_or_extra_records() {
     let home = tempfile::tempdir().unwrap();
     let src = synth_store(6, "tool-batch");
     let from = format!("file:{}", s(src.path()));
-    let r = fisk_js(
-        &srv,
-        home.path(),
-        &[
-            "migrate",
-            "--from",
-            &from,
-            "--to",
-            &format!("jetstream:{STREAM}"),
-            "--all",
-        ],
-    );
+    let r = migrate_all(&srv, home.path(), &from, &format!("jetstream:{STREAM}"));
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     let want = synth_expected(src.path());
     let expected: Vec<(String, usize, String)> = want
@@ -1173,4 +1118,9 @@ fn migrate_never_writes_into_a_destination_run_without_a_meta_record() {
     let store = srv.store(STREAM);
     let msgs = store.read_messages("tool-batch-0000").unwrap();
     assert_eq!(msgs.len(), 1, "the stray run was written to: {msgs:?}");
+}
+
+/// `fisk-admin migrate --from FROM --to TO --all` against `srv`.
+fn migrate_all(srv: &NatsServer, home: &Path, from: &str, to: &str) -> Run {
+    fisk_js(srv, home, &["migrate", "--from", from, "--to", to, "--all"])
 }
