@@ -100,25 +100,6 @@ pub struct Pending {
     pub open_deferrals: Vec<Deferred>,
 }
 
-impl Pending {
-    /// tool_use blocks of the turn with neither a result nor a deferral.
-    pub fn unanswered_calls(&self) -> Vec<&crate::record::ToolUseBlock> {
-        self.assistant
-            .blocks()
-            .iter()
-            .filter_map(|b| match b {
-                Block::ToolUse(t)
-                    if !self.answered.contains(&t.id)
-                        && !self.deferred.iter().any(|d| d.tool_use_id == t.id) =>
-                {
-                    Some(t)
-                }
-                _ => None,
-            })
-            .collect()
-    }
-}
-
 /// The folded run (SPEC 3, printed as SPEC 11 / docs/OUTPUT.md).
 #[derive(Serialize, Clone, Debug, PartialEq)]
 pub struct RunState {

@@ -215,14 +215,6 @@ impl SchemaSet {
         }
         out
     }
-
-    /// Validate one journal line.
-    pub fn validate_line(&self, raw: &[u8]) -> Vec<Violation> {
-        match serde_json::from_slice::<Value>(raw) {
-            Ok(v) => self.validate(&v),
-            Err(e) => vec![Violation::plain(None, format!("not JSON: {e}"))],
-        }
-    }
 }
 
 fn is_echo(v: &Violation) -> bool {

@@ -4,7 +4,7 @@
 
 use crate::fold::{fold_with, FoldOptions};
 use crate::lines::{self, RawLine};
-use crate::record::{Entry, Kind, Payload, Record, VERSION};
+use crate::record::{Kind, Payload, Record, VERSION};
 use crate::store::file::{FileStore, LiveLocks};
 use serde::Serialize;
 use std::collections::HashSet;
@@ -414,16 +414,6 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
     }
     report.findings = sink.out;
     report
-}
-
-/// Verify a journal from decoded entries (a backend with no raw file).
-pub fn verify_entries(run: &str, entries: &[Entry], check: Option<&dyn RecordCheck>) -> Report {
-    let mut buf = Vec::new();
-    for e in entries {
-        buf.extend_from_slice(&e.raw);
-        buf.push(b'\n');
-    }
-    verify_bytes(run, &buf, check)
 }
 
 fn file_finding(run: &str, code: &'static str, message: String) -> Finding {
