@@ -140,7 +140,8 @@ impl Appender for FileAppender {
     /// as one `append_raw` after another, and `last_seq` still advances only
     /// once the bytes are durable.
     fn append_batch(&mut self, records: Vec<(u64, Vec<u8>)>) -> (u64, Result<()>) {
-        let mut buf = Vec::new();
+        let size = records.iter().map(|(_, r)| r.len() + 1).sum::<usize>() + 1;
+        let mut buf = Vec::with_capacity(size);
         let mut stored = 0;
         let mut last = self.last_seq;
         let mut stop = Ok(());
@@ -380,7 +381,7 @@ impl FileStore {
     }
 
     /// A new run: lock, then create the journal (0600, refusing an existing
-    /// one). The journal is written as `<id>.creating-<pid>.tmp` and takes
+    /// one). The journal is written as `<id>.creating.tmp` and takes
     /// its real name when its first record is durable (see [`OsFile`]); a
     /// process killed before that leaves only that temporary file, which no
     /// reader takes for a journal.
@@ -395,22 +396,21 @@ impl FileStore {
         if std::fs::symlink_metadata(&path).is_ok() {
             return Err(exists());
         }
-        // Under the lock no other creator of this id is at work: any
+        // Under the lock no other creator of this id is at work: a
         // temporary journal of it was left by a creator that died before its
-        // first record was durable, and holds nothing worth keeping.
-        let prefix = format!("{run}.creating-");
-        if let Ok(entries) = std::fs::read_dir(self.dir()) {
-            for e in entries.flatten() {
-                let name = e.file_name();
-                let name = name.to_string_lossy();
-                if name.starts_with(&prefix) && name.ends_with(".tmp") {
-                    let _ = std::fs::remove_file(e.path());
-                }
+        // first record was durable, and holds nothing worth keeping. (One
+        // fixed name per id: no directory scan, which would make creating n
+        // runs cost n^2.)
+        // (Looked up first: an unlink of a missing name still takes the
+        // directory's lock exclusively.)
+        let tmp = self.dir().join(format!("{run}.creating.tmp"));
+        if std::fs::symlink_metadata(&tmp).is_ok() {
+            match std::fs::remove_file(&tmp) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io(&tmp, e)),
             }
         }
-        let tmp = self
-            .dir()
-            .join(format!("{run}.creating-{}.tmp", std::process::id()));
         let file = nofollow()
             .append(true)
             .create_new(true)
@@ -806,5 +806,25 @@ mod tests {
         let before = sim.0.lock().unwrap().written.clone();
         assert!(!a.append(&rec(1)).unwrap());
         assert_eq!(sim.0.lock().unwrap().written, before);
+    }
+
+    #[test]
+    fn a_stale_temporary_journal_is_replaced_and_never_listed() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::new(dir.path());
+        // What a creator killed before its first fsync leaves behind.
+        std::fs::write(dir.path().join("r1.creating.tmp"), b"{\"seq\":1,\"ki").unwrap();
+        assert!(store.list().unwrap().runs.is_empty());
+        let mut a = store.create_appender("r1").unwrap();
+        a.append(&rec(1)).unwrap();
+        drop(a);
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(!names.iter().any(|n| n.ends_with(".tmp")), "{names:?}");
+        let j = store.read("r1").unwrap();
+        assert_eq!(j.entries.len(), 1);
+        assert_eq!(j.entries[0].raw, rec(1).encode().unwrap());
     }
 }
