@@ -172,15 +172,20 @@ pub fn digest<'a>(bodies: impl IntoIterator<Item = &'a [u8]>) -> String {
         h.update(b);
         h.update(b"\n");
     }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    hex(h.finalize().as_slice())
 }
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Bytes of a JetStream source held in memory per job (read and not yet
+/// copied).
+const HOLD_PER_JOB: u64 = 16 << 20;
 
 /// Copy `runs` from `from` to `to`. Never fails as a whole: every run gets
 /// its report, in the order given.
 ///
-/// How many runs of a JetStream source one consumer reads at once.
-const READ_GROUP: usize = 256;
-
 /// Runs are copied concurrently (`jobs` at once). A file destination is
 /// read back run by run as each copy ends; a JetStream destination is read
 /// back once the copies are done, through one consumer per group of runs
@@ -222,25 +227,37 @@ pub fn migrate(
     };
     let work = || -> Vec<(RunReport, Option<Check>)> {
         match from {
-            // A JetStream source is read a group of runs at a time through
-            // one consumer (a read per run costs the server far more);
-            // memory holds one group. A run the group read cannot vouch for
-            // is read on its own.
+            // A JetStream source is read in one pass (or a consumer per
+            // group of runs: a read per run costs the server far more) and
+            // each run is copied as soon as it has been read; memory holds
+            // at most `HOLD_PER_JOB` per job. A run the bulk read cannot
+            // vouch for is read on its own.
             Store::JetStream(js) => {
-                let mut out = Vec::with_capacity(runs.len());
-                for group in runs.chunks(READ_GROUP) {
-                    let pre = js
-                        .read_group(group)
-                        .unwrap_or_else(|_| group.iter().map(|_| None).collect());
-                    let pairs: Vec<_> = group.iter().zip(pre).collect();
-                    out.extend(
-                        pairs
-                            .into_par_iter()
-                            .map(|(r, p)| copy_one(r, p))
-                            .collect::<Vec<_>>(),
-                    );
-                }
-                out
+                let held = AtomicU64::new(0);
+                std::thread::scope(|s| {
+                    let budget = HOLD_PER_JOB.saturating_mul(opts.jobs.max(1) as u64);
+                    let (tx, rx) = std::sync::mpsc::channel();
+                    let held_ref = &held;
+                    s.spawn(move || {
+                        js.stream_runs(runs, budget, held_ref, |i, pre| {
+                            let _ = tx.send((i, pre));
+                        })
+                    });
+                    let mut out: Vec<_> = rx
+                        .into_iter()
+                        .par_bridge()
+                        .filter_map(|(i, pre): (usize, Option<Vec<RunMessage>>)| {
+                            let bytes = pre.iter().flatten().map(|m| m.body.len() as u64).sum();
+                            let r = runs.get(i).map(|r| copy_one(r, pre));
+                            let _ = held.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |h| {
+                                Some(h.saturating_sub(bytes))
+                            });
+                            r.map(|r| (i, r))
+                        })
+                        .collect();
+                    out.sort_by_key(|(i, _)| *i);
+                    out.into_iter().map(|(_, r)| r).collect()
+                })
             }
             Store::File(_) => runs.par_iter().map(|r| copy_one(r, None)).collect(),
         }
@@ -360,13 +377,19 @@ struct Check {
     sha256: String,
 }
 
-/// Read the run back on its own and compare.
+/// Read the run back on its own and compare. A file copy is compared as
+/// raw bytes: its lines are counted and the whole file hashed, which is the
+/// digest of its bodies exactly when it is a clean journal of them.
 fn verify_by_read(to: &Store, mut rep: RunReport, c: Check) -> RunReport {
-    match to.read(&rep.run) {
-        Ok(got) => {
-            let have = digest(got.entries.iter().map(|e| e.raw.as_slice()));
-            judge(rep, c, got.entries.len(), have)
-        }
+    let got = match to {
+        Store::File(fs) => fs.digest(&rep.run).map(|(n, sha)| (n, hex(&sha))),
+        _ => to.read(&rep.run).map(|j| {
+            let have = digest(j.entries.iter().map(|e| e.raw.as_slice()));
+            (j.entries.len(), have)
+        }),
+    };
+    match got {
+        Ok((n, have)) => judge(rep, c, n, have),
         Err(e) => {
             rep.store_failed = matches!(e, Error::Store { .. } | Error::Io { .. });
             rep.end(
@@ -543,7 +566,9 @@ fn copy_inner(
             Ok(a) => a,
             Err(e) => return Err(failed(rep, e)),
         };
-        match append_from(&mut app, &src, 0, &mut rep, progress) {
+        // A copy: a refusal at seq 1 goes on to compare `src` below.
+        let batch = batch_of(src.entries.clone(), 0);
+        match append_from(&mut app, batch, &mut rep, progress) {
             Ok(()) => {
                 return Ok((
                     rep,
@@ -597,7 +622,8 @@ fn copy_inner(
     }
 
     // Copy what is missing.
-    if already < src.entries.len() {
+    let n = src.entries.len();
+    if already < n {
         let mut app = match dest_appender(to, run, dest.is_none()) {
             Ok(a) => a,
             Err(e) => return Err(failed(rep, e)),
@@ -611,37 +637,31 @@ fn copy_inner(
                 ),
             ));
         }
-        match append_from(app.as_mut(), &src, already, &mut rep, progress) {
+        let batch = batch_of(std::mem::take(&mut src.entries), already);
+        match append_from(app.as_mut(), batch, &mut rep, progress) {
             Ok(()) => {}
             Err(Some((err, stored))) => return Err(append_failed(rep, err, stored)),
-            Err(None) => return Err(changed_meanwhile(rep, already, src.entries.len())),
+            Err(None) => return Err(changed_meanwhile(rep, already, n)),
         }
     }
     Ok((
         rep,
         Check {
-            records: src.entries.len(),
+            records: n,
             sha256: want,
         },
     ))
 }
 
-/// Append the source's records after the first `already`, counting them in
-/// the report. `Err(Some((error, stored)))` when an append failed,
+/// Append `batch` (the source's records after the first `already`: see
+/// [`batch_of`]), counting them in the report. `Err(Some((error, stored)))` when an append failed,
 /// `Err(None)` when some seqs were already there (skipped as duplicates).
 fn append_from(
     app: &mut dyn Appender,
-    src: &Journal,
-    already: usize,
+    batch: Vec<(u64, Vec<u8>)>,
     rep: &mut RunReport,
     progress: &Progress,
 ) -> std::result::Result<(), Option<(Error, u64)>> {
-    let batch: Vec<(u64, Vec<u8>)> = src
-        .entries
-        .iter()
-        .skip(already)
-        .map(|e| (e.record.seq, e.raw.clone()))
-        .collect();
     let want_n = batch.len() as u64;
     let (stored, result) = app.append_batch(batch);
     rep.appended += stored;
@@ -651,6 +671,15 @@ fn append_from(
         Ok(()) if stored != want_n => Err(None),
         Ok(()) => Ok(()),
     }
+}
+
+/// The records of `entries` after the first `already`, as appended.
+fn batch_of(entries: Vec<Entry>, already: usize) -> Vec<(u64, Vec<u8>)> {
+    entries
+        .into_iter()
+        .skip(already)
+        .map(|e| (e.record.seq, e.raw))
+        .collect()
 }
 
 fn append_failed(mut rep: RunReport, err: Error, stored: u64) -> RunReport {

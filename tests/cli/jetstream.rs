@@ -1124,3 +1124,196 @@ fn migrate_never_writes_into_a_destination_run_without_a_meta_record() {
 fn migrate_all(srv: &NatsServer, home: &Path, from: &str, to: &str) -> Run {
     fisk_js(srv, home, &["migrate", "--from", from, "--to", to, "--all"])
 }
+
+/// Publish `runs` (id, bodies) record-major, so their messages interleave in
+/// the stream as concurrent agents' do.
+fn publish_interleaved(srv: &NatsServer, runs: &[(String, Vec<Vec<u8>>)]) {
+    let mut msgs: Vec<(String, Vec<u8>)> = Vec::new();
+    let longest = runs.iter().map(|(_, b)| b.len()).max().unwrap_or(0);
+    for k in 0..longest {
+        for (id, bodies) in runs {
+            if let Some(b) = bodies.get(k) {
+                let subject = journal::store::jetstream::subject("fisk.sessions", id, k as u64 + 1);
+                msgs.push((subject, b.clone()));
+            }
+        }
+    }
+    srv.with_js(async move |js| {
+        for (subject, body) in msgs {
+            js.publish(subject, body.into())
+                .await
+                .unwrap()
+                .await
+                .unwrap();
+        }
+    });
+}
+
+#[test]
+fn a_jetstream_source_with_interleaved_and_broken_runs_is_copied_run_by_run_rules() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let home = tempfile::tempdir().unwrap();
+    let template = testdata_runs()["tool-batch"].clone();
+    let text = String::from_utf8(template).unwrap();
+    let bodies = |id: &str| -> Vec<Vec<u8>> {
+        text.lines()
+            .enumerate()
+            .map(|(i, l)| {
+                let l = if i == 0 {
+                    l.replacen(
+                        "\"run_id\":\"tool-batch\"",
+                        &format!("\"run_id\":\"{id}\""),
+                        1,
+                    )
+                } else {
+                    l.to_owned()
+                };
+                l.into_bytes()
+            })
+            .collect()
+    };
+    let mut runs: Vec<(String, Vec<Vec<u8>>)> = (0..6)
+        .map(|i| {
+            let id = format!("good-{i}");
+            let b = bodies(&id);
+            (id, b)
+        })
+        .collect();
+    let n = runs[0].1.len();
+    assert!(n >= 4, "tool-batch is too short for this test");
+    // A gap: record 3 missing.
+    let mut gap = bodies("gap");
+    gap.remove(2);
+    // An interior body that does not decode.
+    let mut bad = bodies("bad-body");
+    bad[1] = b"{\"seq\":2,\"kind\":".to_vec();
+    runs.push(("bad-body".into(), bad));
+    let stray = bodies("stray");
+    runs.push(("stray".into(), stray.clone()));
+    // A message on a subject that is no record subject, among the run's
+    // records: the bulk read cannot vouch for the run, which is then read
+    // on its own (by its record subjects) and copied.
+    srv.with_js(async move |js| {
+        js.publish("fisk.sessions.stray.notes", "x".into())
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+    });
+    publish_interleaved(&srv, &runs);
+    // The gap run's records keep their own subjects (4 on .4, ...).
+    srv.with_js(async move |js| {
+        for (k, b) in gap.into_iter().enumerate() {
+            let seq = if k < 2 { k as u64 + 1 } else { k as u64 + 2 };
+            let subject = journal::store::jetstream::subject("fisk.sessions", "gap", seq);
+            js.publish(subject, b.into()).await.unwrap().await.unwrap();
+        }
+    });
+
+    let back = tempfile::tempdir().unwrap();
+    let dest = back.path().join("runs");
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &[
+            "--format",
+            "json",
+            "migrate",
+            "--from",
+            &format!("jetstream:{STREAM}"),
+            "--to",
+            &format!("file:{}", s(&dest)),
+            "--all",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    let doc = r.json();
+    let result = |id: &str| {
+        doc["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["run"] == id)
+            .unwrap_or_else(|| panic!("no report for {id}: {doc}"))["result"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    for (id, b) in runs.iter().filter(|(id, _)| id != "bad-body") {
+        assert_eq!(result(id), "copied", "{id}");
+        let mut want = Vec::new();
+        for x in b {
+            want.extend_from_slice(x);
+            want.push(b'\n');
+        }
+        let got = std::fs::read(dest.join(format!("{id}.json"))).unwrap();
+        assert_eq!(got, want, "{id} is not a byte-identical copy");
+    }
+    assert_eq!(result("gap"), "skipped-corrupt");
+    assert_eq!(result("bad-body"), "skipped-corrupt");
+    assert!(!dest.join("gap.json").exists());
+    assert!(!dest.join("bad-body.json").exists());
+}
+
+#[test]
+fn the_bulk_reader_hands_over_each_run_once_and_gives_up_what_the_budget_cannot_hold() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let runs: Vec<(String, Vec<Vec<u8>>)> = (0..8)
+        .map(|i| {
+            let id = format!("r{i}");
+            let b = (1..=20)
+                .map(|k| {
+                    format!(
+                        "{{\"seq\":{k},\"run\":\"{id}\",\"pad\":\"{}\"}}",
+                        "p".repeat(100)
+                    )
+                    .into_bytes()
+                })
+                .collect();
+            (id, b)
+        })
+        .collect();
+    publish_interleaved(&srv, &runs);
+    let store = srv.store(STREAM);
+    let mut ids: Vec<String> = runs.iter().map(|(id, _)| id.clone()).collect();
+    ids.push("absent".into());
+    for budget in [u64::MAX, 2_000, 0] {
+        let held = std::sync::atomic::AtomicU64::new(0);
+        let mut got: BTreeMap<usize, Option<Vec<journal::store::jetstream::RunMessage>>> =
+            BTreeMap::new();
+        store.stream_runs(&ids, budget, &held, |i, m| {
+            // Released at once, as migrate does once a run is copied.
+            let bytes: u64 = m.iter().flatten().map(|x| x.body.len() as u64).sum();
+            held.fetch_sub(bytes, std::sync::atomic::Ordering::Relaxed);
+            assert!(got.insert(i, m).is_none(), "run {i} handed over twice");
+        });
+        assert_eq!(got.len(), ids.len(), "budget {budget}: every run once");
+        assert!(got[&8].is_none(), "an absent run is read on its own");
+        let mut whole = 0;
+        for (i, (id, bodies)) in runs.iter().enumerate() {
+            if let Some(msgs) = &got[&i] {
+                whole += 1;
+                let have: Vec<&Vec<u8>> = msgs.iter().map(|m| &m.body).collect();
+                assert_eq!(
+                    have,
+                    bodies.iter().collect::<Vec<_>>(),
+                    "budget {budget}: {id}"
+                );
+            }
+        }
+        // Everything the reader counted was handed over (and released by
+        // the caller) or released by the reader itself.
+        assert_eq!(
+            held.load(std::sync::atomic::Ordering::Relaxed),
+            0,
+            "budget {budget}"
+        );
+        match budget {
+            u64::MAX => assert_eq!(whole, 8, "an unbounded read hands over every run"),
+            // Interleaved 8 ways, the runs cannot finish within the budget.
+            _ => assert!(whole < 8, "budget {budget}: {whole} runs whole"),
+        }
+    }
+}

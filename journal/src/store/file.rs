@@ -128,6 +128,31 @@ impl FileStore {
         Ok((path, bytes))
     }
 
+    /// The journal's line count (a final unterminated line counts) and the
+    /// SHA-256 of its bytes, streamed through a small buffer: what
+    /// `migrate` compares a copy against, without decoding it.
+    pub fn digest(&self, run: &str) -> Result<(usize, [u8; 32])> {
+        use sha2::{Digest, Sha256};
+        use std::io::Read;
+        let (path, mut f) = self.open(run)?;
+        let mut h = Sha256::new();
+        let mut buf = [0u8; 64 << 10];
+        let (mut lines, mut last) = (0, b'\n');
+        loop {
+            let n = match f.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Error::io(&path, e)),
+            };
+            let chunk = buf.get(..n).unwrap_or_default();
+            lines += memchr::memchr_iter(b'\n', chunk).count();
+            last = chunk.last().copied().unwrap_or(last);
+            h.update(chunk);
+        }
+        Ok((lines + usize::from(last != b'\n'), h.finalize().into()))
+    }
+
     /// Read a run with the reader's rule: a torn tail is dropped, interior
     /// corruption is an error naming the line.
     pub fn read(&self, run: &str) -> Result<Journal> {

@@ -40,6 +40,10 @@ pub const CONCURRENCY: usize = 32;
 /// consumer.
 const DIRECT_READ_MAX: u64 = 1000;
 
+/// Messages asked for at a time by migrate's bulk reader: what it may
+/// hold beyond its memory budget.
+const FETCH_BATCH: usize = 1000;
+
 /// The header the literal fence names its subject with (async-nats has no
 /// constant for it).
 pub const EXPECTED_SUBJECT_HEADER: &str = "Nats-Expected-Last-Subject-Sequence-Subject";
@@ -1037,39 +1041,208 @@ impl JetStreamStore {
             .collect())
     }
 
-    /// Read these runs through one consumer filtered to them (migrate's
-    /// bulk read of a JetStream source: one consumer per group instead of
-    /// a read per run). Each run's messages in seq order, or `None` for a
-    /// run whose messages are not exactly its record subjects 1..N in
-    /// stream order (absent, gaps, stray subjects): read that one on its own.
-    pub fn read_group(&self, runs: &[String]) -> Result<Vec<Option<Vec<RunMessage>>>> {
-        let st = self.clone();
-        let runs_owned = runs.to_vec();
-        self.run_task(async move {
-            let mut got: Vec<Option<Vec<RunMessage>>> =
-                runs_owned.iter().map(|_| Some(Vec::new())).collect();
-            st.consume_group(&runs_owned, false, "", |i, s, stream_seq, m| {
-                let Some(slot) = got.get_mut(i) else { return };
-                let next = slot.as_ref().map_or(0, |v| v.len() as u64 + 1);
-                match slot {
-                    Some(v) if s == Some(next) => v.push(RunMessage {
-                        subject: m.subject.to_string(),
-                        subject_seq: s,
-                        stream_seq,
-                        body: m.payload.to_vec(),
-                    }),
-                    _ => *slot = None,
+    /// Read these runs for copying, handing each to `deliver` (with its
+    /// index in `runs`) as soon as all of it has been read, so that copies
+    /// overlap the reading: each run's messages in seq order, or `None` for
+    /// a run this read cannot vouch for (absent, gaps, stray subjects, or
+    /// more interleaved with other runs than `budget` allows): the caller
+    /// reads that one on its own. Every run is delivered exactly once.
+    ///
+    /// When these runs hold at least half the stream's messages, one
+    /// consumer reads the whole prefix in a single pass (filtering costs
+    /// the server more than reading the few other messages); otherwise one
+    /// consumer per group of runs, filtered to them. Each run is complete
+    /// at the stream sequence of its last message, looked up first.
+    ///
+    /// Memory: `held` counts the body bytes read and not yet released by
+    /// the caller (who subtracts a delivered run's bytes when done with
+    /// it); reading pauses while it exceeds `budget`, and gives up the runs
+    /// still open once their bytes alone exceed it.
+    pub fn stream_runs(
+        &self,
+        runs: &[String],
+        budget: u64,
+        held: &std::sync::atomic::AtomicU64,
+        mut deliver: impl FnMut(usize, Option<Vec<RunMessage>>),
+    ) {
+        let mut sent = vec![false; runs.len()];
+        let mut give = |i: usize, m: Option<Vec<RunMessage>>| {
+            if let Some(s) = sent.get_mut(i) {
+                if !*s {
+                    *s = true;
+                    deliver(i, m);
                 }
-            })
-            .await?;
-            Ok(got
-                .into_iter()
-                .map(|g| g.filter(|v| !v.is_empty()))
-                .collect())
-        })
+            }
+        };
+        // A failed pass is not reported here: the runs it did not deliver
+        // are read run by run, which reports the store's failure per run.
+        let _ = self.block_on(self.stream_pass(runs, budget, held, &mut give));
+        for i in 0..runs.len() {
+            give(i, None);
+        }
     }
 
-    /// A journal from messages read by [`read_group`](Self::read_group),
+    /// The reading of [`stream_runs`](Self::stream_runs); runs it does not
+    /// deliver are delivered `None` by the caller.
+    async fn stream_pass(
+        &self,
+        runs: &[String],
+        budget: u64,
+        held: &std::sync::atomic::AtomicU64,
+        give: &mut impl FnMut(usize, Option<Vec<RunMessage>>),
+    ) -> Result<()> {
+        use std::sync::atomic::Ordering;
+        const GROUP: usize = 256;
+        for r in runs {
+            id::check(r)?;
+        }
+        // Each run's last message: its record count and where it ends.
+        let lasts = futures_util::stream::iter(runs.iter())
+            .map(|r| self.last_of_run(r))
+            .buffered(64)
+            .collect::<Vec<_>>()
+            .await;
+        // (records, stream sequence of the last one) per run.
+        let mut ends: Vec<Option<(u64, u64)>> = Vec::with_capacity(runs.len());
+        for (i, last) in lasts.into_iter().enumerate() {
+            let end = last?.and_then(|m| {
+                let n = self.parse_subject(&m.subject).and_then(|(_, s)| s)?;
+                Some((n, m.sequence))
+            });
+            if end.is_none() {
+                give(i, None);
+            }
+            ends.push(end);
+        }
+        let expected: u64 = ends.iter().flatten().map(|(n, _)| n).sum();
+        let total = self
+            .stream
+            .clone()
+            .info()
+            .await
+            .map_err(|e| self.err(None, format!("cannot read the stream's info: {e}")))?
+            .state
+            .messages;
+        let index: Vec<usize> = (0..runs.len())
+            .filter(|i| ends.get(*i).is_some_and(Option::is_some))
+            .collect();
+        let whole = expected.saturating_mul(2) >= total;
+        let groups: Vec<Vec<usize>> = if whole {
+            vec![index]
+        } else {
+            index.chunks(GROUP).map(<[usize]>::to_vec).collect()
+        };
+        let release = |bytes: u64| {
+            let _ = held.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |h| {
+                Some(h.saturating_sub(bytes))
+            });
+        };
+        for g in groups {
+            let names: Vec<String> = g.iter().filter_map(|i| runs.get(*i).cloned()).collect();
+            let mut at = std::collections::HashMap::with_capacity(g.len());
+            for (k, i) in g.iter().enumerate() {
+                if let Some(r) = runs.get(*i) {
+                    at.insert(r.as_str(), k);
+                }
+            }
+            // Per run of the group: messages so far (None once irregular)
+            // and the bytes counted in `held` for it.
+            let mut got: Vec<(Option<Vec<RunMessage>>, u64)> =
+                g.iter().map(|_| (Some(Vec::new()), 0)).collect();
+            let mut open = g.len();
+            let mut incomplete = 0u64;
+            let what = format!("{} runs ({}.<id>.>)", names.len(), self.prefix);
+            let consumer = self.ephemeral_consumer(&names, whole, &what).await?;
+            let name = consumer.cached_info().name.clone();
+            let count = consumer.cached_info().num_pending;
+            let read = async {
+                let mut seen = 0u64;
+                while seen < count && open > 0 {
+                    // Wait for the caller to release runs it was handed.
+                    while held.load(Ordering::Relaxed) > budget {
+                        tokio::time::sleep(Duration::from_millis(2)).await;
+                    }
+                    let want = usize::try_from(count - seen)
+                        .unwrap_or(usize::MAX)
+                        .min(FETCH_BATCH);
+                    let mut batch = consumer
+                        .fetch()
+                        .max_messages(want)
+                        .expires(nats::REQUEST_TIMEOUT)
+                        .messages()
+                        .await
+                        .map_err(|e| self.err(None, format!("cannot read {what}: {e}")))?;
+                    let before = seen;
+                    while let Some(m) = batch.next().await {
+                        let m =
+                            m.map_err(|e| self.err(None, format!("reading {what} failed: {e}")))?;
+                        seen += 1;
+                        let Some((run, s)) = self.parse_subject(&m.message.subject) else {
+                            continue;
+                        };
+                        let Some(k) = at.get(run).copied() else {
+                            continue;
+                        };
+                        let (Some((slot, bytes)), Some(i)) = (got.get_mut(k), g.get(k).copied())
+                        else {
+                            continue;
+                        };
+                        let Some((n, end)) = ends.get(i).copied().flatten() else {
+                            continue;
+                        };
+                        let stream_seq = m.info().map(|x| x.stream_sequence).unwrap_or(0);
+                        if stream_seq > end {
+                            continue; // stored after the lookup: not part of this copy
+                        }
+                        let next = slot.as_ref().map_or(0, |v| v.len() as u64 + 1);
+                        match slot {
+                            Some(v) if s == Some(next) => {
+                                let len = m.message.payload.len() as u64;
+                                held.fetch_add(len, Ordering::Relaxed);
+                                incomplete += len;
+                                *bytes += len;
+                                v.push(RunMessage {
+                                    subject: m.message.subject.to_string(),
+                                    subject_seq: s,
+                                    stream_seq,
+                                    body: m.message.payload.to_vec(),
+                                });
+                            }
+                            _ => *slot = None,
+                        }
+                        if stream_seq == end {
+                            let done = slot.take().filter(|v| v.len() as u64 == n);
+                            incomplete = incomplete.saturating_sub(*bytes);
+                            if done.is_none() {
+                                release(*bytes);
+                            }
+                            *bytes = 0;
+                            open -= 1;
+                            give(i, done);
+                        }
+                        if incomplete > budget {
+                            // Too interleaved to finish within the budget:
+                            // the rest is read run by run.
+                            return Ok(());
+                        }
+                    }
+                    if seen == before {
+                        return Err(self.stalled(&what, seen, count));
+                    }
+                }
+                Ok(())
+            }
+            .await;
+            // Consumers count against the stream's limits: never leave one behind.
+            let _ = self.stream.delete_consumer(&name).await;
+            // What this pass did not finish is released (and read run by run).
+            release(got.iter().map(|(_, b)| b).sum());
+            read?;
+        }
+        Ok(())
+    }
+
+    /// A journal from messages read by [`stream_runs`](Self::stream_runs),
     /// decoded exactly as [`read`](Self::read) (or, `lenient`,
     /// [`read_prefix`](Self::read_prefix)) would.
     pub fn journal_from(
@@ -1099,32 +1272,13 @@ impl JetStreamStore {
         for (i, r) in runs.iter().enumerate() {
             index.insert(r.as_str(), i);
         }
-        let (filter, filters) = if whole {
-            (format!("{}.>", self.prefix), Vec::new())
-        } else {
-            let f = runs.iter().map(|r| format!("{}.{r}.>", self.prefix));
-            (String::new(), f.collect())
-        };
         let what = format!("{} runs ({}.<id>.>)", runs.len(), self.prefix);
         let verb = if purpose.is_empty() {
             "read".to_owned()
         } else {
             format!("read {purpose}")
         };
-        let consumer = self
-            .stream
-            .create_consumer(jetstream::consumer::pull::Config {
-                filter_subject: filter,
-                filter_subjects: filters,
-                ack_policy: jetstream::consumer::AckPolicy::None,
-                deliver_policy: jetstream::consumer::DeliverPolicy::All,
-                inactive_threshold: Duration::from_secs(30),
-                memory_storage: true,
-                num_replicas: 1,
-                ..Default::default()
-            })
-            .await
-            .map_err(|e| self.err(None, format!("cannot {verb} {what}: {e}")))?;
+        let consumer = self.ephemeral_consumer(runs, whole, &what).await?;
         let name = consumer.cached_info().name.clone();
         let count = consumer.cached_info().num_pending;
         let read = async {
@@ -1154,13 +1308,7 @@ impl JetStreamStore {
                     visit(i, s, stream_seq, &m.message);
                 }
                 if seen == before {
-                    return Err(self.err(
-                        None,
-                        format!(
-                            "reading {what} stalled after {seen} of {count} messages (no message within {}s); is the server up? re-run to retry",
-                            nats::REQUEST_TIMEOUT.as_secs()
-                        ),
-                    ));
+                    return Err(self.stalled(&what, seen, count));
                 }
             }
             Ok(())
@@ -1169,6 +1317,46 @@ impl JetStreamStore {
         // Consumers count against the stream's limits: never leave one behind.
         let _ = self.stream.delete_consumer(&name).await;
         read
+    }
+
+    /// An ephemeral pull consumer without acks over these runs (over the
+    /// whole prefix when `whole`); its pending count at creation says where
+    /// the read ends. The caller deletes it.
+    async fn ephemeral_consumer(
+        &self,
+        runs: &[String],
+        whole: bool,
+        what: &str,
+    ) -> Result<jetstream::consumer::PullConsumer> {
+        let (filter, filters) = if whole {
+            (format!("{}.>", self.prefix), Vec::new())
+        } else {
+            let f = runs.iter().map(|r| format!("{}.{r}.>", self.prefix));
+            (String::new(), f.collect())
+        };
+        self.stream
+            .create_consumer(jetstream::consumer::pull::Config {
+                filter_subject: filter,
+                filter_subjects: filters,
+                ack_policy: jetstream::consumer::AckPolicy::None,
+                deliver_policy: jetstream::consumer::DeliverPolicy::All,
+                inactive_threshold: Duration::from_secs(30),
+                memory_storage: true,
+                num_replicas: 1,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| self.err(None, format!("cannot read {what}: {e}")))
+    }
+
+    fn stalled(&self, what: &str, seen: u64, count: u64) -> Error {
+        self.err(
+            None,
+            format!(
+                "reading {what} stalled after {seen} of {count} messages (no message within {}s); is the server up? re-run to retry",
+                nats::REQUEST_TIMEOUT.as_secs()
+            ),
+        )
     }
 
     /// A writer for an existing run, continuing after its last record.
