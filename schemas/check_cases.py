@@ -72,7 +72,7 @@ def load_schemas():
     got_v1 = {i for i in schemas if i.startswith(V1_BASE)}
     if got_v1 != expected_v1:
         fail(f"v1 schema set differs: missing {sorted(expected_v1 - got_v1)}, extra {sorted(got_v1 - expected_v1)}")
-    expected_out = {OUT_BASE + n for n in ("fold.json", "ls.json", "verify.json", "validate.json")}
+    expected_out = {OUT_BASE + n for n in ("fold.json", "ls.json", "verify.json", "validate.json", "migrate.json")}
     got_out = {i for i in schemas if i.startswith(OUT_BASE)}
     if got_out != expected_out:
         fail(f"output schema set differs: missing {sorted(expected_out - got_out)}, extra {sorted(got_out - expected_out)}")
@@ -406,6 +406,23 @@ def changed(obj, **kw):
     return out
 
 
+MIGRATE_RUN = {"run": "t-3f2a9c", "result": "copied", "records": 9, "bytes": 4211, "already": 4, "appended": 5,
+               "sha256": "716290aa11abc66cad671bcae8efef6c98ddcd2615cc89a1f9f79e9ab51ee156",
+               "source_deleted": False, "notes": ["continued after seq 4 already there"]}
+MIGRATE_SKIPPED = {"run": "broken", "result": "skipped-corrupt", "records": 0, "bytes": 0, "already": 0,
+                   "appended": 0, "sha256": None, "source_deleted": False,
+                   "notes": ["line 3 does not parse; --include-corrupt copies the readable prefix"]}
+MIGRATE = {"from": "file:/var/lib/fisk-ai/runs", "to": "jetstream:SESSIONS", "dry_run": False,
+           "runs": [MIGRATE_RUN, MIGRATE_SKIPPED],
+           "summary": {"runs": 2, "ok": 1, "failed": 1, "appended": 5, "seconds": 0.09}}
+MIGRATE_DRY = {"from": "file:runs", "to": "file:/srv/runs", "dry_run": True,
+               "runs": [changed(MIGRATE_RUN, result="would-copy", appended=0, sha256=None,
+                                notes=["would continue after seq 4"]),
+                        changed(MIGRATE_RUN, run="done", result="complete", already=9, appended=0, sha256=None,
+                                notes=[])],
+               "summary": {"runs": 2, "ok": 2, "failed": 0, "appended": 0, "seconds": 0.01}}
+
+
 def check_output(schemas, registry):
     good = [
         ("fold.json", FOLD),
@@ -422,6 +439,12 @@ def check_output(schemas, registry):
                                   instance_path="", schema=None, keyword_location=None,
                                   message="not a JSON object")),
         ("validate.json", VALIDATE_SUMMARY),
+        ("migrate.json", MIGRATE),
+        ("migrate.json", MIGRATE_DRY),
+        ("migrate.json", changed(MIGRATE, runs=[], summary={"runs": 0, "ok": 0, "failed": 0, "appended": 0,
+                                                             "seconds": 0.001})),
+        ("migrate.json", changed(MIGRATE, runs=[changed(MIGRATE_RUN, source_deleted=True,
+                                                        notes=["source deleted after verification"])])),
     ]
     bad = [
         ("fold.json", changed(FOLD, status="live"), "status live in fold"),
@@ -440,6 +463,21 @@ def check_output(schemas, registry):
         ("validate.json", changed(VALIDATE_VIOLATION, instance_path="terminal/reason"), "not a JSON pointer"),
         ("validate.json", changed(VALIDATE_VIOLATION, schema="terminal"), "schema not a file name"),
         ("validate.json", {k: v for k, v in VALIDATE_VIOLATION.items() if k != "seq"}, "a key missing"),
+        ("migrate.json", {k: v for k, v in MIGRATE.items() if k != "dry_run"}, "a key missing"),
+        ("migrate.json", changed(MIGRATE, runs=[changed(MIGRATE_RUN, result="ok")]), "unknown result word"),
+        ("migrate.json", changed(MIGRATE, runs=[changed(MIGRATE_RUN, result="would_copy")]), "snake_case result"),
+        ("migrate.json", changed(MIGRATE, runs=[changed(MIGRATE_RUN, sha256="ABC")]), "sha256 not 64 lowercase hex"),
+        ("migrate.json", changed(MIGRATE, runs=[changed(MIGRATE_RUN, sha256=None)]), "copied but not verified"),
+        ("migrate.json", changed(MIGRATE, runs=[changed(MIGRATE_RUN, records=-1)]), "negative count"),
+        ("migrate.json", changed(MIGRATE, runs=[changed(MIGRATE_RUN, store_failed=True)]), "an extra key"),
+        ("migrate.json", changed(MIGRATE, runs=[changed(MIGRATE_SKIPPED, notes=[])]), "skipped without a note"),
+        ("migrate.json", changed(MIGRATE, runs=[changed(MIGRATE_SKIPPED, source_deleted=True)]),
+         "source deleted without a verified copy"),
+        ("migrate.json", changed(MIGRATE, runs=[changed(MIGRATE_RUN, result="would-copy", appended=0,
+                                                        sha256=None)]), "would-copy outside a dry run"),
+        ("migrate.json", changed(MIGRATE, dry_run=True), "a dry run that copied"),
+        ("migrate.json", changed(MIGRATE, to="/srv/runs"), "a store that is not a URI"),
+        ("migrate.json", changed(MIGRATE, summary={"runs": 2, "ok": 1}), "short summary"),
     ]
     for name, instance in good:
         for e in validator(schemas, registry, OUT_BASE + name).iter_errors(instance):

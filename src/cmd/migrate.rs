@@ -1,7 +1,8 @@
 //! `migrate --from URI --to URI [RUN...|--all]`: copy runs between stores,
 //! byte-identical, resumable, verified (journal::migrate has the rules).
 //! Prints one row per run (run, records, bytes, result) and exits 0 only
-//! when every selected run was copied and verified.
+//! when every selected run was copied and verified. `--format json` is one
+//! document, `schemas/output/migrate.json` (docs/OUTPUT.md).
 
 use super::{open_store_uri, CmdResult, Failure};
 use crate::cli::{Global, MigrateArgs};

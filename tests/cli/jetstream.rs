@@ -2,6 +2,7 @@
 //! `migrate` and `stream`). Each test starts its own server.
 
 use crate::nats_support::NatsServer;
+use crate::schema::{assert_valid, output_validator};
 use crate::support::{fisk_in, s, store_copy, testdata, Run};
 use async_nats::jetstream::stream::{Config, DiscardPolicy};
 use journal::store::{Appender, Store};
@@ -125,6 +126,7 @@ fn file_to_jetstream_copy_is_byte_identical_for_every_testdata_run() {
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let doc = r.json();
+    assert_valid(&output_validator("migrate.json"), &doc, "migrate re-run");
     assert_eq!(doc["summary"]["appended"], 0);
     for run in doc["runs"].as_array().unwrap() {
         assert_eq!(run["result"], "complete", "{run}");
@@ -739,6 +741,7 @@ fn migrate_reports_conflicts_torn_tails_and_corrupt_runs() {
     )
     .unwrap();
     let from = format!("file:{}", s(dir.path()));
+    let schema = output_validator("migrate.json");
     let migrate = |extra: &[&str]| {
         let mut a = vec![
             "--format", "json", "migrate", "--from", &from, "--to", &js, "--all",
@@ -746,6 +749,7 @@ fn migrate_reports_conflicts_torn_tails_and_corrupt_runs() {
         a.extend_from_slice(extra);
         let r = fisk_js(&srv, home.path(), &a);
         let doc = r.json();
+        assert_valid(&schema, &doc, &format!("migrate to JetStream {extra:?}"));
         let by_run: BTreeMap<String, serde_json::Value> = doc["runs"]
             .as_array()
             .unwrap()

@@ -191,7 +191,7 @@ fn verify_reports_schema_findings_unless_told_not_to() {
 }
 
 /// Validators for schemas/output/*.json (which refer to the v1 defs).
-fn output_validator(name: &str) -> jsonschema::Validator {
+pub(crate) fn output_validator(name: &str) -> jsonschema::Validator {
     let mut resources = Vec::new();
     for dir in ["schemas/v1", "schemas/output"] {
         for e in std::fs::read_dir(repo().join(dir)).unwrap() {
@@ -218,7 +218,7 @@ fn output_validator(name: &str) -> jsonschema::Validator {
         .unwrap()
 }
 
-fn assert_valid(v: &jsonschema::Validator, doc: &Value, what: &str) {
+pub(crate) fn assert_valid(v: &jsonschema::Validator, doc: &Value, what: &str) {
     let errors: Vec<String> = v
         .iter_errors(doc)
         .map(|e| format!("{} at {}", e, e.instance_path().as_str()))
@@ -247,10 +247,356 @@ fn check_store_outputs(store: &Path) {
     for l in fisk(&["--state-dir", d, "validate", "--format", "json"]).json_lines() {
         assert_valid(&validate, &l, "validate line");
     }
+    // migrate (last: it only reads the store): every run of it, then the
+    // re-run that finds them complete.
+    let dest = tempfile::tempdir().unwrap();
+    let to = dest.path().join("runs");
+    migrate_json(store, &to, &["--all"]);
+    let (_, again) = migrate_json(store, &to, &["--all"]);
+    assert_eq!(again["summary"]["appended"], 0);
 }
 
 #[test]
 fn json_output_matches_the_output_schemas() {
     check_store_outputs(store_copy("runs").path());
     check_store_outputs(store_copy("damaged").path());
+}
+
+/// `fisk-admin --format json migrate --from FROM --to TO ARGS...`, its exit
+/// code and document, checked against schemas/output/migrate.json and
+/// against the totals the schema cannot express.
+fn migrate_json(from: &Path, to: &Path, args: &[&str]) -> (i32, Value) {
+    let from = format!("file:{}", s(from));
+    let to = format!("file:{}", s(to));
+    let mut all = vec!["--format", "json", "migrate", "--from", &from, "--to", &to];
+    all.extend_from_slice(args);
+    let r = fisk(&all);
+    assert!(r.code == 0 || r.code == 1, "{}\n{}", r.stdout, r.stderr);
+    let doc = r.json();
+    assert_valid(
+        &output_validator("migrate.json"),
+        &doc,
+        &format!("migrate {args:?}"),
+    );
+    assert_eq!(doc["from"], from.as_str());
+    assert_eq!(doc["to"], to.as_str());
+    assert_eq!(doc["dry_run"], args.contains(&"--dry-run"));
+    let runs = doc["runs"].as_array().unwrap();
+    let sum = &doc["summary"];
+    let ok = runs
+        .iter()
+        .filter(|x| ["copied", "complete", "would-copy"].contains(&x["result"].as_str().unwrap()))
+        .count();
+    assert_eq!(sum["runs"], runs.len());
+    assert_eq!(sum["ok"], ok);
+    assert_eq!(sum["failed"], runs.len() - ok);
+    let appended: u64 = runs.iter().map(|x| x["appended"].as_u64().unwrap()).sum();
+    assert_eq!(sum["appended"], appended);
+    assert_eq!(r.code, i32::from(ok != runs.len()), "exit status");
+    (r.code, doc)
+}
+
+/// The report for `run` in a migrate document.
+fn report<'a>(doc: &'a Value, run: &str) -> &'a Value {
+    doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["run"] == run)
+        .unwrap_or_else(|| panic!("no report for {run}: {doc}"))
+}
+
+/// The files of a store dir, name -> bytes.
+fn snapshot(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&p).unwrap())
+        })
+        .collect()
+}
+
+/// The digest migrate reports for a clean journal file.
+fn file_digest(path: &Path) -> String {
+    let text = std::fs::read(path).unwrap();
+    journal::migrate::digest(text.split(|b| *b == b'\n').filter(|l| !l.is_empty()))
+}
+
+#[test]
+fn migrate_json_output_matches_its_schema_and_says_what_happened() {
+    use std::os::unix::fs::PermissionsExt;
+    let src = tempfile::tempdir().unwrap();
+    for rel in [
+        "runs/deferral-waiting",
+        "runs/simple-completed",
+        "runs/tool-batch",
+        "damaged/torn-tail",
+        "damaged/interior-corruption",
+    ] {
+        let name = Path::new(rel).file_name().unwrap().to_str().unwrap();
+        std::fs::copy(
+            testdata(&format!("{rel}.json")),
+            src.path().join(format!("{name}.json")),
+        )
+        .unwrap();
+    }
+    // The destination already holds the first two records of one run and a
+    // different run under another id.
+    let dest_tmp = tempfile::tempdir().unwrap();
+    let dest = dest_tmp.path().join("runs");
+    std::fs::create_dir(&dest).unwrap();
+    std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let simple = std::fs::read_to_string(testdata("runs/simple-completed.json")).unwrap();
+    let head: String = simple.split_inclusive('\n').take(2).collect();
+    std::fs::write(dest.join("simple-completed.json"), head).unwrap();
+    let batch = std::fs::read_to_string(testdata("runs/tool-batch.json")).unwrap();
+    let other = batch.replacen("\"prompt\":\"", "\"prompt\":\"X", 1);
+    assert_ne!(other, batch);
+    std::fs::write(dest.join("tool-batch.json"), &other).unwrap();
+    for f in ["simple-completed.json", "tool-batch.json"] {
+        std::fs::set_permissions(dest.join(f), std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+
+    // A dry run writes nothing and says what would happen.
+    let before = snapshot(&dest);
+    let (code, doc) = migrate_json(src.path(), &dest, &["--all", "--dry-run"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        snapshot(&dest),
+        before,
+        "a dry run wrote to the destination"
+    );
+    let words: Vec<&str> = doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["run"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        words,
+        [
+            "deferral-waiting",
+            "interior-corruption",
+            "simple-completed",
+            "tool-batch",
+            "torn-tail"
+        ]
+    );
+    let r = report(&doc, "deferral-waiting");
+    assert_eq!(r["result"], "would-copy");
+    assert_eq!(r["records"], 5);
+    assert_eq!(r["already"], 0);
+    let r = report(&doc, "simple-completed");
+    assert_eq!(r["result"], "would-copy");
+    assert_eq!((&r["records"], &r["already"]), (&3.into(), &2.into()));
+    assert_eq!(r["notes"][0], "would continue after seq 2");
+    assert_eq!(report(&doc, "tool-batch")["result"], "conflict");
+    assert_eq!(
+        report(&doc, "interior-corruption")["result"],
+        "skipped-corrupt"
+    );
+    assert_eq!(report(&doc, "torn-tail")["result"], "would-copy");
+    assert_eq!(doc["summary"]["ok"], 3);
+
+    // The copy: new runs copied, a prefix continued, the conflict left as
+    // it was, the corrupt run skipped, the torn tail dropped and said so.
+    let (code, doc) = migrate_json(src.path(), &dest, &["--all"]);
+    assert_eq!(code, 1);
+    let r = report(&doc, "deferral-waiting");
+    assert_eq!(r["result"], "copied");
+    assert_eq!((&r["records"], &r["appended"]), (&5.into(), &5.into()));
+    assert_eq!(
+        r["bytes"],
+        std::fs::metadata(dest.join("deferral-waiting.json"))
+            .unwrap()
+            .len()
+    );
+    assert_eq!(
+        r["sha256"],
+        file_digest(&src.path().join("deferral-waiting.json"))
+    );
+    assert_eq!(r["notes"], serde_json::json!([]));
+    let r = report(&doc, "simple-completed");
+    assert_eq!(r["result"], "copied");
+    assert_eq!(
+        (&r["records"], &r["already"], &r["appended"]),
+        (&3.into(), &2.into(), &1.into())
+    );
+    assert_eq!(r["notes"][0], "continued after seq 2 already there");
+    assert_eq!(
+        std::fs::read_to_string(dest.join("simple-completed.json")).unwrap(),
+        simple
+    );
+    let r = report(&doc, "tool-batch");
+    assert_eq!(r["result"], "conflict");
+    assert_eq!(r["appended"], 0);
+    assert!(r["notes"][0].as_str().unwrap().contains("differs"), "{r}");
+    assert_eq!(
+        std::fs::read_to_string(dest.join("tool-batch.json")).unwrap(),
+        other,
+        "a conflicting run was written to"
+    );
+    let r = report(&doc, "interior-corruption");
+    assert_eq!(r["result"], "skipped-corrupt");
+    assert!(!dest.join("interior-corruption.json").exists());
+    let r = report(&doc, "torn-tail");
+    assert_eq!(r["result"], "copied");
+    assert_eq!(r["records"], 3);
+    assert!(r["notes"][0]
+        .as_str()
+        .unwrap()
+        .contains("torn tail dropped: line 4"));
+    assert_eq!(
+        doc["summary"],
+        serde_json::json!({"runs": 5, "ok": 3, "failed": 2, "appended": 9,
+            "seconds": doc["summary"]["seconds"]})
+    );
+    let copied: Vec<(String, Value)> = doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["result"] == "copied")
+        .map(|x| (x["run"].as_str().unwrap().to_owned(), x["sha256"].clone()))
+        .collect();
+
+    // Again: a no-op, every copied run complete with the same digest.
+    let before = snapshot(&dest);
+    let (code, doc) = migrate_json(src.path(), &dest, &["--all"]);
+    assert_eq!(code, 1);
+    assert_eq!(snapshot(&dest), before, "a finished migrate wrote again");
+    assert_eq!(doc["summary"]["appended"], 0);
+    for (run, sha) in &copied {
+        let r = report(&doc, run);
+        assert_eq!(r["result"], "complete", "{r}");
+        assert_eq!(r["already"], r["records"]);
+        assert_eq!(&r["sha256"], sha);
+    }
+    // A dry run of a finished migrate: complete, but not verified.
+    let (_, doc) = migrate_json(src.path(), &dest, &["deferral-waiting", "--dry-run"]);
+    let r = report(&doc, "deferral-waiting");
+    assert_eq!(
+        (&r["result"], &r["sha256"]),
+        (&"complete".into(), &Value::Null)
+    );
+
+    // The readable prefix of the corrupt run, on request.
+    let (code, doc) = migrate_json(
+        src.path(),
+        &dest,
+        &["interior-corruption", "--include-corrupt"],
+    );
+    assert_eq!(code, 0);
+    let r = report(&doc, "interior-corruption");
+    assert_eq!(r["result"], "copied");
+    assert_eq!(r["records"], 2);
+    assert!(r["notes"][0].as_str().unwrap().contains("readable prefix"));
+
+    // A live source run is skipped; a run that is not there fails; a
+    // verified copy may delete its source.
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(src.path().join("tool-batch.lock"))
+        .unwrap();
+    lock.try_lock().unwrap();
+    let fresh = tempfile::tempdir().unwrap();
+    let (code, doc) = migrate_json(
+        src.path(),
+        fresh.path(),
+        &[
+            "tool-batch",
+            "no-such-run",
+            "deferral-waiting",
+            "--delete-source",
+        ],
+    );
+    drop(lock);
+    assert_eq!(code, 1);
+    let r = report(&doc, "tool-batch");
+    assert_eq!(r["result"], "skipped-live");
+    assert!(r["notes"][0].as_str().unwrap().contains("--allow-live"));
+    assert!(src.path().join("tool-batch.json").exists());
+    let r = report(&doc, "no-such-run");
+    assert_eq!(r["result"], "failed");
+    assert!(r["notes"][0].as_str().unwrap().contains("not found"), "{r}");
+    let r = report(&doc, "deferral-waiting");
+    assert_eq!(r["result"], "copied");
+    assert_eq!(r["source_deleted"], true);
+    assert!(!src.path().join("deferral-waiting.json").exists());
+    assert!(fresh.path().join("deferral-waiting.json").exists());
+
+    // Nothing selected: an empty list, exit 0.
+    let empty = tempfile::tempdir().unwrap();
+    let (code, doc) = migrate_json(empty.path(), fresh.path(), &["--all"]);
+    assert_eq!(code, 0);
+    assert_eq!(doc["runs"], serde_json::json!([]));
+}
+
+/// The schema's `result` words are exactly how the tool serializes every
+/// `Outcome` (and what its text table prints).
+#[test]
+fn the_migrate_schema_lists_exactly_the_outcome_words() {
+    use journal::migrate::Outcome;
+    // No wildcard: a new Outcome does not compile until it is listed here.
+    let listed = |o: Outcome| match o {
+        Outcome::Copied
+        | Outcome::Complete
+        | Outcome::WouldCopy
+        | Outcome::SkippedLive
+        | Outcome::SkippedCorrupt
+        | Outcome::Conflict
+        | Outcome::Failed => o,
+    };
+    let all = [
+        Outcome::Copied,
+        Outcome::Complete,
+        Outcome::WouldCopy,
+        Outcome::SkippedLive,
+        Outcome::SkippedCorrupt,
+        Outcome::Conflict,
+        Outcome::Failed,
+    ];
+    let mut printed = BTreeSet::new();
+    for o in all.map(listed) {
+        let v = serde_json::to_value(o).unwrap();
+        assert_eq!(v, o.word(), "JSON and text disagree on {o:?}");
+        printed.insert(v.as_str().unwrap().to_owned());
+    }
+    assert_eq!(printed.len(), 7);
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("schemas/output/migrate.json")).unwrap(),
+    )
+    .unwrap();
+    let words: BTreeSet<String> = schema["$defs"]["result"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(words, printed);
+}
+
+/// Each schema in schemas/output/ is one the tests here check real output
+/// against.
+#[test]
+fn every_output_schema_is_checked() {
+    let mut names: Vec<String> = std::fs::read_dir(repo().join("schemas/output"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "fold.json",
+            "ls.json",
+            "migrate.json",
+            "validate.json",
+            "verify.json"
+        ],
+        "a new output schema needs a test that validates real output against it"
+    );
 }
