@@ -22,7 +22,7 @@
 use crate::error::{Error, Result};
 use crate::lines::Tail;
 use crate::record::Entry;
-use crate::store::jetstream::{JetStreamStore, RunMessage};
+use crate::store::jetstream::{JetStreamStore, NewRun, RunMessage};
 use crate::store::{Appender, Journal, Store};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -204,28 +204,63 @@ pub fn migrate(
     // Once a store fails (a server gone, a disk full), every further run
     // would wait out the same timeout: stop starting new runs instead.
     let abort: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
-    let copy_one = |r: &String, pre: Option<Vec<RunMessage>>| {
-        let stopped = abort.lock().ok().and_then(|a| a.clone());
-        let (rep, check) = match stopped {
-            Some(why) => (RunReport::new(r).end(
-                Outcome::Failed,
-                format!("not attempted: an earlier run failed on the store ({why}); re-run to continue"),
-            ), None),
-            None => copy_run(from, to, r, opts, progress, bulk, pre),
-        };
-        if rep.result == Outcome::Failed && rep.store_failed {
-            if let Ok(mut a) = abort.lock() {
-                if a.is_none() {
-                    *a = Some(format!("run {}", rep.run));
-                }
+    let store_failed = |run: &str| {
+        if let Ok(mut a) = abort.lock() {
+            if a.is_none() {
+                *a = Some(format!("run {run}"));
             }
         }
-        if check.is_none() {
-            progress.runs_done.fetch_add(1, Ordering::Relaxed);
-        }
-        (rep, check)
     };
-    let work = || -> Vec<(RunReport, Option<Check>)> {
+    // New runs on a JetStream destination are created by one task with
+    // many runs in flight (`create_runs`); the rest is copied in place.
+    let creator = match (to, opts.dry_run) {
+        (Store::JetStream(j), false) => Some(j),
+        _ => None,
+    };
+    let (tx, rx) = tokio::sync::mpsc::channel::<NewRun>(opts.jobs.max(1));
+    let copy_one = |i: usize, r: &String, pre: Option<Vec<RunMessage>>, tx: &Sender| {
+        if let Some(why) = abort.lock().ok().and_then(|a| a.clone()) {
+            progress.runs_done.fetch_add(1, Ordering::Relaxed);
+            let note = format!(
+                "not attempted: an earlier run failed on the store ({why}); re-run to continue"
+            );
+            return Step::Done(RunReport::new(r).end(Outcome::Failed, note), None);
+        }
+        let step = match creator {
+            Some(_) => match read_source(from, r, opts, pre) {
+                Err(rep) => Step::Done(rep, None),
+                Ok(src) => {
+                    let check = Check {
+                        records: src.journal.entries.len(),
+                        sha256: src.want,
+                    };
+                    let batch = batch_of(src.journal.entries, 0);
+                    match tx.blocking_send((i, r.clone(), batch)) {
+                        Ok(()) => Step::Sent(src.rep, check),
+                        // The creator is gone: copy this one in place.
+                        Err(_) => {
+                            let (rep, c) = copy_run(from, to, r, opts, progress, bulk, None);
+                            Step::Done(rep, c)
+                        }
+                    }
+                }
+            },
+            None => {
+                let (rep, c) = copy_run(from, to, r, opts, progress, bulk, pre);
+                Step::Done(rep, c)
+            }
+        };
+        if let Step::Done(rep, check) = &step {
+            if rep.result == Outcome::Failed && rep.store_failed {
+                store_failed(&rep.run);
+            }
+            if check.is_none() {
+                progress.runs_done.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        step
+    };
+    let work = |tx: &Sender| -> Vec<Step> {
         match from {
             // A JetStream source is read in one pass (or a consumer per
             // group of runs: a read per run costs the server far more) and
@@ -236,19 +271,19 @@ pub fn migrate(
                 let held = AtomicU64::new(0);
                 std::thread::scope(|s| {
                     let budget = HOLD_PER_JOB.saturating_mul(opts.jobs.max(1) as u64);
-                    let (tx, rx) = std::sync::mpsc::channel();
+                    let (read_tx, read_rx) = std::sync::mpsc::channel();
                     let held_ref = &held;
                     s.spawn(move || {
                         js.stream_runs(runs, budget, held_ref, |i, pre| {
-                            let _ = tx.send((i, pre));
+                            let _ = read_tx.send((i, pre));
                         })
                     });
-                    let mut out: Vec<_> = rx
+                    let mut out: Vec<_> = read_rx
                         .into_iter()
                         .par_bridge()
                         .filter_map(|(i, pre): (usize, Option<Vec<RunMessage>>)| {
                             let bytes = pre.iter().flatten().map(|m| m.body.len() as u64).sum();
-                            let r = runs.get(i).map(|r| copy_one(r, pre));
+                            let r = runs.get(i).map(|r| copy_one(i, r, pre, tx));
                             let _ = held.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |h| {
                                 Some(h.saturating_sub(bytes))
                             });
@@ -259,16 +294,68 @@ pub fn migrate(
                     out.into_iter().map(|(_, r)| r).collect()
                 })
             }
-            Store::File(_) => runs.par_iter().map(|r| copy_one(r, None)).collect(),
+            Store::File(_) => runs
+                .par_iter()
+                .enumerate()
+                .map(|(i, r)| copy_one(i, r, None, tx))
+                .collect(),
         }
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs.max(1))
         .thread_name(|i| format!("migrate-{i}"))
         .build();
-    let copied = match &pool {
-        Ok(pool) => pool.install(work),
-        Err(_) => work(),
+    let (steps, created) = std::thread::scope(|s| {
+        let creating = creator.map(|j| {
+            let rx = rx;
+            s.spawn(move || {
+                let mut ended = std::collections::HashMap::new();
+                j.create_runs(rx, CREATE_INFLIGHT_PER_JOB * opts.jobs.max(1), |i, n, r| {
+                    progress.records.fetch_add(n, Ordering::Relaxed);
+                    if let Err(Error::Store { .. } | Error::Io { .. }) = &r {
+                        store_failed(runs.get(i).map_or("?", String::as_str));
+                    }
+                    ended.insert(i, (n, r));
+                });
+                ended
+            })
+        });
+        let tx = tx;
+        let steps = match &pool {
+            Ok(pool) => pool.install(|| work(&tx)),
+            Err(_) => work(&tx),
+        };
+        drop(tx);
+        let created = creating
+            .map(|h| h.join().unwrap_or_default())
+            .unwrap_or_default();
+        (steps, created)
+    });
+    // Runs handed to the creator: how their creation ended.
+    let mut created = created;
+    let steps: Vec<(Step, Option<Created>)> = steps
+        .into_iter()
+        .enumerate()
+        .map(|(i, step)| {
+            let ended = matches!(step, Step::Sent(..))
+                .then(|| created.remove(&i))
+                .flatten();
+            (step, ended)
+        })
+        .collect();
+    let finish = |(step, ended): (Step, Option<Created>)| match step {
+        Step::Done(rep, check) => (rep, check),
+        Step::Sent(rep, check) => {
+            let r = after_create(from, to, opts, progress, rep, check, ended);
+            if r.1.is_none() {
+                progress.runs_done.fetch_add(1, Ordering::Relaxed);
+            }
+            r
+        }
+    };
+    let copied: Vec<(RunReport, Option<Check>)> = match &pool {
+        Ok(pool) => pool.install(|| steps.into_par_iter().map(finish).collect()),
+        Err(_) => steps.into_iter().map(finish).collect(),
     };
     let Store::JetStream(js) = to else {
         return copied.into_iter().map(|(rep, _)| rep).collect();
@@ -287,6 +374,60 @@ pub fn migrate(
     match &pool {
         Ok(pool) => pool.install(|| verified.into_par_iter().map(finish).collect()),
         Err(_) => verified.into_iter().map(finish).collect(),
+    }
+}
+
+type Sender = tokio::sync::mpsc::Sender<NewRun>;
+
+/// How the creator ended a run: records stored, and the outcome.
+type Created = (u64, Result<()>);
+
+/// Runs in flight on the JetStream creator per job: fenced appends chain
+/// within a run, so a JetStream destination is fed by many runs at once.
+const CREATE_INFLIGHT_PER_JOB: usize = 4;
+
+/// Where one run stands after the first pass.
+enum Step {
+    /// Its report, and what the copy must be verified against.
+    Done(RunReport, Option<Check>),
+    /// Handed to the JetStream creator as a new run.
+    Sent(RunReport, Check),
+}
+
+/// The report of a run handed to the JetStream creator, from how its
+/// creation ended (`None`: it never ended, the creator failed). A run that
+/// already exists is copied in place instead (compared, then continued).
+fn after_create(
+    from: &Store,
+    to: &Store,
+    opts: &Options,
+    progress: &Progress,
+    mut rep: RunReport,
+    check: Check,
+    ended: Option<Created>,
+) -> (RunReport, Option<Check>) {
+    let want = check.records as u64;
+    match ended {
+        Some((n, Ok(()))) if n == want => {
+            rep.appended = n;
+            (rep, Some(check))
+        }
+        Some((n, Ok(()))) => {
+            rep.appended = n;
+            (changed_meanwhile(rep, 0, check.records), None)
+        }
+        // Refused at seq 1, nothing written: the run exists.
+        Some((0, Err(Error::Exists { .. } | Error::Live { .. }))) => {
+            copy_run(from, to, &rep.run, opts, progress, true, None)
+        }
+        Some((n, Err(e))) => (append_failed(rep, e, n), None),
+        None => (
+            rep.end(
+                Outcome::Failed,
+                "the JetStream writer stopped before this run was copied; re-run to continue",
+            ),
+            None,
+        ),
     }
 }
 
@@ -467,17 +608,15 @@ fn copy_run(
     (after_verify(from, rep, opts), None)
 }
 
-/// Copy one run: `Err` with the final report when the run ends here
-/// (skipped, conflict, failed, dry run), else the report and what the copy
-/// must be verified against.
-fn copy_inner(
+/// Read and check the source run (the reader's rule, live runs, seqs
+/// 1..N, `--include-corrupt`): `Err` with the final report when the run
+/// ends here.
+fn read_source(
     from: &Store,
-    to: &Store,
     run: &str,
     opts: &Options,
-    progress: &Progress,
     pre: Option<Vec<RunMessage>>,
-) -> std::result::Result<(RunReport, Check), RunReport> {
+) -> std::result::Result<Source, RunReport> {
     let rep = RunReport::new(run);
     let failed = |mut rep: RunReport, e: Error| {
         rep.store_failed = matches!(e, Error::Store { .. } | Error::Io { .. });
@@ -556,6 +695,41 @@ fn copy_inner(
     rep.records = src.entries.len() as u64;
     rep.bytes = src.entries.iter().map(|e| e.raw.len() as u64 + 1).sum();
     let want = digest(src.entries.iter().map(|e| e.raw.as_slice()));
+    Ok(Source {
+        rep,
+        journal: src,
+        want,
+    })
+}
+
+/// A source run read and checked, ready to copy.
+struct Source {
+    rep: RunReport,
+    journal: Journal,
+    /// SHA-256 over its bodies.
+    want: String,
+}
+
+/// Copy one run: `Err` with the final report when the run ends here
+/// (skipped, conflict, failed, dry run), else the report and what the copy
+/// must be verified against.
+fn copy_inner(
+    from: &Store,
+    to: &Store,
+    run: &str,
+    opts: &Options,
+    progress: &Progress,
+    pre: Option<Vec<RunMessage>>,
+) -> std::result::Result<(RunReport, Check), RunReport> {
+    let Source {
+        mut rep,
+        journal: mut src,
+        want,
+    } = read_source(from, run, opts, pre)?;
+    let failed = |mut rep: RunReport, e: Error| {
+        rep.store_failed = matches!(e, Error::Store { .. } | Error::Io { .. });
+        rep.end(Outcome::Failed, e.to_string())
+    };
 
     // The destination. On JetStream, a new run is simply created: the fence
     // of its seq 1 refuses it when anything is stored under the run, and

@@ -223,6 +223,10 @@ pub struct StreamReport {
     pub bytes: u64,
 }
 
+/// A run for [`JetStreamStore::create_runs`]: its index (for the caller),
+/// id, and records (seq, body).
+pub type NewRun = (usize, String, Vec<(u64, Vec<u8>)>);
+
 /// A message of a run as stored.
 #[derive(Debug, Clone)]
 pub struct RunMessage {
@@ -1359,6 +1363,42 @@ impl JetStreamStore {
         )
     }
 
+    /// Create runs and append their records, many runs at once: each item
+    /// `(index, run, records)` is created as [`create_new`](Self::create_new)
+    /// would and its records appended as
+    /// [`Appender::append_batch`](super::Appender::append_batch) would, up
+    /// to `inflight` runs at a time on one task (fenced appends chain
+    /// within a run, so throughput comes from many runs in flight, which
+    /// threads blocked on one run each cannot give cheaply). `done` gets
+    /// each run's index, the records stored, and how it ended.
+    pub fn create_runs(
+        &self,
+        items: tokio::sync::mpsc::Receiver<NewRun>,
+        inflight: usize,
+        mut done: impl FnMut(usize, u64, Result<()>),
+    ) {
+        let runs = futures_util::stream::unfold(items, |mut rx| async move {
+            rx.recv().await.map(|x| (x, rx))
+        });
+        self.block_on(async {
+            let ended = runs
+                .map(|(i, run, records)| async move {
+                    match self.create_new(&run) {
+                        Ok(mut app) => {
+                            let (n, r) = app.append_all(records).await;
+                            (i, n, r)
+                        }
+                        Err(e) => (i, 0, Err(e)),
+                    }
+                })
+                .buffer_unordered(inflight.max(1));
+            let mut ended = std::pin::pin!(ended);
+            while let Some((i, n, r)) = ended.next().await {
+                done(i, n, r);
+            }
+        });
+    }
+
     /// A writer for an existing run, continuing after its last record.
     pub fn open(&self, run: &str) -> Result<JetStreamAppender> {
         let Some(last) = self.block_on(self.last_of_run(run))? else {
@@ -1466,10 +1506,15 @@ impl JetStreamAppender {
     }
 
     async fn publish(&self, seq: u64, raw: &[u8]) -> Result<u64> {
+        self.publish_bytes(seq, bytes::Bytes::copy_from_slice(raw))
+            .await
+    }
+
+    async fn publish_bytes(&self, seq: u64, raw: bytes::Bytes) -> Result<u64> {
         let st = &self.store;
         let subject = st.subject(&self.run, seq);
         let mut msg = jetstream::message::PublishMessage::build()
-            .payload(bytes::Bytes::copy_from_slice(raw))
+            .payload(raw)
             .message_id(self.msg_id(seq));
         msg = if seq == 1 {
             // A new run: nothing may exist anywhere under the run's
@@ -1575,32 +1620,8 @@ impl super::Appender for JetStreamAppender {
     fn append_batch(&mut self, records: Vec<(u64, Vec<u8>)>) -> (u64, Result<()>) {
         let mut me = self.clone();
         let task = async move {
-            let mut stored = 0;
-            for (seq, raw) in records {
-                match check_append(me.last_seq, seq) {
-                    Append::Duplicate => continue,
-                    Append::Gap => {
-                        let e = me.store.err(
-                            Some(&me.run),
-                            format!(
-                                "seq {seq} does not follow the last stored seq {}: a gap",
-                                me.last_seq
-                            ),
-                        );
-                        return Ok((me, stored, Err(e)));
-                    }
-                    Append::Next => {}
-                }
-                match me.publish(seq, &raw).await {
-                    Ok(stream_seq) => {
-                        me.last_seq = seq;
-                        me.last_stream_seq = stream_seq;
-                        stored += 1;
-                    }
-                    Err(e) => return Ok((me, stored, Err(e))),
-                }
-            }
-            Ok((me, stored, Ok(())))
+            let (stored, result) = me.append_all(records).await;
+            Ok((me, stored, result))
         };
         match self.store.run_task(task) {
             Ok((me, stored, result)) => {
@@ -1609,6 +1630,39 @@ impl super::Appender for JetStreamAppender {
             }
             Err(e) => (0, Err(e)),
         }
+    }
+}
+
+impl JetStreamAppender {
+    /// [`Appender::append_batch`](super::Appender::append_batch), awaited
+    /// on the caller's task: each record fenced on the one before it.
+    async fn append_all(&mut self, records: Vec<(u64, Vec<u8>)>) -> (u64, Result<()>) {
+        let mut stored = 0;
+        for (seq, raw) in records {
+            match check_append(self.last_seq, seq) {
+                Append::Duplicate => continue,
+                Append::Gap => {
+                    let e = self.store.err(
+                        Some(&self.run),
+                        format!(
+                            "seq {seq} does not follow the last stored seq {}: a gap",
+                            self.last_seq
+                        ),
+                    );
+                    return (stored, Err(e));
+                }
+                Append::Next => {}
+            }
+            match self.publish_bytes(seq, raw.into()).await {
+                Ok(stream_seq) => {
+                    self.last_seq = seq;
+                    self.last_stream_seq = stream_seq;
+                    stored += 1;
+                }
+                Err(e) => return (stored, Err(e)),
+            }
+        }
+        (stored, Ok(()))
     }
 }
 
