@@ -4,7 +4,7 @@
 //! when every selected run was copied and verified. `--format json` is one
 //! document, `schemas/output/migrate.json` (docs/OUTPUT.md).
 
-use super::{open_store_uri, CmdResult, Failure};
+use super::{open_store_uri, CmdResult, Failure, IfMissing};
 use crate::cli::{Global, MigrateArgs};
 use crate::output::{cell, json_pretty, sanitize, table, Style};
 use journal::migrate::{self, Options, Progress};
@@ -25,8 +25,16 @@ pub fn run(g: &Global, a: MigrateArgs, style: Style, out: &mut dyn Write) -> Cmd
             a.from
         )));
     }
-    let from = open_store_uri(g, &a.from, false)?;
-    let to = open_store_uri(g, &a.to, !a.dry_run)?;
+    let from = open_store_uri(g, &a.from, IfMissing::Fail)?;
+    let to = open_store_uri(
+        g,
+        &a.to,
+        if a.dry_run {
+            IfMissing::Empty
+        } else {
+            IfMissing::Create
+        },
+    )?;
     let runs = migrate::select(&from, if a.all { &[] } else { &a.runs })?;
     let opts = Options {
         dry_run: a.dry_run,
