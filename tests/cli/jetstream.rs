@@ -332,6 +332,62 @@ fn a_dry_run_into_a_path_below_a_file_fails_as_the_real_run_would() {
 }
 
 #[test]
+fn migrate_refuses_one_directory_spelt_two_ways() {
+    use crate::support::Fixture;
+    let fx = Fixture::new(&[]);
+    std::fs::create_dir(fx.path("dst")).unwrap();
+    std::fs::create_dir(fx.path("sub")).unwrap();
+    for (id, bytes) in testdata_runs() {
+        std::fs::write(fx.path("dst").join(format!("{id}.json")), bytes).unwrap();
+    }
+    std::os::unix::fs::symlink("dst", fx.path("link")).unwrap();
+    let abs = format!("file:{}", s(&fx.path("dst")));
+    let before = testdata_runs();
+    let pairs = [
+        ("file:dst", "file:dst"),
+        ("file:dst", "file:./dst"),
+        ("file:dst/", "file:dst"),
+        ("file:dst", abs.as_str()),
+        ("file:link", "file:dst"),
+        ("file:dst", "file:sub/../dst"),
+    ];
+    for (from, to) in pairs {
+        for extra in [
+            &["--all"][..],
+            &["--all", "--delete-source"],
+            &["--all", "--dry-run"],
+        ] {
+            let mut args = vec!["--format", "json", "migrate", "--from", from, "--to", to];
+            args.extend_from_slice(extra);
+            let r = fx.fisk(&args);
+            assert_eq!(
+                r.code, 2,
+                "{from} -> {to} {extra:?}: {}\n{}",
+                r.stdout, r.stderr
+            );
+            assert!(r.stdout.is_empty(), "{}", r.stdout);
+            assert!(
+                r.stderr.contains(&format!("--from {from} and --to {to}"))
+                    && r.stderr.contains("same directory"),
+                "{from} -> {to}: {}",
+                r.stderr
+            );
+            for (id, bytes) in &before {
+                let now = std::fs::read(fx.path("dst").join(format!("{id}.json")));
+                assert_eq!(
+                    now.ok().as_ref(),
+                    Some(bytes),
+                    "{from} -> {to} {extra:?} changed run {id}"
+                );
+            }
+        }
+    }
+    // Different directories are still told apart.
+    let r = fx.fisk(&["migrate", "--from", "file:dst", "--to", "file:sub", "--all"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+}
+
+#[test]
 fn ls_gives_the_same_statuses_on_both_backends() {
     let srv = NatsServer::start();
     srv.spec_stream(STREAM, SUBJECT);
