@@ -199,9 +199,22 @@ fn store_at(g: &Global, loc: Location, must_exist: bool) -> Result<Store, Failur
     }
 }
 
-/// A store named by a URI (`migrate --from/--to`). A file destination
-/// directory is created (0700) when `create` is set.
-pub fn open_store_uri(g: &Global, uri: &str, create: bool) -> Result<Store, Failure> {
+/// What [`open_store_uri`] does when a file store's directory is missing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IfMissing {
+    /// Fail: the store must exist (a source).
+    Fail,
+    /// Create the directory (0700) and any missing parents (a destination).
+    Create,
+    /// Create nothing and read the store as empty (the destination of a
+    /// dry run): every read of a run finds no journal. The path must still
+    /// be one the directory could be created at.
+    Empty,
+}
+
+/// A store named by a URI (`migrate --from/--to`); `missing` says what a
+/// missing file directory means.
+pub fn open_store_uri(g: &Global, uri: &str, missing: IfMissing) -> Result<Store, Failure> {
     let agent_context = match &g.config {
         Some(p) => Some(journal::agent::AgentFile::load(p)?.nats_context).filter(|c| !c.is_empty()),
         None => None,
@@ -209,18 +222,23 @@ pub fn open_store_uri(g: &Global, uri: &str, create: bool) -> Result<Store, Fail
     match location::parse_uri(uri)? {
         Backend::File { dir } => {
             if !dir.is_dir() {
-                if !create {
-                    return Err(Failure::new(format!(
-                        "store directory {} does not exist ({uri})",
-                        dir.display()
-                    )));
+                match missing {
+                    IfMissing::Fail => {
+                        return Err(Failure::new(format!(
+                            "store directory {} does not exist ({uri})",
+                            dir.display()
+                        )))
+                    }
+                    IfMissing::Create => {
+                        use std::os::unix::fs::DirBuilderExt;
+                        std::fs::DirBuilder::new()
+                            .recursive(true)
+                            .mode(0o700)
+                            .create(&dir)
+                            .map_err(|e| journal::Error::io(&dir, e))?;
+                    }
+                    IfMissing::Empty => creatable(&dir, uri)?,
                 }
-                use std::os::unix::fs::DirBuilderExt;
-                std::fs::DirBuilder::new()
-                    .recursive(true)
-                    .mode(0o700)
-                    .create(&dir)
-                    .map_err(|e| journal::Error::io(&dir, e))?;
             }
             Ok(Store::File(FileStore::new(dir)))
         }
@@ -230,6 +248,24 @@ pub fn open_store_uri(g: &Global, uri: &str, create: bool) -> Result<Store, Fail
             agent_context.as_deref(),
             uri,
         )?))),
+    }
+}
+
+/// Refuse a missing store directory that could not be created because the
+/// path itself, or the nearest of its parents that exists, is not a
+/// directory: what creating it would fail on.
+fn creatable(dir: &std::path::Path, uri: &str) -> Result<(), Failure> {
+    let nearest = dir
+        .ancestors()
+        .filter(|p| !p.as_os_str().is_empty())
+        .find(|p| p.symlink_metadata().is_ok());
+    match nearest {
+        Some(p) if !p.is_dir() => Err(Failure::new(format!(
+            "store directory {} cannot be created ({uri}): {} exists and is not a directory",
+            dir.display(),
+            p.display()
+        ))),
+        _ => Ok(()),
     }
 }
 

@@ -218,6 +218,176 @@ fn file_to_file_migrate_copies_and_resumes() {
 }
 
 #[test]
+fn a_dry_run_into_a_missing_directory_previews_every_run_and_creates_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let src = store_copy("runs");
+    let dest = tempfile::tempdir().unwrap();
+    // Neither the directory nor its parent exists yet: a first migration.
+    let missing = dest.path().join("new").join("runs");
+    let from = format!("file:{}", s(src.path()));
+    let to = format!("file:{}", s(&missing));
+    let want = testdata_runs();
+    let results = |r: &Run| -> BTreeMap<String, String> {
+        let doc = r.json();
+        assert_valid(&output_validator("migrate.json"), &doc, "migrate --dry-run");
+        assert_eq!(doc["dry_run"], true);
+        doc["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| {
+                let run = x["run"].as_str().unwrap().to_owned();
+                (run, x["result"].as_str().unwrap().to_owned())
+            })
+            .collect()
+    };
+    let dry = [
+        "--format",
+        "json",
+        "migrate",
+        "--from",
+        &from,
+        "--to",
+        &to,
+        "--all",
+        "--dry-run",
+    ];
+
+    let r = fisk_in(home.path(), &dry, None);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let got = results(&r);
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        want.keys().collect::<Vec<_>>()
+    );
+    assert!(
+        got.values().all(|v| v == "would-copy"),
+        "every run would be copied: {got:?}"
+    );
+    for x in r.json()["runs"].as_array().unwrap() {
+        assert_eq!(x["already"], 0, "{x}");
+        assert_eq!(x["appended"], 0, "{x}");
+    }
+    assert!(
+        !dest.path().join("new").exists(),
+        "a dry run created the destination"
+    );
+    let r = fisk_in(
+        home.path(),
+        &[
+            "migrate",
+            "--from",
+            &from,
+            "--to",
+            &to,
+            "--all",
+            "--dry-run",
+        ],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("would-copy"), "{}", r.stdout);
+    assert!(!dest.path().join("new").exists());
+
+    // The preview was right: the real migrate copies them all, after which
+    // a dry run finds each one complete.
+    let r = fisk_in(
+        home.path(),
+        &["migrate", "--from", &from, "--to", &to, "--all"],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let r = fisk_in(home.path(), &dry, None);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(results(&r).values().all(|v| v == "complete"));
+}
+
+#[test]
+fn a_dry_run_into_a_path_below_a_file_fails_as_the_real_run_would() {
+    let home = tempfile::tempdir().unwrap();
+    let src = store_copy("runs");
+    let dest = tempfile::tempdir().unwrap();
+    std::fs::write(dest.path().join("plain"), b"not a directory").unwrap();
+    let from = format!("file:{}", s(src.path()));
+    for to in [
+        format!("file:{}", s(&dest.path().join("plain"))),
+        format!("file:{}", s(&dest.path().join("plain").join("runs"))),
+    ] {
+        for dry in [true, false] {
+            let mut args = vec!["--format", "json", "migrate", "--from", &from, "--to", &to];
+            args.extend(["--all"]);
+            if dry {
+                args.push("--dry-run");
+            }
+            let r = fisk_in(home.path(), &args, None);
+            assert_eq!(r.code, 2, "{to} dry_run={dry}\n{}\n{}", r.stdout, r.stderr);
+            assert!(r.stdout.is_empty(), "{}", r.stdout);
+            assert!(r.stderr.contains("plain"), "{}", r.stderr);
+        }
+    }
+    assert_eq!(
+        std::fs::read(dest.path().join("plain")).unwrap(),
+        b"not a directory"
+    );
+}
+
+#[test]
+fn migrate_refuses_one_directory_spelt_two_ways() {
+    use crate::support::Fixture;
+    let fx = Fixture::new(&[]);
+    std::fs::create_dir(fx.path("dst")).unwrap();
+    std::fs::create_dir(fx.path("sub")).unwrap();
+    for (id, bytes) in testdata_runs() {
+        std::fs::write(fx.path("dst").join(format!("{id}.json")), bytes).unwrap();
+    }
+    std::os::unix::fs::symlink("dst", fx.path("link")).unwrap();
+    let abs = format!("file:{}", s(&fx.path("dst")));
+    let before = testdata_runs();
+    let pairs = [
+        ("file:dst", "file:dst"),
+        ("file:dst", "file:./dst"),
+        ("file:dst/", "file:dst"),
+        ("file:dst", abs.as_str()),
+        ("file:link", "file:dst"),
+        ("file:dst", "file:sub/../dst"),
+    ];
+    for (from, to) in pairs {
+        for extra in [
+            &["--all"][..],
+            &["--all", "--delete-source"],
+            &["--all", "--dry-run"],
+        ] {
+            let mut args = vec!["--format", "json", "migrate", "--from", from, "--to", to];
+            args.extend_from_slice(extra);
+            let r = fx.fisk(&args);
+            assert_eq!(
+                r.code, 2,
+                "{from} -> {to} {extra:?}: {}\n{}",
+                r.stdout, r.stderr
+            );
+            assert!(r.stdout.is_empty(), "{}", r.stdout);
+            assert!(
+                r.stderr.contains(&format!("--from {from} and --to {to}"))
+                    && r.stderr.contains("same directory"),
+                "{from} -> {to}: {}",
+                r.stderr
+            );
+            for (id, bytes) in &before {
+                let now = std::fs::read(fx.path("dst").join(format!("{id}.json")));
+                assert_eq!(
+                    now.ok().as_ref(),
+                    Some(bytes),
+                    "{from} -> {to} {extra:?} changed run {id}"
+                );
+            }
+        }
+    }
+    // Different directories are still told apart.
+    let r = fx.fisk(&["migrate", "--from", "file:dst", "--to", "file:sub", "--all"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+}
+
+#[test]
 fn ls_gives_the_same_statuses_on_both_backends() {
     let srv = NatsServer::start();
     srv.spec_stream(STREAM, SUBJECT);
