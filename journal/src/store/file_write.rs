@@ -396,21 +396,7 @@ impl FileStore {
         if std::fs::symlink_metadata(&path).is_ok() {
             return Err(exists());
         }
-        // Under the lock no other creator of this id is at work: a
-        // temporary journal of it was left by a creator that died before its
-        // first record was durable, and holds nothing worth keeping. (One
-        // fixed name per id: no directory scan, which would make creating n
-        // runs cost n^2.)
-        // (Looked up first: an unlink of a missing name still takes the
-        // directory's lock exclusively.)
-        let tmp = self.dir().join(format!("{run}.creating.tmp"));
-        if std::fs::symlink_metadata(&tmp).is_ok() {
-            match std::fs::remove_file(&tmp) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(e) => return Err(Error::io(&tmp, e)),
-            }
-        }
+        let tmp = self.remove_stale_tmp(run)?;
         let file = nofollow()
             .append(true)
             .create_new(true)
@@ -426,10 +412,31 @@ impl FileStore {
         Ok(a)
     }
 
+    /// The temporary name of a journal being created: `<id>.creating.tmp`.
+    /// Under the run lock no creator of this id is at work, so a file there
+    /// was left by one that died: before its first record was durable (it
+    /// holds nothing worth keeping), or between linking the journal's real
+    /// name and removing this one (then it is a second name of the
+    /// journal). Either way it is removed. One fixed name per id: no
+    /// directory scan, which would make creating n runs cost n^2. Looked up
+    /// first: unlinking a missing name still locks the directory.
+    fn remove_stale_tmp(&self, run: &str) -> Result<PathBuf> {
+        let tmp = self.dir().join(format!("{run}.creating.tmp"));
+        if std::fs::symlink_metadata(&tmp).is_ok() {
+            match std::fs::remove_file(&tmp) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io(&tmp, e)),
+            }
+        }
+        Ok(tmp)
+    }
+
     /// An existing run: lock, read what is stored, refuse a torn tail.
     pub fn open_appender(&self, run: &str) -> Result<FileAppender> {
         let path = self.require(run)?;
         let lock = self.lock(run)?;
+        self.remove_stale_tmp(run)?;
         let mut file = nofollow()
             .read(true)
             .append(true)
@@ -462,6 +469,13 @@ impl FileStore {
         let lock_path = self.lock_path(run)?;
         let lock = self.lock(run)?;
         let mut removed = Vec::new();
+        // A second name of the journal, left by a creator that died, goes
+        // with it.
+        let tmp = self.dir().join(format!("{run}.creating.tmp"));
+        if std::fs::symlink_metadata(&tmp).is_ok() {
+            self.remove_stale_tmp(run)?;
+            removed.push(tmp);
+        }
         std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
         removed.push(path);
         // Unlinking while holding the lock: a writer that opens the old lock
@@ -826,5 +840,21 @@ mod tests {
         let j = store.read("r1").unwrap();
         assert_eq!(j.entries.len(), 1);
         assert_eq!(j.entries[0].raw, rec(1).encode().unwrap());
+
+        // A creator killed between linking the real name and removing the
+        // temporary one leaves a second name of the journal: the next
+        // writer removes it, and the journal is untouched.
+        let tmp = dir.path().join("r1.creating.tmp");
+        std::fs::hard_link(dir.path().join("r1.json"), &tmp).unwrap();
+        let mut a = store.open_appender("r1").unwrap();
+        assert!(!tmp.exists());
+        a.append(&rec(2)).unwrap();
+        drop(a);
+        assert_eq!(store.read("r1").unwrap().entries.len(), 2);
+        // And `rm` takes such a name with the journal.
+        std::fs::hard_link(dir.path().join("r1.json"), &tmp).unwrap();
+        let removed = store.delete("r1").unwrap();
+        assert!(removed.contains(&tmp), "{removed:?}");
+        assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
     }
 }
