@@ -17,7 +17,9 @@
 //!   journal file). Only then may the source be deleted.
 //!
 //! Runs are copied concurrently on a bounded pool, so memory is bounded by
-//! the number of jobs times the largest run, not by the number of runs.
+//! the number of jobs (times the largest run: a few runs per job are
+//! between reading and writing; a JetStream source also holds up to 16 MiB
+//! per job of runs being read), not by the number of runs.
 
 use crate::error::{Error, Result};
 use crate::lines::Tail;
@@ -186,12 +188,16 @@ const HOLD_PER_JOB: u64 = 16 << 20;
 /// Copy `runs` from `from` to `to`. Never fails as a whole: every run gets
 /// its report, in the order given.
 ///
-/// Runs are copied concurrently (`jobs` at once). A file destination is
-/// read back run by run as each copy ends; a JetStream destination is read
-/// back once the copies are done, through one consumer per group of runs
-/// ([`JetStreamStore::digests`](crate::store::jetstream::JetStreamStore::digests)),
-/// which costs the server far less than a read per run. Sources are
-/// deleted (`delete_source`) only after their copy is verified.
+/// Runs are read and checked concurrently (`jobs` at once). A JetStream
+/// source is read in bulk and each run copied as soon as it is complete
+/// ([`JetStreamStore::stream_runs`]). New runs on a JetStream destination
+/// go to one task that keeps `4 x jobs` runs in flight
+/// ([`JetStreamStore::create_runs`]); other copies are made on the pool. A
+/// file destination is read back run by run as each copy ends; a JetStream
+/// destination is read back once the copies are done, in bulk
+/// ([`JetStreamStore::digests`]), which costs the server far less than a
+/// read per run. Sources are deleted (`delete_source`) only after their
+/// copy is verified.
 pub fn migrate(
     from: &Store,
     to: &Store,

@@ -40,7 +40,7 @@ pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResul
             if s.live { "live".into() } else { String::new() },
             cell(s.model.as_deref().unwrap_or("-"), 24),
             s.records.map_or("-".into(), |n| n.to_string()),
-            human_bytes(s.bytes),
+            s.bytes.map_or("-".into(), human_bytes),
             cell(short_time(s.created.as_deref()), 20),
             cell(short_time(s.updated.as_deref()), 20),
             cell(

@@ -406,12 +406,20 @@ fn ls_gives_the_same_statuses_on_both_backends() {
         &["--state-dir", s(src.path()), "--format", "json", "ls"],
         None,
     ));
-    let js_ls = ls_statuses(&fisk_js(
+    let js_run = fisk_js(
         &srv,
         home.path(),
         &["--store", &js, "--format", "json", "ls"],
-    ));
+    );
+    let js_ls = ls_statuses(&js_run);
     assert_eq!(file_ls, js_ls);
+    // The stream keeps no per-run size: unknown, not a misleading 0.
+    for x in js_run.json().as_array().unwrap() {
+        assert!(x["bytes"].is_null(), "{x}");
+    }
+    let table = fisk_js(&srv, home.path(), &["--store", &js, "ls"]);
+    assert_eq!(table.code, 0, "{}", table.stderr);
+    assert!(!table.stdout.contains(" 0 B"), "{}", table.stdout);
     // And they are the statuses the corpus expects.
     let expected: serde_json::Value =
         serde_json::from_slice(&std::fs::read(testdata("expected/ls-runs.json")).unwrap()).unwrap();

@@ -185,7 +185,7 @@ impl FileStore {
                     .journal_path(run)
                     .and_then(|p| std::fs::metadata(&p).map_err(|e| Error::io(p, e)))
                 {
-                    s.bytes = md.len();
+                    s.bytes = Some(md.len());
                     s.updated = md.modified().ok().map(crate::time::format);
                 }
                 s
@@ -294,7 +294,7 @@ impl FileStore {
             if found_assistant || start <= meta_end {
                 tail.reverse();
                 let mut s = Summary::from_tail(run, &meta, &tail);
-                s.bytes = size;
+                s.bytes = Some(size);
                 s.updated = md.modified().ok().map(crate::time::format);
                 return Ok(s);
             }

@@ -40,7 +40,9 @@ pub struct Summary {
     pub model: Option<String>,
     /// The last seq.
     pub records: Option<u64>,
-    pub bytes: u64,
+    /// Stored size; `None` where the store cannot tell without reading the
+    /// whole run (JetStream keeps no per-run size).
+    pub bytes: Option<u64>,
     pub created: Option<String>,
     pub updated: Option<String>,
     pub prompt: Option<String>,
@@ -62,7 +64,7 @@ impl Summary {
             live: false,
             model: None,
             records: Some(tail.last().unwrap_or(meta).seq),
-            bytes: 0,
+            bytes: None,
             created: None,
             updated: None,
             prompt: None,
@@ -91,7 +93,7 @@ impl Summary {
             live: false,
             model: None,
             records: None,
-            bytes: 0,
+            bytes: None,
             created: None,
             updated: None,
             prompt: None,
