@@ -1268,33 +1268,14 @@ fn migrate_never_writes_into_a_destination_run_without_a_meta_record() {
             .await
             .unwrap();
     });
-    let r = fisk_js(
+    let (code, results) = migrate_all_results(
         &srv,
         home.path(),
-        &[
-            "--format",
-            "json",
-            "migrate",
-            "--from",
-            &format!("file:{}", s(src.path())),
-            "--to",
-            &format!("jetstream:{STREAM}"),
-            "--all",
-        ],
+        &format!("file:{}", s(src.path())),
+        &format!("jetstream:{STREAM}"),
     );
-    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
-    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-    let result = |id: &str| {
-        v["runs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|x| x["run"] == id)
-            .unwrap()["result"]
-            .as_str()
-            .unwrap()
-            .to_owned()
-    };
+    assert_eq!(code, 1, "{results:?}");
+    let result = |id: &str| results[id].clone();
     assert_eq!(result("tool-batch-0000"), "conflict");
     assert_eq!(result("tool-batch-0001"), "copied");
     let store = srv.store(STREAM);
@@ -1305,6 +1286,31 @@ fn migrate_never_writes_into_a_destination_run_without_a_meta_record() {
 /// `fisk-admin migrate --from FROM --to TO --all` against `srv`.
 fn migrate_all(srv: &NatsServer, home: &Path, from: &str, to: &str) -> Run {
     fisk_js(srv, home, &["migrate", "--from", from, "--to", to, "--all"])
+}
+
+/// `migrate --all --format json`: the exit code and each run's result.
+fn migrate_all_results(
+    srv: &NatsServer,
+    home: &Path,
+    from: &str,
+    to: &str,
+) -> (i32, BTreeMap<String, String>) {
+    let args = [
+        "--format", "json", "migrate", "--from", from, "--to", to, "--all",
+    ];
+    let r = fisk_js(srv, home, &args);
+    let doc = r.json();
+    let runs = doc["runs"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no runs: {}\n{}", r.stdout, r.stderr));
+    let results = runs
+        .iter()
+        .map(|x| {
+            let word = x["result"].as_str().unwrap_or("?").to_owned();
+            (x["run"].as_str().unwrap_or("?").to_owned(), word)
+        })
+        .collect();
+    (r.code, results)
 }
 
 /// Publish `runs` (id, bodies) record-major, so their messages interleave in
@@ -1395,33 +1401,14 @@ fn a_jetstream_source_with_interleaved_and_broken_runs_is_copied_run_by_run_rule
 
     let back = tempfile::tempdir().unwrap();
     let dest = back.path().join("runs");
-    let r = fisk_js(
+    let (code, results) = migrate_all_results(
         &srv,
         home.path(),
-        &[
-            "--format",
-            "json",
-            "migrate",
-            "--from",
-            &format!("jetstream:{STREAM}"),
-            "--to",
-            &format!("file:{}", s(&dest)),
-            "--all",
-        ],
+        &format!("jetstream:{STREAM}"),
+        &format!("file:{}", s(&dest)),
     );
-    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
-    let doc = r.json();
-    let result = |id: &str| {
-        doc["runs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|x| x["run"] == id)
-            .unwrap_or_else(|| panic!("no report for {id}: {doc}"))["result"]
-            .as_str()
-            .unwrap()
-            .to_owned()
-    };
+    assert_eq!(code, 1, "{results:?}");
+    let result = |id: &str| results[id].clone();
     for (id, b) in runs.iter().filter(|(id, _)| id != "bad-body") {
         assert_eq!(result(id), "copied", "{id}");
         let mut want = Vec::new();

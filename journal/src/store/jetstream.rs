@@ -238,6 +238,38 @@ pub struct RunMessage {
     pub body: Vec<u8>,
 }
 
+/// An ephemeral pull consumer for reading: no acks, everything from the
+/// start, in memory, gone 30 s after its last use (it is also deleted
+/// when the read ends).
+fn read_consumer_config(filter: String, filters: Vec<String>) -> jetstream::consumer::pull::Config {
+    jetstream::consumer::pull::Config {
+        filter_subject: filter,
+        filter_subjects: filters,
+        ack_policy: jetstream::consumer::AckPolicy::None,
+        deliver_policy: jetstream::consumer::DeliverPolicy::All,
+        inactive_threshold: Duration::from_secs(30),
+        memory_storage: true,
+        num_replicas: 1,
+        ..Default::default()
+    }
+}
+
+/// The next batch of a pull consumer: at most `max` of the `left`
+/// messages, waiting at most the request timeout for them.
+async fn fetch(
+    consumer: &jetstream::consumer::PullConsumer,
+    left: u64,
+    max: usize,
+) -> std::result::Result<jetstream::consumer::pull::Batch, jetstream::consumer::pull::BatchError> {
+    let want = usize::try_from(left).unwrap_or(usize::MAX).min(max);
+    consumer
+        .fetch()
+        .max_messages(want)
+        .expires(nats::REQUEST_TIMEOUT)
+        .messages()
+        .await
+}
+
 /// A random nonce, fresh for every open (SPEC 8): JetStream de-duplicates by
 /// msg id across the whole stream.
 fn new_nonce() -> Result<String> {
@@ -662,15 +694,7 @@ impl JetStreamStore {
         // ends (a consumer on an empty filter would otherwise wait forever).
         let consumer = self
             .stream
-            .create_consumer(jetstream::consumer::pull::Config {
-                filter_subject: filter.clone(),
-                ack_policy: jetstream::consumer::AckPolicy::None,
-                deliver_policy: jetstream::consumer::DeliverPolicy::All,
-                inactive_threshold: Duration::from_secs(30),
-                memory_storage: true,
-                num_replicas: 1,
-                ..Default::default()
-            })
+            .create_consumer(read_consumer_config(filter.clone(), Vec::new()))
             .await
             .map_err(|e| self.err(Some(run), format!("cannot read {filter}: {e}")))?;
         let name = consumer.cached_info().name.clone();
@@ -694,14 +718,8 @@ impl JetStreamStore {
     ) -> Result<Vec<RunMessage>> {
         let mut out = Vec::with_capacity(usize::try_from(count).unwrap_or(0).min(1 << 16));
         while (out.len() as u64) < count {
-            let want = usize::try_from(count - out.len() as u64)
-                .unwrap_or(usize::MAX)
-                .min(10_000);
-            let mut batch = consumer
-                .fetch()
-                .max_messages(want)
-                .expires(nats::REQUEST_TIMEOUT)
-                .messages()
+            let left = count - out.len() as u64;
+            let mut batch = fetch(consumer, left, 10_000)
                 .await
                 .map_err(|e| self.err(Some(run), format!("cannot read {filter}: {e}")))?;
             let before = out.len();
@@ -1166,14 +1184,7 @@ impl JetStreamStore {
                     while held.load(Ordering::Relaxed) > budget {
                         tokio::time::sleep(Duration::from_millis(2)).await;
                     }
-                    let want = usize::try_from(count - seen)
-                        .unwrap_or(usize::MAX)
-                        .min(FETCH_BATCH);
-                    let mut batch = consumer
-                        .fetch()
-                        .max_messages(want)
-                        .expires(nats::REQUEST_TIMEOUT)
-                        .messages()
+                    let mut batch = fetch(&consumer, count - seen, FETCH_BATCH)
                         .await
                         .map_err(|e| self.err(None, format!("cannot read {what}: {e}")))?;
                     let before = seen;
@@ -1288,14 +1299,7 @@ impl JetStreamStore {
         let read = async {
             let mut seen = 0u64;
             while seen < count {
-                let want = usize::try_from(count - seen)
-                    .unwrap_or(usize::MAX)
-                    .min(10_000);
-                let mut batch = consumer
-                    .fetch()
-                    .max_messages(want)
-                    .expires(nats::REQUEST_TIMEOUT)
-                    .messages()
+                let mut batch = fetch(&consumer, count - seen, 10_000)
                     .await
                     .map_err(|e| self.err(None, format!("cannot {verb} {what}: {e}")))?;
                 let before = seen;
@@ -1339,16 +1343,7 @@ impl JetStreamStore {
             (String::new(), f.collect())
         };
         self.stream
-            .create_consumer(jetstream::consumer::pull::Config {
-                filter_subject: filter,
-                filter_subjects: filters,
-                ack_policy: jetstream::consumer::AckPolicy::None,
-                deliver_policy: jetstream::consumer::DeliverPolicy::All,
-                inactive_threshold: Duration::from_secs(30),
-                memory_storage: true,
-                num_replicas: 1,
-                ..Default::default()
-            })
+            .create_consumer(read_consumer_config(filter, filters))
             .await
             .map_err(|e| self.err(None, format!("cannot read {what}: {e}")))
     }
@@ -1522,12 +1517,15 @@ impl JetStreamAppender {
             // so constant cost). This is what makes a create safe without
             // looking first: a run that holds anything refuses it.
             msg.expected_last_subject_sequence(0).header(
-                EXPECTED_SUBJECT_HEADER,
+                async_nats::HeaderName::from_static(EXPECTED_SUBJECT_HEADER),
                 format!("{}.{}.>", st.prefix, self.run),
             )
         } else {
             msg.expected_last_subject_sequence(self.last_stream_seq)
-                .header(EXPECTED_SUBJECT_HEADER, st.subject(&self.run, seq - 1))
+                .header(
+                    async_nats::HeaderName::from_static(EXPECTED_SUBJECT_HEADER),
+                    st.subject(&self.run, seq - 1),
+                )
         };
         let outcome = match st.conn.js.send_publish(subject.clone(), msg).await {
             Ok(ack) => ack.await,
