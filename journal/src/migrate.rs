@@ -147,9 +147,13 @@ pub fn dest_appender(store: &Store, run: &str, create: bool) -> Result<Box<dyn A
     }
 }
 
-/// Delete a run from `store` after it was copied and verified.
-pub fn delete_run(store: &Store, run: &str) -> Result<()> {
-    store.delete(run).map(|_| ())
+/// Delete a run from `store` after it was copied and verified, only when
+/// it still ends at seq `last` (what was copied).
+pub fn delete_run(store: &Store, run: &str, last: u64) -> Result<()> {
+    match store {
+        Store::File(f) => f.delete_copied(run, last).map(|_| ()),
+        Store::JetStream(j) => j.delete_copied(run, last).map(|_| ()),
+    }
 }
 
 /// The runs to copy: the named ones (checked) or every run of the source.
@@ -426,7 +430,10 @@ fn after_create(
         Some((0, Err(Error::Exists { .. } | Error::Live { .. }))) => {
             copy_run(from, to, &rep.run, opts, progress, true, None)
         }
-        Some((n, Err(e))) => (append_failed(rep, e, n), None),
+        Some((n, Err(e))) => {
+            rep.appended = n;
+            (append_failed(rep, e, n), None)
+        }
         None => (
             rep.end(
                 Outcome::Failed,
@@ -576,7 +583,7 @@ fn after_verify(from: &Store, mut rep: RunReport, opts: &Options) -> RunReport {
     if !opts.delete_source || rep.sha256.is_none() || !rep.result.ok() {
         return rep;
     }
-    match delete_run(from, &rep.run) {
+    match delete_run(from, &rep.run, rep.records) {
         Ok(()) => {
             rep.source_deleted = true;
             rep.notes.push("source deleted after verification".into());
@@ -863,8 +870,11 @@ fn batch_of(entries: Vec<Entry>, already: usize) -> Vec<(u64, Vec<u8>)> {
 }
 
 fn append_failed(mut rep: RunReport, err: Error, stored: u64) -> RunReport {
-    let note =
-        format!("{err} (after {stored} records of this run were copied; re-run to continue)");
+    let note = if matches!(err, Error::Refused { .. }) {
+        format!("{err} (after {stored} records of this run were copied; this destination cannot take the rest)")
+    } else {
+        format!("{err} (after {stored} records of this run were copied; re-run to continue)")
+    };
     rep.store_failed = matches!(err, Error::Store { .. } | Error::Io { .. });
     rep.end(Outcome::Failed, note)
 }

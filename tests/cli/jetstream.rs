@@ -1273,6 +1273,7 @@ fn migrate_never_writes_into_a_destination_run_without_a_meta_record() {
         home.path(),
         &format!("file:{}", s(src.path())),
         &format!("jetstream:{STREAM}"),
+        &[],
     );
     assert_eq!(code, 1, "{results:?}");
     let result = |id: &str| results[id].clone();
@@ -1294,11 +1295,12 @@ fn migrate_all_results(
     home: &Path,
     from: &str,
     to: &str,
+    extra: &[&str],
 ) -> (i32, BTreeMap<String, String>) {
     let args = [
         "--format", "json", "migrate", "--from", from, "--to", to, "--all",
     ];
-    let r = fisk_js(srv, home, &args);
+    let r = fisk_js(srv, home, &[&args[..], extra].concat());
     let doc = r.json();
     let runs = doc["runs"]
         .as_array()
@@ -1406,6 +1408,7 @@ fn a_jetstream_source_with_interleaved_and_broken_runs_is_copied_run_by_run_rule
         home.path(),
         &format!("jetstream:{STREAM}"),
         &format!("file:{}", s(&dest)),
+        &[],
     );
     assert_eq!(code, 1, "{results:?}");
     let result = |id: &str| results[id].clone();
@@ -1485,4 +1488,102 @@ fn the_bulk_reader_hands_over_each_run_once_and_gives_up_what_the_budget_cannot_
             _ => assert!(whole < 8, "budget {budget}: {whole} runs whole"),
         }
     }
+}
+
+#[test]
+fn a_jetstream_source_is_purged_only_up_to_what_was_copied() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let runs: Vec<(String, Vec<Vec<u8>>)> = vec![(
+        "grows".into(),
+        (1..=3)
+            .map(|k| format!("{{\"seq\":{k}}}").into_bytes())
+            .collect(),
+    )];
+    publish_interleaved(&srv, &runs);
+    let store = srv.store(STREAM);
+    // A copy that ends at seq 2 while the source holds 3: refused, nothing purged.
+    let e = store.delete_copied("grows", 2).unwrap_err();
+    assert!(e.to_string().contains("not deleted"), "{e}");
+    assert_eq!(srv.messages(STREAM), 3);
+    // The copy ends where the source does: purged.
+    assert_eq!(store.delete_copied("grows", 3).unwrap(), 3);
+    assert_eq!(srv.messages(STREAM), 0);
+}
+
+#[test]
+fn a_record_one_destination_cannot_hold_fails_its_run_only() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let home = tempfile::tempdir().unwrap();
+    // Valid JSON with a raw newline inside: a JetStream message can carry
+    // it, a journal line cannot.
+    let mut runs: Vec<(String, Vec<Vec<u8>>)> = Vec::new();
+    for id in ["a-first", "b-newline", "c-after", "d-after"] {
+        let meta = testdata_runs()["tool-batch"].clone();
+        let text = String::from_utf8(meta).unwrap();
+        let mut bodies: Vec<Vec<u8>> = text
+            .lines()
+            .enumerate()
+            .map(|(i, l)| {
+                if i == 0 {
+                    l.replacen(
+                        "\"run_id\":\"tool-batch\"",
+                        &format!("\"run_id\":\"{id}\""),
+                        1,
+                    )
+                } else {
+                    l.to_owned()
+                }
+                .into_bytes()
+            })
+            .collect();
+        if id == "b-newline" {
+            let second = String::from_utf8(bodies[1].clone()).unwrap();
+            bodies[1] = second.replacen('{', "{\n", 1).into_bytes();
+        }
+        runs.push((id.into(), bodies));
+    }
+    publish_interleaved(&srv, &runs);
+    let back = tempfile::tempdir().unwrap();
+    let dest = back.path().join("runs");
+    let (code, results) = migrate_all_results(
+        &srv,
+        home.path(),
+        &format!("jetstream:{STREAM}"),
+        &format!("file:{}", s(&dest)),
+        // One at a time, in stream order: the runs after the bad one are
+        // copied after its failure.
+        &["--jobs", "1"],
+    );
+    assert_eq!(code, 1, "{results:?}");
+    assert_eq!(results["b-newline"], "failed", "{results:?}");
+    for id in ["a-first", "c-after", "d-after"] {
+        assert_eq!(results[id], "copied", "{id}: {results:?}");
+    }
+}
+
+#[test]
+fn a_destination_whose_last_record_lacks_its_newline_is_complete() {
+    let home = tempfile::tempdir().unwrap();
+    let src = store_copy("runs");
+    let dest = tempfile::tempdir().unwrap();
+    let from = format!("file:{}", s(src.path()));
+    let to = format!("file:{}", s(dest.path()));
+    let args = ["migrate", "--from", &from, "--to", &to, "tool-batch"];
+    let r = fisk_in(home.path(), &args, None);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    // A final record without its newline is legal (SPEC 7).
+    let path = dest.path().join("tool-batch.json");
+    let mut bytes = std::fs::read(&path).unwrap();
+    assert_eq!(bytes.pop(), Some(b'\n'));
+    std::fs::write(&path, &bytes).unwrap();
+    let r = fisk_in(
+        home.path(),
+        &[&["--format", "json"][..], &args].concat(),
+        None,
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(r.json()["runs"][0]["result"], "complete", "{}", r.stdout);
+    assert_eq!(std::fs::read(&path).unwrap(), bytes, "the copy was touched");
 }

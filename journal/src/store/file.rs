@@ -129,7 +129,8 @@ impl FileStore {
     }
 
     /// The journal's line count (a final unterminated line counts) and the
-    /// SHA-256 of its bytes, streamed through a small buffer: what
+    /// SHA-256 of its bytes with every line ending in `\n` (a final record
+    /// may lack its newline: SPEC 7), streamed through a small buffer: what
     /// `migrate` compares a copy against, without decoding it.
     pub fn digest(&self, run: &str) -> Result<(usize, [u8; 32])> {
         use sha2::{Digest, Sha256};
@@ -150,7 +151,11 @@ impl FileStore {
             last = chunk.last().copied().unwrap_or(last);
             h.update(chunk);
         }
-        Ok((lines + usize::from(last != b'\n'), h.finalize().into()))
+        if last != b'\n' {
+            h.update(b"\n");
+            lines += 1;
+        }
+        Ok((lines, h.finalize().into()))
     }
 
     /// Read a run with the reader's rule: a torn tail is dropped, interior

@@ -201,8 +201,9 @@ impl FileAppender {
 
     fn check_line(&self, seq: u64, raw: &[u8]) -> Result<()> {
         if raw.contains(&b'\n') || raw.is_empty() {
-            return Err(Error::Store {
-                context: format!("run {}", self.run),
+            // The record's fault, not the store's: other runs go on.
+            return Err(Error::Refused {
+                run: self.run.clone(),
                 message: format!("record seq {seq} is empty or holds a raw newline; a journal line cannot carry it"),
             });
         }
@@ -338,25 +339,50 @@ fn holder(lock: &Path) -> Option<String> {
     })
 }
 
+/// The refusal to delete a source that no longer ends where its copy does.
+pub fn grew(run: &str, have: u64, copied: u64) -> Error {
+    Error::Refused {
+        run: run.to_owned(),
+        message: format!(
+            "the source now ends at seq {have}, the copy at seq {copied}: it changed while migrating, so it was not deleted; re-run to copy the rest"
+        ),
+    }
+}
+
 impl FileStore {
     /// Take the run lock: an exclusive, non-blocking flock on `<id>.lock`.
     pub fn lock(&self, run: &str) -> Result<File> {
+        use std::os::unix::fs::MetadataExt;
         let path = self.lock_path(run)?;
-        let f = nofollow()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|e| open_error(&path, e))?;
-        match f.try_lock() {
-            Ok(()) => Ok(f),
-            Err(std::fs::TryLockError::WouldBlock) => Err(Error::Live {
-                run: run.to_owned(),
-                holder: holder(&path),
-            }),
-            Err(std::fs::TryLockError::Error(e)) => Err(Error::io(&path, e)),
+        for _ in 0..8 {
+            let f = nofollow()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+                .map_err(|e| open_error(&path, e))?;
+            match f.try_lock() {
+                // `rm` unlinks the lock file while holding it: a lock taken
+                // on the unlinked file would not exclude a writer opening
+                // the path anew, so it must still be the file at the path.
+                Ok(()) => match (f.metadata(), std::fs::symlink_metadata(&path)) {
+                    (Ok(a), Ok(b)) if a.ino() == b.ino() && a.dev() == b.dev() => return Ok(f),
+                    _ => continue,
+                },
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(Error::Live {
+                        run: run.to_owned(),
+                        holder: holder(&path),
+                    })
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
+            }
         }
+        Err(Error::Live {
+            run: run.to_owned(),
+            holder: Some("the lock file kept being replaced (a concurrent rm?); try again".into()),
+        })
     }
 
     /// The store directory, created 0700 when missing.
@@ -465,9 +491,28 @@ impl FileStore {
     /// Remove a run's journal and lock (refusing a live run). Returns what
     /// was removed.
     pub fn delete(&self, run: &str) -> Result<Vec<PathBuf>> {
+        self.delete_if(run, None)
+    }
+
+    /// [`delete`](Self::delete), only when the run still ends at seq
+    /// `last` (checked under the lock): a copy's source is never deleted
+    /// with records the copy does not hold.
+    pub fn delete_copied(&self, run: &str, last: u64) -> Result<Vec<PathBuf>> {
+        self.delete_if(run, Some(last))
+    }
+
+    fn delete_if(&self, run: &str, last: Option<u64>) -> Result<Vec<PathBuf>> {
         let path = self.require(run)?;
         let lock_path = self.lock_path(run)?;
         let lock = self.lock(run)?;
+        if let Some(want) = last {
+            let (_, bytes) = self.read_bytes(run)?;
+            let (entries, _, _) = crate::lines::decode_prefix(&bytes);
+            let have = entries.last().map_or(0, |e| e.record.seq);
+            if have != want {
+                return Err(grew(run, have, want));
+            }
+        }
         let mut removed = Vec::new();
         // A second name of the journal, left by a creator that died, goes
         // with it.
@@ -856,5 +901,22 @@ mod tests {
         let removed = store.delete("r1").unwrap();
         assert!(removed.contains(&tmp), "{removed:?}");
         assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+    }
+
+    #[test]
+    fn a_copied_source_is_deleted_only_while_it_ends_where_the_copy_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::new(dir.path());
+        let mut a = store.create_appender("r").unwrap();
+        a.append(&rec(1)).unwrap();
+        a.append(&rec(2)).unwrap();
+        drop(a);
+        // The copy holds seq 1 only: the source has more, it stays.
+        let e = store.delete_copied("r", 1).unwrap_err();
+        assert!(e.to_string().contains("not deleted"), "{e}");
+        assert_eq!(store.read("r").unwrap().entries.len(), 2);
+        let removed = store.delete_copied("r", 2).unwrap();
+        assert_eq!(removed.len(), 2, "{removed:?}");
+        assert!(store.list().unwrap().runs.is_empty());
     }
 }

@@ -52,6 +52,8 @@ const MSG_ID_HEADER: &str = "Nats-Msg-Id";
 /// JetStream's error codes for a failed fence.
 const WRONG_LAST_SEQUENCE: u64 = 10071;
 const SUBJECT_FULL: u64 = 10077;
+/// JetStream: the message is larger than the stream's max message size.
+const MESSAGE_TOO_LARGE: u64 = 10054;
 
 /// One way a stream's configuration breaks SPEC 8.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -239,15 +241,16 @@ pub struct RunMessage {
 }
 
 /// An ephemeral pull consumer for reading: no acks, everything from the
-/// start, in memory, gone 30 s after its last use (it is also deleted
-/// when the read ends).
+/// start, in memory. It is deleted when the read ends; the server drops it
+/// 5 minutes after its last use should this process die first (long
+/// enough for a bulk read paused while its copies catch up).
 fn read_consumer_config(filter: String, filters: Vec<String>) -> jetstream::consumer::pull::Config {
     jetstream::consumer::pull::Config {
         filter_subject: filter,
         filter_subjects: filters,
         ack_policy: jetstream::consumer::AckPolicy::None,
         deliver_policy: jetstream::consumer::DeliverPolicy::All,
-        inactive_threshold: Duration::from_secs(30),
+        inactive_threshold: Duration::from_secs(300),
         memory_storage: true,
         num_replicas: 1,
         ..Default::default()
@@ -1118,19 +1121,24 @@ impl JetStreamStore {
         for r in runs {
             id::check(r)?;
         }
-        // Each run's last message: its record count and where it ends.
+        // Each run's last message: its record count and the stream
+        // sequence it ends at (only those are kept, not the message).
         let lasts = futures_util::stream::iter(runs.iter())
-            .map(|r| self.last_of_run(r))
+            .map(|r| async move {
+                let last = self.last_of_run(r).await?;
+                Ok::<_, Error>(last.and_then(|m| {
+                    let n = self.parse_subject(&m.subject).and_then(|(_, s)| s)?;
+                    Some((n, m.sequence))
+                }))
+            })
             .buffered(64)
             .collect::<Vec<_>>()
             .await;
-        // (records, stream sequence of the last one) per run.
         let mut ends: Vec<Option<(u64, u64)>> = Vec::with_capacity(runs.len());
-        for (i, last) in lasts.into_iter().enumerate() {
-            let end = last?.and_then(|m| {
-                let n = self.parse_subject(&m.subject).and_then(|(_, s)| s)?;
-                Some((n, m.sequence))
-            });
+        for (i, end) in lasts.into_iter().enumerate() {
+            // A run whose lookup failed is read on its own (which reports
+            // why), not the whole selection.
+            let end = end.ok().flatten();
             if end.is_none() {
                 give(i, None);
             }
@@ -1431,6 +1439,30 @@ impl JetStreamStore {
 
     /// Delete a run by purging `<prefix>.<id>.>`. Returns how many messages
     /// were removed.
+    /// [`delete`](Self::delete), only when the run still ends at seq
+    /// `last`; the purge is bounded by the stream sequence of that record,
+    /// so a record appended meanwhile survives it.
+    pub fn delete_copied(&self, run: &str, last: u64) -> Result<u64> {
+        id::check(run)?;
+        let filter = format!("{}.{run}.>", self.prefix);
+        self.block_on(async {
+            let Some(m) = self.last_of_run(run).await? else {
+                return Err(self.not_found(run));
+            };
+            let have = self.parse_subject(&m.subject).and_then(|(_, s)| s);
+            if have != Some(last) {
+                return Err(super::file_write::grew(run, have.unwrap_or(0), last));
+            }
+            self.stream
+                .purge()
+                .filter(&filter)
+                .sequence(m.sequence + 1)
+                .await
+                .map(|r| r.purged)
+                .map_err(|e| self.err(Some(run), format!("cannot purge {filter}: {e}")))
+        })
+    }
+
     pub fn delete(&self, run: &str) -> Result<u64> {
         id::check(run)?;
         let filter = format!("{}.{run}.>", self.prefix);
@@ -1507,6 +1539,7 @@ impl JetStreamAppender {
 
     async fn publish_bytes(&self, seq: u64, raw: bytes::Bytes) -> Result<u64> {
         let st = &self.store;
+        let raw_len = raw.len();
         let subject = st.subject(&self.run, seq);
         let mut msg = jetstream::message::PublishMessage::build()
             .payload(raw)
@@ -1558,6 +1591,20 @@ impl JetStreamAppender {
                     if ours {
                         return Ok(m.sequence); // our write; only its ack was lost
                     }
+                }
+                // Too large for this stream or server: the record's
+                // fault, not the store's (other runs go on).
+                if e.kind() == K::MaxPayloadExceeded || code == Some(MESSAGE_TOO_LARGE) {
+                    return Err(Error::Refused {
+                        run: self.run.clone(),
+                        message: format!(
+                            "seq {seq} ({} bytes) is larger than stream {} on {} accepts ({e}); raise the stream's max message size (nats stream edit {} --max-msg-size) or the server's max_payload",
+                            raw_len,
+                            st.name,
+                            st.server(),
+                            st.name
+                        ),
+                    });
                 }
                 if fenced {
                     return Err(match found {
