@@ -426,9 +426,17 @@ fn after_create(
             rep.appended = n;
             (changed_meanwhile(rep, 0, check.records), None)
         }
-        // Refused at seq 1, nothing written: the run exists.
+        // Refused at seq 1, nothing written: the run exists. Compare it
+        // and continue it (the source is read again: its records went to
+        // the creator).
         Some((0, Err(Error::Exists { .. } | Error::Live { .. }))) => {
-            copy_run(from, to, &rep.run, opts, progress, true, None)
+            let run = rep.run.clone();
+            let copied = read_source(from, &run, opts, None)
+                .and_then(|src| write_dest(to, &run, opts, progress, src, false));
+            match copied {
+                Ok((rep, check)) => (rep, Some(check)),
+                Err(rep) => (rep, None),
+            }
         }
         Some((n, Err(e))) => {
             rep.appended = n;
@@ -734,11 +742,26 @@ fn copy_inner(
     progress: &Progress,
     pre: Option<Vec<RunMessage>>,
 ) -> std::result::Result<(RunReport, Check), RunReport> {
+    let source = read_source(from, run, opts, pre)?;
+    write_dest(to, run, opts, progress, source, true)
+}
+
+/// Copy a source run into `to`: compared first, then continued or created
+/// (on JetStream, with `create_first`, created at once: the seq 1 fence
+/// refuses a run that exists, and only then is it compared).
+fn write_dest(
+    to: &Store,
+    run: &str,
+    opts: &Options,
+    progress: &Progress,
+    source: Source,
+    create_first: bool,
+) -> std::result::Result<(RunReport, Check), RunReport> {
     let Source {
         mut rep,
         journal: mut src,
         want,
-    } = read_source(from, run, opts, pre)?;
+    } = source;
     let failed = |mut rep: RunReport, e: Error| {
         rep.store_failed = matches!(e, Error::Store { .. } | Error::Io { .. });
         rep.end(Outcome::Failed, e.to_string())
@@ -748,7 +771,7 @@ fn copy_inner(
     // of its seq 1 refuses it when anything is stored under the run, and
     // only then is the destination read and compared. Elsewhere (and for a
     // dry run) the destination is read first.
-    if let (Store::JetStream(j), false) = (to, opts.dry_run) {
+    if let (Store::JetStream(j), false, true) = (to, opts.dry_run, create_first) {
         let mut app = match j.create_new(run) {
             Ok(a) => a,
             Err(e) => return Err(failed(rep, e)),
