@@ -353,10 +353,36 @@ pub fn migrate(
             (step, ended)
         })
         .collect();
+    // Runs refused at create exist already: what they hold is read in bulk
+    // (record count and digest), so each is compared without a read of
+    // its own.
+    let refused: Vec<(String, u64)> = steps
+        .iter()
+        .filter_map(|(step, ended)| match (step, ended) {
+            (Step::Sent(rep, c), Some((0, Err(Error::Exists { .. } | Error::Live { .. })))) => {
+                Some((rep.run.clone(), c.records as u64))
+            }
+            _ => None,
+        })
+        .collect();
+    let held: std::collections::HashMap<String, (u64, String)> = match creator {
+        Some(j) if !refused.is_empty() => {
+            let names: Vec<String> = refused.iter().map(|(r, _)| r.clone()).collect();
+            let records = refused.iter().map(|(_, n)| n).sum();
+            names
+                .iter()
+                .cloned()
+                .zip(j.digests(&names, records))
+                .filter_map(|(r, d)| d.ok().flatten().map(|x| (r, x)))
+                .collect()
+        }
+        _ => std::collections::HashMap::new(),
+    };
     let finish = |(step, ended): (Step, Option<Created>)| match step {
         Step::Done(rep, check) => (rep, check),
         Step::Sent(rep, check) => {
-            let r = after_create(from, to, opts, progress, rep, check, ended);
+            let dest = held.get(&rep.run);
+            let r = after_create(from, to, opts, progress, rep, check, (ended, dest));
             if r.1.is_none() {
                 progress.runs_done.fetch_add(1, Ordering::Relaxed);
             }
@@ -414,7 +440,7 @@ fn after_create(
     progress: &Progress,
     mut rep: RunReport,
     check: Check,
-    ended: Option<Created>,
+    (ended, dest): (Option<Created>, Option<&(u64, String)>),
 ) -> (RunReport, Option<Check>) {
     let want = check.records as u64;
     match ended {
@@ -428,11 +454,18 @@ fn after_create(
         }
         // Refused at seq 1, nothing written: the run exists. Compare it
         // and continue it (the source is read again: its records went to
-        // the creator).
+        // the creator). `dest`, what the bulk read found there, settles a
+        // byte-identical prefix; anything else is read on its own, which
+        // also says where it differs.
         Some((0, Err(Error::Exists { .. } | Error::Live { .. }))) => {
             let run = rep.run.clone();
-            let copied = read_source(from, &run, opts, None)
-                .and_then(|src| write_dest(to, &run, opts, progress, src, false));
+            let copied = read_source(from, &run, opts, None).and_then(|src| match dest {
+                Some((n, sha)) if holds_prefix(&src.journal, *n, sha) => {
+                    let n = usize::try_from(*n).unwrap_or(usize::MAX);
+                    continue_copy(to, &run, opts, progress, src, n, true)
+                }
+                _ => write_dest(to, &run, opts, progress, src, false),
+            });
             match copied {
                 Ok((rep, check)) => (rep, Some(check)),
                 Err(rep) => (rep, None),
@@ -759,7 +792,7 @@ fn write_dest(
 ) -> std::result::Result<(RunReport, Check), RunReport> {
     let Source {
         mut rep,
-        journal: mut src,
+        journal: src,
         want,
     } = source;
     let failed = |mut rep: RunReport, e: Error| {
@@ -817,6 +850,42 @@ fn write_dest(
         },
         None => 0,
     };
+    continue_copy(
+        to,
+        run,
+        opts,
+        progress,
+        Source {
+            rep,
+            journal: src,
+            want,
+        },
+        already,
+        dest.is_some(),
+    )
+}
+
+/// The rest of [`write_dest`] once the destination is known to hold the
+/// source's first `already` records, byte-identical (`exists`: it holds
+/// the run at all).
+fn continue_copy(
+    to: &Store,
+    run: &str,
+    opts: &Options,
+    progress: &Progress,
+    source: Source,
+    already: usize,
+    exists: bool,
+) -> std::result::Result<(RunReport, Check), RunReport> {
+    let Source {
+        mut rep,
+        journal: mut src,
+        want,
+    } = source;
+    let failed = |mut rep: RunReport, e: Error| {
+        rep.store_failed = matches!(e, Error::Store { .. } | Error::Io { .. });
+        rep.end(Outcome::Failed, e.to_string())
+    };
     rep.already = already as u64;
     if opts.dry_run {
         return Err(if already == src.entries.len() {
@@ -834,7 +903,7 @@ fn write_dest(
     // Copy what is missing.
     let n = src.entries.len();
     if already < n {
-        let mut app = match dest_appender(to, run, dest.is_none()) {
+        let mut app = match dest_appender(to, run, !exists) {
             Ok(a) => a,
             Err(e) => return Err(failed(rep, e)),
         };
@@ -910,6 +979,16 @@ fn changed_meanwhile(rep: RunReport, already: usize, n: usize) -> RunReport {
             already + 1
         ),
     )
+}
+
+/// Whether the first `n` records of `src` have digest `sha` (a
+/// destination holding `n` records with that digest holds them).
+fn holds_prefix(src: &Journal, n: u64, sha: &str) -> bool {
+    let n = usize::try_from(n).unwrap_or(usize::MAX);
+    match src.entries.get(..n) {
+        Some(head) => digest(head.iter().map(|e| e.raw.as_slice())) == sha,
+        None => false,
+    }
 }
 
 /// The index of the first entry whose seq is not its position.
