@@ -272,19 +272,8 @@ fn a_dry_run_into_a_missing_directory_previews_every_run_and_creates_nothing() {
         !dest.path().join("new").exists(),
         "a dry run created the destination"
     );
-    let r = fisk_in(
-        home.path(),
-        &[
-            "migrate",
-            "--from",
-            &from,
-            "--to",
-            &to,
-            "--all",
-            "--dry-run",
-        ],
-        None,
-    );
+    // The same dry run as a table.
+    let r = fisk_in(home.path(), &dry[2..], None);
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("would-copy"), "{}", r.stdout);
     assert!(!dest.path().join("new").exists());
@@ -1315,6 +1304,26 @@ fn migrate_all_results(
     (r.code, results)
 }
 
+/// `migrate --all` from the stream into a new file store: the store's
+/// temporary home, its directory, the exit code and each run's result.
+fn migrate_stream_to_files(
+    srv: &NatsServer,
+    home: &Path,
+    extra: &[&str],
+) -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    i32,
+    BTreeMap<String, String>,
+) {
+    let back = tempfile::tempdir().unwrap();
+    let dest = back.path().join("runs");
+    let from = format!("jetstream:{STREAM}");
+    let (code, results) =
+        migrate_all_results(srv, home, &from, &format!("file:{}", s(&dest)), extra);
+    (back, dest, code, results)
+}
+
 /// Publish `runs` (id, bodies) record-major, so their messages interleave in
 /// the stream as concurrent agents' do.
 fn publish_interleaved(srv: &NatsServer, runs: &[(String, Vec<Vec<u8>>)]) {
@@ -1401,15 +1410,7 @@ fn a_jetstream_source_with_interleaved_and_broken_runs_is_copied_run_by_run_rule
         }
     });
 
-    let back = tempfile::tempdir().unwrap();
-    let dest = back.path().join("runs");
-    let (code, results) = migrate_all_results(
-        &srv,
-        home.path(),
-        &format!("jetstream:{STREAM}"),
-        &format!("file:{}", s(&dest)),
-        &[],
-    );
+    let (_back, dest, code, results) = migrate_stream_to_files(&srv, home.path(), &[]);
     assert_eq!(code, 1, "{results:?}");
     let result = |id: &str| results[id].clone();
     for (id, b) in runs.iter().filter(|(id, _)| id != "bad-body") {
@@ -1545,17 +1546,10 @@ fn a_record_one_destination_cannot_hold_fails_its_run_only() {
         runs.push((id.into(), bodies));
     }
     publish_interleaved(&srv, &runs);
-    let back = tempfile::tempdir().unwrap();
-    let dest = back.path().join("runs");
-    let (code, results) = migrate_all_results(
-        &srv,
-        home.path(),
-        &format!("jetstream:{STREAM}"),
-        &format!("file:{}", s(&dest)),
-        // One at a time, in stream order: the runs after the bad one are
-        // copied after its failure.
-        &["--jobs", "1"],
-    );
+    // One at a time, in stream order: the runs after the bad one are
+    // copied after its failure.
+    let (_back, _dest, code, results) =
+        migrate_stream_to_files(&srv, home.path(), &["--jobs", "1"]);
     assert_eq!(code, 1, "{results:?}");
     assert_eq!(results["b-newline"], "failed", "{results:?}");
     for id in ["a-first", "c-after", "d-after"] {
