@@ -459,13 +459,31 @@ fn after_create(
         // also says where it differs.
         Some((0, Err(Error::Exists { .. } | Error::Live { .. }))) => {
             let run = rep.run.clone();
-            let copied = read_source(from, &run, opts, None).and_then(|src| match dest {
-                Some((n, sha)) if holds_prefix(&src.journal, *n, sha) => {
-                    let n = usize::try_from(*n).unwrap_or(usize::MAX);
-                    continue_copy(to, &run, opts, progress, src, n, true)
+            let source = match read_source(from, &run, opts, None) {
+                Ok(src) => src,
+                Err(rep) => return (rep, None),
+            };
+            let copied = match dest {
+                // The whole run, byte-identical: the bulk read verified it.
+                Some((n, sha))
+                    if *n == source.journal.entries.len() as u64
+                        && holds_prefix(&source.journal, *n, sha) =>
+                {
+                    let mut rep = source.rep;
+                    rep.already = *n;
+                    let c = Check {
+                        records: source.journal.entries.len(),
+                        sha256: source.want,
+                    };
+                    let rep = judge(rep, c, source.journal.entries.len(), sha.clone());
+                    return (after_verify(from, rep, opts), None);
                 }
-                _ => write_dest(to, &run, opts, progress, src, false),
-            });
+                Some((n, sha)) if holds_prefix(&source.journal, *n, sha) => {
+                    let n = usize::try_from(*n).unwrap_or(usize::MAX);
+                    continue_copy(to, &run, opts, progress, source, n, true)
+                }
+                _ => write_dest(to, &run, opts, progress, source, false),
+            };
             match copied {
                 Ok((rep, check)) => (rep, Some(check)),
                 Err(rep) => (rep, None),

@@ -1581,3 +1581,47 @@ fn a_destination_whose_last_record_lacks_its_newline_is_complete() {
     assert_eq!(r.json()["runs"][0]["result"], "complete", "{}", r.stdout);
     assert_eq!(std::fs::read(&path).unwrap(), bytes, "the copy was touched");
 }
+
+#[test]
+fn a_rerun_finds_every_run_complete_and_may_then_delete_the_sources() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let home = tempfile::tempdir().unwrap();
+    let src = store_copy("runs");
+    let from = format!("file:{}", s(src.path()));
+    let js = format!("jetstream:{STREAM}");
+    assert_eq!(migrate_all(&srv, home.path(), &from, &js).code, 0);
+    let before = srv.messages(STREAM);
+    // One destination run loses its last record: the re-run continues it.
+    let store = srv.store(STREAM);
+    let n = store.read("tool-batch").unwrap().entries.len() as u64;
+    let last = journal::store::jetstream::subject("fisk.sessions", "tool-batch", n);
+    srv.with_js(async move |js| {
+        let stream = js.get_stream(STREAM).await.unwrap();
+        stream.purge().filter(last).await.unwrap();
+    });
+    let (code, results) = migrate_all_results(&srv, home.path(), &from, &js, &["--delete-source"]);
+    assert_eq!(code, 0, "{results:?}");
+    for (id, word) in &results {
+        let want = if id == "tool-batch" {
+            "copied"
+        } else {
+            "complete"
+        };
+        assert_eq!(word, want, "{id}");
+    }
+    assert_eq!(srv.messages(STREAM), before, "nothing was written twice");
+    for (id, bytes) in testdata_runs() {
+        assert!(
+            !src.path().join(format!("{id}.json")).exists(),
+            "{id} not deleted"
+        );
+        let copy = store.read(&id).unwrap();
+        let mut have = Vec::new();
+        for e in &copy.entries {
+            have.extend_from_slice(&e.raw);
+            have.push(b'\n');
+        }
+        assert_eq!(have, bytes, "{id}");
+    }
+}
