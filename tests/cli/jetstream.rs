@@ -108,11 +108,7 @@ fn file_to_jetstream_copy_is_byte_identical_for_every_testdata_run() {
     let src = store_copy("runs");
     let to = format!("jetstream:{STREAM}");
     let from = format!("file:{}", s(src.path()));
-    let r = fisk_js(
-        &srv,
-        home.path(),
-        &["migrate", "--from", &from, "--to", &to, "--all"],
-    );
+    let r = migrate_all(&srv, home.path(), &from, &to);
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     assert_stream_holds(&srv, STREAM, &testdata_runs());
 
@@ -144,11 +140,7 @@ fn jetstream_to_jetstream_copy_is_byte_identical() {
     let src = store_copy("runs");
     let from = format!("file:{}", s(src.path()));
     let a = format!("jetstream:{STREAM}");
-    let r = fisk_js(
-        &srv,
-        home.path(),
-        &["migrate", "--from", &from, "--to", &a, "--all"],
-    );
+    let r = migrate_all(&srv, home.path(), &from, &a);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let r = fisk_js(
         &srv,
@@ -384,11 +376,7 @@ fn ls_gives_the_same_statuses_on_both_backends() {
     let src = store_copy("runs");
     let from = format!("file:{}", s(src.path()));
     let js = format!("jetstream:{STREAM}");
-    let r = fisk_js(
-        &srv,
-        home.path(),
-        &["migrate", "--from", &from, "--to", &js, "--all"],
-    );
+    let r = migrate_all(&srv, home.path(), &from, &js);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let file_ls = ls_statuses(&fisk_in(
         home.path(),
@@ -1110,11 +1098,7 @@ fn a_server_restart_during_a_migrate_gives_a_clear_error_and_a_rerun_completes()
         "{stdout}"
     );
     srv.restart();
-    let r = fisk_js(
-        &srv,
-        home.path(),
-        &["migrate", "--from", &from, "--to", &js, "--all"],
-    );
+    let r = migrate_all(&srv, home.path(), &from, &js);
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     assert_stream_holds(&srv, STREAM, &synth_expected(src.path()));
 }
