@@ -195,7 +195,7 @@ const HOLD_PER_JOB: u64 = 16 << 20;
 /// Runs are read and checked concurrently (`jobs` at once). A JetStream
 /// source is read in bulk and each run copied as soon as it is complete
 /// ([`JetStreamStore::stream_runs`]). New runs on a JetStream destination
-/// go to one task that keeps `4 x jobs` runs in flight
+/// go to one task that pipelines their appends across runs
 /// ([`JetStreamStore::create_runs`]); other copies are made on the pool. A
 /// file destination is read back run by run as each copy ends; a JetStream
 /// destination is read back once the copies are done, in bulk
@@ -221,8 +221,8 @@ pub fn migrate(
             }
         }
     };
-    // New runs on a JetStream destination are created by one task with
-    // many runs in flight (`create_runs`); the rest is copied in place.
+    // New runs on a JetStream destination are created by one task that
+    // pipelines their appends (`create_runs`); the rest is copied in place.
     let creator = match (to, opts.dry_run) {
         (Store::JetStream(j), false) => Some(j),
         _ => None,
@@ -319,8 +319,16 @@ pub fn migrate(
         let creating = creator.map(|j| {
             let rx = rx;
             s.spawn(move || {
+                // Runs that exist are compared, not created: with many runs
+                // to copy, one listing finds them cheaper than a refused
+                // create each (which would also stop the creator's pipeline).
+                let exists = match runs.len() >= LIST_DEST_FROM {
+                    true => j.runs().unwrap_or_default().into_iter().collect(),
+                    false => std::collections::HashSet::new(),
+                };
                 let mut ended = std::collections::HashMap::new();
-                j.create_runs(rx, CREATE_INFLIGHT_PER_JOB * opts.jobs.max(1), |i, n, r| {
+                let inflight = CREATE_INFLIGHT_PER_JOB * opts.jobs.max(1);
+                j.create_runs(rx, inflight, &exists, |i, n, r| {
                     progress.records.fetch_add(n, Ordering::Relaxed);
                     if let Err(Error::Store { .. } | Error::Io { .. }) = &r {
                         store_failed(runs.get(i).map_or("?", String::as_str));
@@ -396,7 +404,6 @@ pub fn migrate(
     let Store::JetStream(js) = to else {
         return copied.into_iter().map(|(rep, _)| rep).collect();
     };
-
     // Bulk verification of every run copied to JetStream, then deletes.
     let verified = verify_bulk(js, to, copied);
     let finish = |(rep, checked): (RunReport, bool)| {
@@ -418,9 +425,14 @@ type Sender = tokio::sync::mpsc::Sender<NewRun>;
 /// How the creator ended a run: records stored, and the outcome.
 type Created = (u64, Result<()>);
 
-/// Runs in flight on the JetStream creator per job: fenced appends chain
-/// within a run, so a JetStream destination is fed by many runs at once.
+/// Runs the JetStream creator finishes at once per job when it cannot
+/// pipeline (another writer busy on the stream): each run's fenced appends
+/// then chain, so throughput comes from many runs at once.
 const CREATE_INFLIGHT_PER_JOB: usize = 4;
+
+/// From this many runs to copy into JetStream, the destination's runs are
+/// listed first.
+const LIST_DEST_FROM: usize = 32;
 
 /// Where one run stands after the first pass.
 enum Step {

@@ -17,6 +17,12 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long one request (a JetStream API call, a publish ack) may take.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Commands the client buffers before a send waits (async-nats: 2,048).
+/// While the connection is down, unsent publishes wait here, and a full
+/// buffer blocks every request behind them: it must stay well above the
+/// publishes a pipeline keeps unacknowledged.
+pub const CLIENT_CAPACITY: usize = 8192;
+
 /// The settings given on the command line; each overrides the context.
 #[derive(Debug, Clone, Default)]
 pub struct Overrides {
@@ -313,7 +319,9 @@ pub async fn connect(s: &Settings) -> Result<async_nats::Client> {
         .request_timeout(Some(REQUEST_TIMEOUT))
         // Reconnect through a brief outage, but a request still fails after
         // REQUEST_TIMEOUT, so no command hangs on a dead server.
-        .max_reconnects(None);
+        .max_reconnects(None)
+        // Room for migrate's pipelined publishes (see CLIENT_CAPACITY).
+        .client_capacity(CLIENT_CAPACITY);
     if let Some(c) = &s.creds {
         opts = opts
             .credentials_file(c)

@@ -1609,3 +1609,139 @@ fn a_rerun_finds_every_run_complete_and_may_then_delete_the_sources() {
         assert_eq!(have, bytes, "{id}");
     }
 }
+
+/// Runs `c0..c{n-1}` of `records` small records each.
+fn new_runs(n: usize, records: usize) -> Vec<(String, Vec<Vec<u8>>)> {
+    (0..n)
+        .map(|i| {
+            let id = format!("c{i}");
+            let bodies = (1..=records)
+                .map(|k| format!("{{\"seq\":{k},\"run\":\"{id}\"}}").into_bytes())
+                .collect();
+            (id, bodies)
+        })
+        .collect()
+}
+
+/// Hand `runs` to `create_runs` one at a time: run i+1 goes in only after
+/// run i has been reported and `between(i)` has run. Each run's (records
+/// stored, outcome), in order.
+fn create_one_by_one(
+    store: &journal::store::jetstream::JetStreamStore,
+    runs: &[(String, Vec<Vec<u8>>)],
+    exists: &std::collections::HashSet<String>,
+    mut between: impl FnMut(usize) + Send,
+) -> Vec<(u64, journal::error::Result<()>)> {
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    let (reported_tx, reported_rx) = std::sync::mpsc::channel::<usize>();
+    let mut ended: BTreeMap<usize, (u64, journal::error::Result<()>)> = BTreeMap::new();
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            for (i, (id, bodies)) in runs.iter().enumerate() {
+                let records = bodies
+                    .iter()
+                    .enumerate()
+                    .map(|(k, b)| (k as u64 + 1, b.clone()))
+                    .collect();
+                tx.blocking_send((i, id.clone(), records)).unwrap();
+                assert_eq!(reported_rx.recv().unwrap(), i, "reported out of turn");
+                between(i);
+            }
+        });
+        store.create_runs(rx, 4, exists, |i, n, r| {
+            ended.insert(i, (n, r));
+            let _ = reported_tx.send(i);
+        });
+    });
+    assert_eq!(ended.len(), runs.len(), "every run reported once");
+    ended.into_values().collect()
+}
+
+/// The bodies stored under a run, in stream order.
+fn stored_bodies(store: &journal::store::jetstream::JetStreamStore, run: &str) -> Vec<Vec<u8>> {
+    match store.read_messages(run) {
+        Ok(m) => m.into_iter().map(|m| m.body).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+#[test]
+fn the_create_pipeline_gives_way_to_another_writer_and_loses_nothing() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let store = srv.store(STREAM);
+    let runs = new_runs(6, 30);
+    // Another writer publishes between our runs: the pipeline's next
+    // message is refused (its msg-id chain broken), what it had in flight
+    // is finished run by run, and the rest goes run by run.
+    let foreign = |n: usize| {
+        let subject = journal::store::jetstream::subject("fisk.sessions", &format!("zz{n}"), 1);
+        publish_behind_its_back(&srv, &subject, &format!("other-{n}"), None, b"{\"seq\":1}");
+    };
+    let ended = create_one_by_one(&store, &runs, &Default::default(), |i| {
+        if i == 0 || i == 2 {
+            foreign(i);
+        }
+    });
+    for ((id, bodies), (n, r)) in runs.iter().zip(&ended) {
+        assert!(r.is_ok(), "{id}: {r:?}");
+        assert_eq!(*n, 30, "{id}");
+        assert_eq!(&stored_bodies(&store, id), bodies, "{id}");
+    }
+    assert_eq!(stored_bodies(&store, "zz0"), vec![b"{\"seq\":1}".to_vec()]);
+    assert_eq!(stored_bodies(&store, "zz2"), vec![b"{\"seq\":1}".to_vec()]);
+    assert_eq!(srv.messages(STREAM), 6 * 30 + 2, "nothing written twice");
+}
+
+#[test]
+fn the_create_pipeline_never_writes_into_a_run_that_exists() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let store = srv.store(STREAM);
+    let runs = new_runs(8, 40);
+    // c2 was created by someone else after migrate listed the stream; c5
+    // is in the listing.
+    let c2 = journal::store::jetstream::subject("fisk.sessions", "c2", 1);
+    publish_behind_its_back(&srv, &c2, "theirs-1", None, b"{\"theirs\":1}");
+    let exists: std::collections::HashSet<String> = ["c5".to_owned()].into();
+    // All at once: c2's refusal lands in the middle of the pipeline.
+    let (tx, rx) = tokio::sync::mpsc::channel(runs.len());
+    for (i, (id, bodies)) in runs.iter().enumerate() {
+        let records = bodies
+            .iter()
+            .enumerate()
+            .map(|(k, b)| (k as u64 + 1, b.clone()))
+            .collect();
+        tx.try_send((i, id.clone(), records)).unwrap();
+    }
+    drop(tx);
+    let mut ended = BTreeMap::new();
+    store.create_runs(rx, 4, &exists, |i, n, r| {
+        assert!(ended.insert(i, (n, r)).is_none(), "run {i} reported twice");
+    });
+    assert_eq!(ended.len(), runs.len());
+    for (i, (id, bodies)) in runs.iter().enumerate() {
+        let (n, r) = &ended[&i];
+        match id.as_str() {
+            "c2" | "c5" => {
+                assert!(
+                    matches!(r, Err(journal::error::Error::Exists { .. })),
+                    "{id}: {r:?}"
+                );
+                assert_eq!(*n, 0, "{id}");
+            }
+            _ => {
+                assert!(r.is_ok(), "{id}: {r:?}");
+                assert_eq!(*n, 40, "{id}");
+                assert_eq!(&stored_bodies(&store, id), bodies, "{id}");
+            }
+        }
+    }
+    assert_eq!(
+        stored_bodies(&store, "c2"),
+        vec![b"{\"theirs\":1}".to_vec()],
+        "c2 left as it was"
+    );
+    assert!(stored_bodies(&store, "c5").is_empty(), "c5 never written");
+    assert_eq!(srv.messages(STREAM), 6 * 40 + 1);
+}

@@ -33,6 +33,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod chain;
+
 /// How many runs are read or summarised at once.
 pub const CONCURRENCY: usize = 32;
 
@@ -1366,42 +1368,6 @@ impl JetStreamStore {
         )
     }
 
-    /// Create runs and append their records, many runs at once: each item
-    /// `(index, run, records)` is created as [`create_new`](Self::create_new)
-    /// would and its records appended as
-    /// [`Appender::append_batch`](super::Appender::append_batch) would, up
-    /// to `inflight` runs at a time on one task (fenced appends chain
-    /// within a run, so throughput comes from many runs in flight, which
-    /// threads blocked on one run each cannot give cheaply). `done` gets
-    /// each run's index, the records stored, and how it ended.
-    pub fn create_runs(
-        &self,
-        items: tokio::sync::mpsc::Receiver<NewRun>,
-        inflight: usize,
-        mut done: impl FnMut(usize, u64, Result<()>),
-    ) {
-        let runs = futures_util::stream::unfold(items, |mut rx| async move {
-            rx.recv().await.map(|x| (x, rx))
-        });
-        self.block_on(async {
-            let ended = runs
-                .map(|(i, run, records)| async move {
-                    match self.create_new(&run) {
-                        Ok(mut app) => {
-                            let (n, r) = app.append_all(records).await;
-                            (i, n, r)
-                        }
-                        Err(e) => (i, 0, Err(e)),
-                    }
-                })
-                .buffer_unordered(inflight.max(1));
-            let mut ended = std::pin::pin!(ended);
-            while let Some((i, n, r)) = ended.next().await {
-                done(i, n, r);
-            }
-        });
-    }
-
     /// A writer for an existing run, continuing after its last record.
     pub fn open(&self, run: &str) -> Result<JetStreamAppender> {
         let Some(last) = self.block_on(self.last_of_run(run))? else {
@@ -1560,9 +1526,26 @@ impl JetStreamAppender {
                     st.subject(&self.run, seq - 1),
                 )
         };
-        let outcome = match st.conn.js.send_publish(subject.clone(), msg).await {
-            Ok(ack) => ack.await,
-            Err(e) => Err(e),
+        // Within the request timeout: a connection that is down stops
+        // taking messages once its buffer is full.
+        let sent = tokio::time::timeout(
+            nats::REQUEST_TIMEOUT,
+            st.conn.js.send_publish(subject.clone(), msg),
+        )
+        .await;
+        let outcome = match sent {
+            Ok(Ok(ack)) => ack.await,
+            Ok(Err(e)) => Err(e),
+            Err(_) => {
+                return Err(st.err(
+                    Some(&self.run),
+                    format!(
+                        "cannot publish seq {seq} to {}: the connection took no message for {}s; re-run to continue from the last stored record",
+                        st.server(),
+                        nats::REQUEST_TIMEOUT.as_secs()
+                    ),
+                ))
+            }
         };
         match outcome {
             Ok(ack) if ack.stream == st.name => Ok(ack.sequence),
@@ -1665,7 +1648,8 @@ impl super::Appender for JetStreamAppender {
     fn append_batch(&mut self, records: Vec<(u64, Vec<u8>)>) -> (u64, Result<()>) {
         let mut me = self.clone();
         let task = async move {
-            let (stored, result) = me.append_all(records).await;
+            let records = records.into_iter().map(|(s, b)| (s, b.into())).collect();
+            let (stored, result) = me.append_bytes(records).await;
             Ok((me, stored, result))
         };
         match self.store.run_task(task) {
@@ -1681,7 +1665,7 @@ impl super::Appender for JetStreamAppender {
 impl JetStreamAppender {
     /// [`Appender::append_batch`](super::Appender::append_batch), awaited
     /// on the caller's task: each record fenced on the one before it.
-    async fn append_all(&mut self, records: Vec<(u64, Vec<u8>)>) -> (u64, Result<()>) {
+    async fn append_bytes(&mut self, records: Vec<(u64, bytes::Bytes)>) -> (u64, Result<()>) {
         let mut stored = 0;
         for (seq, raw) in records {
             match check_append(self.last_seq, seq) {
@@ -1698,7 +1682,7 @@ impl JetStreamAppender {
                 }
                 Append::Next => {}
             }
-            match self.publish_bytes(seq, raw.into()).await {
+            match self.publish_bytes(seq, raw).await {
                 Ok(stream_seq) => {
                     self.last_seq = seq;
                     self.last_stream_seq = stream_seq;
