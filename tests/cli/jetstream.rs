@@ -1745,3 +1745,78 @@ fn the_create_pipeline_never_writes_into_a_run_that_exists() {
     assert!(stored_bodies(&store, "c5").is_empty(), "c5 never written");
     assert_eq!(srv.messages(STREAM), 6 * 40 + 1);
 }
+
+#[test]
+fn a_record_too_large_mid_run_refuses_its_run_only_and_keeps_its_prefix() {
+    let srv = NatsServer::start();
+    let mut config = journal::store::jetstream::spec_config(STREAM, SUBJECT);
+    config.max_message_size = 4096; // the least SPEC 8 allows
+    srv.raw_stream(config);
+    let store = srv.store(STREAM);
+    let mut runs = new_runs(6, 10);
+    // c1's record 5 is over the stream's limit (refused by the server);
+    // c3's record 3 is over the server's max payload (refused by the
+    // client before it is sent).
+    runs[1].1[4] = format!("{{\"seq\":5,\"pad\":\"{}\"}}", "x".repeat(5000)).into_bytes();
+    runs[3].1[2] = format!("{{\"seq\":3,\"pad\":\"{}\"}}", "x".repeat(1_100_000)).into_bytes();
+    let (tx, rx) = tokio::sync::mpsc::channel(runs.len());
+    for (i, (id, bodies)) in runs.iter().enumerate() {
+        let records = bodies
+            .iter()
+            .enumerate()
+            .map(|(k, b)| (k as u64 + 1, b.clone()))
+            .collect();
+        tx.try_send((i, id.clone(), records)).unwrap();
+    }
+    drop(tx);
+    let mut ended = BTreeMap::new();
+    store.create_runs(rx, 4, &Default::default(), |i, n, r| {
+        assert!(ended.insert(i, (n, r)).is_none(), "run {i} reported twice");
+    });
+    assert_eq!(ended.len(), runs.len());
+    for (i, (id, bodies)) in runs.iter().enumerate() {
+        let (n, r) = &ended[&i];
+        let kept = match i {
+            1 => 4,
+            3 => 2,
+            _ => 10,
+        };
+        if kept < 10 {
+            assert!(
+                matches!(r, Err(journal::error::Error::Refused { .. })),
+                "{id}: {r:?}"
+            );
+        } else {
+            assert!(r.is_ok(), "{id}: {r:?}");
+        }
+        assert_eq!(*n, kept as u64, "{id}");
+        assert_eq!(stored_bodies(&store, id), bodies[..kept].to_vec(), "{id}");
+    }
+    assert_eq!(srv.messages(STREAM), 4 * 10 + 4 + 2);
+}
+
+#[test]
+fn the_create_pipeline_fails_fast_and_names_the_server_when_it_stops() {
+    let mut srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let store = srv.store(STREAM);
+    let runs = new_runs(4, 10);
+    let url = srv.url.clone();
+    let started = Instant::now();
+    let ended = create_one_by_one(&store, &runs, &Default::default(), |i| {
+        if i == 0 {
+            srv.stop();
+        }
+    });
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(ended[0].1.is_ok(), "{:?}", ended[0].1);
+    for (n, r) in &ended[1..] {
+        assert_eq!(*n, 0);
+        let e = r.as_ref().err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains(&url) && e.contains("re-run"), "{e}");
+    }
+}

@@ -63,6 +63,14 @@ struct Chained {
     prev: u64,
 }
 
+/// Why a message was not handed to the connection.
+enum Unsent {
+    /// Larger than the server takes: its run's own fault (its appender
+    /// reports it).
+    TooLarge,
+    Failed(String),
+}
+
 /// How a pipeline ended.
 enum Ended {
     /// Every run handed in was created (or reported).
@@ -97,8 +105,12 @@ impl JetStreamStore {
         mut done: impl FnMut(usize, u64, Result<()>),
     ) {
         let mut rx = items;
+        // A clustered stream checks a fence before the message before it
+        // is stored (while it is still being proposed), so a pipeline
+        // would be refused at every second record: runs go one by one.
+        let mut pipelined = self.config.num_replicas <= 1;
         self.block_on(async {
-            loop {
+            while pipelined {
                 let mut left = Vec::new();
                 let ended = self.pipeline(&mut rx, exists, &mut done, &mut left).await;
                 if let Ended::Failed(why) = &ended {
@@ -113,16 +125,15 @@ impl JetStreamStore {
                         let (n, r) = c.app.append_bytes(rest).await;
                         (c.i, c.acked as u64 + n, r)
                     })
-                    .buffer_unordered(inflight.max(1))
-                    .collect::<Vec<_>>()
-                    .await;
-                for (i, n, r) in finished {
+                    .buffer_unordered(inflight.max(1));
+                let mut finished = std::pin::pin!(finished);
+                while let Some((i, n, r)) = finished.next().await {
                     done(i, n, r);
                 }
                 match ended {
                     Ended::Closed => return,
                     Ended::Refused => {}
-                    Ended::Foreign => break,
+                    Ended::Foreign => pipelined = false,
                     // Every run would wait out the same timeout: none is
                     // attempted (migrate stops handing them in).
                     Ended::Failed(why) => {
@@ -196,6 +207,12 @@ impl JetStreamStore {
             if !publishing && !closed && !first_unacked && window.len() < WINDOW {
                 // The next run: wait for one only when nothing is in flight.
                 let next = if window.is_empty() {
+                    // Everything sent is stored: the next message starts
+                    // the pipeline afresh (a write by another writer while
+                    // this one waits is then no refusal).
+                    base = None;
+                    k = 0;
+                    last_id = None;
                     rx.recv().await
                 } else {
                     match rx.try_recv() {
@@ -251,7 +268,11 @@ impl JetStreamStore {
                 let subject = self.subject(&c.app.run, seq);
                 match self.send(subject, msg).await {
                     Ok(ack) => window.push_back(ack),
-                    Err(why) => {
+                    // Not sent, its run's fault: what was sent stands.
+                    Err(Unsent::TooLarge) => {
+                        return self.drain(runs, window, false, Ended::Refused, left).await
+                    }
+                    Err(Unsent::Failed(why)) => {
                         return self
                             .drain(runs, window, false, Ended::Failed(why), left)
                             .await
@@ -305,7 +326,8 @@ impl JetStreamStore {
                         ) => Ended::Refused,
                         Some(WRONG_LAST_MSG_ID) => Ended::Foreign,
                         _ => Ended::Failed(format!(
-                            "no acknowledgement from {} for run {}: {e}",
+                            "stream {} on {} did not store a record of run {} ({e})",
+                            self.name,
                             self.server(),
                             c.app.run
                         )),
@@ -407,7 +429,8 @@ impl JetStreamStore {
         &self,
         subject: String,
         msg: async_nats::jetstream::message::PublishMessage,
-    ) -> std::result::Result<PublishAckFuture, String> {
+    ) -> std::result::Result<PublishAckFuture, Unsent> {
+        use async_nats::jetstream::context::PublishErrorKind as K;
         let sent = tokio::time::timeout(
             crate::nats::REQUEST_TIMEOUT,
             self.conn.js.send_publish(subject, msg),
@@ -415,12 +438,16 @@ impl JetStreamStore {
         .await;
         match sent {
             Ok(Ok(ack)) => Ok(ack),
-            Ok(Err(e)) => Err(format!("cannot publish to {}: {e}", self.server())),
-            Err(_) => Err(format!(
+            Ok(Err(e)) if e.kind() == K::MaxPayloadExceeded => Err(Unsent::TooLarge),
+            Ok(Err(e)) => Err(Unsent::Failed(format!(
+                "cannot publish to {}: {e}",
+                self.server()
+            ))),
+            Err(_) => Err(Unsent::Failed(format!(
                 "cannot publish to {}: the connection took no message for {}s",
                 self.server(),
                 crate::nats::REQUEST_TIMEOUT.as_secs()
-            )),
+            ))),
         }
     }
 }
