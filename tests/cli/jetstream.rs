@@ -1637,13 +1637,8 @@ fn create_one_by_one(
     let mut ended: BTreeMap<usize, (u64, journal::error::Result<()>)> = BTreeMap::new();
     std::thread::scope(|s| {
         s.spawn(move || {
-            for (i, (id, bodies)) in runs.iter().enumerate() {
-                let records = bodies
-                    .iter()
-                    .enumerate()
-                    .map(|(k, b)| (k as u64 + 1, b.clone()))
-                    .collect();
-                tx.blocking_send((i, id.clone(), records)).unwrap();
+            for i in 0..runs.len() {
+                tx.blocking_send(new_run(runs, i)).unwrap();
                 assert_eq!(reported_rx.recv().unwrap(), i, "reported out of turn");
                 between(i);
             }
@@ -1655,6 +1650,37 @@ fn create_one_by_one(
     });
     assert_eq!(ended.len(), runs.len(), "every run reported once");
     ended.into_values().collect()
+}
+
+/// The records of run `i` of `runs`, as `create_runs` takes them.
+fn new_run(runs: &[(String, Vec<Vec<u8>>)], i: usize) -> journal::store::jetstream::NewRun {
+    let (id, bodies) = &runs[i];
+    let records = bodies
+        .iter()
+        .enumerate()
+        .map(|(k, b)| (k as u64 + 1, b.clone()))
+        .collect();
+    (i, id.clone(), records)
+}
+
+/// Hand every run to `create_runs` before it starts: each run's (records
+/// stored, outcome) by index.
+fn create_all_at_once(
+    store: &journal::store::jetstream::JetStreamStore,
+    runs: &[(String, Vec<Vec<u8>>)],
+    exists: &std::collections::HashSet<String>,
+) -> BTreeMap<usize, (u64, journal::error::Result<()>)> {
+    let (tx, rx) = tokio::sync::mpsc::channel(runs.len());
+    for i in 0..runs.len() {
+        tx.try_send(new_run(runs, i)).unwrap();
+    }
+    drop(tx);
+    let mut ended = BTreeMap::new();
+    store.create_runs(rx, 4, exists, |i, n, r| {
+        assert!(ended.insert(i, (n, r)).is_none(), "run {i} reported twice");
+    });
+    assert_eq!(ended.len(), runs.len(), "every run reported");
+    ended
 }
 
 /// The bodies stored under a run, in stream order.
@@ -1705,21 +1731,7 @@ fn the_create_pipeline_never_writes_into_a_run_that_exists() {
     publish_behind_its_back(&srv, &c2, "theirs-1", None, b"{\"theirs\":1}");
     let exists: std::collections::HashSet<String> = ["c5".to_owned()].into();
     // All at once: c2's refusal lands in the middle of the pipeline.
-    let (tx, rx) = tokio::sync::mpsc::channel(runs.len());
-    for (i, (id, bodies)) in runs.iter().enumerate() {
-        let records = bodies
-            .iter()
-            .enumerate()
-            .map(|(k, b)| (k as u64 + 1, b.clone()))
-            .collect();
-        tx.try_send((i, id.clone(), records)).unwrap();
-    }
-    drop(tx);
-    let mut ended = BTreeMap::new();
-    store.create_runs(rx, 4, &exists, |i, n, r| {
-        assert!(ended.insert(i, (n, r)).is_none(), "run {i} reported twice");
-    });
-    assert_eq!(ended.len(), runs.len());
+    let ended = create_all_at_once(&store, &runs, &exists);
     for (i, (id, bodies)) in runs.iter().enumerate() {
         let (n, r) = &ended[&i];
         match id.as_str() {
@@ -1759,21 +1771,7 @@ fn a_record_too_large_mid_run_refuses_its_run_only_and_keeps_its_prefix() {
     // client before it is sent).
     runs[1].1[4] = format!("{{\"seq\":5,\"pad\":\"{}\"}}", "x".repeat(5000)).into_bytes();
     runs[3].1[2] = format!("{{\"seq\":3,\"pad\":\"{}\"}}", "x".repeat(1_100_000)).into_bytes();
-    let (tx, rx) = tokio::sync::mpsc::channel(runs.len());
-    for (i, (id, bodies)) in runs.iter().enumerate() {
-        let records = bodies
-            .iter()
-            .enumerate()
-            .map(|(k, b)| (k as u64 + 1, b.clone()))
-            .collect();
-        tx.try_send((i, id.clone(), records)).unwrap();
-    }
-    drop(tx);
-    let mut ended = BTreeMap::new();
-    store.create_runs(rx, 4, &Default::default(), |i, n, r| {
-        assert!(ended.insert(i, (n, r)).is_none(), "run {i} reported twice");
-    });
-    assert_eq!(ended.len(), runs.len());
+    let ended = create_all_at_once(&store, &runs, &Default::default());
     for (i, (id, bodies)) in runs.iter().enumerate() {
         let (n, r) = &ended[&i];
         let kept = match i {
