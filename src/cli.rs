@@ -197,7 +197,8 @@ pub struct MigrateArgs {
     /// Copy runs that a writer holds now
     #[arg(long)]
     pub allow_live: bool,
-    /// Delete each source run once its copy is verified
+    /// Delete each source run once its copy is verified (never one copied
+    /// only up to a readable prefix)
     #[arg(long)]
     pub delete_source: bool,
     /// Runs copied at once

@@ -97,6 +97,13 @@ pub struct RunReport {
     /// SHA-256 over the bodies, when verified.
     pub sha256: Option<String>,
     pub source_deleted: bool,
+    /// The copy holds less than the source: a torn tail was dropped, or
+    /// only a readable prefix was copied (`--include-corrupt`).
+    pub partial: bool,
+    /// Records after the copied prefix were left behind (corruption or
+    /// seqs out of order): the source is never deleted.
+    #[serde(skip)]
+    pub prefix_only: bool,
     /// The failure came from a store (connection, server, disk), not from
     /// this run's data: later runs would fail the same way.
     #[serde(skip)]
@@ -116,6 +123,8 @@ impl RunReport {
             appended: 0,
             sha256: None,
             source_deleted: false,
+            partial: false,
+            prefix_only: false,
             store_failed: false,
             notes: Vec::new(),
         }
@@ -654,6 +663,14 @@ fn after_verify(from: &Store, mut rep: RunReport, opts: &Options) -> RunReport {
     if !opts.delete_source || rep.sha256.is_none() || !rep.result.ok() {
         return rep;
     }
+    if rep.prefix_only {
+        // The records after the prefix exist only in the source.
+        rep.notes.push(
+            "source kept: only its readable prefix was copied; repair or inspect it (fisk-admin verify), then delete it by hand"
+                .into(),
+        );
+        return rep;
+    }
     match delete_run(from, &rep.run, rep.records) {
         Ok(()) => {
             rep.source_deleted = true;
@@ -739,6 +756,8 @@ fn read_source(
     };
     let mut rep = rep;
     if let Some(why) = stopped {
+        rep.partial = true;
+        rep.prefix_only = true;
         rep.notes.push(format!(
             "source is corrupt ({why}): copied only its readable prefix (--include-corrupt)"
         ));
@@ -747,6 +766,7 @@ fn read_source(
         line, bytes, error, ..
     } = &src.tail
     {
+        rep.partial = true;
         rep.notes.push(format!(
             "source torn tail dropped: line {line}, {} bytes ({error})",
             bytes.len()
@@ -766,6 +786,8 @@ fn read_source(
             ));
         }
         src.entries.truncate(bad);
+        rep.partial = true;
+        rep.prefix_only = true;
         rep.notes.push(format!(
             "{what}: copied only the {bad} records before it (--include-corrupt)"
         ));

@@ -928,6 +928,8 @@ fn migrate_reports_conflicts_torn_tails_and_corrupt_runs() {
         .as_str()
         .unwrap()
         .contains("torn tail dropped"));
+    assert_eq!(runs["tool-batch"]["partial"], false);
+    assert_eq!(runs["torn-tail"]["partial"], true);
     assert_eq!(runs["interior-corruption"]["result"], "skipped-corrupt");
     assert!(runs["interior-corruption"]["notes"][0]
         .as_str()
@@ -941,6 +943,32 @@ fn migrate_reports_conflicts_torn_tails_and_corrupt_runs() {
         .as_str()
         .unwrap()
         .contains("readable prefix"));
+    assert_eq!(runs["interior-corruption"]["partial"], true);
+
+    // --delete-source never deletes a source whose records after the
+    // copied prefix exist nowhere else; a dropped torn tail does not keep it.
+    let (code, runs) = migrate(&["--include-corrupt", "--delete-source"]);
+    assert_eq!(code, 0);
+    assert_eq!(runs["interior-corruption"]["result"], "complete");
+    assert_eq!(runs["interior-corruption"]["source_deleted"], false);
+    assert!(
+        runs["interior-corruption"]["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("source kept")),
+        "{:?}",
+        runs["interior-corruption"]
+    );
+    assert!(dir.path().join("interior-corruption.json").exists());
+    assert_eq!(runs["torn-tail"]["source_deleted"], true);
+    assert!(!dir.path().join("torn-tail.json").exists());
+    assert_eq!(runs["tool-batch"]["source_deleted"], true);
+    std::fs::copy(
+        testdata("runs/tool-batch.json"),
+        dir.path().join("tool-batch.json"),
+    )
+    .unwrap();
 
     // A different run under the same id is a conflict, never overwritten.
     let before = srv.store(STREAM).read("tool-batch").unwrap().entries.len();
