@@ -148,8 +148,8 @@ impl JetStreamStore {
                     }
                 }
             }
-            // Another writer is busy on the stream, or the server failed:
-            // each run on its own (which reports the failure run by run).
+            // Another writer is busy on the stream, or the stream is
+            // replicated: each run on its own.
             let runs = futures_util::stream::unfold(rx, |mut rx| async move {
                 rx.recv().await.map(|x| (x, rx))
             });
