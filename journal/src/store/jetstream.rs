@@ -1498,19 +1498,20 @@ impl JetStreamAppender {
         self.last_stream_seq
     }
 
-    async fn publish(&self, seq: u64, raw: &[u8]) -> Result<u64> {
-        self.publish_bytes(seq, bytes::Bytes::copy_from_slice(raw))
-            .await
-    }
-
-    async fn publish_bytes(&self, seq: u64, raw: bytes::Bytes) -> Result<u64> {
+    /// Record `seq` as SPEC 8 publishes it: msg id `<nonce>-<seq>` and the
+    /// fence, on the record before it (stored at stream sequence `prev`)
+    /// or, for seq 1, on the whole run being empty.
+    fn fenced(
+        &self,
+        seq: u64,
+        prev: u64,
+        body: bytes::Bytes,
+    ) -> jetstream::message::PublishMessage {
         let st = &self.store;
-        let raw_len = raw.len();
-        let subject = st.subject(&self.run, seq);
-        let mut msg = jetstream::message::PublishMessage::build()
-            .payload(raw)
+        let msg = jetstream::message::PublishMessage::build()
+            .payload(body)
             .message_id(self.msg_id(seq));
-        msg = if seq == 1 {
+        if seq == 1 {
             // A new run: nothing may exist anywhere under the run's
             // subjects (the agent's wildcard fence, here on an empty run,
             // so constant cost). This is what makes a create safe without
@@ -1520,12 +1521,23 @@ impl JetStreamAppender {
                 format!("{}.{}.>", st.prefix, self.run),
             )
         } else {
-            msg.expected_last_subject_sequence(self.last_stream_seq)
-                .header(
-                    async_nats::HeaderName::from_static(EXPECTED_SUBJECT_HEADER),
-                    st.subject(&self.run, seq - 1),
-                )
-        };
+            msg.expected_last_subject_sequence(prev).header(
+                async_nats::HeaderName::from_static(EXPECTED_SUBJECT_HEADER),
+                st.subject(&self.run, seq - 1),
+            )
+        }
+    }
+
+    async fn publish(&self, seq: u64, raw: &[u8]) -> Result<u64> {
+        self.publish_bytes(seq, bytes::Bytes::copy_from_slice(raw))
+            .await
+    }
+
+    async fn publish_bytes(&self, seq: u64, raw: bytes::Bytes) -> Result<u64> {
+        let st = &self.store;
+        let raw_len = raw.len();
+        let subject = st.subject(&self.run, seq);
+        let msg = self.fenced(seq, self.last_stream_seq, raw);
         // Within the request timeout: a connection that is down stops
         // taking messages once its buffer is full.
         let sent = tokio::time::timeout(

@@ -33,7 +33,7 @@
 //! server or the connection failed) fails the runs left and every run
 //! after them, which a re-run continues.
 
-use super::{JetStreamAppender, JetStreamStore, NewRun, EXPECTED_SUBJECT_HEADER};
+use super::{JetStreamAppender, JetStreamStore, NewRun};
 use crate::error::{Error, Result};
 use async_nats::jetstream::context::PublishAckFuture;
 use bytes::Bytes;
@@ -248,20 +248,7 @@ impl JetStreamStore {
                     continue;
                 };
                 let id = c.app.msg_id(seq);
-                let mut msg = async_nats::jetstream::message::PublishMessage::build()
-                    .payload(body)
-                    .message_id(&id);
-                msg = if seq == 1 {
-                    msg.expected_last_subject_sequence(0).header(
-                        async_nats::HeaderName::from_static(EXPECTED_SUBJECT_HEADER),
-                        format!("{}.{}.>", self.prefix, c.app.run),
-                    )
-                } else {
-                    msg.expected_last_subject_sequence(c.prev).header(
-                        async_nats::HeaderName::from_static(EXPECTED_SUBJECT_HEADER),
-                        self.subject(&c.app.run, seq - 1),
-                    )
-                };
+                let mut msg = c.app.fenced(seq, c.prev, body);
                 if let Some(last) = &last_id {
                     msg = msg.expected_last_message_id(last);
                 }
