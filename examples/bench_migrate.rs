@@ -56,7 +56,8 @@ fn main() {
     let runs = args.first().copied().unwrap_or(1000);
     let records = args.get(1).copied().unwrap_or(100);
     let jobs = args.get(2).copied().unwrap_or(64);
-    // BENCH_SKIP=appender,noop,read skips those phases (to profile the rest).
+    // BENCH_SKIP=appender,noop,read skips those phases (to profile the rest);
+    // BENCH_PASS=1 adds one (see below).
     let skip = std::env::var("BENCH_SKIP").unwrap_or_default();
     let skip: Vec<&str> = skip.split(',').collect();
 
@@ -270,6 +271,26 @@ fn main() {
         assert_eq!(read, runs * records);
         println!(
             "read      every run from JetStream:         {:>7.3}s  {:>9.0} records/s",
+            t.as_secs_f64(),
+            n / t.as_secs_f64()
+        );
+        println!("          {}", since(c0, sp));
+    }
+
+    // BENCH_PASS=1: the one pass over the stream that JetStream -> file
+    // reads its source with, and nothing else (what the copy cannot beat).
+    if std::env::var("BENCH_PASS").is_ok() {
+        let c0 = cpu(sp);
+        let started = Instant::now();
+        let held = std::sync::atomic::AtomicU64::new(0);
+        let mut got = 0usize;
+        js.stream_runs(&all, u64::MAX, &held, |_, m| {
+            got += m.map_or(0, |v| v.len());
+        });
+        let t = started.elapsed();
+        assert_eq!(got, runs * records, "the pass missed records");
+        println!(
+            "pass      the source pass alone:            {:>7.3}s  {:>9.0} records/s",
             t.as_secs_f64(),
             n / t.as_secs_f64()
         );

@@ -954,7 +954,18 @@ fn continue_copy(
 
     // Copy what is missing.
     let n = src.entries.len();
-    if already < n {
+    if let (Store::File(f), false) = (to, exists) {
+        // A new file run is written whole: one write, one fsync, no lock.
+        let batch = batch_of(std::mem::take(&mut src.entries), 0);
+        let want_n = batch.len() as u64;
+        let stored = f.create_whole(run, batch);
+        if let Err(e) = counted(stored, want_n, &mut rep, progress) {
+            return Err(match e {
+                Some((err, stored)) => append_failed(rep, err, stored),
+                None => changed_meanwhile(rep, 0, n),
+            });
+        }
+    } else if already < n {
         let mut app = match dest_appender(to, run, !exists) {
             Ok(a) => a,
             Err(e) => return Err(failed(rep, e)),
@@ -994,7 +1005,16 @@ fn append_from(
     progress: &Progress,
 ) -> std::result::Result<(), Option<(Error, u64)>> {
     let want_n = batch.len() as u64;
-    let (stored, result) = app.append_batch(batch);
+    counted(app.append_batch(batch), want_n, rep, progress)
+}
+
+/// Count what an append of `want_n` records stored (see [`append_from`]).
+fn counted(
+    (stored, result): (u64, Result<()>),
+    want_n: u64,
+    rep: &mut RunReport,
+    progress: &Progress,
+) -> std::result::Result<(), Option<(Error, u64)>> {
     rep.appended += stored;
     progress.records.fetch_add(stored, Ordering::Relaxed);
     match result {

@@ -41,10 +41,20 @@ pub trait Media: Send {
 pub struct OsFile {
     file: File,
     dir: PathBuf,
-    /// A new journal is written under a temporary name and linked to its
-    /// real name once its first record is durable: a run never exists
-    /// without its meta record, whatever moment the process dies at.
-    publish: Option<(PathBuf, PathBuf)>,
+    /// A new journal has no name until its first record is durable: a run
+    /// never exists without its meta record, whatever moment the process
+    /// dies at.
+    publish: Option<Publish>,
+}
+
+/// How a new journal gets its real name.
+enum Publish {
+    /// Written under a temporary name, linked to the real one, and the
+    /// temporary name removed.
+    Named { tmp: PathBuf, real: PathBuf },
+    /// An unnamed file (`O_TMPFILE`) linked to the real name: nothing is
+    /// left behind when the process dies first.
+    Unnamed { real: PathBuf },
 }
 
 impl Media for OsFile {
@@ -55,11 +65,14 @@ impl Media for OsFile {
         self.file.sync_data()
     }
     fn sync_dir(&mut self) -> io::Result<()> {
-        if let Some((tmp, real)) = &self.publish {
-            // link(2) refuses an existing name: two creators cannot both win.
-            std::fs::hard_link(tmp, real)?;
-            std::fs::remove_file(tmp)?;
-            self.publish = None;
+        // link(2) refuses an existing name: two creators cannot both win.
+        match self.publish.take() {
+            None => {}
+            Some(Publish::Named { tmp, real }) => {
+                std::fs::hard_link(&tmp, &real)?;
+                std::fs::remove_file(&tmp)?;
+            }
+            Some(Publish::Unnamed { real }) => link_unnamed(&self.file, &real)?,
         }
         File::open(&self.dir)?.sync_all()
     }
@@ -304,6 +317,33 @@ pub fn scan(run: &str, path: &Path, bytes: &[u8]) -> Result<Scan> {
     }
 }
 
+/// Give an unnamed file (`O_TMPFILE`) the name `real`. Through
+/// `/proc/self/fd`, which needs no privilege (`AT_EMPTY_PATH` needs
+/// `CAP_DAC_READ_SEARCH`). `real` is never followed: a name that exists,
+/// even a symbolic link, is `EEXIST`.
+#[allow(unsafe_code)]
+fn link_unnamed(file: &File, real: &Path) -> io::Result<()> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::io::AsRawFd;
+    let from = CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))?;
+    let to = CString::new(real.as_os_str().as_bytes())?;
+    // SAFETY: both are valid NUL-terminated strings that outlive the call.
+    let rc = unsafe {
+        libc::linkat(
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            libc::AT_SYMLINK_FOLLOW,
+        )
+    };
+    match rc {
+        0 => Ok(()),
+        _ => Err(io::Error::last_os_error()),
+    }
+}
+
 fn nofollow() -> OpenOptions {
     let mut o = OpenOptions::new();
     o.custom_flags(libc::O_NOFOLLOW).mode(0o600);
@@ -431,11 +471,68 @@ impl FileStore {
         let media = OsFile {
             file,
             dir: self.dir().to_path_buf(),
-            publish: Some((tmp, path.clone())),
+            publish: Some(Publish::Named {
+                tmp,
+                real: path.clone(),
+            }),
         };
         let mut a = FileAppender::with_media(run, &path, Box::new(media), Scan::default(), true);
         a._lock = Some(lock);
         Ok(a)
+    }
+
+    /// A new run written whole in one step (migrate's copies): its records
+    /// go into an unnamed file in the store directory (`O_TMPFILE`) with
+    /// one write, are fsynced, and only then take the journal's name
+    /// (`linkat`, which refuses an existing name) before the directory is
+    /// fsynced. Returns how many records were stored, as
+    /// [`Appender::append_batch`] does, whose rules it follows.
+    ///
+    /// No run lock is taken and no lock file created: the run does not
+    /// exist until it is complete, and this writer never touches it again;
+    /// whoever opens it later takes the lock. Nothing is left behind when
+    /// the process dies before the link. Where the file system has no
+    /// unnamed files, the run is created under its lock as
+    /// [`FileStore::create_appender`] does.
+    pub fn create_whole(&self, run: &str, records: Vec<(u64, Vec<u8>)>) -> (u64, Result<()>) {
+        let path = match self
+            .journal_path(run)
+            .and_then(|p| self.ensure_dir().map(|()| p))
+        {
+            Ok(p) => p,
+            Err(e) => return (0, Err(e)),
+        };
+        if std::fs::symlink_metadata(&path).is_ok() {
+            let e = Error::Exists {
+                run: run.to_owned(),
+                location: format!("directory {}", self.dir().display()),
+            };
+            return (0, Err(e));
+        }
+        let file = match OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_TMPFILE)
+            .mode(0o600)
+            .open(self.dir())
+        {
+            Ok(f) => f,
+            // No unnamed files here (EOPNOTSUPP; EISDIR on kernels that
+            // predate them): create it under its lock.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EISDIR)) => {
+                return match self.create_appender(run) {
+                    Ok(mut a) => a.append_batch(records),
+                    Err(e) => (0, Err(e)),
+                }
+            }
+            Err(e) => return (0, Err(Error::io(self.dir(), e))),
+        };
+        let media = OsFile {
+            file,
+            dir: self.dir().to_path_buf(),
+            publish: Some(Publish::Unnamed { real: path.clone() }),
+        };
+        FileAppender::with_media(run, &path, Box::new(media), Scan::default(), true)
+            .append_batch(records)
     }
 
     /// The temporary name of a journal being created: `<id>.creating.tmp`.
@@ -918,5 +1015,81 @@ mod tests {
         let removed = store.delete_copied("r", 2).unwrap();
         assert_eq!(removed.len(), 2, "{removed:?}");
         assert!(store.list().unwrap().runs.is_empty());
+    }
+
+    #[test]
+    fn a_run_created_whole_appears_complete_with_no_lock_file_and_never_overwrites() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::new(dir.path().join("runs"));
+        let batch: Vec<(u64, Vec<u8>)> = (1..=3).map(raw).collect();
+        let (stored, r) = store.create_whole("r1", batch.clone());
+        r.unwrap();
+        assert_eq!(stored, 3);
+        // Only the journal: no lock file, no temporary name.
+        let names: Vec<String> = std::fs::read_dir(store.dir())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["r1.json"]);
+        let path = store.dir().join("r1.json");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let want: Vec<u8> = batch
+            .iter()
+            .flat_map(|(_, b)| b.iter().copied().chain([b'\n']))
+            .collect();
+        assert_eq!(std::fs::read(&path).unwrap(), want);
+        // A writer can take the run afterwards and go on.
+        let mut a = store.open_appender("r1").unwrap();
+        assert_eq!(a.last_seq(), 3);
+        a.append(&rec(4)).unwrap();
+        drop(a);
+
+        // An existing journal is refused and left as it was.
+        let before = std::fs::read(&path).unwrap();
+        let (stored, r) = store.create_whole("r1", batch.clone());
+        assert_eq!(stored, 0);
+        assert!(matches!(r, Err(Error::Exists { .. })), "{r:?}");
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+
+        // So is a symbolic link at the name: never written through.
+        let target = dir.path().join("elsewhere");
+        std::fs::write(&target, b"keep").unwrap();
+        std::os::unix::fs::symlink(&target, store.dir().join("r2.json")).unwrap();
+        let (stored, r) = store.create_whole("r2", batch.clone());
+        assert_eq!(stored, 0);
+        assert!(matches!(r, Err(Error::Exists { .. })), "{r:?}");
+        assert_eq!(std::fs::read(&target).unwrap(), b"keep");
+
+        // A gap stops the batch: the records before it make the run.
+        let gapped = vec![raw(1), raw(2), raw(4)];
+        let (stored, r) = store.create_whole("r3", gapped);
+        assert_eq!(stored, 2);
+        assert!(r.unwrap_err().to_string().contains("gap"));
+        assert_eq!(store.read("r3").unwrap().entries.len(), 2);
+    }
+
+    #[test]
+    fn an_unnamed_file_takes_a_free_name_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = || {
+            let mut f = OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_TMPFILE)
+                .mode(0o600)
+                .open(dir.path())
+                .unwrap();
+            f.write_all(b"new\n").unwrap();
+            f
+        };
+        let taken = dir.path().join("taken");
+        std::os::unix::fs::symlink(dir.path().join("target"), &taken).unwrap();
+        let e = link_unnamed(&open(), &taken).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
+        assert!(!dir.path().join("target").exists());
+        let free = dir.path().join("free");
+        link_unnamed(&open(), &free).unwrap();
+        assert_eq!(std::fs::read(&free).unwrap(), b"new\n");
     }
 }
