@@ -195,15 +195,38 @@ fn file_to_file_migrate_copies_and_resumes() {
         None,
     );
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    // Each copy is created whole: its journal and nothing else (no lock
+    // file where the file system has unnamed files, no temporary name).
+    let dest_dir = dest.path().join("runs");
+    let want = testdata_runs();
+    for e in std::fs::read_dir(&dest_dir).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        let (id, ext) = name.rsplit_once('.').unwrap();
+        assert!(want.contains_key(id), "stray file {name}");
+        assert!(ext == "json" || ext == "lock", "stray file {name}");
+    }
+    // The copies are ordinary runs: clean for verify, removable by rm.
+    let r = fisk_in(home.path(), &["--state-dir", s(&dest_dir), "verify"], None);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let first = want.keys().next().unwrap().clone();
+    let r = fisk_in(
+        home.path(),
+        &["--state-dir", s(&dest_dir), "rm", &first, "--yes"],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(!dest_dir.join(format!("{first}.json")).exists());
+    assert!(!dest_dir.join(format!("{first}.lock")).exists());
+    // A re-run copies it again and leaves the others as they are.
     let r = fisk_in(
         home.path(),
         &["migrate", "--from", &from, "--to", &to, "--all"],
         None,
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    for (id, bytes) in testdata_runs() {
+    for (id, bytes) in want {
         assert_eq!(
-            std::fs::read(dest.path().join("runs").join(format!("{id}.json"))).unwrap(),
+            std::fs::read(dest_dir.join(format!("{id}.json"))).unwrap(),
             bytes
         );
     }

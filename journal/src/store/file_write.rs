@@ -69,10 +69,23 @@ impl Media for OsFile {
         match self.publish.take() {
             None => {}
             Some(Publish::Named { tmp, real }) => {
-                std::fs::hard_link(&tmp, &real)?;
+                if let Err(e) = std::fs::hard_link(&tmp, &real) {
+                    // Lost to another creator: leave nothing behind.
+                    let _ = std::fs::remove_file(&tmp);
+                    return Err(e);
+                }
                 std::fs::remove_file(&tmp)?;
             }
-            Some(Publish::Unnamed { real }) => link_unnamed(&self.file, &real)?,
+            Some(Publish::Unnamed { real }) => {
+                link_unnamed(&self.file, &real)?;
+                // The fdatasync before the link wrote the inode with no
+                // link; without a journal (ext2, ext4 `^has_journal`) the
+                // directory's fsync does not write it again, and a power
+                // cut would leave the name on an unlinked inode. One more
+                // fsync of the file first (nearly free where a journal
+                // commits both together).
+                self.file.sync_all()?;
+            }
         }
         File::open(&self.dir)?.sync_all()
     }
@@ -317,31 +330,28 @@ pub fn scan(run: &str, path: &Path, bytes: &[u8]) -> Result<Scan> {
     }
 }
 
-/// Give an unnamed file (`O_TMPFILE`) the name `real`. Through
-/// `/proc/self/fd`, which needs no privilege (`AT_EMPTY_PATH` needs
-/// `CAP_DAC_READ_SEARCH`). `real` is never followed: a name that exists,
-/// even a symbolic link, is `EEXIST`.
-#[allow(unsafe_code)]
+/// Give an unnamed file (`O_TMPFILE`) the name `real`, through
+/// `/proc/self/fd` (`AT_EMPTY_PATH` would need `CAP_DAC_READ_SEARCH`).
+/// `real` is never followed: a name that exists, even a symbolic link, is
+/// `EEXIST`.
 fn link_unnamed(file: &File, real: &Path) -> io::Result<()> {
-    use std::ffi::CString;
-    use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::io::AsRawFd;
-    let from = CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))?;
-    let to = CString::new(real.as_os_str().as_bytes())?;
-    // SAFETY: both are valid NUL-terminated strings that outlive the call.
-    let rc = unsafe {
-        libc::linkat(
-            libc::AT_FDCWD,
-            from.as_ptr(),
-            libc::AT_FDCWD,
-            to.as_ptr(),
-            libc::AT_SYMLINK_FOLLOW,
-        )
-    };
-    match rc {
-        0 => Ok(()),
-        _ => Err(io::Error::last_os_error()),
+    let fd = proc_fd(file);
+    let flags = rustix::fs::AtFlags::SYMLINK_FOLLOW;
+    match rustix::fs::linkat(rustix::fs::CWD, &fd, rustix::fs::CWD, real, flags) {
+        Ok(()) => Ok(()),
+        // The link's source is the one that can be missing: say which.
+        Err(e) if e == rustix::io::Errno::NOENT => Err(io::Error::other(format!(
+            "cannot give the new journal its name through {} (is /proc mounted?)",
+            fd.display()
+        ))),
+        Err(e) => Err(io::Error::from(e)),
     }
+}
+
+/// `/proc/self/fd/<fd>` of an open file.
+fn proc_fd(file: &File) -> PathBuf {
+    use std::os::unix::io::AsRawFd;
+    PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()))
 }
 
 fn nofollow() -> OpenOptions {
@@ -484,16 +494,18 @@ impl FileStore {
     /// A new run written whole in one step (migrate's copies): its records
     /// go into an unnamed file in the store directory (`O_TMPFILE`) with
     /// one write, are fsynced, and only then take the journal's name
-    /// (`linkat`, which refuses an existing name) before the directory is
-    /// fsynced. Returns how many records were stored, as
+    /// (`linkat`, which refuses an existing name); then the file (its link
+    /// count) and the directory are fsynced. Returns how many records were
+    /// stored, as
     /// [`Appender::append_batch`] does, whose rules it follows.
     ///
     /// No run lock is taken and no lock file created: the run does not
     /// exist until it is complete, and this writer never touches it again;
     /// whoever opens it later takes the lock. Nothing is left behind when
-    /// the process dies before the link. Where the file system has no
-    /// unnamed files, the run is created under its lock as
-    /// [`FileStore::create_appender`] does.
+    /// the process dies before the link. Where there are no unnamed files
+    /// (the file system, the kernel, or no `/proc` to link one through),
+    /// the run is created under its lock as [`FileStore::create_appender`]
+    /// does.
     pub fn create_whole(&self, run: &str, records: Vec<(u64, Vec<u8>)>) -> (u64, Result<()>) {
         let path = match self
             .journal_path(run)
@@ -509,29 +521,45 @@ impl FileStore {
             };
             return (0, Err(e));
         }
-        let file = match OpenOptions::new()
+        self.create_whole_in(run, &path, records, self.unnamed_file())
+    }
+
+    /// An unnamed file in the store directory that can be linked (through
+    /// `/proc`). `None` only means this file system (or kernel, or
+    /// container) has no unnamed files.
+    fn unnamed_file(&self) -> Option<File> {
+        OpenOptions::new()
             .write(true)
             .custom_flags(libc::O_TMPFILE)
             .mode(0o600)
             .open(self.dir())
-        {
-            Ok(f) => f,
-            // No unnamed files here (EOPNOTSUPP; EISDIR on kernels that
-            // predate them): create it under its lock.
-            Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EISDIR)) => {
-                return match self.create_appender(run) {
-                    Ok(mut a) => a.append_batch(records),
-                    Err(e) => (0, Err(e)),
-                }
-            }
-            Err(e) => return (0, Err(Error::io(self.dir(), e))),
+            .ok()
+            .filter(|f| std::fs::symlink_metadata(proc_fd(f)).is_ok())
+    }
+
+    /// [`create_whole`](Self::create_whole) into `unnamed`, or without one
+    /// under the run lock.
+    fn create_whole_in(
+        &self,
+        run: &str,
+        path: &Path,
+        records: Vec<(u64, Vec<u8>)>,
+        unnamed: Option<File>,
+    ) -> (u64, Result<()>) {
+        let Some(file) = unnamed else {
+            return match self.create_appender(run) {
+                Ok(mut a) => a.append_batch(records),
+                Err(e) => (0, Err(e)),
+            };
         };
         let media = OsFile {
             file,
             dir: self.dir().to_path_buf(),
-            publish: Some(Publish::Unnamed { real: path.clone() }),
+            publish: Some(Publish::Unnamed {
+                real: path.to_path_buf(),
+            }),
         };
-        FileAppender::with_media(run, &path, Box::new(media), Scan::default(), true)
+        FileAppender::with_media(run, path, Box::new(media), Scan::default(), true)
             .append_batch(records)
     }
 
@@ -1017,6 +1045,15 @@ mod tests {
         assert!(store.list().unwrap().runs.is_empty());
     }
 
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
     #[test]
     fn a_run_created_whole_appears_complete_with_no_lock_file_and_never_overwrites() {
         use std::os::unix::fs::PermissionsExt;
@@ -1026,12 +1063,13 @@ mod tests {
         let (stored, r) = store.create_whole("r1", batch.clone());
         r.unwrap();
         assert_eq!(stored, 3);
-        // Only the journal: no lock file, no temporary name.
-        let names: Vec<String> = std::fs::read_dir(store.dir())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        assert_eq!(names, ["r1.json"]);
+        // Only the journal: no lock file, no temporary name (where there
+        // are unnamed files; else the run was created under its lock).
+        let unnamed = store.unnamed_file().is_some();
+        match unnamed {
+            true => assert_eq!(names(store.dir()), ["r1.json"]),
+            false => assert_eq!(names(store.dir()), ["r1.json", "r1.lock"]),
+        }
         let path = store.dir().join("r1.json");
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
@@ -1068,6 +1106,58 @@ mod tests {
         assert_eq!(stored, 2);
         assert!(r.unwrap_err().to_string().contains("gap"));
         assert_eq!(store.read("r3").unwrap().entries.len(), 2);
+    }
+
+    #[test]
+    fn without_unnamed_files_a_whole_run_is_created_under_its_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::new(dir.path());
+        let path = store.journal_path("r1").unwrap();
+        let (stored, r) = store.create_whole_in("r1", &path, vec![raw(1), raw(2)], None);
+        r.unwrap();
+        assert_eq!(stored, 2);
+        assert_eq!(names(dir.path()), ["r1.json", "r1.lock"]);
+        assert_eq!(store.read("r1").unwrap().entries.len(), 2);
+    }
+
+    #[test]
+    fn a_creator_that_loses_the_name_to_another_leaves_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::new(dir.path());
+        // Another creator's journal appears after the existence check.
+        let real = dir.path().join("r1.json");
+        std::fs::write(&real, b"theirs\n").unwrap();
+        let tmp = dir.path().join("r1.creating.tmp");
+        let media = |unnamed: bool| match unnamed {
+            true => store.unnamed_file().map(|file| OsFile {
+                file,
+                dir: dir.path().to_path_buf(),
+                publish: Some(Publish::Unnamed { real: real.clone() }),
+            }),
+            false => Some(OsFile {
+                file: nofollow().append(true).create_new(true).open(&tmp).unwrap(),
+                dir: dir.path().to_path_buf(),
+                publish: Some(Publish::Named {
+                    tmp: tmp.clone(),
+                    real: real.clone(),
+                }),
+            }),
+        };
+        // Both ways of publishing a new journal; without unnamed files
+        // here, create_whole never uses one, so only the named way can race.
+        for unnamed in [true, false] {
+            let Some(media) = media(unnamed) else {
+                eprintln!("no unnamed files (O_TMPFILE) in {dir:?}: the named way only");
+                continue;
+            };
+            let mut a =
+                FileAppender::with_media("r1", &real, Box::new(media), Scan::default(), true);
+            let (stored, r) = a.append_batch(vec![raw(1)]);
+            assert_eq!(stored, 0);
+            assert!(matches!(r, Err(Error::Exists { .. })), "{r:?}");
+            assert_eq!(std::fs::read(&real).unwrap(), b"theirs\n");
+            assert_eq!(names(dir.path()), ["r1.json"]);
+        }
     }
 
     #[test]
