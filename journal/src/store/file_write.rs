@@ -496,8 +496,7 @@ impl FileStore {
     /// one write, are fsynced, and only then take the journal's name
     /// (`linkat`, which refuses an existing name); then the file (its link
     /// count) and the directory are fsynced. Returns how many records were
-    /// stored, as
-    /// [`Appender::append_batch`] does, whose rules it follows.
+    /// stored, as [`Appender::append_batch`] does, whose rules it follows.
     ///
     /// No run lock is taken and no lock file created: the run does not
     /// exist until it is complete, and this writer never touches it again;
