@@ -339,9 +339,9 @@ fn link_unnamed(file: &File, real: &Path) -> io::Result<()> {
     let flags = rustix::fs::AtFlags::SYMLINK_FOLLOW;
     match rustix::fs::linkat(rustix::fs::CWD, &fd, rustix::fs::CWD, real, flags) {
         Ok(()) => Ok(()),
-        // The link's source is the one that can be missing: say which.
+        // Either name can be the missing one: say both.
         Err(e) if e == rustix::io::Errno::NOENT => Err(io::Error::other(format!(
-            "cannot give the new journal its name through {} (is /proc mounted?)",
+            "cannot give the new journal its name: the store directory is gone, or {} is (no /proc?)",
             fd.display()
         ))),
         Err(e) => Err(io::Error::from(e)),
@@ -524,8 +524,10 @@ impl FileStore {
     }
 
     /// An unnamed file in the store directory that can be linked (through
-    /// `/proc`). `None` only means this file system (or kernel, or
-    /// container) has no unnamed files.
+    /// `/proc`). `None` when there is none, for whatever reason: the file
+    /// system, kernel or container has no unnamed files, or the directory
+    /// cannot be written (EACCES, EROFS, ENOSPC ...), which the locked path
+    /// the caller falls back to then reports with its path.
     fn unnamed_file(&self) -> Option<File> {
         OpenOptions::new()
             .write(true)
@@ -1159,26 +1161,47 @@ mod tests {
         }
     }
 
+    /// Whether this directory has unnamed files, found without
+    /// [`FileStore::unnamed_file`] (so that a broken one cannot hide).
+    fn has_unnamed_files(dir: &Path) -> bool {
+        let opened = OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_TMPFILE)
+            .mode(0o600)
+            .open(dir);
+        opened.is_ok() && Path::new("/proc/self/fd").is_dir()
+    }
+
+    #[test]
+    fn unnamed_files_are_used_wherever_they_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::new(dir.path());
+        assert_eq!(
+            store.unnamed_file().is_some(),
+            has_unnamed_files(dir.path())
+        );
+    }
+
     #[test]
     fn an_unnamed_file_takes_a_free_name_only() {
         let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::new(dir.path());
         let open = || {
-            let mut f = OpenOptions::new()
-                .write(true)
-                .custom_flags(libc::O_TMPFILE)
-                .mode(0o600)
-                .open(dir.path())
-                .unwrap();
+            let mut f = store.unnamed_file()?;
             f.write_all(b"new\n").unwrap();
-            f
+            Some(f)
+        };
+        let Some(first) = open() else {
+            eprintln!("no unnamed files (O_TMPFILE) in {dir:?}: nothing to link");
+            return;
         };
         let taken = dir.path().join("taken");
         std::os::unix::fs::symlink(dir.path().join("target"), &taken).unwrap();
-        let e = link_unnamed(&open(), &taken).unwrap_err();
+        let e = link_unnamed(&first, &taken).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
         assert!(!dir.path().join("target").exists());
         let free = dir.path().join("free");
-        link_unnamed(&open(), &free).unwrap();
+        link_unnamed(&open().unwrap(), &free).unwrap();
         assert_eq!(std::fs::read(&free).unwrap(), b"new\n");
     }
 }
