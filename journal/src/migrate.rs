@@ -954,17 +954,11 @@ fn continue_copy(
 
     // Copy what is missing.
     let n = src.entries.len();
-    if let (Store::File(f), false) = (to, exists) {
+    let appended = if let (Store::File(f), false) = (to, exists) {
         // A new file run is written whole: one write, one fsync, no lock.
         let batch = batch_of(std::mem::take(&mut src.entries), 0);
         let want_n = batch.len() as u64;
-        let stored = f.create_whole(run, batch);
-        if let Err(e) = counted(stored, want_n, &mut rep, progress) {
-            return Err(match e {
-                Some((err, stored)) => append_failed(rep, err, stored),
-                None => changed_meanwhile(rep, 0, n),
-            });
-        }
+        counted(f.create_whole(run, batch), want_n, &mut rep, progress)
     } else if already < n {
         let mut app = match dest_appender(to, run, !exists) {
             Ok(a) => a,
@@ -980,11 +974,14 @@ fn continue_copy(
             ));
         }
         let batch = batch_of(std::mem::take(&mut src.entries), already);
-        match append_from(app.as_mut(), batch, &mut rep, progress) {
-            Ok(()) => {}
-            Err(Some((err, stored))) => return Err(append_failed(rep, err, stored)),
-            Err(None) => return Err(changed_meanwhile(rep, already, n)),
-        }
+        append_from(app.as_mut(), batch, &mut rep, progress)
+    } else {
+        Ok(())
+    };
+    match appended {
+        Ok(()) => {}
+        Err(Some((err, stored))) => return Err(append_failed(rep, err, stored)),
+        Err(None) => return Err(changed_meanwhile(rep, already, n)),
     }
     Ok((
         rep,
