@@ -149,6 +149,26 @@ impl NatsServer {
         })
     }
 
+    /// The stream's message count once it has stopped changing (for
+    /// 300 ms): what a killed writer had already sent is still being
+    /// stored for a while after it died.
+    pub fn settled_messages(&self, stream: &str) -> u64 {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut last = self.messages(stream);
+        loop {
+            std::thread::sleep(Duration::from_millis(300));
+            let now = self.messages(stream);
+            if now == last {
+                return now;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "stream {stream} still changing after 10s ({now} messages)"
+            );
+            last = now;
+        }
+    }
+
     pub fn store(&self, stream: &str) -> journal::store::jetstream::JetStreamStore {
         journal::store::jetstream::JetStreamStore::connect(&self.settings(), stream)
             .expect("bind stream")

@@ -42,9 +42,13 @@ pub const CONCURRENCY: usize = 32;
 /// consumer.
 const DIRECT_READ_MAX: u64 = 1000;
 
-/// Messages asked for at a time by migrate's bulk reader: what it may
-/// hold beyond its memory budget.
+/// Messages asked for at a time by migrate's bulk reader.
 const FETCH_BATCH: usize = 1000;
+
+/// Bytes one pull request may bring (on top of its message count): what a
+/// reader has in flight, whatever the size of the records. A message
+/// larger than this is fetched on its own.
+const FETCH_BYTES: usize = 8 << 20;
 
 /// The header the literal fence names its subject with (async-nats has no
 /// constant for it).
@@ -259,20 +263,60 @@ fn read_consumer_config(filter: String, filters: Vec<String>) -> jetstream::cons
     }
 }
 
-/// The next batch of a pull consumer: at most `max` of the `left`
-/// messages, waiting at most the request timeout for them.
-async fn fetch(
-    consumer: &jetstream::consumer::PullConsumer,
-    left: u64,
+/// The batches of a pull consumer, each at most `max` messages and
+/// [`FETCH_BYTES`] (so what is in flight is bounded by bytes, not only by
+/// count), waiting at most the request timeout for them.
+struct Pull<'a> {
+    consumer: &'a jetstream::consumer::PullConsumer,
     max: usize,
-) -> std::result::Result<jetstream::consumer::pull::Batch, jetstream::consumer::pull::BatchError> {
-    let want = usize::try_from(left).unwrap_or(usize::MAX).min(max);
-    consumer
-        .fetch()
-        .max_messages(want)
-        .expires(nats::REQUEST_TIMEOUT)
-        .messages()
-        .await
+    /// The next message alone is larger than a batch may be: it is asked
+    /// for on its own, with no byte limit.
+    alone: bool,
+}
+
+impl<'a> Pull<'a> {
+    fn new(consumer: &'a jetstream::consumer::PullConsumer, max: usize) -> Pull<'a> {
+        Pull {
+            consumer,
+            max,
+            alone: false,
+        }
+    }
+
+    /// The next batch: at most `max` of the `left` messages.
+    async fn next(
+        &mut self,
+        left: u64,
+    ) -> std::result::Result<jetstream::consumer::pull::Batch, jetstream::consumer::pull::BatchError>
+    {
+        let want = usize::try_from(left).unwrap_or(usize::MAX).min(self.max);
+        let fetch = self.consumer.fetch().expires(nats::REQUEST_TIMEOUT);
+        let fetch = match std::mem::take(&mut self.alone) {
+            true => fetch.max_messages(1),
+            false => fetch.max_messages(want).max_bytes(FETCH_BYTES),
+        };
+        fetch.messages().await
+    }
+
+    /// Whether the error that ended a batch only says the batch is full
+    /// (the server's 409 "Message Size Exceeds MaxBytes": the next message
+    /// would pass the byte limit). `got` messages came in the batch; with
+    /// none, the next message alone is larger than a batch, and the next
+    /// batch asks for it alone. async-nats reports the status only as
+    /// text.
+    fn full(&mut self, e: &(dyn std::error::Error + Send + Sync), got: u64) -> bool {
+        let full = e.to_string().contains("Message Size Exceeds MaxBytes");
+        if full && got == 0 {
+            self.alone = true;
+        }
+        full
+    }
+
+    /// Whether a batch that brought nothing is a stall (not a message
+    /// too large for a batch, which comes next on its own).
+    fn stalled(&self) -> bool {
+        !self.alone
+    }
 }
 
 /// A random nonce, fresh for every open (SPEC 8): JetStream de-duplicates by
@@ -722,15 +766,22 @@ impl JetStreamStore {
         count: u64,
     ) -> Result<Vec<RunMessage>> {
         let mut out = Vec::with_capacity(usize::try_from(count).unwrap_or(0).min(1 << 16));
+        let mut pull = Pull::new(consumer, 10_000);
         while (out.len() as u64) < count {
             let left = count - out.len() as u64;
-            let mut batch = fetch(consumer, left, 10_000)
+            let mut batch = pull
+                .next(left)
                 .await
                 .map_err(|e| self.err(Some(run), format!("cannot read {filter}: {e}")))?;
             let before = out.len();
             while let Some(m) = batch.next().await {
-                let m =
-                    m.map_err(|e| self.err(Some(run), format!("reading {filter} failed: {e}")))?;
+                let m = match m {
+                    Ok(m) => m,
+                    Err(e) if pull.full(&*e, (out.len() - before) as u64) => break,
+                    Err(e) => {
+                        return Err(self.err(Some(run), format!("reading {filter} failed: {e}")))
+                    }
+                };
                 let stream_seq = m.info().map(|i| i.stream_sequence).map_err(|e| {
                     self.err(
                         Some(run),
@@ -746,7 +797,7 @@ impl JetStreamStore {
                     body: m.message.payload.to_vec(),
                 });
             }
-            if out.len() == before {
+            if out.len() == before && pull.stalled() {
                 return Err(self.err(
                     Some(run),
                     format!(
@@ -1084,7 +1135,8 @@ impl JetStreamStore {
     /// Memory: `held` counts the body bytes read and not yet released by
     /// the caller (who subtracts a delivered run's bytes when done with
     /// it); reading pauses while it exceeds `budget`, and gives up the runs
-    /// still open once their bytes alone exceed it.
+    /// still open once their bytes alone exceed it. One pull more may be
+    /// in flight: at most 8 MiB, or one larger message.
     pub fn stream_runs(
         &self,
         runs: &[String],
@@ -1189,18 +1241,25 @@ impl JetStreamStore {
             let count = consumer.cached_info().num_pending;
             let read = async {
                 let mut seen = 0u64;
+                let mut pull = Pull::new(&consumer, FETCH_BATCH);
                 while seen < count && open > 0 {
                     // Wait for the caller to release runs it was handed.
                     while held.load(Ordering::Relaxed) > budget {
                         tokio::time::sleep(Duration::from_millis(2)).await;
                     }
-                    let mut batch = fetch(&consumer, count - seen, FETCH_BATCH)
+                    let mut batch = pull
+                        .next(count - seen)
                         .await
                         .map_err(|e| self.err(None, format!("cannot read {what}: {e}")))?;
                     let before = seen;
                     while let Some(m) = batch.next().await {
-                        let m =
-                            m.map_err(|e| self.err(None, format!("reading {what} failed: {e}")))?;
+                        let m = match m {
+                            Ok(m) => m,
+                            Err(e) if pull.full(&*e, seen - before) => break,
+                            Err(e) => {
+                                return Err(self.err(None, format!("reading {what} failed: {e}")))
+                            }
+                        };
                         seen += 1;
                         let Some((run, s)) = self.parse_subject(&m.message.subject) else {
                             continue;
@@ -1251,7 +1310,7 @@ impl JetStreamStore {
                             return Ok(());
                         }
                     }
-                    if seen == before {
+                    if seen == before && pull.stalled() {
                         return Err(self.stalled(&what, seen, count));
                     }
                 }
@@ -1308,13 +1367,19 @@ impl JetStreamStore {
         let count = consumer.cached_info().num_pending;
         let read = async {
             let mut seen = 0u64;
+            let mut pull = Pull::new(&consumer, 10_000);
             while seen < count {
-                let mut batch = fetch(&consumer, count - seen, 10_000)
+                let mut batch = pull
+                    .next(count - seen)
                     .await
                     .map_err(|e| self.err(None, format!("cannot {verb} {what}: {e}")))?;
                 let before = seen;
                 while let Some(m) = batch.next().await {
-                    let m = m.map_err(|e| self.err(None, format!("reading {what} failed: {e}")))?;
+                    let m = match m {
+                        Ok(m) => m,
+                        Err(e) if pull.full(&*e, seen - before) => break,
+                        Err(e) => return Err(self.err(None, format!("reading {what} failed: {e}"))),
+                    };
                     seen += 1;
                     let Some((run, s)) = self.parse_subject(&m.message.subject) else {
                         continue;
@@ -1325,7 +1390,7 @@ impl JetStreamStore {
                     let stream_seq = m.info().map(|i| i.stream_sequence).unwrap_or(0);
                     visit(i, s, stream_seq, &m.message);
                 }
-                if seen == before {
+                if seen == before && pull.stalled() {
                     return Err(self.stalled(&what, seen, count));
                 }
             }
