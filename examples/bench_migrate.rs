@@ -278,8 +278,52 @@ fn main() {
     }
 
     // BENCH_PASS=1: the one pass over the stream that JetStream -> file
-    // reads its source with, and nothing else (what the copy cannot beat).
+    // reads its source with, and nothing else (what the copy cannot beat);
+    // first the same stream read by a bare async-nats pull loop (what the
+    // pass cannot beat).
     if std::env::var("BENCH_PASS").is_ok() {
+        use futures_util::StreamExt;
+        let c0 = cpu(sp);
+        let started = Instant::now();
+        let got = rt.block_on(async {
+            let client = async_nats::connect(&url).await.expect("connect");
+            let stream = async_nats::jetstream::new(client)
+                .get_stream("SESS")
+                .await
+                .expect("stream SESS");
+            let consumer = stream
+                .create_consumer(async_nats::jetstream::consumer::pull::Config {
+                    ack_policy: async_nats::jetstream::consumer::AckPolicy::None,
+                    memory_storage: true,
+                    ..Default::default()
+                })
+                .await
+                .expect("consumer");
+            let mut got = 0usize;
+            while got < runs * records {
+                let mut batch = consumer
+                    .fetch()
+                    .max_messages(1000)
+                    .messages()
+                    .await
+                    .expect("fetch");
+                while let Some(m) = batch.next().await {
+                    let m = m.expect("message");
+                    // What the pass needs of each message.
+                    std::hint::black_box((m.info().map(|i| i.stream_sequence).ok(), &m.payload));
+                    got += 1;
+                }
+            }
+            got
+        });
+        let t = started.elapsed();
+        assert_eq!(got, runs * records, "the raw read missed records");
+        println!(
+            "raw read  bare async-nats pull loop:        {:>7.3}s  {:>9.0} records/s",
+            t.as_secs_f64(),
+            n / t.as_secs_f64()
+        );
+        println!("          {}", since(c0, sp));
         let c0 = cpu(sp);
         let started = Instant::now();
         let held = std::sync::atomic::AtomicU64::new(0);
