@@ -149,14 +149,15 @@ impl NatsServer {
         })
     }
 
-    /// The stream's message count once it has stopped changing (for
-    /// 300 ms): what a killed writer had already sent is still being
-    /// stored for a while after it died.
+    /// The stream's message count once it has stopped changing for a
+    /// second: what a killed writer had already sent is still being stored
+    /// for a while after it died (the server works through it without
+    /// pauses anywhere near that long).
     pub fn settled_messages(&self, stream: &str) -> u64 {
         let deadline = Instant::now() + Duration::from_secs(10);
         let mut last = self.messages(stream);
         loop {
-            std::thread::sleep(Duration::from_millis(300));
+            std::thread::sleep(Duration::from_secs(1));
             let now = self.messages(stream);
             if now == last {
                 return now;
