@@ -328,7 +328,7 @@ fn main() {
         let started = Instant::now();
         let held = std::sync::atomic::AtomicU64::new(0);
         let mut got = 0usize;
-        js.stream_runs(&all, u64::MAX, &held, |_, m| {
+        js.stream_runs(&all, jetstream::ReadBudget::UNLIMITED, &held, |_, m| {
             got += m.map_or(0, |v| v.len());
         });
         let t = started.elapsed();

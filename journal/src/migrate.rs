@@ -19,12 +19,13 @@
 //! Runs are copied concurrently on a bounded pool, so memory is bounded by
 //! the number of jobs (times the largest run: a few runs per job are
 //! between reading and writing; a JetStream source also holds up to 16 MiB
-//! per job of runs being read), not by the number of runs.
+//! per job of runs being read and 4 MiB per job of runs read and waiting
+//! for a copy), not by the number of runs.
 
 use crate::error::{Error, Result};
 use crate::lines::Tail;
 use crate::record::Entry;
-use crate::store::jetstream::{JetStreamStore, NewRun, RunMessage};
+use crate::store::jetstream::{JetStreamStore, NewRun, ReadBudget, RunMessage};
 use crate::store::{Appender, Journal, Store};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -194,9 +195,11 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Bytes of a JetStream source held in memory per job (read and not yet
-/// copied).
-const HOLD_PER_JOB: u64 = 16 << 20;
+/// Bytes of a JetStream source the bulk reader may hold per job: of runs
+/// still being read (enough for runs interleaved in the stream), and of
+/// runs read and waiting for a copy (enough to keep every job busy).
+const OPEN_PER_JOB: u64 = 16 << 20;
+const WAITING_PER_JOB: u64 = 4 << 20;
 
 /// Copy `runs` from `from` to `to`. Never fails as a whole: every run gets
 /// its report, in the order given.
@@ -284,12 +287,16 @@ pub fn migrate(
             // A JetStream source is read in one pass (or a consumer per
             // group of runs: a read per run costs the server far more) and
             // each run is copied as soon as it has been read; memory holds
-            // at most `HOLD_PER_JOB` per job. A run the bulk read cannot
-            // vouch for is read on its own.
+            // at most `OPEN_PER_JOB` + `WAITING_PER_JOB` per job. A run the
+            // bulk read cannot vouch for is read on its own.
             Store::JetStream(js) => {
                 let held = AtomicU64::new(0);
                 std::thread::scope(|s| {
-                    let budget = HOLD_PER_JOB.saturating_mul(opts.jobs.max(1) as u64);
+                    let jobs = opts.jobs.max(1) as u64;
+                    let budget = ReadBudget {
+                        open: OPEN_PER_JOB.saturating_mul(jobs),
+                        waiting: WAITING_PER_JOB.saturating_mul(jobs),
+                    };
                     let (read_tx, read_rx) = std::sync::mpsc::channel();
                     let held_ref = &held;
                     s.spawn(move || {

@@ -5,6 +5,7 @@ use crate::nats_support::NatsServer;
 use crate::schema::{assert_valid, output_validator};
 use crate::support::{fisk_in, s, store_copy, testdata, Run};
 use async_nats::jetstream::stream::{Config, DiscardPolicy};
+use journal::store::jetstream::ReadBudget;
 use journal::store::{Appender, Store};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -1493,7 +1494,11 @@ fn the_bulk_reader_hands_over_each_run_once_and_gives_up_what_the_budget_cannot_
         let held = std::sync::atomic::AtomicU64::new(0);
         let mut got: BTreeMap<usize, Option<Vec<journal::store::jetstream::RunMessage>>> =
             BTreeMap::new();
-        store.stream_runs(&ids, budget, &held, |i, m| {
+        let limits = ReadBudget {
+            open: budget,
+            waiting: 0,
+        };
+        store.stream_runs(&ids, limits, &held, |i, m| {
             // Released at once, as migrate does once a run is copied.
             let bytes: u64 = m.iter().flatten().map(|x| x.body.len() as u64).sum();
             held.fetch_sub(bytes, std::sync::atomic::Ordering::Relaxed);
@@ -1526,6 +1531,78 @@ fn the_bulk_reader_hands_over_each_run_once_and_gives_up_what_the_budget_cannot_
             _ => assert!(whole < 8, "budget {budget}: {whole} runs whole"),
         }
     }
+}
+
+#[test]
+fn the_bulk_reader_pauses_while_the_runs_it_handed_over_wait_for_their_copies() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    // 24 runs of 2 MB, one after the other: a pull (8 MiB) brings about
+    // four of them.
+    let runs: Vec<(String, Vec<Vec<u8>>)> = (0..24u8)
+        .map(|i| {
+            let bodies = (0..20).map(|_| vec![b'a' + i % 26; 100_000]).collect();
+            (format!("r{i:02}"), bodies)
+        })
+        .collect();
+    srv.with_js(async |js| {
+        for (id, bodies) in &runs {
+            for (k, b) in bodies.iter().enumerate() {
+                let subject = journal::store::jetstream::subject("fisk.sessions", id, k as u64 + 1);
+                js.publish(subject, b.clone().into())
+                    .await
+                    .unwrap()
+                    .await
+                    .unwrap();
+            }
+        }
+    });
+    let store = srv.store(STREAM);
+    let ids: Vec<String> = runs.iter().map(|(id, _)| id.clone()).collect();
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let held = AtomicU64::new(0);
+    let released = AtomicU64::new(0);
+    let mut delivered = 0u64;
+    let mut most_waiting = 0u64;
+    let mut whole = 0;
+    let (tx, rx) = std::sync::mpsc::channel::<u64>();
+    std::thread::scope(|s| {
+        // A slow copier: each run takes 30 ms before it is released.
+        s.spawn(|| {
+            for bytes in rx {
+                std::thread::sleep(Duration::from_millis(30));
+                held.fetch_sub(bytes, Ordering::Relaxed);
+                released.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        let limits = ReadBudget {
+            open: u64::MAX,
+            waiting: 0,
+        };
+        store.stream_runs(&ids, limits, &held, |i, m| {
+            let bytes: u64 = m.iter().flatten().map(|x| x.body.len() as u64).sum();
+            if m.as_deref()
+                .map(|v| v.iter().map(|x| x.body.clone()).collect::<Vec<_>>())
+                == runs.get(i).map(|r| r.1.clone())
+            {
+                whole += 1;
+            }
+            delivered += 1;
+            most_waiting = most_waiting.max(delivered - released.load(Ordering::Relaxed));
+            tx.send(bytes).unwrap();
+        });
+        drop(tx);
+    });
+    assert_eq!(whole, 24, "every run handed over whole");
+    // With nothing allowed to wait, each pull waits for the copies of the
+    // runs the previous one completed: never more than one pull's worth
+    // (about four runs, five with the one it ends inside) are waiting.
+    // Without the pause, the reader would hand over all 24 at once.
+    assert!(
+        most_waiting <= 6,
+        "{most_waiting} runs were waiting for a copy at once"
+    );
+    assert_eq!(held.load(Ordering::Relaxed), 0);
 }
 
 #[test]
@@ -1566,7 +1643,11 @@ fn reads_are_bounded_by_bytes_and_a_record_larger_than_a_batch_comes_on_its_own(
     for budget in [u64::MAX, 1 << 20] {
         let held = std::sync::atomic::AtomicU64::new(0);
         let mut got = BTreeMap::new();
-        store.stream_runs(&ids, budget, &held, |i, m| {
+        let limits = ReadBudget {
+            open: budget,
+            waiting: 0,
+        };
+        store.stream_runs(&ids, limits, &held, |i, m| {
             let bytes: u64 = m.iter().flatten().map(|x| x.body.len() as u64).sum();
             held.fetch_sub(bytes, std::sync::atomic::Ordering::Relaxed);
             got.insert(i, m);

@@ -231,6 +231,26 @@ pub struct StreamReport {
     pub bytes: u64,
 }
 
+/// How much of a JetStream source [`JetStreamStore::stream_runs`] may hold,
+/// in body bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadBudget {
+    /// Runs still being read (interleaved with others in the stream):
+    /// beyond this, the runs still open are given up (read on their own).
+    pub open: u64,
+    /// Runs handed over and not yet released by the caller: beyond this,
+    /// reading pauses until the caller catches up.
+    pub waiting: u64,
+}
+
+impl ReadBudget {
+    /// No limit.
+    pub const UNLIMITED: ReadBudget = ReadBudget {
+        open: u64::MAX,
+        waiting: u64::MAX,
+    };
+}
+
 /// A run for [`JetStreamStore::create_runs`]: its index (for the caller),
 /// id, and records (seq, body).
 pub type NewRun = (usize, String, Vec<(u64, Vec<u8>)>);
@@ -1134,13 +1154,15 @@ impl JetStreamStore {
     ///
     /// Memory: `held` counts the body bytes read and not yet released by
     /// the caller (who subtracts a delivered run's bytes when done with
-    /// it); reading pauses while it exceeds `budget`, and gives up the runs
-    /// still open once their bytes alone exceed it. One pull more may be
-    /// in flight: at most 8 MiB, or one larger message.
+    /// it). Reading pauses while the runs handed over and not yet released
+    /// hold more than `budget.waiting`, and gives up the runs still open
+    /// once their bytes exceed `budget.open`. So at most `open + waiting`
+    /// is held, and one pull more may be in flight: at most 8 MiB, or one
+    /// larger message.
     pub fn stream_runs(
         &self,
         runs: &[String],
-        budget: u64,
+        budget: ReadBudget,
         held: &std::sync::atomic::AtomicU64,
         mut deliver: impl FnMut(usize, Option<Vec<RunMessage>>),
     ) {
@@ -1166,7 +1188,7 @@ impl JetStreamStore {
     async fn stream_pass(
         &self,
         runs: &[String],
-        budget: u64,
+        budget: ReadBudget,
         held: &std::sync::atomic::AtomicU64,
         give: &mut impl FnMut(usize, Option<Vec<RunMessage>>),
     ) -> Result<()> {
@@ -1243,8 +1265,9 @@ impl JetStreamStore {
                 let mut seen = 0u64;
                 let mut pull = Pull::new(&consumer, FETCH_BATCH);
                 while seen < count && open > 0 {
-                    // Wait for the caller to release runs it was handed.
-                    while held.load(Ordering::Relaxed) > budget {
+                    // Wait for the caller to release runs it was handed
+                    // (what is held beyond the runs still open).
+                    while held.load(Ordering::Relaxed).saturating_sub(incomplete) > budget.waiting {
                         tokio::time::sleep(Duration::from_millis(2)).await;
                     }
                     let mut batch = pull
@@ -1304,7 +1327,7 @@ impl JetStreamStore {
                             open -= 1;
                             give(i, done);
                         }
-                        if incomplete > budget {
+                        if incomplete > budget.open {
                             // Too interleaved to finish within the budget:
                             // the rest is read run by run.
                             return Ok(());
