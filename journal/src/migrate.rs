@@ -309,11 +309,10 @@ pub fn migrate(
                         .par_bridge()
                         .filter_map(|(i, pre): (usize, Option<Vec<RunMessage>>)| {
                             let bytes = pre.iter().flatten().map(|m| m.body.len() as u64).sum();
-                            let r = runs.get(i).map(|r| copy_one(i, r, pre, tx));
-                            let _ = held.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |h| {
-                                Some(h.saturating_sub(bytes))
-                            });
-                            r.map(|r| (i, r))
+                            // Released however the copy ends, a panic
+                            // included: the reader waits for these bytes.
+                            let _release = Release(&held, bytes);
+                            runs.get(i).map(|r| (i, copy_one(i, r, pre, tx)))
                         })
                         .collect();
                     out.sort_by_key(|(i, _)| *i);
@@ -437,6 +436,21 @@ pub fn migrate(
 }
 
 type Sender = tokio::sync::mpsc::Sender<NewRun>;
+
+/// Bytes of a JetStream source handed to a copy, released from the bulk
+/// reader's count when dropped.
+struct Release<'a>(&'a AtomicU64, u64);
+
+impl Drop for Release<'_> {
+    fn drop(&mut self) {
+        let bytes = self.1;
+        let _ = self
+            .0
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |h| {
+                Some(h.saturating_sub(bytes))
+            });
+    }
+}
 
 /// How the creator ended a run: records stored, and the outcome.
 type Created = (u64, Result<()>);
