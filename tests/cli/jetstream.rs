@@ -1467,6 +1467,28 @@ fn a_jetstream_source_with_interleaved_and_broken_runs_is_copied_run_by_run_rule
     assert!(!dest.join("bad-body.json").exists());
 }
 
+/// The bulk reader over `ids`, giving up the runs still open beyond `open`
+/// bytes, each run released as soon as it is handed over (as migrate does
+/// once it is copied). Every run is handed over once, and everything the
+/// reader counted is released (by the caller, or by the reader itself).
+fn bulk_read(
+    store: &journal::store::jetstream::JetStreamStore,
+    ids: &[String],
+    open: u64,
+) -> BTreeMap<usize, Option<Vec<journal::store::jetstream::RunMessage>>> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let held = AtomicU64::new(0);
+    let mut got = BTreeMap::new();
+    let limits = ReadBudget { open, waiting: 0 };
+    store.stream_runs(ids, limits, &held, |i, m| {
+        let bytes: u64 = m.iter().flatten().map(|x| x.body.len() as u64).sum();
+        held.fetch_sub(bytes, Ordering::Relaxed);
+        assert!(got.insert(i, m).is_none(), "run {i} handed over twice");
+    });
+    assert_eq!(held.load(Ordering::Relaxed), 0, "open {open}: all released");
+    got
+}
+
 #[test]
 fn the_bulk_reader_hands_over_each_run_once_and_gives_up_what_the_budget_cannot_hold() {
     let srv = NatsServer::start();
@@ -1491,19 +1513,7 @@ fn the_bulk_reader_hands_over_each_run_once_and_gives_up_what_the_budget_cannot_
     let mut ids: Vec<String> = runs.iter().map(|(id, _)| id.clone()).collect();
     ids.push("absent".into());
     for budget in [u64::MAX, 2_000, 0] {
-        let held = std::sync::atomic::AtomicU64::new(0);
-        let mut got: BTreeMap<usize, Option<Vec<journal::store::jetstream::RunMessage>>> =
-            BTreeMap::new();
-        let limits = ReadBudget {
-            open: budget,
-            waiting: 0,
-        };
-        store.stream_runs(&ids, limits, &held, |i, m| {
-            // Released at once, as migrate does once a run is copied.
-            let bytes: u64 = m.iter().flatten().map(|x| x.body.len() as u64).sum();
-            held.fetch_sub(bytes, std::sync::atomic::Ordering::Relaxed);
-            assert!(got.insert(i, m).is_none(), "run {i} handed over twice");
-        });
+        let got = bulk_read(&store, &ids, budget);
         assert_eq!(got.len(), ids.len(), "budget {budget}: every run once");
         assert!(got[&8].is_none(), "an absent run is read on its own");
         let mut whole = 0;
@@ -1518,13 +1528,6 @@ fn the_bulk_reader_hands_over_each_run_once_and_gives_up_what_the_budget_cannot_
                 );
             }
         }
-        // Everything the reader counted was handed over (and released by
-        // the caller) or released by the reader itself.
-        assert_eq!(
-            held.load(std::sync::atomic::Ordering::Relaxed),
-            0,
-            "budget {budget}"
-        );
         match budget {
             u64::MAX => assert_eq!(whole, 8, "an unbounded read hands over every run"),
             // Interleaved 8 ways, the runs cannot finish within the budget.
@@ -1641,17 +1644,7 @@ fn reads_are_bounded_by_bytes_and_a_record_larger_than_a_batch_comes_on_its_own(
     // The bulk reader, with room for everything and with a budget smaller
     // than the big record (which then makes it give up, not stall).
     for budget in [u64::MAX, 1 << 20] {
-        let held = std::sync::atomic::AtomicU64::new(0);
-        let mut got = BTreeMap::new();
-        let limits = ReadBudget {
-            open: budget,
-            waiting: 0,
-        };
-        store.stream_runs(&ids, limits, &held, |i, m| {
-            let bytes: u64 = m.iter().flatten().map(|x| x.body.len() as u64).sum();
-            held.fetch_sub(bytes, std::sync::atomic::Ordering::Relaxed);
-            got.insert(i, m);
-        });
+        let got = bulk_read(&store, &ids, budget);
         assert_eq!(got.len(), 2, "budget {budget}: every run handed over");
         if budget == u64::MAX {
             for (i, (id, want)) in runs.iter().enumerate() {
@@ -1659,7 +1652,6 @@ fn reads_are_bounded_by_bytes_and_a_record_larger_than_a_batch_comes_on_its_own(
                 assert!(have.as_ref() == Some(want), "bulk read of {id}");
             }
         }
-        assert_eq!(held.load(std::sync::atomic::Ordering::Relaxed), 0);
     }
     // The bulk verification's read (one consumer over the prefix, and one
     // per group of runs).
