@@ -73,9 +73,7 @@ pub fn fisk_in(home: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
         });
     let mut child = cmd.spawn().expect("spawn fisk-admin");
     if let Some(input) = stdin {
-        use std::io::Write;
-        let mut s = child.stdin.take().expect("stdin");
-        s.write_all(input).expect("write stdin");
+        feed(&mut child, input);
     }
     child.wait_with_output().expect("wait fisk-admin").into()
 }
@@ -233,11 +231,7 @@ impl Fixture {
             .stdin(Stdio::piped())
             .spawn()
             .expect("spawn fisk-admin");
-        {
-            use std::io::Write;
-            let mut s = child.stdin.take().expect("stdin");
-            s.write_all(input).expect("write stdin");
-        }
+        feed(&mut child, input);
         child.wait_with_output().expect("wait").into()
     }
 
@@ -286,5 +280,19 @@ impl Fixture {
             .expect("open lock");
         f.try_lock().expect("take lock");
         f
+    }
+}
+
+/// Write `input` to the child's stdin and close it. A command may end
+/// without reading its input (an error found first, e.g. a bad flag): the
+/// pipe is then broken, and its exit code and output are what the test
+/// checks, so that is not a failure of the test.
+fn feed(child: &mut std::process::Child, input: &[u8]) {
+    use std::io::Write;
+    let mut s = child.stdin.take().expect("stdin");
+    match s.write_all(input) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        Err(e) => panic!("cannot write the command's stdin: {e}"),
     }
 }
