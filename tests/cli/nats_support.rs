@@ -45,9 +45,13 @@ impl NatsServer {
 
     /// Start with extra arguments (e.g. `--user a --pass b`).
     pub fn start_with(extra: &[&str]) -> NatsServer {
+        NatsServer::start_at(free_port(), extra)
+    }
+
+    fn start_at(port: u16, extra: &[&str]) -> NatsServer {
         let mut s = NatsServer {
             child: None,
-            port: free_port(),
+            port,
             url: String::new(),
             store: tempfile::tempdir().expect("tempdir"),
             extra: extra.iter().map(|x| x.to_string()).collect(),
@@ -55,6 +59,62 @@ impl NatsServer {
         s.url = format!("nats://127.0.0.1:{}", s.port);
         s.launch();
         s
+    }
+
+    /// Three servers clustered with each other, JetStream on, each with
+    /// its own store; returned once JetStream answers (a meta leader is
+    /// elected), which the first stream created proves.
+    pub fn cluster(stream: async_nats::jetstream::stream::Config) -> Vec<NatsServer> {
+        // Six distinct ports (a client and a route port each): held open
+        // together, so no two are the same.
+        let held: Vec<TcpListener> = (0..6)
+            .map(|_| TcpListener::bind("127.0.0.1:0").expect("bind a free port"))
+            .collect();
+        let ports: Vec<u16> = held
+            .iter()
+            .map(|l| l.local_addr().expect("local addr").port())
+            .collect();
+        drop(held);
+        let (clients, routes) = ports.split_at(3);
+        let all = routes
+            .iter()
+            .map(|p| format!("nats://127.0.0.1:{p}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let servers: Vec<NatsServer> = routes
+            .iter()
+            .zip(clients)
+            .enumerate()
+            .map(|(i, (p, client))| {
+                NatsServer::start_at(
+                    *client,
+                    &[
+                        "--server_name",
+                        &format!("n{i}"),
+                        "--cluster_name",
+                        "fisk",
+                        "--cluster",
+                        &format!("nats://127.0.0.1:{p}"),
+                        "--routes",
+                        &all,
+                    ],
+                )
+            })
+            .collect();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let first = servers.first().expect("three servers");
+        loop {
+            let config = stream.clone();
+            let made = first.with_js(async move |js| js.create_stream(config).await.map(|_| ()));
+            match made {
+                Ok(()) => return servers,
+                Err(e) => assert!(
+                    Instant::now() < deadline,
+                    "the cluster's JetStream did not answer within 30s: {e}"
+                ),
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
     }
 
     fn launch(&mut self) {

@@ -292,7 +292,15 @@ struct Pull<'a> {
     /// The next message alone is larger than a batch may be: it is asked
     /// for on its own, with no byte limit.
     alone: bool,
+    /// Pulls in a row the consumer was not there to answer (503).
+    unanswered: u32,
 }
+
+/// Pulls in a row a consumer may leave unanswered (503, no responders)
+/// before the read fails. In a cluster a new consumer answers only once
+/// its leader has started, a moment after it was created; the waits
+/// between pulls grow by 20 ms each (about 5 s in all).
+const UNANSWERED_PULLS: u32 = 22;
 
 impl<'a> Pull<'a> {
     fn new(consumer: &'a jetstream::consumer::PullConsumer, max: usize) -> Pull<'a> {
@@ -300,6 +308,7 @@ impl<'a> Pull<'a> {
             consumer,
             max,
             alone: false,
+            unanswered: 0,
         }
     }
 
@@ -309,6 +318,9 @@ impl<'a> Pull<'a> {
         left: u64,
     ) -> std::result::Result<jetstream::consumer::pull::Batch, jetstream::consumer::pull::BatchError>
     {
+        if self.unanswered > 0 {
+            tokio::time::sleep(Duration::from_millis(20 * u64::from(self.unanswered))).await;
+        }
         let want = usize::try_from(left).unwrap_or(usize::MAX).min(self.max);
         let fetch = self.consumer.fetch().expires(nats::REQUEST_TIMEOUT);
         let fetch = match std::mem::take(&mut self.alone) {
@@ -318,24 +330,40 @@ impl<'a> Pull<'a> {
         fetch.messages().await
     }
 
-    /// Whether the error that ended a batch only says the batch is full
-    /// (the server's 409 "Message Size Exceeds MaxBytes": the next message
-    /// would pass the byte limit). `got` messages came in the batch; with
-    /// none, the next message alone is larger than a batch, and the next
-    /// batch asks for it alone. async-nats reports the status only as
-    /// text.
-    fn full(&mut self, e: &(dyn std::error::Error + Send + Sync), got: u64) -> bool {
-        let full = e.to_string().contains("Message Size Exceeds MaxBytes");
-        if full && got == 0 {
-            self.alone = true;
+    /// Whether the error that ended a batch only ends the batch, and the
+    /// read goes on with the next one. `got` messages came in the batch.
+    /// async-nats reports the server's status only as text.
+    ///
+    /// - The batch is full (409 "Message Size Exceeds MaxBytes": the next
+    ///   message would pass the byte limit). With nothing received, the
+    ///   next message alone is larger than a batch: the next batch asks
+    ///   for it alone.
+    /// - Nothing answered the pull (503, no responders) and nothing came:
+    ///   a new consumer in a cluster whose leader has not started yet.
+    ///   The next pull waits a little, up to [`UNANSWERED_PULLS`] times.
+    fn ended(&mut self, e: &(dyn std::error::Error + Send + Sync), got: u64) -> bool {
+        let text = e.to_string();
+        if text.contains("Message Size Exceeds MaxBytes") {
+            self.alone |= got == 0;
+            self.unanswered = 0;
+            return true;
         }
-        full
+        if got == 0 && text.contains("stream: 503") && self.unanswered < UNANSWERED_PULLS {
+            self.unanswered += 1;
+            return true;
+        }
+        false
     }
 
-    /// Whether a batch that brought nothing is a stall (not a message
-    /// too large for a batch, which comes next on its own).
-    fn stalled(&self) -> bool {
-        !self.alone
+    /// Whether a batch that brought `got` messages is a stall: it brought
+    /// nothing, and not for a message too large for a batch (which comes
+    /// next on its own) nor for a consumer not answering yet (asked again).
+    fn stalled(&mut self, got: u64) -> bool {
+        if got > 0 {
+            self.unanswered = 0;
+            return false;
+        }
+        !self.alone && self.unanswered == 0
     }
 }
 
@@ -797,7 +825,7 @@ impl JetStreamStore {
             while let Some(m) = batch.next().await {
                 let m = match m {
                     Ok(m) => m,
-                    Err(e) if pull.full(&*e, (out.len() - before) as u64) => break,
+                    Err(e) if pull.ended(&*e, (out.len() - before) as u64) => break,
                     Err(e) => {
                         return Err(self.err(Some(run), format!("reading {filter} failed: {e}")))
                     }
@@ -817,7 +845,7 @@ impl JetStreamStore {
                     body: m.message.payload.to_vec(),
                 });
             }
-            if out.len() == before && pull.stalled() {
+            if pull.stalled((out.len() - before) as u64) {
                 return Err(self.err(
                     Some(run),
                     format!(
@@ -1278,7 +1306,7 @@ impl JetStreamStore {
                     while let Some(m) = batch.next().await {
                         let m = match m {
                             Ok(m) => m,
-                            Err(e) if pull.full(&*e, seen - before) => break,
+                            Err(e) if pull.ended(&*e, seen - before) => break,
                             Err(e) => {
                                 return Err(self.err(None, format!("reading {what} failed: {e}")))
                             }
@@ -1333,7 +1361,7 @@ impl JetStreamStore {
                             return Ok(());
                         }
                     }
-                    if seen == before && pull.stalled() {
+                    if pull.stalled(seen - before) {
                         return Err(self.stalled(&what, seen, count));
                     }
                 }
@@ -1400,7 +1428,7 @@ impl JetStreamStore {
                 while let Some(m) = batch.next().await {
                     let m = match m {
                         Ok(m) => m,
-                        Err(e) if pull.full(&*e, seen - before) => break,
+                        Err(e) if pull.ended(&*e, seen - before) => break,
                         Err(e) => return Err(self.err(None, format!("reading {what} failed: {e}"))),
                     };
                     seen += 1;
@@ -1413,7 +1441,7 @@ impl JetStreamStore {
                     let stream_seq = m.info().map(|i| i.stream_sequence).unwrap_or(0);
                     visit(i, s, stream_seq, &m.message);
                 }
-                if seen == before && pull.stalled() {
+                if pull.stalled(seen - before) {
                     return Err(self.stalled(&what, seen, count));
                 }
             }
