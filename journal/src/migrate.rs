@@ -443,12 +443,7 @@ struct Release<'a>(&'a AtomicU64, u64);
 
 impl Drop for Release<'_> {
     fn drop(&mut self) {
-        let bytes = self.1;
-        let _ = self
-            .0
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |h| {
-                Some(h.saturating_sub(bytes))
-            });
+        crate::store::jetstream::release(self.0, self.1);
     }
 }
 

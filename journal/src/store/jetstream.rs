@@ -251,6 +251,15 @@ impl ReadBudget {
     };
 }
 
+/// Take `bytes` off the count of source bytes [`JetStreamStore::stream_runs`]
+/// holds (never below zero): the caller's side once it is done with a run.
+pub fn release(held: &std::sync::atomic::AtomicU64, bytes: u64) {
+    use std::sync::atomic::Ordering;
+    let _ = held.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |h| {
+        Some(h.saturating_sub(bytes))
+    });
+}
+
 /// A run for [`JetStreamStore::create_runs`]: its index (for the caller),
 /// id, and records (seq, body).
 pub type NewRun = (usize, String, Vec<(u64, Vec<u8>)>);
@@ -1266,11 +1275,7 @@ impl JetStreamStore {
         } else {
             index.chunks(GROUP).map(<[usize]>::to_vec).collect()
         };
-        let release = |bytes: u64| {
-            let _ = held.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |h| {
-                Some(h.saturating_sub(bytes))
-            });
-        };
+        let release = |bytes: u64| release(held, bytes);
         for g in groups {
             let names: Vec<String> = g.iter().filter_map(|i| runs.get(*i).cloned()).collect();
             let mut at = std::collections::HashMap::with_capacity(g.len());
