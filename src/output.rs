@@ -25,13 +25,38 @@ impl Style {
 }
 
 /// Whether `c` must not reach a terminal as is: C0 and C1 controls, DEL,
-/// the Unicode line and paragraph separators, and the bidirectional
-/// overrides that can make text read differently from what it is.
-fn is_dangerous(c: char) -> bool {
+/// and the invisible format characters (Unicode category Cf): the
+/// bidirectional overrides and marks that can make text read differently
+/// from what it is, the line and paragraph separators, zero-width spaces
+/// and joiners, and the tag characters that can hide a whole text inside
+/// one that looks short. The zero-width joiner and non-joiner are kept:
+/// emoji sequences and Persian and Indic text need them.
+pub fn is_dangerous(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
-            '\u{200e}' | '\u{200f}' | '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+            '\u{ad}'
+                | '\u{600}'..='\u{605}'
+                | '\u{61c}'
+                | '\u{6dd}'
+                | '\u{70f}'
+                | '\u{890}'..='\u{891}'
+                | '\u{8e2}'
+                | '\u{180e}'
+                | '\u{200b}'
+                | '\u{200e}'..='\u{200f}'
+                | '\u{2028}'..='\u{202e}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{206f}'
+                | '\u{feff}'
+                | '\u{fff9}'..='\u{fffb}'
+                | '\u{110bd}'
+                | '\u{110cd}'
+                | '\u{13430}'..='\u{1343f}'
+                | '\u{1bca0}'..='\u{1bca3}'
+                | '\u{1d173}'..='\u{1d17a}'
+                | '\u{e0001}'
+                | '\u{e0020}'..='\u{e007f}'
         )
 }
 
@@ -94,14 +119,42 @@ pub fn table(headers: &[&str]) -> Table {
 
 /// Print a JSON document on one line.
 pub fn json_line<T: serde::Serialize>(out: &mut dyn Write, value: &T) -> io::Result<()> {
-    serde_json::to_writer(&mut *out, value)?;
+    let text = serde_json::to_string(value)?;
+    out.write_all(json_safe(&text).as_bytes())?;
     out.write_all(b"\n")
 }
 
 /// Print a JSON document, indented.
 pub fn json_pretty<T: serde::Serialize>(out: &mut dyn Write, value: &T) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, value)?;
+    let text = serde_json::to_string_pretty(value)?;
+    out.write_all(json_safe(&text).as_bytes())?;
     out.write_all(b"\n")
+}
+
+/// JSON text with every dangerous character [`is_dangerous`] written as a
+/// `\uXXXX` escape (a surrogate pair beyond the BMP). serde_json escapes
+/// only C0 controls, so DEL, C1 controls and bidi overrides would reach a
+/// terminal that shows the output raw. Outside strings serde_json writes
+/// only ASCII punctuation, digits, letters, spaces and `\n` (never
+/// dangerous here but `\n`, which is kept), so the result is the same JSON
+/// value, byte for byte where nothing needed escaping.
+pub fn json_safe(text: &str) -> Cow<'_, str> {
+    let escape = |c: char| c != '\n' && is_dangerous(c);
+    if !text.chars().any(escape) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if escape(c) {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{u:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// Colour only on a terminal, and never with NO_COLOR or --no-color.

@@ -2,7 +2,7 @@
 
 use super::{locate, nats_settings, CmdResult};
 use crate::cli::Global;
-use crate::output::{json_pretty, Style};
+use crate::output::{json_pretty, sanitize, Style};
 use journal::location::Backend;
 use std::io::Write;
 use std::process::ExitCode;
@@ -65,14 +65,14 @@ pub fn run(g: &Global, style: Style, out: &mut dyn Write) -> CmdResult {
             match check {
                 Ok(r) => {
                     if let Some(p) = journal::store::jetstream::prefix_of(&r.config.subjects) {
-                        writeln!(out, "  prefix:   {p}")?;
+                        writeln!(out, "  prefix:   {}", sanitize(&p, false))?;
                     }
                     writeln!(out, "  messages: {}", r.messages)?;
                     for p in &r.problems {
-                        writeln!(out, "  error:    {p}")?;
+                        writeln!(out, "  error:    {}", sanitize(&p.to_string(), false))?;
                     }
                 }
-                Err(e) => writeln!(out, "  unreachable: {e}")?,
+                Err(e) => writeln!(out, "  unreachable: {}", sanitize(&e.to_string(), false))?,
             }
         }
     }

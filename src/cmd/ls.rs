@@ -36,7 +36,7 @@ pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResul
     for s in &runs {
         t.add_row(vec![
             cell(&s.run_id, 40),
-            s.status.clone(),
+            cell(&s.status, 40),
             if s.live { "live".into() } else { String::new() },
             cell(s.model.as_deref().unwrap_or("-"), 24),
             s.records.map_or("-".into(), |n| n.to_string()),

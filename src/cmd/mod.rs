@@ -20,7 +20,7 @@ pub mod validate;
 pub mod verify;
 
 use crate::cli::Global;
-use crate::output::Style;
+use crate::output::{sanitize, Style};
 use journal::location::{self, Backend, Location};
 use journal::store::file::FileStore;
 use journal::store::jetstream::JetStreamStore;
@@ -92,9 +92,11 @@ pub fn finish(result: CmdResult, style: Style) -> ExitCode {
         // A closed pipe (`| head`) is not an error.
         Err(f) if f.broken_pipe => ExitCode::SUCCESS,
         Err(f) => {
-            let mut diag = miette::MietteDiagnostic::new(f.message);
+            // Messages quote what they are about (a fingerprint field, a
+            // server's error, a stream's subject): untrusted text.
+            let mut diag = miette::MietteDiagnostic::new(sanitize(&f.message, true));
             if let Some(h) = f.help {
-                diag = diag.with_help(h);
+                diag = diag.with_help(sanitize(&h, true));
             }
             let handler = if style.color {
                 miette::GraphicalReportHandler::new()

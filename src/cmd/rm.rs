@@ -4,7 +4,7 @@
 
 use super::{open_store, CmdResult, Failure};
 use crate::cli::{Global, RmArgs};
-use crate::output::{json_pretty, Style};
+use crate::output::{json_pretty, sanitize, Style};
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
@@ -48,14 +48,18 @@ pub fn run(g: &Global, a: RmArgs, style: Style, out: &mut dyn Write) -> CmdResul
             Ok(removed) => {
                 if !style.json() {
                     for p in &removed {
-                        writeln!(out, "removed {p}")?;
+                        writeln!(out, "removed {}", sanitize(p, false))?;
                     }
                 }
                 removed_all.push(serde_json::json!({"run": r, "removed": removed}));
             }
             Err(e) => {
                 failed += 1;
-                eprintln!("fisk-admin: {e}; run {r} was not deleted");
+                let e = e.to_string();
+                eprintln!(
+                    "fisk-admin: {}; run {r} was not deleted",
+                    sanitize(&e, false)
+                );
             }
         }
     }

@@ -37,7 +37,7 @@ pub fn run(g: &Global, a: ShowArgs, style: Style, out: &mut dyn Write) -> CmdRes
     writeln!(
         out,
         "  status:      {}{}",
-        st.status,
+        sanitize(&st.status.to_string(), false),
         if live {
             " (live: a writer holds it now)"
         } else {

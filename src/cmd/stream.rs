@@ -39,17 +39,24 @@ pub fn run(g: &Global, c: StreamCommand, style: Style, out: &mut dyn Write) -> C
                     }),
                 )?;
             } else {
-                writeln!(out, "stream {} on {}", r.name, r.server)?;
-                writeln!(out, "  subjects: {}", r.config.subjects.join(", "))?;
+                // The stream's subjects come from the server: untrusted.
+                writeln!(
+                    out,
+                    "stream {} on {}",
+                    sanitize(&r.name, false),
+                    sanitize(&r.server, false)
+                )?;
+                let subjects = r.config.subjects.join(", ");
+                writeln!(out, "  subjects: {}", sanitize(&subjects, false))?;
                 if let Some(p) = &prefix {
-                    writeln!(out, "  prefix:   {p}")?;
+                    writeln!(out, "  prefix:   {}", sanitize(p, false))?;
                 }
                 writeln!(out, "  messages: {} ({} bytes)", r.messages, r.bytes)?;
                 for p in &r.problems {
                     writeln!(out, "  error: {}", sanitize(&p.to_string(), false))?;
                 }
                 for n in &r.notes {
-                    writeln!(out, "  note:  {n}")?;
+                    writeln!(out, "  note:  {}", sanitize(n, false))?;
                 }
                 if r.problems.is_empty() {
                     writeln!(out, "ok: the stream can hold fisk sessions")?;

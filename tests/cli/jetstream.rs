@@ -3,7 +3,7 @@
 
 use crate::nats_support::NatsServer;
 use crate::schema::{assert_valid, output_validator};
-use crate::support::{fisk_in, s, store_copy, testdata, Run};
+use crate::support::{assert_printable, fisk_in, s, store_copy, testdata, Run};
 use async_nats::jetstream::stream::{Config, DiscardPolicy};
 use journal::store::jetstream::ReadBudget;
 use journal::store::{Appender, Store};
@@ -839,6 +839,32 @@ fn stream_create_makes_exactly_the_spec_config_and_is_idempotent() {
         &["stream", "create", "X", "--subject", "no-wildcard"],
     );
     assert_eq!(r.code, 2);
+}
+
+#[test]
+fn a_stream_whose_subject_holds_escapes_is_shown_neutralised() {
+    // Whoever may edit a shared stream chooses its subject; the server
+    // refuses only whitespace and NUL in it.
+    let srv = NatsServer::start();
+    let home = tempfile::tempdir().unwrap();
+    let subject = "ev\u{1b}[2J\u{1b}]52;c;SGk=\u{7}\u{9b}31m\u{202e}X.>";
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &["stream", "create", "EVIL", "--subject", subject],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for args in [
+        &["stream", "check", "EVIL"][..],
+        &["--store", "jetstream:EVIL", "info"][..],
+        &["--format", "json", "stream", "check", "EVIL"][..],
+    ] {
+        let r = fisk_js(&srv, home.path(), args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        assert_printable(&format!("{args:?}"), &r.stdout);
+        assert_printable(&format!("{args:?}"), &r.stderr);
+        assert!(r.stdout.contains("ev\\u"), "{args:?}: {}", r.stdout);
+    }
 }
 
 #[test]

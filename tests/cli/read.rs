@@ -101,6 +101,58 @@ fn hostile_text_never_reaches_the_terminal_raw() {
     );
 }
 
+/// Text no sanitiser may let through: a screen clear, an OSC 52 clipboard
+/// write, a C1 CSI, DEL, a right-to-left override, a zero-width space, an
+/// Arabic letter mark and a tag character.
+const HOSTILE: &str =
+    "done\u{1b}[2J\u{1b}]52;c;SGk=\u{7}\u{9b}31m\u{7f}\u{202e}X\u{200b}\u{61c}\u{e0041}";
+
+#[test]
+fn a_hostile_terminal_reason_is_neutralised_as_a_status_in_text_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let meta = r#"{"seq":1,"protocol":"io.choria.fisk-ai.v1.session.meta","meta":{"version":3,"run_id":"ht","created":"2026-01-01T00:00:00Z","fingerprint":{"provider":"p","model":"m","system_hash":"","tools_hash":"","thinking_mode":"off","max_tokens":1,"max_iterations":1},"prompt":"x"}}"#;
+    let terminal = serde_json::json!({
+        "seq": 2,
+        "protocol": "io.choria.fisk-ai.v1.session.terminal",
+        "terminal": {"reason": HOSTILE},
+    });
+    let path = dir.path().join("ht.json");
+    std::fs::write(&path, format!("{meta}\n{terminal}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let d = s(dir.path());
+    for args in [
+        vec!["--state-dir", d, "ls"],
+        vec!["--state-dir", d, "show", "ht"],
+    ] {
+        let r = fisk(&args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        assert!(
+            r.stdout.contains("done\\u{1b}[2J"),
+            "{args:?}: {}",
+            r.stdout
+        );
+        assert_printable(&format!("{args:?}"), &r.stdout);
+    }
+    for args in [
+        vec!["--state-dir", d, "ls", "--format", "json"],
+        vec!["--state-dir", d, "show", "ht", "--format", "json"],
+        vec!["--state-dir", d, "fold", "ht", "--format", "json"],
+    ] {
+        let r = fisk(&args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        assert_printable(&format!("{args:?}"), &r.stdout);
+        // Escaped, not altered: the JSON still holds the reason as stored.
+        let v: Value = serde_json::from_str(&r.stdout).unwrap();
+        let status = if v.is_array() {
+            &v[0]["status"]
+        } else {
+            &v["status"]
+        };
+        assert_eq!(status, HOSTILE, "{args:?}");
+    }
+}
+
 #[test]
 fn show_names_what_a_waiting_run_waits_on() {
     let store = store_copy("runs");

@@ -239,6 +239,24 @@ fn a_provider_change_is_refused_even_with_force() {
 }
 
 #[test]
+fn a_refusal_quoting_a_hostile_fingerprint_is_neutralised() {
+    let f = suspended();
+    f.write_agent("demo-1", "script", "", 200000, 20, "[exec, defer]");
+    let hostile = "anth\\u001b[2J\\u001b]52;c;SGk=\\u0007\\u009b31m\\u202eropic";
+    let text = String::from_utf8(f.bytes("g")).unwrap().replacen(
+        "\"provider\":\"script\"",
+        &format!("\"provider\":\"{hostile}\""),
+        1,
+    );
+    std::fs::write(f.journal("g"), &text).unwrap();
+    let r = f.resume("g", &[]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("anth\\u{1b}[2J"), "{}", r.stderr);
+    assert_printable("resume's refusal", &r.stderr);
+    assert_eq!(f.bytes("g"), text.as_bytes());
+}
+
+#[test]
 fn blocking_drift_is_refused_unless_forced() {
     let f = suspended();
     f.write_agent(

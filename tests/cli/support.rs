@@ -296,3 +296,21 @@ fn feed(child: &mut std::process::Child, input: &[u8]) {
         Err(e) => panic!("cannot write the command's stdin: {e}"),
     }
 }
+
+/// Panics when `text` holds anything that could act on a terminal: a
+/// control character other than `\n` and `\t` (so every escape sequence's
+/// introducer, C1 included), or an invisible format character (bidi
+/// overrides, zero-width space, tag characters).
+pub fn assert_printable(what: &str, text: &str) {
+    for c in text.chars() {
+        let format = matches!(
+            c,
+            '\u{ad}' | '\u{61c}' | '\u{200b}' | '\u{200e}'..='\u{200f}' | '\u{2028}'..='\u{202e}'
+                | '\u{2060}'..='\u{206f}' | '\u{feff}' | '\u{e0000}'..='\u{e007f}'
+        );
+        assert!(
+            !(c.is_control() && c != '\n' && c != '\t') && !format,
+            "{what} printed {c:?} raw:\n{text}"
+        );
+    }
+}
