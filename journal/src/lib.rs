@@ -1,7 +1,7 @@
 //! The fisk session journal: records, the fold, fingerprints, the stores and
 //! verification. This crate prints nothing; the `fisk-admin` binary renders.
 //! `journal/FORMAT.md` describes the format and its durability rules.
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 pub mod agent;
 pub mod error;

@@ -5,6 +5,7 @@ use crate::support::*;
 use serde_json::Value;
 use std::fs::File;
 use std::os::unix::fs::PermissionsExt;
+use std::process::Command;
 
 #[test]
 fn a_held_lock_shows_as_live_without_ls_creating_or_taking_locks() {
@@ -426,4 +427,150 @@ fn an_unreadable_journal_is_a_finding_and_verify_goes_on() {
     assert_eq!(about, ["symlink", "unreadable"]);
     let summary = &lines.last().unwrap()["summary"];
     assert_eq!(summary["runs"], 28, "every other run was still verified");
+}
+
+/// Run `fisk-admin` and fail the test, instead of hanging it, when it does
+/// not end within 20 s.
+fn fisk_or_hang(args: &[&str]) -> Run {
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let shown = format!("{args:?}");
+    std::thread::spawn(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let _ = tx.send(fisk(&args));
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(20))
+        .unwrap_or_else(|_| panic!("{shown} hung"))
+}
+
+#[test]
+fn entries_that_are_not_regular_files_are_named_and_never_read() {
+    // A FIFO would block an open or a read forever; /dev/zero never ends;
+    // a directory is not a journal whatever its name.
+    let store = store_copy("runs");
+    let d = store.path();
+    let made = Command::new("mkfifo")
+        .arg(d.join("pipe.json"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    std::os::unix::fs::symlink("/dev/zero", d.join("zero.json")).unwrap();
+    std::fs::create_dir(d.join("dir.json")).unwrap();
+    let before = tree(d);
+    let d = s(d);
+
+    let ls = fisk_or_hang(&["--state-dir", d, "ls", "--format", "json"]);
+    assert_eq!(ls.code, 0, "{}", ls.stderr);
+    let rows = ls.json();
+    let status = |run: &str| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["run_id"] == run)
+            .map(|r| r["status"].clone())
+    };
+    for run in ["pipe", "zero", "dir"] {
+        assert_eq!(status(run), Some("corrupt".into()), "{run}: {}", ls.stdout);
+    }
+    assert_eq!(status("tool-batch"), Some("completed".into()));
+
+    let verify = fisk_or_hang(&["--state-dir", d, "verify", "--format", "json"]);
+    assert_eq!(verify.code, 1, "{}", verify.stderr);
+    let text = verify.stdout;
+    for (run, what) in [
+        ("pipe", "a FIFO (named pipe)"),
+        ("zero", "a device"),
+        ("dir", "a directory"),
+    ] {
+        assert!(
+            text.lines()
+                .any(|l| l.contains(&format!("\"run\":\"{run}\"")) && l.contains(what)),
+            "verify names {run} as {what}:\n{text}"
+        );
+    }
+
+    for (args, what) in [
+        (vec!["show", "pipe"], "FIFO"),
+        (vec!["fold", "zero"], "device"),
+        (vec!["validate", "pipe"], "FIFO"),
+        (vec!["repair", "pipe"], "FIFO"),
+        // The commands that write never go through a link at all.
+        (vec!["repair", "--dry-run", "zero"], "is a symbolic link"),
+        (vec!["rm", "--yes", "dir"], "directory"),
+        (vec!["answer", "pipe", "t1", "--content", "x"], "FIFO"),
+    ] {
+        let mut full = vec!["--state-dir", d];
+        full.extend(&args);
+        let r = fisk_or_hang(&full);
+        assert!(
+            r.code != 0 && r.code != 101,
+            "{args:?}: {} {}",
+            r.code,
+            r.stderr
+        );
+        assert!(r.stderr.contains(what), "{args:?}: {}", r.stderr);
+        let fix = match what {
+            "is a symbolic link" => "replace it with the file it points to",
+            _ => "move it out of the store",
+        };
+        assert!(r.stderr.contains(fix), "{args:?}: {}", r.stderr);
+    }
+    assert_eq!(
+        tree(store.path()),
+        before,
+        "nothing created, changed or removed"
+    );
+}
+
+#[test]
+fn repair_dry_run_takes_no_lock_and_creates_nothing() {
+    let store = store_copy("damaged");
+    let before = tree(store.path());
+    assert!(!store.path().join("torn-tail.lock").exists());
+    let r = fisk(&[
+        "--state-dir",
+        s(store.path()),
+        "repair",
+        "--dry-run",
+        "torn-tail",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("would"), "{}", r.stdout);
+    assert_eq!(tree(store.path()), before);
+    // A live run: the dry run says a repair would be refused.
+    let lock = File::create(store.path().join("torn-tail.lock")).unwrap();
+    lock.lock().unwrap();
+    let r = fisk(&[
+        "--state-dir",
+        s(store.path()),
+        "repair",
+        "--dry-run",
+        "torn-tail",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("torn-tail"), "{}", r.stderr);
+}
+
+/// Every entry of a directory (not followed into links) with its type and
+/// bytes, to show that nothing changed.
+fn tree(dir: &std::path::Path) -> Vec<(String, String, Vec<u8>)> {
+    let mut out: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let ft = e.file_type().unwrap();
+            let bytes = if ft.is_file() {
+                std::fs::read(e.path()).unwrap()
+            } else {
+                Vec::new()
+            };
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                format!("{ft:?}"),
+                bytes,
+            )
+        })
+        .collect();
+    out.sort();
+    out
 }

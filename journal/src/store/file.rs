@@ -1,7 +1,7 @@
 //! The file backend (SPEC 7): `<dir>/<id>.json` journals, `<dir>/<id>.lock`
 //! run locks. This half reads; readers never lock and never write.
 
-use super::mmap;
+use super::whole;
 use super::{Journal, Summary};
 use crate::error::{Error, Result};
 use crate::id;
@@ -86,7 +86,10 @@ impl FileStore {
                     .unwrap_or_else(|| std::io::Error::other("directory walk failed"));
                 Error::io(path, source)
             })?;
-            if entry.file_type().is_dir() {
+            // A directory is not a run, unless it is named like a journal:
+            // then it is listed, and reading it says what it is.
+            let named_like_journal = entry.file_name().to_string_lossy().ends_with(".json");
+            if entry.file_type().is_dir() && !named_like_journal {
                 continue;
             }
             let name = entry.file_name().to_string_lossy();
@@ -111,7 +114,7 @@ impl FileStore {
 
     fn open(&self, run: &str) -> Result<(PathBuf, File)> {
         let path = self.journal_path(run)?;
-        match File::open(&path) {
+        match whole::open(&path) {
             Ok(f) => Ok((path, f)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::NotFound {
                 run: run.to_owned(),
@@ -124,7 +127,7 @@ impl FileStore {
     /// The journal's bytes, exactly as stored.
     pub fn read_bytes(&self, run: &str) -> Result<(PathBuf, impl std::ops::Deref<Target = [u8]>)> {
         let (path, mut f) = self.open(run)?;
-        let bytes = mmap::read(&mut f).map_err(|e| Error::io(&path, e))?;
+        let bytes = whole::read(&mut f).map_err(|e| Error::io(&path, e))?;
         Ok((path, bytes))
     }
 

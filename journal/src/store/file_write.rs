@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::fold::{check_append, Append};
 use crate::lines::{self, Tail};
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -447,6 +447,12 @@ impl FileStore {
     fn require(&self, run: &str) -> Result<PathBuf> {
         let path = self.journal_path(run)?;
         match std::fs::symlink_metadata(&path) {
+            // A symbolic link is refused by the open (`O_NOFOLLOW`), with
+            // its own message.
+            Ok(md) if !md.is_file() && !md.file_type().is_symlink() => Err(Error::Store {
+                context: path.display().to_string(),
+                message: super::whole::not_a_journal(md.file_type()),
+            }),
             Ok(_) => Ok(path),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::NotFound {
                 run: run.to_owned(),
@@ -600,9 +606,8 @@ impl FileStore {
                 },
                 _ => open_error(&path, e),
             })?;
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes)
-            .map_err(|e| Error::io(&path, e))?;
+        super::whole::regular(&file).map_err(|e| Error::io(&path, e))?;
+        let bytes = super::whole::read(&mut file).map_err(|e| Error::io(&path, e))?;
         let found = scan(run, &path, &bytes)?;
         let media = OsFile {
             file,
@@ -663,15 +668,26 @@ impl FileStore {
     /// Fix the tail only (see [`Repair`]); with `dry_run`, say what would be done.
     pub fn repair(&self, run: &str, dry_run: bool) -> Result<Repair> {
         let path = self.require(run)?;
-        let _lock = self.lock(run)?;
+        // A dry run only reads: like every reader it takes no lock and
+        // creates nothing, and says whether a writer would stop the repair.
+        let _lock = match dry_run {
+            false => Some(self.lock(run)?),
+            true if self.is_live(run)? => {
+                return Err(Error::Live {
+                    run: run.to_owned(),
+                    holder: holder(&self.lock_path(run)?),
+                })
+            }
+            true => None,
+        };
         let mut file = nofollow()
             .read(true)
-            .write(true)
+            .write(!dry_run)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
             .open(&path)
             .map_err(|e| open_error(&path, e))?;
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes)
-            .map_err(|e| Error::io(&path, e))?;
+        super::whole::regular(&file).map_err(|e| Error::io(&path, e))?;
+        let bytes = super::whole::read(&mut file).map_err(|e| Error::io(&path, e))?;
         let (entries, tail) = match lines::decode_all(&bytes) {
             Ok(x) => x,
             Err(bad) => {

@@ -4,7 +4,7 @@
 pub mod file;
 pub mod file_write;
 pub mod jetstream;
-mod mmap;
+mod whole;
 
 use crate::fold::{fold_with, FoldOptions};
 use crate::lines::Tail;
