@@ -72,7 +72,7 @@ pub enum Command {
     Answer(AnswerArgs),
     /// Fix a damaged tail: cut a torn final line (kept in a backup) or add a missing final newline
     Repair(RepairArgs),
-    /// Delete runs (journal and lock); refuses live runs
+    /// Delete runs (journal and lock), keeping a backup of each; refuses live runs
     Rm(RmArgs),
     /// Print the fingerprint an agent file would start a run with (JSON, for diff)
     Fingerprint(FingerprintArgs),

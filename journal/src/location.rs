@@ -23,6 +23,18 @@ pub struct Location {
 /// Parse `file:DIR` or `jetstream:STREAM`.
 pub fn parse_uri(uri: &str) -> Result<Backend> {
     if let Some(dir) = uri.strip_prefix("file:") {
+        // The URL form names a local path after `//` (`file:///var/...`);
+        // anything else there (`file://`, `file://host/...`) is not a
+        // directory here.
+        let dir = match dir.strip_prefix("//") {
+            Some(path) if path.starts_with('/') => path,
+            Some(_) => {
+                return Err(Error::Usage(format!(
+                    "store {uri:?}: file: takes a local directory, e.g. file:/var/lib/fisk-ai/runs or file:///var/lib/fisk-ai/runs"
+                )))
+            }
+            None => dir,
+        };
         if dir.is_empty() {
             return Err(Error::Usage(format!(
                 "store {uri:?}: file: needs a directory, e.g. file:/var/lib/fisk-ai/runs"
@@ -125,10 +137,7 @@ pub fn resolve(
             Backend::File {
                 dir: crate::store::file::default_dir()?,
             },
-            match std::env::var_os("XDG_STATE_HOME") {
-                Some(_) => "default ($XDG_STATE_HOME/fisk-ai/runs)".to_owned(),
-                None => "default (~/.local/state/fisk-ai/runs)".to_owned(),
-            },
+            format!("default ({}/fisk-ai/runs)", crate::store::file::state_home()?.1),
         ),
     };
     Ok(Location {

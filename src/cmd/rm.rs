@@ -1,5 +1,5 @@
-//! `rm RUN... [--yes]`: delete runs (journal and lock). Live runs are
-//! refused; on a terminal it asks first unless `--yes`; without a terminal
+//! `rm RUN... [--yes]`: delete runs (journal and lock), keeping each run's
+//! bytes as a backup first (see `Store::delete`). Live runs are refused; on a terminal it asks first unless `--yes`; without a terminal
 //! it needs `--yes`. Every id is checked before anything is deleted.
 
 use super::{open_store, CmdResult, Failure};
@@ -23,7 +23,7 @@ pub fn run(g: &Global, a: RmArgs, style: Style, out: &mut dyn Write) -> CmdResul
     if !a.yes {
         if !std::io::stdin().is_terminal() {
             return Err(Failure::refused(
-                "rm deletes runs for good and there is no terminal to ask on; nothing was deleted",
+                "rm deletes runs (keeping a backup of each) and there is no terminal to ask on; nothing was deleted",
             )
             .help("pass --yes to delete without asking"));
         }
@@ -45,13 +45,22 @@ pub fn run(g: &Global, a: RmArgs, style: Style, out: &mut dyn Write) -> CmdResul
     let mut failed = 0;
     for r in &a.runs {
         match store.delete(r) {
-            Ok(removed) => {
+            Ok(d) => {
                 if !style.json() {
-                    for p in &removed {
+                    for p in &d.removed {
                         writeln!(out, "removed {}", sanitize(p, false))?;
                     }
+                    if let Some(k) = &d.kept {
+                        let k = k.display().to_string();
+                        writeln!(out, "kept    {}", sanitize(&k, false))?;
+                    }
+                    if let Some(c) = &d.restore {
+                        writeln!(out, "restore with: {}", sanitize(c, false))?;
+                    }
                 }
-                removed_all.push(serde_json::json!({"run": r, "removed": removed}));
+                removed_all.push(serde_json::json!({
+                    "run": r, "removed": d.removed, "kept": d.kept, "restore": d.restore,
+                }));
             }
             Err(e) => {
                 failed += 1;

@@ -494,6 +494,70 @@ fn ls_gives_the_same_statuses_on_both_backends() {
 }
 
 #[test]
+fn rm_on_jetstream_keeps_the_run_in_a_file_store_that_migrate_puts_back() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let home = tempfile::tempdir().unwrap();
+    let src = store_copy("runs");
+    let js = format!("jetstream:{STREAM}");
+    let r = migrate_all(&srv, home.path(), &format!("file:{}", s(src.path())), &js);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let want = std::fs::read(src.path().join("tool-batch.json")).unwrap();
+    let ls = |home: &Path| {
+        let r = fisk_js(&srv, home, &["--store", &js, "--format", "json", "ls"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["run_id"].as_str().unwrap().to_owned())
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    let before = ls(home.path());
+    assert!(before.contains("tool-batch"));
+
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &[
+            "--store",
+            &js,
+            "--format",
+            "json",
+            "rm",
+            "--yes",
+            "tool-batch",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let done = &r.json()[0];
+    let kept = std::path::PathBuf::from(done["kept"].as_str().unwrap());
+    assert!(
+        kept.starts_with(home.path().join("state/fisk-admin/removed").join(STREAM)),
+        "{kept:?}"
+    );
+    assert_eq!(std::fs::read(&kept).unwrap(), want, "kept byte for byte");
+    let after = ls(home.path());
+    assert!(!after.contains("tool-batch"), "{after:?}");
+    assert_eq!(after.len() + 1, before.len(), "only that run went");
+
+    // The command it prints puts the run back as it was.
+    let restore = done["restore"].as_str().unwrap();
+    let words: Vec<&str> = restore.split_whitespace().collect();
+    assert_eq!(words[0], "fisk-admin", "{restore}");
+    let r = fisk_js(&srv, home.path(), &words[1..]);
+    assert_eq!(r.code, 0, "{restore}: {}{}", r.stdout, r.stderr);
+    assert_eq!(ls(home.path()), before);
+    let dest = tempfile::tempdir().unwrap();
+    let r = migrate_all(&srv, home.path(), &js, &format!("file:{}", s(dest.path())));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        std::fs::read(dest.path().join("tool-batch.json")).unwrap(),
+        want
+    );
+}
+
+#[test]
 fn show_fold_and_verify_work_on_jetstream() {
     let srv = NatsServer::start();
     srv.spec_stream(STREAM, SUBJECT);

@@ -250,6 +250,42 @@ fn ids_that_could_escape_the_store_are_refused_before_any_path_is_built() {
 }
 
 #[test]
+fn a_relative_xdg_state_home_is_ignored_and_info_says_so() {
+    // The XDG spec: a relative $XDG_STATE_HOME is invalid, and ignored.
+    let home = tempfile::tempdir().unwrap();
+    for xdg in ["", "relative/state"] {
+        let out = Command::new(bin())
+            .args(["info", "--format", "json"])
+            .env_clear()
+            .env("HOME", home.path())
+            .env("XDG_STATE_HOME", xdg)
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            v["location"],
+            s(&home.path().join(".local/state/fisk-ai/runs")),
+            "{xdg:?}"
+        );
+        assert_eq!(v["why"], "default (~/.local/state/fisk-ai/runs)", "{xdg:?}");
+    }
+}
+
+#[test]
+fn file_store_uris_take_a_local_path_in_either_form() {
+    let store = store_copy("runs");
+    let url = format!("file://{}", s(store.path()));
+    let r = fisk(&["--store", &url, "--format", "json", "ls"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.json().as_array().unwrap().len() > 10);
+    for bad in ["file://", "file://host/runs"] {
+        let r = fisk(&["--store", bad, "ls"]);
+        assert_eq!(r.code, 2, "{bad}: {}", r.stdout);
+        assert!(r.stderr.contains("local directory"), "{bad}: {}", r.stderr);
+    }
+}
+
+#[test]
 fn info_says_which_store_and_why() {
     let home = tempfile::tempdir().unwrap();
     let r = fisk_in(home.path(), &["info", "--format", "json"], None);

@@ -123,17 +123,49 @@ fn rm_without_a_terminal_needs_yes() {
 }
 
 #[test]
-fn rm_removes_journal_and_lock_and_says_so() {
+fn rm_removes_journal_and_lock_keeps_a_backup_and_says_so() {
     let f = completed();
-    let r = f.store(&["rm", "c", "--yes"]);
+    let before = f.bytes("c");
+    let r = f.store(&["--format", "json", "rm", "c", "--yes"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
+    let done = &r.json()[0];
+    let removed = done["removed"].to_string();
     assert!(
-        r.stdout.contains("c.json") && r.stdout.contains("c.lock"),
-        "{}",
-        r.stdout
+        removed.contains("c.json") && removed.contains("c.lock"),
+        "{removed}"
     );
     assert!(!f.journal("c").exists());
     assert!(!f.runs().join("c.lock").exists());
+    // Kept beside the others under a name no reader takes for a journal.
+    let kept = std::path::PathBuf::from(done["kept"].as_str().unwrap());
+    assert_eq!(kept.parent(), Some(f.runs().as_path()));
+    let name = kept.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.starts_with("c.removed-") && name.ends_with(".bak"),
+        "{name}"
+    );
+    assert_eq!(std::fs::read(&kept).unwrap(), before);
+    let ls = f.store(&["--format", "json", "ls"]);
+    assert_eq!(ls.json(), serde_json::json!([]));
+    // The text form says the same, and how to put it back.
+    let f = completed();
+    let before = f.bytes("c");
+    let r = f.store(&["rm", "c", "--yes"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("kept") && r.stdout.contains("restore with: mv "),
+        "{}",
+        r.stdout
+    );
+    let restore = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("restore with: mv "))
+        .unwrap();
+    let (from, to) = restore.split_once(' ').unwrap();
+    std::fs::rename(from, to).unwrap();
+    assert_eq!(f.bytes("c"), before);
+    assert_eq!(f.store(&["verify", "c"]).code, 0);
 }
 
 #[test]

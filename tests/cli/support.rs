@@ -309,7 +309,7 @@ pub fn assert_printable(what: &str, text: &str) {
                 | '\u{2060}'..='\u{206f}' | '\u{feff}' | '\u{e0000}'..='\u{e007f}'
         );
         assert!(
-            !(c.is_control() && c != '\n' && c != '\t') && !format,
+            !(format || c.is_control() && c != '\n' && c != '\t'),
             "{what} printed {c:?} raw:\n{text}"
         );
     }

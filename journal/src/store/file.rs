@@ -15,15 +15,22 @@ use std::path::{Path, PathBuf};
 /// The default store directory: `$XDG_STATE_HOME/fisk-ai/runs`, else
 /// `~/.local/state/fisk-ai/runs`. Never the working directory.
 pub fn default_dir() -> Result<PathBuf> {
+    state_home().map(|(home, _)| home.join("fisk-ai").join("runs"))
+}
+
+/// The XDG state home and what chose it: `$XDG_STATE_HOME` when it is an
+/// absolute path (the XDG spec says to ignore a relative one), else
+/// `~/.local/state`.
+pub fn state_home() -> Result<(PathBuf, &'static str)> {
     let abs = |p: PathBuf| p.is_absolute().then_some(p);
     if let Some(x) = std::env::var_os("XDG_STATE_HOME")
         .map(PathBuf::from)
         .and_then(abs)
     {
-        return Ok(x.join("fisk-ai").join("runs"));
+        return Ok((x, "$XDG_STATE_HOME"));
     }
     match std::env::var_os("HOME").map(PathBuf::from).and_then(abs) {
-        Some(h) => Ok(h.join(".local/state/fisk-ai/runs")),
+        Some(h) => Ok((h.join(".local/state"), "~/.local/state")),
         None => Err(Error::Usage(
             "neither XDG_STATE_HOME nor HOME is set to an absolute path; pass --state-dir DIR"
                 .into(),

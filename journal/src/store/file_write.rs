@@ -619,20 +619,22 @@ impl FileStore {
         Ok(a)
     }
 
-    /// Remove a run's journal and lock (refusing a live run). Returns what
-    /// was removed.
-    pub fn delete(&self, run: &str) -> Result<Vec<PathBuf>> {
+    /// Remove a run's journal and lock (refusing a live run), keeping the
+    /// journal as `<id>.removed-<UTC time>.bak` beside it. Returns what
+    /// was removed and the backup.
+    pub fn delete(&self, run: &str) -> Result<(Vec<PathBuf>, Option<PathBuf>)> {
         self.delete_if(run, None)
     }
 
     /// [`delete`](Self::delete), only when the run still ends at seq
-    /// `last` (checked under the lock): a copy's source is never deleted
-    /// with records the copy does not hold.
+    /// `last` (checked under the lock), and with no backup: a copy's source
+    /// is deleted only once its copy is verified, and never with records
+    /// the copy does not hold.
     pub fn delete_copied(&self, run: &str, last: u64) -> Result<Vec<PathBuf>> {
-        self.delete_if(run, Some(last))
+        self.delete_if(run, Some(last)).map(|(removed, _)| removed)
     }
 
-    fn delete_if(&self, run: &str, last: Option<u64>) -> Result<Vec<PathBuf>> {
+    fn delete_if(&self, run: &str, last: Option<u64>) -> Result<(Vec<PathBuf>, Option<PathBuf>)> {
         let path = self.require(run)?;
         let lock_path = self.lock_path(run)?;
         let lock = self.lock(run)?;
@@ -652,6 +654,19 @@ impl FileStore {
             self.remove_stale_tmp(run)?;
             removed.push(tmp);
         }
+        // `rm` keeps the journal under a second name first (a link: no copy,
+        // the same inode, owner and mode); a copy's source was verified in
+        // its copy and goes.
+        let kept = match last {
+            Some(_) => None,
+            None => {
+                let stamp = crate::time::compact(std::time::SystemTime::now());
+                Some(self.first_free(
+                    |n| format!("{run}.removed-{stamp}{n}.bak"),
+                    |p| std::fs::hard_link(&path, p),
+                )?)
+            }
+        };
         std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
         removed.push(path);
         // Unlinking while holding the lock: a writer that opens the old lock
@@ -662,7 +677,7 @@ impl FileStore {
         File::open(self.dir())
             .and_then(|d| d.sync_all())
             .map_err(|e| Error::io(self.dir(), e))?;
-        Ok(removed)
+        Ok((removed, kept))
     }
 
     /// Fix the tail only (see [`Repair`]); with `dry_run`, say what would be done.
@@ -755,21 +770,32 @@ impl FileStore {
     fn save_backup(&self, run: &str, bytes: &[u8]) -> Result<PathBuf> {
         crate::id::check(run)?;
         let stamp = crate::time::compact(std::time::SystemTime::now());
+        self.first_free(
+            |n| format!("{run}.torn-{stamp}{n}.bak"),
+            |path| write_new(path, bytes),
+        )
+    }
+
+    /// The first free name `name("")`, `name("-1")` ... in the store
+    /// directory, made by `make` (which must fail with `AlreadyExists` on a
+    /// taken name and never replace one), then the directory fsynced.
+    fn first_free(
+        &self,
+        name: impl Fn(&str) -> String,
+        make: impl Fn(&Path) -> io::Result<()>,
+    ) -> Result<PathBuf> {
         for n in 0..100 {
             let suffix = if n == 0 {
                 String::new()
             } else {
                 format!("-{n}")
             };
-            let path = self.dir().join(format!("{run}.torn-{stamp}{suffix}.bak"));
-            let mut f = match nofollow().write(true).create_new(true).open(&path) {
-                Ok(f) => f,
+            let path = self.dir().join(name(&suffix));
+            match make(&path) {
+                Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(open_error(&path, e)),
-            };
-            f.write_all(bytes)
-                .and_then(|()| f.sync_all())
-                .map_err(|e| Error::io(&path, e))?;
+            }
             File::open(self.dir())
                 .and_then(|d| d.sync_all())
                 .map_err(|e| Error::io(self.dir(), e))?;
@@ -778,10 +804,19 @@ impl FileStore {
         Err(Error::Store {
             context: self.dir().display().to_string(),
             message: format!(
-                "could not find a free backup name for run {run}; nothing was changed"
+                "no free name like {} for a backup; nothing was changed",
+                name("")
             ),
         })
     }
+}
+
+/// A new file (never replacing one) holding `bytes`, 0600, fsynced. The
+/// caller fsyncs its directory.
+pub(crate) fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut f = nofollow().write(true).create_new(true).open(path)?;
+    f.write_all(bytes)?;
+    f.sync_all()
 }
 
 /// What `repair` did (or, with `--dry-run`, would do).
@@ -1040,9 +1075,22 @@ mod tests {
         assert_eq!(store.read("r1").unwrap().entries.len(), 2);
         // And `rm` takes such a name with the journal.
         std::fs::hard_link(dir.path().join("r1.json"), &tmp).unwrap();
-        let removed = store.delete("r1").unwrap();
+        let kept = std::fs::read(dir.path().join("r1.json")).unwrap();
+        let (removed, backup) = store.delete("r1").unwrap();
         assert!(removed.contains(&tmp), "{removed:?}");
-        assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+        // Only the backup `rm` keeps is left, with the journal's bytes.
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(left.len(), 1, "{left:?}");
+        assert_eq!(backup.as_ref(), Some(&left[0]));
+        let name = left[0].file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            name.starts_with("r1.removed-") && name.ends_with(".bak"),
+            "{name}"
+        );
+        assert_eq!(std::fs::read(&left[0]).unwrap(), kept);
     }
 
     #[test]

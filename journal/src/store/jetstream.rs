@@ -1550,18 +1550,81 @@ impl JetStreamStore {
         })
     }
 
-    pub fn delete(&self, run: &str) -> Result<u64> {
+    /// Delete a run (`rm`), keeping it: every message of the run is first
+    /// written, in stream order and one line each (a file journal), to
+    /// `<keep>/<run>.json`, fsynced; then exactly those messages are
+    /// purged. A message stored meanwhile is not purged, and makes this an
+    /// error. Returns the messages purged and the file kept.
+    pub fn delete_keeping(&self, run: &str, keep: &std::path::Path) -> Result<(u64, PathBuf)> {
         id::check(run)?;
         let filter = format!("{}.{run}.>", self.prefix);
         self.block_on(async {
-            self.stream
+            let messages = self.read_run(run, true).await?;
+            let upto = messages.iter().map(|m| m.stream_seq).max().unwrap_or(0);
+            let mut bytes = Vec::with_capacity(messages.iter().map(|m| m.body.len() + 1).sum());
+            for m in &messages {
+                bytes.extend_from_slice(&m.body);
+                bytes.push(b'\n');
+            }
+            let kept = keep_new(keep, run, &bytes)?;
+            let purged = self
+                .stream
                 .purge()
                 .filter(&filter)
+                .sequence(upto + 1)
                 .await
                 .map(|r| r.purged)
-                .map_err(|e| self.err(Some(run), format!("cannot purge {filter}: {e}")))
+                .map_err(|e| self.err(Some(run), format!("cannot purge {filter}: {e}")))?;
+            if self.last_of_run(run).await?.is_some() {
+                return Err(self.err(
+                    Some(run),
+                    format!(
+                        "a writer stored more of the run while it was deleted: the {purged} message(s) \
+                         saved in {} were purged, the newer ones were kept; run `fisk-admin rm {run}` again \
+                         once the writer has stopped",
+                        kept.display()
+                    ),
+                ));
+            }
+            Ok((purged, kept))
         })
     }
+}
+
+/// `bytes` as `<dir>/<run>.json` in a new directory `dir` = `<keep>-<N>`
+/// (the first free N, none for the first), 0700, the file 0600, all
+/// fsynced: a file store holding the one run, which `migrate` copies back.
+fn keep_new(keep: &std::path::Path, run: &str, bytes: &[u8]) -> Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let parent = keep.parent().unwrap_or(std::path::Path::new("."));
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(parent)
+        .map_err(|e| Error::io(parent, e))?;
+    for n in 0..100 {
+        let dir = match n {
+            0 => keep.to_path_buf(),
+            _ => PathBuf::from(format!("{}-{n}", keep.display())),
+        };
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(Error::io(&dir, e)),
+        }
+        let file = dir.join(format!("{run}.json"));
+        super::file_write::write_new(&file, bytes).map_err(|e| Error::io(&file, e))?;
+        for d in [&dir, parent] {
+            std::fs::File::open(d)
+                .and_then(|f| f.sync_all())
+                .map_err(|e| Error::io(d, e))?;
+        }
+        return Ok(file);
+    }
+    Err(Error::Store {
+        context: keep.display().to_string(),
+        message: "no free directory name for the backup; nothing was deleted".into(),
+    })
 }
 
 /// `<prefix>.<id>._meta` for seq 1, `<prefix>.<id>.<N>` otherwise.

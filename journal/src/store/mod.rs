@@ -9,6 +9,7 @@ mod whole;
 use crate::fold::{fold_with, FoldOptions};
 use crate::lines::Tail;
 use crate::record::{Entry, Payload, Record};
+use std::path::PathBuf;
 
 /// A run read in full with the reader's rule (torn tail dropped).
 #[derive(Debug)]
@@ -148,6 +149,18 @@ pub enum Store {
     JetStream(Box<jetstream::JetStreamStore>),
 }
 
+/// What deleting a run did.
+#[derive(Debug, Clone)]
+pub struct Deleted {
+    /// What is gone (paths, or messages on a stream).
+    pub removed: Vec<String>,
+    /// The run's bytes, kept: beside the journal (file) or in a file store
+    /// of its own under the XDG state home (JetStream).
+    pub kept: Option<PathBuf>,
+    /// The command that puts the run back.
+    pub restore: Option<String>,
+}
+
 impl Store {
     /// For messages: "directory /x" or "stream S on nats://..".
     pub fn describe(&self) -> String {
@@ -243,22 +256,49 @@ impl Store {
         }
     }
 
-    /// Delete a run (refusing a live one). Returns what was removed, for
-    /// the operator.
-    pub fn delete(&self, run: &str) -> crate::Result<Vec<String>> {
+    /// Delete a run (refusing a live one), keeping a backup first: what
+    /// was removed, where the run was kept and how to put it back.
+    pub fn delete(&self, run: &str) -> crate::Result<Deleted> {
         match self {
-            Store::File(f) => Ok(f
-                .delete(run)?
-                .into_iter()
-                .map(|p| p.display().to_string())
-                .collect()),
+            Store::File(f) => {
+                let (removed, kept) = f.delete(run)?;
+                let journal = f.journal_path(run)?;
+                Ok(Deleted {
+                    removed: removed
+                        .iter()
+                        .filter(|p| Some(*p) != kept.as_ref())
+                        .map(|p| p.display().to_string())
+                        .collect(),
+                    restore: kept
+                        .as_ref()
+                        .map(|k| format!("mv {} {}", k.display(), journal.display())),
+                    kept,
+                })
+            }
             Store::JetStream(j) => {
-                let n = j.delete(run)?;
-                Ok(vec![format!(
-                    "{n} message(s) on {}.{run}.> in stream {}",
-                    j.prefix(),
-                    j.name()
-                )])
+                let (home, _) = file::state_home()?;
+                let stamp = crate::time::compact(std::time::SystemTime::now());
+                let keep = home
+                    .join("fisk-admin")
+                    .join("removed")
+                    .join(j.name())
+                    .join(format!("{run}-{stamp}"));
+                let (n, kept) = j.delete_keeping(run, &keep)?;
+                let dir = kept.parent().map(|d| d.display().to_string());
+                Ok(Deleted {
+                    removed: vec![format!(
+                        "{n} message(s) on {}.{run}.> in stream {}",
+                        j.prefix(),
+                        j.name()
+                    )],
+                    restore: dir.map(|d| {
+                        format!(
+                            "fisk-admin migrate --from file:{d} --to jetstream:{} {run}",
+                            j.name()
+                        )
+                    }),
+                    kept: Some(kept),
+                })
             }
         }
     }
