@@ -163,6 +163,15 @@ fn read_content(a: &AnswerArgs) -> Result<String, Failure> {
             .take(MAX_CONTENT as u64 + 1)
             .read_to_end(&mut buf)
             .map_err(|e| Failure::new(format!("reading the answer from {name}: {e}")))?;
+        // An empty file or stream is far more often a mistake (a script
+        // that forgot --content, a cron job with no input) than an answer,
+        // and an answer cannot be taken back.
+        if buf.is_empty() {
+            return Err(Failure::refused(format!(
+                "the answer read from {name} is empty; nothing was written"
+            ))
+            .help("to answer with empty content on purpose, pass --content ''"));
+        }
         buf
     };
     if bytes.len() > MAX_CONTENT {

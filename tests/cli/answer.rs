@@ -128,6 +128,26 @@ fn answering_with_more_than_256_kib_is_refused() {
 }
 
 #[test]
+fn an_empty_answer_is_refused_unless_given_on_purpose() {
+    let f = waiting();
+    // No --content and nothing on standard input (a script or cron job).
+    refused_unchanged(&f, "w", &["answer", "w", "d1"], "is empty");
+    std::fs::write(f.path("empty.txt"), b"").unwrap();
+    let empty = f.path("empty.txt");
+    refused_unchanged(
+        &f,
+        "w",
+        &["answer", "w", "d1", "--content-file", s(&empty)],
+        "is empty",
+    );
+    let r = f.store(&["answer", "w", "d1", "--content", ""]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let last = String::from_utf8(f.bytes("w")).unwrap();
+    let last: serde_json::Value = serde_json::from_str(last.lines().last().unwrap()).unwrap();
+    assert_eq!(last["tool_result"]["tool_use_id"], "d1", "{last}");
+}
+
+#[test]
 fn answering_a_live_run_is_refused() {
     let f = waiting();
     let _lock = f.hold_lock("w");
