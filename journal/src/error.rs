@@ -20,7 +20,7 @@ pub enum Error {
         source: std::io::Error,
     },
 
-    #[error("run {run}: {} line {line} (byte {offset}): {message}; run `fisk-admin verify {run}` for the full report", path.display())]
+    #[error("run {run}: {}{} (byte {offset}): {message}; run `fisk-admin verify {run}` for the full report", path.display(), at_line(*line))]
     Corrupt {
         run: String,
         path: PathBuf,
@@ -29,9 +29,11 @@ pub enum Error {
         message: String,
     },
 
-    #[error("run {run}: {source}")]
+    #[error("run {run}: the fold refuses the journal{}: {source}; run `fisk-admin verify {run}` for every finding with its line", at.as_deref().map(|w| format!(" at {w}")).unwrap_or_default())]
     Fold {
         run: String,
+        /// Where the record it refuses is stored.
+        at: Option<String>,
         #[source]
         source: FoldError,
     },
@@ -42,7 +44,7 @@ pub enum Error {
     #[error("run {run} already exists in {location}; pick another id, or continue it instead of creating it")]
     Exists { run: String, location: String },
 
-    #[error("run {run}: {} line {line} (byte {offset}) is a torn final line (an unfinished write); nothing is appended onto it; run `fisk-admin repair {run}` to cut it (its bytes are kept in a backup file), then try again", path.display())]
+    #[error("run {run}: {}{} (byte {offset}) is a torn final line (an unfinished write); nothing is appended onto it; run `fisk-admin repair {run}` to cut it (its bytes are kept in a backup file), then try again", path.display(), at_line(*line))]
     TornTail {
         run: String,
         path: PathBuf,
@@ -62,6 +64,15 @@ pub enum Error {
 
     #[error("{context}: {message}")]
     Store { context: String, message: String },
+}
+
+/// ` line N`, or nothing where the line is not known (0): a summary reads
+/// only the head and tail of a journal and cannot count its lines.
+fn at_line(line: usize) -> String {
+    match line {
+        0 => String::new(),
+        n => format!(" line {n}"),
+    }
 }
 
 impl Error {

@@ -184,6 +184,7 @@ impl Runner<'_> {
         let journal = self.store.read(run)?;
         let st = fold::fold(journal.records()).map_err(|source| Error::Fold {
             run: run.to_owned(),
+            at: self.store.refused_at(run, &journal, &source),
             source,
         })?;
         let refuse = |message: String| Error::Refused {

@@ -9,13 +9,26 @@ use std::process::ExitCode;
 
 pub fn run(g: &Global, a: FoldArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     let store = open_store(g)?;
+    if a.until_seq == Some(0) {
+        return Err(Failure::new(
+            "--until-seq 0 folds nothing: seqs start at 1 (the meta record)",
+        ));
+    }
     let journal = store.read(&a.run)?;
     let opts = FoldOptions {
         any_version: true,
         until_seq: a.until_seq,
     };
-    let st = fold_with(journal.entries.into_iter().map(|e| e.record), opts).map_err(|e| {
-        Failure::new(format!("run {}: the fold refuses the journal: {e}", a.run)).help(format!(
+    let st = fold_with(journal.records(), opts).map_err(|e| {
+        let at = store
+            .refused_at(&a.run, &journal, &e)
+            .map(|w| format!(" at {w}"))
+            .unwrap_or_default();
+        Failure::new(format!(
+            "run {}: the fold refuses the journal{at}: {e}",
+            a.run
+        ))
+        .help(format!(
             "run `fisk-admin verify {}` for every finding with its line",
             a.run
         ))

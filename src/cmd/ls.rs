@@ -43,10 +43,15 @@ pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResul
             s.bytes.map_or("-".into(), human_bytes),
             cell(short_time(s.created.as_deref()), 20),
             cell(short_time(s.updated.as_deref()), 20),
-            cell(
-                s.prompt.as_deref().or(s.problem.as_deref()).unwrap_or(""),
-                50,
-            ),
+            // A run that could not be summarised says why instead (the
+            // row names the run already); `verify RUN` says the rest.
+            match &s.problem {
+                Some(p) => {
+                    let p = p.strip_prefix(&format!("run {}: ", s.run_id)).unwrap_or(p);
+                    cell(p, 100)
+                }
+                None => cell(s.prompt.as_deref().unwrap_or(""), 50),
+            },
         ]);
     }
     writeln!(out, "{t}")?;

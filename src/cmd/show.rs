@@ -18,7 +18,15 @@ pub fn run(g: &Global, a: ShowArgs, style: Style, out: &mut dyn Write) -> CmdRes
         until_seq: None,
     };
     let st = fold_with(journal.records(), opts).map_err(|e| {
-        Failure::new(format!("run {}: the fold refuses the journal: {e}", a.run)).help(format!(
+        let at = store
+            .refused_at(&a.run, &journal, &e)
+            .map(|w| format!(" at {w}"))
+            .unwrap_or_default();
+        Failure::new(format!(
+            "run {}: the fold refuses the journal{at}: {e}",
+            a.run
+        ))
+        .help(format!(
             "run `fisk-admin verify {}` for every finding with its line",
             a.run
         ))

@@ -505,8 +505,15 @@ fn entries_that_are_not_regular_files_are_named_and_never_read() {
             .find(|r| r["run_id"] == run)
             .map(|r| r["status"].clone())
     };
-    for run in ["pipe", "zero", "dir"] {
+    for (run, what) in [
+        ("pipe", "a FIFO (named pipe)"),
+        ("zero", "a device"),
+        ("dir", "a directory"),
+    ] {
         assert_eq!(status(run), Some("corrupt".into()), "{run}: {}", ls.stdout);
+        let row = rows.as_array().unwrap().iter().find(|r| r["run_id"] == run);
+        let problem = row.and_then(|r| r["problem"].as_str()).unwrap_or_default();
+        assert!(problem.contains(what), "{run}: {problem}");
     }
     assert_eq!(status("tool-batch"), Some("completed".into()));
 
@@ -609,4 +616,46 @@ fn tree(dir: &std::path::Path) -> Vec<(String, String, Vec<u8>)> {
         .collect();
     out.sort();
     out
+}
+
+#[test]
+fn ls_says_why_a_run_is_corrupt_and_only_then() {
+    let store = store_copy("damaged");
+    let r = fisk(&["--state-dir", s(store.path()), "ls", "--format", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let rows = r.json();
+    let rows = rows.as_array().unwrap();
+    assert!(rows.iter().any(|x| x["status"] == "corrupt"));
+    for row in rows {
+        let problem = &row["problem"];
+        if row["status"] == "corrupt" {
+            let p = problem.as_str().unwrap_or_default();
+            assert!(p.contains(".json"), "names the file: {row}");
+            assert!(!p.contains("line 0"), "no made-up line: {row}");
+        } else {
+            assert!(problem.is_null(), "{row}");
+        }
+    }
+}
+
+#[test]
+fn a_fold_refusal_names_the_file_line_and_byte_of_the_record() {
+    let store = store_copy("damaged");
+    let d = s(store.path());
+    // The second record with seq 5 is line 6, at byte 1222.
+    let text = std::fs::read_to_string(store.path().join("seq-not-increasing.json")).unwrap();
+    let offset: usize = text.lines().take(5).map(|l| l.len() + 1).sum();
+    let want = format!("seq-not-increasing.json line 6 (byte {offset})");
+    for args in [
+        vec!["--state-dir", d, "fold", "seq-not-increasing"],
+        vec!["--state-dir", d, "show", "seq-not-increasing"],
+    ] {
+        let r = fisk(&args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(&want), "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains("seq 5 does not increase"), "{}", r.stderr);
+    }
+    let r = fisk(&["--state-dir", d, "fold", "tool-batch", "--until-seq", "0"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("--until-seq 0"), "{}", r.stderr);
 }

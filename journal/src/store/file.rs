@@ -309,6 +309,9 @@ impl FileStore {
             if found_assistant || start <= meta_end {
                 tail.reverse();
                 let mut s = Summary::from_tail(run, &meta, &tail);
+                if let Some(p) = s.problem.as_mut() {
+                    *p = format!("{}: {p}", path.display());
+                }
                 s.bytes = Some(size);
                 s.updated = md.modified().ok().map(crate::time::format);
                 return Ok(s);

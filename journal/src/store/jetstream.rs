@@ -1025,6 +1025,9 @@ impl JetStreamStore {
         }
         tail.reverse();
         let mut s = Summary::from_tail(run, &meta, &tail);
+        if let Some(p) = s.problem.as_mut() {
+            *p = format!("stream {} run {run}: {p}", self.name);
+        }
         s.updated = Some(updated);
         Ok(s)
     }

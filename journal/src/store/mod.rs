@@ -25,6 +25,19 @@ impl Journal {
     pub fn records(&self) -> impl Iterator<Item = &Record> {
         self.entries.iter().map(|e| &e.record)
     }
+    /// The entry a fold refusal is about: the first record with its seq
+    /// (for a seq that does not increase, the first that follows a record
+    /// with the same seq or a higher one).
+    pub fn refused_at(&self, e: &crate::fold::FoldError) -> Option<&Entry> {
+        let seq = e.seq()?;
+        let mut prev: Option<u64> = None;
+        let backwards = matches!(e, crate::fold::FoldError::SeqNotIncreasing { .. });
+        self.entries.iter().find(|x| {
+            let here = x.record.seq == seq && (!backwards || prev.is_some_and(|p| p >= seq));
+            prev = Some(x.record.seq);
+            here
+        })
+    }
     pub fn last_seq(&self) -> u64 {
         self.entries.last().map_or(0, |e| e.record.seq)
     }
@@ -47,8 +60,7 @@ pub struct Summary {
     pub created: Option<String>,
     pub updated: Option<String>,
     pub prompt: Option<String>,
-    /// Why the run could not be summarised.
-    #[serde(skip)]
+    /// Why the run could not be summarised (`None` unless `corrupt`).
     pub problem: Option<String>,
 }
 
@@ -254,6 +266,31 @@ impl Store {
             Store::File(f) => Ok(Box::new(f.open_appender(run)?)),
             Store::JetStream(j) => Ok(Box::new(j.open(run)?)),
         }
+    }
+
+    /// Where in the store a fold refusal points: the journal's path, line
+    /// and byte (file), or the record's subject (JetStream); `None` when it
+    /// is about no one record.
+    pub fn refused_at(
+        &self,
+        run: &str,
+        journal: &Journal,
+        e: &crate::fold::FoldError,
+    ) -> Option<String> {
+        let entry = journal.refused_at(e)?;
+        Some(match self {
+            Store::File(f) => format!(
+                "{} line {} (byte {})",
+                f.journal_path(run).ok()?.display(),
+                entry.line,
+                entry.offset
+            ),
+            Store::JetStream(j) => format!(
+                "stream {} subject {}",
+                j.name(),
+                j.subject(run, entry.record.seq)
+            ),
+        })
     }
 
     /// Delete a run (refusing a live one), keeping a backup first: what
