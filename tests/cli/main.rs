@@ -10,6 +10,7 @@ mod crash;
 mod docs;
 mod fingerprint;
 mod jetstream;
+mod mutations;
 mod read;
 mod repair;
 mod runner;
