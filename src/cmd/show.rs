@@ -32,13 +32,24 @@ pub fn run(g: &Global, a: ShowArgs, style: Style, out: &mut dyn Write) -> CmdRes
         ))
     })?;
     if style.json() {
-        let mut v = serde_json::to_value(&st).map_err(|e| Failure::new(e.to_string()))?;
-        if let Some(o) = v.as_object_mut() {
-            o.insert("live".into(), live.into());
-            o.insert("records".into(), journal.last_seq().into());
-            o.insert("bytes".into(), journal.bytes.into());
+        // The fold's object and three keys more, serialised straight out:
+        // through a `serde_json::Value` a deeply nested tool input would
+        // hit its recursion limit, where `fold --format json` prints it.
+        #[derive(serde::Serialize)]
+        struct Shown<'a> {
+            #[serde(flatten)]
+            state: &'a RunState,
+            live: bool,
+            records: u64,
+            bytes: u64,
         }
-        json_pretty(out, &v)?;
+        let shown = Shown {
+            state: &st,
+            live,
+            records: journal.last_seq(),
+            bytes: journal.bytes,
+        };
+        json_pretty(out, &shown)?;
         return Ok(ExitCode::SUCCESS);
     }
     writeln!(out, "Run {}", sanitize(&st.run_id, false))?;

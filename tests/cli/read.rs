@@ -659,3 +659,34 @@ fn a_fold_refusal_names_the_file_line_and_byte_of_the_record() {
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("--until-seq 0"), "{}", r.stderr);
 }
+
+#[test]
+fn show_prints_a_deeply_nested_tool_input_as_fold_does() {
+    let store = store_copy("runs");
+    let path = store.path().join("error-terminal.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let at = text.find("\"input\":").unwrap() + "\"input\":".len();
+    let deep = format!("{}{}", "[".repeat(5000), "]".repeat(5000));
+    let text = format!("{}{{\"was\":{deep},{}", &text[..at], &text[at + 1..]);
+    std::fs::write(&path, text).unwrap();
+    let d = s(store.path());
+    let fold = fisk(&[
+        "--state-dir",
+        d,
+        "fold",
+        "error-terminal",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(fold.code, 0, "{}", fold.stderr);
+    let show = fisk(&[
+        "--state-dir",
+        d,
+        "show",
+        "error-terminal",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(show.code, 0, "{}", show.stderr);
+    assert!(show.stdout.contains(&deep) && show.stdout.contains("\"records\": "));
+}
