@@ -19,6 +19,14 @@ fn main() -> ExitCode {
         format: cli.global.format,
         color: output::want_color(cli.global.no_color),
     };
+    // The worker threads start here, where failing to start them (a tight
+    // `ulimit -v` or thread limit) is an error; left to the first parallel
+    // loop, rayon panics instead. A failed start cannot be retried.
+    if let Err(e) = rayon::ThreadPoolBuilder::new().build_global() {
+        let why = cmd::Failure::new(format!("cannot start worker threads: {e}"))
+            .help("raise the limits on this process's memory or threads (ulimit -v, ulimit -u)");
+        return cmd::finish(Err(why), style);
+    }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let g = &cli.global;

@@ -183,8 +183,12 @@ fn store_at(g: &Global, loc: Location, must_exist: bool) -> Result<Store, Failur
     match loc.backend {
         Backend::File { dir } => {
             if must_exist && !dir.is_dir() {
+                let what = match dir.exists() {
+                    true => "is not a directory",
+                    false => "does not exist",
+                };
                 return Err(Failure::new(format!(
-                    "store directory {} does not exist (chosen by {})",
+                    "store directory {} {what} (chosen by {})",
                     dir.display(),
                     loc.why
                 ))

@@ -16,7 +16,8 @@ pub fn run(g: &Global, c: StreamCommand, style: Style, out: &mut dyn Write) -> C
     let settings = nats_settings(g, agent_context.as_deref())?;
     match c {
         StreamCommand::Check(a) => {
-            let r = jetstream::inspect(&settings, &a.stream)?;
+            let r = jetstream::inspect(&settings, &a.stream)
+                .map_err(|e| about(e, "checking", &a.stream))?;
             let prefix = jetstream::prefix_of(&r.config.subjects);
             if style.json() {
                 let problems: Vec<_> = r
@@ -81,7 +82,8 @@ pub fn run(g: &Global, c: StreamCommand, style: Style, out: &mut dyn Write) -> C
                 ))
                 .help("for example: --subject 'fisk.sessions.>'"));
             }
-            let created = jetstream::create_stream(&settings, &a.stream, &a.subject)?;
+            let created = jetstream::create_stream(&settings, &a.stream, &a.subject)
+                .map_err(|e| about(e, "creating", &a.stream))?;
             if style.json() {
                 json_pretty(
                     out,
@@ -105,4 +107,11 @@ pub fn run(g: &Global, c: StreamCommand, style: Style, out: &mut dyn Write) -> C
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// A failure, with which stream it was about.
+fn about(e: journal::Error, doing: &str, stream: &str) -> Failure {
+    Failure::from(e).help(format!(
+        "{doing} jetstream stream {stream:?}; connection settings come from --context, --server, --creds, --user, --password, --token"
+    ))
 }

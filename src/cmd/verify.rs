@@ -135,7 +135,11 @@ fn verify_jetstream(
     check: Option<&dyn verify::RecordCheck>,
 ) -> Result<(Vec<Report>, usize), Failure> {
     let settings = nats_settings(g, agent_context)?;
-    let store = JetStreamStore::connect_unchecked(&settings, stream)?;
+    let store = JetStreamStore::connect_unchecked(&settings, stream).map_err(|e| {
+        Failure::from(e).help(format!(
+            "verifying jetstream stream {stream:?}; connection settings come from --context, --server, --creds, --user, --password, --token"
+        ))
+    })?;
     let mut reports = vec![Report {
         findings: verify::stream_config_findings(stream, &jetstream::check_config(store.config())),
         ..Report::default()

@@ -940,23 +940,28 @@ fn an_unreachable_server_fails_fast_and_names_it() {
         .port();
     let url = format!("nats://127.0.0.1:{port}");
     let home = tempfile::tempdir().unwrap();
-    let started = Instant::now();
-    let r = fisk_in(
-        home.path(),
-        &["--server", &url, "--store", "jetstream:S", "ls"],
-        None,
-    );
-    assert_eq!(r.code, 2);
-    assert!(
-        started.elapsed() < Duration::from_secs(8),
-        "took {:?}",
-        started.elapsed()
-    );
-    assert!(
-        says(&r.stderr, &url) && says(&r.stderr, "\"S\""),
-        "{}",
-        r.stderr
-    );
+    for args in [
+        &["--store", "jetstream:S", "ls"][..],
+        &["--store", "jetstream:S", "verify"][..],
+        &["stream", "check", "S"][..],
+        &["stream", "create", "S", "--subject", "s.>"][..],
+    ] {
+        let started = Instant::now();
+        let mut all = vec!["--server", url.as_str()];
+        all.extend_from_slice(args);
+        let r = fisk_in(home.path(), &all, None);
+        assert_eq!(r.code, 2, "{args:?}");
+        assert!(
+            started.elapsed() < Duration::from_secs(8),
+            "{args:?} took {:?}",
+            started.elapsed()
+        );
+        assert!(
+            says(&r.stderr, &url) && says(&r.stderr, "\"S\""),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
 }
 
 #[test]

@@ -278,6 +278,13 @@ fn file_store_uris_take_a_local_path_in_either_form() {
     let r = fisk(&["--store", &url, "--format", "json", "ls"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.json().as_array().unwrap().len() > 10);
+    let r = fisk(&[
+        "--state-dir",
+        s(&store.path().join("tool-batch.json")),
+        "ls",
+    ]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("is not a directory"), "{}", r.stderr);
     for bad in ["file://", "file://host/runs"] {
         let r = fisk(&["--store", bad, "ls"]);
         assert_eq!(r.code, 2, "{bad}: {}", r.stdout);
