@@ -145,7 +145,7 @@ pub struct ValidateArgs {
     #[arg(long)]
     pub all: bool,
     /// Validate a JSON-lines file (or - for stdin) instead of a store
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", conflicts_with = "all")]
     pub file: Option<PathBuf>,
     /// Validate against the schemas in DIR instead of the built-in ones
     #[arg(long, value_name = "DIR")]

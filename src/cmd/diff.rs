@@ -107,10 +107,46 @@ fn parse(buf: &[u8], name: &str) -> Result<Fingerprint, Failure> {
         Some(inner) if inner.is_object() => inner.clone(),
         _ => v,
     };
-    if !v.is_object() {
+    let Some(keys) = v.as_object() else {
         return Err(Failure::new(format!(
             "{name}: a fingerprint is a JSON object"
         )));
+    };
+    // Any object would decode (every field has a default): a file that is
+    // not a fingerprint must not get a confident verdict.
+    const KEYS: [&str; 8] = [
+        "provider",
+        "model",
+        "system_hash",
+        "tools_hash",
+        "thinking_mode",
+        "reasoning_effort",
+        "max_tokens",
+        "max_iterations",
+    ];
+    let unknown: Vec<&str> = keys
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !KEYS.contains(k))
+        .collect();
+    let missing: Vec<&str> = ["provider", "model"]
+        .into_iter()
+        .filter(|k| !keys.contains_key(*k))
+        .collect();
+    if !unknown.is_empty() || !missing.is_empty() {
+        let mut why = Vec::new();
+        if !missing.is_empty() {
+            why.push(format!("no {}", missing.join(" or ")));
+        }
+        if !unknown.is_empty() {
+            why.push(format!("unknown key(s) {}", unknown.join(", ")));
+        }
+        return Err(Failure::new(format!(
+            "{name}: not a fingerprint ({}); a fingerprint has the keys {}",
+            why.join("; "),
+            KEYS.join(", ")
+        ))
+        .help("produce one with `fisk-admin fingerprint --agent FILE`"));
     }
     serde_json::from_value(v).map_err(|e| {
         Failure::new(format!("{name}: not a fingerprint: {e}"))

@@ -58,17 +58,24 @@ impl Failure {
     }
 }
 
-impl From<journal::Error> for Failure {
-    fn from(e: journal::Error) -> Failure {
-        let exit = match e {
+impl Failure {
+    /// The exit status an error gives: 1 for a refusal (the tool worked and
+    /// said no), 2 for anything that stopped it.
+    pub fn exit_of(e: &journal::Error) -> u8 {
+        match e {
             journal::Error::Live { .. }
             | journal::Error::Refused { .. }
             | journal::Error::TornTail { .. }
             | journal::Error::Exists { .. } => 1,
             _ => 2,
-        };
+        }
+    }
+}
+
+impl From<journal::Error> for Failure {
+    fn from(e: journal::Error) -> Failure {
         Failure {
-            exit,
+            exit: Failure::exit_of(&e),
             ..Failure::new(e.to_string())
         }
     }

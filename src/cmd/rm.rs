@@ -8,8 +8,11 @@ use crate::output::{json_pretty, sanitize, Style};
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
-pub fn run(g: &Global, a: RmArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Global, mut a: RmArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     let store = open_store(g)?;
+    // A run named twice is deleted once.
+    let mut seen = std::collections::HashSet::new();
+    a.runs.retain(|r| seen.insert(r.clone()));
     for r in &a.runs {
         journal::id::check(r)?;
         if !store.exists(r)? {
@@ -42,7 +45,9 @@ pub fn run(g: &Global, a: RmArgs, style: Style, out: &mut dyn Write) -> CmdResul
         }
     }
     let mut removed_all = Vec::new();
-    let mut failed = 0;
+    // The exit status: 1 when every failure was a refusal (a live run),
+    // 2 when something could not be done (CLI.md).
+    let mut failed: u8 = 0;
     for r in &a.runs {
         match store.delete(r) {
             Ok(d) => {
@@ -63,7 +68,7 @@ pub fn run(g: &Global, a: RmArgs, style: Style, out: &mut dyn Write) -> CmdResul
                 }));
             }
             Err(e) => {
-                failed += 1;
+                failed = failed.max(Failure::exit_of(&e));
                 let e = e.to_string();
                 eprintln!(
                     "fisk-admin: {}; run {r} was not deleted",
@@ -75,9 +80,5 @@ pub fn run(g: &Global, a: RmArgs, style: Style, out: &mut dyn Write) -> CmdResul
     if style.json() {
         json_pretty(out, &removed_all)?;
     }
-    Ok(if failed > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(ExitCode::from(failed))
 }

@@ -109,6 +109,11 @@ pub fn run(g: &Global, a: ValidateArgs, style: Style, out: &mut dyn Write) -> Cm
         Ok(())
     };
     if let Some(path) = &a.file {
+        if g.state_dir.is_some() || g.store.is_some() {
+            return Err(Failure::new(
+                "--file validates one file, not a store: drop --state-dir/--store, or drop --file to validate the store's runs",
+            ));
+        }
         let (name, bytes) = if path.as_os_str() == "-" {
             let mut buf = Vec::new();
             std::io::stdin()

@@ -133,3 +133,20 @@ fn diff_refuses_an_argument_that_is_neither_a_file_nor_a_run_id() {
         r.stderr
     );
 }
+
+#[test]
+fn diff_refuses_json_that_is_not_a_fingerprint() {
+    let f = Fixture::new(&[]);
+    for (b, says) in [
+        (serde_json::json!({}), "no provider or model"),
+        (serde_json::json!({"foo": 1}), "unknown key(s) foo"),
+        (
+            serde_json::json!({"provider": "script", "model": "demo-1", "max_tokenz": 5}),
+            "unknown key(s) max_tokenz",
+        ),
+    ] {
+        let r = diff_with(&f, b.clone());
+        assert_eq!(r.code, 2, "{b}: {}", r.stdout);
+        assert!(r.stderr.contains(says), "{b}: {}", r.stderr);
+    }
+}

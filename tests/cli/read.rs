@@ -697,3 +697,20 @@ fn show_prints_a_deeply_nested_tool_input_as_fold_does() {
     assert_eq!(show.code, 0, "{}", show.stderr);
     assert!(show.stdout.contains(&deep) && show.stdout.contains("\"records\": "));
 }
+
+#[test]
+fn validate_file_refuses_a_store_flag_or_all_beside_it() {
+    let store = store_copy("runs");
+    let file = store.path().join("tool-batch.json");
+    let file = s(&file);
+    let d = s(store.path());
+    for args in [
+        vec!["validate", "--file", file, "--all"],
+        vec!["--state-dir", d, "validate", "--file", file],
+    ] {
+        let r = fisk(&args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stdout);
+    }
+    let r = fisk(&["validate", "--file", file]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}

@@ -179,3 +179,12 @@ fn writers_refuse_a_symlinked_journal() {
     assert!(r.stderr.contains("symbolic link"), "{}", r.stderr);
     assert_eq!(std::fs::read(f.path("elsewhere.json")).unwrap(), before);
 }
+
+#[test]
+fn rm_deletes_a_run_named_twice_once() {
+    let f = completed();
+    let r = f.store(&["rm", "c", "c", "--yes"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout.matches("kept").count(), 1, "{}", r.stdout);
+    assert!(!f.journal("c").exists());
+}
