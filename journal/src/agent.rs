@@ -66,7 +66,12 @@ pub struct SessionOptions {
 
 impl AgentFile {
     pub fn load(path: &Path) -> Result<AgentFile> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Config {
+            path: path.to_path_buf(),
+            message: format!(
+                "cannot read the agent file: {e}; check the path given to --config or --agent"
+            ),
+        })?;
         let mut a: AgentFile = serde_norway::from_str(&text).map_err(|e| {
             let at = e
                 .location()

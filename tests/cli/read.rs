@@ -714,3 +714,14 @@ fn validate_file_refuses_a_store_flag_or_all_beside_it() {
     let r = fisk(&["validate", "--file", file]);
     assert_eq!(r.code, 0, "{}", r.stderr);
 }
+
+#[test]
+fn a_missing_agent_file_is_named_as_the_config_flag() {
+    let r = fisk(&["--config", "/nonexistent/agent.yaml", "ls"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("/nonexistent/agent.yaml") && r.stderr.contains("--config"),
+        "{}",
+        r.stderr
+    );
+}
