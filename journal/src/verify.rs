@@ -436,8 +436,19 @@ pub fn verify_store_dir(store: &FileStore, listing: &crate::store::file::Listing
     let dir_name = store.dir().display().to_string();
     if let Ok(md) = std::fs::metadata(store.dir()) {
         let mode = md.permissions().mode() & 0o777;
-        if mode != 0o700 {
+        if mode & 0o077 != 0 {
             out.push(file_finding(&dir_name, "permissions", format!("the store directory is mode {mode:04o}, not 0700: other users may read session journals (chmod 700 {dir_name})")));
+        } else if mode != 0o700 {
+            let cannot: Vec<&str> = [
+                (0o400, "list its runs"),
+                (0o200, "create or delete runs"),
+                (0o100, "open its journals"),
+            ]
+            .into_iter()
+            .filter(|(bit, _)| mode & bit == 0)
+            .map(|(_, what)| what)
+            .collect();
+            out.push(file_finding(&dir_name, "permissions", format!("the store directory is mode {mode:04o}, not 0700: its owner cannot {} (chmod 700 {dir_name})", cannot.join(" or "))));
         }
     }
     for p in &listing.invalid {

@@ -725,3 +725,23 @@ fn a_missing_agent_file_is_named_as_the_config_flag() {
         r.stderr
     );
 }
+
+#[test]
+fn a_store_directory_its_owner_cannot_write_is_named_as_such() {
+    let store = store_copy("runs");
+    std::fs::set_permissions(store.path(), std::fs::Permissions::from_mode(0o500)).unwrap();
+    let r = fisk(&["--state-dir", s(store.path()), "verify", "--format", "json"]);
+    std::fs::set_permissions(store.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let dir = r
+        .json_lines()
+        .into_iter()
+        .find(|f| f["code"] == "permissions" && f["run"] == s(store.path()))
+        .unwrap_or_else(|| panic!("no finding on the directory: {}", r.stdout));
+    let message = dir["message"].as_str().unwrap();
+    assert!(message.contains("mode 0500"), "{message}");
+    assert!(
+        message.contains("cannot create or delete runs"),
+        "{message}"
+    );
+    assert!(!message.contains("other users"), "{message}");
+}
