@@ -134,9 +134,9 @@ pub fn json_pretty<T: serde::Serialize>(out: &mut dyn Write, value: &T) -> io::R
 /// JSON text with every dangerous character [`is_dangerous`] written as a
 /// `\uXXXX` escape (a surrogate pair beyond the BMP). serde_json escapes
 /// only C0 controls, so DEL, C1 controls and bidi overrides would reach a
-/// terminal that shows the output raw. Outside strings serde_json writes
-/// only ASCII punctuation, digits, letters, spaces and `\n` (never
-/// dangerous here but `\n`, which is kept), so the result is the same JSON
+/// terminal that shows the output raw. Outside strings the output holds
+/// only ASCII punctuation, digits, letters and whitespace (a raw value
+/// copied from a journal keeps its own), so the result is the same JSON
 /// value, byte for byte where nothing needed escaping.
 pub fn json_safe(text: &str) -> Cow<'_, str> {
     let escape = |c: char| c != '\n' && is_dangerous(c);
@@ -145,7 +145,13 @@ pub fn json_safe(text: &str) -> Cow<'_, str> {
     }
     let mut out = String::with_capacity(text.len() + 16);
     for c in text.chars() {
-        if escape(c) {
+        // A raw tab or carriage return can only be whitespace between
+        // tokens (serde_json escapes them in strings, and a raw JSON value
+        // copied from a journal keeps its own whitespace): a space is the
+        // same JSON.
+        if c == '\t' || c == '\r' {
+            out.push(' ');
+        } else if escape(c) {
             let mut units = [0u16; 2];
             for u in c.encode_utf16(&mut units) {
                 out.push_str(&format!("\\u{u:04x}"));
@@ -250,5 +256,20 @@ mod tests {
     fn truncation_marks_the_cut() {
         assert_eq!(truncate("abcdef", 4), "abc…");
         assert_eq!(truncate("abc", 4), "abc");
+    }
+
+    #[test]
+    fn json_safe_output_is_the_same_json_value() {
+        // A raw value from a journal keeps its tabs and carriage returns
+        // between tokens; strings hold C1, bidi and tag characters.
+        let text = "{\"input\":\t{\"a\":\r\n\"x\u{9b}y\u{202e}z\u{e0041}\u{7f}\"},\"b\":[1,\t2]}";
+        let safe = json_safe(text);
+        assert!(!safe.contains(['\t', '\r', '\u{9b}', '\u{202e}', '\u{e0041}', '\u{7f}']));
+        assert!(safe.contains("\\u009b") && safe.contains("\\udb40\\udc41"));
+        let a: serde_json::Value = serde_json::from_str(text).unwrap();
+        let b: serde_json::Value = serde_json::from_str(&safe).unwrap();
+        assert_eq!(a, b);
+        let plain = "{\n  \"a\": \"b\"\n}";
+        assert_eq!(json_safe(plain), plain, "nothing to escape: unchanged");
     }
 }

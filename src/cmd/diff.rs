@@ -113,38 +113,16 @@ fn parse(buf: &[u8], name: &str) -> Result<Fingerprint, Failure> {
         )));
     };
     // Any object would decode (every field has a default): a file that is
-    // not a fingerprint must not get a confident verdict.
-    const KEYS: [&str; 8] = [
-        "provider",
-        "model",
-        "system_hash",
-        "tools_hash",
-        "thinking_mode",
-        "reasoning_effort",
-        "max_tokens",
-        "max_iterations",
-    ];
-    let unknown: Vec<&str> = keys
-        .keys()
-        .map(String::as_str)
-        .filter(|k| !KEYS.contains(k))
-        .collect();
+    // not a fingerprint must not get a confident verdict. Keys this tool
+    // does not know are accepted (a newer agent's fields, SPEC 1.3).
     let missing: Vec<&str> = ["provider", "model"]
         .into_iter()
         .filter(|k| !keys.contains_key(*k))
         .collect();
-    if !unknown.is_empty() || !missing.is_empty() {
-        let mut why = Vec::new();
-        if !missing.is_empty() {
-            why.push(format!("no {}", missing.join(" or ")));
-        }
-        if !unknown.is_empty() {
-            why.push(format!("unknown key(s) {}", unknown.join(", ")));
-        }
+    if !missing.is_empty() {
         return Err(Failure::new(format!(
-            "{name}: not a fingerprint ({}); a fingerprint has the keys {}",
-            why.join("; "),
-            KEYS.join(", ")
+            "{name}: not a fingerprint: it has no {}",
+            missing.join(" or ")
         ))
         .help("produce one with `fisk-admin fingerprint --agent FILE`"));
     }

@@ -19,19 +19,10 @@ pub fn run(g: &Global, a: FoldArgs, style: Style, out: &mut dyn Write) -> CmdRes
         any_version: true,
         until_seq: a.until_seq,
     };
-    let st = fold_with(journal.records(), opts).map_err(|e| {
-        let at = store
-            .refused_at(&a.run, &journal, &e)
-            .map(|w| format!(" at {w}"))
-            .unwrap_or_default();
-        Failure::new(format!(
-            "run {}: the fold refuses the journal{at}: {e}",
-            a.run
-        ))
-        .help(format!(
-            "run `fisk-admin verify {}` for every finding with its line",
-            a.run
-        ))
+    let st = fold_with(journal.records(), opts).map_err(|source| journal::Error::Fold {
+        run: a.run.clone(),
+        at: store.refused_at(&a.run, &journal, &source),
+        source,
     })?;
     if style.json() {
         json_pretty(out, &st)?;

@@ -60,11 +60,23 @@ pub fn run(g: &Global, mut a: RmArgs, style: Style, out: &mut dyn Write) -> CmdR
                         writeln!(out, "kept    {}", sanitize(&k, false))?;
                     }
                     if let Some(c) = &d.restore {
-                        writeln!(out, "restore with: {}", sanitize(c, false))?;
+                        let flags = match &store {
+                            journal::store::Store::JetStream(_) => {
+                                " (with the connection flags of this rm)"
+                            }
+                            journal::store::Store::File(_) => "",
+                        };
+                        writeln!(out, "restore with{flags}: {}", sanitize(c, false))?;
                     }
                 }
+                if let Some(w) = &d.warning {
+                    failed = failed.max(1);
+                    eprintln!("fisk-admin: warning: {}", sanitize(w, false));
+                }
+                let kept = d.kept.as_ref().map(|k| k.display().to_string());
                 removed_all.push(serde_json::json!({
-                    "run": r, "removed": d.removed, "kept": d.kept, "restore": d.restore,
+                    "run": r, "removed": d.removed, "kept": kept, "restore": d.restore,
+                    "warning": d.warning,
                 }));
             }
             Err(e) => {

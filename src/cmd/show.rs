@@ -1,7 +1,7 @@
 //! `show RUN [--transcript]`: everything an operator needs to decide what to
 //! do with a run, and what it is waiting on.
 
-use super::{open_store, CmdResult, Failure};
+use super::{open_store, CmdResult};
 use crate::cli::{Global, ShowArgs};
 use crate::output::{cell, json_pretty, sanitize, table, Style};
 use journal::fold::{fold_with, FoldOptions, RunState};
@@ -17,19 +17,10 @@ pub fn run(g: &Global, a: ShowArgs, style: Style, out: &mut dyn Write) -> CmdRes
         any_version: true,
         until_seq: None,
     };
-    let st = fold_with(journal.records(), opts).map_err(|e| {
-        let at = store
-            .refused_at(&a.run, &journal, &e)
-            .map(|w| format!(" at {w}"))
-            .unwrap_or_default();
-        Failure::new(format!(
-            "run {}: the fold refuses the journal{at}: {e}",
-            a.run
-        ))
-        .help(format!(
-            "run `fisk-admin verify {}` for every finding with its line",
-            a.run
-        ))
+    let st = fold_with(journal.records(), opts).map_err(|source| journal::Error::Fold {
+        run: a.run.clone(),
+        at: store.refused_at(&a.run, &journal, &source),
+        source,
     })?;
     if style.json() {
         // The fold's object and three keys more, serialised straight out:

@@ -94,6 +94,7 @@ pub fn run(g: &Global, a: ValidateArgs, style: Style, out: &mut dyn Write) -> Cm
     let started = Instant::now();
     let set = schemas(a.schema_dir.as_deref())?;
     let mut files = 0u64;
+    let mut unreadable = 0u64;
     let mut total = Tally::default();
     let mut emit = |t: Tally, out: &mut dyn Write| -> std::io::Result<()> {
         total.records += t.records;
@@ -145,9 +146,25 @@ pub fn run(g: &Global, a: ValidateArgs, style: Style, out: &mut dyn Write) -> Cm
                 .par_iter()
                 .map(|r| validate_run(&store, &set, r))
                 .collect();
-            for t in tallies {
-                files += 1;
-                emit(t?, out)?;
+            for (r, t) in chunk.iter().zip(tallies) {
+                match t {
+                    Ok(t) => {
+                        files += 1;
+                        emit(t, out)?;
+                    }
+                    // A journal that cannot be read (a directory or FIFO
+                    // in its place, a permission) is named and the others
+                    // are still checked; on JetStream a failure is the
+                    // server's, and the same for every run: stop.
+                    Err(f) if matches!(store, Store::File(_)) => {
+                        unreadable += 1;
+                        eprintln!(
+                            "fisk-admin: run {r} not validated: {}",
+                            sanitize(&f.message, false)
+                        );
+                    }
+                    Err(f) => return Err(f),
+                }
             }
         }
     }
@@ -171,7 +188,9 @@ pub fn run(g: &Global, a: ValidateArgs, style: Style, out: &mut dyn Write) -> Cm
         ]);
         writeln!(out, "{t}")?;
     }
-    Ok(if total.invalid > 0 {
+    Ok(if unreadable > 0 {
+        ExitCode::from(2)
+    } else if total.invalid > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -153,18 +153,28 @@ fn rm_removes_journal_and_lock_keeps_a_backup_and_says_so() {
     let r = f.store(&["rm", "c", "--yes"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
-        r.stdout.contains("kept") && r.stdout.contains("restore with: mv "),
+        r.stdout.contains("kept") && r.stdout.contains("restore with: ln "),
         "{}",
         r.stdout
     );
     let restore = r
         .stdout
         .lines()
-        .find_map(|l| l.strip_prefix("restore with: mv "))
+        .find_map(|l| l.strip_prefix("restore with: "))
         .unwrap();
-    let (from, to) = restore.split_once(' ').unwrap();
-    std::fs::rename(from, to).unwrap();
+    let ran = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(restore)
+        .status()
+        .unwrap();
+    assert!(ran.success(), "{restore}");
     assert_eq!(f.bytes("c"), before);
+    // Only the journal is back: the backup name is gone.
+    let names: Vec<String> = std::fs::read_dir(f.runs())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.contains(".removed-")), "{names:?}");
     assert_eq!(f.store(&["verify", "c"]).code, 0);
 }
 

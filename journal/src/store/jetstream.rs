@@ -1527,10 +1527,9 @@ impl JetStreamStore {
         })
     }
 
-    /// Delete a run by purging `<prefix>.<id>.>`. Returns how many messages
-    /// were removed.
-    /// [`delete`](Self::delete), only when the run still ends at seq
-    /// `last`; the purge is bounded by the stream sequence of that record,
+    /// Delete a copied run by purging `<prefix>.<id>.>` (no backup: its
+    /// copy is verified), only when the run still ends at seq `last`;
+    /// returns how many messages were removed. The purge is bounded by the stream sequence of that record,
     /// so a record appended meanwhile survives it.
     pub fn delete_copied(&self, run: &str, last: u64) -> Result<u64> {
         id::check(run)?;
@@ -1557,8 +1556,14 @@ impl JetStreamStore {
     /// written, in stream order and one line each (a file journal), to
     /// `<keep>/<run>.json`, fsynced; then exactly those messages are
     /// purged. A message stored meanwhile is not purged, and makes this an
-    /// error. Returns the messages purged and the file kept.
-    pub fn delete_keeping(&self, run: &str, keep: &std::path::Path) -> Result<(u64, PathBuf)> {
+    /// warning. Returns the messages purged, the file kept, and a warning
+    /// when the run may not be gone entirely (once the purge is done, the
+    /// backup is always reported).
+    pub fn delete_keeping(
+        &self,
+        run: &str,
+        keep: &std::path::Path,
+    ) -> Result<(u64, PathBuf, Option<String>)> {
         id::check(run)?;
         let filter = format!("{}.{run}.>", self.prefix);
         self.block_on(async {
@@ -1578,18 +1583,19 @@ impl JetStreamStore {
                 .await
                 .map(|r| r.purged)
                 .map_err(|e| self.err(Some(run), format!("cannot purge {filter}: {e}")))?;
-            if self.last_of_run(run).await?.is_some() {
-                return Err(self.err(
-                    Some(run),
-                    format!(
-                        "a writer stored more of the run while it was deleted: the {purged} message(s) \
-                         saved in {} were purged, the newer ones were kept; run `fisk-admin rm {run}` again \
-                         once the writer has stopped",
-                        kept.display()
-                    ),
-                ));
-            }
-            Ok((purged, kept))
+            let warning = match self.last_of_run(run).await {
+                Ok(None) => None,
+                Ok(Some(_)) => Some(format!(
+                    "a writer stored more of run {run} while it was deleted: the messages saved were \
+                     purged, the newer ones are still on the stream; run `fisk-admin rm {run}` again \
+                     once the writer has stopped (its backup will hold them)"
+                )),
+                Err(e) => Some(format!(
+                    "run {run} was purged, but whether anything was stored meanwhile could not be \
+                     checked ({e}); run `fisk-admin ls` to see"
+                )),
+            };
+            Ok((purged, kept, warning))
         })
     }
 }

@@ -171,6 +171,9 @@ pub struct Deleted {
     pub kept: Option<PathBuf>,
     /// The command that puts the run back.
     pub restore: Option<String>,
+    /// The run may not be gone entirely (JetStream: a writer stored more
+    /// meanwhile, or that could not be checked).
+    pub warning: Option<String>,
 }
 
 impl Store {
@@ -306,10 +309,17 @@ impl Store {
                         .filter(|p| Some(*p) != kept.as_ref())
                         .map(|p| p.display().to_string())
                         .collect(),
-                    restore: kept
-                        .as_ref()
-                        .map(|k| format!("mv {} {}", k.display(), journal.display())),
+                    // `ln` refuses a name that was taken meanwhile.
+                    restore: kept.as_ref().map(|k| {
+                        format!(
+                            "ln {} {} && rm {}",
+                            k.display(),
+                            journal.display(),
+                            k.display()
+                        )
+                    }),
                     kept,
+                    warning: None,
                 })
             }
             Store::JetStream(j) => {
@@ -320,7 +330,7 @@ impl Store {
                     .join("removed")
                     .join(j.name())
                     .join(format!("{run}-{stamp}"));
-                let (n, kept) = j.delete_keeping(run, &keep)?;
+                let (n, kept, warning) = j.delete_keeping(run, &keep)?;
                 let dir = kept.parent().map(|d| d.display().to_string());
                 Ok(Deleted {
                     removed: vec![format!(
@@ -335,6 +345,7 @@ impl Store {
                         )
                     }),
                     kept: Some(kept),
+                    warning,
                 })
             }
         }
