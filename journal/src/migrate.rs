@@ -191,7 +191,7 @@ pub fn digest<'a>(bodies: impl IntoIterator<Item = &'a [u8]>) -> String {
     hex(h.finalize().as_slice())
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 

@@ -515,6 +515,15 @@ fn rm_on_jetstream_keeps_the_run_in_a_file_store_that_migrate_puts_back() {
     };
     let before = ls(home.path());
     assert!(before.contains("tool-batch"));
+    // A message on no record subject of the run (damage, a foreign
+    // writer): kept beside the journal, not inside it.
+    srv.with_js(async move |js| {
+        js.publish("fisk.sessions.tool-batch.junk", "{\"stray\":1}".into())
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+    });
 
     let r = fisk_js(
         &srv,
@@ -537,6 +546,10 @@ fn rm_on_jetstream_keeps_the_run_in_a_file_store_that_migrate_puts_back() {
         "{kept:?}"
     );
     assert_eq!(std::fs::read(&kept).unwrap(), want, "kept byte for byte");
+    let other = std::fs::read_to_string(kept.with_file_name("tool-batch.other.jsonl")).unwrap();
+    let other: serde_json::Value = serde_json::from_str(other.trim_end()).unwrap();
+    assert_eq!(other["subject"], "fisk.sessions.tool-batch.junk");
+    assert_eq!(other["body"], "{\"stray\":1}");
     let after = ls(home.path());
     assert!(!after.contains("tool-batch"), "{after:?}");
     assert_eq!(after.len() + 1, before.len(), "only that run went");

@@ -1567,14 +1567,30 @@ impl JetStreamStore {
         id::check(run)?;
         let filter = format!("{}.{run}.>", self.prefix);
         self.block_on(async {
-            let messages = self.read_run(run, true).await?;
+            let mut messages = self.read_run(run, true).await?;
             let upto = messages.iter().map(|m| m.stream_seq).max().unwrap_or(0);
+            // The journal: the records in seq order, one line each. A
+            // message on a subject that names no record (damage, a foreign
+            // writer) goes beside it with its subject, so nothing is lost.
+            messages.sort_by_key(|m| (m.subject_seq.unwrap_or(u64::MAX), m.stream_seq));
             let mut bytes = Vec::with_capacity(messages.iter().map(|m| m.body.len() + 1).sum());
+            let mut others = Vec::new();
             for m in &messages {
-                bytes.extend_from_slice(&m.body);
-                bytes.push(b'\n');
+                if m.subject_seq.is_some() {
+                    bytes.extend_from_slice(&m.body);
+                    bytes.push(b'\n');
+                } else {
+                    let line = serde_json::json!({
+                        "subject": m.subject,
+                        "stream_seq": m.stream_seq,
+                        "body": String::from_utf8_lossy(&m.body),
+                        "body_hex": crate::migrate::hex(&m.body),
+                    });
+                    others.extend_from_slice(line.to_string().as_bytes());
+                    others.push(b'\n');
+                }
             }
-            let kept = keep_new(keep, run, &bytes)?;
+            let kept = keep_new(keep, run, &bytes, &others)?;
             let purged = self
                 .stream
                 .purge()
@@ -1602,15 +1618,33 @@ impl JetStreamStore {
 
 /// `bytes` as `<dir>/<run>.json` in a new directory `dir` = `<keep>-<N>`
 /// (the first free N, none for the first), 0700, the file 0600, all
-/// fsynced: a file store holding the one run, which `migrate` copies back.
-fn keep_new(keep: &std::path::Path, run: &str, bytes: &[u8]) -> Result<PathBuf> {
+/// fsynced with every directory created on the way: a file store holding
+/// the one run, which `migrate` copies back. `others` (messages on no
+/// record subject, JSON lines), when any, go to `<dir>/<run>.other.jsonl`.
+/// On failure nothing half-written is left behind.
+fn keep_new(keep: &std::path::Path, run: &str, bytes: &[u8], others: &[u8]) -> Result<PathBuf> {
     use std::os::unix::fs::DirBuilderExt;
+    let sync = |d: &std::path::Path| {
+        std::fs::File::open(d)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| Error::io(d, e))
+    };
     let parent = keep.parent().unwrap_or(std::path::Path::new("."));
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(parent)
-        .map_err(|e| Error::io(parent, e))?;
+    // Each missing ancestor, top down, fsynced into its own parent.
+    let missing: Vec<&std::path::Path> = parent
+        .ancestors()
+        .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+        .collect();
+    for d in missing.into_iter().rev() {
+        match std::fs::DirBuilder::new().mode(0o700).create(d) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(Error::io(d, e)),
+        }
+        if let Some(up) = d.parent() {
+            sync(up)?;
+        }
+    }
     for n in 0..100 {
         let dir = match n {
             0 => keep.to_path_buf(),
@@ -1622,11 +1656,22 @@ fn keep_new(keep: &std::path::Path, run: &str, bytes: &[u8]) -> Result<PathBuf> 
             Err(e) => return Err(Error::io(&dir, e)),
         }
         let file = dir.join(format!("{run}.json"));
-        super::file_write::write_new(&file, bytes).map_err(|e| Error::io(&file, e))?;
-        for d in [&dir, parent] {
-            std::fs::File::open(d)
-                .and_then(|f| f.sync_all())
-                .map_err(|e| Error::io(d, e))?;
+        let other = dir.join(format!("{run}.other.jsonl"));
+        let written = super::file_write::write_new(&file, bytes)
+            .map_err(|e| Error::io(&file, e))
+            .and_then(|()| match others.is_empty() {
+                true => Ok(()),
+                false => {
+                    super::file_write::write_new(&other, others).map_err(|e| Error::io(&other, e))
+                }
+            })
+            .and_then(|()| sync(&dir))
+            .and_then(|()| sync(parent));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&file);
+            let _ = std::fs::remove_file(&other);
+            let _ = std::fs::remove_dir(&dir);
+            return Err(e);
         }
         return Ok(file);
     }

@@ -323,7 +323,14 @@ impl Store {
                 })
             }
             Store::JetStream(j) => {
-                let (home, _) = file::state_home()?;
+                let (home, _) = file::state_home().map_err(|_| {
+                    crate::Error::Usage(
+                        "rm on JetStream keeps each run in $XDG_STATE_HOME/fisk-admin/removed \
+                         (else ~/.local/state/...), but neither XDG_STATE_HOME nor HOME is an \
+                         absolute path; set one of them; nothing was deleted"
+                            .into(),
+                    )
+                })?;
                 let stamp = crate::time::compact(std::time::SystemTime::now());
                 let keep = home
                     .join("fisk-admin")

@@ -15,6 +15,16 @@ use std::path::Path;
 /// journal's place cannot hang it, and anything but a regular file is
 /// refused ([`regular`]).
 pub fn open(path: &Path) -> io::Result<File> {
+    // Refused before the open too: opening a device can have effects of
+    // its own. (The check on the open file below is the one that counts:
+    // the name may change in between.)
+    let kind = std::fs::metadata(path)?.file_type();
+    if !kind.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            not_a_journal(kind),
+        ));
+    }
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
