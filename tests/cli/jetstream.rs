@@ -493,8 +493,9 @@ fn ls_gives_the_same_statuses_on_both_backends() {
     }
 }
 
-#[test]
-fn rm_on_jetstream_keeps_the_run_in_a_file_store_that_migrate_puts_back() {
+/// A server with the SPEC 8 stream holding every testdata run (copied by
+/// `migrate`): the server, a home, the source store, `jetstream:STREAM`.
+fn testdata_on_jetstream() -> (NatsServer, tempfile::TempDir, tempfile::TempDir, String) {
     let srv = NatsServer::start();
     srv.spec_stream(STREAM, SUBJECT);
     let home = tempfile::tempdir().unwrap();
@@ -502,6 +503,12 @@ fn rm_on_jetstream_keeps_the_run_in_a_file_store_that_migrate_puts_back() {
     let js = format!("jetstream:{STREAM}");
     let r = migrate_all(&srv, home.path(), &format!("file:{}", s(src.path())), &js);
     assert_eq!(r.code, 0, "{}", r.stderr);
+    (srv, home, src, js)
+}
+
+#[test]
+fn rm_on_jetstream_keeps_the_run_in_a_file_store_that_migrate_puts_back() {
+    let (srv, home, src, js) = testdata_on_jetstream();
     let want = std::fs::read(src.path().join("tool-batch.json")).unwrap();
     let ls = |home: &Path| {
         let r = fisk_js(&srv, home, &["--store", &js, "--format", "json", "ls"]);
@@ -572,13 +579,7 @@ fn rm_on_jetstream_keeps_the_run_in_a_file_store_that_migrate_puts_back() {
 
 #[test]
 fn show_fold_and_verify_work_on_jetstream() {
-    let srv = NatsServer::start();
-    srv.spec_stream(STREAM, SUBJECT);
-    let home = tempfile::tempdir().unwrap();
-    let src = store_copy("runs");
-    let js = format!("jetstream:{STREAM}");
-    let r = migrate_all(&srv, home.path(), &format!("file:{}", s(src.path())), &js);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    let (srv, home, src, js) = testdata_on_jetstream();
     let fold = fisk_js(
         &srv,
         home.path(),
