@@ -132,7 +132,7 @@ impl FileStore {
     }
 
     /// The journal's bytes, exactly as stored.
-    pub fn read_bytes(&self, run: &str) -> Result<(PathBuf, impl std::ops::Deref<Target = [u8]>)> {
+    pub fn read_bytes(&self, run: &str) -> Result<(PathBuf, Vec<u8>)> {
         let (path, mut f) = self.open(run)?;
         let bytes = whole::read(&mut f).map_err(|e| Error::io(&path, e))?;
         Ok((path, bytes))

@@ -304,11 +304,7 @@ impl Store {
                 let (removed, kept) = f.delete(run)?;
                 let journal = f.journal_path(run)?;
                 Ok(Deleted {
-                    removed: removed
-                        .iter()
-                        .filter(|p| Some(*p) != kept.as_ref())
-                        .map(|p| p.display().to_string())
-                        .collect(),
+                    removed: removed.iter().map(|p| p.display().to_string()).collect(),
                     // `ln` refuses a name that was taken meanwhile.
                     restore: kept.as_ref().map(|k| {
                         format!(
