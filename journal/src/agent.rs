@@ -13,6 +13,8 @@ pub struct AgentFile {
     /// `None` when absent or `null` (Go's nil slice; hashes as `null`).
     pub system: Option<Vec<String>>,
     pub tools: Vec<String>,
+    /// Written as `meta.agent` on the runs it starts (absent: none).
+    pub agent: Option<String>,
     pub harness: Harness,
     pub nats_context: String,
     /// The directory the file was read from: relative paths resolve here.

@@ -11,7 +11,7 @@
 //!   per tool name in agent-file order with keys `Name`, `Description`,
 //!   `InputSchema`, `DeferLoading` in that order; `InputSchema` is a Go map,
 //!   so its keys (at every depth) are sorted. The array is built by
-//!   appending, so no tools at all is Go's nil slice: `null`.
+//!   made, never nil: no tools at all hashes `[]` (SPEC 4).
 //! - A tool name the runner does not know still gets a definition (empty
 //!   description, schema `{"type":"object"}`, not deferred): the agent
 //!   advertises what the file names, and a call to it gets an error result.
@@ -109,8 +109,9 @@ pub fn system_hash(parts: Option<&[String]>) -> String {
 
 /// `tools_hash` of the named tools, in order.
 pub fn tools_hash(names: &[String]) -> String {
-    let defs: Option<Vec<ToolDef>> =
-        (!names.is_empty()).then(|| names.iter().map(|n| tool_def(n)).collect());
+    // The agent builds the list with a made slice, never nil: no tools is
+    // `[]`, not `null` (SPEC 4).
+    let defs: Vec<ToolDef> = names.iter().map(|n| tool_def(n)).collect();
     sha256_hex(&gojson::to_vec(&defs))
 }
 
@@ -125,6 +126,7 @@ pub fn of_agent(a: &AgentFile) -> Fingerprint {
         reasoning_effort: a.llm.reasoning_effort.clone(),
         max_tokens: a.llm.budget.max_tokens,
         max_iterations: a.llm.budget.max_iterations,
+        ..Fingerprint::default()
     }
 }
 

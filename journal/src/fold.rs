@@ -5,8 +5,9 @@
 
 use crate::record::{
     Block, CallApproval, Deferred, Fingerprint, Kind, Message, Payload, Record, Terminal,
-    ToolResultBlock, VERSION,
+    ToolResult, ToolResultBlock, VERSION, VERSION_AUGUST,
 };
+use crate::time::Time;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -47,7 +48,7 @@ impl fmt::Display for FoldError {
             }
             FoldError::Version { found } => write!(
                 f,
-                "format version {found} cannot be folded: this tool folds exactly version {VERSION}"
+                "format version {found} cannot be folded: this tool folds version {VERSION} (the agent as it ships) and {VERSION_AUGUST} (the August 2026 agent)"
             ),
             FoldError::SeqNotIncreasing { seq, previous } => {
                 write!(
@@ -74,11 +75,38 @@ impl fmt::Display for FoldError {
 
 impl std::error::Error for FoldError {}
 
+impl Counters {
+    /// Count one tool result (SPEC 3 rule 5b). A legacy result (no `kind`)
+    /// counts as `remote` when it says `remote`, else as `unknown`.
+    fn count_result(&mut self, r: &ToolResult) {
+        self.tool_calls = self.tool_calls.saturating_add(1);
+        // A token the agent does not know counts as `unknown`, as the
+        // agent's own fold reads it (its kinds are an enum).
+        let kind = match r.kind.as_str() {
+            "" if r.remote => "remote",
+            k @ ("application" | "builtin" | "remote" | "custom" | "mcp") => k,
+            _ => "unknown",
+        };
+        let n = self.tool_calls_by_kind.entry(kind.to_owned()).or_default();
+        *n = n.saturating_add(1);
+        let legacy = r.kind.is_empty();
+        if (legacy && r.remote) || (r.kind == "remote" && r.dispatched) {
+            self.remote_tool_calls = self.remote_tool_calls.saturating_add(1);
+        }
+        if r.kind == "mcp" && r.dispatched {
+            self.mcp_tool_calls = self.mcp_tool_calls.saturating_add(1);
+        }
+    }
+}
+
 #[derive(Serialize, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Counters {
     pub llm_calls: i64,
     pub tool_calls: i64,
     pub remote_tool_calls: i64,
+    pub mcp_tool_calls: i64,
+    /// Kind token -> calls; a kind with no calls is absent.
+    pub tool_calls_by_kind: BTreeMap<String, i64>,
     pub in_tokens: i64,
     pub out_tokens: i64,
     pub cache_read_tokens: i64,
@@ -96,7 +124,9 @@ pub struct Pending {
     pub stop_reason: String,
     pub results: Vec<ToolResultBlock>,
     pub answered: BTreeSet<String>,
+    #[serde(serialize_with = "ser_deferred")]
     pub deferred: Vec<Deferred>,
+    #[serde(serialize_with = "ser_deferred")]
     pub open_deferrals: Vec<Deferred>,
 }
 
@@ -105,6 +135,8 @@ pub struct Pending {
 pub struct RunState {
     pub version: i64,
     pub run_id: String,
+    #[serde(serialize_with = "ser_opt_str")]
+    pub agent: String,
     #[serde(serialize_with = "ser_fingerprint")]
     pub fingerprint: Fingerprint,
     pub prompt: String,
@@ -116,27 +148,43 @@ pub struct RunState {
     #[serde(serialize_with = "ser_messages")]
     pub messages: Vec<Message>,
     pub counters: Counters,
+    /// 1 + the number of user records.
+    pub turns: i64,
+    /// The last assistant record's input with both cache tiers.
+    pub context_tokens: i64,
     pub next_iteration: i64,
     #[serde(serialize_with = "ser_opt_str")]
     pub last_stop_reason: String,
     pub pending: Option<Pending>,
     pub approvals: Vec<String>,
     pub call_approvals: Vec<CallApproval>,
-    pub memory_revisions: BTreeMap<String, i64>,
+    pub memory_revisions: BTreeMap<String, u64>,
     #[serde(serialize_with = "ser_terminal")]
     pub terminal: Option<Terminal>,
+    /// The last terminal record's time; `None` when the run was reopened
+    /// after it, or the terminal is undated.
+    pub ended: Option<Time>,
     pub completed: bool,
     pub status: Status,
+    /// The pending turn has deferred calls nobody has answered.
+    pub waiting: bool,
+    pub open_deferrals: usize,
     /// The last seq folded.
     #[serde(skip)]
     pub last_seq: u64,
+    /// The last folded record's time, when it has one.
+    #[serde(skip)]
+    pub last_time: Option<Time>,
+    /// The generation this journal was written by, when it is one of the two.
+    #[serde(skip)]
+    pub generation: Option<crate::record::Generation>,
 }
 
-/// SPEC 9 status, without `live` (a fold does no IO).
+/// SPEC 9 status, the agent's rule: the last terminal's reason when no
+/// record follows it, else open. (`waiting` and `live` are separate facts.)
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 #[serde(into = "String")]
 pub enum Status {
-    Waiting,
     Terminal(String),
     Open,
 }
@@ -150,7 +198,6 @@ impl From<Status> for String {
 impl fmt::Display for Status {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self {
-            Status::Waiting => f.write_str("waiting"),
             Status::Terminal(r) => f.write_str(r),
             Status::Open => f.write_str("open"),
         }
@@ -192,6 +239,31 @@ impl Serialize for MessageOut<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         ser_message(self.0, s)
     }
+}
+
+/// Deferred records with every key present (SPEC 11): `null` for an empty
+/// note, handle or kind.
+fn ser_deferred<S: serde::Serializer>(ds: &[Deferred], s: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct D<'a> {
+        tool_use_id: &'a str,
+        tool_name: &'a str,
+        note: Option<&'a str>,
+        handle: Option<&'a str>,
+        kind: Option<&'a str>,
+        dispatched: bool,
+    }
+    fn some(v: &str) -> Option<&str> {
+        Some(v).filter(|v| !v.is_empty())
+    }
+    s.collect_seq(ds.iter().map(|d| D {
+        tool_use_id: &d.tool_use_id,
+        tool_name: &d.tool_name,
+        note: some(&d.note),
+        handle: some(&d.handle),
+        kind: some(&d.kind),
+        dispatched: d.dispatched,
+    }))
 }
 
 fn ser_fingerprint<S: serde::Serializer>(f: &Fingerprint, s: S) -> Result<S::Ok, S::Error> {
@@ -319,9 +391,14 @@ pub fn fold_with<R: FoldInput>(
         .into_iter()
         .take_while(|r| opts.until_seq.is_none_or(|n| r.record().seq <= n));
     let first = it.next().ok_or(FoldError::Empty)?;
-    let (first_seq, first_is_meta, first_protocol) = {
+    let (first_seq, first_is_meta, first_protocol, first_time) = {
         let r = first.record();
-        (r.seq, r.kind() == Some(Kind::Meta), r.protocol.clone())
+        (
+            r.seq,
+            r.kind() == Some(Kind::Meta),
+            r.protocol.clone(),
+            r.time,
+        )
     };
     let meta = match first.into_payload() {
         Some(Payload::Meta(m)) => m,
@@ -333,7 +410,8 @@ pub fn fold_with<R: FoldInput>(
         }
         _ => return Err(FoldError::FirstNotMeta { seq: first_seq }),
     };
-    if meta.version != VERSION && !opts.any_version {
+    let generation = crate::record::Generation::of(meta.version);
+    if generation.is_none() && !opts.any_version {
         return Err(FoldError::Version {
             found: meta.version,
         });
@@ -341,6 +419,7 @@ pub fn fold_with<R: FoldInput>(
     let mut st = RunState {
         version: meta.version,
         run_id: meta.run_id,
+        agent: meta.agent,
         fingerprint: meta.fingerprint,
         messages: vec![Message::user(vec![Block::text(meta.prompt.clone())])],
         prompt: meta.prompt,
@@ -348,6 +427,8 @@ pub fn fold_with<R: FoldInput>(
         conversation_token: meta.conversation_token,
         caller: meta.caller,
         counters: Counters::default(),
+        turns: 1,
+        context_tokens: 0,
         next_iteration: 0,
         last_stop_reason: String::new(),
         pending: None,
@@ -355,16 +436,21 @@ pub fn fold_with<R: FoldInput>(
         call_approvals: Vec::new(),
         memory_revisions: BTreeMap::new(),
         terminal: None,
+        ended: None,
         completed: false,
         status: Status::Open,
+        waiting: false,
+        open_deferrals: 0,
         last_seq: first_seq,
+        last_time: first_time,
+        generation,
     };
     let mut turn: Option<Turn> = None;
     let mut tail = StatusTracker::default();
     for r in it {
-        let (seq, known, optional) = {
+        let (seq, known, optional, time) = {
             let rec = r.record();
-            (rec.seq, rec.kind().is_some(), rec.optional)
+            (rec.seq, rec.kind().is_some(), rec.optional, rec.time)
         };
         if seq <= st.last_seq {
             return Err(FoldError::SeqNotIncreasing {
@@ -373,6 +459,10 @@ pub fn fold_with<R: FoldInput>(
             });
         }
         st.last_seq = seq;
+        st.last_time = time;
+        // Any record after the last terminal reopens the run, a skipped
+        // optional one included (SPEC 3 rule 13).
+        tail.observe(time);
         if r.record().payload.is_none() {
             let protocol = r.record().protocol.clone();
             if known {
@@ -386,7 +476,6 @@ pub fn fold_with<R: FoldInput>(
         let Some(payload) = r.into_payload() else {
             continue;
         };
-        tail.observe(payload.kind());
         match payload {
             Payload::Meta(_) => return Err(FoldError::SecondMeta { seq }),
             Payload::Assistant(a) => {
@@ -394,12 +483,16 @@ pub fn fold_with<R: FoldInput>(
                     t.commit(&mut st.messages);
                 }
                 let c = &mut st.counters;
-                c.llm_calls += 1;
+                c.llm_calls = c.llm_calls.saturating_add(1);
                 c.in_tokens = c.in_tokens.saturating_add(a.in_tokens);
                 c.out_tokens = c.out_tokens.saturating_add(a.out_tokens);
                 c.cache_read_tokens = c.cache_read_tokens.saturating_add(a.cache_read_tokens);
                 c.cache_create_tokens = c.cache_create_tokens.saturating_add(a.cache_create_tokens);
                 c.thinking_tokens = c.thinking_tokens.saturating_add(a.thinking_tokens);
+                st.context_tokens = a
+                    .in_tokens
+                    .saturating_add(a.cache_read_tokens)
+                    .saturating_add(a.cache_create_tokens);
                 st.next_iteration = a.iteration.saturating_add(1);
                 st.last_stop_reason = a.stop_reason.clone();
                 turn = Some(Turn {
@@ -416,12 +509,9 @@ pub fn fold_with<R: FoldInput>(
                     seq,
                     kind: Kind::ToolResult,
                 })?;
-                t.results.push(tr.result);
+                st.counters.count_result(&tr);
                 t.answered.insert(tr.tool_use_id);
-                st.counters.tool_calls += 1;
-                if tr.remote {
-                    st.counters.remote_tool_calls += 1;
-                }
+                t.results.push(tr.result);
             }
             Payload::Deferred(d) => {
                 let t = turn.as_mut().ok_or(FoldError::NoOpenTurn {
@@ -431,6 +521,7 @@ pub fn fold_with<R: FoldInput>(
                 t.deferred.push(d);
             }
             Payload::User(u) => {
+                st.turns = st.turns.saturating_add(1);
                 if let Some(t) = turn.take() {
                     t.commit(&mut st.messages);
                 }
@@ -449,7 +540,7 @@ pub fn fold_with<R: FoldInput>(
                 st.memory_revisions = m.revisions.unwrap_or_default();
             }
             Payload::Terminal(t) => {
-                tail.terminal(&t.reason);
+                tail.terminal(&t.reason, time);
                 st.terminal = Some(t);
                 st.call_approvals.clear();
             }
@@ -467,11 +558,10 @@ pub fn fold_with<R: FoldInput>(
         .terminal
         .as_ref()
         .is_some_and(|t| t.reason == "completed");
-    st.status = tail.status(
-        st.pending
-            .as_ref()
-            .is_some_and(|p| !p.open_deferrals.is_empty()),
-    );
+    st.open_deferrals = st.pending.as_ref().map_or(0, |p| p.open_deferrals.len());
+    st.waiting = st.open_deferrals > 0;
+    st.status = tail.status();
+    st.ended = tail.ended();
     Ok(st)
 }
 
@@ -479,28 +569,28 @@ pub fn fold_with<R: FoldInput>(
 /// and the tail summary so the two can never disagree.
 #[derive(Default, Debug, Clone)]
 pub struct StatusTracker {
-    /// Reason of the last non-inert record when it is a terminal.
-    last_terminal: Option<String>,
+    /// The reason and time of the last record when it is a terminal.
+    last_terminal: Option<(String, Option<Time>)>,
 }
 
 impl StatusTracker {
-    /// A record of this kind was seen (skipped optional records are never fed).
-    pub fn observe(&mut self, kind: Kind) {
-        if !kind.is_inert() {
-            self.last_terminal = None;
+    /// A record was seen (any record, a skipped optional one included).
+    pub fn observe(&mut self, _time: Option<Time>) {
+        self.last_terminal = None;
+    }
+    /// The record just observed is a terminal.
+    pub fn terminal(&mut self, reason: &str, time: Option<Time>) {
+        self.last_terminal = Some((reason.to_owned(), time));
+    }
+    pub fn status(&self) -> Status {
+        match &self.last_terminal {
+            Some((r, _)) => Status::Terminal(r.clone()),
+            None => Status::Open,
         }
     }
-    pub fn terminal(&mut self, reason: &str) {
-        self.last_terminal = Some(reason.to_owned());
-    }
-    pub fn status(&self, waiting: bool) -> Status {
-        if waiting {
-            Status::Waiting
-        } else if let Some(r) = &self.last_terminal {
-            Status::Terminal(r.clone())
-        } else {
-            Status::Open
-        }
+    /// When the run ended: the last record is a dated terminal.
+    pub fn ended(&self) -> Option<Time> {
+        self.last_terminal.as_ref().and_then(|(_, t)| *t)
     }
 }
 

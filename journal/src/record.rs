@@ -10,6 +10,7 @@
 //! keeps the bytes it was read from.
 
 use crate::gojson;
+use crate::time::Time;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
@@ -17,8 +18,46 @@ use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// The format version this tool folds and writes (SPEC 1.1).
-pub const VERSION: i64 = 3;
+/// The format version the agent as it ships now writes, and this tool
+/// creates new runs in (SPEC 1.1).
+pub const VERSION: i64 = 1;
+
+/// The format version the August 2026 agent wrote (SPEC 1.1).
+pub const VERSION_AUGUST: i64 = 3;
+
+/// The two generations of the agent whose journals this tool reads and
+/// writes (SPEC 1.1). `meta.version` names one; any other version is read
+/// for inspection only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Generation {
+    /// Version 1: the agent as it ships now. Appends carry `time`.
+    Current,
+    /// Version 3: the August 2026 agent. Appends carry no `time`.
+    August,
+}
+
+impl Generation {
+    pub fn of(version: i64) -> Option<Generation> {
+        match version {
+            VERSION => Some(Generation::Current),
+            VERSION_AUGUST => Some(Generation::August),
+            _ => None,
+        }
+    }
+
+    pub fn version(self) -> i64 {
+        match self {
+            Generation::Current => VERSION,
+            Generation::August => VERSION_AUGUST,
+        }
+    }
+
+    /// Whether a record appended to a journal of this generation is
+    /// stamped with `time` (SPEC 2).
+    pub fn stamps_time(self) -> bool {
+        self == Generation::Current
+    }
+}
 
 /// Every protocol id starts with this.
 pub const PROTOCOL_PREFIX: &str = "io.choria.fisk-ai.v1.session.";
@@ -110,6 +149,32 @@ where
 fn is_false(b: &bool) -> bool {
     !*b
 }
+
+/// Payload fields this tool does not know: what a newer agent wrote (SPEC
+/// 1.3). Collected while decoding, never written back (a record is copied
+/// by its bytes, not re-encoded).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Unknown(pub Vec<String>);
+
+impl<'de> Deserialize<'de> for Unknown {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Unknown, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Unknown;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("fields")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Unknown, A::Error> {
+                let mut keys = Vec::new();
+                while let Some((k, de::IgnoredAny)) = map.next_entry::<String, de::IgnoredAny>()? {
+                    keys.push(k);
+                }
+                Ok(Unknown(keys))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
 fn is_zero(n: &i64) -> bool {
     *n == 0
 }
@@ -136,6 +201,8 @@ pub struct Fingerprint {
     pub max_tokens: i64,
     #[serde(default, deserialize_with = "nullable")]
     pub max_iterations: i64,
+    #[serde(flatten, skip_serializing)]
+    pub unknown: Unknown,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
@@ -144,8 +211,9 @@ pub struct Meta {
     pub version: i64,
     #[serde(default, deserialize_with = "nullable")]
     pub run_id: String,
-    #[serde(default, deserialize_with = "nullable")]
-    pub created: String,
+    /// Never omitted: a zero time is written `0001-01-01T00:00:00Z`.
+    #[serde(default)]
+    pub created: Time,
     #[serde(default, deserialize_with = "nullable")]
     pub fingerprint: Fingerprint,
     #[serde(default, deserialize_with = "nullable")]
@@ -168,6 +236,15 @@ pub struct Meta {
         skip_serializing_if = "String::is_empty"
     )]
     pub caller: String,
+    /// The agent that produced the run (version 1; an unverified label).
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub agent: String,
+    #[serde(flatten, skip_serializing)]
+    pub unknown: Unknown,
 }
 
 /// `{role, content}`. `content: None` is Go's nil slice, written `null`.
@@ -246,6 +323,8 @@ pub struct ToolResultBlock {
         skip_serializing_if = "is_false"
     )]
     pub is_error: bool,
+    #[serde(flatten, skip_serializing)]
+    pub unknown: Unknown,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default)]
@@ -440,12 +519,16 @@ pub struct Assistant {
         skip_serializing_if = "is_zero"
     )]
     pub thinking_tokens: i64,
+    #[serde(flatten, skip_serializing)]
+    pub unknown: Unknown,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 pub struct User {
     #[serde(default, deserialize_with = "nullable")]
     pub message: Message,
+    #[serde(flatten, skip_serializing)]
+    pub unknown: Unknown,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
@@ -460,6 +543,23 @@ pub struct ToolResult {
         skip_serializing_if = "is_false"
     )]
     pub remote: bool,
+    /// The kind of provider that served the call (version 1); empty on a
+    /// legacy result.
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub kind: String,
+    /// The call was handed to its provider (version 1).
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "is_false"
+    )]
+    pub dispatched: bool,
+    #[serde(flatten, skip_serializing)]
+    pub unknown: Unknown,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
@@ -480,12 +580,28 @@ pub struct Deferred {
         skip_serializing_if = "String::is_empty"
     )]
     pub handle: String,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub kind: String,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "is_false"
+    )]
+    pub dispatched: bool,
+    #[serde(flatten, skip_serializing)]
+    pub unknown: Unknown,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
 pub struct Decision {
     #[serde(default, deserialize_with = "nullable")]
     pub tool: String,
+    #[serde(flatten, skip_serializing)]
+    pub unknown: Unknown,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
@@ -494,16 +610,21 @@ pub struct CallApproval {
     pub tool_use_id: String,
     #[serde(default, deserialize_with = "nullable")]
     pub tool_name: String,
+    #[serde(flatten, skip_serializing)]
+    pub unknown: Unknown,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
 pub struct MemoryRevisions {
-    /// `None` is Go's nil map, written `null`.
+    /// `None` is Go's nil map, written `null`. Revisions are unsigned
+    /// 64-bit: a negative one does not parse, as for the agent.
     #[serde(default)]
-    pub revisions: Option<BTreeMap<String, i64>>,
+    pub revisions: Option<BTreeMap<String, u64>>,
+    #[serde(flatten, skip_serializing)]
+    pub unknown: Unknown,
 }
 
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default)]
 pub struct Terminal {
     #[serde(default, deserialize_with = "nullable")]
     pub reason: String,
@@ -513,6 +634,87 @@ pub struct Terminal {
         skip_serializing_if = "String::is_empty"
     )]
     pub message: String,
+    /// What the conversation had cost when the turn ended (version 1),
+    /// kept verbatim: its counters are opaque and the fold never trusts
+    /// them. Checked on decode for the types the agent's own decoder
+    /// demands.
+    #[serde(
+        default,
+        deserialize_with = "summary",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub summary: Option<Box<RawValue>>,
+    #[serde(flatten, skip_serializing)]
+    pub unknown: Unknown,
+}
+
+impl PartialEq for Terminal {
+    fn eq(&self, o: &Self) -> bool {
+        self.reason == o.reason
+            && self.message == o.message
+            && self.summary.as_ref().map(|r| r.get()) == o.summary.as_ref().map(|r| r.get())
+    }
+}
+impl Eq for Terminal {}
+
+/// `terminal.summary` as the agent's decoder types it: integers for
+/// `turns` and `context_tokens`, integer counters, `tool_calls_by_kind`
+/// keyed by integers. The bytes are kept; the shape is only checked.
+fn summary<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
+    #[derive(Deserialize)]
+    #[allow(dead_code)]
+    struct Shape {
+        #[serde(default, deserialize_with = "nullable")]
+        turns: i64,
+        #[serde(default, deserialize_with = "nullable")]
+        context_tokens: i64,
+        #[serde(default, deserialize_with = "nullable")]
+        counters: CounterShape,
+    }
+    #[derive(Deserialize, Default)]
+    #[allow(dead_code)]
+    struct CounterShape {
+        #[serde(default, deserialize_with = "nullable")]
+        llm_calls: i64,
+        #[serde(default, deserialize_with = "nullable")]
+        tool_calls: i64,
+        #[serde(default, deserialize_with = "nullable")]
+        remote_tool_calls: i64,
+        #[serde(default, deserialize_with = "nullable")]
+        mcp_tool_calls: i64,
+        #[serde(default)]
+        tool_calls_by_kind: Option<BTreeMap<IntKey, i64>>,
+        #[serde(default, deserialize_with = "nullable")]
+        in_tokens: i64,
+        #[serde(default, deserialize_with = "nullable")]
+        out_tokens: i64,
+        #[serde(default, deserialize_with = "nullable")]
+        cache_read_tokens: i64,
+        #[serde(default, deserialize_with = "nullable")]
+        cache_create_tokens: i64,
+        #[serde(default, deserialize_with = "nullable")]
+        thinking_tokens: i64,
+    }
+    /// A Go map key of an integer type: the key string must be an integer.
+    #[derive(PartialEq, Eq, PartialOrd, Ord)]
+    struct IntKey;
+    impl<'de> Deserialize<'de> for IntKey {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<IntKey, D::Error> {
+            let s = std::borrow::Cow::<'de, str>::deserialize(d)?;
+            s.parse::<i64>().map(|_| IntKey).map_err(|_| {
+                de::Error::custom(format!("tool_calls_by_kind key {s:?} is not an integer"))
+            })
+        }
+    }
+    let raw: Option<Box<RawValue>> = Option::deserialize(d)?;
+    match raw {
+        Some(r) if r.get() != "null" => {
+            serde_json::from_str::<Shape>(r.get())
+                .map_err(|e| de::Error::custom(format!("summary: {e}")))?;
+            Ok(Some(r))
+        }
+        _ => Ok(None),
+    }
 }
 
 /// Terminal reasons of SPEC 1.
@@ -528,8 +730,11 @@ pub const TERMINAL_REASONS: [&str; 5] = [
 pub struct Claim {
     #[serde(default, deserialize_with = "nullable")]
     pub by: String,
-    #[serde(default, deserialize_with = "nullable")]
-    pub claimed: String,
+    /// Never omitted: a zero time is written `0001-01-01T00:00:00Z`.
+    #[serde(default)]
+    pub claimed: Time,
+    #[serde(flatten, skip_serializing)]
+    pub unknown: Unknown,
 }
 
 /// A decoded payload.
@@ -560,6 +765,48 @@ impl Payload {
             Payload::MemoryRevisions(_) => Kind::MemoryRevisions,
             Payload::Terminal(_) => Kind::Terminal,
             Payload::Claim(_) => Kind::Claim,
+        }
+    }
+
+    /// The fields of this payload (and of the fingerprint or the result it
+    /// holds) that this tool does not know, dotted (`fingerprint.x`).
+    pub fn unknown_fields(&self) -> Vec<String> {
+        let nested = |prefix: &str, u: &Unknown| -> Vec<String> {
+            u.0.iter().map(|k| format!("{prefix}.{k}")).collect()
+        };
+        let key = self.kind().key();
+        let (top, inner): (&Unknown, Vec<String>) = match self {
+            Payload::Meta(p) => (
+                &p.unknown,
+                nested("meta.fingerprint", &p.fingerprint.unknown),
+            ),
+            Payload::Assistant(p) => (&p.unknown, Vec::new()),
+            Payload::User(p) => (&p.unknown, Vec::new()),
+            Payload::ToolResult(p) => (&p.unknown, nested("tool_result.result", &p.result.unknown)),
+            Payload::Deferred(p) => (&p.unknown, Vec::new()),
+            Payload::Decision(p) => (&p.unknown, Vec::new()),
+            Payload::CallApproval(p) => (&p.unknown, Vec::new()),
+            Payload::MemoryRevisions(p) => (&p.unknown, Vec::new()),
+            Payload::Terminal(p) => (&p.unknown, Vec::new()),
+            Payload::Claim(p) => (&p.unknown, Vec::new()),
+        };
+        let mut out = nested(key, top);
+        out.extend(inner);
+        out
+    }
+
+    /// The first version-1 field this payload carries (`meta.agent`,
+    /// `kind`, `dispatched`, `terminal.summary`), for telling a version-3
+    /// journal that holds them (SPEC 11 `mixed-generation`).
+    pub fn current_generation_field(&self) -> Option<&'static str> {
+        match self {
+            Payload::Meta(m) if !m.agent.is_empty() => Some("meta.agent"),
+            Payload::ToolResult(t) if !t.kind.is_empty() => Some("tool_result.kind"),
+            Payload::ToolResult(t) if t.dispatched => Some("tool_result.dispatched"),
+            Payload::Deferred(d) if !d.kind.is_empty() => Some("deferred.kind"),
+            Payload::Deferred(d) if d.dispatched => Some("deferred.dispatched"),
+            Payload::Terminal(t) if t.summary.is_some() => Some("terminal.summary"),
+            _ => None,
         }
     }
 
@@ -601,6 +848,9 @@ impl Payload {
 pub struct Record {
     pub seq: u64,
     pub protocol: String,
+    /// When the record was appended (version 1); `None` when absent, `null`
+    /// or zero (Go omits a zero time).
+    pub time: Option<Time>,
     pub optional: bool,
     /// `None` when the protocol is unknown, or known but its payload key is
     /// absent or `null`.
@@ -626,6 +876,7 @@ impl fmt::Display for DecodeError {
 struct Envelope<'a> {
     seq: u64,
     protocol: String,
+    time: Option<Time>,
     optional: bool,
     /// The payload when it was decoded in the same pass (the protocol came
     /// before it, as in every canonical record). `Some(None)`: it was null.
@@ -669,6 +920,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
                 let mut env = Envelope {
                     seq: 0,
                     protocol: String::new(),
+                    time: None,
                     optional: false,
                     payload: None,
                     others: Vec::new(),
@@ -688,6 +940,12 @@ impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
                                 .map_err(|e| de::Error::custom(format!("field `protocol`: {e}")))?
                                 .0;
                             kind = Kind::from_protocol(&env.protocol);
+                        }
+                        "time" => {
+                            let t: Time = map
+                                .next_value()
+                                .map_err(|e| de::Error::custom(format!("field `time`: {e}")))?;
+                            env.time = Some(t).filter(|t| !t.is_zero());
                         }
                         "optional" => {
                             env.optional = map
@@ -752,6 +1010,7 @@ impl Record {
         Ok(Record {
             seq: env.seq,
             protocol: env.protocol,
+            time: env.time,
             optional: env.optional,
             payload,
             extra_keys,
@@ -786,6 +1045,7 @@ impl Record {
         }
         let seq: u64 = field(&mut map, "seq")?;
         let protocol: String = field(&mut map, "protocol")?;
+        let time: Time = field(&mut map, "time")?;
         let optional: bool = field(&mut map, "optional")?;
         let kind = Kind::from_protocol(&protocol);
         let payload = match kind {
@@ -801,6 +1061,7 @@ impl Record {
         Ok(Record {
             seq,
             protocol,
+            time: Some(time).filter(|t| !t.is_zero()),
             optional,
             payload,
             extra_keys: map.into_iter().map(|(k, _)| k).collect(),
@@ -816,6 +1077,7 @@ impl Record {
         Record {
             seq,
             protocol: payload.kind().protocol().to_owned(),
+            time: None,
             optional: false,
             payload: Some(payload),
             extra_keys: Vec::new(),
@@ -838,6 +1100,9 @@ impl Serialize for CanonicalRecord<'_> {
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("seq", &r.seq)?;
         m.serialize_entry("protocol", &r.protocol)?;
+        if let Some(t) = r.time.filter(|t| !t.is_zero()) {
+            m.serialize_entry("time", &t)?;
+        }
         if r.optional {
             m.serialize_entry("optional", &true)?;
         }

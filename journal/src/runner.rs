@@ -32,10 +32,11 @@ use crate::error::{Error, Result};
 use crate::fingerprint::{self, Class};
 use crate::fold::{self, Pending, Status};
 use crate::record::{
-    Block, Claim, Deferred, Fingerprint, Message, Meta, Payload, Record, Terminal, ToolResult,
-    ToolResultBlock, ToolUseBlock, User, VERSION,
+    Block, Claim, Deferred, Fingerprint, Generation, Message, Meta, Payload, Record, Terminal,
+    ToolResult, ToolResultBlock, ToolUseBlock, User, VERSION,
 };
 use crate::store::{Appender, Store};
+use crate::time::Time;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::io::Read;
@@ -136,13 +137,33 @@ pub fn new_run_id() -> String {
 
 struct Writer {
     app: Box<dyn Appender>,
+    /// The journal's generation: what its appends look like (SPEC 2).
+    generation: Generation,
 }
 
 impl Writer {
     fn put(&mut self, payload: Payload) -> Result<u64> {
-        let seq = self.app.last_seq() + 1;
-        self.app.append(&Record::new(seq, payload))?;
-        Ok(seq)
+        let seq = self
+            .app
+            .last_seq()
+            .checked_add(1)
+            .ok_or_else(|| Error::Refused {
+                run: self.app.run().to_owned(),
+                message: "its last seq is the largest there is; nothing more can be appended"
+                    .into(),
+            })?;
+        match self
+            .app
+            .append_new(Record::new(seq, payload), self.generation)?
+        {
+            Some(_) => Ok(seq),
+            // The runner only ever appends the next seq: a duplicate means
+            // the record was not stored, which must never pass as success.
+            None => Err(Error::Refused {
+                run: self.app.run().to_owned(),
+                message: format!("seq {seq} was already in the journal; nothing was written"),
+            }),
+        }
     }
 }
 
@@ -158,16 +179,18 @@ impl Runner<'_> {
     pub fn start(&mut self, prompt: &str, id: Option<&str>) -> Result<Outcome> {
         let id = id.map_or_else(new_run_id, str::to_owned);
         let app = self.store.create_appender(&id)?;
-        let mut w = Writer { app };
+        let mut w = Writer {
+            app,
+            generation: Generation::Current,
+        };
         w.put(Payload::Meta(Meta {
             version: VERSION,
             run_id: id.clone(),
-            created: crate::time::now(),
+            created: Time::now(),
             fingerprint: self.agent.fingerprint.clone(),
             prompt: prompt.to_owned(),
-            interactive: false,
-            conversation_token: String::new(),
-            caller: String::new(),
+            agent: self.agent.file.agent.clone().unwrap_or_default(),
+            ..Meta::default()
         }))?;
         self.step(format!("run {id} started"));
         let pos = Pos {
@@ -261,15 +284,23 @@ impl Runner<'_> {
 
         // SPEC 5: the claim lands before anything with effects, and every
         // later seq follows the claim's.
-        let mut w = Writer { app };
+        let generation = st.generation.ok_or_else(|| {
+            refuse(format!(
+                "is format version {}, which no agent resumes",
+                st.version
+            ))
+        })?;
+        let mut w = Writer { app, generation };
         let seq = w.put(Payload::Claim(Claim {
             by: worker_name(),
-            claimed: crate::time::now(),
+            claimed: Time::now(),
+            ..Claim::default()
         }))?;
         self.step(format!("run {run} claimed at seq {seq}"));
         if let Some(p) = &opts.prompt {
             w.put(Payload::User(User {
                 message: Message::user(vec![Block::text(p.clone())]),
+                ..User::default()
             }))?;
         }
         let c = &st.counters;
@@ -300,6 +331,7 @@ impl Runner<'_> {
         let terminal = Terminal {
             reason: reason.to_owned(),
             message,
+            ..Terminal::default()
         };
         let seq = w.put(Payload::Terminal(terminal.clone()))?;
         Ok(Outcome {
@@ -437,21 +469,30 @@ impl Runner<'_> {
                     waiting.push(d);
                 }
                 name => {
-                    let result = match name {
-                        "exec" if available => exec(call),
-                        _ => ToolResultBlock {
-                            tool_use_id: call.id.clone(),
-                            content: format!(
-                                "unknown tool {:?}: this agent has no such tool",
-                                call.name
-                            ),
-                            is_error: true,
-                        },
+                    // CLI.md: `builtin` for the runner's own tools (dispatched
+                    // when they ran), `unknown` for a tool it does not have.
+                    let (result, kind, dispatched) = match name {
+                        "exec" if available => (exec(call), "builtin", true),
+                        _ => (
+                            ToolResultBlock {
+                                tool_use_id: call.id.clone(),
+                                content: format!(
+                                    "unknown tool {:?}: this agent has no such tool",
+                                    call.name
+                                ),
+                                is_error: true,
+                                ..ToolResultBlock::default()
+                            },
+                            "unknown",
+                            false,
+                        ),
                     };
                     let seq = w.put(Payload::ToolResult(ToolResult {
                         tool_use_id: call.id.clone(),
                         result,
-                        remote: false,
+                        kind: kind.into(),
+                        dispatched,
+                        ..ToolResult::default()
                     }))?;
                     self.step(format!("seq {seq}: {} ({}) done", call.id, call.name));
                 }
@@ -497,6 +538,9 @@ fn defer_record(call: &ToolUseBlock) -> Deferred {
         tool_name: call.name.clone(),
         note,
         handle,
+        kind: "builtin".into(),
+        dispatched: true,
+        ..Deferred::default()
     }
 }
 
@@ -552,6 +596,7 @@ fn exec(call: &ToolUseBlock) -> ToolResultBlock {
         tool_use_id: call.id.clone(),
         content,
         is_error: true,
+        ..ToolResultBlock::default()
     };
     let input = call.input.as_ref().map_or("null", |r| r.get());
     let args: ExecIn = match serde_json::from_str(input) {
@@ -620,5 +665,6 @@ fn exec(call: &ToolUseBlock) -> ToolResultBlock {
         tool_use_id: call.id.clone(),
         content: String::from_utf8_lossy(&crate::gojson::to_vec(&result)).into_owned(),
         is_error: !status.success() || timed_out,
+        ..ToolResultBlock::default()
     }
 }

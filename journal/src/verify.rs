@@ -4,7 +4,7 @@
 
 use crate::fold::{fold_with, FoldOptions};
 use crate::lines::{self, RawLine};
-use crate::record::{Kind, Payload, Record, VERSION};
+use crate::record::{Kind, Payload, Record, VERSION, VERSION_AUGUST};
 use crate::store::file::{FileStore, LiveLocks};
 use serde::Serialize;
 use std::collections::HashSet;
@@ -44,10 +44,13 @@ pub const CODES: &[(&str, Severity)] = &[
     ("duplicate-meta", Severity::Error),
     ("seq-not-increasing", Severity::Error),
     ("seq-gap", Severity::Error),
+    ("version-3", Severity::Warning),
+    ("mixed-generation", Severity::Warning),
     ("version-newer", Severity::Error),
     ("version-older", Severity::Warning),
     ("unknown-protocol", Severity::Error),
     ("skipped-optional", Severity::Info),
+    ("unknown-field", Severity::Info),
     ("missing-payload", Severity::Error),
     ("extra-payload", Severity::Error),
     ("orphan-result", Severity::Error),
@@ -62,6 +65,7 @@ pub const CODES: &[(&str, Severity)] = &[
     ("live", Severity::Info),
     ("open-deferrals", Severity::Info),
     ("fold", Severity::Error),
+    ("unreadable", Severity::Error),
     ("stream-config", Severity::Error),
     ("subject-mismatch", Severity::Error),
 ];
@@ -217,6 +221,13 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
 
     let mut prev: u64 = 0;
     let mut turn: Option<(HashSet<String>, HashSet<String>)> = None;
+    let august = parsed.first().is_some_and(
+        |(_, r)| matches!(&r.payload, Some(Payload::Meta(m)) if m.version == VERSION_AUGUST),
+    );
+    // SPEC 11: each of these is reported once per run, at its first record.
+    let mut mixed_reported = false;
+    let mut unknown: Vec<String> = Vec::new();
+    let mut unknown_at: Option<(RawLine, u64)> = None;
     for (k, (l, r)) in parsed.iter().enumerate() {
         let seq = Some(r.seq);
         let kind = r.kind();
@@ -300,12 +311,41 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
         }
         prev = prev.max(r.seq);
 
+        if let Some(p) = &r.payload {
+            let fields = p.unknown_fields();
+            if !fields.is_empty() {
+                unknown_at.get_or_insert((*l, r.seq));
+                for f in fields {
+                    if !unknown.contains(&f) {
+                        unknown.push(f);
+                    }
+                }
+            }
+            if august && !mixed_reported {
+                let field = if r.time.is_some() {
+                    Some("time")
+                } else {
+                    p.current_generation_field()
+                };
+                if let Some(field) = field {
+                    mixed_reported = true;
+                    sink.add(
+                        "mixed-generation",
+                        Some(l),
+                        seq,
+                        format!("a version-{VERSION_AUGUST} journal holding `{field}`, a field only version {VERSION} writes: written by both generations of the agent? The current agent will not read it until it is upgraded (`fisk-admin upgrade {run}`)"),
+                    );
+                }
+            }
+        }
         match &r.payload {
             Some(Payload::Meta(m)) if k == 0 => {
-                if m.version > VERSION {
-                    sink.add("version-newer", Some(l), seq, format!("format version {} is newer than {VERSION}: a newer agent wrote this run; inspect it with that agent's tools", m.version));
-                } else if m.version < VERSION {
-                    sink.add("version-older", Some(l), seq, format!("format version {} is older than {VERSION}: readable here, but the agent will not resume it", m.version));
+                if m.version == VERSION_AUGUST {
+                    sink.add("version-3", Some(l), seq, format!("format version {VERSION_AUGUST} (the August 2026 agent): the current agent will not list or resume it; `fisk-admin upgrade {run}` converts it to version {VERSION}"));
+                } else if m.version > VERSION_AUGUST {
+                    sink.add("version-newer", Some(l), seq, format!("format version {} is newer than {VERSION_AUGUST}: a newer agent wrote this run; inspect it with that agent's tools", m.version));
+                } else if m.version != VERSION {
+                    sink.add("version-older", Some(l), seq, format!("format version {} is older than the agent's formats ({VERSION} and {VERSION_AUGUST}): readable here, but no agent resumes it", m.version));
                 }
                 if m.run_id != run {
                     sink.add(
@@ -369,6 +409,18 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
         }
     }
 
+    if let Some((l, seq)) = unknown_at {
+        unknown.sort();
+        sink.add(
+            "unknown-field",
+            Some(&l),
+            Some(seq),
+            format!(
+                "fields this tool does not know (a newer agent wrote them; readers pass over them): {}",
+                unknown.join(", ")
+            ),
+        );
+    }
     let opts = FoldOptions {
         any_version: true,
         until_seq: None,

@@ -44,19 +44,48 @@ pub fn run(g: &Global, a: AnswerArgs, style: Style, out: &mut dyn Write) -> CmdR
         ))
         .help("run the command again"));
     }
+    // SPEC 6: the answer is counted under the provider that took the call,
+    // so it carries the deferred record's kind and dispatched.
+    let deferred = st
+        .pending
+        .as_ref()
+        .and_then(|p| p.deferred.iter().find(|d| d.tool_use_id == a.tool_use_id));
+    let (kind, dispatched) =
+        deferred.map_or((String::new(), false), |d| (d.kind.clone(), d.dispatched));
+    let generation = st.generation.ok_or_else(|| {
+        Failure::refused(format!(
+            "run {}: format version {} is not one this tool writes to; nothing was written",
+            a.run, st.version
+        ))
+    })?;
+    let seq = app.last_seq().checked_add(1).ok_or_else(|| {
+        Failure::refused(format!(
+            "run {}: its last seq is the largest there is; nothing was written",
+            a.run
+        ))
+    })?;
     let record = Record::new(
-        app.last_seq() + 1,
+        seq,
         Payload::ToolResult(ToolResult {
             tool_use_id: a.tool_use_id.clone(),
             result: ToolResultBlock {
                 tool_use_id: a.tool_use_id.clone(),
                 content,
                 is_error: a.is_error,
+                ..ToolResultBlock::default()
             },
-            remote: false,
+            kind,
+            dispatched,
+            ..ToolResult::default()
         }),
     );
-    app.append(&record)?;
+    let Some(record) = app.append_new(record, generation)? else {
+        return Err(Failure::refused(format!(
+            "run {}: seq {seq} was already in the journal, so the answer was not written",
+            a.run
+        ))
+        .help("run the command again"));
+    };
     drop(app);
     let bytes = record.encode().unwrap_or_default();
     let resume = format!("fisk-admin resume {}", a.run);

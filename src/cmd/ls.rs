@@ -41,8 +41,8 @@ pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResul
             cell(s.model.as_deref().unwrap_or("-"), 24),
             s.records.map_or("-".into(), |n| n.to_string()),
             s.bytes.map_or("-".into(), human_bytes),
-            cell(short_time(s.created.as_deref()), 20),
-            cell(short_time(s.updated.as_deref()), 20),
+            cell(&short_time(s.created.as_ref()), 20),
+            cell(&short_time(s.updated.as_ref()), 20),
             // A run that could not be summarised says why instead (the
             // row names the run already); `verify RUN` says the rest.
             match &s.problem {
@@ -60,7 +60,7 @@ pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResul
 
 fn sort(runs: &mut [Summary], key: SortKey) {
     match key {
-        // Newest first; RFC 3339 strings of one zone sort as times do.
+        // Newest first, compared as instants whatever their offsets.
         SortKey::Updated => {
             runs.sort_by(|a, b| b.updated.cmp(&a.updated).then(a.run_id.cmp(&b.run_id)))
         }
@@ -71,9 +71,15 @@ fn sort(runs: &mut [Summary], key: SortKey) {
     }
 }
 
-fn short_time(t: Option<&str>) -> &str {
+fn short_time(t: Option<&journal::time::Time>) -> String {
     // "2026-11-02T09:14:03.5121Z" -> "2026-11-02T09:14:03"
-    t.map_or("-", |t| t.get(..19).unwrap_or(t))
+    t.map_or_else(
+        || "-".to_owned(),
+        |t| {
+            let s = t.to_rfc3339();
+            s.get(..19).unwrap_or(&s).to_owned()
+        },
+    )
 }
 
 pub fn human_bytes(n: u64) -> String {

@@ -5,7 +5,7 @@ use super::{open_store, CmdResult};
 use crate::cli::{Global, ShowArgs};
 use crate::output::{cell, json_pretty, sanitize, table, Style};
 use journal::fold::{fold_with, FoldOptions, RunState};
-use journal::record::{Block, Message, VERSION};
+use journal::record::{Block, Generation, Message};
 use std::io::{self, Write};
 use std::process::ExitCode;
 
@@ -54,6 +54,16 @@ pub fn run(g: &Global, a: ShowArgs, style: Style, out: &mut dyn Write) -> CmdRes
             ""
         }
     )?;
+    if st.waiting {
+        writeln!(
+            out,
+            "  waiting:     on {} deferred call(s) (see Waiting on below)",
+            st.open_deferrals
+        )?;
+    }
+    if let Some(t) = st.ended {
+        writeln!(out, "  ended:       {t}")?;
+    }
     writeln!(
         out,
         "  records:     {} ({} bytes)",
@@ -95,12 +105,17 @@ pub fn render_state(
             s(t)
         }
     };
-    if st.version != VERSION {
-        writeln!(
-            out,
-            "  version:     {} (this tool folds {VERSION}: readable, not resumable)",
-            st.version
-        )?;
+    let generation = match st.generation {
+        Some(Generation::Current) => "the agent as it ships".to_owned(),
+        Some(Generation::August) => format!(
+            "the August 2026 agent: the current agent will not resume it; `fisk-admin upgrade {}` converts it",
+            s(&st.run_id)
+        ),
+        None => "no agent resumes it: readable here only".to_owned(),
+    };
+    writeln!(out, "  version:     {} ({generation})", st.version)?;
+    if !st.agent.is_empty() {
+        writeln!(out, "  agent:       {}", s(&st.agent))?;
     }
     writeln!(out, "  prompt:      {}", cell(&st.prompt, 100))?;
     if st.interactive {
@@ -153,9 +168,22 @@ pub fn render_state(
     writeln!(out, "\nCounters")?;
     writeln!(
         out,
-        "  llm calls {}  tool calls {} ({} remote)",
-        c.llm_calls, c.tool_calls, c.remote_tool_calls
+        "  llm calls {}  tool calls {} ({} remote, {} mcp)  turns {}  context {} tokens",
+        c.llm_calls,
+        c.tool_calls,
+        c.remote_tool_calls,
+        c.mcp_tool_calls,
+        st.turns,
+        st.context_tokens
     )?;
+    if !c.tool_calls_by_kind.is_empty() {
+        let kinds: Vec<String> = c
+            .tool_calls_by_kind
+            .iter()
+            .map(|(k, n)| format!("{} {n}", s(k)))
+            .collect();
+        writeln!(out, "  tool calls by kind: {}", kinds.join(", "))?;
+    }
     writeln!(
         out,
         "  tokens in {}  out {}  cache read {}  cache create {}  thinking {}",

@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::id;
 use crate::lines;
 use crate::record::{Kind, Record};
+use crate::time::Time;
 use std::collections::HashSet;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -201,7 +202,7 @@ impl FileStore {
                     .and_then(|p| std::fs::metadata(&p).map_err(|e| Error::io(p, e)))
                 {
                     s.bytes = Some(md.len());
-                    s.updated = md.modified().ok().map(crate::time::format);
+                    s.updated = md.modified().ok().map(Time::from_system);
                 }
                 s
             }
@@ -313,7 +314,10 @@ impl FileStore {
                     *p = format!("{}: {p}", path.display());
                 }
                 s.bytes = Some(size);
-                s.updated = md.modified().ok().map(crate::time::format);
+                // SPEC 9: the last record's time; an undated one, the mtime.
+                if s.updated.is_none() {
+                    s.updated = md.modified().ok().map(Time::from_system);
+                }
                 return Ok(s);
             }
             window *= 4;

@@ -963,7 +963,7 @@ impl JetStreamStore {
         let Some(last) = self.last_of_run(run).await? else {
             return Err(self.not_found(run));
         };
-        let updated = crate::time::format(system_time(&last));
+        let stored = crate::time::Time::from_system(system_time(&last));
         let last_n = self
             .parse_subject(&last.subject)
             .and_then(|(_, s)| s)
@@ -1028,7 +1028,8 @@ impl JetStreamStore {
         if let Some(p) = s.problem.as_mut() {
             *p = format!("stream {} run {run}: {p}", self.name);
         }
-        s.updated = Some(updated);
+        // SPEC 9: the last record's time; an undated one, its store time.
+        s.updated = s.updated.or(Some(stored));
         Ok(s)
     }
 

@@ -9,6 +9,7 @@ mod whole;
 use crate::fold::{fold_with, FoldOptions};
 use crate::lines::Tail;
 use crate::record::{Entry, Payload, Record};
+use crate::time::Time;
 use std::path::PathBuf;
 
 /// A run read in full with the reader's rule (torn tail dropped).
@@ -44,21 +45,29 @@ impl Journal {
 }
 
 /// What `ls` shows for a run (SPEC 9, SPEC 11), built from the meta record
-/// and the tail only.
+/// and the tail only. Serialised as SPEC 11's `ls --format json` object.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Summary {
     pub run_id: String,
     /// SPEC 9 status; `corrupt` when the run could not be summarised.
     pub status: String,
+    /// The pending turn waits on deferred calls nobody has answered.
+    pub waiting: bool,
+    pub open_deferrals: usize,
     pub live: bool,
+    pub version: Option<i64>,
+    pub agent: Option<String>,
     pub model: Option<String>,
+    pub caller: Option<String>,
     /// The last seq.
     pub records: Option<u64>,
     /// Stored size; `None` where the store cannot tell without reading the
     /// whole run (JetStream keeps no per-run size).
     pub bytes: Option<u64>,
-    pub created: Option<String>,
-    pub updated: Option<String>,
+    pub created: Option<Time>,
+    /// The last record's `time`; else the file's mtime or the message's
+    /// store time (set by the backend).
+    pub updated: Option<Time>,
     pub prompt: Option<String>,
     /// Why the run could not be summarised (`None` unless `corrupt`).
     pub problem: Option<String>,
@@ -67,25 +76,24 @@ pub struct Summary {
 impl Summary {
     /// Summarise from the meta record and the records from the last
     /// assistant record onwards (or everything when there is none). The
-    /// fold over just those records gives the same status as a fold over
-    /// the whole journal: nothing before the last assistant can leave a
-    /// turn open or be the last non-inert record.
+    /// fold over just those records gives the same status, waiting and
+    /// deferrals as a fold over the whole journal: nothing before the last
+    /// assistant can leave a turn open, and any record after the last
+    /// terminal is in the tail.
     pub fn from_tail(run: &str, meta: &Record, tail: &[Record]) -> Summary {
+        let last = tail.last().unwrap_or(meta);
         let mut s = Summary {
-            run_id: run.to_owned(),
-            status: "corrupt".into(),
-            live: false,
-            model: None,
-            records: Some(tail.last().unwrap_or(meta).seq),
-            bytes: None,
-            created: None,
-            updated: None,
-            prompt: None,
-            problem: None,
+            records: Some(last.seq),
+            updated: last.time,
+            ..Summary::corrupt(run, String::new())
         };
+        s.problem = None;
         if let Some(Payload::Meta(m)) = &meta.payload {
+            s.version = Some(m.version);
+            s.agent = Some(m.agent.clone()).filter(|a| !a.is_empty());
+            s.caller = Some(m.caller.clone()).filter(|a| !a.is_empty());
             s.model = Some(m.fingerprint.model.clone());
-            s.created = Some(m.created.clone());
+            s.created = Some(m.created);
             s.prompt = Some(m.prompt.clone());
         }
         let opts = FoldOptions {
@@ -93,7 +101,11 @@ impl Summary {
             until_seq: None,
         };
         match fold_with(std::iter::once(meta).chain(tail), opts) {
-            Ok(st) => s.status = st.status.to_string(),
+            Ok(st) => {
+                s.status = st.status.to_string();
+                s.waiting = st.waiting;
+                s.open_deferrals = st.open_deferrals;
+            }
             Err(e) => s.problem = Some(e.to_string()),
         }
         s
@@ -103,8 +115,13 @@ impl Summary {
         Summary {
             run_id: run.to_owned(),
             status: "corrupt".into(),
+            waiting: false,
+            open_deferrals: 0,
             live: false,
+            version: None,
+            agent: None,
             model: None,
+            caller: None,
             records: None,
             bytes: None,
             created: None,
@@ -133,6 +150,24 @@ pub trait Appender: Send {
             ),
         })?;
         self.append_raw(record.seq, &raw)
+    }
+    /// Append a record this tool wrote to a journal of `generation` (SPEC
+    /// 2): on version 1 it is stamped with `time`, after the append rule
+    /// accepted its seq; on version 3 it never is. Returns the record as
+    /// stored, or `None` when its seq was a duplicate (nothing stored).
+    fn append_new(
+        &mut self,
+        mut record: Record,
+        generation: crate::record::Generation,
+    ) -> crate::Result<Option<Record>> {
+        if crate::fold::check_append(self.last_seq(), record.seq) == crate::fold::Append::Next {
+            record.time = if generation.stamps_time() {
+                record.time.or_else(|| Some(crate::time::Time::now()))
+            } else {
+                None
+            };
+        }
+        Ok(self.append(&record)?.then_some(record))
     }
     /// Append bytes exactly as given (a copied record; no newline).
     fn append_raw(&mut self, seq: u64, raw: &[u8]) -> crate::Result<bool>;
