@@ -49,7 +49,7 @@ pub struct Global {
     #[arg(long, global = true, value_name = "TOKEN")]
     pub token: Option<String>,
     /// Output for people (text) or scripts (json)
-    #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
+    #[arg(long, short = 'o', global = true, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// No colour (also NO_COLOR)
     #[arg(long, global = true)]

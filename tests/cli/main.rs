@@ -12,6 +12,7 @@ mod fingerprint;
 mod jetstream;
 mod mutations;
 mod read;
+mod reference;
 mod repair;
 mod runner;
 mod schema;
