@@ -19,6 +19,7 @@ and the oracle check each other.
 """
 
 import base64
+import datetime
 import hashlib
 import json
 import os
@@ -150,35 +151,98 @@ def tid(run, n):
 
 # ------------------------------------------------------------------ journals
 
+# Building a version-1 journal (SPEC 1.1): main() sets GEN["v1"] while it
+# builds runs-v1/ and damaged-v1/, so the same builders write both
+# generations. With GEN["v1"] off every byte is what it always was.
+GEN = {"v1": False, "agent": "nats-ops"}
+CLOCK = object()         # rec(time=CLOCK): the journal's deterministic append clock
+JSON_NULL_TIME = object()  # rec(time=JSON_NULL_TIME) writes "time":null (time=None omits it)
+KIND_NUM = {"unknown": 0, "application": 1, "builtin": 2, "remote": 3, "custom": 4, "mcp": 5}
+TIME_PARTS = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)")
+
+
+def unix_ns(t):
+    """An RFC 3339 string (as gen.py writes them) as Unix nanoseconds."""
+    m = TIME_PARTS.fullmatch(t)
+    y, mo, d, h, mi, s = (int(x) for x in m.groups()[:6])
+    z = m.group(8)
+    tz = datetime.timezone.utc if z == "Z" else datetime.timezone(
+        (1 if z[0] == "+" else -1) * datetime.timedelta(hours=int(z[1:3]), minutes=int(z[4:6])))
+    sec = int(datetime.datetime(y, mo, d, h, mi, s, tzinfo=tz).timestamp())
+    return sec * 10**9 + int((m.group(7) or "0")[:9].ljust(9, "0"))
+
+
+def utc_stamp(ns):
+    """What the v1 writer stamps: UTC, nanoseconds, Go's trimmed form."""
+    sec, frac = divmod(ns, 10**9)
+    out = datetime.datetime.fromtimestamp(sec, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    if frac:
+        out += "." + f"{frac:09d}".rstrip("0")
+    return out + "Z"
+
+
 class Journal:
     """Builds one journal, line by line, in canonical form."""
 
     def __init__(self, run_id, created, fp, prompt, *, interactive=False,
-                 conversation_token="", caller="", version=3, meta_seq=1):
+                 conversation_token="", caller="", version=None, meta_seq=1,
+                 agent=None, dated=None, time=CLOCK, more=None):
         self.run_id = run_id
+        self.v1 = GEN["v1"]
+        self.dated = self.v1 if dated is None else dated     # stamp `time` by default
+        self.clock = unix_ns(created)
         self.lines = []          # bytes, without the trailing newline
         self.seq = 0
         self.tail = b""          # bytes after the last newline (torn / unterminated)
+        self.deferred_kinds = {}
+        self.tally = {"turns": 1, "context_tokens": 0, "llm_calls": 0, "tool_calls": 0,
+                      "remote_tool_calls": 0, "mcp_tool_calls": 0, "tool_calls_by_kind": {},
+                      "in_tokens": 0, "out_tokens": 0, "cache_read_tokens": 0,
+                      "cache_create_tokens": 0, "thinking_tokens": 0}
+        if version is None:
+            version = 1 if self.v1 else 3
+        if agent is None:
+            agent = GEN["agent"] if self.v1 else ""
         m = {"version": version, "run_id": run_id, "created": created,
              "fingerprint": fp, "prompt": prompt}
         put(m, "interactive", interactive)
         put(m, "conversation_token", conversation_token)
         put(m, "caller", caller)
+        put(m, "agent", agent)
         self.meta_payload = m
-        self.rec("meta", m, seq=meta_seq)
+        self.rec("meta", m, seq=meta_seq, time=time, more=more)
 
-    def rec(self, kind, payload, *, seq=None, optional=False, protocol=None,
-            extra=None, omit_payload=False):
-        seq = self.seq + 1 if seq is None else seq
-        self.seq = seq
+    def stamp(self, seq):
+        """The deterministic append clock: the meta record at `created`, each
+        later record 0.15-3 s after the one before, nanoseconds varied."""
+        if self.lines:
+            h = int(hashlib.sha256(f"{self.run_id}/{seq}/time".encode()).hexdigest()[:12], 16)
+            self.clock += 150_000_000 + h % 2_850_000_000
+        return utc_stamp(self.clock)
+
+    def encode_rec(self, kind, payload, *, seq, optional=False, protocol=None,
+                   extra=None, omit_payload=False, time=CLOCK, more=None):
         d = {"seq": seq, "protocol": protocol or PFX + kind}
+        if time is CLOCK:
+            time = self.stamp(seq) if self.dated else None
+        if time is JSON_NULL_TIME:
+            d["time"] = None
+        elif time is not None:
+            d["time"] = time
         if optional:
             d["optional"] = True
         if not omit_payload:
+            if more:
+                payload = dict(payload, **more)
             d[kind] = payload
         for k, v in (extra or {}).items():
             d[k] = v
-        self.lines.append(enc(d).encode())
+        return enc(d).encode()
+
+    def rec(self, kind, payload, *, seq=None, **kw):
+        seq = self.seq + 1 if seq is None else seq
+        self.seq = seq
+        self.lines.append(self.encode_rec(kind, payload, seq=seq, **kw))
         return self
 
     def raw(self, data):
@@ -195,20 +259,56 @@ class Journal:
         put(p, "cache_read_tokens", cache_read)
         put(p, "cache_create_tokens", cache_create)
         put(p, "thinking_tokens", thinking_tokens)
+        t = self.tally
+        t["llm_calls"] += 1
+        for k, v in (("in_tokens", inp), ("out_tokens", out), ("cache_read_tokens", cache_read),
+                     ("cache_create_tokens", cache_create), ("thinking_tokens", thinking_tokens)):
+            t[k] += v
+        t["context_tokens"] = inp + cache_read + cache_create
         return self.rec("assistant", p, **kw)
 
     def user(self, content, **kw):
+        self.tally["turns"] += 1
         return self.rec("user", {"message": msg("user", content)}, **kw)
 
-    def result(self, id_, content, is_error=False, remote=False, **kw):
-        p = {"tool_use_id": id_, "result": result_obj(id_, content, is_error)}
+    def result(self, id_, content, is_error=False, remote=False, kind=None, dispatched=None,
+               result_more=None, **kw):
+        """Version 1: `kind`/`dispatched` default to the deferral's (SPEC 6),
+        else remote/application, dispatched; kind=False writes a legacy result."""
+        if self.v1 and kind is None:
+            kind, d = self.deferred_kinds.get(id_, ("remote" if remote else "application", True))
+            dispatched = d if dispatched is None else dispatched
+        kind = kind or ""
+        if kind:
+            remote = kind == "remote" and bool(dispatched)
+        r = result_obj(id_, content, is_error)
+        if result_more:
+            r.update(result_more)
+        p = {"tool_use_id": id_, "result": r}
         put(p, "remote", remote)
+        put(p, "kind", kind)
+        put(p, "dispatched", dispatched)
+        t = self.tally
+        t["tool_calls"] += 1
+        bucket, sent = (kind, bool(dispatched)) if kind else (("remote", True) if remote else ("unknown", False))
+        num = str(KIND_NUM.get(bucket, 0))
+        t["tool_calls_by_kind"][num] = t["tool_calls_by_kind"].get(num, 0) + 1
+        if sent and bucket == "remote":
+            t["remote_tool_calls"] += 1
+        if sent and bucket == "mcp":
+            t["mcp_tool_calls"] += 1
         return self.rec("tool_result", p, **kw)
 
-    def deferred(self, id_, name, note="", handle="", **kw):
+    def deferred(self, id_, name, note="", handle="", kind=None, dispatched=None, **kw):
+        if self.v1 and kind is None:
+            kind = "custom"
+            dispatched = True if dispatched is None else dispatched
         p = {"tool_use_id": id_, "tool_name": name}
         put(p, "note", note)
         put(p, "handle", handle)
+        put(p, "kind", kind or "")
+        put(p, "dispatched", dispatched)
+        self.deferred_kinds[id_] = (kind or False, dispatched)
         return self.rec("deferred", p, **kw)
 
     def decision(self, tool, **kw):
@@ -221,9 +321,28 @@ class Journal:
         r = None if revisions is None else {k: revisions[k] for k in sorted(revisions)}
         return self.rec("memory_revisions", {"revisions": r}, **kw)
 
-    def terminal(self, reason, message="", **kw):
+    def summary(self):
+        """terminal.summary as the v1 agent writes it (zero counters omitted,
+        tool_calls_by_kind keyed by the agent's internal kind number)."""
+        t = self.tally
+        c = {}
+        for k in ("llm_calls", "tool_calls", "remote_tool_calls", "mcp_tool_calls",
+                  "tool_calls_by_kind", "in_tokens", "out_tokens", "cache_read_tokens",
+                  "cache_create_tokens", "thinking_tokens"):
+            v = t[k]
+            if k == "tool_calls_by_kind":
+                v = {n: v[n] for n in sorted(v)}
+            if v:
+                c[k] = v
+        return {"turns": t["turns"], "context_tokens": t["context_tokens"], "counters": c}
+
+    def terminal(self, reason, message="", summary=None, **kw):
         p = {"reason": reason}
         put(p, "message", message)
+        if summary is None and self.v1:
+            summary = self.summary()
+        if summary:
+            p["summary"] = summary
         return self.rec("terminal", p, **kw)
 
     def claim(self, by, claimed, **kw):
@@ -311,7 +430,7 @@ def _():
     return j
 
 
-@run("deferral-waiting", "exec + defer in one batch; exec answered, deferred record, terminal suspended: status waiting", "waiting", ["open-deferrals"])
+@run("deferral-waiting", "exec + defer in one batch; exec answered, deferred record, terminal suspended: status suspended, waiting on 1 open deferral", "suspended", ["open-deferrals"])
 def _():
     r = "deferral-waiting"
     j = Journal(r, "2026-11-04T11:02:17.25+02:00", FP_SONNET,
@@ -327,7 +446,7 @@ def _():
     return j
 
 
-@run("deferral-partly-answered", "two deferrals journaled in reverse id order, one answered after the suspend: still waiting on the other", "waiting", ["open-deferrals"])
+@run("deferral-partly-answered", "two deferrals journaled in reverse id order, one answered after the suspend: the answer reopens the run (status open), still waiting on the other", "open", ["open-deferrals"])
 def _():
     r = "deferral-partly-answered"
     j = Journal(r, "2026-11-05T16:45:00.000000001Z", FP_SONNET,
@@ -361,7 +480,7 @@ def _():
     return j
 
 
-@run("deferral-answered-unresumed", "deferral answered by hand but not resumed yet: turn fully answered, committed, no pending; last non-inert is the tool_result so status open", "open")
+@run("deferral-answered-unresumed", "deferral answered by hand but not resumed yet: turn fully answered, committed, no pending; the answer follows the terminal so status open", "open")
 def _():
     r = "deferral-answered-unresumed"
     j = Journal(r, "2026-11-06T07:07:07.007Z", FP_SONNET, "Get the on-call lead to confirm the failover window.")
@@ -373,7 +492,7 @@ def _():
     return j
 
 
-@run("approvals", "standing approvals (decision, duplicates kept) and one-shot call_approval cleared by terminals; memory_revisions replaced by \"revisions\":null; pending batch but status suspended", "suspended")
+@run("approvals", "standing approvals (decision, duplicates kept) and one-shot call_approval cleared by terminals; memory_revisions replaced by \"revisions\":null; pending batch; the call_approval after the last terminal reopens the run (status open)", "open")
 def _():
     r = "approvals"
     j = Journal(r, "2026-11-07T12:00:00.123456789Z", FP_DEPLOY, "Deploy billing 2.14.1 to staging, check it, then to production.")
@@ -456,7 +575,7 @@ def _():
     return j
 
 
-@run("optional-telemetry", "an unknown protocol with \"optional\":true after the terminal: skipped, inert for status", "completed", ["skipped-optional"])
+@run("optional-telemetry", "an unknown protocol with \"optional\":true after the terminal: skipped by the fold, but any record after the terminal reopens the run (status open)", "open", ["skipped-optional"])
 def _():
     r = "optional-telemetry"
     j = Journal(r, "2026-11-10T09:09:09.9Z", FP_SONNET, "Is the AUDIT stream replicated?")
@@ -607,7 +726,7 @@ def _():
     return j
 
 
-@run("claimed-after-terminal", "terminal suspended followed by inert claim and memory_revisions: status is the terminal reason", "suspended")
+@run("claimed-after-terminal", "terminal suspended followed by a claim and memory_revisions (inert for the fold): any record after the terminal reopens the run (status open)", "open")
 def _():
     r = "claimed-after-terminal"
     j = Journal(r, "2026-11-16T01:02:03.04Z", FP_SONNET, "Drain nats-2 before the kernel upgrade.")
@@ -697,7 +816,7 @@ def _():
     a, b = tid(r, 1), tid(r, 2)
     j.assistant(0, [tool_use(a, "exec", {"command": "echo a"}), tool_use(b, "exec", {"command": "echo Gr\u00fc\u00dfe"})], "tool_use", 200, 20)
     j.result(a, "a")
-    full = enc({"seq": 4, "protocol": PFX + "tool_result", "tool_result": {"tool_use_id": b, "result": {"tool_use_id": b, "content": "Gr\u00fc\u00dfe"}}}).encode()
+    full = j.encode_rec("tool_result", {"tool_use_id": b, "result": {"tool_use_id": b, "content": "Gr\u00fc\u00dfe"}}, seq=4)
     cut = full.index("\u00fc".encode()) + 1          # inside the two bytes of ü
     j.tail = full[:cut]
     return j
@@ -729,9 +848,9 @@ def _():
     j = dj(r)
     a = tid(r, 1)
     j.assistant(0, [tool_use(a, "exec", {"command": "uptime"})], "tool_use", 200, 20)
-    glued = enc({"seq": 3, "protocol": PFX + "tool_result", "tool_result": {"tool_use_id": a, "result": {"tool_use_id": a, "content": "up 3 days"}}}) + \
-        enc({"seq": 4, "protocol": PFX + "claim", "claim": {"by": "ops-2", "claimed": "2026-12-01T10:05:00Z"}})
-    j.raw(glued.encode())
+    glued = j.encode_rec("tool_result", {"tool_use_id": a, "result": {"tool_use_id": a, "content": "up 3 days"}}, seq=3) + \
+        j.encode_rec("claim", {"by": "ops-2", "claimed": "2026-12-01T10:05:00Z"}, seq=4)
+    j.raw(glued)
     j.seq = 4
     final_turn(j, 1)
     j.terminal("completed")
@@ -993,9 +1112,457 @@ def _():
     return j
 
 
+# ------------------------------------------------------------------ version 1 (runs-v1/, damaged-v1/)
+#
+# runs-v1/ holds every runs/ case again under the same name, built by the same
+# builder as version 1 (GEN["v1"]: `time` on every record from a deterministic
+# clock, meta.agent, kind/dispatched on every result and deferral,
+# terminal.summary), plus the cases below. damaged-v1/ holds every
+# content-level damaged/ case as version 1, plus the cases below.
+
+V1_RUNS = []   # (run_id, description, builder, expect)
+V1_DAMAGED = []   # (file name, description, builder, expected, write_fold)
+
+
+def run_v1(run_id, description, status, infos=()):
+    def deco(fn):
+        V1_RUNS.append((run_id, description, fn, {"status": status, "infos": list(infos)}))
+        return fn
+    return deco
+
+
+def damaged_v1(name, description, expected, fold=False):
+    def deco(fn):
+        V1_DAMAGED.append((name, description, fn, expected, fold))
+        return fn
+    return deco
+
+
+def set_time(j, idx, raw_value):
+    """Replace the `time` value of line idx with raw JSON bytes."""
+    line = j.lines[idx]
+    new, n = re.subn(rb'"time":"[^"]*"', lambda m: b'"time":' + raw_value, line, count=1)
+    assert n == 1, line
+    j.lines[idx] = new
+    return j
+
+
+def spoil(j, idx, old, new):
+    line = j.lines[idx].decode()
+    assert old in line, (old, line)
+    j.lines[idx] = line.replace(old, new, 1).encode()
+    return j
+
+
+@run_v1("u64-revision", "memory revisions are unsigned 64-bit: 18446744073709551615 (the maximum) and 9223372036854775808 (above i64), written optional as the agent does", "completed")
+def _():
+    r = "u64-revision"
+    j = Journal(r, "2026-12-02T08:00:00.5Z", FP_SONNET, "Remember where the ORDERS compaction got to.")
+    j.assistant(0, [text("Noted: compaction of ORDERS is at segment 4411.")], "end_turn", 300, 18)
+    j.memrev({"compaction/orders": 18446744073709551615, "compaction/dlq": 9223372036854775808, "notes": 1}, optional=True)
+    j.terminal("completed")
+    return j
+
+
+@run_v1("legacy-results", "a version-1 journal whose first turn's results carry no kind (a build before the field): remote:true counts as remote and dispatched, the other as unknown; the resumed turn's results carry kinds", "completed")
+def _():
+    r = "legacy-results"
+    j = Journal(r, "2026-12-02T09:00:00Z", FP_OPENAI, "Compare disk use on store-1 and store-2.")
+    a, b, c, d = (tid(r, i) for i in range(1, 5))
+    j.assistant(0, [tool_use(a, "exec", {"command": "df -h /data"}),
+                    tool_use(b, "remote.exec@store-2", {"command": "df -h /data"})], "tool_use", 900, 60)
+    j.result(a, "/dev/nvme0n1  1.8T  1.1T  700G  62% /data", kind=False)
+    j.result(b, "/dev/nvme0n1  1.8T  1.7T  100G  95% /data", remote=True, kind=False)
+    j.terminal("suspended", "interrupted (SIGTERM)", summary=False)
+    j.claim("fisk-admin resume on ops-1", "2026-12-02T09:30:00Z")
+    j.assistant(1, [tool_use(c, "remote.exec@store-2", {"command": "du -sh /data/*"}),
+                    tool_use(d, "exec", {"command": "du -sh /data/*"})], "tool_use", 1100, 70)
+    j.result(c, "1.6T /data/orders", remote=True)
+    j.result(d, "0.9T /data/orders")
+    j.assistant(2, [text("store-2 holds 0.7T more ORDERS data than store-1.")], "end_turn", 1300, 30)
+    j.terminal("completed")
+    return j
+
+
+@run_v1("unknown-kind", "a result whose kind is a token outside the six (`quantum`, dispatched) beside a builtin one: counted under `quantum` as written (SPEC 1); neither remote nor mcp", "completed")
+def _():
+    r = "unknown-kind"
+    j = Journal(r, "2026-12-02T10:00:00.000000001Z", FP_SONNET, "Ask the quantum planner for a schedule.")
+    a, b = tid(r, 1), tid(r, 2)
+    j.assistant(0, [tool_use(a, "plan", {"horizon": "24h"}), tool_use(b, "clock", None)], "tool_use", 500, 40)
+    j.result(a, "schedule: compaction 04:30, backup 05:00", kind="quantum", dispatched=True)
+    j.result(b, "2026-12-02T10:00:01Z", kind="builtin", dispatched=True)
+    j.assistant(1, [text("Compaction at 04:30, backup at 05:00.")], "end_turn", 600, 20)
+    j.terminal("completed")
+    return j
+
+
+@run_v1("kinds-dispatch", "every provider kind dispatched (application, builtin, custom, remote, mcp x2) plus calls answered without running: a remote and an mcp call denied by policy, an application call refused by the operator (counted in their bucket, not in remote_tool_calls or mcp_tool_calls)", "completed")
+def _():
+    r = "kinds-dispatch"
+    j = Journal(r, "2026-12-02T11:00:00.75+01:00", FP_DEPLOY, "Collect the ORDERS incident timeline from every source.")
+    t = [tid(r, i) for i in range(9)]
+    calls = [("read_file", "application", True, "ok"), ("clock", "builtin", True, "11:00"),
+             ("pager", "custom", True, "INC-77 opened 09:12"), ("ask_peer", "remote", True, "peer: lag began 09:10"),
+             ("jira_search", "mcp", True, "OPS-1234, OPS-1240"), ("grafana_query", "mcp", True, "p99 4.1s at 09:11"),
+             ("ask_peer", "remote", False, "denied by policy: peer store-9 not allowed"),
+             ("jira_create", "mcp", False, "denied by policy: write tools disabled"),
+             ("deploy", "application", False, "refused by the operator")]
+    j.assistant(0, [tool_use(t[i], n, {}) for i, (n, _, _, _) in enumerate(calls)], "tool_use", 2400, 300, cache_read=1200)
+    for i, (n, kind, sent, out) in enumerate(calls):
+        j.result(t[i], out, is_error=not sent, kind=kind, dispatched=sent)
+    j.assistant(1, [text("Timeline: lag began 09:10, p99 peaked 09:11, INC-77 opened 09:12.")], "end_turn", 2900, 80, cache_read=2400)
+    j.terminal("completed")
+    return j
+
+
+@run_v1("reopened-by-claim", "terminal completed, then a claim (a resume that found nothing new and stopped): reopened, so status open and ended null; completed stays true (the resume gate's question)", "open")
+def _():
+    r = "reopened-by-claim"
+    j = Journal(r, "2026-12-02T12:00:00Z", FP_SONNET, "Is the AUDIT stream replicated?")
+    j.assistant(0, [text("Yes: 3 replicas, all current.")], "end_turn", 350, 15)
+    j.terminal("completed")
+    j.claim("fisk-admin resume (pid 7001) on ops-2", "2026-12-02T12:10:00.5Z")
+    return j
+
+
+@run_v1("reopened-by-decision", "terminal suspended on a gated call, then `approve` appended an optional standing decision: reopened (status open), the approval is live, the pending turn is kept", "open")
+def _():
+    r = "reopened-by-decision"
+    j = Journal(r, "2026-12-02T13:00:00Z", FP_DEPLOY, "Deploy billing 2.15.0 to staging.")
+    a = tid(r, 1)
+    j.assistant(0, [tool_use(a, "deploy", {"service": "billing", "version": "2.15.0", "env": "staging"})], "tool_use", 800, 50)
+    j.terminal("suspended", "deploy needs approval")
+    j.decision("deploy", optional=True)
+    return j
+
+
+@run_v1("reopened-by-memory", "terminal completed, then a memory_revisions record: reopened (status open), revisions replaced", "open")
+def _():
+    r = "reopened-by-memory"
+    j = Journal(r, "2026-12-02T13:30:00Z", FP_SONNET, "Note the new retention policy.")
+    j.assistant(0, [text("Noted.")], "end_turn", 200, 5)
+    j.terminal("completed")
+    j.memrev({"retention": 3}, optional=True)
+    return j
+
+
+@run_v1("undated-older-records", "version 1 written first by a build that predates `time` (meta, first turn and its suspend undated, no agent, no kinds) and resumed by the current agent (claim, next turns dated, kinds, summary): mixed dating within one v1 journal is normal; ended = the last terminal's time", "completed")
+def _():
+    r = "undated-older-records"
+    j = Journal(r, "2026-10-20T07:30:00.5Z", FP_SONNET, "Rebalance the ORDERS consumers.", dated=False, agent="")
+    a, b = tid(r, 1), tid(r, 2)
+    j.assistant(0, [tool_use(a, "exec", {"command": "nats consumer report ORDERS"})], "tool_use", 700, 44)
+    j.result(a, "billing 12 pending, ship-eu 9001 pending", kind=False)
+    j.terminal("suspended", "interrupted (SIGINT)", summary=False)
+    j.dated = True
+    j.clock = unix_ns("2026-12-02T14:00:00Z")
+    j.claim("fisk-admin resume on ops-1", "2026-12-02T14:00:00Z")
+    j.assistant(1, [tool_use(b, "exec", {"command": "nats consumer edit ORDERS ship-eu --max-pending 20000"})], "tool_use", 900, 40)
+    j.result(b, "updated ship-eu")
+    j.assistant(2, [text("ship-eu may now hold 20000 pending.")], "end_turn", 1000, 12)
+    j.terminal("completed")
+    return j
+
+
+@run_v1("undated-all", "version 1 with no `time` on any record and no agent (written before either field existed): updated null (the file mtime counts), ended null although the run is completed", "completed")
+def _():
+    r = "undated-all"
+    j = Journal(r, "2026-10-01T06:00:00Z", FP_SONNET, "How old is the oldest DLQ message?", dated=False, agent="")
+    j.assistant(0, [text("The oldest DLQ message is 9 days old.")], "end_turn", 300, 14)
+    j.terminal("completed", summary=False)
+    return j
+
+
+@run_v1("time-null", "`\"time\":null` on the assistant and the terminal (Go reads null as the zero time: undated): ended null, and the last record is undated so updated null", "completed")
+def _():
+    r = "time-null"
+    j = Journal(r, "2026-12-02T15:00:00Z", FP_SONNET, "Ping the leafnodes.")
+    j.assistant(0, [text("All 3 leafnodes answered.")], "end_turn", 150, 9, time=JSON_NULL_TIME)
+    j.terminal("completed", time=JSON_NULL_TIME)
+    return j
+
+
+@run_v1("times-offsets", "append times given with offsets kept (+05:30, -07:00, +01:00, -00:30), one-digit and nine-digit fractions, created with an offset: instants increase though the strings do not sort; ended keeps the terminal's offset", "completed")
+def _():
+    r = "times-offsets"
+    j = Journal(r, "2026-12-02T21:44:03.123456789+05:30", FP_SONNET, "Which leafnode reconnects most?",
+                time="2026-12-02T21:44:03.123456789+05:30")
+    a = tid(r, 1)
+    j.assistant(0, [tool_use(a, "exec", {"command": "nats server report connections --sort reconnects"})], "tool_use", 400, 30,
+                time="2026-12-02T21:44:04.1+05:30")
+    j.result(a, "edge-2: 41 reconnects", time="2026-12-02T09:14:05.000000001-07:00")
+    j.assistant(1, [text("edge-2 reconnects most (41).")], "end_turn", 450, 12, time="2026-12-02T16:14:07.12Z")
+    j.terminal("completed", time="2026-12-02T16:44:08.0000005-00:30")
+    return j
+
+
+@run_v1("summary-stale", "a terminal.summary that disagrees with the records (a hand edit): the fold recomputes everything and never reads it; no finding", "completed")
+def _():
+    r = "summary-stale"
+    j = Journal(r, "2026-12-02T16:00:00Z", FP_SONNET, "Count the AUDIT consumers.")
+    a = tid(r, 1)
+    j.assistant(0, [tool_use(a, "exec", {"command": "nats consumer ls AUDIT"})], "tool_use", 300, 20)
+    j.result(a, "siem\narchive")
+    j.assistant(1, [text("Two: siem and archive.")], "end_turn", 360, 10)
+    j.terminal("completed", summary={"turns": 9, "context_tokens": 1, "counters": {
+        "llm_calls": 40, "tool_calls": 3, "remote_tool_calls": 3, "tool_calls_by_kind": {"3": 3}, "in_tokens": 5}})
+    return j
+
+
+@run_v1("zero-times", "created and claim.claimed at Go's zero time 0001-01-01T00:00:00Z (a caller that set neither); `time` itself is never zero when written", "completed")
+def _():
+    r = "zero-times"
+    j = Journal(r, "0001-01-01T00:00:00Z", FP_SONNET, "zero times", time="2026-12-02T17:00:00.5Z")
+    j.clock = unix_ns("2026-12-02T17:00:00.5Z")
+    j.assistant(0, [text("ok")], "end_turn", 10, 1)
+    j.terminal("suspended")
+    j.claim("worker-2", "0001-01-01T00:00:00Z")
+    j.user([text("continue")])
+    j.assistant(1, [text("done")], "end_turn", 12, 1)
+    j.terminal("completed")
+    return j
+
+
+@run_v1("deferral-mcp-answered", "an mcp deferral (kind mcp, dispatched), suspended, answered by hand with kind and dispatched copied (SPEC 6): counted as an mcp call; the answer reopens the run (status open)", "open")
+def _():
+    r = "deferral-mcp-answered"
+    j = Journal(r, "2026-12-02T18:00:00Z", FP_SONNET, "File the post-incident review in Jira.")
+    d = tid(r, 1)
+    j.assistant(0, [tool_use(d, "jira_create", {"project": "OPS", "summary": "PIR INC-77"})], "tool_use", 600, 45)
+    j.deferred(d, "jira_create", "waiting for the Jira approver", "OPS-1300", kind="mcp", dispatched=True)
+    j.terminal("suspended", "waiting on 1 deferred call")
+    j.result(d, "created OPS-1300")
+    return j
+
+
+@run_v1("deferral-undispatched", "a deferral made before the call ran (kind application, not dispatched: a prompter asked a person), suspended: status suspended, waiting, 1 open deferral", "suspended", ["open-deferrals"])
+def _():
+    r = "deferral-undispatched"
+    j = Journal(r, "2026-12-02T19:00:00Z", FP_DEPLOY, "Deploy billing 2.15.0 to production.")
+    d = tid(r, 1)
+    j.assistant(0, [tool_use(d, "deploy", {"service": "billing", "version": "2.15.0", "env": "production"})], "tool_use", 700, 50)
+    j.deferred(d, "deploy", "asked alice to confirm the window", kind="application", dispatched=False)
+    j.terminal("suspended", "waiting on 1 deferred call")
+    return j
+
+
+@run_v1("no-agent", "a version-1 meta without agent (the caller configured none): agent null", "completed")
+def _():
+    r = "no-agent"
+    j = Journal(r, "2026-12-02T20:00:00Z", FP_SONNET, "hello", agent="")
+    j.assistant(0, [text("hi")], "end_turn", 5, 1)
+    j.terminal("completed")
+    return j
+
+
+@run_v1("unknown-field", "fields a newer agent writes: assistant.latency_ms (the first, line 2), tool_result.result.duration_ms, terminal.cost: read past, one unknown-field info at line 2 naming all", "completed", ["unknown-field"])
+def _():
+    r = "unknown-field"
+    j = Journal(r, "2026-12-02T20:30:00Z", FP_SONNET, "Check the ORDERS lag.")
+    a = tid(r, 1)
+    j.assistant(0, [tool_use(a, "exec", {"command": "nats stream info ORDERS"})], "tool_use", 300, 20, more={"latency_ms": 812})
+    j.result(a, "lag 0", result_more={"duration_ms": 41})
+    j.assistant(1, [text("No lag.")], "end_turn", 330, 6)
+    j.terminal("completed", more={"cost": {"usd": 0.0042}})
+    return j
+
+
+@run_v1("unknown-field-fingerprint", "an unknown meta.fingerprint field (temperature) and an unknown meta field (labels): unknown-field at the meta line", "completed", ["unknown-field"])
+def _():
+    r = "unknown-field-fingerprint"
+    fp = dict(FP_SONNET, temperature=0.2)
+    j = Journal(r, "2026-12-02T20:40:00Z", fp, "Summarise the AUDIT stream.", more={"labels": {"team": "ops"}})
+    j.assistant(0, [text("AUDIT: 3 replicas, 14M messages.")], "end_turn", 250, 12)
+    j.terminal("completed")
+    return j
+
+
+@run_v1("unknown-field-result", "the only unknown field is inside tool_result.result (exit_code): unknown-field at that line (3)", "completed", ["unknown-field"])
+def _():
+    r = "unknown-field-result"
+    j = Journal(r, "2026-12-02T20:50:00Z", FP_SONNET, "Is nats-3 up?")
+    a = tid(r, 1)
+    j.assistant(0, [tool_use(a, "exec", {"command": "systemctl is-active nats@3"})], "tool_use", 200, 15)
+    j.result(a, "active", result_more={"exit_code": 0})
+    j.assistant(1, [text("nats-3 is up.")], "end_turn", 230, 5)
+    j.terminal("completed")
+    return j
+
+
+# --- damaged-v1: the version-1 cases damaged/ has no counterpart for
+
+def dv1(run_id, **kw):
+    return dj(run_id, **kw)
+
+
+def two_turns(j, r):
+    """assistant with a tool call, its result, a final turn, terminal: lines 2-5."""
+    a = tid(r, 1)
+    j.assistant(0, [tool_use(a, "exec", {"command": "uptime"})], "tool_use", 200, 20)
+    j.result(a, "up 3 days")
+    final_turn(j, 1)
+    j.terminal("completed")
+    return j
+
+
+@damaged_v1("time-not-rfc3339.json", "an interior `time` with a space instead of T: Go's time.Time refuses it, so the line does not parse", [("interior-corruption", 3, None)])
+def _():
+    r = "time-not-rfc3339"
+    return set_time(two_turns(dv1(r), r), 2, b'"2026-12-01 10:00:01.5Z"')
+
+
+@damaged_v1("time-torn-tail.json", "the final record (terminal) has a `time` that is not RFC 3339 and no newline: unparsable and unterminated, so a torn tail (the run reads as open)", [("torn-tail", 5, None)], fold=True)
+def _():
+    r = "time-torn-tail"
+    return set_time(two_turns(dv1(r), r), 4, b'"2026-12-01T10:00:0"').render(final_newline=False)
+
+
+@damaged_v1("time-garbage-final-line.json", "the final record (terminal) has `\"time\":\"yesterday\"` and its newline: a garbage final line", [("garbage-final-line", 5, None)], fold=True)
+def _():
+    r = "time-garbage-final-line"
+    return set_time(two_turns(dv1(r), r), 4, b'"yesterday"')
+
+
+@damaged_v1("time-wrong-type.json", "an interior `time` that is a JSON number (Unix seconds)", [("interior-corruption", 3, None)])
+def _():
+    r = "time-wrong-type"
+    return set_time(two_turns(dv1(r), r), 2, b"1764583201")
+
+
+@damaged_v1("time-escaped.json", "an interior `time` whose T is written as the JSON escape \\u0054: Go parses the raw bytes, so it fails", [("interior-corruption", 3, None)])
+def _():
+    r = "time-escaped"
+    j = two_turns(dv1(r), r)
+    t = re.search(rb'"time":"([^"]*)"', j.lines[2]).group(1)
+    return set_time(j, 2, b'"' + t.replace(b"T", b"\\u0054") + b'"')
+
+
+@damaged_v1("time-invalid-date.json", "an interior `time` on 29 February of a non-leap year (2026-02-29)", [("interior-corruption", 3, None)])
+def _():
+    r = "time-invalid-date"
+    return set_time(two_turns(dv1(r), r), 2, b'"2026-02-29T10:00:01Z"')
+
+
+@damaged_v1("time-lowercase.json", "an interior `time` with lowercase t and z", [("interior-corruption", 3, None)])
+def _():
+    r = "time-lowercase"
+    return set_time(two_turns(dv1(r), r), 2, b'"2026-12-01t10:00:01.5z"')
+
+
+@damaged_v1("time-offset-range.json", "an interior `time` with offset +24:00 (offset hours are 0-23)", [("interior-corruption", 3, None)])
+def _():
+    r = "time-offset-range"
+    return set_time(two_turns(dv1(r), r), 2, b'"2026-12-01T10:00:01+24:00"')
+
+
+@damaged_v1("created-not-rfc3339.json", "meta.created is a bare date: the meta line does not parse, so the first record read is an assistant", [("interior-corruption", 1, None), ("no-meta", 2, 2)])
+def _():
+    r = "created-not-rfc3339"
+    return spoil(two_turns(dv1(r), r), 0, '"created":"2026-12-01T10:00:00.25Z"', '"created":"2026-12-01"')
+
+
+@damaged_v1("claimed-not-rfc3339.json", "an interior claim whose claimed time has no seconds", [("interior-corruption", 3, None)])
+def _():
+    r = "claimed-not-rfc3339"
+    j = dv1(r)
+    final_turn(j)
+    j.claim("ops-1", "2026-12-01T10:05Z")
+    j.terminal("completed")
+    return j
+
+
+@damaged_v1("kind-wrong-type.json", "an interior tool_result whose kind is a number", [("interior-corruption", 3, None)])
+def _():
+    r = "kind-wrong-type"
+    return spoil(two_turns(dv1(r), r), 2, '"kind":"application"', '"kind":1')
+
+
+@damaged_v1("dispatched-wrong-type.json", "an interior deferred record whose dispatched is the string \"true\"", [("interior-corruption", 3, None)])
+def _():
+    r = "dispatched-wrong-type"
+    j = dv1(r)
+    d = tid(r, 1)
+    j.assistant(0, [tool_use(d, "defer", {})], "tool_use", 200, 20)
+    j.deferred(d, "defer")
+    j.terminal("suspended", "waiting on 1 deferred call")
+    return spoil(j, 2, '"dispatched":true', '"dispatched":"true"')
+
+
+@damaged_v1("summary-wrong-type.json", "a terminal.summary whose turns is a string, followed by a claim: interior", [("interior-corruption", 3, None)])
+def _():
+    r = "summary-wrong-type"
+    j = dv1(r)
+    final_turn(j)
+    j.terminal("suspended")
+    j.claim("ops-1", "2026-12-01T10:05:00Z")
+    return spoil(j, 2, '"turns":1,', '"turns":"1",')
+
+
+@damaged_v1("memory-revision-negative.json", "a memory revision of -1 (revisions are unsigned)", [("interior-corruption", 3, None)])
+def _():
+    r = "memory-revision-negative"
+    j = dv1(r)
+    final_turn(j)
+    j.memrev({"notes": 1}, optional=True)
+    j.terminal("completed")
+    return spoil(j, 2, '"notes":1', '"notes":-1')
+
+
+@damaged_v1("memory-revision-overflow.json", "a memory revision of 18446744073709551616 (one above the unsigned 64-bit maximum)", [("interior-corruption", 3, None)])
+def _():
+    r = "memory-revision-overflow"
+    j = dv1(r)
+    final_turn(j)
+    j.memrev({"notes": 18446744073709551615}, optional=True)
+    j.terminal("completed")
+    return spoil(j, 2, "18446744073709551615", "18446744073709551616")
+
+
+@damaged_v1("mixed-generation.json", "a version-3 journal a version-1 writer appended to without upgrading: a legacy result, then one with kind/dispatched (the first v1 field, line 4), then dated records", [("version-3", 1, 1), ("mixed-generation", 4, 4)], fold=True)
+def _():
+    r = "mixed-generation"
+    j = dv1(r, version=3, agent="", dated=False)
+    a, b = tid(r, 1), tid(r, 2)
+    j.assistant(0, [tool_use(a, "exec", {"command": "echo a"}), tool_use(b, "exec", {"command": "echo b"})], "tool_use", 200, 20)
+    j.result(a, "a", kind=False)
+    j.result(b, "b", kind="application", dispatched=True)
+    j.dated = True
+    final_turn(j, 1)
+    j.terminal("completed", summary=False)
+    return j
+
+
+@damaged_v1("mixed-generation-time.json", "a version-3 journal whose only version-1 field is `time` on the terminal (line 3)", [("version-3", 1, 1), ("mixed-generation", 3, 3)], fold=True)
+def _():
+    r = "mixed-generation-time"
+    j = dv1(r, version=3, agent="", dated=False)
+    final_turn(j)
+    j.dated = True
+    j.terminal("completed", summary=False)
+    return j
+
+
+@damaged_v1("mixed-generation-agent.json", "a version-3 journal whose meta carries agent: mixed-generation at the meta line", [("version-3", 1, 1), ("mixed-generation", 1, 1)], fold=True)
+def _():
+    r = "mixed-generation-agent"
+    j = dv1(r, version=3, agent="nats-ops", dated=False)
+    final_turn(j)
+    j.terminal("completed", summary=False)
+    return j
+
+
+@damaged_v1("version-zero.json", "meta.version 0 (below 1): version-older, readable, not resumable", [("version-older", 1, 1)])
+def _():
+    j = dv1("version-zero", version=0)
+    final_turn(j)
+    j.terminal("completed")
+    return j
+
+
 # Entries that are not built from bytes: (name, description, expected)
 SPECIAL = [
-    ("linked.json", "relative symlink -> link-target.json", [("symlink", None, None)]),
+    ("linked.json", "relative symlink -> link-target.json (a version-3 journal)", [("symlink", None, None), ("version-3", 1, 1)]),
     ("orphan.lock", "a lock file with no journal", [("orphan-lock", None, None)]),
 ]
 
@@ -1068,17 +1635,17 @@ def key(f):
 
 # ------------------------------------------------------------------ sanity checks
 
-ENVELOPE_ORDER = ["seq", "protocol", "optional"]
+ENVELOPE_ORDER = ["seq", "protocol", "time", "optional"]
 FIELD_ORDER = {
-    "meta": ["version", "run_id", "created", "fingerprint", "prompt", "interactive", "conversation_token", "caller"],
+    "meta": ["version", "run_id", "created", "fingerprint", "prompt", "interactive", "conversation_token", "caller", "agent"],
     "assistant": ["iteration", "message", "stop_reason", "in_tokens", "out_tokens", "cache_read_tokens", "cache_create_tokens", "thinking_tokens"],
     "user": ["message"],
-    "tool_result": ["tool_use_id", "result", "remote"],
-    "deferred": ["tool_use_id", "tool_name", "note", "handle"],
+    "tool_result": ["tool_use_id", "result", "remote", "kind", "dispatched"],
+    "deferred": ["tool_use_id", "tool_name", "note", "handle", "kind", "dispatched"],
     "decision": ["tool"],
     "call_approval": ["tool_use_id", "tool_name"],
     "memory_revisions": ["revisions"],
-    "terminal": ["reason", "message"],
+    "terminal": ["reason", "message", "summary"],
     "claim": ["by", "claimed"],
 }
 FP_ORDER = ["provider", "model", "system_hash", "tools_hash", "thinking_mode", "reasoning_effort", "max_tokens", "max_iterations"]
@@ -1091,11 +1658,13 @@ def is_subsequence(keys, order):
 
 
 def check_canonical(name, data, *, healthy):
-    """Every parsable line re-encodes to itself; keys in SPEC order."""
+    """Every line Go would parse re-encodes to itself; keys in SPEC order
+    (fields SPEC 1 does not name, the unknown-field cases, are left out of
+    the order check)."""
     problems = []
     lines = oracle.split_lines(data)
     for no, off, raw, term in lines:
-        obj = oracle.parse_line(raw)
+        obj = oracle.decode_line(raw)
         if obj is None:
             if healthy:
                 problems.append(f"{name}:{no}: unparsable")
@@ -1108,20 +1677,21 @@ def check_canonical(name, data, *, healthy):
             problems.append(f"{name}:{no}: no newline")
         keys = list(obj)
         kind = oracle.kind_of(obj)
+        if "time" in obj and obj["time"] is not None and not TIME_RE.match(obj["time"]):
+            problems.append(f"{name}:{no}: time {obj['time']!r}")
         if kind is None:
-            pk = keys[-1]
-            if keys[:-1] != ["seq", "protocol", "optional"] or obj["optional"] is not True:
+            if not is_subsequence(keys[:-1], ENVELOPE_ORDER) or keys[:2] != ["seq", "protocol"] or obj.get("optional") is not True:
                 problems.append(f"{name}:{no}: bad optional envelope {keys}")
             continue
-        if keys != ["seq", "protocol", kind] and keys != ["seq", "protocol", "optional", kind]:
+        if keys[-1] != kind or keys[:2] != ["seq", "protocol"] or not is_subsequence(keys[:-1], ENVELOPE_ORDER):
             problems.append(f"{name}:{no}: envelope keys {keys}")
         p = obj[kind]
-        if not is_subsequence(list(p), FIELD_ORDER[kind]):
+        if not is_subsequence([k for k in p if k in FIELD_ORDER[kind]], FIELD_ORDER[kind]):
             problems.append(f"{name}:{no}: payload key order {list(p)}")
         if oracle.type_errors(obj):
             problems.append(f"{name}:{no}: types {oracle.type_errors(obj)}")
         if kind == "meta":
-            if not is_subsequence(list(p["fingerprint"]), FP_ORDER):
+            if not is_subsequence([k for k in p["fingerprint"] if k in FP_ORDER], FP_ORDER):
                 problems.append(f"{name}:{no}: fingerprint order")
             if not TIME_RE.match(p["created"]):
                 problems.append(f"{name}:{no}: created {p['created']!r}")
@@ -1131,6 +1701,10 @@ def check_canonical(name, data, *, healthy):
             problems.append(f"{name}:{no}: claimed {p['claimed']!r}")
         if kind == "memory_revisions" and p["revisions"] is not None and list(p["revisions"]) != sorted(p["revisions"]):
             problems.append(f"{name}:{no}: revisions not sorted")
+        if kind == "terminal" and isinstance(p.get("summary"), dict):
+            by = p["summary"].get("counters", {}).get("tool_calls_by_kind", {})
+            if list(by) != sorted(by):
+                problems.append(f"{name}:{no}: summary tool_calls_by_kind not sorted")
     if healthy:
         seqs = [oracle.parse_line(raw)["seq"] for _, _, raw, _ in lines]
         if seqs != list(range(1, len(seqs) + 1)):
@@ -1142,7 +1716,44 @@ def check_canonical(name, data, *, healthy):
 
 # ------------------------------------------------------------------ main
 
-def readme(healthy_rows, damaged_rows):
+LAYOUT = [
+    "- `runs/`: a healthy state dir of version-3 journals (`meta.run_id` = id, seqs 1..N).",
+    "- `runs-v1/`: healthy version-1 journals: every `runs/` case again under the same name, built",
+    "  by the same builder as version 1 (`time` on every record from a deterministic clock, UTC with",
+    "  nanoseconds; `meta.agent` `nats-ops`; `kind`/`dispatched` on every tool_result and deferred;",
+    "  `terminal.summary`), plus the version-1 cases listed below. No file-level cases.",
+    "- `damaged/`: a state dir of version-3 journals, one per content-level verify finding, plus",
+    "  file-level cases (`not valid.json`, `orphan.lock`, `linked.json` symlink).",
+    "- `damaged-v1/`: every content-level `damaged/` case again under the same name as version 1",
+    "  (not `not valid.json`/`link-target.json`, which serve file-level cases), plus the version-1",
+    "  cases listed below (bad times, wrong-typed v1 fields, u64 limits, mixed generations, version 0).",
+    "- `expected/<dir>/<id>.fold.json` (dir `runs`, `runs-v1`): the `fold --format json` object (SPEC 11",
+    "  keys in this order: `version`, `run_id`, `agent`, `fingerprint`, `prompt`, `interactive`,",
+    "  `conversation_token`, `caller`, `messages`, `counters` {`llm_calls`, `tool_calls`,",
+    "  `remote_tool_calls`, `mcp_tool_calls`, `tool_calls_by_kind` (kind token -> count, kinds with no",
+    "  calls left out), `in_tokens`, `out_tokens`, `cache_read_tokens`, `cache_create_tokens`,",
+    "  `thinking_tokens`}, `turns`, `context_tokens`, `next_iteration`, `last_stop_reason`, `pending`,",
+    "  `approvals`, `call_approvals`, `memory_revisions`, `terminal` {`reason`, `message`}, `ended`,",
+    "  `completed`, `status`, `waiting`, `open_deferrals`), laid out like the `fold` objects in",
+    "  `../shared/agent-journals/expected/`; `<id>.findings.json`: verify findings, a list of",
+    "  `{code, severity, line, seq}` (healthy: infos only, plus the `version-3` warning in `runs/`).",
+    "- `expected/<dir>/<name>.findings.json` (dir `damaged`, `damaged-v1`): the exact findings `verify`",
+    "  must report for that file, as `{code, severity, line, seq}` (line 1-based or null), sorted by",
+    "  line (null last) then code, excluding the environment-dependent `permissions` and `live` (tests",
+    "  chmod 0700/0600 and hold no locks). `<name>.fold.json` exists only where the fold accepts the journal.",
+    "- `expected/ls-runs.json`, `expected/ls-runs-v1.json`: `ls --format json` of `runs/` and `runs-v1/`",
+    "  restricted to `run_id`, `status`, `waiting`, `open_deferrals`, `version`, `agent`, `model`,",
+    "  `records`, `updated`, `prompt` (every run has `live: false`), sorted by run_id. `updated` is the",
+    "  last record's `time` as Go prints it, or null where that record has none: then the file's mtime",
+    "  counts, which the tests do not pin.",
+    "- `gen/oracle.py`: the independent reference model (fold, status, verify, ls) the expected results",
+    "  come from, written from SPEC.md; `gen/check_reference.py` checks it against the agent's own",
+    "  answers in `../shared/agent-journals/` (`python3 testdata/gen/check_reference.py`).",
+    "- `schema-cases/`: owned separately, not generated here.",
+]
+
+
+def readme(sections):
     out = ["# testdata", "",
            "Journals for fisk-admin's tests, generated by `python3 testdata/gen/gen.py`",
            "(Python 3.11, stdlib only; re-running it writes identical bytes;",
@@ -1153,30 +1764,12 @@ def readme(healthy_rows, damaged_rows):
            "bytes of an existing journal. `gen.py` refuses to overwrite a journal that differs.",
            "Files under `expected/` are derived and may be regenerated.",
            "",
-           "Layout:",
-           "",
-           "- `runs/`: a healthy state dir (each `<id>.json` is version 3, `meta.run_id` = id, seqs 1..N).",
-           "- `damaged/`: a state dir with one journal per content-level verify finding, plus",
-           "  file-level cases (`not valid.json`, `orphan.lock`, `linked.json` symlink).",
-           "- `expected/runs/<id>.fold.json`: the `fold --format json` object;",
-           "  `expected/runs/<id>.findings.json`: verify findings (only infos for healthy runs).",
-           "- `expected/damaged/<name>.findings.json`: the exact findings `verify` must report for",
-           "  that file, as `{code, severity, line, seq}` (line 1-based or null), excluding the",
-           "  environment-dependent `permissions` and `live` (tests chmod 0700/0600 and hold no locks).",
-           "  `<name>.fold.json` exists only where the fold accepts the journal.",
-           "- `expected/ls-runs.json`: `ls --format json` of `runs/` restricted to",
-           "  `run_id`, `status`, `model`, `records`, `prompt` (every run has `live: false`), sorted by run_id.",
-           "- `gen/oracle.py`: the independent reference model (fold, status, verify) the expected",
-           "  results come from, written from SPEC.md and docs/OUTPUT.md only.",
-           "- `schema-cases/`: owned separately, not generated here.",
-           "",
-           "## runs/ (healthy)", ""]
-    for name, desc in healthy_rows:
-        out.append(f"- `{name}`: {desc}")
-    out += ["", "## damaged/", ""]
-    for name, desc, codes in damaged_rows:
-        out.append(f"- `{name}`: {desc}. Expect: {codes}")
-    out += ["", "## Decisions where SPEC.md / OUTPUT.md leave room", ""]
+           "Layout:", ""] + LAYOUT
+    for title, rows in sections:
+        out += ["", f"## {title}", ""]
+        out += [f"- {r}" for r in rows]
+    out += ["", "## Decisions where SPEC.md leaves room", "",
+            "Marked `DECISION` in `gen/oracle.py` where they are implemented.", ""]
     out += [f"- {d}" for d in DECISIONS]
     return ("\n".join(out) + "\n").encode()
 
@@ -1185,19 +1778,136 @@ DECISIONS = [
     "Sequence checks compare a record with the previous parsed record; the first record has no previous one, so a meta at seq 2 is `meta-seq` only (no `seq-gap`).",
     "`empty-journal` suppresses every content finding but not the framing ones: a file holding only a torn line reports `torn-tail` and `empty-journal`.",
     "Line-level findings carry the record's `seq` whenever the line parsed and `seq` is an integer; unparsable lines (`torn-tail`, `garbage-final-line`, `interior-corruption`) have seq null.",
-    "Meta findings (`version-*`, `run-id-mismatch`) are reported at the meta line (line 1, seq 1 here).",
-    "`version-older` is a warning; verify folds any version (the version finding already says the run is not resumable), so no `fold` error follows it.",
+    "Meta findings (`version-*`, `run-id-mismatch`) judge the journal's own meta (its first record) and are reported at the meta line (line 1); a duplicate meta later in the journal is only `duplicate-meta` (and `seq-not-increasing`).",
+    "`version-3` is reported for every version-3 journal whose first record is its meta, damaged ones included; `version-older` (version 2 or below 1) is a warning; verify folds any version (the version finding already says the run is not resumable), so no `fold` error follows `version-older` or `version-3`.",
     "A duplicate meta with seq 1 is both `duplicate-meta` and `seq-not-increasing` (`meta-seq` applies only when the seq is not 1).",
     "`orphan-result` (no open turn) and `unknown-tool-use` are exclusive; `duplicate-result` is per turn.",
-    "`missing-payload` and `extra-payload` are not also reported as line-level `fold` type errors; OUTPUT.md's rules never produce `schema`, so no expected file lists it.",
+    "`missing-payload` and `extra-payload` are not also reported as line-level `fold` type errors; the expected files never list `schema`.",
     "`terminal` does not close the open turn (only `assistant` and `user` do): a hand answer after a suspended terminal belongs to the turn.",
+    "Status (SPEC 9): the last terminal's reason only when the terminal is the last record read; any later record (claim, decision, call_approval, memory_revisions, a skipped optional record, an answer) makes it `open`. `waiting`/`open_deferrals` are separate fields, so a suspended run waiting on a deferral is `suspended` with `waiting: true`. A torn or garbage final line is not a record and does not reopen.",
+    "Parsing is Go's `json.Unmarshal` into the agent's record types: a line with a wrong-typed field, an integer outside its Go type (seq and memory revisions uint64, the other integers int64), or a time Go refuses does not parse at all: `interior-corruption` inside the journal, `torn-tail`/`garbage-final-line` as the final line. A JSON `null` is accepted for every field and reads as the zero value (`\"time\":null` = undated).",
+    "Times (`time`, `meta.created`, `claim.claimed`) must be `YYYY-MM-DDTHH:MM:SS(.digits)?(Z|+HH:MM|-HH:MM)` in the JSON string's raw bytes (uppercase T and Z, a real calendar date, hour 0-23, minute and second 0-59, offset hour 0-23 and minute 0-59; any escape inside the string fails). Go's lenient fallbacks (one-digit hour, comma fraction) are not modelled and no journal uses them.",
+    "A zero time (`0001-01-01T00:00:00Z`) counts as no time: `ended` and `updated` are null for it, and it is not a version-1 field in a version-3 journal.",
+    "`ended` and `updated` are printed as Go prints the parsed time: the journal's offset kept (a zero offset as `Z`), fraction trimmed of trailing zeros. Compare them as instants.",
+    "`mixed-generation` counts a version-1 field only when it carries a value: a non-zero `time`, a non-empty `meta.agent` or `kind`, `dispatched` true, a non-null `terminal.summary`. Reported once, at the first such record.",
+    "`unknown-field` looks at the payload object of the ten known protocols, `meta.fingerprint` and `tool_result.result` (not message blocks, not `terminal.summary`'s inside, not unknown protocols' payloads); once per run, at the first record holding one.",
+    "`terminal.summary` is type-checked (an object or null; `turns`, `context_tokens` and the counters int64; `tool_calls_by_kind` an object keyed by decimal int64 strings with int64 values) but never read by the fold.",
+    "Kind counting (SPEC 3 rule 5b) follows the SPEC: a kind token outside the six is counted under that token as written (`runs-v1/unknown-kind`). The agent itself counts such a token as `unknown` (its toolkit.ParseKind); `check_reference.py` reports that one difference (`g-all-counters`) instead of failing on it.",
+    "Fold output follows the agent's layout: `memory_revisions` null until a record sets it (and null for `\"revisions\":null`), a tool_result block prints only `tool_use_id`, `content` and `is_error` (when true), a deferred record prints all six fields (`note`, `handle`, `kind` null when empty, `dispatched` a bool), a repeated deferral for one id replaces the earlier one, `agent` null when empty.",
     "`ls` prompt: \"control characters removed\" drops Unicode category Cc only (as Rust's `char::is_control`); the printable rest of an ANSI sequence (`[31m`) and U+2028/U+2029 stay.",
-    "`linked.json` -> `link-target.json`: the shared content says `run_id: linked`, so `linked` is clean apart from `symlink` and `link-target` is a `run-id-mismatch`.",
+    "`linked.json` -> `link-target.json`: the shared content says `run_id: linked`, so `linked` is clean apart from `symlink` (and `version-3`) and `link-target` is a `run-id-mismatch`.",
     "`not valid.json` holds a healthy journal whose run_id is the stem, so it reports `invalid-id` whether or not verify also reads its content (a schema check of run_id against the id pattern would add `schema`).",
-    "OUTPUT.md's exact rules never emit `schema`. If verify also validates records against schemas/, the deliberately malformed records (meta-seq, missing-payload*, extra-payload, fold, the run_id of `not valid`) may add `schema` findings; the expected files do not list them.",
+    "If verify also validates records against schemas/, the deliberately malformed records (meta-seq, missing-payload*, extra-payload, the run_id of `not valid`) may add `schema` findings; the expected files do not list them.",
     "A known protocol carrying `\"optional\": true` is folded normally and reports nothing (`skipped-optional` is only for unknown protocols).",
     "Fold output for `run-id-mismatch` is not pinned (the loader may refuse it); for `seq-gap` it is (SPEC 3.1: a gap is not a fold error).",
 ]
+
+NOT_PINNED = ("run-id-mismatch", "not valid", "link-target", "meta-seq", "extra-payload")
+V1_SKIP = ("not valid.json", "link-target.json")   # file-level helpers: damaged/ only
+
+
+def build(fn, v1):
+    GEN["v1"] = v1
+    try:
+        return as_bytes(fn())
+    finally:
+        GEN["v1"] = False
+
+
+def v3_meta_finding(data):
+    """[("version-3", 1, seq)] when the first line is a version-3 meta record."""
+    lines = oracle.split_lines(data)
+    obj = oracle.decode_line(lines[0][2]) if lines else None
+    if obj and oracle.kind_of(obj) == "meta" and isinstance(obj.get("meta"), dict) and obj["meta"].get("version") == 3:
+        return [("version-3", 1, obj.get("seq"))]
+    return []
+
+
+def healthy_dir(w, problems, dname, entries, v1):
+    """Write and check one healthy state dir; returns (README rows, ls rows)."""
+    ddir = os.path.join(TESTDATA, dname)
+    exp = os.path.join(TESTDATA, "expected", dname)
+    if not os.path.isdir(ddir) and not w.check_only:
+        os.makedirs(ddir, mode=0o700)
+    rows, ls_rows, want = {}, [], {}
+    for run_id, desc, fn, expect in entries:
+        data = build(fn, v1)
+        problems += check_canonical(f"{dname}/{run_id}", data, healthy=True)
+        w.journal(os.path.join(ddir, run_id + ".json"), data)
+        fj = oracle.fold_json(oracle.load_and_fold(data))
+        if fj["status"] != expect["status"]:
+            problems.append(f"{dname}/{run_id}: oracle status {fj['status']}, designed {expect['status']}")
+        if fj["waiting"] != ("open-deferrals" in expect["infos"]):
+            problems.append(f"{dname}/{run_id}: oracle waiting {fj['waiting']}")
+        if fj["run_id"] != run_id or fj["version"] != (1 if v1 else 3):
+            problems.append(f"{dname}/{run_id}: meta")
+        fs = oracle.verify_journal(run_id, data)
+        want[run_id] = sorted(expect["infos"] + ([] if v1 else ["version-3"]))
+        if sorted(f["code"] for f in fs) != want[run_id] or any(f["severity"] != "info" and f["code"] != "version-3" for f in fs):
+            problems.append(f"{dname}/{run_id}: oracle findings {fs}, designed {want[run_id]}")
+        w.derived(os.path.join(exp, run_id + ".fold.json"), pretty(fj))
+        w.derived(os.path.join(exp, run_id + ".findings.json"), pretty(sorted(fs, key=key)))
+        ls_rows.append(oracle.ls_entry(run_id, data))
+        extra = ", waiting" if fj["waiting"] else ""
+        rows[run_id] = f"`{run_id}.json`: {desc} (status {fj['status']}{extra}, {len(oracle.split_lines(data))} records)"
+    if dname == "runs":
+        w.journal(os.path.join(ddir, "simple-completed.lock"), b"")
+        rows["simple-completed.lock"] = "`simple-completed.lock`: an empty lock file nobody holds: the run is not live, and it is not an orphan lock"
+    if os.path.isdir(ddir):
+        got = oracle.verify_dir(ddir)
+        for run_id in want:
+            if sorted(f["code"] for f in got.get(run_id, [])) != want[run_id]:
+                problems.append(f"{dname}/{run_id}: directory walk disagrees")
+        if set(got) - set(want):
+            problems.append(f"{dname}/: unexpected entries {set(got) - set(want)}")
+    w.derived(os.path.join(TESTDATA, "expected", f"ls-{dname}.json"), pretty(sorted(ls_rows, key=lambda r: r["run_id"])))
+    return rows
+
+
+def damaged_dir(w, problems, dname, entries, v1, special=()):
+    """Write and check one damaged state dir; returns README rows."""
+    ddir = os.path.join(TESTDATA, dname)
+    exp = os.path.join(TESTDATA, "expected", dname)
+    if not os.path.isdir(ddir) and not w.check_only:
+        os.makedirs(ddir, mode=0o700)
+    rows, designed = {}, {}
+    for name, desc, fn, expected, want_fold in entries:
+        data = build(fn, v1)
+        stem = name[: -len(".json")]
+        if not v1:
+            expected = list(expected) + v3_meta_finding(data)
+        designed[stem] = expected
+        problems += check_canonical(f"{dname}/{name}", data, healthy=False)
+        w.journal(os.path.join(ddir, name), data)
+        rows[name] = f"`{name}`: {desc}. Expect: " + (", ".join(f"`{c}`" for c, _, _ in expected) or "nothing")
+        if want_fold:
+            fj = oracle.fold_json(oracle.load_and_fold(data))
+            w.derived(os.path.join(exp, stem + ".fold.json"), pretty(fj))
+        else:
+            try:
+                oracle.load_and_fold(data)
+                # the fold is pure: these journals are only wrong about
+                # things it does not look at; their fold output is not pinned
+                if stem not in NOT_PINNED:
+                    problems.append(f"{dname}/{name}: the oracle folds it but no fold.json is pinned")
+            except oracle.FoldError:
+                pass
+    if special:
+        w.symlink(os.path.join(ddir, "linked.json"), "link-target.json")
+        w.journal(os.path.join(ddir, "orphan.lock"), b"")
+    for name, desc, expected in special:
+        designed[name.rsplit(".", 1)[0]] = expected
+        rows[name] = f"`{name}`: {desc}. Expect: " + ", ".join(f"`{c}`" for c, _, _ in expected)
+    # cross-check the whole dir through the oracle's directory walk
+    if os.path.isdir(ddir):
+        got = oracle.verify_dir(ddir)
+        for stem in sorted(set(got) | set(designed)):
+            g = sorted(got.get(stem, []), key=key)
+            d = sorted(findings_of(designed.get(stem, [])), key=key)
+            if g != d:
+                problems.append(f"{dname}/{stem}: oracle {g} != designed {d}")
+            w.derived(os.path.join(exp, stem + ".findings.json"), pretty(g))
+    return rows
 
 
 def main():
@@ -1205,87 +1915,32 @@ def main():
     w = Writer(check_only)
     problems = []
 
-    runs_dir = os.path.join(TESTDATA, "runs")
-    dmg_dir = os.path.join(TESTDATA, "damaged")
-    exp_dir = os.path.join(TESTDATA, "expected")
-    for d in (runs_dir, dmg_dir):
-        if not os.path.isdir(d) and not check_only:
-            os.makedirs(d, mode=0o700)
+    runs = healthy_dir(w, problems, "runs", RUNS, v1=False)
+    runs_v1 = healthy_dir(w, problems, "runs-v1", RUNS + V1_RUNS, v1=True)
+    damaged = damaged_dir(w, problems, "damaged", DAMAGED, v1=False, special=SPECIAL)
+    mirrored = [d for d in DAMAGED if d[0] not in V1_SKIP]
+    damaged_v1 = damaged_dir(w, problems, "damaged-v1", mirrored + V1_DAMAGED, v1=True)
 
-    # --- healthy runs
-    healthy_rows, ls_rows = [], []
-    for run_id, desc, build, expect in RUNS:
-        data = as_bytes(build())
-        problems += check_canonical(run_id, data, healthy=True)
-        w.journal(os.path.join(runs_dir, run_id + ".json"), data)
-        st = oracle.load_and_fold(data)
-        fj = oracle.fold_json(st)
-        if fj["status"] != expect["status"]:
-            problems.append(f"{run_id}: oracle status {fj['status']}, designed {expect['status']}")
-        if fj["run_id"] != run_id or fj["version"] != 3:
-            problems.append(f"{run_id}: meta")
-        fs = oracle.verify_journal(run_id, data)
-        if sorted(f["code"] for f in fs) != sorted(expect["infos"]) or any(f["severity"] != "info" for f in fs):
-            problems.append(f"{run_id}: oracle findings {fs}, designed {expect['infos']}")
-        w.derived(os.path.join(exp_dir, "runs", run_id + ".fold.json"), pretty(fj))
-        w.derived(os.path.join(exp_dir, "runs", run_id + ".findings.json"), pretty(sorted(fs, key=key)))
-        ls_rows.append(oracle.ls_entry(run_id, data))
-        healthy_rows.append((run_id + ".json", desc + f" (status {fj['status']}, {len(oracle.split_lines(data))} records)"))
-    lock = os.path.join(runs_dir, "simple-completed.lock")
-    w.journal(lock, b"")
-    healthy_rows.append(("simple-completed.lock", "an empty lock file nobody holds: the run is not live, and it is not an orphan lock"))
-    w.derived(os.path.join(exp_dir, "ls-runs.json"), pretty(sorted(ls_rows, key=lambda r: r["run_id"])))
-
-    # --- damaged
-    damaged_rows = []
-    for name, desc, build, expected, want_fold in DAMAGED:
-        data = as_bytes(build())
-        stem = name[: -len(".json")]
-        problems += check_canonical(name, data, healthy=False)
-        w.journal(os.path.join(dmg_dir, name), data)
-        damaged_rows.append((name, desc, ", ".join(f"`{c}`" for c, _, _ in expected)))
-        if want_fold:
-            fj = oracle.fold_json(oracle.load_and_fold(data))
-            w.derived(os.path.join(exp_dir, "damaged", stem + ".fold.json"), pretty(fj))
-        else:
-            try:
-                oracle.load_and_fold(data)
-                # the fold is pure: these journals are only wrong about
-                # things it does not look at; their fold output is not pinned
-                if stem not in ("run-id-mismatch", "not valid", "link-target", "meta-seq", "extra-payload"):
-                    problems.append(f"{name}: the oracle folds it but no fold.json is pinned")
-            except oracle.FoldError:
-                pass
-    w.symlink(os.path.join(dmg_dir, "linked.json"), "link-target.json")
-    w.journal(os.path.join(dmg_dir, "orphan.lock"), b"")
-    for name, desc, expected in SPECIAL:
-        damaged_rows.append((name, desc, ", ".join(f"`{c}`" for c, _, _ in expected)))
-
-    # cross-check the whole damaged dir through the oracle's directory walk
-    if os.path.isdir(dmg_dir):
-        got = oracle.verify_dir(dmg_dir)
-        designed = {n.rsplit(".", 1)[0]: e for n, _, _, e, _ in DAMAGED}
-        designed.update({n.rsplit(".", 1)[0]: e for n, _, e in SPECIAL})
-        for stem in sorted(set(got) | set(designed)):
-            g = sorted(got.get(stem, []), key=key)
-            d = sorted(findings_of(designed.get(stem, [])), key=key)
-            if g != d:
-                problems.append(f"damaged/{stem}: oracle {g} != designed {d}")
-            w.derived(os.path.join(exp_dir, "damaged", stem + ".findings.json"), pretty(g))
-        got_runs = oracle.verify_dir(runs_dir)
-        for run_id, _, _, expect in RUNS:
-            if sorted(f["code"] for f in got_runs.get(run_id, [])) != sorted(expect["infos"]):
-                problems.append(f"runs/{run_id}: directory walk disagrees")
-        if set(got_runs) - {r[0] for r in RUNS}:
-            problems.append(f"runs/: unexpected entries {set(got_runs) - {r[0] for r in RUNS}}")
-
-    w.derived(os.path.join(TESTDATA, "README.md"), readme(healthy_rows, damaged_rows))
+    new_runs = [r[0] for r in V1_RUNS]
+    new_damaged = [d[0] for d in V1_DAMAGED]
+    sections = [
+        ("runs/ (healthy, version 3)", list(runs.values())),
+        ("runs-v1/ (healthy, version 1)", [
+            "every `runs/` case above under the same name (not the `.lock`), as version 1; same status, waiting and infos, without `version-3`"]
+         + [runs_v1[r] for r in new_runs]),
+        ("damaged/ (version 3)", list(damaged.values())),
+        ("damaged-v1/ (version 1)", [
+            "every `damaged/` journal above under the same name except `not valid.json` and `link-target.json`, as version 1; the same findings without `version-3`"]
+         + [damaged_v1[n] for n in new_damaged]),
+    ]
+    w.derived(os.path.join(TESTDATA, "README.md"), readme(sections))
 
     problems += w.problems
     for p in problems:
         print("gen.py:", p, file=sys.stderr)
     if not check_only:
-        print(f"gen.py: {len(w.written)} file(s) written, {len(RUNS)} runs, {len(DAMAGED) + len(SPECIAL)} damaged entries")
+        print(f"gen.py: {len(w.written)} file(s) written; runs {len(RUNS)}, runs-v1 {len(RUNS) + len(V1_RUNS)}, "
+              f"damaged {len(DAMAGED) + len(SPECIAL)}, damaged-v1 {len(mirrored) + len(V1_DAMAGED)}")
     return 1 if problems else 0
 
 
