@@ -508,6 +508,12 @@ def result_kind(p):
     """SPEC 3 rule 5b: (kind token, dispatched)."""
     k = p.get("kind") or ""
     if k:
+        # DECISION: the agent's own fold parses the token into its kind enum
+        # (toolkit.ParseKind): a token it does not know counts as `unknown`
+        # (the reference corpus, g-all-counters, says so; SPEC 1's "count it
+        # as written" loses to the agent's code).
+        if k not in ("application", "builtin", "remote", "custom", "mcp", "unknown"):
+            k = "unknown"
         return k, bool(p.get("dispatched"))
     if p.get("remote"):
         return "remote", True
