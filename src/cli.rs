@@ -97,9 +97,12 @@ pub enum Command {
 
 #[derive(Args, Debug)]
 pub struct LsArgs {
-    /// Only runs with this status (waiting, open, completed, suspended, error, budget, max_iterations, corrupt)
+    /// Only runs with this status (open, completed, suspended, error, budget, max_iterations, corrupt; live; waiting is --waiting)
     #[arg(long)]
     pub status: Vec<String>,
+    /// Only runs waiting on deferred calls a person has to answer
+    #[arg(long)]
+    pub waiting: bool,
     /// Sort order (newest first for times, largest first for size)
     #[arg(long, value_enum, default_value_t = SortKey::Updated)]
     pub sort: SortKey,

@@ -338,6 +338,7 @@ mod tests {
             reasoning_effort: String::new(),
             max_tokens: 10,
             max_iterations: 5,
+            ..Fingerprint::default()
         }
     }
 

@@ -158,7 +158,9 @@ pub struct RunState {
     pub pending: Option<Pending>,
     pub approvals: Vec<String>,
     pub call_approvals: Vec<CallApproval>,
-    pub memory_revisions: BTreeMap<String, u64>,
+    /// `None` until a record sets it (and after one that sets Go's nil
+    /// map): printed `null`, as the agent does.
+    pub memory_revisions: Option<BTreeMap<String, u64>>,
     #[serde(serialize_with = "ser_terminal")]
     pub terminal: Option<Terminal>,
     /// The last terminal record's time; `None` when the run was reopened
@@ -434,7 +436,7 @@ pub fn fold_with<R: FoldInput>(
         pending: None,
         approvals: Vec::new(),
         call_approvals: Vec::new(),
-        memory_revisions: BTreeMap::new(),
+        memory_revisions: None,
         terminal: None,
         ended: None,
         completed: false,
@@ -518,7 +520,16 @@ pub fn fold_with<R: FoldInput>(
                     seq,
                     kind: Kind::Deferred,
                 })?;
-                t.deferred.push(d);
+                // The agent keeps deferrals by id: a second one for the
+                // same call replaces the first.
+                match t
+                    .deferred
+                    .iter_mut()
+                    .find(|x| x.tool_use_id == d.tool_use_id)
+                {
+                    Some(x) => *x = d,
+                    None => t.deferred.push(d),
+                }
             }
             Payload::User(u) => {
                 st.turns = st.turns.saturating_add(1);
@@ -537,7 +548,7 @@ pub fn fold_with<R: FoldInput>(
             Payload::Decision(d) => st.approvals.push(d.tool),
             Payload::CallApproval(c) => st.call_approvals.push(c),
             Payload::MemoryRevisions(m) => {
-                st.memory_revisions = m.revisions.unwrap_or_default();
+                st.memory_revisions = m.revisions;
             }
             Payload::Terminal(t) => {
                 tail.terminal(&t.reason, time);

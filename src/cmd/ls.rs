@@ -12,11 +12,16 @@ pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResul
     let store = open_store(g)?;
     let mut runs: Vec<Summary> = store.summaries()?;
     if !a.status.is_empty() {
+        // `waiting` is not a status since the agent's rule (SPEC 9); it is
+        // still understood here as --waiting.
         runs.retain(|s| {
-            a.status
-                .iter()
-                .any(|want| want == &s.status || (want == "live" && s.live))
+            a.status.iter().any(|want| {
+                want == &s.status || (want == "live" && s.live) || (want == "waiting" && s.waiting)
+            })
         });
+    }
+    if a.waiting {
+        runs.retain(|s| s.waiting);
     }
     sort(&mut runs, a.sort);
     // The prompt is untrusted: control characters (and so every escape
@@ -36,7 +41,14 @@ pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResul
     for s in &runs {
         t.add_row(vec![
             cell(&s.run_id, 40),
-            cell(&s.status, 40),
+            if s.waiting {
+                cell(
+                    &format!("{}, waiting on {}", s.status, s.open_deferrals),
+                    60,
+                )
+            } else {
+                cell(&s.status, 40)
+            },
             if s.live { "live".into() } else { String::new() },
             cell(s.model.as_deref().unwrap_or("-"), 24),
             s.records.map_or("-".into(), |n| n.to_string()),

@@ -57,7 +57,7 @@ pub fn run(g: &Global, a: ShowArgs, style: Style, out: &mut dyn Write) -> CmdRes
     if st.waiting {
         writeln!(
             out,
-            "  waiting:     on {} deferred call(s) (see Waiting on below)",
+            "  waiting:     on {} deferred call(s), listed at the end",
             st.open_deferrals
         )?;
     }
@@ -217,9 +217,9 @@ pub fn render_state(
                 .join(", ")
         }
     )?;
-    if !st.memory_revisions.is_empty() {
+    if let Some(revisions) = st.memory_revisions.as_ref().filter(|m| !m.is_empty()) {
         writeln!(out, "\nMemory revisions")?;
-        for (k, v) in &st.memory_revisions {
+        for (k, v) in revisions {
             writeln!(out, "  {} = {v}", s(k))?;
         }
     }

@@ -942,8 +942,12 @@ def verify_dir(path):
                 fs.append(finding("invalid-id"))
             if os.path.islink(full):
                 fs.append(finding("symlink"))
-            with open(full, "rb") as f:
-                fs.extend(verify_journal(stem, f.read()))
+            # DECISION: a journal under an invalid id is reported as such and
+            # not read further: the agent cannot see it, and its name cannot
+            # be passed to any command until it is renamed.
+            if valid_id(stem):
+                with open(full, "rb") as f:
+                    fs.extend(verify_journal(stem, f.read()))
             result[stem] = fs
         elif name.endswith(".lock"):
             stem = name[:-len(".lock")]

@@ -179,9 +179,17 @@ fn an_answer_appends_exactly_one_tool_result_and_says_how_to_resume() {
     assert!(after.starts_with(&before), "the answer must only append");
     let added = std::str::from_utf8(&after[before.len()..]).unwrap();
     assert_eq!(added.lines().count(), 1);
+    // `run` made a version-1 run: the answer is stamped with its append
+    // time (SPEC 2) and counted under the provider that took the call,
+    // whose kind and dispatched it copies from the deferral (SPEC 6).
+    let (head, rest) = added
+        .split_once(",\"time\":\"")
+        .expect("a version-1 append carries time");
+    let (time, tail) = rest.split_once('"').expect("the time ends");
+    assert!(time.ends_with('Z') && time.len() >= 20, "{time}");
     assert_eq!(
-        added,
-        "{\"seq\":6,\"protocol\":\"io.choria.fisk-ai.v1.session.tool_result\",\"tool_result\":{\"tool_use_id\":\"d1\",\"result\":{\"tool_use_id\":\"d1\",\"content\":\"denied \\u003cby\\u003e security \\u0026 co\",\"is_error\":true}}}\n"
+        format!("{head}{tail}"),
+        "{\"seq\":6,\"protocol\":\"io.choria.fisk-ai.v1.session.tool_result\",\"tool_result\":{\"tool_use_id\":\"d1\",\"result\":{\"tool_use_id\":\"d1\",\"content\":\"denied \\u003cby\\u003e security \\u0026 co\",\"is_error\":true},\"kind\":\"builtin\",\"dispatched\":true}}\n"
     );
     assert_eq!(
         out["record"],

@@ -159,7 +159,13 @@ fn show_names_what_a_waiting_run_waits_on() {
     let store = store_copy("runs");
     let r = fisk(&["--state-dir", s(store.path()), "show", "deferral-waiting"]);
     assert_eq!(r.code, 0);
-    assert!(r.stdout.contains("status:      waiting"), "{}", r.stdout);
+    // The agent's status rule: suspended, and waiting on a person.
+    assert!(r.stdout.contains("status:      suspended"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("waiting:     on 1 deferred call"),
+        "{}",
+        r.stdout
+    );
     let waiting = r
         .stdout
         .split("Waiting on")
@@ -420,8 +426,7 @@ fn ls_filters_and_sorts() {
         "--state-dir",
         s(store.path()),
         "ls",
-        "--status",
-        "waiting",
+        "--waiting",
         "--format",
         "json",
     ]);

@@ -51,12 +51,12 @@ fn instant(s: &str) -> Option<(i64, u32)> {
 /// The comparison rules of the corpus README: an absent optional string
 /// equals `""` and `null`, a `null` content equals `[]`, `{}` memory
 /// revisions equal `null`, numbers compare as values, times as instants.
-fn normalise(v: &Value, key: &str) -> Value {
+fn normalise(v: &Value) -> Value {
     match v {
         Value::Object(m) => {
             let mut out = serde_json::Map::new();
             for (k, x) in m {
-                let x = normalise(x, k);
+                let x = normalise(x);
                 let empty = match &x {
                     Value::Null => true,
                     Value::String(s) => s.is_empty(),
@@ -70,7 +70,7 @@ fn normalise(v: &Value, key: &str) -> Value {
             }
             Value::Object(out)
         }
-        Value::Array(a) => Value::Array(a.iter().map(|x| normalise(x, key)).collect()),
+        Value::Array(a) => Value::Array(a.iter().map(normalise).collect()),
         Value::String(s) => match instant(s) {
             Some((secs, nanos)) => Value::String(format!("instant {secs}.{nanos:09}")),
             None => v.clone(),
@@ -114,7 +114,7 @@ fn differences(path: &str, got: &Value, want: &Value, out: &mut Vec<String>) {
 
 fn assert_same(what: &str, got: &Value, want: &Value) -> Vec<String> {
     let mut out = Vec::new();
-    differences(what, &normalise(got, ""), &normalise(want, ""), &mut out);
+    differences(what, &normalise(got), &normalise(want), &mut out);
     out
 }
 
@@ -128,7 +128,9 @@ fn every_reference_journal_folds_to_the_agents_state() {
             let r = fisk(&["--state-dir", s(store.path()), "fold", &run, "-o", "json"]);
             if want["fold"].is_null() {
                 if r.code == 0 {
-                    failures.push(format!("{g}/{run}: the agent refuses it, fold printed a state"));
+                    failures.push(format!(
+                        "{g}/{run}: the agent refuses it, fold printed a state"
+                    ));
                 }
                 continue;
             }
@@ -265,7 +267,11 @@ fn an_answer_is_the_record_the_agents_answer_path_writes() {
                     Value::String(s) => s.clone(),
                     v => v.to_string(),
                 };
-                assert_eq!(strip(last), strip(want_line.trim_end().as_bytes()), "{g}/{run}");
+                assert_eq!(
+                    strip(last),
+                    strip(want_line.trim_end().as_bytes()),
+                    "{g}/{run}"
+                );
                 n += 1;
             }
         }

@@ -150,14 +150,16 @@ fn a_deferred_call_is_never_run_again_and_the_run_waits_until_it_is_answered() {
     let r = f.run("d", "go");
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("waiting on d1"), "{}", r.stdout);
-    assert_eq!(f.fold("d")["status"], "waiting");
+    assert_eq!(f.fold("d")["status"], "suspended");
+    assert_eq!(f.fold("d")["waiting"], true);
     // Resuming before the answer suspends again, naming what it waits on,
     // and runs nothing.
     let r = f.resume("d", &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("waiting on d1"), "{}", r.stdout);
     assert_eq!(counter(&f), ["e1"]);
-    assert_eq!(f.fold("d")["status"], "waiting");
+    assert_eq!(f.fold("d")["status"], "suspended");
+    assert_eq!(f.fold("d")["waiting"], true);
     assert_eq!(f.store(&["answer", "d", "d1", "--content", "yes"]).code, 0);
     let r = f.resume("d", &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);

@@ -42,21 +42,17 @@ fn every_valid_case_and_every_healthy_record_validates() {
         "json",
     ]);
     let lines = r.json_lines();
-    // The one record without a schema is the optional telemetry record.
+    // The record without a schema (optional telemetry) is skipped, as every
+    // reader skips it: nothing is invalid.
     let violations: Vec<&Value> = lines
         .iter()
         .filter(|l| l.get("summary").is_none())
         .collect();
-    assert_eq!(violations.len(), 1, "{violations:?}");
-    assert!(violations[0]["message"]
-        .as_str()
-        .unwrap()
-        .contains("no schema for protocol"));
-    assert_eq!(violations[0]["run"], "optional-telemetry");
+    assert!(violations.is_empty(), "{violations:?}");
     let summary = &lines.last().unwrap()["summary"];
     assert!(summary["records"].as_u64().unwrap() > 400);
-    assert_eq!(summary["invalid"], 1);
-    assert_eq!(r.code, 1);
+    assert_eq!(summary["invalid"], 0);
+    assert_eq!(r.code, 0);
 }
 
 #[test]

@@ -899,6 +899,7 @@ mod tests {
             Payload::Terminal(Terminal {
                 reason: "suspended".into(),
                 message: format!("r{seq}"),
+                ..Terminal::default()
             }),
         )
     }
