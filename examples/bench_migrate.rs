@@ -218,6 +218,7 @@ fn main() {
         include_corrupt: false,
         allow_live: false,
         delete_source: false,
+        upgrade: false,
         jobs,
     };
     let all = from.runs().expect("runs");

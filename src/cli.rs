@@ -54,6 +54,30 @@ pub struct Global {
     /// No colour (also NO_COLOR)
     #[arg(long, global = true)]
     pub no_color: bool,
+    /// JetStream: a run not at rest whose last record is younger than this is live (SPEC 8)
+    #[arg(long, global = true, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    pub hold: std::time::Duration,
+}
+
+/// `90s`, `10m`, `2h`, `0` (seconds without a unit): how the agent's
+/// `hold` option reads, in whole units.
+pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (n, unit) = t.split_at(split);
+    let n: u64 = n.parse().map_err(|_| {
+        format!("{s:?} is not a duration: give a whole number and a unit, as 90s, 10m or 2h")
+    })?;
+    let secs = match unit {
+        "" | "s" => Some(n),
+        "m" => n.checked_mul(60),
+        "h" => n.checked_mul(3600),
+        _ => None,
+    }
+    .ok_or_else(|| {
+        format!("{s:?} is not a duration: give a whole number and a unit, as 90s, 10m or 2h")
+    })?;
+    Ok(std::time::Duration::from_secs(secs))
 }
 
 #[derive(Subcommand, Debug)]
@@ -74,6 +98,8 @@ pub enum Command {
     Repair(RepairArgs),
     /// Delete runs (journal and lock), keeping a backup of each; refuses live runs
     Rm(RmArgs),
+    /// Convert version-3 runs (the August 2026 agent) to version 1, keeping the originals
+    Upgrade(UpgradeArgs),
     /// Print the fingerprint an agent file would start a run with (JSON, for diff)
     Fingerprint(FingerprintArgs),
     /// Compare two fingerprints and say what a resume would do
@@ -204,6 +230,9 @@ pub struct MigrateArgs {
     /// only up to a readable prefix)
     #[arg(long)]
     pub delete_source: bool,
+    /// Convert version-3 runs (the August 2026 agent) to version 1 while copying
+    #[arg(long)]
+    pub upgrade: bool,
     /// Runs copied at once
     #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub jobs: u16,
@@ -266,6 +295,21 @@ pub struct RmArgs {
     /// Do not ask (required when standard input is not a terminal)
     #[arg(long, short = 'y')]
     pub yes: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct UpgradeArgs {
+    /// The runs to upgrade
+    pub runs: Vec<String>,
+    /// Every run in the store (version-1 runs are left alone)
+    #[arg(long)]
+    pub all: bool,
+    /// Say what would be upgraded; change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// JetStream: upgrade a run within its hold (its writer is known to be gone)
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Args, Debug)]

@@ -18,6 +18,7 @@ pub mod runner;
 pub mod schema;
 pub mod store;
 pub mod time;
+pub mod upgrade;
 pub mod verify;
 
 pub use error::{Error, Result};

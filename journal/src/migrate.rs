@@ -37,6 +37,9 @@ pub struct Options {
     pub include_corrupt: bool,
     pub allow_live: bool,
     pub delete_source: bool,
+    /// Convert version-3 runs to version 1 while copying (SPEC 12): the
+    /// copy's meta record says version 1, every other byte is the source's.
+    pub upgrade: bool,
     /// Runs copied at once (at least 1).
     pub jobs: usize,
 }
@@ -814,6 +817,9 @@ fn read_source(
             "the source run has no readable record; nothing to copy",
         ));
     }
+    if opts.upgrade {
+        upgrade_meta(&mut src, &mut rep)?;
+    }
     rep.records = src.entries.len() as u64;
     rep.bytes = src.entries.iter().map(|e| e.raw.len() as u64 + 1).sum();
     let want = digest(src.entries.iter().map(|e| e.raw.as_slice()));
@@ -822,6 +828,35 @@ fn read_source(
         journal: src,
         want,
     })
+}
+
+/// `--upgrade`: a version-3 source is copied as version 1, its meta
+/// record's version the only byte that differs; the copy is verified
+/// against the upgraded bytes. Other versions are copied as they are.
+fn upgrade_meta(src: &mut Journal, rep: &mut RunReport) -> std::result::Result<(), RunReport> {
+    use crate::record::{Payload, VERSION, VERSION_AUGUST};
+    let Some(first) = src.entries.first_mut() else {
+        return Ok(());
+    };
+    let Some(Payload::Meta(m)) = first.record.payload.as_mut() else {
+        return Ok(());
+    };
+    if m.version != VERSION_AUGUST {
+        return Ok(());
+    }
+    match crate::upgrade::meta_as_current(&first.raw) {
+        Ok(raw) => {
+            first.raw = raw;
+            m.version = VERSION;
+            rep.notes
+                .push("upgraded while copying: version 3 -> 1 (--upgrade)".into());
+            Ok(())
+        }
+        Err(e) => Err(rep.clone().end(
+            Outcome::SkippedCorrupt,
+            format!("--upgrade cannot convert it: {e}"),
+        )),
+    }
 }
 
 /// A source run read and checked, ready to copy.

@@ -38,6 +38,7 @@ pub fn run(g: &Global, a: MigrateArgs, style: Style, out: &mut dyn Write) -> Cmd
         include_corrupt: a.include_corrupt,
         allow_live: a.allow_live,
         delete_source: a.delete_source,
+        upgrade: a.upgrade,
         jobs: usize::from(a.jobs),
     };
     let progress = Progress::default();

@@ -16,6 +16,7 @@ pub mod rm;
 pub mod run;
 pub mod show;
 pub mod stream;
+pub mod upgrade;
 pub mod validate;
 pub mod verify;
 

@@ -16,3 +16,4 @@ mod reference;
 mod repair;
 mod runner;
 mod schema;
+mod upgrade;

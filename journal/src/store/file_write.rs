@@ -444,7 +444,7 @@ impl FileStore {
             .map_err(|e| Error::io(self.dir(), e))
     }
 
-    fn require(&self, run: &str) -> Result<PathBuf> {
+    pub(crate) fn require(&self, run: &str) -> Result<PathBuf> {
         let path = self.journal_path(run)?;
         match std::fs::symlink_metadata(&path) {
             // A symbolic link is refused by the open (`O_NOFOLLOW`), with
@@ -779,7 +779,7 @@ impl FileStore {
     /// The first free name `name("")`, `name("-1")` ... in the store
     /// directory, made by `make` (which must fail with `AlreadyExists` on a
     /// taken name and never replace one), then the directory fsynced.
-    fn first_free(
+    pub(crate) fn first_free(
         &self,
         name: impl Fn(&str) -> String,
         make: impl Fn(&Path) -> io::Result<()>,

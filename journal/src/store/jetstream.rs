@@ -34,6 +34,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 mod chain;
+mod upgrade;
 
 /// How many runs are read or summarised at once.
 pub const CONCURRENCY: usize = 32;
@@ -705,6 +706,26 @@ impl JetStreamStore {
             .await
     }
 
+    /// Whether a run's tail (its last message) is its meta record while
+    /// record 2 exists: an upgrade interrupted between its two publishes
+    /// (`upgrade.rs`). Then the tail's seq is not the run's length.
+    async fn tail_behind(&self, run: &str, last_n: u64) -> Result<bool> {
+        if last_n != 1 {
+            return Ok(false);
+        }
+        Ok(self.last_on(&self.subject(run, 2), false).await?.is_some())
+    }
+
+    fn interrupted(&self, run: &str) -> Error {
+        Error::Refused {
+            run: run.to_owned(),
+            message: format!(
+                "its last message on stream {} is its meta record, but record 2 exists: an upgrade was interrupted; run `fisk-admin upgrade {run}` to finish it",
+                self.name
+            ),
+        }
+    }
+
     fn not_found(&self, run: &str) -> Error {
         Error::NotFound {
             run: run.to_owned(),
@@ -759,6 +780,9 @@ impl JetStreamStore {
         n: u64,
         last: &StreamMessage,
     ) -> Result<Option<Vec<RunMessage>>> {
+        if self.tail_behind(run, n).await? {
+            return Ok(None); // the consumer reads all of it
+        }
         let gets = futures_util::stream::iter(1..n)
             .map(|k| {
                 let subject = self.subject(run, k);
@@ -976,6 +1000,9 @@ impl JetStreamStore {
                     ),
                 )
             })?;
+        if self.tail_behind(run, last_n).await? {
+            return Err(self.interrupted(run));
+        }
         let decode = |m: &StreamMessage| {
             Record::decode(&m.payload).map_err(|e| {
                 self.err(
@@ -1510,6 +1537,9 @@ impl JetStreamStore {
                     ),
                 )
             })?;
+        if self.block_on(self.tail_behind(run, n))? {
+            return Err(self.interrupted(run));
+        }
         self.appender(run, n, last.sequence)
     }
 

@@ -2,6 +2,7 @@
 //! the same [`Journal`] and [`Summary`] shapes so every command reads alike.
 
 pub mod file;
+pub mod file_upgrade;
 pub mod file_write;
 pub mod jetstream;
 mod whole;
@@ -130,6 +131,32 @@ impl Summary {
             problem: Some(problem),
         }
     }
+}
+
+/// Where a JetStream run is kept before `why` (`removed`, `upgraded`)
+/// changes it: `$XDG_STATE_HOME/fisk-admin/<why>/<STREAM>/<id>-<UTC time>`
+/// (else under `~/.local/state`), a directory that becomes a file store of
+/// the one run.
+fn keep_dir(
+    why: &str,
+    stream: &str,
+    run: &str,
+    command: &str,
+    undone: &str,
+) -> crate::Result<PathBuf> {
+    let (home, _) = file::state_home().map_err(|_| {
+        crate::Error::Usage(format!(
+            "{command} on JetStream keeps each run in $XDG_STATE_HOME/fisk-admin/{why} \
+             (else ~/.local/state/...), but neither XDG_STATE_HOME nor HOME is an \
+             absolute path; set one of them; nothing was {undone}"
+        ))
+    })?;
+    let stamp = crate::time::compact(std::time::SystemTime::now());
+    Ok(home
+        .join("fisk-admin")
+        .join(why)
+        .join(stream)
+        .join(format!("{run}-{stamp}")))
 }
 
 /// Appending to one run (SPEC 2). An implementation holds whatever makes it
@@ -354,20 +381,7 @@ impl Store {
                 })
             }
             Store::JetStream(j) => {
-                let (home, _) = file::state_home().map_err(|_| {
-                    crate::Error::Usage(
-                        "rm on JetStream keeps each run in $XDG_STATE_HOME/fisk-admin/removed \
-                         (else ~/.local/state/...), but neither XDG_STATE_HOME nor HOME is an \
-                         absolute path; set one of them; nothing was deleted"
-                            .into(),
-                    )
-                })?;
-                let stamp = crate::time::compact(std::time::SystemTime::now());
-                let keep = home
-                    .join("fisk-admin")
-                    .join("removed")
-                    .join(j.name())
-                    .join(format!("{run}-{stamp}"));
+                let keep = keep_dir("removed", j.name(), run, "rm", "deleted")?;
                 let (n, kept, warning) = j.delete_keeping(run, &keep)?;
                 let dir = kept.parent().map(|d| d.display().to_string());
                 Ok(Deleted {
@@ -385,6 +399,25 @@ impl Store {
                     kept: Some(kept),
                     warning,
                 })
+            }
+        }
+    }
+
+    /// Convert a version-3 run to version 1 (SPEC 12), keeping the original
+    /// first: beside the journal (file), or as a file journal under the XDG
+    /// state home (JetStream, where SPEC 8's `hold` applies unless `force`).
+    pub fn upgrade(
+        &self,
+        run: &str,
+        dry_run: bool,
+        hold: std::time::Duration,
+        force: bool,
+    ) -> crate::Result<crate::upgrade::Outcome> {
+        match self {
+            Store::File(f) => f.upgrade(run, dry_run),
+            Store::JetStream(j) => {
+                let keep = keep_dir("upgraded", j.name(), run, "upgrade", "changed")?;
+                j.upgrade(run, dry_run, &keep, hold, force)
             }
         }
     }

@@ -1,0 +1,99 @@
+//! `upgrade` on the file backend (SPEC 12), under the run lock:
+//!
+//! 1. read the journal and plan (a damaged journal is refused, nothing
+//!    written);
+//! 2. keep the original: a second name of the same file,
+//!    `<id>.v3-<UTC time>.bak` (a hard link: no copy, same inode), with its
+//!    directory entry fsynced;
+//! 3. write the upgraded journal whole to `<id>.upgrading.tmp` (0600) and
+//!    fsync it;
+//! 4. rename it over `<id>.json` and fsync the directory.
+//!
+//! The original inode is never written to, so the backup always holds the
+//! original bytes. Killed before step 4's rename, the run is the old
+//! journal (plus, maybe, a backup and a temporary file, neither read as a
+//! journal: their names do not end in `.json`); after it, the new one. A
+//! rename is atomic: there is no moment with neither. The lock keeps the
+//! agent's writer out throughout; a temporary file left by a killed upgrade
+//! is replaced by the next one.
+
+use super::file::FileStore;
+use crate::error::{Error, Result};
+use crate::upgrade::{plan, Outcome, Plan};
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+
+impl FileStore {
+    /// Upgrade one run from version 3 to version 1 (see the module doc).
+    pub fn upgrade(&self, run: &str, dry_run: bool) -> Result<Outcome> {
+        let path = self.require(run)?;
+        // A dry run only reads, like every reader: no lock, nothing created.
+        let _lock = match dry_run {
+            false => Some(self.lock(run)?),
+            true if self.is_live(run)? => {
+                return Err(Error::Live {
+                    run: run.to_owned(),
+                    holder: None,
+                })
+            }
+            true => None,
+        };
+        let (_, bytes) = self.read_bytes(run)?;
+        let refused = |message: String| Error::Refused {
+            run: run.to_owned(),
+            message: format!("{message}; nothing was changed"),
+        };
+        let (meta, records) = match plan(run, &bytes).map_err(refused)? {
+            Plan::Current => return Ok(Outcome::Current),
+            Plan::Upgrade { meta, records } => (meta, records),
+        };
+        if dry_run {
+            return Ok(Outcome::Would { records });
+        }
+        let meta_end = memchr::memchr(b'\n', &bytes).unwrap_or(bytes.len());
+        let mut new = Vec::with_capacity(bytes.len());
+        new.extend_from_slice(&meta);
+        new.extend_from_slice(bytes.get(meta_end..).unwrap_or_default());
+
+        let stamp = crate::time::compact(std::time::SystemTime::now());
+        let kept = self.first_free(
+            |n| format!("{run}.v3-{stamp}{n}.bak"),
+            |p| std::fs::hard_link(&path, p),
+        )?;
+        let tmp = self.dir().join(format!("{run}.upgrading.tmp"));
+        match std::fs::remove_file(&tmp) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&tmp, e)),
+        }
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)
+            .and_then(|mut f| {
+                f.write_all(&new)?;
+                f.sync_all()
+            });
+        if let Err(e) = written {
+            // Nothing but the backup changed: take it back too.
+            let _ = std::fs::remove_file(&tmp);
+            let _ = std::fs::remove_file(&kept);
+            return Err(Error::io(&tmp, e));
+        }
+        if let Err(e) = std::fs::rename(&tmp, &path) {
+            let _ = std::fs::remove_file(&tmp);
+            let _ = std::fs::remove_file(&kept);
+            return Err(Error::io(&path, e));
+        }
+        std::fs::File::open(self.dir())
+            .and_then(|d| d.sync_all())
+            .map_err(|e| Error::io(self.dir(), e))?;
+        Ok(Outcome::Upgraded {
+            records,
+            kept,
+            resumed: false,
+        })
+    }
+}

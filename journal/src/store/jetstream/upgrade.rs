@@ -1,0 +1,219 @@
+//! `upgrade` on JetStream (SPEC 12).
+//!
+//! A record subject holds one message and refuses a second (SPEC 8), so the
+//! meta record is replaced in place by a rollup (`Nats-Rollup: sub`): the
+//! server stores the new message and drops the old one on that subject in
+//! one step, so the subject always holds one of the two. The stream must
+//! allow rollups; one that does not is refused before anything is written,
+//! with the command that allows them.
+//!
+//! The agent (and this tool) take the last message on a run's subjects as
+//! its tail: its seq is the run's last seq, its stream sequence what the
+//! next append is fenced on. The new meta record is now that last message,
+//! so the run's last record is rolled up again right after it, with the
+//! same bytes: the tail is the last record once more. (Both read a run's
+//! records sorted by seq, so no other record needs to move.) Each publish
+//! is fenced on the whole run (the agent's wildcard fence): a writer that
+//! appended since the run was read makes it fail, and nothing of that
+//! writer's is lost.
+//!
+//! Order of work: read and plan (a damaged run is refused); check the hold
+//! (SPEC 8); keep the run as a file journal under the XDG state home,
+//! fsynced, before anything on the stream changes; publish the new meta;
+//! publish the last record again. Killed at any point, every subject holds
+//! its record, and the meta record is the old one or the new one. Killed
+//! between the two publishes, the run's tail is its meta record: readers
+//! here notice (record 2 exists behind a tail of seq 1) and say to run
+//! `upgrade` again, which finishes the job; the agent refuses to append to
+//! it until then (its next seq is taken), so nothing is written wrongly.
+
+use super::{JetStreamStore, RunMessage, EXPECTED_SUBJECT_HEADER};
+use crate::error::{Error, Result};
+use crate::record::{Kind, Record};
+use crate::upgrade::{plan, Outcome, Plan};
+use std::path::Path;
+use std::time::Duration;
+
+impl JetStreamStore {
+    /// Upgrade one run from version 3 to version 1, keeping it first in a
+    /// new directory `keep` (see the module doc). A run not at rest whose
+    /// last record is younger than `hold` is refused as live unless
+    /// `force`.
+    pub fn upgrade(
+        &self,
+        run: &str,
+        dry_run: bool,
+        keep: &Path,
+        hold: Duration,
+        force: bool,
+    ) -> Result<Outcome> {
+        crate::id::check(run)?;
+        self.block_on(self.upgrade_async(run, dry_run, keep, hold, force))
+    }
+
+    async fn upgrade_async(
+        &self,
+        run: &str,
+        dry_run: bool,
+        keep: &Path,
+        hold: Duration,
+        force: bool,
+    ) -> Result<Outcome> {
+        let refused = |message: String| Error::Refused {
+            run: run.to_owned(),
+            message: format!("{message}; nothing was changed"),
+        };
+        // Everything on the run's subjects, whatever their order.
+        let mut messages = self.read_run(run, true).await?;
+        if let Some(m) = messages.iter().find(|m| m.subject_seq.is_none()) {
+            return Err(refused(format!(
+                "a message on {} names no record; run `fisk-admin verify {run}`",
+                m.subject
+            )));
+        }
+        messages.sort_by_key(|m| (m.subject_seq, m.stream_seq));
+        let mut bytes = Vec::with_capacity(messages.iter().map(|m| m.body.len() + 1).sum());
+        for m in &messages {
+            bytes.extend_from_slice(&m.body);
+            bytes.push(b'\n');
+        }
+        // The tail: the message stored last. It must be the last record.
+        let last_record = messages.last().and_then(|m| m.subject_seq).unwrap_or(0);
+        let tail = messages.iter().max_by_key(|m| m.stream_seq);
+        let tail_in_place = tail.and_then(|m| m.subject_seq) == Some(last_record);
+        let meta = match plan(run, &bytes).map_err(refused)? {
+            Plan::Current if tail_in_place => return Ok(Outcome::Current),
+            // A version-1 run whose tail is not its last record: an upgrade
+            // of it was interrupted between its two publishes. Finish it.
+            Plan::Current => None,
+            Plan::Upgrade { meta, .. } => Some(meta),
+        };
+        let records = messages.len();
+        if dry_run {
+            return Ok(Outcome::Would { records });
+        }
+        if !self.config.allow_rollup {
+            return Err(refused(format!(
+                "stream {} does not allow rollups, which upgrade needs to replace a record in place; allow them with `nats stream edit {} --allow-rollup` (and `--no-allow-rollup` after the upgrade, to keep records write-once)",
+                self.name, self.name
+            )));
+        }
+        self.check_hold(run, &messages, hold, force).await?;
+
+        let mut fence = tail.map_or(0, |m| m.stream_seq);
+        let resumed = meta.is_none();
+        // The whole run, kept before the stream changes (on a resumed
+        // upgrade, the version-1 run as it stands).
+        let kept = super::keep_new(keep, run, &bytes, &[])?;
+        if let Some(meta) = meta {
+            fence = self.rollup(run, 1, meta, fence).await?;
+        }
+        if let Some(m) = messages.last().filter(|_| last_record > 1) {
+            self.rollup(run, last_record, m.body.clone(), fence).await?;
+        }
+        Ok(Outcome::Upgraded {
+            records,
+            kept,
+            resumed,
+        })
+    }
+
+    /// SPEC 8's hold: a run whose last record is not at rest (a terminal,
+    /// or answers after one) and younger than `hold` is live.
+    async fn check_hold(
+        &self,
+        run: &str,
+        messages: &[RunMessage],
+        hold: Duration,
+        force: bool,
+    ) -> Result<()> {
+        if force || hold.is_zero() {
+            return Ok(());
+        }
+        let at_rest = messages
+            .iter()
+            .rev()
+            .filter_map(|m| Record::decode(&m.body).ok()?.kind())
+            .find(|k| *k != Kind::ToolResult)
+            == Some(Kind::Terminal);
+        if at_rest {
+            return Ok(());
+        }
+        let Some(last) = self.last_of_run(run).await? else {
+            return Err(self.not_found(run));
+        };
+        let stored = std::time::UNIX_EPOCH
+            + Duration::from_nanos(
+                u64::try_from(last.time.unix_timestamp_nanos()).unwrap_or_default(),
+            );
+        let age = std::time::SystemTime::now()
+            .duration_since(stored)
+            .unwrap_or_default();
+        if age < hold {
+            return Err(Error::Live {
+                run: run.to_owned(),
+                holder: Some(format!(
+                    "a turn is in flight on stream {}: its last record was stored {}s ago, within the {}s hold; wait, or pass --force if its writer is gone",
+                    self.name,
+                    age.as_secs(),
+                    hold.as_secs()
+                )),
+            });
+        }
+        Ok(())
+    }
+
+    /// Put `body` on record `seq`'s subject in place of what is there (a
+    /// rollup), fenced on the run's last stream sequence being `last`.
+    /// Returns the new message's stream sequence.
+    async fn rollup(&self, run: &str, seq: u64, body: Vec<u8>, last: u64) -> Result<u64> {
+        use async_nats::jetstream::message::PublishMessage;
+        let subject = self.subject(run, seq);
+        let msg = PublishMessage::build()
+            .payload(body.into())
+            .header("Nats-Rollup", "sub")
+            .expected_last_subject_sequence(last)
+            .header(
+                async_nats::HeaderName::from_static(EXPECTED_SUBJECT_HEADER),
+                format!("{}.{run}.>", self.prefix),
+            );
+        let sent = tokio::time::timeout(
+            crate::nats::REQUEST_TIMEOUT,
+            self.conn.js.send_publish(subject.clone(), msg),
+        )
+        .await;
+        let ack = match sent {
+            Ok(Ok(ack)) => ack.await,
+            Ok(Err(e)) => Err(e),
+            Err(_) => {
+                return Err(self.err(
+                    Some(run),
+                    format!(
+                        "cannot publish to {subject}: the connection took no message; run `fisk-admin upgrade {run}` again to finish"
+                    ),
+                ))
+            }
+        };
+        match ack {
+            Ok(a) => Ok(a.sequence),
+            Err(e) => {
+                use async_nats::jetstream::context::PublishErrorKind as K;
+                if e.kind() == K::WrongLastSequence {
+                    return Err(Error::Live {
+                        run: run.to_owned(),
+                        holder: Some(format!(
+                            "another writer appended to it on stream {} during the upgrade (record {seq} was refused by the fence); once it has stopped, run `fisk-admin upgrade {run}` again to finish",
+                            self.name
+                        )),
+                    });
+                }
+                Err(self.err(
+                    Some(run),
+                    format!(
+                        "cannot replace record {seq} on {subject}: {e}; run `fisk-admin upgrade {run}` again to finish"
+                    ),
+                ))
+            }
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! `upgrade [RUN...|--all] [--dry-run]`: convert version-3 journals (the
+//! August 2026 agent) to version 1 so the current agent resumes them (SPEC
+//! 12; `journal::upgrade` and each backend's module say how it is done and
+//! why it is crash-safe). One run's refusal never stops the others.
+
+use super::{open_store, CmdResult, Failure};
+use crate::cli::{Global, UpgradeArgs};
+use crate::output::{json_pretty, sanitize, Style};
+use journal::upgrade::Outcome;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::io::Write;
+use std::process::ExitCode;
+
+/// One run's result (`schemas/output/upgrade.json`).
+#[derive(Serialize)]
+struct Row {
+    run: String,
+    /// `upgraded`, `current`, `would-upgrade`, `refused` or `failed`.
+    outcome: &'static str,
+    records: Option<usize>,
+    kept: Option<String>,
+    /// A previous, interrupted upgrade of the run was finished.
+    resumed: bool,
+    error: Option<String>,
+}
+
+pub fn run(g: &Global, a: UpgradeArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+    let store = open_store(g)?;
+    // With --all, thousands of version-1 runs would bury the rest.
+    let quiet_current = a.all;
+    let runs = match (a.all, a.runs.is_empty()) {
+        (true, true) => store.runs()?,
+        (false, false) => {
+            let mut seen = std::collections::HashSet::new();
+            let runs: Vec<String> = a
+                .runs
+                .into_iter()
+                .filter(|r| seen.insert(r.clone()))
+                .collect();
+            for r in &runs {
+                journal::id::check(r)?;
+            }
+            runs
+        }
+        (true, false) => {
+            return Err(Failure::new("name runs or pass --all, not both"));
+        }
+        (false, true) => {
+            return Err(Failure::new("no run named").help(
+                "name the runs to upgrade, or pass --all to upgrade every version-3 run in the store",
+            ));
+        }
+    };
+    let hold = g.hold;
+    let rows: Vec<(Row, u8)> = runs
+        .par_iter()
+        .map(|r| match store.upgrade(r, a.dry_run, hold, a.force) {
+            Ok(o) => (row(r, o), 0),
+            Err(e) => {
+                let exit = Failure::exit_of(&e);
+                let outcome = if exit == 1 { "refused" } else { "failed" };
+                (
+                    Row {
+                        run: r.clone(),
+                        outcome,
+                        records: None,
+                        kept: None,
+                        resumed: false,
+                        error: Some(e.to_string()),
+                    },
+                    exit,
+                )
+            }
+        })
+        .collect();
+    let exit = rows.iter().map(|(_, e)| *e).max().unwrap_or(0);
+    let rows: Vec<Row> = rows.into_iter().map(|(r, _)| r).collect();
+    if style.json() {
+        json_pretty(out, &rows)?;
+        return Ok(ExitCode::from(exit));
+    }
+    let count = |o: &str| rows.iter().filter(|r| r.outcome == o).count();
+    for r in &rows {
+        let run = sanitize(&r.run, false);
+        match r.outcome {
+            "upgraded" => {
+                let kept = sanitize(r.kept.as_deref().unwrap_or("-"), false).into_owned();
+                let resumed = if r.resumed {
+                    " (an interrupted upgrade, finished)"
+                } else {
+                    ""
+                };
+                writeln!(
+                    out,
+                    "upgraded {run}: version 3 -> 1, {} records{resumed}; the original is kept at {kept}",
+                    r.records.unwrap_or(0)
+                )?;
+            }
+            "would-upgrade" => writeln!(
+                out,
+                "would upgrade {run}: version 3 -> 1, {} records",
+                r.records.unwrap_or(0)
+            )?,
+            // With --all, thousands of current runs would bury the rest.
+            "current" if quiet_current => {}
+            "current" => writeln!(out, "{run} is version 1 already; left alone")?,
+            _ => eprintln!(
+                "fisk-admin: {}",
+                sanitize(r.error.as_deref().unwrap_or("failed"), false)
+            ),
+        }
+    }
+    writeln!(
+        out,
+        "{} run(s): {} {}, {} already version 1, {} refused, {} failed",
+        rows.len(),
+        count("upgraded") + count("would-upgrade"),
+        if a.dry_run {
+            "would be upgraded"
+        } else {
+            "upgraded"
+        },
+        count("current"),
+        count("refused"),
+        count("failed"),
+    )?;
+    Ok(ExitCode::from(exit))
+}
+
+fn row(run: &str, o: Outcome) -> Row {
+    let base = Row {
+        run: run.to_owned(),
+        outcome: "current",
+        records: None,
+        kept: None,
+        resumed: false,
+        error: None,
+    };
+    match o {
+        Outcome::Current => base,
+        Outcome::Would { records } => Row {
+            outcome: "would-upgrade",
+            records: Some(records),
+            ..base
+        },
+        Outcome::Upgraded {
+            records,
+            kept,
+            resumed,
+        } => Row {
+            outcome: "upgraded",
+            records: Some(records),
+            kept: Some(kept.display().to_string()),
+            resumed,
+            ..base
+        },
+    }
+}

@@ -1,0 +1,801 @@
+//! `upgrade` and `migrate --upgrade` (issue 13, SPEC 12): a version-3 run
+//! becomes version 1 by its meta record's version alone, the original is
+//! kept first, damaged and live runs are refused unchanged, a second run
+//! changes nothing, and a kill at any moment leaves the old journal or the
+//! new one, never neither.
+
+use crate::nats_support::NatsServer;
+use crate::support::*;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Every file of a directory, name -> bytes.
+fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .expect("read dir")
+        .map(|e| {
+            let e = e.expect("entry");
+            let name = e.file_name().to_string_lossy().into_owned();
+            (name, std::fs::read(e.path()).unwrap_or_default())
+        })
+        .collect()
+}
+
+/// What the upgraded journal must be: the meta record's `"version":3`
+/// becomes `"version":1`, nothing else.
+fn upgraded(old: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(old);
+    let (meta, rest) = text.split_once('\n').expect("a meta line");
+    let meta = meta.replacen("\"meta\":{\"version\":3,", "\"meta\":{\"version\":1,", 1);
+    format!("{meta}\n{rest}").into_bytes()
+}
+
+/// The fold as JSON without the version.
+fn fold_without_version(store: &Path, run: &str) -> Value {
+    let r = fisk(&["--state-dir", s(store), "fold", run, "-o", "json"]);
+    assert_eq!(r.code, 0, "fold {run}: {}", r.stderr);
+    let mut v = r.json();
+    if let Some(o) = v.as_object_mut() {
+        o.remove("version");
+    }
+    v
+}
+
+#[test]
+fn upgrade_changes_only_the_meta_version_and_keeps_the_original() {
+    let store = store_copy("runs");
+    let before = files(store.path());
+    let folds: BTreeMap<String, Value> = journals_in(store.path())
+        .into_iter()
+        .map(|r| {
+            let f = fold_without_version(store.path(), &r);
+            (r, f)
+        })
+        .collect();
+
+    // A dry run says what it would do and changes nothing.
+    let r = fisk(&[
+        "--state-dir",
+        s(store.path()),
+        "upgrade",
+        "--all",
+        "--dry-run",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("would upgrade tool-batch"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(files(store.path()), before, "a dry run changed the store");
+
+    let r = fisk(&[
+        "--state-dir",
+        s(store.path()),
+        "upgrade",
+        "--all",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let rows = r.json();
+    let rows = rows.as_array().expect("an array");
+    assert_eq!(rows.len(), folds.len());
+    for row in rows {
+        let run = row["run"].as_str().expect("run");
+        assert_eq!(row["outcome"], "upgraded", "{row}");
+        let old = before.get(&format!("{run}.json")).expect("old bytes");
+        let now = std::fs::read(store.path().join(format!("{run}.json"))).expect("read");
+        assert_eq!(now, upgraded(old), "{run}: only the version may change");
+        // The original, kept beside the journal, byte for byte.
+        let kept = row["kept"].as_str().expect("kept");
+        assert!(kept.ends_with(".bak") && kept.contains(".v3-"), "{kept}");
+        assert_eq!(&std::fs::read(kept).expect("backup"), old, "{run}");
+        assert_eq!(fold_without_version(store.path(), run), folds[run], "{run}");
+    }
+    // verify shows no version-3 any more, and nothing else new.
+    let r = fisk(&["--state-dir", s(store.path()), "verify", "-o", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    for f in r.json_lines() {
+        assert!(f["code"] != "version-3", "{f}");
+    }
+    // Idempotent: a second run finds every run current and writes nothing.
+    let after = files(store.path());
+    let r = fisk(&["--state-dir", s(store.path()), "upgrade", "--all"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains(&format!("0 upgraded, {} already version 1", folds.len())),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(files(store.path()), after);
+    let r = fisk(&["--state-dir", s(store.path()), "upgrade", "tool-batch"]);
+    assert!(
+        r.stdout.contains("tool-batch is version 1 already"),
+        "{}",
+        r.stdout
+    );
+}
+
+fn journals_in(dir: &Path) -> Vec<String> {
+    let mut ids: Vec<String> = files(dir)
+        .into_keys()
+        .filter_map(|n| n.strip_suffix(".json").map(str::to_owned))
+        .collect();
+    ids.sort();
+    ids
+}
+
+#[test]
+fn upgrade_refuses_damaged_journals_and_changes_nothing_it_refuses() {
+    let store = store_copy("damaged");
+    let before = files(store.path());
+    let r = fisk(&[
+        "--state-dir",
+        s(store.path()),
+        "upgrade",
+        "--all",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let rows = r.json();
+    let outcome = |run: &str| -> String {
+        rows.as_array()
+            .and_then(|a| a.iter().find(|x| x["run"] == run))
+            .map(|x| x["outcome"].as_str().unwrap_or("").to_owned())
+            .unwrap_or_default()
+    };
+    for run in [
+        "torn-tail",
+        "interior-corruption",
+        "seq-gap",
+        "unterminated-final-record",
+        "garbage-final-line",
+        "run-id-mismatch",
+        "version-newer",
+        "version-older",
+    ] {
+        assert_eq!(outcome(run), "refused", "{run}");
+        let name = format!("{run}.json");
+        assert_eq!(
+            std::fs::read(store.path().join(&name)).ok().as_ref(),
+            before.get(&name),
+            "{run} changed"
+        );
+    }
+    let refused = rows
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|x| x["run"] == "torn-tail")
+        .and_then(|x| x["error"].as_str().map(str::to_owned))
+        .unwrap_or_default();
+    assert!(
+        refused.contains("torn-tail") && refused.contains("nothing was changed"),
+        "{refused}"
+    );
+    // No backup of a refused run.
+    assert!(!files(store.path())
+        .keys()
+        .any(|n| n.starts_with("torn-tail.v3-")));
+}
+
+#[test]
+fn upgrade_refuses_a_live_run() {
+    let store = store_copy("runs");
+    let lock = std::fs::File::create(store.path().join("tool-batch.lock")).expect("lock");
+    lock.try_lock().expect("take the lock");
+    let before = std::fs::read(store.path().join("tool-batch.json")).expect("read");
+    let r = fisk(&["--state-dir", s(store.path()), "upgrade", "tool-batch"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("is live"), "{}", r.stderr);
+    assert_eq!(
+        std::fs::read(store.path().join("tool-batch.json")).expect("read"),
+        before
+    );
+}
+
+/// xorshift64*: kill times, reproducible from the seed printed on failure.
+struct Rng(u64);
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n.max(1)
+    }
+}
+
+#[test]
+fn an_upgrade_killed_at_any_moment_leaves_the_old_journal_or_the_new_one() {
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64 | 1);
+    let mut rng = Rng(seed);
+    let old = std::fs::read(testdata("runs/perf-large.json")).expect("read");
+    let new = upgraded(&old);
+    // How long one upgrade takes here: kills are spread over that span.
+    let dir = tempfile::tempdir().expect("tmp");
+    std::fs::write(dir.path().join("perf-large.json"), &old).expect("write");
+    let started = Instant::now();
+    let r = fisk(&["--state-dir", s(dir.path()), "upgrade", "perf-large"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let span = started.elapsed().as_micros() as u64;
+    let (mut before_rename, mut after_rename) = (0, 0);
+    for kill in 0..60 {
+        let dir = tempfile::tempdir().expect("tmp");
+        let journal = dir.path().join("perf-large.json");
+        std::fs::write(&journal, &old).expect("write");
+        let home = tempfile::tempdir().expect("home");
+        let mut child = std::process::Command::new(bin())
+            .args(["--state-dir", s(dir.path()), "upgrade", "perf-large"])
+            .env("HOME", home.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn");
+        std::thread::sleep(Duration::from_micros(rng.below(span + span / 4)));
+        let _ = child.kill();
+        let _ = child.wait();
+        let now = std::fs::read(&journal).expect("the journal is always there");
+        let ctx = format!("seed {seed}, kill {kill}");
+        if now == old {
+            before_rename += 1;
+        } else {
+            assert_eq!(now, new, "{ctx}: neither the old journal nor the new one");
+            after_rename += 1;
+        }
+        // Whatever was left behind, the next upgrade finishes the job and
+        // a backup holds the original.
+        let r = fisk(&["--state-dir", s(dir.path()), "upgrade", "perf-large"]);
+        assert_eq!(r.code, 0, "{ctx}: {}", r.stderr);
+        assert_eq!(std::fs::read(&journal).expect("read"), new, "{ctx}");
+        let all = files(dir.path());
+        if now == old {
+            assert!(
+                all.iter()
+                    .any(|(n, b)| n.starts_with("perf-large.v3-") && *b == old),
+                "{ctx}: no backup holds the original"
+            );
+        }
+        assert!(
+            !all.keys().any(|n| n.ends_with(".tmp")),
+            "{ctx}: a temporary file was left: {:?}",
+            all.keys()
+        );
+        let journals = all.keys().filter(|n| n.ends_with(".json")).count();
+        assert_eq!(journals, 1, "{ctx}: {:?}", all.keys());
+    }
+    // The kills landed on both sides of the rename (not a test of one side).
+    assert!(
+        before_rename > 0 && after_rename > 0,
+        "{before_rename} / {after_rename}"
+    );
+}
+
+/// A version-3 journal made from a version-1 one, as the August agent
+/// would have written it: no `time`, `agent`, `kind`, `dispatched` or
+/// `summary`, version 3.
+fn as_august(v1: &[u8]) -> Vec<u8> {
+    use journal::record::{Payload, Record};
+    let mut out = Vec::new();
+    for line in v1.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+        let mut r = Record::decode(line).expect("decode");
+        r.time = None;
+        match r.payload.as_mut() {
+            Some(Payload::Meta(m)) => {
+                m.version = 3;
+                m.agent.clear();
+            }
+            Some(Payload::ToolResult(t)) => {
+                t.kind.clear();
+                t.dispatched = false;
+            }
+            Some(Payload::Deferred(d)) => {
+                d.kind.clear();
+                d.dispatched = false;
+            }
+            Some(Payload::Terminal(t)) => t.summary = None,
+            _ => {}
+        }
+        out.extend(r.encode().expect("encode"));
+        out.push(b'\n');
+    }
+    out
+}
+
+fn records(bytes: &[u8]) -> Vec<Value> {
+    bytes
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).expect("a record"))
+        .collect()
+}
+
+#[test]
+fn a_version_3_run_is_answered_and_resumed_as_version_3_then_upgraded_and_resumed_as_version_1() {
+    let f = Fixture::new(&[
+        turn(
+            "checking",
+            &[(
+                "d1",
+                "defer",
+                serde_json::json!({"note": "sign-off", "handle": "SEC-1"}),
+            )],
+        ),
+        turn("done", &[]),
+        turn("done again", &[]),
+    ]);
+    let r = f.run("w", "go");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // What `run` wrote is version 1, as the current agent writes it.
+    let v1 = f.bytes("w");
+    for rec in records(&v1) {
+        assert!(rec.get("time").is_some(), "{rec}");
+    }
+    std::fs::write(f.journal("w"), as_august(&v1)).expect("write");
+    let before = f.bytes("w");
+
+    // Answering and resuming a version-3 run appends version-3 records.
+    let r = f.store(&["answer", "w", "d1", "--content", "ok"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = f.store(&["resume", "w", "--agent", s(&f.path("agent.yaml"))]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let after = f.bytes("w");
+    assert!(after.starts_with(&before));
+    for rec in records(after.get(before.len()..).unwrap_or_default()) {
+        assert!(
+            rec.get("time").is_none(),
+            "a version-3 append carries no time: {rec}"
+        );
+        let tr = &rec["tool_result"];
+        assert!(tr.get("kind").is_none(), "{rec}");
+    }
+    let findings = f.findings("w");
+    let codes: Vec<&str> = findings.iter().filter_map(|x| x["code"].as_str()).collect();
+    assert_eq!(codes, ["version-3"], "{findings:?}");
+
+    // Upgraded, it continues as version 1.
+    let r = f.store(&["upgrade", "w"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let upgraded_bytes = f.bytes("w");
+    let r = f.store(&[
+        "resume",
+        "w",
+        "--agent",
+        s(&f.path("agent.yaml")),
+        "--prompt",
+        "again",
+    ]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let now = f.bytes("w");
+    for rec in records(now.get(upgraded_bytes.len()..).unwrap_or_default()) {
+        assert!(
+            rec.get("time").is_some(),
+            "a version-1 append carries time: {rec}"
+        );
+    }
+    assert!(f.findings("w").iter().all(|x| x["severity"] == "info"));
+}
+
+#[test]
+fn what_run_answer_and_resume_write_is_what_the_current_agent_writes() {
+    let f = Fixture::new(&[
+        turn(
+            "checking",
+            &[
+                ("e1", "exec", serde_json::json!({"command": "echo ok"})),
+                ("u1", "nosuch", serde_json::json!({})),
+                ("d1", "defer", serde_json::json!({"note": "n"})),
+            ],
+        ),
+        turn("done", &[]),
+    ]);
+    assert_eq!(f.run("w", "go").code, 0);
+    assert_eq!(f.store(&["answer", "w", "d1", "--content", "yes"]).code, 0);
+    let r = f.store(&["resume", "w", "--agent", s(&f.path("agent.yaml"))]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let all = records(&f.bytes("w"));
+    assert_eq!(all[0]["meta"]["version"], 1);
+    for rec in &all {
+        assert!(
+            rec["time"].as_str().is_some_and(|t| t.ends_with('Z')),
+            "{rec}"
+        );
+        if let Some(tr) = rec.get("tool_result") {
+            let kind = tr["kind"].as_str().expect("every result says its kind");
+            match tr["tool_use_id"].as_str() {
+                Some("e1") => {
+                    assert_eq!((kind, &tr["dispatched"]), ("builtin", &Value::Bool(true)))
+                }
+                Some("u1") => assert!(kind == "unknown" && tr.get("dispatched").is_none()),
+                Some("d1") => {
+                    assert_eq!((kind, &tr["dispatched"]), ("builtin", &Value::Bool(true)))
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        if let Some(d) = rec.get("deferred") {
+            assert_eq!(d["kind"], "builtin");
+        }
+    }
+    // The agent's own schemas accept every record, and verify says nothing
+    // beyond information.
+    let r = f.store(&["validate", "w"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert!(f.findings("w").iter().all(|x| x["severity"] == "info"));
+    let fold = f.fold("w");
+    assert_eq!(fold["counters"]["tool_calls_by_kind"]["builtin"], 2);
+    assert_eq!(fold["counters"]["tool_calls_by_kind"]["unknown"], 1);
+}
+
+#[test]
+fn migrate_upgrade_copies_version_3_runs_as_version_1() {
+    let from = store_copy("runs");
+    let to = tempfile::tempdir().expect("tmp");
+    let dest = to.path().join("runs");
+    let r = fisk(&[
+        "migrate",
+        "--from",
+        &format!("file:{}", s(from.path())),
+        "--to",
+        &format!("file:{}", s(&dest)),
+        "--all",
+        "--upgrade",
+    ]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    for run in journals_in(from.path()) {
+        let old = std::fs::read(from.path().join(format!("{run}.json"))).expect("source");
+        let copy = std::fs::read(dest.join(format!("{run}.json"))).expect("copy");
+        assert_eq!(copy, upgraded(&old), "{run}");
+    }
+    // The sources are untouched, and a re-run finds everything complete.
+    let r = fisk(&[
+        "migrate",
+        "--from",
+        &format!("file:{}", s(from.path())),
+        "--to",
+        &format!("file:{}", s(&dest)),
+        "--all",
+        "--upgrade",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for run in r.json()["runs"].as_array().into_iter().flatten() {
+        assert_eq!(run["result"], "complete", "{run}");
+    }
+}
+
+// ---- JetStream
+
+const STREAM: &str = "UPGRADE";
+const SUBJECT: &str = "up.>";
+
+fn js(srv: &NatsServer, home: &Path, args: &[&str]) -> Run {
+    let mut all = vec!["--server", srv.url.as_str(), "--store", "jetstream:UPGRADE"];
+    all.extend_from_slice(args);
+    fisk_in(home, &all, None)
+}
+
+fn stream_with_rollups(srv: &NatsServer, allow: bool) {
+    srv.raw_stream(async_nats::jetstream::stream::Config {
+        allow_rollup: allow,
+        ..journal::store::jetstream::spec_config(STREAM, SUBJECT)
+    });
+}
+
+fn put_runs(srv: &NatsServer, home: &Path) {
+    let src = store_copy("runs");
+    let r = fisk_in(
+        home,
+        &[
+            "--server",
+            srv.url.as_str(),
+            "migrate",
+            "--from",
+            &format!("file:{}", s(src.path())),
+            "--to",
+            "jetstream:UPGRADE",
+            "--all",
+        ],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+}
+
+/// Each run's records by subject, and whether its tail (the message stored
+/// last, which the agent takes for the run's last seq and fences on) is
+/// its last record. Read with a consumer, as the agent reads a run.
+fn stream_runs(srv: &NatsServer) -> BTreeMap<String, (Vec<Vec<u8>>, bool)> {
+    let mut out = BTreeMap::new();
+    srv.with_js(async |js| {
+        use futures_util::StreamExt;
+        let mut stream = js.get_stream(STREAM).await.expect("stream");
+        let consumer = stream
+            .create_consumer(async_nats::jetstream::consumer::pull::OrderedConfig {
+                filter_subject: SUBJECT.to_owned(),
+                ..Default::default()
+            })
+            .await
+            .expect("consumer");
+        let total = stream.info().await.expect("info").state.messages as usize;
+        let mut msgs = consumer.messages().await.expect("messages");
+        let mut by_run: BTreeMap<String, Vec<(u64, u64, Vec<u8>)>> = BTreeMap::new();
+        for _ in 0..total {
+            let m = msgs.next().await.expect("a message").expect("ok");
+            let info = m.info().expect("info");
+            let subject = m.subject.to_string();
+            let mut parts = subject.splitn(3, '.').skip(1);
+            let run = parts.next().expect("run").to_owned();
+            let seq = match parts.next().expect("token") {
+                "_meta" => 1,
+                n => n.parse().expect("a seq"),
+            };
+            by_run
+                .entry(run)
+                .or_default()
+                .push((seq, info.stream_sequence, m.payload.to_vec()));
+        }
+        for (run, mut recs) in by_run {
+            let tail = recs.iter().max_by_key(|r| r.1).map(|r| r.0);
+            recs.sort_by_key(|r| r.0);
+            let last = recs.last().map(|r| r.0);
+            out.insert(run, (recs.into_iter().map(|r| r.2).collect(), tail == last));
+        }
+    });
+    out
+}
+
+fn join(v: &[Vec<u8>]) -> Vec<u8> {
+    v.iter()
+        .flat_map(|b| b.iter().copied().chain([b'\n']))
+        .collect()
+}
+
+/// Every run upgraded (only its meta version changed) and in stream order.
+fn assert_all_upgraded(
+    before: &BTreeMap<String, (Vec<Vec<u8>>, bool)>,
+    after: &BTreeMap<String, (Vec<Vec<u8>>, bool)>,
+    ctx: &str,
+) {
+    assert_eq!(after.len(), before.len(), "{ctx}");
+    for (run, (old, _)) in before {
+        let (new, in_order) = &after[run];
+        assert!(
+            in_order,
+            "{ctx}: {run}: the run's tail is not its last record"
+        );
+        assert_eq!(join(new), upgraded(&join(old)), "{ctx}: {run}");
+    }
+}
+
+#[test]
+fn upgrade_on_jetstream_replaces_the_meta_record_in_place_and_keeps_the_order() {
+    let srv = NatsServer::start();
+    let home = tempfile::tempdir().expect("home");
+    stream_with_rollups(&srv, true);
+    put_runs(&srv, home.path());
+    let before = stream_runs(&srv);
+    // SPEC 8's hold: a run with a turn in flight, written a moment ago, is
+    // live; the runs at rest are upgraded.
+    let r = js(&srv, home.path(), &["upgrade", "--all", "-o", "json"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let rows = r.json();
+    let row = |run: &str| {
+        rows.as_array()
+            .and_then(|a| a.iter().find(|x| x["run"] == run).cloned())
+            .unwrap_or_default()
+    };
+    assert_eq!(row("pending-batch")["outcome"], "refused");
+    assert!(
+        row("pending-batch")["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("hold") && e.contains("--force")),
+        "{}",
+        row("pending-batch")
+    );
+    assert_eq!(stream_runs(&srv)["pending-batch"], before["pending-batch"]);
+    let done = row("tool-batch");
+    assert_eq!(done["outcome"], "upgraded", "{done}");
+    // The original is kept as a file journal that migrate copies back.
+    let kept = done["kept"].as_str().expect("kept");
+    assert!(kept.contains("/fisk-admin/upgraded/UPGRADE/"), "{kept}");
+    assert_eq!(
+        std::fs::read(kept).expect("backup"),
+        join(&before["tool-batch"].0)
+    );
+
+    let r = js(&srv, home.path(), &["upgrade", "--all", "--force"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let after = stream_runs(&srv);
+    assert_all_upgraded(&before, &after, "after --force");
+    // Listing and verifying agree: version 1 everywhere, no version-3.
+    let r = js(&srv, home.path(), &["verify", "-o", "json"]);
+    assert!(
+        r.json_lines().iter().all(|f| f["code"] != "version-3"),
+        "{}",
+        r.stdout
+    );
+    let r = js(&srv, home.path(), &["ls", "-o", "json"]);
+    for x in r.json().as_array().into_iter().flatten() {
+        assert_eq!(x["version"], 1, "{x}");
+        let run = x["run_id"].as_str().unwrap_or("");
+        assert_eq!(x["records"], before[run].0.len(), "{x}");
+    }
+    // Idempotent.
+    let r = js(&srv, home.path(), &["upgrade", "--all"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(stream_runs(&srv), after);
+}
+
+#[test]
+fn upgrade_on_a_stream_without_rollups_is_refused_with_the_fix() {
+    let srv = NatsServer::start();
+    let home = tempfile::tempdir().expect("home");
+    stream_with_rollups(&srv, false);
+    put_runs(&srv, home.path());
+    let before = stream_runs(&srv);
+    let r = js(&srv, home.path(), &["upgrade", "tool-batch"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("nats stream edit UPGRADE --allow-rollup"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(stream_runs(&srv), before);
+}
+
+#[test]
+fn a_jetstream_upgrade_killed_at_any_moment_is_finished_by_the_next() {
+    let srv = NatsServer::start();
+    let home = tempfile::tempdir().expect("home");
+    stream_with_rollups(&srv, true);
+    put_runs(&srv, home.path());
+    let before = stream_runs(&srv);
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64 | 1);
+    let mut rng = Rng(seed);
+    let started = Instant::now();
+    let r = js(
+        &srv,
+        home.path(),
+        &["upgrade", "--all", "--force", "--dry-run"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let span = started.elapsed().as_micros() as u64 * 4;
+    let mut interrupted = 0;
+    for kill in 0..10 {
+        let ctx = format!("seed {seed}, kill {kill}");
+        let mut child = std::process::Command::new(bin())
+            .args([
+                "--server",
+                srv.url.as_str(),
+                "--store",
+                "jetstream:UPGRADE",
+                "upgrade",
+                "--all",
+                "--force",
+            ])
+            .env("HOME", home.path())
+            .env("XDG_STATE_HOME", home.path().join("state"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn");
+        std::thread::sleep(Duration::from_micros(rng.below(span)));
+        let _ = child.kill();
+        let _ = child.wait();
+        srv.settled_messages(STREAM);
+        // Every record subject holds its record; only the meta record may
+        // differ, and only by its version.
+        let now = stream_runs(&srv);
+        for (run, (old, _)) in &before {
+            let (new, in_order) = &now[run];
+            assert_eq!(new.len(), old.len(), "{ctx}, {run}");
+            assert_eq!(new.get(1..), old.get(1..), "{ctx}, {run}");
+            let meta = String::from_utf8_lossy(&new[0]);
+            let was = String::from_utf8_lossy(&old[0]);
+            let up = was.replacen("\"version\":3", "\"version\":1", 1);
+            assert!(meta == was || meta == up, "{ctx}, {run}: {meta}");
+            if !in_order {
+                interrupted += 1;
+                // Readers here do not take the tail for the run's length:
+                // a full read sees every record, and the listing (which
+                // reads only the tail) says what happened and what to run.
+                let r = js(&srv, home.path(), &["show", run, "-o", "json"]);
+                assert_eq!(r.code, 0, "{ctx}, {run}: {}", r.stderr);
+                assert_eq!(r.json()["records"], old.len(), "{ctx}, {run}");
+                let r = js(&srv, home.path(), &["ls", "-o", "json"]);
+                let listed = r.json();
+                let row = listed
+                    .as_array()
+                    .and_then(|a| a.iter().find(|x| x["run_id"] == run.as_str()))
+                    .cloned()
+                    .unwrap_or_default();
+                assert_eq!(row["status"], "corrupt", "{ctx}, {run}: {row}");
+                assert!(
+                    row["problem"]
+                        .as_str()
+                        .is_some_and(|p| p.contains(&format!("fisk-admin upgrade {run}"))),
+                    "{ctx}, {run}: {row}"
+                );
+            }
+        }
+        // The next upgrade finishes whatever the kill left.
+        let r = js(&srv, home.path(), &["upgrade", "--all", "--force"]);
+        assert_eq!(r.code, 0, "{ctx}: {}{}", r.stdout, r.stderr);
+        assert_all_upgraded(&before, &stream_runs(&srv), &ctx);
+        // Start the next kill from the version-3 runs again.
+        srv.with_js(async |j| j.delete_stream(STREAM).await.map(|_| ()))
+            .expect("delete the stream");
+        stream_with_rollups(&srv, true);
+        put_runs(&srv, home.path());
+    }
+    eprintln!("kills that left a run's tail behind: {interrupted}");
+}
+
+#[test]
+fn an_upgrade_interrupted_between_its_two_publishes_is_seen_and_finished() {
+    let srv = NatsServer::start();
+    let home = tempfile::tempdir().expect("home");
+    stream_with_rollups(&srv, true);
+    put_runs(&srv, home.path());
+    let before = stream_runs(&srv);
+    let (old, _) = &before["tool-batch"];
+    // What a kill right after the first publish leaves: the new meta
+    // record in place, stored last.
+    let meta = String::from_utf8_lossy(&old[0]).replacen("\"version\":3", "\"version\":1", 1);
+    srv.with_js(async |js| {
+        let msg = async_nats::jetstream::message::PublishMessage::build()
+            .payload(meta.clone().into_bytes().into())
+            .header("Nats-Rollup", "sub");
+        js.send_publish("up.tool-batch._meta", msg)
+            .await
+            .expect("publish")
+            .await
+            .expect("ack");
+    });
+    assert!(
+        !stream_runs(&srv)["tool-batch"].1,
+        "the tail is the meta record"
+    );
+    // A full read still sees every record; the listing says what to run;
+    // no writer may append (its next seq would be taken).
+    let r = js(&srv, home.path(), &["show", "tool-batch", "-o", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json()["records"], old.len());
+    let r = js(&srv, home.path(), &["ls", "-o", "json"]);
+    let row = r
+        .json()
+        .as_array()
+        .and_then(|a| a.iter().find(|x| x["run_id"] == "tool-batch").cloned())
+        .unwrap_or_default();
+    assert_eq!(row["status"], "corrupt", "{row}");
+    assert!(
+        row["problem"]
+            .as_str()
+            .is_some_and(|p| p.contains("fisk-admin upgrade tool-batch")),
+        "{row}"
+    );
+    // The next upgrade finishes it, and says so.
+    let r = js(&srv, home.path(), &["upgrade", "tool-batch", "-o", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json()[0]["resumed"], true, "{}", r.stdout);
+    let (new, tail_ok) = &stream_runs(&srv)["tool-batch"];
+    assert!(tail_ok);
+    assert_eq!(join(new), upgraded(&join(old)));
+    let r = js(&srv, home.path(), &["ls", "-o", "json"]);
+    let row = r
+        .json()
+        .as_array()
+        .and_then(|a| a.iter().find(|x| x["run_id"] == "tool-batch").cloned())
+        .unwrap_or_default();
+    assert_eq!(row["status"], "completed", "{row}");
+    assert_eq!(row["records"], old.len(), "{row}");
+}
