@@ -146,6 +146,17 @@ where
     Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
+/// A time field that names itself when it does not parse.
+fn named_time<'de, D: Deserializer<'de>>(d: D, name: &str) -> Result<Time, D::Error> {
+    Time::deserialize(d).map_err(|e| de::Error::custom(format!("field `{name}`: {e}")))
+}
+fn created<'de, D: Deserializer<'de>>(d: D) -> Result<Time, D::Error> {
+    named_time(d, "created")
+}
+fn claimed<'de, D: Deserializer<'de>>(d: D) -> Result<Time, D::Error> {
+    named_time(d, "claimed")
+}
+
 fn is_false(b: &bool) -> bool {
     !*b
 }
@@ -212,7 +223,7 @@ pub struct Meta {
     #[serde(default, deserialize_with = "nullable")]
     pub run_id: String,
     /// Never omitted: a zero time is written `0001-01-01T00:00:00Z`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "created")]
     pub created: Time,
     #[serde(default, deserialize_with = "nullable")]
     pub fingerprint: Fingerprint,
@@ -731,7 +742,7 @@ pub struct Claim {
     #[serde(default, deserialize_with = "nullable")]
     pub by: String,
     /// Never omitted: a zero time is written `0001-01-01T00:00:00Z`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "claimed")]
     pub claimed: Time,
     #[serde(flatten, skip_serializing)]
     pub unknown: Unknown,

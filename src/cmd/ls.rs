@@ -36,7 +36,7 @@ pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResul
         return Ok(ExitCode::SUCCESS);
     }
     let mut t = table(&[
-        "RUN", "STATUS", "LIVE", "MODEL", "RECORDS", "SIZE", "CREATED", "UPDATED", "PROMPT",
+        "RUN", "STATUS", "LIVE", "VER", "MODEL", "RECORDS", "SIZE", "CREATED", "UPDATED", "PROMPT",
     ]);
     for s in &runs {
         t.add_row(vec![
@@ -50,6 +50,9 @@ pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResul
                 cell(&s.status, 40)
             },
             if s.live { "live".into() } else { String::new() },
+            // The generation (SPEC 1.1): 3 is the August agent's, which the
+            // current agent will not resume until it is upgraded.
+            s.version.map_or("-".into(), |v| v.to_string()),
             cell(s.model.as_deref().unwrap_or("-"), 24),
             s.records.map_or("-".into(), |n| n.to_string()),
             s.bytes.map_or("-".into(), human_bytes),

@@ -81,6 +81,11 @@ fn upgrade_changes_only_the_meta_version_and_keeps_the_original() {
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let rows = r.json();
+    crate::schema::assert_valid(
+        &crate::schema::output_validator("upgrade.json"),
+        &rows,
+        "upgrade --format json",
+    );
     let rows = rows.as_array().expect("an array");
     assert_eq!(rows.len(), folds.len());
     for row in rows {
@@ -143,6 +148,11 @@ fn upgrade_refuses_damaged_journals_and_changes_nothing_it_refuses() {
     ]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     let rows = r.json();
+    crate::schema::assert_valid(
+        &crate::schema::output_validator("upgrade.json"),
+        &rows,
+        "upgrade --format json",
+    );
     let outcome = |run: &str| -> String {
         rows.as_array()
             .and_then(|a| a.iter().find(|x| x["run"] == run))
@@ -586,6 +596,11 @@ fn upgrade_on_jetstream_replaces_the_meta_record_in_place_and_keeps_the_order() 
     let r = js(&srv, home.path(), &["upgrade", "--all", "-o", "json"]);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     let rows = r.json();
+    crate::schema::assert_valid(
+        &crate::schema::output_validator("upgrade.json"),
+        &rows,
+        "upgrade --format json",
+    );
     let row = |run: &str| {
         rows.as_array()
             .and_then(|a| a.iter().find(|x| x["run"] == run).cloned())
