@@ -332,3 +332,95 @@ fn the_reference_copy_is_the_shared_corpus() {
     }
     assert_eq!(n, 160);
 }
+
+#[test]
+fn on_jetstream_every_reference_run_folds_and_lists_as_the_agent_says() {
+    let srv = crate::nats_support::NatsServer::start();
+    srv.spec_stream("REF", "ref.>");
+    let home = tempfile::tempdir().expect("home");
+    let js = |args: &[&str]| {
+        let mut all = vec!["--server", srv.url.as_str()];
+        all.extend_from_slice(args);
+        fisk_in(home.path(), &all, None)
+    };
+    let mut failures = Vec::new();
+    for g in GENERATIONS {
+        let src = store_copy(&format!("agent-journals/{g}"));
+        let r = js(&[
+            "migrate",
+            "--from",
+            &format!("file:{}", s(src.path())),
+            "--to",
+            "jetstream:REF",
+            "--all",
+        ]);
+        assert_eq!(r.code, 0, "{g}: {}{}", r.stdout, r.stderr);
+        let r = js(&["--store", "jetstream:REF", "ls", "-o", "json"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let listed = r.json();
+        for run in runs(g) {
+            let want = expected(g, &run);
+            let r = js(&["--store", "jetstream:REF", "fold", &run, "-o", "json"]);
+            assert_eq!(r.code, 0, "{g}/{run}: {}", r.stderr);
+            failures.extend(assert_same(&format!("{g}/{run}"), &r.json(), &want["fold"]));
+            let row = listed
+                .as_array()
+                .and_then(|a| a.iter().find(|x| x["run_id"] == run.as_str()))
+                .cloned()
+                .unwrap_or_default();
+            for k in ["status", "waiting", "open_deferrals"] {
+                if row[k] != want[k] {
+                    failures.push(format!("{g}/{run} ls {k}: {} != {}", row[k], want[k]));
+                }
+            }
+            if !want["list"]["updated"].is_null() {
+                failures.extend(assert_same(
+                    &format!("{g}/{run} updated"),
+                    &row["updated"],
+                    &want["list"]["updated"],
+                ));
+            }
+        }
+        // The two generations use the same run ids: empty the stream for
+        // the next one.
+        srv.with_js(async |j| {
+            let mut st = j.get_stream("REF").await.expect("stream");
+            st.purge().await.expect("purge");
+        });
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn repair_and_rm_work_on_version_1_journals() {
+    let store = store_copy("damaged-v1");
+    let d = s(store.path());
+    let before = std::fs::read(store.path().join("torn-tail.json")).expect("read");
+    let r = fisk(&["--state-dir", d, "repair", "torn-tail"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let after = std::fs::read(store.path().join("torn-tail.json")).expect("read");
+    assert!(before.starts_with(&after) && after.len() < before.len());
+    let r = fisk(&["--state-dir", d, "verify", "torn-tail", "-o", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    let store = store_copy("runs-v1");
+    let d = s(store.path());
+    let r = fisk(&["--state-dir", d, "rm", "tool-batch", "--yes"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!store.path().join("tool-batch.json").exists());
+    let kept = files_named(store.path(), "tool-batch.removed-");
+    assert_eq!(
+        kept.as_deref().map(std::fs::read).and_then(Result::ok),
+        std::fs::read(testdata("runs-v1/tool-batch.json")).ok()
+    );
+}
+
+fn files_named(dir: &Path, prefix: &str) -> Option<PathBuf> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(prefix))
+        })
+}
