@@ -384,7 +384,7 @@ fn on_jetstream_every_reference_run_folds_and_lists_as_the_agent_says() {
         // The two generations use the same run ids: empty the stream for
         // the next one.
         srv.with_js(async |j| {
-            let mut st = j.get_stream("REF").await.expect("stream");
+            let st = j.get_stream("REF").await.expect("stream");
             st.purge().await.expect("purge");
         });
     }
