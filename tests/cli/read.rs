@@ -752,3 +752,79 @@ fn a_store_directory_its_owner_cannot_write_is_named_as_such() {
     );
     assert!(!message.contains("other users"), "{message}");
 }
+
+/// Issue 13: times are compared as instants, whatever their offsets: a
+/// run created at 10:00+05:00 (05:00Z) is older than one created at 06:00Z,
+/// though its text sorts after it.
+#[test]
+fn ls_sorts_times_as_instants_across_offsets() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(testdata("runs-v1/simple-completed.json")).unwrap();
+    for (id, created, last) in [
+        (
+            "east",
+            "2026-09-22T10:00:00+05:00",
+            "2026-09-22T23:00:00+05:00",
+        ),
+        ("west", "2026-09-22T06:00:00Z", "2026-09-22T17:30:00-01:00"),
+    ] {
+        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        lines[0] = lines[0]
+            .replace(
+                "\"run_id\":\"simple-completed\"",
+                &format!("\"run_id\":\"{id}\""),
+            )
+            .replace(
+                "\"created\":\"2026-11-02T09:14:03.5121Z\"",
+                &format!("\"created\":\"{created}\""),
+            );
+        let n = lines.len() - 1;
+        let t = lines[n]
+            .split("\"time\":\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .to_owned();
+        lines[n] = lines[n].replace(&t, last);
+        std::fs::write(
+            dir.path().join(format!("{id}.json")),
+            lines.join("\n") + "\n",
+        )
+        .unwrap();
+    }
+    let order = |key: &str| -> Vec<String> {
+        let r = fisk(&[
+            "--state-dir",
+            s(dir.path()),
+            "ls",
+            "--sort",
+            key,
+            "-o",
+            "json",
+        ]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["run_id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    // Newest first. Created: west (06:00Z) after east (05:00Z). Updated:
+    // east ended 18:00Z, west 18:30Z.
+    assert_eq!(order("created"), ["west", "east"]);
+    assert_eq!(order("updated"), ["west", "east"]);
+    let r = fisk(&["--state-dir", s(dir.path()), "ls", "-o", "json"]);
+    let v = r.json();
+    let east = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["run_id"] == "east")
+        .unwrap();
+    // Written as the journal has it, offset kept.
+    assert_eq!(east["created"], "2026-09-22T10:00:00+05:00");
+    assert_eq!(east["updated"], "2026-09-22T23:00:00+05:00");
+}
