@@ -1079,6 +1079,29 @@ impl Record {
         })
     }
 
+    /// [`Record::from_value`] of the value parsed from `line`, judged as
+    /// [`Record::decode`] judges the bytes: a time written with an escape
+    /// (`\u0054`) is refused by Go, which parses a time's raw bytes, but a
+    /// parsed value has lost the escape, so such a line is decoded from its
+    /// bytes instead (and fails there).
+    pub fn from_value_of(v: serde_json::Value, line: &[u8]) -> Result<Record, DecodeError> {
+        let literal = ["/time", "/meta/created", "/claim/claimed"]
+            .iter()
+            .filter_map(|p| v.pointer(p).and_then(serde_json::Value::as_str))
+            .all(|t| {
+                let mut quoted = Vec::with_capacity(t.len() + 2);
+                quoted.push(b'"');
+                quoted.extend_from_slice(t.as_bytes());
+                quoted.push(b'"');
+                memchr::memmem::find(line, &quoted).is_some()
+            });
+        if literal {
+            Record::from_value(v)
+        } else {
+            Record::decode(line)
+        }
+    }
+
     pub fn kind(&self) -> Option<Kind> {
         Kind::from_protocol(&self.protocol)
     }

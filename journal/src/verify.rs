@@ -103,7 +103,7 @@ fn decode_checked(
                 .is_some();
             // An unknown protocol is already a finding; its schema is unknown.
             let msgs = if known { check.check(&v) } else { Vec::new() };
-            Record::from_value(v).map(|r| (r, msgs))
+            Record::from_value_of(v, bytes).map(|r| (r, msgs))
         }
         // Valid for the reader but not representable as a value (a number
         // beyond f64, say): decode as the reader does, say it went unchecked.

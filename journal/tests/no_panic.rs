@@ -41,13 +41,19 @@ const SNIPPETS: &[&str] = &[
 ];
 
 fn corpus() -> Vec<Vec<u8>> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/runs");
-    let mut out: Vec<Vec<u8>> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(|e| std::fs::read(e.ok()?.path()).ok())
-                .collect()
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata");
+    // Both generations: ours, and the agent's own journals.
+    let mut out: Vec<Vec<u8>> = ["runs", "runs-v1", "agent-journals/v1", "agent-journals/v3"]
+        .iter()
+        .flat_map(|d| {
+            std::fs::read_dir(root.join(d))
+                .map(|rd| {
+                    rd.filter_map(|e| std::fs::read(e.ok()?.path()).ok())
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
         })
-        .unwrap_or_default();
+        .collect();
     out.sort();
     assert!(!out.is_empty(), "testdata/runs is the seed corpus");
     out
@@ -152,7 +158,14 @@ fn random_bytes_never_panic_the_reader() {
 fn decoding_from_a_value_agrees_with_decoding_bytes() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata");
     let mut n = 0;
-    for dir in ["runs", "damaged"] {
+    for dir in [
+        "runs",
+        "damaged",
+        "runs-v1",
+        "damaged-v1",
+        "agent-journals/v1",
+        "agent-journals/v3",
+    ] {
         for e in std::fs::read_dir(root.join(dir))
             .into_iter()
             .flatten()
@@ -166,12 +179,12 @@ fn decoding_from_a_value_agrees_with_decoding_bytes() {
                     continue;
                 };
                 let a = Record::decode(line);
-                let b = Record::from_value(v);
+                let b = Record::from_value_of(v, line);
                 assert_eq!(a.is_ok(), b.is_ok(), "{}", String::from_utf8_lossy(line));
                 if let (Ok(a), Ok(b)) = (a, b) {
                     assert_eq!(
-                        (a.seq, &a.protocol, a.optional),
-                        (b.seq, &b.protocol, b.optional)
+                        (a.seq, &a.protocol, a.optional, a.time),
+                        (b.seq, &b.protocol, b.optional, b.time)
                     );
                     assert_eq!(
                         a.payload.as_ref().map(|p| p.kind()),
