@@ -590,9 +590,10 @@ fn every_output_schema_is_checked() {
             "fold.json",
             "ls.json",
             "migrate.json",
+            "upgrade.json",
             "validate.json",
             "verify.json"
         ],
-        "a new output schema needs a test that validates real output against it"
+        "a new output schema needs a test that validates real output against it (upgrade.json: tests/cli/upgrade.rs)"
     );
 }
