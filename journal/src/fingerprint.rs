@@ -312,6 +312,11 @@ mod tests {
             TOOLS_EXEC_DEFER_HASH
         );
         assert_eq!(tools_hash(&["mystery".to_owned()]), TOOLS_UNKNOWN_HASH);
+        // SPEC 4: no tools is the agent's made, empty slice: `[]`, not `null`.
+        assert_eq!(
+            tools_hash(&[]),
+            "4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945"
+        );
     }
 
     #[test]
