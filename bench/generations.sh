@@ -67,46 +67,52 @@ for v in 3 1; do
 done
 "$OLD" --state-dir "$W/v3/big" verify >/dev/null 2>&1
 
-# hf ROUND NAME WARMUP RUNS CMD... : one hyperfine invocation, order
-# reversed on odd rounds.
+# hf ROUND NAME WARMUP RUNS LABEL CMD [LABEL CMD]... : one hyperfine
+# invocation; the commands' order reversed on odd rounds.
 hf() {
   local round=$1 name=$2 warm=$3 runs=$4; shift 4
-  local cmds=("$@")
-  if [ $((round % 2)) -eq 1 ]; then
-    local rev=() i; for ((i=${#cmds[@]}-1; i>=0; i--)); do rev+=("${cmds[i]}"); done; cmds=("${rev[@]}")
-  fi
+  local args=()
+  while [ $# -gt 0 ]; do
+    if [ $((round % 2)) -eq 1 ]; then args=(-n "$1" "$2" "${args[@]}"); else args+=(-n "$1" "$2"); fi
+    shift 2
+  done
   hyperfine -N --style basic --warmup "$warm" --runs "$runs" \
-    --export-json "$W/round-$round-$name.json" "${cmds[@]}" >"$W/round-$round-$name.txt"
+    --export-json "$W/round-$round-$name.json" "${args[@]}" >"$W/round-$round-$name.txt"
 }
 
 for ((r=0; r<ROUNDS; r++)); do
   echo "## round $((r+1)) of $ROUNDS"
-  hf $r ls 2 15 \
-    -n "old v3" "$OLD --state-dir $W/v3/ls10k ls --format json" \
-    -n "new v3" "$NEW --state-dir $W/v3/ls10k ls --format json" \
-    -n "new v1" "$NEW --state-dir $W/v1/ls10k ls --format json"
+  hf $r ls 2 20 \
+    "old v3" "$OLD --state-dir $W/v3/ls10k ls --format json" \
+    "new v3" "$NEW --state-dir $W/v3/ls10k ls --format json" \
+    "new v1" "$NEW --state-dir $W/v1/ls10k ls --format json"
   hf $r verify 1 8 \
-    -n "no-schema old v3" "$OLD --state-dir $W/v3/big verify --no-schema" \
-    -n "no-schema new v3" "$NEW --state-dir $W/v3/big verify --no-schema" \
-    -n "no-schema new v1" "$NEW --state-dir $W/v1/big verify --no-schema" \
-    -n "schema old v3" "$OLD --state-dir $W/v3/big verify" \
-    -n "schema new v3" "$NEW --state-dir $W/v3/big verify" \
-    -n "schema new v1" "$NEW --state-dir $W/v1/big verify" \
-    -n "json.loads v3" "python3 bench/json_loads.py $W/v3/big" \
-    -n "json.loads v1" "python3 bench/json_loads.py $W/v1/big"
-  hf $r validate 3 30 \
-    -n "old v3" "$OLD validate --file $W/v3/records.jsonl" \
-    -n "new v3" "$NEW validate --file $W/v3/records.jsonl" \
-    -n "new v1" "$NEW validate --file $W/v1/records.jsonl"
+    "no-schema old v3" "$OLD --state-dir $W/v3/big verify --no-schema" \
+    "no-schema new v3" "$NEW --state-dir $W/v3/big verify --no-schema" \
+    "no-schema new v1" "$NEW --state-dir $W/v1/big verify --no-schema" \
+    "schema old v3" "$OLD --state-dir $W/v3/big verify" \
+    "schema new v3" "$NEW --state-dir $W/v3/big verify" \
+    "schema new v1" "$NEW --state-dir $W/v1/big verify" \
+    "json.loads v3" "python3 bench/json_loads.py $W/v3/big" \
+    "json.loads v1" "python3 bench/json_loads.py $W/v1/big"
+  hf $r validate 5 60 \
+    "old v3" "$OLD validate --file $W/v3/records.jsonl" \
+    "new v3" "$NEW validate --file $W/v3/records.jsonl" \
+    "new v1" "$NEW validate --file $W/v1/records.jsonl"
 
   python3 - "$W" "$r" <<'EOF'
 import json, math, sys
 w, r = sys.argv[1], sys.argv[2]
 def load(name):
     res = json.load(open(f"{w}/round-{r}-{name}.json"))["results"]
-    return {x["command"]: (x["mean"], x["stddev"] or 0.0) for x in res}
+    return {x["command"]: (x["mean"], x["stddev"] or 0.0, x["median"], x["user"] + x["system"]) for x in res}
 def fmt(m):
-    return f"{m[0]*1000:.1f} ms +- {m[1]*1000:.1f}" if m[0] < 2 else f"{m[0]:.3f} s +- {m[1]:.3f}"
+    # mean +- stddev (median; user+system CPU), milliseconds
+    return f"{m[0]*1000:.1f} +- {m[1]*1000:.1f} ({m[2]*1000:.1f}; cpu {m[3]*1000:.0f})"
+def med(a, b):
+    return f"{a[2] / b[2]:.3f}"
+def cpu(a, b):
+    return f"{a[3] / b[3]:.3f}"
 def ratio(a, b):
     q = a[0] / b[0]
     return f"{q:.3f} +- {q * math.hypot(a[1]/a[0], b[1]/b[0]):.3f}"
@@ -114,8 +120,11 @@ def table(name, prefix=""):
     t = load(name)
     o, n3, n1 = t[prefix + "old v3"], t[prefix + "new v3"], t[prefix + "new v1"]
     label = f"{name} {prefix.strip()}".strip()
-    print(f"| {label} | {fmt(o)} | {fmt(n3)} | {fmt(n1)} | {ratio(n3, o)} | {ratio(n1, o)} |")
+    print(f"| {label} | {fmt(o)} | {fmt(n3)} | {fmt(n1)} | {ratio(n3, o)} ({med(n3, o)}; cpu {cpu(n3, o)}) "
+          f"| {ratio(n1, o)} ({med(n1, o)}; cpu {cpu(n1, o)}) |")
     return t
+print("ms: mean +- stddev (median; user+system CPU); ratios: of means +- propagated stddev (of medians; of CPU)")
+print()
 print("| figure | old v3 | new v3 | new v1 | new/old v3 | new v1/old v3 |")
 print("|---|---|---|---|---|---|")
 table("ls")
@@ -123,12 +132,15 @@ table("verify", "no-schema ")
 t = table("verify", "schema ")
 table("validate")
 print()
-print("| ratio | v3 (old) | v3 (new) | v1 (new) |")
+def row(label, a, b):
+    cells = [f"{ratio(t[a + x], t[b + x])} ({med(t[a + x], t[b + x])})" for x in (" old v3", " new v3", " new v1") if a + x in t]
+    print(f"| {label} | " + " | ".join(cells) + " |")
+print("| ratio (of means; of medians) | old v3 | new v3 | new v1 |")
 print("|---|---|---|---|")
-print(f"| json.loads / verify --no-schema (>= 3) | {ratio(t['json.loads v3'], t['no-schema old v3'])} "
-      f"| {ratio(t['json.loads v3'], t['no-schema new v3'])} | {ratio(t['json.loads v1'], t['no-schema new v1'])} |")
-print(f"| verify / verify --no-schema (<= 2) | {ratio(t['schema old v3'], t['no-schema old v3'])} "
-      f"| {ratio(t['schema new v3'], t['no-schema new v3'])} | {ratio(t['schema new v1'], t['no-schema new v1'])} |")
+t["json.loads old v3"] = t["json.loads new v3"] = t["json.loads v3"]
+t["json.loads new v1"] = t["json.loads v1"]
+row("json.loads / verify --no-schema (>= 3)", "json.loads", "no-schema")
+row("verify / verify --no-schema (<= 2)", "schema", "no-schema")
 print(f"json.loads: v3 {fmt(t['json.loads v3'])}, v1 {fmt(t['json.loads v1'])}")
 EOF
 done
