@@ -62,8 +62,36 @@ pub enum Error {
     #[error("{0}")]
     Usage(String),
 
+    /// A failure of the store as a whole, or one not yet told apart (the
+    /// JetStream server's errors, a runtime that did not start): what
+    /// `migrate` stops starting further runs on.
     #[error("{context}: {message}")]
     Store { context: String, message: String },
+
+    /// A writer whose earlier write failed refuses every further one: what
+    /// landed is unknown until the run is read again.
+    #[error("run {run} ({}): an earlier write failed ({why}); this writer stops; run `fisk-admin verify {run}` and resume to continue from what was stored", path.display())]
+    Poisoned {
+        run: String,
+        path: PathBuf,
+        why: String,
+    },
+
+    /// An append would leave seqs out (SPEC 2): nothing was written.
+    #[error("run {run}: record seq {seq} would leave a gap after seq {last}; nothing was written")]
+    Gap { run: String, seq: u64, last: u64 },
+
+    /// A journal or lock that is a symbolic link, which no writer follows.
+    #[error("{}: is a symbolic link; fisk-admin never writes through one; replace it with the file it points to", path.display())]
+    Symlink { path: PathBuf },
+
+    /// Something other than a regular file where a journal must be.
+    #[error("{}: {what}", path.display())]
+    NotAFile { path: PathBuf, what: String },
+
+    /// A source run changed while it was copied: it is not deleted.
+    #[error("run {run}: the source now ends at seq {have}, the copy at seq {copied}: it changed while migrating, so it was not deleted; re-run to copy the rest")]
+    SourceChanged { run: String, have: u64, copied: u64 },
 }
 
 /// ` line N`, or nothing where the line is not known (0): a summary reads
@@ -81,6 +109,57 @@ impl Error {
             path: path.into(),
             source,
         }
+    }
+
+    /// Whether the store as a whole failed, so that further runs would fail
+    /// the same way (`migrate` stops starting runs on this, and only this):
+    /// the JetStream server or connection, and I/O errors of the disk
+    /// itself (full, read-only, failing). A refusal of one run, or an I/O
+    /// error about one path (a directory named like a journal, a link, a
+    /// permission), is not.
+    pub fn is_store_failure(&self) -> bool {
+        match self {
+            Error::Store { .. } => true,
+            Error::Io { source, .. } => {
+                use std::io::ErrorKind as K;
+                matches!(
+                    source.kind(),
+                    K::StorageFull | K::ReadOnlyFilesystem | K::QuotaExceeded
+                ) || matches!(
+                    source.raw_os_error(),
+                    Some(libc::EIO | libc::ENOSPC | libc::EROFS | libc::EDQUOT)
+                )
+            }
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_store_wide_failures_stop_a_migrate() {
+        let io = |e: std::io::Error| Error::io("/s/x.json", e);
+        assert!(io(std::io::Error::from_raw_os_error(libc::ENOSPC)).is_store_failure());
+        assert!(io(std::io::Error::from_raw_os_error(libc::EROFS)).is_store_failure());
+        assert!(!io(std::io::Error::from_raw_os_error(libc::EISDIR)).is_store_failure());
+        assert!(!io(std::io::Error::from_raw_os_error(libc::EACCES)).is_store_failure());
+        assert!(!Error::Symlink {
+            path: "/s/x.lock".into()
+        }
+        .is_store_failure());
+        assert!(!Error::NotAFile {
+            path: "/s/x.json".into(),
+            what: "a directory".into()
+        }
+        .is_store_failure());
+        assert!(Error::Store {
+            context: "stream S".into(),
+            message: "timed out".into()
+        }
+        .is_store_failure());
     }
 }
 

@@ -348,7 +348,7 @@ pub fn migrate(
                 let inflight = CREATE_INFLIGHT_PER_JOB * opts.jobs.max(1);
                 j.create_runs(rx, inflight, &exists, |i, n, r| {
                     progress.records.fetch_add(n, Ordering::Relaxed);
-                    if let Err(Error::Store { .. } | Error::Io { .. }) = &r {
+                    if r.as_ref().is_err_and(Error::is_store_failure) {
                         store_failed(runs.get(i).map_or("?", String::as_str));
                     }
                     ended.insert(i, (n, r));
@@ -644,7 +644,7 @@ fn verify_by_read(to: &Store, mut rep: RunReport, c: Check) -> RunReport {
     match got {
         Ok((n, have)) => judge(rep, c, n, have),
         Err(e) => {
-            rep.store_failed = matches!(e, Error::Store { .. } | Error::Io { .. });
+            rep.store_failed = e.is_store_failure();
             rep.end(
                 Outcome::Failed,
                 format!("cannot read the copy back to verify it: {e}"),
@@ -739,7 +739,7 @@ fn read_source(
 ) -> std::result::Result<Source, RunReport> {
     let rep = RunReport::new(run);
     let failed = |mut rep: RunReport, e: Error| {
-        rep.store_failed = matches!(e, Error::Store { .. } | Error::Io { .. });
+        rep.store_failed = e.is_store_failure();
         rep.end(Outcome::Failed, e.to_string())
     };
 
@@ -899,7 +899,7 @@ fn write_dest(
         want,
     } = source;
     let failed = |mut rep: RunReport, e: Error| {
-        rep.store_failed = matches!(e, Error::Store { .. } | Error::Io { .. });
+        rep.store_failed = e.is_store_failure();
         rep.end(Outcome::Failed, e.to_string())
     };
 
@@ -986,7 +986,7 @@ fn continue_copy(
         want,
     } = source;
     let failed = |mut rep: RunReport, e: Error| {
-        rep.store_failed = matches!(e, Error::Store { .. } | Error::Io { .. });
+        rep.store_failed = e.is_store_failure();
         rep.end(Outcome::Failed, e.to_string())
     };
     rep.already = already as u64;
@@ -1087,7 +1087,7 @@ fn append_failed(mut rep: RunReport, err: Error, stored: u64) -> RunReport {
     } else {
         format!("{err} (after {stored} records of this run were copied; re-run to continue)")
     };
-    rep.store_failed = matches!(err, Error::Store { .. } | Error::Io { .. });
+    rep.store_failed = err.is_store_failure();
     rep.end(Outcome::Failed, note)
 }
 

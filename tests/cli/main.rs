@@ -10,6 +10,7 @@ mod crash;
 mod docs;
 mod fingerprint;
 mod jetstream;
+mod migrate;
 mod mutations;
 mod read;
 mod reference;

@@ -206,22 +206,19 @@ impl FileAppender {
     fn check_poisoned(&self) -> Result<()> {
         match &self.poisoned {
             None => Ok(()),
-            Some(why) => Err(Error::Store {
-                context: format!("run {} ({})", self.run, self.path.display()),
-                message: format!(
-                    "an earlier write failed ({why}); this writer stops; run `fisk-admin verify {}` and resume to continue from what was stored",
-                    self.run
-                ),
+            Some(why) => Err(Error::Poisoned {
+                run: self.run.clone(),
+                path: self.path.clone(),
+                why: why.clone(),
             }),
         }
     }
 
     fn gap(&self, seq: u64, last: u64) -> Error {
-        Error::Store {
-            context: format!("run {}", self.run),
-            message: format!(
-                "record seq {seq} would leave a gap after seq {last}; nothing was written"
-            ),
+        Error::Gap {
+            run: self.run.clone(),
+            seq,
+            last,
         }
     }
 
@@ -363,9 +360,8 @@ fn nofollow() -> OpenOptions {
 /// Map an open error: `ELOOP` under `O_NOFOLLOW` means a symbolic link.
 fn open_error(path: &Path, e: io::Error) -> Error {
     if e.raw_os_error() == Some(libc::ELOOP) {
-        Error::Store {
-            context: path.display().to_string(),
-            message: "is a symbolic link; fisk-admin never writes through one; replace it with the file it points to".into(),
+        Error::Symlink {
+            path: path.to_path_buf(),
         }
     } else {
         Error::io(path, e)
@@ -391,11 +387,10 @@ fn holder(lock: &Path) -> Option<String> {
 
 /// The refusal to delete a source that no longer ends where its copy does.
 pub fn grew(run: &str, have: u64, copied: u64) -> Error {
-    Error::Refused {
+    Error::SourceChanged {
         run: run.to_owned(),
-        message: format!(
-            "the source now ends at seq {have}, the copy at seq {copied}: it changed while migrating, so it was not deleted; re-run to copy the rest"
-        ),
+        have,
+        copied,
     }
 }
 
@@ -449,9 +444,9 @@ impl FileStore {
         match std::fs::symlink_metadata(&path) {
             // A symbolic link is refused by the open (`O_NOFOLLOW`), with
             // its own message.
-            Ok(md) if !md.is_file() && !md.file_type().is_symlink() => Err(Error::Store {
-                context: path.display().to_string(),
-                message: super::whole::not_a_journal(md.file_type()),
+            Ok(md) if !md.is_file() && !md.file_type().is_symlink() => Err(Error::NotAFile {
+                what: super::whole::not_a_journal(md.file_type()),
+                path,
             }),
             Ok(_) => Ok(path),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::NotFound {
