@@ -135,6 +135,8 @@ impl Error {
     }
 }
 
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,5 +164,3 @@ mod tests {
         .is_store_failure());
     }
 }
-
-pub type Result<T, E = Error> = std::result::Result<T, E>;

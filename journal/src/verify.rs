@@ -32,49 +32,172 @@ pub struct Finding {
     pub excerpt: Option<Vec<u8>>,
 }
 
-/// Every code of SPEC 11 with its severity.
-pub const CODES: &[(&str, Severity)] = &[
-    ("torn-tail", Severity::Warning),
-    ("unterminated-final-record", Severity::Warning),
-    ("garbage-final-line", Severity::Warning),
-    ("interior-corruption", Severity::Error),
-    ("empty-journal", Severity::Error),
-    ("no-meta", Severity::Error),
-    ("meta-seq", Severity::Error),
-    ("duplicate-meta", Severity::Error),
-    ("seq-not-increasing", Severity::Error),
-    ("seq-gap", Severity::Error),
-    ("version-3", Severity::Warning),
-    ("mixed-generation", Severity::Warning),
-    ("version-newer", Severity::Error),
-    ("version-older", Severity::Warning),
-    ("unknown-protocol", Severity::Error),
-    ("skipped-optional", Severity::Info),
-    ("unknown-field", Severity::Info),
-    ("missing-payload", Severity::Error),
-    ("extra-payload", Severity::Error),
-    ("orphan-result", Severity::Error),
-    ("unknown-tool-use", Severity::Warning),
-    ("duplicate-result", Severity::Warning),
-    ("schema", Severity::Error),
-    ("run-id-mismatch", Severity::Error),
-    ("invalid-id", Severity::Warning),
-    ("permissions", Severity::Warning),
-    ("symlink", Severity::Warning),
-    ("orphan-lock", Severity::Info),
-    ("live", Severity::Info),
-    ("open-deferrals", Severity::Info),
-    ("fold", Severity::Error),
-    ("unreadable", Severity::Error),
-    ("stream-config", Severity::Error),
-    ("subject-mismatch", Severity::Error),
-];
+/// Every finding code of SPEC 11 (and the two of JetStream), with its
+/// severity in the same place: a new code cannot forget its severity, and
+/// a test ties the list to `schemas/output/verify.json`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Code {
+    TornTail,
+    UnterminatedFinalRecord,
+    GarbageFinalLine,
+    InteriorCorruption,
+    EmptyJournal,
+    NoMeta,
+    MetaSeq,
+    DuplicateMeta,
+    SeqNotIncreasing,
+    SeqGap,
+    VersionThree,
+    MixedGeneration,
+    VersionNewer,
+    VersionOlder,
+    UnknownProtocol,
+    SkippedOptional,
+    UnknownField,
+    MissingPayload,
+    ExtraPayload,
+    OrphanResult,
+    UnknownToolUse,
+    DuplicateResult,
+    Schema,
+    RunIdMismatch,
+    InvalidId,
+    Permissions,
+    Symlink,
+    OrphanLock,
+    Live,
+    OpenDeferrals,
+    Fold,
+    Unreadable,
+    StreamConfig,
+    SubjectMismatch,
+}
 
+impl Code {
+    pub const ALL: [Code; 34] = [
+        Code::TornTail,
+        Code::UnterminatedFinalRecord,
+        Code::GarbageFinalLine,
+        Code::InteriorCorruption,
+        Code::EmptyJournal,
+        Code::NoMeta,
+        Code::MetaSeq,
+        Code::DuplicateMeta,
+        Code::SeqNotIncreasing,
+        Code::SeqGap,
+        Code::VersionThree,
+        Code::MixedGeneration,
+        Code::VersionNewer,
+        Code::VersionOlder,
+        Code::UnknownProtocol,
+        Code::SkippedOptional,
+        Code::UnknownField,
+        Code::MissingPayload,
+        Code::ExtraPayload,
+        Code::OrphanResult,
+        Code::UnknownToolUse,
+        Code::DuplicateResult,
+        Code::Schema,
+        Code::RunIdMismatch,
+        Code::InvalidId,
+        Code::Permissions,
+        Code::Symlink,
+        Code::OrphanLock,
+        Code::Live,
+        Code::OpenDeferrals,
+        Code::Fold,
+        Code::Unreadable,
+        Code::StreamConfig,
+        Code::SubjectMismatch,
+    ];
+
+    /// The code as SPEC 11 spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::TornTail => "torn-tail",
+            Code::UnterminatedFinalRecord => "unterminated-final-record",
+            Code::GarbageFinalLine => "garbage-final-line",
+            Code::InteriorCorruption => "interior-corruption",
+            Code::EmptyJournal => "empty-journal",
+            Code::NoMeta => "no-meta",
+            Code::MetaSeq => "meta-seq",
+            Code::DuplicateMeta => "duplicate-meta",
+            Code::SeqNotIncreasing => "seq-not-increasing",
+            Code::SeqGap => "seq-gap",
+            Code::VersionThree => "version-3",
+            Code::MixedGeneration => "mixed-generation",
+            Code::VersionNewer => "version-newer",
+            Code::VersionOlder => "version-older",
+            Code::UnknownProtocol => "unknown-protocol",
+            Code::SkippedOptional => "skipped-optional",
+            Code::UnknownField => "unknown-field",
+            Code::MissingPayload => "missing-payload",
+            Code::ExtraPayload => "extra-payload",
+            Code::OrphanResult => "orphan-result",
+            Code::UnknownToolUse => "unknown-tool-use",
+            Code::DuplicateResult => "duplicate-result",
+            Code::Schema => "schema",
+            Code::RunIdMismatch => "run-id-mismatch",
+            Code::InvalidId => "invalid-id",
+            Code::Permissions => "permissions",
+            Code::Symlink => "symlink",
+            Code::OrphanLock => "orphan-lock",
+            Code::Live => "live",
+            Code::OpenDeferrals => "open-deferrals",
+            Code::Fold => "fold",
+            Code::Unreadable => "unreadable",
+            Code::StreamConfig => "stream-config",
+            Code::SubjectMismatch => "subject-mismatch",
+        }
+    }
+
+    pub fn severity(self) -> Severity {
+        match self {
+            Code::TornTail
+            | Code::UnterminatedFinalRecord
+            | Code::GarbageFinalLine
+            | Code::VersionThree
+            | Code::MixedGeneration
+            | Code::VersionOlder
+            | Code::UnknownToolUse
+            | Code::DuplicateResult
+            | Code::InvalidId
+            | Code::Permissions
+            | Code::Symlink => Severity::Warning,
+            Code::InteriorCorruption
+            | Code::EmptyJournal
+            | Code::NoMeta
+            | Code::MetaSeq
+            | Code::DuplicateMeta
+            | Code::SeqNotIncreasing
+            | Code::SeqGap
+            | Code::VersionNewer
+            | Code::UnknownProtocol
+            | Code::MissingPayload
+            | Code::ExtraPayload
+            | Code::OrphanResult
+            | Code::Schema
+            | Code::RunIdMismatch
+            | Code::Fold
+            | Code::Unreadable
+            | Code::StreamConfig
+            | Code::SubjectMismatch => Severity::Error,
+            Code::SkippedOptional
+            | Code::UnknownField
+            | Code::OrphanLock
+            | Code::Live
+            | Code::OpenDeferrals => Severity::Info,
+        }
+    }
+
+    pub fn parse(code: &str) -> Option<Code> {
+        Code::ALL.into_iter().find(|c| c.as_str() == code)
+    }
+}
+
+/// The severity of a code given as text (an unknown one is an error).
 pub fn severity_of(code: &str) -> Severity {
-    CODES
-        .iter()
-        .find(|(c, _)| *c == code)
-        .map_or(Severity::Error, |(_, s)| *s)
+    Code::parse(code).map_or(Severity::Error, Code::severity)
 }
 
 /// A per-record check run by verify beside its own (the schema check).
@@ -128,11 +251,11 @@ struct Sink<'a> {
 }
 
 impl Sink<'_> {
-    fn add(&mut self, code: &'static str, at: Option<&RawLine>, seq: Option<u64>, msg: String) {
+    fn add(&mut self, code: Code, at: Option<&RawLine>, seq: Option<u64>, msg: String) {
         self.out.push(Finding {
             run: self.run.to_owned(),
-            code,
-            severity: severity_of(code),
+            code: code.as_str(),
+            severity: code.severity(),
             line: at.map(|l| l.line),
             offset: at.map(|l| l.offset),
             seq,
@@ -163,7 +286,7 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
                 checked.push(msgs);
                 if last && !l.terminated {
                     sink.add(
-                        "unterminated-final-record",
+                        Code::UnterminatedFinalRecord,
                         Some(l),
                         Some(r.seq),
                         "the final record has no newline; the next append must add one first (`fisk-admin repair` adds it)".into(),
@@ -176,12 +299,12 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
             Err(e) if last => {
                 let (code, what) = if l.terminated {
                     (
-                        "garbage-final-line",
+                        Code::GarbageFinalLine,
                         "the final line is terminated but does not parse",
                     )
                 } else {
                     (
-                        "torn-tail",
+                        Code::TornTail,
                         "the final line is incomplete (a write cut short)",
                     )
                 };
@@ -194,7 +317,7 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
             }
             Err(e) => {
                 sink.add(
-                    "interior-corruption",
+                    Code::InteriorCorruption,
                     Some(l),
                     None,
                     format!("line does not parse: {e}; the run cannot be read past this point, and repair will not cut interior lines"),
@@ -210,7 +333,7 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
     };
     if parsed.is_empty() {
         sink.add(
-            "empty-journal",
+            Code::EmptyJournal,
             None,
             None,
             "the journal holds no records".into(),
@@ -233,13 +356,13 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
         let kind = r.kind();
         match kind {
             None if r.optional => sink.add(
-                "skipped-optional",
+                Code::SkippedOptional,
                 Some(l),
                 seq,
                 format!("unknown protocol {:?} is optional and is skipped", r.protocol),
             ),
             None => sink.add(
-                "unknown-protocol",
+                Code::UnknownProtocol,
                 Some(l),
                 seq,
                 format!(
@@ -248,7 +371,7 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
                 ),
             ),
             Some(kind) if r.payload.is_none() => sink.add(
-                "missing-payload",
+                Code::MissingPayload,
                 Some(l),
                 seq,
                 format!("the `{}` payload is absent or null", kind.key()),
@@ -257,7 +380,7 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
         }
         if kind.is_some() && !r.extra_keys.is_empty() {
             sink.add(
-                "extra-payload",
+                Code::ExtraPayload,
                 Some(l),
                 seq,
                 format!("unexpected top-level keys: {}", r.extra_keys.join(", ")),
@@ -265,7 +388,7 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
         }
         if k == 0 && kind != Some(Kind::Meta) {
             sink.add(
-                "no-meta",
+                Code::NoMeta,
                 Some(l),
                 seq,
                 format!("the first record is {:?}, not a meta record", r.protocol),
@@ -274,14 +397,14 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
         if kind == Some(Kind::Meta) {
             if k > 0 {
                 sink.add(
-                    "duplicate-meta",
+                    Code::DuplicateMeta,
                     Some(l),
                     seq,
                     "a second meta record".into(),
                 );
             } else if r.seq != 1 {
                 sink.add(
-                    "meta-seq",
+                    Code::MetaSeq,
                     Some(l),
                     seq,
                     format!("the meta record has seq {}, not 1", r.seq),
@@ -291,14 +414,14 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
         if k > 0 {
             if r.seq <= prev {
                 sink.add(
-                    "seq-not-increasing",
+                    Code::SeqNotIncreasing,
                     Some(l),
                     seq,
                     format!("seq {} after seq {prev}", r.seq),
                 );
             } else if r.seq > prev + 1 && !after_corrupt.get(k).copied().unwrap_or(false) {
                 sink.add(
-                    "seq-gap",
+                    Code::SeqGap,
                     Some(l),
                     seq,
                     format!(
@@ -330,7 +453,7 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
                 if let Some(field) = field {
                     mixed_reported = true;
                     sink.add(
-                        "mixed-generation",
+                        Code::MixedGeneration,
                         Some(l),
                         seq,
                         format!("a version-{VERSION_AUGUST} journal holding `{field}`, a field only version {VERSION} writes: written by both generations of the agent? The current agent will not read it until it is upgraded (`fisk-admin upgrade {run}`)"),
@@ -341,15 +464,15 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
         match &r.payload {
             Some(Payload::Meta(m)) if k == 0 => {
                 if m.version == VERSION_AUGUST {
-                    sink.add("version-3", Some(l), seq, format!("format version {VERSION_AUGUST} (the August 2026 agent): the current agent will not list or resume it; `fisk-admin upgrade {run}` converts it to version {VERSION}"));
+                    sink.add(Code::VersionThree, Some(l), seq, format!("format version {VERSION_AUGUST} (the August 2026 agent): the current agent will not list or resume it; `fisk-admin upgrade {run}` converts it to version {VERSION}"));
                 } else if m.version > VERSION_AUGUST {
-                    sink.add("version-newer", Some(l), seq, format!("format version {} is newer than {VERSION_AUGUST}: a newer agent wrote this run; inspect it with that agent's tools", m.version));
+                    sink.add(Code::VersionNewer, Some(l), seq, format!("format version {} is newer than {VERSION_AUGUST}: a newer agent wrote this run; inspect it with that agent's tools", m.version));
                 } else if m.version != VERSION {
-                    sink.add("version-older", Some(l), seq, format!("format version {} is older than the agent's formats ({VERSION} and {VERSION_AUGUST}): readable here, but no agent resumes it", m.version));
+                    sink.add(Code::VersionOlder, Some(l), seq, format!("format version {} is older than the agent's formats ({VERSION} and {VERSION_AUGUST}): readable here, but no agent resumes it", m.version));
                 }
                 if m.run_id != run {
                     sink.add(
-                        "run-id-mismatch",
+                        Code::RunIdMismatch,
                         Some(l),
                         seq,
                         format!(
@@ -374,7 +497,7 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
                 };
                 match turn.as_mut() {
                     None => sink.add(
-                        "orphan-result",
+                        Code::OrphanResult,
                         Some(l),
                         seq,
                         format!(
@@ -385,7 +508,7 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
                     Some((asked, answered)) => {
                         if !asked.contains(id.as_str()) {
                             sink.add(
-                                "unknown-tool-use",
+                                Code::UnknownToolUse,
                                 Some(l),
                                 seq,
                                 format!("tool_use id {id:?} was not asked for by the open turn"),
@@ -393,7 +516,7 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
                         }
                         if is_result && !answered.insert(id.clone()) {
                             sink.add(
-                                "duplicate-result",
+                                Code::DuplicateResult,
                                 Some(l),
                                 seq,
                                 format!("a second tool_result for {id:?}"),
@@ -405,14 +528,14 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
             _ => {}
         }
         for msg in checked.get_mut(k).map(std::mem::take).unwrap_or_default() {
-            sink.add("schema", Some(l), seq, msg);
+            sink.add(Code::Schema, Some(l), seq, msg);
         }
     }
 
     if let Some((l, seq)) = unknown_at {
         unknown.sort();
         sink.add(
-            "unknown-field",
+            Code::UnknownField,
             Some(&l),
             Some(seq),
             format!(
@@ -438,7 +561,7 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
                 })
                 .copied();
             sink.add(
-                "fold",
+                Code::Fold,
                 at.as_ref(),
                 e.seq(),
                 format!("the fold refuses the journal: {e}"),
@@ -453,7 +576,7 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
                     .map(|d| format!("{} ({})", d.tool_use_id, d.tool_name))
                     .collect();
                 sink.add(
-                    "open-deferrals",
+                    Code::OpenDeferrals,
                     None,
                     None,
                     format!(
@@ -468,11 +591,11 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
     report
 }
 
-fn file_finding(run: &str, code: &'static str, message: String) -> Finding {
+fn file_finding(run: &str, code: Code, message: String) -> Finding {
     Finding {
         run: run.to_owned(),
-        code,
-        severity: severity_of(code),
+        code: code.as_str(),
+        severity: code.severity(),
         line: None,
         offset: None,
         seq: None,
@@ -489,7 +612,7 @@ pub fn verify_store_dir(store: &FileStore, listing: &crate::store::file::Listing
     if let Ok(md) = std::fs::metadata(store.dir()) {
         let mode = md.permissions().mode() & 0o777;
         if mode & 0o077 != 0 {
-            out.push(file_finding(&dir_name, "permissions", format!("the store directory is mode {mode:04o}, not 0700: other users may read session journals (chmod 700 {dir_name})")));
+            out.push(file_finding(&dir_name, Code::Permissions, format!("the store directory is mode {mode:04o}, not 0700: other users may read session journals (chmod 700 {dir_name})")));
         } else if mode != 0o700 {
             let cannot: Vec<&str> = [
                 (0o400, "list its runs"),
@@ -500,7 +623,7 @@ pub fn verify_store_dir(store: &FileStore, listing: &crate::store::file::Listing
             .filter(|(bit, _)| mode & bit == 0)
             .map(|(_, what)| what)
             .collect();
-            out.push(file_finding(&dir_name, "permissions", format!("the store directory is mode {mode:04o}, not 0700: its owner cannot {} (chmod 700 {dir_name})", cannot.join(" or "))));
+            out.push(file_finding(&dir_name, Code::Permissions, format!("the store directory is mode {mode:04o}, not 0700: its owner cannot {} (chmod 700 {dir_name})", cannot.join(" or "))));
         }
     }
     for p in &listing.invalid {
@@ -508,7 +631,7 @@ pub fn verify_store_dir(store: &FileStore, listing: &crate::store::file::Listing
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        out.push(file_finding(&name, "invalid-id", format!("{name:?} is not a valid run id, so the agent cannot see this journal; rename it to a valid id to use it")));
+        out.push(file_finding(&name, Code::InvalidId, format!("{name:?} is not a valid run id, so the agent cannot see this journal; rename it to a valid id to use it")));
     }
     for p in &listing.orphan_locks {
         let name = p
@@ -517,7 +640,7 @@ pub fn verify_store_dir(store: &FileStore, listing: &crate::store::file::Listing
             .unwrap_or_default();
         out.push(file_finding(
             &name,
-            "orphan-lock",
+            Code::OrphanLock,
             format!(
                 "lock file {name:?} has no journal beside it; it is harmless and can be removed"
             ),
@@ -539,7 +662,7 @@ pub fn verify_file_run(
         return Report {
             findings: vec![file_finding(
                 run,
-                "invalid-id",
+                Code::InvalidId,
                 format!("{run:?} is not a valid run id"),
             )],
             ..Report::default()
@@ -552,7 +675,7 @@ pub fn verify_file_run(
                 .unwrap_or_default();
             pre.push(file_finding(
                 run,
-                "symlink",
+                Code::Symlink,
                 format!(
                     "the {what} {} is a symbolic link to {target:?}; writers refuse to follow it",
                     display(p)
@@ -565,7 +688,7 @@ pub fn verify_file_run(
         if mode & 0o077 != 0 {
             pre.push(file_finding(
                 run,
-                "permissions",
+                Code::Permissions,
                 format!(
                     "the journal is mode {mode:04o}: readable by group or others (chmod 600 {})",
                     display(&journal)
@@ -576,7 +699,7 @@ pub fn verify_file_run(
     if locks.is_held(&lock) {
         pre.push(file_finding(
             run,
-            "live",
+            Code::Live,
             "a writer holds the run's lock now; findings at the tail may be a write in progress"
                 .into(),
         ));
@@ -586,7 +709,11 @@ pub fn verify_file_run(
         Err(e) => Report {
             findings: vec![Finding {
                 severity: Severity::Error,
-                ..file_finding(run, "unreadable", format!("cannot read the journal: {e}"))
+                ..file_finding(
+                    run,
+                    Code::Unreadable,
+                    format!("cannot read the journal: {e}"),
+                )
             }],
             ..Report::default()
         },
@@ -607,7 +734,7 @@ pub fn stream_config_findings(
 ) -> Vec<Finding> {
     problems
         .iter()
-        .map(|p| file_finding(stream, "stream-config", format!("stream {stream}: {p}")))
+        .map(|p| file_finding(stream, Code::StreamConfig, format!("stream {stream}: {p}")))
         .collect()
 }
 
@@ -644,7 +771,7 @@ pub fn verify_jetstream_run(
                 line: Some(i + 1),
                 seq,
                 excerpt: Some(m.body.iter().take(4096).copied().collect()),
-                ..file_finding(run, "subject-mismatch", message)
+                ..file_finding(run, Code::SubjectMismatch, message)
             });
         }
     }
@@ -656,4 +783,29 @@ pub fn verify_jetstream_run(
     pre.append(&mut report.findings);
     report.findings = pre;
     report
+}
+
+#[cfg(test)]
+mod code_tests {
+    use super::*;
+
+    /// The output contract lists exactly the codes verify can emit.
+    #[test]
+    fn every_code_is_in_the_output_schema_and_no_other() {
+        let schema: serde_json::Value =
+            serde_json::from_str(include_str!("../../schemas/output/verify.json"))
+                .unwrap_or_default();
+        let mut listed: Vec<&str> = schema
+            .pointer("/$defs/code/enum")
+            .and_then(serde_json::Value::as_array)
+            .map(|a| a.iter().filter_map(serde_json::Value::as_str).collect())
+            .unwrap_or_default();
+        listed.sort_unstable();
+        let mut ours: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
+        ours.sort_unstable();
+        assert_eq!(ours, listed);
+        for c in Code::ALL {
+            assert_eq!(Code::parse(c.as_str()), Some(c));
+        }
+    }
 }
