@@ -814,3 +814,41 @@ fn an_upgrade_interrupted_between_its_two_publishes_is_seen_and_finished() {
     assert_eq!(row["status"], "completed", "{row}");
     assert_eq!(row["records"], old.len(), "{row}");
 }
+
+#[test]
+fn migrate_upgrade_to_jetstream_copies_version_3_runs_as_version_1() {
+    let srv = NatsServer::start();
+    let home = tempfile::tempdir().expect("home");
+    // A plain SPEC 8 stream: copying never rolls anything up.
+    srv.spec_stream(STREAM, SUBJECT);
+    let src = store_copy("runs");
+    let r = fisk_in(
+        home.path(),
+        &[
+            "--server",
+            srv.url.as_str(),
+            "migrate",
+            "--from",
+            &format!("file:{}", s(src.path())),
+            "--to",
+            "jetstream:UPGRADE",
+            "--all",
+            "--upgrade",
+        ],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let on_stream = stream_runs(&srv);
+    assert_eq!(on_stream.len(), journals_in(src.path()).len());
+    for (run, (records, tail_ok)) in &on_stream {
+        let old = std::fs::read(src.path().join(format!("{run}.json"))).expect("source");
+        assert!(tail_ok, "{run}");
+        assert_eq!(join(records), upgraded(&old), "{run}");
+    }
+    let r = js(&srv, home.path(), &["verify", "-o", "json"]);
+    assert!(
+        r.json_lines().iter().all(|f| f["code"] != "version-3"),
+        "{}",
+        r.stdout
+    );
+}
