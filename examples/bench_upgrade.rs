@@ -67,7 +67,12 @@ fn main() {
     for round in 1..=3 {
         let dir = tmp.path().join(format!("file-{round}"));
         let runs = copy_store(src, &dir);
-        let (secs, peak) = timed(&["--state-dir", dir.to_str().expect("utf-8"), "upgrade", "--all"]);
+        let (secs, peak) = timed(&[
+            "--state-dir",
+            dir.to_str().expect("utf-8"),
+            "upgrade",
+            "--all",
+        ]);
         println!(
             "file, round {round}: {runs} runs in {secs:.2} s = {:.0} runs/s, {peak}",
             runs as f64 / secs

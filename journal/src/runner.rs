@@ -122,8 +122,7 @@ pub fn worker_name() -> String {
 /// A fresh run id: `r-` and 16 hex digits from the kernel's random source.
 pub fn new_run_id() -> String {
     let mut b = [0u8; 8];
-    let random = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut b));
-    if random.is_err() {
+    if getrandom::fill(&mut b).is_err() {
         // No /dev/urandom: time and pid still make a collision unlikely,
         // and create_appender refuses an id that exists.
         let t = std::time::SystemTime::now()
@@ -638,11 +637,12 @@ fn exec(call: &ToolUseBlock) -> ToolResultBlock {
         if deadline.is_some_and(|d| Instant::now() >= d) {
             timed_out = true;
             // The whole group, so grandchildren release the pipes too.
-            let _ = Command::new("kill")
-                .args(["-KILL", "--", &format!("-{}", child.id())])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
+            if let Some(group) = i32::try_from(child.id())
+                .ok()
+                .and_then(rustix::process::Pid::from_raw)
+            {
+                let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+            }
             let _ = child.kill();
             break child.wait();
         }
