@@ -437,3 +437,35 @@ fn a_malformed_agent_file_names_the_file_line_and_field() {
         r.stderr
     );
 }
+
+/// A command past its `timeout_s` is killed with its whole process group:
+/// a grandchild holding the output pipe open would otherwise keep the
+/// step waiting until it exits on its own.
+#[test]
+fn a_timed_out_command_is_killed_with_its_children() {
+    let f = Fixture::new(&[
+        turn(
+            "",
+            &[(
+                "t1",
+                "exec",
+                json!({"command": "sleep 30 & sleep 30", "timeout_s": 0.5}),
+            )],
+        ),
+        turn("done", &[]),
+    ]);
+    let started = std::time::Instant::now();
+    let r = f.run("t", "go");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "the step waited for the grandchild: {:?}",
+        started.elapsed()
+    );
+    let fold = f.fold("t");
+    let content = fold["messages"][2]["content"][0]["tool_result"]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(content.contains("\"timed_out\":true"), "{content}");
+}
