@@ -13,6 +13,7 @@ pub mod lines;
 pub mod location;
 pub mod migrate;
 pub mod nats;
+pub mod paths;
 pub mod record;
 pub mod runner;
 pub mod schema;

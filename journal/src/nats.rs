@@ -90,17 +90,7 @@ impl Settings {
 
 /// The directory of the `nats` CLI's configuration.
 fn nats_config_dir() -> Option<PathBuf> {
-    let abs = |p: PathBuf| p.is_absolute().then_some(p);
-    if let Some(x) = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .and_then(abs)
-    {
-        return Some(x.join("nats"));
-    }
-    std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .and_then(abs)
-        .map(|h| h.join(".config").join("nats"))
+    crate::paths::config_home().map(|c| c.join("nats"))
 }
 
 /// The context file for `name`.

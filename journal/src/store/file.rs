@@ -23,20 +23,12 @@ pub fn default_dir() -> Result<PathBuf> {
 /// absolute path (the XDG spec says to ignore a relative one), else
 /// `~/.local/state`.
 pub fn state_home() -> Result<(PathBuf, &'static str)> {
-    let abs = |p: PathBuf| p.is_absolute().then_some(p);
-    if let Some(x) = std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .and_then(abs)
-    {
-        return Ok((x, "$XDG_STATE_HOME"));
-    }
-    match std::env::var_os("HOME").map(PathBuf::from).and_then(abs) {
-        Some(h) => Ok((h.join(".local/state"), "~/.local/state")),
-        None => Err(Error::Usage(
+    crate::paths::state_home().ok_or_else(|| {
+        Error::Usage(
             "neither XDG_STATE_HOME nor HOME is set to an absolute path; pass --state-dir DIR"
                 .into(),
-        )),
-    }
+        )
+    })
 }
 
 #[derive(Debug, Clone)]
