@@ -568,7 +568,7 @@ pub fn fold_with<R: FoldInput>(
     st.completed = st
         .terminal
         .as_ref()
-        .is_some_and(|t| t.reason == "completed");
+        .is_some_and(|t| t.reason() == crate::record::Reason::Completed);
     st.open_deferrals = st.pending.as_ref().map_or(0, |p| p.open_deferrals.len());
     st.waiting = st.open_deferrals > 0;
     st.status = tail.status();

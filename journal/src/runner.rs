@@ -30,10 +30,10 @@
 use crate::agent::{AgentFile, ScriptTurn};
 use crate::error::{Error, Result};
 use crate::fingerprint::{self, Class};
-use crate::fold::{self, Pending, Status};
+use crate::fold::{self, Pending};
 use crate::record::{
-    Block, Claim, Deferred, Fingerprint, Generation, Message, Meta, Payload, Record, Terminal,
-    ToolResult, ToolResultBlock, ToolUseBlock, User, VERSION,
+    Block, Claim, Deferred, Fingerprint, Generation, Message, Meta, Payload, Reason, Record,
+    Terminal, ToolResult, ToolResultBlock, ToolUseBlock, User, VERSION,
 };
 use crate::store::{Appender, Store};
 use crate::time::Time;
@@ -220,7 +220,12 @@ impl Runner<'_> {
             )));
         }
         // Gate 1: a completed run with nothing new.
-        if st.status == Status::Terminal("completed".into()) && opts.prompt.is_none() {
+        // Completed with nothing new: the last terminal says completed (a
+        // claim or a decision after it reopens the run but brings nothing
+        // to do), nothing is pending and the model had the last word.
+        let nothing_new =
+            st.pending.is_none() && st.messages.last().is_some_and(|m| m.role == "assistant");
+        if st.completed && nothing_new && opts.prompt.is_none() {
             return Err(refuse(
                 "is completed and there is nothing new to do; pass --prompt TEXT to continue it with a new user turn".into(),
             ));
@@ -314,7 +319,7 @@ impl Runner<'_> {
             && st.pending.is_none()
             && st.messages.last().is_some_and(|m| m.role == "assistant");
         if answered {
-            return self.end(&mut w, run, "completed", String::new(), Vec::new());
+            return self.end(&mut w, run, Reason::Completed, String::new(), Vec::new());
         }
         self.drive(&mut w, run, pos, st.pending.as_ref())
     }
@@ -323,15 +328,11 @@ impl Runner<'_> {
         &mut self,
         w: &mut Writer,
         run: &str,
-        reason: &str,
+        reason: Reason,
         message: String,
         waiting_on: Vec<Deferred>,
     ) -> Result<Outcome> {
-        let terminal = Terminal {
-            reason: reason.to_owned(),
-            message,
-            ..Terminal::default()
-        };
+        let terminal = Terminal::new(reason, message);
         let seq = w.put(Payload::Terminal(terminal.clone()))?;
         Ok(Outcome {
             run: run.to_owned(),
@@ -369,7 +370,7 @@ impl Runner<'_> {
                 return self.end(
                     w,
                     run,
-                    "suspended",
+                    Reason::Suspended,
                     "interrupted by a signal".into(),
                     Vec::new(),
                 );
@@ -378,7 +379,7 @@ impl Runner<'_> {
                 return self.end(
                     w,
                     run,
-                    "max_iterations",
+                    Reason::MaxIterations,
                     format!("reached max_iterations {max_iterations}"),
                     Vec::new(),
                 );
@@ -387,7 +388,7 @@ impl Runner<'_> {
                 return self.end(
                     w,
                     run,
-                    "budget",
+                    Reason::Budget,
                     format!("used {} of max_tokens {max_tokens}", pos.tokens),
                     Vec::new(),
                 );
@@ -402,7 +403,7 @@ impl Runner<'_> {
                     pos.llm_calls + 1,
                     self.agent.turns.len()
                 );
-                return self.end(w, run, "error", message, Vec::new());
+                return self.end(w, run, Reason::Error, message, Vec::new());
             };
             let seq = w.put(Payload::Assistant(crate::record::Assistant {
                 iteration: pos.next_iteration,
@@ -420,7 +421,7 @@ impl Runner<'_> {
                 .saturating_add(turn.in_tokens)
                 .saturating_add(turn.out_tokens);
             if !turn.has_tool_use() {
-                return self.end(w, run, "completed", String::new(), Vec::new());
+                return self.end(w, run, Reason::Completed, String::new(), Vec::new());
             }
             let none = BTreeSet::new();
             if let Some(o) = self.batch(w, run, &turn.message, &none, &none, &[])? {
@@ -453,7 +454,7 @@ impl Runner<'_> {
                     .end(
                         w,
                         run,
-                        "suspended",
+                        Reason::Suspended,
                         "interrupted by a signal".into(),
                         Vec::new(),
                     )
@@ -512,7 +513,8 @@ impl Runner<'_> {
             })
             .collect();
         let message = format!("waiting on deferred call(s): {}", names.join(", "));
-        self.end(w, run, "suspended", message, waiting).map(Some)
+        self.end(w, run, Reason::Suspended, message, waiting)
+            .map(Some)
     }
 }
 

@@ -469,3 +469,27 @@ fn a_timed_out_command_is_killed_with_its_children() {
         .to_owned();
     assert!(content.contains("\"timed_out\":true"), "{content}");
 }
+
+/// SPEC 3: a completed run stays completed for the resume gate when a
+/// record (here a claim left by a crashed resume) reopens it; with nothing
+/// new to do, resume refuses and writes nothing.
+#[test]
+fn a_completed_run_reopened_by_a_claim_is_still_refused_with_nothing_new() {
+    let f = Fixture::new(&[turn("done", &[])]);
+    assert_eq!(f.run("c", "go").code, 0);
+    let mut bytes = f.bytes("c");
+    let n = bytes.iter().filter(|b| **b == b'\n').count() + 1;
+    bytes.extend_from_slice(
+        format!(
+            "{{\"seq\":{n},\"protocol\":\"io.choria.fisk-ai.v1.session.claim\",\"time\":\"2026-12-01T10:00:00Z\",\"claim\":{{\"by\":\"crashed\",\"claimed\":\"2026-12-01T10:00:00Z\"}}}}\n"
+        )
+        .as_bytes(),
+    );
+    std::fs::write(f.journal("c"), &bytes).unwrap();
+    assert_eq!(f.fold("c")["status"], "open");
+    assert_eq!(f.fold("c")["completed"], true);
+    let r = f.resume("c", &[]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("nothing new"), "{}", r.stderr);
+    assert_eq!(f.bytes("c"), bytes, "a refused resume wrote");
+}
