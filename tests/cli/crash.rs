@@ -34,15 +34,7 @@ fn script() -> Vec<String> {
 }
 
 /// xorshift64*: enough randomness for kill times, reproducible from the seed.
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n.max(1)
-    }
-}
+use crate::mutations::mutate::Rng;
 
 fn seed() -> u64 {
     std::env::var("FISK_CRASH_SEED")
@@ -98,7 +90,7 @@ fn crash_until_done(rng: &mut Rng, max_delay_us: u64, ctx: &str) -> (Fixture, us
             vec!["run", "--agent", "agent.yaml", "--id", run, "crash me"]
         };
         let mut child = f.command(&args).spawn().unwrap();
-        let delay = rng.below(max_delay_us) + stuck.saturating_sub(5) * (max_delay_us / 8);
+        let delay = rng.next() % max_delay_us.max(1) + stuck.saturating_sub(5) * (max_delay_us / 8);
         std::thread::sleep(Duration::from_micros(delay));
         let _ = child.kill();
         let out = child.wait_with_output().unwrap();

@@ -9,7 +9,7 @@
 //! to read").
 
 #[path = "../../journal/tests/mutate/mod.rs"]
-mod mutate;
+pub(crate) mod mutate;
 
 use crate::support::*;
 use mutate::{Mutant, Plan, Rng};

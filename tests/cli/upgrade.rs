@@ -209,16 +209,8 @@ fn upgrade_refuses_a_live_run() {
     );
 }
 
-/// xorshift64*: kill times, reproducible from the seed printed on failure.
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n.max(1)
-    }
-}
+/// Kill times, reproducible from the seed printed on failure.
+use crate::mutations::mutate::Rng;
 
 #[test]
 fn an_upgrade_killed_at_any_moment_leaves_the_old_journal_or_the_new_one() {
@@ -248,7 +240,7 @@ fn an_upgrade_killed_at_any_moment_leaves_the_old_journal_or_the_new_one() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .expect("spawn");
-        std::thread::sleep(Duration::from_micros(rng.below(span + span / 4)));
+        std::thread::sleep(Duration::from_micros(rng.next() % (span + span / 4).max(1)));
         let _ = child.kill();
         let _ = child.wait();
         let now = std::fs::read(&journal).expect("the journal is always there");
@@ -703,7 +695,7 @@ fn a_jetstream_upgrade_killed_at_any_moment_is_finished_by_the_next() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .expect("spawn");
-        std::thread::sleep(Duration::from_micros(rng.below(span)));
+        std::thread::sleep(Duration::from_micros(rng.next() % span.max(1)));
         let _ = child.kill();
         let _ = child.wait();
         srv.settled_messages(STREAM);
