@@ -11,6 +11,17 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+/// `upgrade --format json`, checked against its output schema.
+fn rows_of(r: &Run) -> Value {
+    let rows = r.json();
+    crate::schema::assert_valid(
+        &crate::schema::output_validator("upgrade.json"),
+        &rows,
+        "upgrade --format json",
+    );
+    rows
+}
+
 /// Every file of a directory, name -> bytes.
 fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     std::fs::read_dir(dir)
@@ -80,12 +91,7 @@ fn upgrade_changes_only_the_meta_version_and_keeps_the_original() {
         "json",
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let rows = r.json();
-    crate::schema::assert_valid(
-        &crate::schema::output_validator("upgrade.json"),
-        &rows,
-        "upgrade --format json",
-    );
+    let rows = rows_of(&r);
     let rows = rows.as_array().expect("an array");
     assert_eq!(rows.len(), folds.len());
     for row in rows {
@@ -147,12 +153,7 @@ fn upgrade_refuses_damaged_journals_and_changes_nothing_it_refuses() {
         "json",
     ]);
     assert_eq!(r.code, 1, "{}", r.stderr);
-    let rows = r.json();
-    crate::schema::assert_valid(
-        &crate::schema::output_validator("upgrade.json"),
-        &rows,
-        "upgrade --format json",
-    );
+    let rows = rows_of(&r);
     let outcome = |run: &str| -> String {
         rows.as_array()
             .and_then(|a| a.iter().find(|x| x["run"] == run))
@@ -587,12 +588,7 @@ fn upgrade_on_jetstream_replaces_the_meta_record_in_place_and_keeps_the_order() 
     // live; the runs at rest are upgraded.
     let r = js(&srv, home.path(), &["upgrade", "--all", "-o", "json"]);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
-    let rows = r.json();
-    crate::schema::assert_valid(
-        &crate::schema::output_validator("upgrade.json"),
-        &rows,
-        "upgrade --format json",
-    );
+    let rows = rows_of(&r);
     let row = |run: &str| {
         rows.as_array()
             .and_then(|a| a.iter().find(|x| x["run"] == run).cloned())

@@ -27,17 +27,7 @@ impl FileStore {
     /// Upgrade one run from version 3 to version 1 (see the module doc).
     pub fn upgrade(&self, run: &str, dry_run: bool) -> Result<Outcome> {
         let path = self.require(run)?;
-        // A dry run only reads, like every reader: no lock, nothing created.
-        let _lock = match dry_run {
-            false => Some(self.lock(run)?),
-            true if self.is_live(run)? => {
-                return Err(Error::Live {
-                    run: run.to_owned(),
-                    holder: None,
-                })
-            }
-            true => None,
-        };
+        let _lock = self.lock_unless_dry(run, dry_run)?;
         let (_, bytes) = self.read_bytes(run)?;
         let refused = |message: String| Error::Refused {
             run: run.to_owned(),

@@ -430,6 +430,20 @@ impl FileStore {
         })
     }
 
+    /// The run lock for a command that writes; for its dry run, none: a dry
+    /// run only reads, like every reader it takes no lock and creates
+    /// nothing, and says whether a writer would stop the real one.
+    pub(crate) fn lock_unless_dry(&self, run: &str, dry_run: bool) -> Result<Option<File>> {
+        match dry_run {
+            false => Ok(Some(self.lock(run)?)),
+            true if self.is_live(run)? => Err(Error::Live {
+                run: run.to_owned(),
+                holder: holder(&self.lock_path(run)?),
+            }),
+            true => Ok(None),
+        }
+    }
+
     /// The store directory, created 0700 when missing.
     fn ensure_dir(&self) -> Result<()> {
         std::fs::DirBuilder::new()
@@ -678,18 +692,7 @@ impl FileStore {
     /// Fix the tail only (see [`Repair`]); with `dry_run`, say what would be done.
     pub fn repair(&self, run: &str, dry_run: bool) -> Result<Repair> {
         let path = self.require(run)?;
-        // A dry run only reads: like every reader it takes no lock and
-        // creates nothing, and says whether a writer would stop the repair.
-        let _lock = match dry_run {
-            false => Some(self.lock(run)?),
-            true if self.is_live(run)? => {
-                return Err(Error::Live {
-                    run: run.to_owned(),
-                    holder: holder(&self.lock_path(run)?),
-                })
-            }
-            true => None,
-        };
+        let _lock = self.lock_unless_dry(run, dry_run)?;
         let mut file = nofollow()
             .read(true)
             .write(!dry_run)
