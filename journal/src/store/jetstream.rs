@@ -385,7 +385,7 @@ fn new_nonce() -> Result<String> {
         context: "JetStream append".into(),
         message: format!("no randomness for the msg id nonce: {e}"),
     })?;
-    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
+    Ok(crate::digest::hex(&b))
 }
 
 fn runtime() -> Result<Arc<tokio::runtime::Runtime>> {
@@ -1166,25 +1166,23 @@ impl JetStreamStore {
         runs: &[String],
         whole: bool,
     ) -> Result<Vec<Option<(u64, String)>>> {
-        use sha2::{Digest, Sha256};
         struct Acc {
             next: u64,
             ok: bool,
-            sha: Sha256,
+            sha: crate::digest::Lines,
         }
         let mut acc: Vec<Acc> = runs
             .iter()
             .map(|_| Acc {
                 next: 1,
                 ok: true,
-                sha: Sha256::new(),
+                sha: crate::digest::Lines::default(),
             })
             .collect();
         self.consume_group(runs, whole, "back", |i, s, _, m| {
             let Some(a) = acc.get_mut(i) else { return };
             if s == Some(a.next) {
-                a.sha.update(&m.payload);
-                a.sha.update(b"\n");
+                a.sha.push(&m.payload);
                 a.next += 1;
             } else {
                 a.ok = false;
@@ -1193,17 +1191,7 @@ impl JetStreamStore {
         .await?;
         Ok(acc
             .into_iter()
-            .map(|a| {
-                (a.ok && a.next > 1).then(|| {
-                    let hex = a
-                        .sha
-                        .finalize()
-                        .iter()
-                        .map(|b| format!("{b:02x}"))
-                        .collect();
-                    (a.next - 1, hex)
-                })
-            })
+            .map(|a| (a.ok && a.next > 1).then(|| (a.next - 1, a.sha.finish())))
             .collect())
     }
 
@@ -1615,7 +1603,7 @@ impl JetStreamStore {
                         "subject": m.subject,
                         "stream_seq": m.stream_seq,
                         "body": String::from_utf8_lossy(&m.body),
-                        "body_hex": crate::migrate::hex(&m.body),
+                        "body_hex": crate::digest::hex(&m.body),
                     });
                     others.extend_from_slice(line.to_string().as_bytes());
                     others.push(b'\n');
