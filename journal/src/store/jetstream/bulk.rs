@@ -3,12 +3,11 @@
 //! one per group of runs instead of a read per run, within a memory
 //! budget.
 
-use super::pull::Pull;
+use super::pull::Reading;
 use super::{JetStreamStore, RunMessage};
 use crate::error::{Error, Result};
 use crate::id;
 use futures_util::StreamExt;
-use std::time::Duration;
 
 /// Messages asked for at a time by migrate's bulk reader.
 const FETCH_BATCH: usize = 1000;
@@ -117,7 +116,7 @@ impl JetStreamStore {
                 sha: crate::digest::Lines::default(),
             })
             .collect();
-        self.consume_group(runs, whole, "back", |i, s, _, m| {
+        self.consume_group(runs, whole, "read back", |i, s, _, m| {
             let Some(a) = acc.get_mut(i) else { return };
             if s == Some(a.next) {
                 a.sha.push(&m.payload);
@@ -248,90 +247,76 @@ impl JetStreamStore {
             let mut open = g.len();
             let mut incomplete = 0u64;
             let what = format!("{} runs ({}.<id>.>)", names.len(), self.prefix);
-            let consumer = self.ephemeral_consumer(&names, whole, &what).await?;
-            let name = consumer.cached_info().name.clone();
-            let count = consumer.cached_info().num_pending;
+            let reading = Reading {
+                run: None,
+                what: &what,
+                verb: "read",
+                batch: FETCH_BATCH,
+            };
+            let (filter, filters) = self.runs_filter(&names, whole);
+            let mut drain = self.open_drain(reading, filter, filters).await?;
             let read = async {
-                let mut seen = 0u64;
-                let mut pull = Pull::new(&consumer, FETCH_BATCH);
-                while seen < count && open > 0 {
-                    // Wait for the caller to release runs it was handed
-                    // (what is held beyond the runs still open).
-                    while held.load(Ordering::Relaxed).saturating_sub(incomplete) > budget.waiting {
-                        tokio::time::sleep(Duration::from_millis(2)).await;
+                while open > 0 {
+                    // Before each pull, wait for the caller to release runs
+                    // it was handed (what is held beyond the runs still open).
+                    let ready = || {
+                        held.load(Ordering::Relaxed).saturating_sub(incomplete) <= budget.waiting
+                    };
+                    let Some(m) = drain.next_when(ready).await? else {
+                        break;
+                    };
+                    let Some((run, s)) = self.parse_subject(&m.message.subject) else {
+                        continue;
+                    };
+                    let Some(k) = at.get(run).copied() else {
+                        continue;
+                    };
+                    let (Some((slot, bytes)), Some(i)) = (got.get_mut(k), g.get(k).copied()) else {
+                        continue;
+                    };
+                    let Some((n, end)) = ends.get(i).copied().flatten() else {
+                        continue;
+                    };
+                    let stream_seq = m.info().map(|x| x.stream_sequence).unwrap_or(0);
+                    if stream_seq > end {
+                        continue; // stored after the lookup: not part of this copy
                     }
-                    let mut batch = pull
-                        .next(count - seen)
-                        .await
-                        .map_err(|e| self.err(None, format!("cannot read {what}: {e}")))?;
-                    let before = seen;
-                    while let Some(m) = batch.next().await {
-                        let m = match m {
-                            Ok(m) => m,
-                            Err(e) if pull.ended(&*e, seen - before) => break,
-                            Err(e) => {
-                                return Err(self.err(None, format!("reading {what} failed: {e}")))
-                            }
-                        };
-                        seen += 1;
-                        let Some((run, s)) = self.parse_subject(&m.message.subject) else {
-                            continue;
-                        };
-                        let Some(k) = at.get(run).copied() else {
-                            continue;
-                        };
-                        let (Some((slot, bytes)), Some(i)) = (got.get_mut(k), g.get(k).copied())
-                        else {
-                            continue;
-                        };
-                        let Some((n, end)) = ends.get(i).copied().flatten() else {
-                            continue;
-                        };
-                        let stream_seq = m.info().map(|x| x.stream_sequence).unwrap_or(0);
-                        if stream_seq > end {
-                            continue; // stored after the lookup: not part of this copy
+                    let next = slot.as_ref().map_or(0, |v| v.len() as u64 + 1);
+                    match slot {
+                        Some(v) if s == Some(next) => {
+                            let len = m.message.payload.len() as u64;
+                            held.fetch_add(len, Ordering::Relaxed);
+                            incomplete += len;
+                            *bytes += len;
+                            v.push(RunMessage {
+                                subject: m.message.subject.to_string(),
+                                subject_seq: s,
+                                stream_seq,
+                                body: m.message.payload.to_vec(),
+                            });
                         }
-                        let next = slot.as_ref().map_or(0, |v| v.len() as u64 + 1);
-                        match slot {
-                            Some(v) if s == Some(next) => {
-                                let len = m.message.payload.len() as u64;
-                                held.fetch_add(len, Ordering::Relaxed);
-                                incomplete += len;
-                                *bytes += len;
-                                v.push(RunMessage {
-                                    subject: m.message.subject.to_string(),
-                                    subject_seq: s,
-                                    stream_seq,
-                                    body: m.message.payload.to_vec(),
-                                });
-                            }
-                            _ => *slot = None,
-                        }
-                        if stream_seq == end {
-                            let done = slot.take().filter(|v| v.len() as u64 == n);
-                            incomplete = incomplete.saturating_sub(*bytes);
-                            if done.is_none() {
-                                release(*bytes);
-                            }
-                            *bytes = 0;
-                            open -= 1;
-                            give(i, done);
-                        }
-                        if incomplete > budget.open {
-                            // Too interleaved to finish within the budget:
-                            // the rest is read run by run.
-                            return Ok(());
-                        }
+                        _ => *slot = None,
                     }
-                    if pull.stalled(seen - before) {
-                        return Err(self.stalled(&what, seen, count));
+                    if stream_seq == end {
+                        let done = slot.take().filter(|v| v.len() as u64 == n);
+                        incomplete = incomplete.saturating_sub(*bytes);
+                        if done.is_none() {
+                            release(*bytes);
+                        }
+                        *bytes = 0;
+                        open -= 1;
+                        give(i, done);
+                    }
+                    if incomplete > budget.open {
+                        // Too interleaved to finish within the budget:
+                        // the rest is read run by run.
+                        return Ok(());
                     }
                 }
                 Ok(())
             }
             .await;
-            // Consumers count against the stream's limits: never leave one behind.
-            let _ = self.stream.delete_consumer(&name).await;
+            drain.close().await;
             // What this pass did not finish is released (and read run by run).
             release(got.iter().map(|(_, b)| b).sum());
             read?;
@@ -342,12 +327,13 @@ impl JetStreamStore {
     /// Every message of these runs through one ephemeral consumer (over the
     /// whole prefix when `whole`), handing each to `visit` with the run's
     /// index, the subject's seq, and the stream sequence. The consumer is
-    /// deleted afterwards whatever happens.
+    /// deleted afterwards whatever happens. `verb` says what a failed pull
+    /// was for.
     async fn consume_group(
         &self,
         runs: &[String],
         whole: bool,
-        purpose: &str,
+        verb: &str,
         mut visit: impl FnMut(usize, Option<u64>, u64, &async_nats::Message),
     ) -> Result<()> {
         for r in runs {
@@ -358,48 +344,29 @@ impl JetStreamStore {
             index.insert(r.as_str(), i);
         }
         let what = format!("{} runs ({}.<id>.>)", runs.len(), self.prefix);
-        let verb = if purpose.is_empty() {
-            "read".to_owned()
-        } else {
-            format!("read {purpose}")
+        let reading = Reading {
+            run: None,
+            what: &what,
+            verb,
+            batch: 10_000,
         };
-        let consumer = self.ephemeral_consumer(runs, whole, &what).await?;
-        let name = consumer.cached_info().name.clone();
-        let count = consumer.cached_info().num_pending;
+        let (filter, filters) = self.runs_filter(runs, whole);
+        let mut drain = self.open_drain(reading, filter, filters).await?;
         let read = async {
-            let mut seen = 0u64;
-            let mut pull = Pull::new(&consumer, 10_000);
-            while seen < count {
-                let mut batch = pull
-                    .next(count - seen)
-                    .await
-                    .map_err(|e| self.err(None, format!("cannot {verb} {what}: {e}")))?;
-                let before = seen;
-                while let Some(m) = batch.next().await {
-                    let m = match m {
-                        Ok(m) => m,
-                        Err(e) if pull.ended(&*e, seen - before) => break,
-                        Err(e) => return Err(self.err(None, format!("reading {what} failed: {e}"))),
-                    };
-                    seen += 1;
-                    let Some((run, s)) = self.parse_subject(&m.message.subject) else {
-                        continue;
-                    };
-                    let Some(i) = index.get(run).copied() else {
-                        continue;
-                    };
-                    let stream_seq = m.info().map(|i| i.stream_sequence).unwrap_or(0);
-                    visit(i, s, stream_seq, &m.message);
-                }
-                if pull.stalled(seen - before) {
-                    return Err(self.stalled(&what, seen, count));
-                }
+            while let Some(m) = drain.next().await? {
+                let Some((run, s)) = self.parse_subject(&m.message.subject) else {
+                    continue;
+                };
+                let Some(i) = index.get(run).copied() else {
+                    continue;
+                };
+                let stream_seq = m.info().map(|i| i.stream_sequence).unwrap_or(0);
+                visit(i, s, stream_seq, &m.message);
             }
             Ok(())
         }
         .await;
-        // Consumers count against the stream's limits: never leave one behind.
-        let _ = self.stream.delete_consumer(&name).await;
+        drain.close().await;
         read
     }
 }

@@ -21,8 +21,8 @@
 //!
 //! The module is split by job: `config` (the stream policy, pure),
 //! `conn` (the runtime and the connection), `subject` (the subject
-//! layout), `read` (single runs and summaries), `pull` (pull-consumer
-//! batches), `bulk` (migrate's many-run reads), `append` (the
+//! layout), `read` (single runs and summaries), `pull` (the one
+//! pull-consumer drain), `bulk` (migrate's many-run reads), `append` (the
 //! fenced writer), `chain` (the pipelined create), `delete` (`rm` and
 //! migrate's delete) and `upgrade`.
 

@@ -3,15 +3,14 @@
 //! for short runs, a consumer otherwise), decoding them with the reader's
 //! rule, and `ls` summaries from the meta record and the tail (SPEC 9).
 
-use super::pull::{read_consumer_config, Pull};
+use super::pull::{Drain, Reading};
 use super::{JetStreamStore, RunMessage, CONCURRENCY};
 use crate::error::{Error, Result};
 use crate::id;
 use crate::lines::Tail;
-use crate::nats;
 use crate::record::{Entry, Kind, Record};
 use crate::store::{Journal, Summary};
-use async_nats::jetstream::{self, message::StreamMessage};
+use async_nats::jetstream::message::StreamMessage;
 use futures_util::StreamExt;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -148,19 +147,15 @@ impl JetStreamStore {
     async fn read_consumer(&self, run: &str) -> Result<Vec<RunMessage>> {
         id::check(run)?;
         let filter = format!("{}.{run}.>", self.prefix);
-        // An ephemeral pull consumer without acks: its pending count at
-        // creation is the run's message count, so the read knows where it
-        // ends (a consumer on an empty filter would otherwise wait forever).
-        let consumer = self
-            .stream
-            .create_consumer(read_consumer_config(filter.clone(), Vec::new()))
-            .await
-            .map_err(|e| self.err(Some(run), format!("cannot read {filter}: {e}")))?;
-        let name = consumer.cached_info().name.clone();
-        let count = consumer.cached_info().num_pending;
-        let out = self.fetch_all(run, &filter, &consumer, count).await;
-        // Consumers count against the stream's limits: never leave one behind.
-        let _ = self.stream.delete_consumer(&name).await;
+        let reading = Reading {
+            run: Some(run),
+            what: &filter,
+            verb: "read",
+            batch: 10_000,
+        };
+        let mut drain = self.open_drain(reading, filter.clone(), Vec::new()).await?;
+        let out = self.fetch_all(run, &mut drain).await;
+        drain.close().await;
         let out = out?;
         if out.is_empty() {
             return Err(self.not_found(run));
@@ -168,55 +163,24 @@ impl JetStreamStore {
         Ok(out)
     }
 
-    async fn fetch_all(
-        &self,
-        run: &str,
-        filter: &str,
-        consumer: &jetstream::consumer::PullConsumer,
-        count: u64,
-    ) -> Result<Vec<RunMessage>> {
+    async fn fetch_all(&self, run: &str, drain: &mut Drain<'_>) -> Result<Vec<RunMessage>> {
+        let count = drain.count();
         let mut out = Vec::with_capacity(usize::try_from(count).unwrap_or(0).min(1 << 16));
-        let mut pull = Pull::new(consumer, 10_000);
-        while (out.len() as u64) < count {
-            let left = count - out.len() as u64;
-            let mut batch = pull
-                .next(left)
-                .await
-                .map_err(|e| self.err(Some(run), format!("cannot read {filter}: {e}")))?;
-            let before = out.len();
-            while let Some(m) = batch.next().await {
-                let m = match m {
-                    Ok(m) => m,
-                    Err(e) if pull.ended(&*e, (out.len() - before) as u64) => break,
-                    Err(e) => {
-                        return Err(self.err(Some(run), format!("reading {filter} failed: {e}")))
-                    }
-                };
-                let stream_seq = m.info().map(|i| i.stream_sequence).map_err(|e| {
-                    self.err(
-                        Some(run),
-                        format!("a message without JetStream metadata: {e}"),
-                    )
-                })?;
-                let subject = m.message.subject.to_string();
-                let subject_seq = self.parse_subject(&subject).and_then(|(_, s)| s);
-                out.push(RunMessage {
-                    subject,
-                    subject_seq,
-                    stream_seq,
-                    body: m.message.payload.to_vec(),
-                });
-            }
-            if pull.stalled((out.len() - before) as u64) {
-                return Err(self.err(
+        while let Some(m) = drain.next().await? {
+            let stream_seq = m.info().map(|i| i.stream_sequence).map_err(|e| {
+                self.err(
                     Some(run),
-                    format!(
-                        "reading {filter} stalled after {} of {count} messages (no message within {}s); is the server up? re-run to retry",
-                        out.len(),
-                        nats::REQUEST_TIMEOUT.as_secs()
-                    ),
-                ));
-            }
+                    format!("a message without JetStream metadata: {e}"),
+                )
+            })?;
+            let subject = m.message.subject.to_string();
+            let subject_seq = self.parse_subject(&subject).and_then(|(_, s)| s);
+            out.push(RunMessage {
+                subject,
+                subject_seq,
+                stream_seq,
+                body: m.message.payload.to_vec(),
+            });
         }
         Ok(out)
     }
