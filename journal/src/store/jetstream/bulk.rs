@@ -12,6 +12,9 @@ use futures_util::StreamExt;
 /// Messages asked for at a time by migrate's bulk reader.
 const FETCH_BATCH: usize = 1000;
 
+/// Runs one filtered consumer reads at most.
+const GROUP: usize = 256;
+
 /// How much of a JetStream source [`JetStreamStore::stream_runs`] may hold,
 /// in body bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +45,30 @@ pub fn release(held: &std::sync::atomic::AtomicU64, bytes: u64) {
 }
 
 impl JetStreamStore {
+    /// How the runs `items` stand for, `expected` messages in all, are read:
+    /// whether through one consumer over the whole prefix, and in which
+    /// groups. When these runs are most of the stream (at least half its
+    /// messages), one consumer over the whole prefix costs the server
+    /// least (no per-message filter matching); otherwise one consumer per
+    /// group of [`GROUP`] runs, filtered to them, so other runs are not
+    /// read.
+    async fn groups<T: Clone>(&self, items: Vec<T>, expected: u64) -> Result<(bool, Vec<Vec<T>>)> {
+        let mut stream = self.stream.clone();
+        let total = self
+            .conn
+            .info(&mut stream, &self.name)
+            .await?
+            .state
+            .messages;
+        let whole = expected.saturating_mul(2) >= total;
+        let groups = if whole {
+            vec![items]
+        } else {
+            items.chunks(GROUP).map(<[T]>::to_vec).collect()
+        };
+        Ok((whole, groups))
+    }
+
     /// Count and SHA-256 (over each body followed by `\n`) of each run, read
     /// back through one consumer (over the whole prefix when `records`, the
     /// records expected in these runs, are at least half the stream, else
@@ -50,27 +77,10 @@ impl JetStreamStore {
     /// rewritten out of order): the caller reads such a run on its own.
     /// The whole call fails when a group cannot be read.
     pub fn digests(&self, runs: &[String], records: u64) -> Vec<Result<Option<(u64, String)>>> {
-        const GROUP: usize = 256;
         let st = self.clone();
         let runs_owned = runs.to_vec();
         let task = async move {
-            // When these runs are most of the stream, one consumer over the
-            // whole prefix costs the server least (no per-message filter
-            // matching); otherwise one consumer per group of runs, filtered
-            // to them, so other runs are not read.
-            let mut stream = st.stream.clone();
-            let total = stream
-                .info()
-                .await
-                .map_err(|e| st.err(None, format!("cannot read the stream's info: {e}")))?
-                .state
-                .messages;
-            let groups: Vec<Vec<String>> = if records.saturating_mul(2) >= total {
-                vec![runs_owned]
-            } else {
-                runs_owned.chunks(GROUP).map(<[String]>::to_vec).collect()
-            };
-            let whole = groups.len() == 1 && records.saturating_mul(2) >= total;
+            let (whole, groups) = st.groups(runs_owned, records).await?;
             let done = futures_util::stream::iter(groups)
                 .map(|g| {
                     let st = st.clone();
@@ -186,7 +196,6 @@ impl JetStreamStore {
         give: &mut impl FnMut(usize, Option<Vec<RunMessage>>),
     ) -> Result<()> {
         use std::sync::atomic::Ordering;
-        const GROUP: usize = 256;
         for r in runs {
             id::check(r)?;
         }
@@ -214,23 +223,10 @@ impl JetStreamStore {
             ends.push(end);
         }
         let expected: u64 = ends.iter().flatten().map(|(n, _)| n).sum();
-        let total = self
-            .stream
-            .clone()
-            .info()
-            .await
-            .map_err(|e| self.err(None, format!("cannot read the stream's info: {e}")))?
-            .state
-            .messages;
         let index: Vec<usize> = (0..runs.len())
             .filter(|i| ends.get(*i).is_some_and(Option::is_some))
             .collect();
-        let whole = expected.saturating_mul(2) >= total;
-        let groups: Vec<Vec<usize>> = if whole {
-            vec![index]
-        } else {
-            index.chunks(GROUP).map(<[usize]>::to_vec).collect()
-        };
+        let (whole, groups) = self.groups(index, expected).await?;
         let release = |bytes: u64| release(held, bytes);
         for g in groups {
             let names: Vec<String> = g.iter().filter_map(|i| runs.get(*i).cloned()).collect();

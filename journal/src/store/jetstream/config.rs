@@ -185,10 +185,7 @@ pub fn inspect(settings: &Settings, name: &str) -> Result<StreamReport> {
     let conn = Conn::open(settings)?;
     conn.rt.block_on(async {
         let mut s = conn.stream(name).await?;
-        let info = s
-            .info()
-            .await
-            .map_err(|e| conn.err(name, format!("cannot read the stream's info: {e}")))?;
+        let info = conn.info(&mut s, name).await?;
         Ok(StreamReport {
             name: name.to_owned(),
             server: conn.server.clone(),
@@ -214,10 +211,7 @@ pub fn create_stream(settings: &Settings, name: &str, subject: &str) -> Result<b
     let conn = Conn::open(settings)?;
     conn.rt.block_on(async {
         if let Ok(mut s) = conn.js.get_stream(name).await {
-            let info = s
-                .info()
-                .await
-                .map_err(|e| conn.err(name, format!("cannot read the stream's info: {e}")))?;
+            let info = conn.info(&mut s, name).await?;
             let problems = check_config(&info.config);
             if !problems.is_empty() {
                 return Err(conn.err(name, format!(

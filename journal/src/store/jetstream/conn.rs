@@ -65,6 +65,17 @@ impl Conn {
         }
     }
 
+    /// The stream's info, asked of the server now.
+    pub(super) async fn info<'s>(
+        &self,
+        s: &'s mut stream::Stream,
+        name: &str,
+    ) -> Result<&'s stream::Info> {
+        s.info()
+            .await
+            .map_err(|e| self.err(name, format!("cannot read the stream's info: {e}")))
+    }
+
     /// The stream's handle and configuration; a missing stream or a server
     /// without JetStream is a clear error.
     pub(super) async fn stream(&self, name: &str) -> Result<stream::Stream> {

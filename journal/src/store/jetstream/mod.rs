@@ -97,11 +97,7 @@ impl JetStreamStore {
         let conn = Conn::open(settings)?;
         let (stream, config) = conn.rt.block_on(async {
             let mut s = conn.stream(name).await?;
-            let info = s
-                .info()
-                .await
-                .map_err(|e| conn.err(name, format!("cannot read the stream's info: {e}")))?;
-            let config = info.config.clone();
+            let config = conn.info(&mut s, name).await?.config.clone();
             Ok::<_, Error>((s, config))
         })?;
         let prefix = prefix_of(&config.subjects).ok_or_else(|| {
