@@ -21,6 +21,13 @@ pub(super) const SUBJECT_FULL: u64 = 10077;
 /// JetStream: the message is larger than the stream's max message size.
 pub(super) const MESSAGE_TOO_LARGE: u64 = 10054;
 
+/// The JetStream error code a refused publish carries, if any.
+pub(super) fn error_code(e: &jetstream::context::PublishError) -> Option<u64> {
+    std::error::Error::source(e)
+        .and_then(|s| s.downcast_ref::<jetstream::Error>())
+        .map(|j| j.error_code().0)
+}
+
 impl JetStreamStore {
     /// A writer for a new run: its first append is seq 1 and fails when the
     /// run already exists.
@@ -180,9 +187,7 @@ impl JetStreamAppender {
             )),
             Err(e) => {
                 use async_nats::jetstream::context::PublishErrorKind as K;
-                let code = std::error::Error::source(&e)
-                    .and_then(|s| s.downcast_ref::<async_nats::jetstream::Error>())
-                    .map(|j| j.error_code().0);
+                let code = error_code(&e);
                 let fenced = e.kind() == K::WrongLastSequence
                     || matches!(code, Some(WRONG_LAST_SEQUENCE | SUBJECT_FULL));
                 // Whether refused or unanswered, the target subject says
@@ -248,18 +253,8 @@ impl crate::store::Appender for JetStreamAppender {
     }
 
     fn append_raw(&mut self, seq: u64, raw: &[u8]) -> Result<bool> {
-        match check_append(self.last_seq, seq) {
-            Append::Duplicate => return Ok(false),
-            Append::Gap => {
-                return Err(self.store.err(
-                    Some(&self.run),
-                    format!(
-                        "seq {seq} does not follow the last stored seq {}: a gap",
-                        self.last_seq
-                    ),
-                ))
-            }
-            Append::Next => {}
+        if !self.admit(seq)? {
+            return Ok(false);
         }
         let stream_seq = self.store.block_on(self.publish(seq, raw))?;
         self.last_seq = seq;
@@ -285,6 +280,22 @@ impl crate::store::Appender for JetStreamAppender {
 }
 
 impl JetStreamAppender {
+    /// SPEC 2's decision for record `seq`: `true` to store it next,
+    /// `false` for a duplicate (skipped), an error for a gap.
+    fn admit(&self, seq: u64) -> Result<bool> {
+        match check_append(self.last_seq, seq) {
+            Append::Next => Ok(true),
+            Append::Duplicate => Ok(false),
+            Append::Gap => Err(self.store.err(
+                Some(&self.run),
+                format!(
+                    "seq {seq} does not follow the last stored seq {}: a gap",
+                    self.last_seq
+                ),
+            )),
+        }
+    }
+
     /// [`Appender::append_batch`](crate::store::Appender::append_batch), awaited
     /// on the caller's task: each record fenced on the one before it.
     pub(super) async fn append_bytes(
@@ -293,19 +304,10 @@ impl JetStreamAppender {
     ) -> (u64, Result<()>) {
         let mut stored = 0;
         for (seq, raw) in records {
-            match check_append(self.last_seq, seq) {
-                Append::Duplicate => continue,
-                Append::Gap => {
-                    let e = self.store.err(
-                        Some(&self.run),
-                        format!(
-                            "seq {seq} does not follow the last stored seq {}: a gap",
-                            self.last_seq
-                        ),
-                    );
-                    return (stored, Err(e));
-                }
-                Append::Next => {}
+            match self.admit(seq) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(e) => return (stored, Err(e)),
             }
             match self.publish_bytes(seq, raw).await {
                 Ok(stream_seq) => {

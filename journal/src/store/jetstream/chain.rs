@@ -33,7 +33,7 @@
 //! server or the connection failed) fails the runs left and every run
 //! after them, which a re-run continues.
 
-use super::append::{MESSAGE_TOO_LARGE, SUBJECT_FULL, WRONG_LAST_SEQUENCE};
+use super::append::{error_code, MESSAGE_TOO_LARGE, SUBJECT_FULL, WRONG_LAST_SEQUENCE};
 use super::{JetStreamAppender, JetStreamStore};
 use crate::error::{Error, Result};
 use async_nats::jetstream::context::PublishAckFuture;
@@ -307,10 +307,7 @@ impl JetStreamStore {
                 // which says what is wrong.
                 Ok(_) => return self.drain(runs, window, true, Ended::Foreign, left).await,
                 Err(e) => {
-                    let code = std::error::Error::source(&e)
-                        .and_then(|s| s.downcast_ref::<async_nats::jetstream::Error>())
-                        .map(|j| j.error_code().0);
-                    let ended = match code {
+                    let ended = match error_code(&e) {
                         Some(WRONG_LAST_SEQUENCE | SUBJECT_FULL | MESSAGE_TOO_LARGE) => {
                             Ended::Refused
                         }
