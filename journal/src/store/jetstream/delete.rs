@@ -1,7 +1,7 @@
 //! Deleting runs: migrate's delete of a verified copy's source, and `rm`,
 //! which first keeps every message of the run as a one-run file store.
 
-use super::JetStreamStore;
+use super::{as_lines, sort_by_seq, JetStreamStore};
 use crate::error::{Error, Result};
 use crate::id;
 use std::path::PathBuf;
@@ -13,7 +13,6 @@ impl JetStreamStore {
     /// so a record appended meanwhile survives it.
     pub fn delete_copied(&self, run: &str, last: u64) -> Result<u64> {
         id::check(run)?;
-        let filter = format!("{}.{run}.>", self.prefix);
         self.block_on(async {
             let Some(m) = self.last_of_run(run).await? else {
                 return Err(self.not_found(run));
@@ -22,18 +21,26 @@ impl JetStreamStore {
             if have != Some(last) {
                 return Err(crate::store::file_write::grew(run, have.unwrap_or(0), last));
             }
-            self.stream
-                .purge()
-                .filter(&filter)
-                .sequence(m.sequence + 1)
-                .await
-                .map(|r| r.purged)
-                .map_err(|e| self.err(Some(run), format!("cannot purge {filter}: {e}")))
+            self.purge_through(run, m.sequence).await
         })
     }
 
+    /// Purge the run's messages (`<prefix>.<id>.>`) stored up to stream
+    /// sequence `upto`; one stored after it survives. Returns how many were
+    /// removed.
+    async fn purge_through(&self, run: &str, upto: u64) -> Result<u64> {
+        let filter = format!("{}.{run}.>", self.prefix);
+        self.stream
+            .purge()
+            .filter(&filter)
+            .sequence(upto + 1)
+            .await
+            .map(|r| r.purged)
+            .map_err(|e| self.err(Some(run), format!("cannot purge {filter}: {e}")))
+    }
+
     /// Delete a run (`rm`), keeping it: every message of the run is first
-    /// written, in stream order and one line each (a file journal), to
+    /// written, in seq order and one line each (a file journal), to
     /// `<keep>/<run>.json`, fsynced; then exactly those messages are
     /// purged. A message stored meanwhile is not purged, and makes this an
     /// warning. Returns the messages purged, the file kept, and a warning
@@ -45,40 +52,27 @@ impl JetStreamStore {
         keep: &std::path::Path,
     ) -> Result<(u64, PathBuf, Option<String>)> {
         id::check(run)?;
-        let filter = format!("{}.{run}.>", self.prefix);
         self.block_on(async {
             let mut messages = self.read_run(run, true).await?;
             let upto = messages.iter().map(|m| m.stream_seq).max().unwrap_or(0);
             // The journal: the records in seq order, one line each. A
             // message on a subject that names no record (damage, a foreign
             // writer) goes beside it with its subject, so nothing is lost.
-            messages.sort_by_key(|m| (m.subject_seq.unwrap_or(u64::MAX), m.stream_seq));
-            let mut bytes = Vec::with_capacity(messages.iter().map(|m| m.body.len() + 1).sum());
+            sort_by_seq(&mut messages);
+            let bytes = as_lines(messages.iter().filter(|m| m.subject_seq.is_some()));
             let mut others = Vec::new();
-            for m in &messages {
-                if m.subject_seq.is_some() {
-                    bytes.extend_from_slice(&m.body);
-                    bytes.push(b'\n');
-                } else {
-                    let line = serde_json::json!({
-                        "subject": m.subject,
-                        "stream_seq": m.stream_seq,
-                        "body": String::from_utf8_lossy(&m.body),
-                        "body_hex": crate::digest::hex(&m.body),
-                    });
-                    others.extend_from_slice(line.to_string().as_bytes());
-                    others.push(b'\n');
-                }
+            for m in messages.iter().filter(|m| m.subject_seq.is_none()) {
+                let line = serde_json::json!({
+                    "subject": m.subject,
+                    "stream_seq": m.stream_seq,
+                    "body": String::from_utf8_lossy(&m.body),
+                    "body_hex": crate::digest::hex(&m.body),
+                });
+                others.extend_from_slice(line.to_string().as_bytes());
+                others.push(b'\n');
             }
             let kept = keep_new(keep, run, &bytes, &others)?;
-            let purged = self
-                .stream
-                .purge()
-                .filter(&filter)
-                .sequence(upto + 1)
-                .await
-                .map(|r| r.purged)
-                .map_err(|e| self.err(Some(run), format!("cannot purge {filter}: {e}")))?;
+            let purged = self.purge_through(run, upto).await?;
             let warning = match self.last_of_run(run).await {
                 Ok(None) => None,
                 Ok(Some(_)) => Some(format!(

@@ -51,7 +51,7 @@ pub use config::{
     check_config, config_notes, create_stream, inspect, prefix_of, spec_config, ConfigProblem,
     StreamReport,
 };
-pub use subject::{subject, RunMessage};
+pub use subject::{as_lines, sort_by_seq, subject, RunMessage};
 
 use conn::Conn;
 

@@ -4,7 +4,7 @@
 //! rule, and `ls` summaries from the meta record and the tail (SPEC 9).
 
 use super::pull::{Drain, Reading};
-use super::{JetStreamStore, RunMessage, CONCURRENCY};
+use super::{sort_by_seq, JetStreamStore, RunMessage, CONCURRENCY};
 use crate::error::{Error, Result};
 use crate::id;
 use crate::lines::Tail;
@@ -206,9 +206,7 @@ impl JetStreamStore {
         mut messages: Vec<RunMessage>,
         lenient: bool,
     ) -> Result<(Journal, Option<String>)> {
-        // Seq order is the subjects' order; stream order agrees for any run
-        // written through the fence.
-        messages.sort_by_key(|m| (m.subject_seq.unwrap_or(u64::MAX), m.stream_seq));
+        sort_by_seq(&mut messages);
         let bytes = messages.iter().map(|m| m.body.len() as u64 + 1).sum();
         let n = messages.len();
         let mut entries = Vec::with_capacity(n);

@@ -1,6 +1,7 @@
 //! The subject layout: seq 1 (the meta record) on `<prefix>.<id>._meta`,
 //! seq N on `<prefix>.<id>.<N>`; a token that is neither (a sign, a leading
-//! zero, `1`) names no record. And a run's messages as stored.
+//! zero, `1`) names no record. And a run's messages as stored, and in seq
+//! order as the lines of a journal.
 
 use super::JetStreamStore;
 
@@ -13,6 +14,29 @@ pub struct RunMessage {
     pub subject_seq: Option<u64>,
     pub stream_seq: u64,
     pub body: Vec<u8>,
+}
+
+/// Put a run's messages in seq order: by the record seq their subjects
+/// name, messages on no record subject last, each in stream order. Seq
+/// order is the subjects' order; stream order agrees for any run written
+/// through the fence.
+pub fn sort_by_seq(messages: &mut [RunMessage]) {
+    messages.sort_by_key(|m| (m.subject_seq.unwrap_or(u64::MAX), m.stream_seq));
+}
+
+/// The bodies as the lines of a journal: each followed by `\n`.
+pub fn as_lines<'a, I>(messages: I) -> Vec<u8>
+where
+    I: IntoIterator<Item = &'a RunMessage>,
+    I::IntoIter: Clone,
+{
+    let messages = messages.into_iter();
+    let mut bytes = Vec::with_capacity(messages.clone().map(|m| m.body.len() + 1).sum());
+    for m in messages {
+        bytes.extend_from_slice(&m.body);
+        bytes.push(b'\n');
+    }
+    bytes
 }
 
 /// `<prefix>.<id>._meta` for seq 1, `<prefix>.<id>.<N>` otherwise.
