@@ -53,24 +53,8 @@ impl JetStreamStore {
 
     /// A writer for an existing run, continuing after its last record.
     pub fn open(&self, run: &str) -> Result<JetStreamAppender> {
-        let Some(last) = self.block_on(self.last_of_run(run))? else {
-            return Err(self.not_found(run));
-        };
-        let n = self
-            .parse_subject(&last.subject)
-            .and_then(|(_, s)| s)
-            .ok_or_else(|| {
-                self.err(
-                    Some(run),
-                    format!(
-                        "the last message is on {}, not a record subject; run `fisk-admin verify {run}`",
-                        last.subject
-                    ),
-                )
-            })?;
-        if self.block_on(self.tail_behind(run, n))? {
-            return Err(self.interrupted(run));
-        }
+        let hint = format!("; run `fisk-admin verify {run}`");
+        let (last, n) = self.block_on(self.tail(run, &hint))?;
         self.appender(run, n, last.sequence)
     }
 
@@ -155,26 +139,15 @@ impl JetStreamAppender {
         let raw_len = raw.len();
         let subject = st.subject(&self.run, seq);
         let msg = self.fenced(seq, self.last_stream_seq, raw);
-        // Within the request timeout: a connection that is down stops
-        // taking messages once its buffer is full.
-        let sent = tokio::time::timeout(
-            nats::REQUEST_TIMEOUT,
-            st.conn.js.send_publish(subject.clone(), msg),
-        )
-        .await;
-        let outcome = match sent {
-            Ok(Ok(ack)) => ack.await,
-            Ok(Err(e)) => Err(e),
-            Err(_) => {
-                return Err(st.err(
-                    Some(&self.run),
-                    format!(
-                        "cannot publish seq {seq} to {}: the connection took no message for {}s; re-run to continue from the last stored record",
-                        st.server(),
-                        nats::REQUEST_TIMEOUT.as_secs()
-                    ),
-                ))
-            }
+        let Some(outcome) = st.conn.publish(subject.clone(), msg).await else {
+            return Err(st.err(
+                Some(&self.run),
+                format!(
+                    "cannot publish seq {seq} to {}: the connection took no message for {}s; re-run to continue from the last stored record",
+                    st.server(),
+                    nats::REQUEST_TIMEOUT.as_secs()
+                ),
+            ));
         };
         match outcome {
             Ok(ack) if ack.stream == st.name => Ok(ack.sequence),

@@ -65,6 +65,24 @@ impl Conn {
         }
     }
 
+    /// Publish `msg` on `subject` and wait for its ack. `None` when the
+    /// connection took no message within the request timeout: a
+    /// connection that is down stops taking messages once its buffer is
+    /// full.
+    pub(super) async fn publish(
+        &self,
+        subject: String,
+        msg: jetstream::message::PublishMessage,
+    ) -> Option<std::result::Result<jetstream::publish::PublishAck, jetstream::context::PublishError>>
+    {
+        match tokio::time::timeout(nats::REQUEST_TIMEOUT, self.js.send_publish(subject, msg)).await
+        {
+            Ok(Ok(ack)) => Some(ack.await),
+            Ok(Err(e)) => Some(Err(e)),
+            Err(_) => None,
+        }
+    }
+
     /// The stream's info, asked of the server now.
     pub(super) async fn info<'s>(
         &self,

@@ -54,6 +54,32 @@ impl JetStreamStore {
             .await
     }
 
+    /// The run's tail (its last message) and the seq its subject names:
+    /// the run's length. Refused when the run is absent, when the tail is
+    /// on no record subject (`hint` ends that message), or when it is the
+    /// meta record of an interrupted upgrade.
+    pub(super) async fn tail(&self, run: &str, hint: &str) -> Result<(StreamMessage, u64)> {
+        let Some(last) = self.last_of_run(run).await? else {
+            return Err(self.not_found(run));
+        };
+        let n = self
+            .parse_subject(&last.subject)
+            .and_then(|(_, s)| s)
+            .ok_or_else(|| {
+                self.err(
+                    Some(run),
+                    format!(
+                        "the last message is on {}, not a record subject{hint}",
+                        last.subject
+                    ),
+                )
+            })?;
+        if self.tail_behind(run, n).await? {
+            return Err(self.interrupted(run));
+        }
+        Ok((last, n))
+    }
+
     /// Whether a run's tail (its last message) is its meta record while
     /// record 2 exists: an upgrade interrupted between its two publishes
     /// (`upgrade.rs`). Then the tail's seq is not the run's length.
@@ -275,25 +301,8 @@ impl JetStreamStore {
     }
 
     async fn summary_inner(&self, run: &str) -> Result<Summary> {
-        let Some(last) = self.last_of_run(run).await? else {
-            return Err(self.not_found(run));
-        };
+        let (last, last_n) = self.tail(run, "").await?;
         let stored = crate::time::Time::from_system(system_time(&last));
-        let last_n = self
-            .parse_subject(&last.subject)
-            .and_then(|(_, s)| s)
-            .ok_or_else(|| {
-                self.err(
-                    Some(run),
-                    format!(
-                        "the last message is on {}, not a record subject",
-                        last.subject
-                    ),
-                )
-            })?;
-        if self.tail_behind(run, last_n).await? {
-            return Err(self.interrupted(run));
-        }
         let decode = |m: &StreamMessage| {
             Record::decode(&m.payload).map_err(|e| {
                 self.err(

@@ -174,22 +174,13 @@ impl JetStreamStore {
                 async_nats::HeaderName::from_static(EXPECTED_SUBJECT_HEADER),
                 format!("{}.{run}.>", self.prefix),
             );
-        let sent = tokio::time::timeout(
-            crate::nats::REQUEST_TIMEOUT,
-            self.conn.js.send_publish(subject.clone(), msg),
-        )
-        .await;
-        let ack = match sent {
-            Ok(Ok(ack)) => ack.await,
-            Ok(Err(e)) => Err(e),
-            Err(_) => {
-                return Err(self.err(
-                    Some(run),
-                    format!(
-                        "cannot publish to {subject}: the connection took no message; run `fisk-admin upgrade {run}` again to finish"
-                    ),
-                ))
-            }
+        let Some(ack) = self.conn.publish(subject.clone(), msg).await else {
+            return Err(self.err(
+                Some(run),
+                format!(
+                    "cannot publish to {subject}: the connection took no message; run `fisk-admin upgrade {run}` again to finish"
+                ),
+            ));
         };
         match ack {
             Ok(a) => Ok(a.sequence),
