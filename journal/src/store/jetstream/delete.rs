@@ -19,6 +19,8 @@ impl JetStreamStore {
             };
             let have = self.parse_subject(&m.subject).and_then(|(_, s)| s);
             if have != Some(last) {
+                // migrate's refusal, defined by the file backend until it
+                // is a variant of the error type (being reworked apart).
                 return Err(crate::store::file_write::grew(run, have.unwrap_or(0), last));
             }
             self.purge_through(run, m.sequence).await
@@ -96,6 +98,14 @@ impl JetStreamStore {
 /// the one run, which `migrate` copies back. `others` (messages on no
 /// record subject, JSON lines), when any, go to `<dir>/<run>.other.jsonl`.
 /// On failure nothing half-written is left behind.
+///
+/// Not [`FileStore::create_whole`](crate::store::file::FileStore::create_whole):
+/// that writer keeps the appender's rules, and a backup must hold whatever
+/// the stream held, byte for byte, damaged runs above all. It refuses an
+/// empty body or one holding a raw newline, and a gap in the seqs; it
+/// writes no file for a run with no records; where there are no unnamed
+/// files it takes the run lock, leaving `<run>.lock` in the backup; and it
+/// does not fsync the directories it creates on the way.
 pub(super) fn keep_new(
     keep: &std::path::Path,
     run: &str,
