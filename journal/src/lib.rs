@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 pub mod agent;
+pub mod digest;
 pub mod error;
 pub mod fingerprint;
 pub mod fold;

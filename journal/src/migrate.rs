@@ -28,7 +28,6 @@ use crate::record::Entry;
 use crate::store::jetstream::{JetStreamStore, NewRun, ReadBudget, RunMessage};
 use crate::store::{Appender, Journal, Store};
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 #[derive(Debug, Clone)]
@@ -184,19 +183,7 @@ pub fn select(from: &Store, named: &[String]) -> Result<Vec<String>> {
     Ok(runs)
 }
 
-/// SHA-256 over the bodies, each followed by `\n`.
-pub fn digest<'a>(bodies: impl IntoIterator<Item = &'a [u8]>) -> String {
-    let mut h = Sha256::new();
-    for b in bodies {
-        h.update(b);
-        h.update(b"\n");
-    }
-    hex(h.finalize().as_slice())
-}
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+pub use crate::digest::{digest, hex};
 
 /// Bytes of a JetStream source the bulk reader may hold per job: of runs
 /// still being read (enough for runs interleaved in the stream), and of
@@ -1146,17 +1133,4 @@ fn compare(src: &Journal, dest: &Journal) -> std::result::Result<usize, String> 
         }
     }
     Ok(dest.entries.len())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_digest_is_the_sha256_of_the_clean_journal_bytes() {
-        let mut h = Sha256::new();
-        h.update(b"a\nb\n");
-        let want: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(digest([&b"a"[..], &b"b"[..]]), want);
-    }
 }

@@ -33,12 +33,17 @@
 //! server or the connection failed) fails the runs left and every run
 //! after them, which a re-run continues.
 
-use super::{JetStreamAppender, JetStreamStore, NewRun};
+use super::append::{error_code, MESSAGE_TOO_LARGE, SUBJECT_FULL, WRONG_LAST_SEQUENCE};
+use super::{JetStreamAppender, JetStreamStore};
 use crate::error::{Error, Result};
 use async_nats::jetstream::context::PublishAckFuture;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use std::collections::{HashSet, VecDeque};
+
+/// A run for [`JetStreamStore::create_runs`]: its index (for the caller),
+/// id, and records (seq, body).
+pub type NewRun = (usize, String, Vec<(u64, Vec<u8>)>);
 
 /// Messages the pipeline keeps unacknowledged: well below the client's
 /// command buffer ([`crate::nats::CLIENT_CAPACITY`]), which must keep room
@@ -302,15 +307,10 @@ impl JetStreamStore {
                 // which says what is wrong.
                 Ok(_) => return self.drain(runs, window, true, Ended::Foreign, left).await,
                 Err(e) => {
-                    let code = std::error::Error::source(&e)
-                        .and_then(|s| s.downcast_ref::<async_nats::jetstream::Error>())
-                        .map(|j| j.error_code().0);
-                    let ended = match code {
-                        Some(
-                            super::WRONG_LAST_SEQUENCE
-                            | super::SUBJECT_FULL
-                            | super::MESSAGE_TOO_LARGE,
-                        ) => Ended::Refused,
+                    let ended = match error_code(&e) {
+                        Some(WRONG_LAST_SEQUENCE | SUBJECT_FULL | MESSAGE_TOO_LARGE) => {
+                            Ended::Refused
+                        }
                         Some(WRONG_LAST_MSG_ID) => Ended::Foreign,
                         _ => Ended::Failed(format!(
                             "stream {} on {} did not store a record of run {} ({e})",

@@ -27,7 +27,7 @@
 //! `upgrade` again, which finishes the job; the agent refuses to append to
 //! it until then (its next seq is taken), so nothing is written wrongly.
 
-use super::{JetStreamStore, RunMessage, EXPECTED_SUBJECT_HEADER};
+use super::{as_lines, sort_by_seq, JetStreamStore, RunMessage, EXPECTED_SUBJECT_HEADER};
 use crate::error::{Error, Result};
 use crate::record::{Kind, Record};
 use crate::upgrade::{plan, Outcome, Plan};
@@ -71,12 +71,9 @@ impl JetStreamStore {
                 m.subject
             )));
         }
-        messages.sort_by_key(|m| (m.subject_seq, m.stream_seq));
-        let mut bytes = Vec::with_capacity(messages.iter().map(|m| m.body.len() + 1).sum());
-        for m in &messages {
-            bytes.extend_from_slice(&m.body);
-            bytes.push(b'\n');
-        }
+        // Every subject names a record: seq order is subject order.
+        sort_by_seq(&mut messages);
+        let bytes = as_lines(&messages);
         // The tail: the message stored last. It must be the last record.
         let last_record = messages.last().and_then(|m| m.subject_seq).unwrap_or(0);
         let tail = messages.iter().max_by_key(|m| m.stream_seq);
@@ -104,7 +101,7 @@ impl JetStreamStore {
         let resumed = meta.is_none();
         // The whole run, kept before the stream changes (on a resumed
         // upgrade, the version-1 run as it stands).
-        let kept = super::keep_new(keep, run, &bytes, &[])?;
+        let kept = super::delete::keep_new(keep, run, &bytes, &[])?;
         if let Some(meta) = meta {
             fence = self.rollup(run, 1, meta, fence).await?;
         }
@@ -177,22 +174,13 @@ impl JetStreamStore {
                 async_nats::HeaderName::from_static(EXPECTED_SUBJECT_HEADER),
                 format!("{}.{run}.>", self.prefix),
             );
-        let sent = tokio::time::timeout(
-            crate::nats::REQUEST_TIMEOUT,
-            self.conn.js.send_publish(subject.clone(), msg),
-        )
-        .await;
-        let ack = match sent {
-            Ok(Ok(ack)) => ack.await,
-            Ok(Err(e)) => Err(e),
-            Err(_) => {
-                return Err(self.err(
-                    Some(run),
-                    format!(
-                        "cannot publish to {subject}: the connection took no message; run `fisk-admin upgrade {run}` again to finish"
-                    ),
-                ))
-            }
+        let Some(ack) = self.conn.publish(subject.clone(), msg).await else {
+            return Err(self.err(
+                Some(run),
+                format!(
+                    "cannot publish to {subject}: the connection took no message; run `fisk-admin upgrade {run}` again to finish"
+                ),
+            ));
         };
         match ack {
             Ok(a) => Ok(a.sequence),

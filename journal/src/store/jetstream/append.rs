@@ -1,0 +1,296 @@
+//! The fenced writer (SPEC 8): each record published with its msg id and
+//! the literal fence on the record before it, and a refused or unanswered
+//! publish told apart by what the target subject holds afterwards.
+
+use super::conn::new_nonce;
+use super::JetStreamStore;
+use crate::error::{Error, Result};
+use crate::fold::{check_append, Append};
+use crate::id;
+use crate::nats;
+use async_nats::jetstream;
+
+/// The header the literal fence names its subject with (async-nats has no
+/// constant for it).
+pub const EXPECTED_SUBJECT_HEADER: &str = "Nats-Expected-Last-Subject-Sequence-Subject";
+const MSG_ID_HEADER: &str = "Nats-Msg-Id";
+
+/// JetStream's error codes for a failed fence.
+pub(super) const WRONG_LAST_SEQUENCE: u64 = 10071;
+pub(super) const SUBJECT_FULL: u64 = 10077;
+/// JetStream: the message is larger than the stream's max message size.
+pub(super) const MESSAGE_TOO_LARGE: u64 = 10054;
+
+/// The JetStream error code a refused publish carries, if any.
+pub(super) fn error_code(e: &jetstream::context::PublishError) -> Option<u64> {
+    std::error::Error::source(e)
+        .and_then(|s| s.downcast_ref::<jetstream::Error>())
+        .map(|j| j.error_code().0)
+}
+
+impl JetStreamStore {
+    /// A writer for a new run: its first append is seq 1 and fails when the
+    /// run already exists.
+    pub fn create(&self, run: &str) -> Result<JetStreamAppender> {
+        id::check(run)?;
+        if self.block_on(self.last_of_run(run))?.is_some() {
+            return Err(Error::Exists {
+                run: run.to_owned(),
+                location: self.describe(),
+            });
+        }
+        self.appender(run, 0, 0)
+    }
+
+    /// A writer for a new run without looking first: the fence of its seq 1
+    /// refuses it when anything is stored under the run's subjects
+    /// (`Error::Exists` when the meta record is there, `Error::Live`
+    /// otherwise). One round trip less than [`create`](Self::create).
+    pub fn create_new(&self, run: &str) -> Result<JetStreamAppender> {
+        id::check(run)?;
+        self.appender(run, 0, 0)
+    }
+
+    /// A writer for an existing run, continuing after its last record.
+    pub fn open(&self, run: &str) -> Result<JetStreamAppender> {
+        let hint = format!("; run `fisk-admin verify {run}`");
+        let (last, n) = self.block_on(self.tail(run, &hint))?;
+        self.appender(run, n, last.sequence)
+    }
+
+    fn appender(
+        &self,
+        run: &str,
+        last_seq: u64,
+        last_stream_seq: u64,
+    ) -> Result<JetStreamAppender> {
+        Ok(JetStreamAppender {
+            store: self.clone(),
+            run: run.to_owned(),
+            nonce: new_nonce()?,
+            last_seq,
+            last_stream_seq,
+        })
+    }
+}
+
+/// A fenced writer for one run (SPEC 8). The nonce is fresh for every open,
+/// so a msg id never repeats across runs or opens.
+#[derive(Clone)]
+pub struct JetStreamAppender {
+    store: JetStreamStore,
+    pub(super) run: String,
+    nonce: String,
+    pub(super) last_seq: u64,
+    /// Stream sequence of the record at `last_seq` (0 for a new run).
+    pub(super) last_stream_seq: u64,
+}
+
+impl JetStreamAppender {
+    /// This open's nonce: record N is published with msg id `<nonce>-<N>`.
+    pub fn nonce(&self) -> &str {
+        &self.nonce
+    }
+    pub fn msg_id(&self, seq: u64) -> String {
+        format!("{}-{seq}", self.nonce)
+    }
+    /// Stream sequence of the last stored record.
+    pub fn last_stream_seq(&self) -> u64 {
+        self.last_stream_seq
+    }
+
+    /// Record `seq` as SPEC 8 publishes it: msg id `<nonce>-<seq>` and the
+    /// fence, on the record before it (stored at stream sequence `prev`)
+    /// or, for seq 1, on the whole run being empty.
+    pub(super) fn fenced(
+        &self,
+        seq: u64,
+        prev: u64,
+        body: bytes::Bytes,
+    ) -> jetstream::message::PublishMessage {
+        let st = &self.store;
+        let msg = jetstream::message::PublishMessage::build()
+            .payload(body)
+            .message_id(self.msg_id(seq));
+        if seq == 1 {
+            // A new run: nothing may exist anywhere under the run's
+            // subjects (the agent's wildcard fence, here on an empty run,
+            // so constant cost). This is what makes a create safe without
+            // looking first: a run that holds anything refuses it.
+            msg.expected_last_subject_sequence(0).header(
+                async_nats::HeaderName::from_static(EXPECTED_SUBJECT_HEADER),
+                format!("{}.{}.>", st.prefix, self.run),
+            )
+        } else {
+            msg.expected_last_subject_sequence(prev).header(
+                async_nats::HeaderName::from_static(EXPECTED_SUBJECT_HEADER),
+                st.subject(&self.run, seq - 1),
+            )
+        }
+    }
+
+    async fn publish(&self, seq: u64, raw: &[u8]) -> Result<u64> {
+        self.publish_bytes(seq, bytes::Bytes::copy_from_slice(raw))
+            .await
+    }
+
+    async fn publish_bytes(&self, seq: u64, raw: bytes::Bytes) -> Result<u64> {
+        let st = &self.store;
+        let raw_len = raw.len();
+        let subject = st.subject(&self.run, seq);
+        let msg = self.fenced(seq, self.last_stream_seq, raw);
+        let Some(outcome) = st.conn.publish(subject.clone(), msg).await else {
+            return Err(st.err(
+                Some(&self.run),
+                format!(
+                    "cannot publish seq {seq} to {}: the connection took no message for {}s; re-run to continue from the last stored record",
+                    st.server(),
+                    nats::REQUEST_TIMEOUT.as_secs()
+                ),
+            ));
+        };
+        match outcome {
+            Ok(ack) if ack.stream == st.name => Ok(ack.sequence),
+            Ok(ack) => Err(st.err(
+                Some(&self.run),
+                format!(
+                    "seq {seq} was stored in stream {} instead of {}; the subjects overlap, check the stream configuration",
+                    ack.stream, st.name
+                ),
+            )),
+            Err(e) => {
+                use async_nats::jetstream::context::PublishErrorKind as K;
+                let code = error_code(&e);
+                let fenced = e.kind() == K::WrongLastSequence
+                    || matches!(code, Some(WRONG_LAST_SEQUENCE | SUBJECT_FULL));
+                // Whether refused or unanswered, the target subject says
+                // what happened.
+                let found = st.last_on(&subject, false).await;
+                if let Ok(Some(m)) = &found {
+                    let ours = m
+                        .headers
+                        .get(MSG_ID_HEADER)
+                        .is_some_and(|v| v.as_str() == self.msg_id(seq));
+                    if ours {
+                        return Ok(m.sequence); // our write; only its ack was lost
+                    }
+                }
+                // Too large for this stream or server: the record's
+                // fault, not the store's (other runs go on).
+                if e.kind() == K::MaxPayloadExceeded || code == Some(MESSAGE_TOO_LARGE) {
+                    return Err(Error::Refused {
+                        run: self.run.clone(),
+                        message: format!(
+                            "seq {seq} ({} bytes) is larger than stream {} on {} accepts ({e}); raise the stream's max message size (nats stream edit {} --max-msg-size) or the server's max_payload",
+                            raw_len,
+                            st.name,
+                            st.server(),
+                            st.name
+                        ),
+                    });
+                }
+                if fenced {
+                    return Err(match found {
+                        Ok(Some(_)) if seq == 1 => Error::Exists {
+                            run: self.run.clone(),
+                            location: st.describe(),
+                        },
+                        _ => Error::Live {
+                            run: self.run.clone(),
+                            holder: Some(format!(
+                                "another writer appended to it in stream {} on {}: seq {seq} was refused by the fence",
+                                st.name,
+                                st.server()
+                            )),
+                        },
+                    });
+                }
+                Err(st.err(
+                    Some(&self.run),
+                    format!(
+                        "publishing seq {seq} on {subject} failed: {e}; nothing was adopted, re-run to continue from the last stored record"
+                    ),
+                ))
+            }
+        }
+    }
+}
+
+impl crate::store::Appender for JetStreamAppender {
+    fn run(&self) -> &str {
+        &self.run
+    }
+
+    fn last_seq(&self) -> u64 {
+        self.last_seq
+    }
+
+    fn append_raw(&mut self, seq: u64, raw: &[u8]) -> Result<bool> {
+        if !self.admit(seq)? {
+            return Ok(false);
+        }
+        let stream_seq = self.store.block_on(self.publish(seq, raw))?;
+        self.last_seq = seq;
+        self.last_stream_seq = stream_seq;
+        Ok(true)
+    }
+
+    fn append_batch(&mut self, records: Vec<(u64, Vec<u8>)>) -> (u64, Result<()>) {
+        let mut me = self.clone();
+        let task = async move {
+            let records = records.into_iter().map(|(s, b)| (s, b.into())).collect();
+            let (stored, result) = me.append_bytes(records).await;
+            Ok((me, stored, result))
+        };
+        match self.store.run_task(task) {
+            Ok((me, stored, result)) => {
+                *self = me;
+                (stored, result)
+            }
+            Err(e) => (0, Err(e)),
+        }
+    }
+}
+
+impl JetStreamAppender {
+    /// SPEC 2's decision for record `seq`: `true` to store it next,
+    /// `false` for a duplicate (skipped), an error for a gap.
+    fn admit(&self, seq: u64) -> Result<bool> {
+        match check_append(self.last_seq, seq) {
+            Append::Next => Ok(true),
+            Append::Duplicate => Ok(false),
+            Append::Gap => Err(self.store.err(
+                Some(&self.run),
+                format!(
+                    "seq {seq} does not follow the last stored seq {}: a gap",
+                    self.last_seq
+                ),
+            )),
+        }
+    }
+
+    /// [`Appender::append_batch`](crate::store::Appender::append_batch), awaited
+    /// on the caller's task: each record fenced on the one before it.
+    pub(super) async fn append_bytes(
+        &mut self,
+        records: Vec<(u64, bytes::Bytes)>,
+    ) -> (u64, Result<()>) {
+        let mut stored = 0;
+        for (seq, raw) in records {
+            match self.admit(seq) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(e) => return (stored, Err(e)),
+            }
+            match self.publish_bytes(seq, raw).await {
+                Ok(stream_seq) => {
+                    self.last_seq = seq;
+                    self.last_stream_seq = stream_seq;
+                    stored += 1;
+                }
+                Err(e) => return (stored, Err(e)),
+            }
+        }
+        (stored, Ok(()))
+    }
+}

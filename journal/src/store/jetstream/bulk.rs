@@ -1,0 +1,368 @@
+//! migrate's reads over many runs at once: digests of copies read back,
+//! and the source read for copying, one consumer over the whole prefix or
+//! one per group of runs instead of a read per run, within a memory
+//! budget.
+
+use super::pull::Reading;
+use super::{JetStreamStore, RunMessage};
+use crate::error::{Error, Result};
+use crate::id;
+use futures_util::StreamExt;
+
+/// Messages asked for at a time by migrate's bulk reader.
+const FETCH_BATCH: usize = 1000;
+
+/// Runs one filtered consumer reads at most.
+const GROUP: usize = 256;
+
+/// How much of a JetStream source [`JetStreamStore::stream_runs`] may hold,
+/// in body bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadBudget {
+    /// Runs still being read (interleaved with others in the stream):
+    /// beyond this, the runs still open are given up (read on their own).
+    pub open: u64,
+    /// Runs handed over and not yet released by the caller: beyond this,
+    /// reading pauses until the caller catches up.
+    pub waiting: u64,
+}
+
+impl ReadBudget {
+    /// No limit.
+    pub const UNLIMITED: ReadBudget = ReadBudget {
+        open: u64::MAX,
+        waiting: u64::MAX,
+    };
+}
+
+/// Take `bytes` off the count of source bytes [`JetStreamStore::stream_runs`]
+/// holds (never below zero): the caller's side once it is done with a run.
+pub fn release(held: &std::sync::atomic::AtomicU64, bytes: u64) {
+    use std::sync::atomic::Ordering;
+    let _ = held.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |h| {
+        Some(h.saturating_sub(bytes))
+    });
+}
+
+impl JetStreamStore {
+    /// How the runs `items` stand for, `expected` messages in all, are read:
+    /// whether through one consumer over the whole prefix, and in which
+    /// groups. When these runs are most of the stream (at least half its
+    /// messages), one consumer over the whole prefix costs the server
+    /// least (no per-message filter matching); otherwise one consumer per
+    /// group of [`GROUP`] runs, filtered to them, so other runs are not
+    /// read.
+    async fn groups<T: Clone>(&self, items: Vec<T>, expected: u64) -> Result<(bool, Vec<Vec<T>>)> {
+        let mut stream = self.stream.clone();
+        let total = self
+            .conn
+            .info(&mut stream, &self.name)
+            .await?
+            .state
+            .messages;
+        let whole = expected.saturating_mul(2) >= total;
+        let groups = if whole {
+            vec![items]
+        } else {
+            items.chunks(GROUP).map(<[T]>::to_vec).collect()
+        };
+        Ok((whole, groups))
+    }
+
+    /// Count and SHA-256 (over each body followed by `\n`) of each run, read
+    /// back through one consumer (over the whole prefix when `records`, the
+    /// records expected in these runs, are at least half the stream, else
+    /// one per group of runs) instead of a read per run. `Ok(None)` for a run whose messages are not exactly its record
+    /// subjects 1..N in stream order (absent, gaps, stray subjects, records
+    /// rewritten out of order): the caller reads such a run on its own.
+    /// The whole call fails when a group cannot be read.
+    pub fn digests(&self, runs: &[String], records: u64) -> Vec<Result<Option<(u64, String)>>> {
+        let st = self.clone();
+        let runs_owned = runs.to_vec();
+        let task = async move {
+            let (whole, groups) = st.groups(runs_owned, records).await?;
+            let done = futures_util::stream::iter(groups)
+                .map(|g| {
+                    let st = st.clone();
+                    async move {
+                        let n = g.len();
+                        match st.digest_group(&g, whole).await {
+                            Ok(v) => v.into_iter().map(Ok).collect::<Vec<_>>(),
+                            Err(e) => (0..n).map(|_| Err(st.err(None, e.to_string()))).collect(),
+                        }
+                    }
+                })
+                .buffered(2)
+                .collect::<Vec<_>>()
+                .await;
+            Ok(done.into_iter().flatten().collect::<Vec<_>>())
+        };
+        match self.run_task(task) {
+            Ok(v) => v,
+            Err(e) => runs
+                .iter()
+                .map(|_| Err(self.err(None, e.to_string())))
+                .collect(),
+        }
+    }
+
+    /// `whole`: read every message under the prefix (and keep only these
+    /// runs'); else filter the consumer to these runs.
+    async fn digest_group(
+        &self,
+        runs: &[String],
+        whole: bool,
+    ) -> Result<Vec<Option<(u64, String)>>> {
+        struct Acc {
+            next: u64,
+            ok: bool,
+            sha: crate::digest::Lines,
+        }
+        let mut acc: Vec<Acc> = runs
+            .iter()
+            .map(|_| Acc {
+                next: 1,
+                ok: true,
+                sha: crate::digest::Lines::default(),
+            })
+            .collect();
+        self.consume_group(runs, whole, "read back", |i, s, _, m| {
+            let Some(a) = acc.get_mut(i) else { return };
+            if s == Some(a.next) {
+                a.sha.push(&m.payload);
+                a.next += 1;
+            } else {
+                a.ok = false;
+            }
+        })
+        .await?;
+        Ok(acc
+            .into_iter()
+            .map(|a| (a.ok && a.next > 1).then(|| (a.next - 1, a.sha.finish())))
+            .collect())
+    }
+
+    /// Read these runs for copying, handing each to `deliver` (with its
+    /// index in `runs`) as soon as all of it has been read, so that copies
+    /// overlap the reading: each run's messages in seq order, or `None` for
+    /// a run this read cannot vouch for (absent, gaps, stray subjects, or
+    /// more interleaved with other runs than `budget` allows): the caller
+    /// reads that one on its own. Every run is delivered exactly once.
+    ///
+    /// When these runs hold at least half the stream's messages, one
+    /// consumer reads the whole prefix in a single pass (filtering costs
+    /// the server more than reading the few other messages); otherwise one
+    /// consumer per group of runs, filtered to them. Each run is complete
+    /// at the stream sequence of its last message, looked up first.
+    ///
+    /// Memory: `held` counts the body bytes read and not yet released by
+    /// the caller (who subtracts a delivered run's bytes when done with
+    /// it). Reading pauses while the runs handed over and not yet released
+    /// hold more than `budget.waiting`, and gives up the runs still open
+    /// once their bytes exceed `budget.open`. So at most `open + waiting`
+    /// is held, and one pull more may be in flight: at most 8 MiB, or one
+    /// larger message.
+    pub fn stream_runs(
+        &self,
+        runs: &[String],
+        budget: ReadBudget,
+        held: &std::sync::atomic::AtomicU64,
+        mut deliver: impl FnMut(usize, Option<Vec<RunMessage>>),
+    ) {
+        let mut sent = vec![false; runs.len()];
+        let mut give = |i: usize, m: Option<Vec<RunMessage>>| {
+            if let Some(s) = sent.get_mut(i) {
+                if !*s {
+                    *s = true;
+                    deliver(i, m);
+                }
+            }
+        };
+        // A failed pass is not reported here: the runs it did not deliver
+        // are read run by run, which reports the store's failure per run.
+        let _ = self.block_on(self.stream_pass(runs, budget, held, &mut give));
+        for i in 0..runs.len() {
+            give(i, None);
+        }
+    }
+
+    /// The reading of [`stream_runs`](Self::stream_runs); runs it does not
+    /// deliver are delivered `None` by the caller.
+    async fn stream_pass(
+        &self,
+        runs: &[String],
+        budget: ReadBudget,
+        held: &std::sync::atomic::AtomicU64,
+        give: &mut impl FnMut(usize, Option<Vec<RunMessage>>),
+    ) -> Result<()> {
+        use std::sync::atomic::Ordering;
+        for r in runs {
+            id::check(r)?;
+        }
+        // Each run's last message: its record count and the stream
+        // sequence it ends at (only those are kept, not the message).
+        let lasts = futures_util::stream::iter(runs.iter())
+            .map(|r| async move {
+                let last = self.last_of_run(r).await?;
+                Ok::<_, Error>(last.and_then(|m| {
+                    let n = self.parse_subject(&m.subject).and_then(|(_, s)| s)?;
+                    Some((n, m.sequence))
+                }))
+            })
+            .buffered(64)
+            .collect::<Vec<_>>()
+            .await;
+        let mut ends: Vec<Option<(u64, u64)>> = Vec::with_capacity(runs.len());
+        for (i, end) in lasts.into_iter().enumerate() {
+            // A run whose lookup failed is read on its own (which reports
+            // why), not the whole selection.
+            let end = end.ok().flatten();
+            if end.is_none() {
+                give(i, None);
+            }
+            ends.push(end);
+        }
+        let expected: u64 = ends.iter().flatten().map(|(n, _)| n).sum();
+        let index: Vec<usize> = (0..runs.len())
+            .filter(|i| ends.get(*i).is_some_and(Option::is_some))
+            .collect();
+        let (whole, groups) = self.groups(index, expected).await?;
+        let release = |bytes: u64| release(held, bytes);
+        for g in groups {
+            let names: Vec<String> = g.iter().filter_map(|i| runs.get(*i).cloned()).collect();
+            let mut at = std::collections::HashMap::with_capacity(g.len());
+            for (k, i) in g.iter().enumerate() {
+                if let Some(r) = runs.get(*i) {
+                    at.insert(r.as_str(), k);
+                }
+            }
+            // Per run of the group: messages so far (None once irregular)
+            // and the bytes counted in `held` for it.
+            let mut got: Vec<(Option<Vec<RunMessage>>, u64)> =
+                g.iter().map(|_| (Some(Vec::new()), 0)).collect();
+            let mut open = g.len();
+            let mut incomplete = 0u64;
+            let what = format!("{} runs ({}.<id>.>)", names.len(), self.prefix);
+            let reading = Reading {
+                run: None,
+                what: &what,
+                verb: "read",
+                batch: FETCH_BATCH,
+            };
+            let (filter, filters) = self.runs_filter(&names, whole);
+            let mut drain = self.open_drain(reading, filter, filters).await?;
+            let read = async {
+                while open > 0 {
+                    // Before each pull, wait for the caller to release runs
+                    // it was handed (what is held beyond the runs still open).
+                    let ready = || {
+                        held.load(Ordering::Relaxed).saturating_sub(incomplete) <= budget.waiting
+                    };
+                    let Some(m) = drain.next_when(ready).await? else {
+                        break;
+                    };
+                    let Some((run, s)) = self.parse_subject(&m.message.subject) else {
+                        continue;
+                    };
+                    let Some(k) = at.get(run).copied() else {
+                        continue;
+                    };
+                    let (Some((slot, bytes)), Some(i)) = (got.get_mut(k), g.get(k).copied()) else {
+                        continue;
+                    };
+                    let Some((n, end)) = ends.get(i).copied().flatten() else {
+                        continue;
+                    };
+                    let stream_seq = m.info().map(|x| x.stream_sequence).unwrap_or(0);
+                    if stream_seq > end {
+                        continue; // stored after the lookup: not part of this copy
+                    }
+                    let next = slot.as_ref().map_or(0, |v| v.len() as u64 + 1);
+                    match slot {
+                        Some(v) if s == Some(next) => {
+                            let len = m.message.payload.len() as u64;
+                            held.fetch_add(len, Ordering::Relaxed);
+                            incomplete += len;
+                            *bytes += len;
+                            v.push(RunMessage {
+                                subject: m.message.subject.to_string(),
+                                subject_seq: s,
+                                stream_seq,
+                                body: m.message.payload.to_vec(),
+                            });
+                        }
+                        _ => *slot = None,
+                    }
+                    if stream_seq == end {
+                        let done = slot.take().filter(|v| v.len() as u64 == n);
+                        incomplete = incomplete.saturating_sub(*bytes);
+                        if done.is_none() {
+                            release(*bytes);
+                        }
+                        *bytes = 0;
+                        open -= 1;
+                        give(i, done);
+                    }
+                    if incomplete > budget.open {
+                        // Too interleaved to finish within the budget:
+                        // the rest is read run by run.
+                        return Ok(());
+                    }
+                }
+                Ok(())
+            }
+            .await;
+            drain.close().await;
+            // What this pass did not finish is released (and read run by run).
+            release(got.iter().map(|(_, b)| b).sum());
+            read?;
+        }
+        Ok(())
+    }
+
+    /// Every message of these runs through one ephemeral consumer (over the
+    /// whole prefix when `whole`), handing each to `visit` with the run's
+    /// index, the subject's seq, and the stream sequence. The consumer is
+    /// deleted afterwards whatever happens. `verb` says what a failed pull
+    /// was for.
+    async fn consume_group(
+        &self,
+        runs: &[String],
+        whole: bool,
+        verb: &str,
+        mut visit: impl FnMut(usize, Option<u64>, u64, &async_nats::Message),
+    ) -> Result<()> {
+        for r in runs {
+            id::check(r)?;
+        }
+        let mut index = std::collections::HashMap::with_capacity(runs.len());
+        for (i, r) in runs.iter().enumerate() {
+            index.insert(r.as_str(), i);
+        }
+        let what = format!("{} runs ({}.<id>.>)", runs.len(), self.prefix);
+        let reading = Reading {
+            run: None,
+            what: &what,
+            verb,
+            batch: 10_000,
+        };
+        let (filter, filters) = self.runs_filter(runs, whole);
+        let mut drain = self.open_drain(reading, filter, filters).await?;
+        let read = async {
+            while let Some(m) = drain.next().await? {
+                let Some((run, s)) = self.parse_subject(&m.message.subject) else {
+                    continue;
+                };
+                let Some(i) = index.get(run).copied() else {
+                    continue;
+                };
+                let stream_seq = m.info().map(|i| i.stream_sequence).unwrap_or(0);
+                visit(i, s, stream_seq, &m.message);
+            }
+            Ok(())
+        }
+        .await;
+        drain.close().await;
+        read
+    }
+}

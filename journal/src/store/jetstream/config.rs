@@ -1,0 +1,279 @@
+//! The stream policy (SPEC 8): what a session stream's configuration must
+//! be, the problems and notes `stream check` and `verify` report, and the
+//! configuration `stream create` makes. Pure apart from [`inspect`] and
+//! [`create_stream`], which look at (or create) a stream without binding
+//! to it. An existing stream is never changed.
+
+use super::conn::Conn;
+use crate::error::{Error, Result};
+use crate::nats::Settings;
+use async_nats::jetstream::stream;
+use std::time::Duration;
+
+/// One way a stream's configuration breaks SPEC 8.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigProblem {
+    /// The setting, as the stream's JSON configuration names it.
+    pub setting: &'static str,
+    pub found: String,
+    pub required: String,
+    /// What to run or change.
+    pub fix: String,
+}
+
+impl std::fmt::Display for ConfigProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} is {}, must be {}; fix: {}",
+            self.setting, self.found, self.required, self.fix
+        )
+    }
+}
+
+/// The prefix of a stream bound to exactly one `<prefix>.>` subject.
+pub fn prefix_of(subjects: &[String]) -> Option<String> {
+    match subjects {
+        [only] => {
+            let p = only.strip_suffix(".>")?;
+            let ok = !p.is_empty()
+                && p.split('.').all(|t| {
+                    !t.is_empty()
+                        && t != "*"
+                        && t != ">"
+                        && !t.contains(|c: char| c.is_whitespace() || c == '*' || c == '>')
+                });
+            ok.then(|| p.to_owned())
+        }
+        _ => None,
+    }
+}
+
+/// Check a stream's configuration against SPEC 8. Empty when it passes.
+pub fn check_config(c: &stream::Config) -> Vec<ConfigProblem> {
+    let name = &c.name;
+    let mut out = Vec::new();
+    let mut add = |setting, found: String, required: &str, fix: String| {
+        out.push(ConfigProblem {
+            setting,
+            found,
+            required: required.to_owned(),
+            fix,
+        })
+    };
+    if prefix_of(&c.subjects).is_none() {
+        add(
+            "subjects",
+            format!("{:?}", c.subjects),
+            "exactly one subject of the form PREFIX.> (e.g. fisk.sessions.>)",
+            format!("nats stream edit {name} --subjects 'PREFIX.>' (one subject only)"),
+        );
+    }
+    if c.max_messages_per_subject != 1 {
+        add(
+            "max_msgs_per_subject",
+            c.max_messages_per_subject.to_string(),
+            "1",
+            format!("nats stream edit {name} --max-msgs-per-subject 1"),
+        );
+    }
+    if c.discard != stream::DiscardPolicy::New {
+        add(
+            "discard",
+            format!("{:?}", c.discard).to_lowercase(),
+            "new",
+            format!("nats stream edit {name} --discard new"),
+        );
+    }
+    if !c.discard_new_per_subject {
+        add(
+            "discard_new_per_subject",
+            "false".into(),
+            "true",
+            format!("nats stream edit {name} --discard-per-subject"),
+        );
+    }
+    if !c.max_age.is_zero() {
+        add(
+            "max_age",
+            format!("{:?}", c.max_age),
+            "0 (unlimited): records must never expire",
+            format!("set max_age to 0 (unlimited), e.g. nats stream edit {name} --max-age 0"),
+        );
+    }
+    if c.max_message_size > 0 && c.max_message_size < 4096 {
+        add(
+            "max_msg_size",
+            c.max_message_size.to_string(),
+            "-1 (unlimited) or at least 4096",
+            format!("nats stream edit {name} --max-msg-size -1"),
+        );
+    }
+    if c.retention != stream::RetentionPolicy::Limits {
+        add(
+            "retention",
+            format!("{:?}", c.retention).to_lowercase(),
+            "limits: a work-queue or interest stream deletes records once consumed",
+            format!("recreate the stream with retention limits (fisk-admin stream create {name} --subject 'PREFIX.>')"),
+        );
+    }
+    if c.sealed {
+        add(
+            "sealed",
+            "true".into(),
+            "false: a sealed stream takes no appends",
+            "use another stream; a sealed stream cannot be unsealed".into(),
+        );
+    }
+    if c.mirror.is_some() {
+        add(
+            "mirror",
+            "set".into(),
+            "unset: a mirror takes no appends",
+            "point fisk at the origin stream instead of its mirror".into(),
+        );
+    }
+    out
+}
+
+/// Settings that do not break SPEC 8 but that the operator should know.
+pub fn config_notes(c: &stream::Config) -> Vec<String> {
+    let mut out = Vec::new();
+    if !c.allow_direct {
+        out.push(format!(
+            "allow_direct is false: reads go to the stream leader (slower); nats stream edit {} --allow-direct",
+            c.name
+        ));
+    }
+    if c.deny_purge {
+        out.push("deny_purge is true: runs cannot be deleted (rm, migrate --delete-source)".into());
+    }
+    out
+}
+
+/// The configuration `stream create` makes (SPEC 8, plus direct gets).
+pub fn spec_config(name: &str, subject: &str) -> stream::Config {
+    stream::Config {
+        name: name.to_owned(),
+        subjects: vec![subject.to_owned()],
+        max_messages_per_subject: 1,
+        discard: stream::DiscardPolicy::New,
+        discard_new_per_subject: true,
+        max_age: Duration::ZERO,
+        max_message_size: -1,
+        allow_direct: true,
+        retention: stream::RetentionPolicy::Limits,
+        storage: stream::StorageType::File,
+        ..Default::default()
+    }
+}
+
+/// A stream's name, prefix and configuration as found on the server.
+#[derive(Debug, Clone)]
+pub struct StreamReport {
+    pub name: String,
+    pub server: String,
+    pub config: stream::Config,
+    pub problems: Vec<ConfigProblem>,
+    pub notes: Vec<String>,
+    pub messages: u64,
+    pub bytes: u64,
+}
+
+/// Look at a stream without binding to it (`stream check`, `verify`).
+pub fn inspect(settings: &Settings, name: &str) -> Result<StreamReport> {
+    let conn = Conn::open(settings)?;
+    conn.rt.block_on(async {
+        let mut s = conn.stream(name).await?;
+        let info = conn.info(&mut s, name).await?;
+        Ok(StreamReport {
+            name: name.to_owned(),
+            server: conn.server.clone(),
+            problems: check_config(&info.config),
+            notes: config_notes(&info.config),
+            config: info.config.clone(),
+            messages: info.state.messages,
+            bytes: info.state.bytes,
+        })
+    })
+}
+
+/// Create a stream with exactly the SPEC 8 configuration. An existing stream
+/// is never changed: one that already passes is reported as such (`Ok(false)`),
+/// any other is refused.
+pub fn create_stream(settings: &Settings, name: &str, subject: &str) -> Result<bool> {
+    let want = spec_config(name, subject);
+    if prefix_of(&want.subjects).is_none() {
+        return Err(Error::Usage(format!(
+            "subject {subject:?} is not of the form PREFIX.> (for example fisk.sessions.>)"
+        )));
+    }
+    let conn = Conn::open(settings)?;
+    conn.rt.block_on(async {
+        if let Ok(mut s) = conn.js.get_stream(name).await {
+            let info = conn.info(&mut s, name).await?;
+            let problems = check_config(&info.config);
+            if !problems.is_empty() {
+                return Err(conn.err(name, format!(
+                    "the stream exists with another configuration; fisk-admin does not change a stream it does not own: {}",
+                    problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+                )));
+            }
+            if info.config.subjects != want.subjects {
+                return Err(conn.err(
+                    name,
+                    format!(
+                        "the stream exists with subjects {:?}, not {subject:?}; use that prefix or another stream name",
+                        info.config.subjects
+                    ),
+                ));
+            }
+            return Ok(false);
+        }
+        conn.js
+            .create_stream(want)
+            .await
+            .map_err(|e| conn.err(name, format!("cannot create the stream: {e}")))?;
+        Ok(true)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prefix_comes_from_the_one_wildcard_subject() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            prefix_of(&s(&["fisk.sessions.>"])).as_deref(),
+            Some("fisk.sessions")
+        );
+        assert_eq!(prefix_of(&s(&["a.>"])).as_deref(), Some("a"));
+        for bad in [&["a.>", "b.>"][..], &["a.*"], &[">"], &["a.*.>"], &[]] {
+            assert_eq!(prefix_of(&s(bad)), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_spec_config_passes_its_own_check() {
+        assert!(check_config(&spec_config("S", "fisk.s.>")).is_empty());
+        let mut c = spec_config("S", "fisk.s.>");
+        c.max_messages_per_subject = 0;
+        c.discard = stream::DiscardPolicy::Old;
+        c.discard_new_per_subject = false;
+        c.max_age = Duration::from_secs(60);
+        c.max_message_size = 100;
+        let settings: Vec<_> = check_config(&c).iter().map(|p| p.setting).collect();
+        assert_eq!(
+            settings,
+            [
+                "max_msgs_per_subject",
+                "discard",
+                "discard_new_per_subject",
+                "max_age",
+                "max_msg_size"
+            ]
+        );
+    }
+}

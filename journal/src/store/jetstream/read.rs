@@ -1,0 +1,407 @@
+//! Reading runs: the last message on a subject (direct get, or the leader
+//! when direct gets are off or unanswered), a run's messages (direct gets
+//! for short runs, a consumer otherwise), decoding them with the reader's
+//! rule, and `ls` summaries from the meta record and the tail (SPEC 9).
+
+use super::pull::{Drain, Reading};
+use super::{sort_by_seq, JetStreamStore, RunMessage, CONCURRENCY};
+use crate::error::{Error, Result};
+use crate::id;
+use crate::lines::Tail;
+use crate::record::{Entry, Kind, Record};
+use crate::store::{Journal, Summary};
+use async_nats::jetstream::message::StreamMessage;
+use futures_util::StreamExt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Runs up to this many records are read by direct gets, longer ones by a
+/// consumer.
+const DIRECT_READ_MAX: u64 = 1000;
+
+impl JetStreamStore {
+    /// The last message stored on `subject` (which may be a wildcard).
+    pub(super) async fn last_on(
+        &self,
+        subject: &str,
+        wildcard: bool,
+    ) -> Result<Option<StreamMessage>> {
+        let run = self.parse_subject(subject).map(|(r, _)| r);
+        if self.direct && !wildcard {
+            use async_nats::jetstream::stream::DirectGetErrorKind as K;
+            match self.stream.direct_get_last_for_subject(subject).await {
+                Ok(m) => return Ok(Some(m)),
+                Err(e) if e.kind() == K::NotFound => return Ok(None),
+                // 503: no responder for direct gets; use the leader below.
+                Err(e) if matches!(e.kind(), K::ErrorResponse(c, _) if c.as_u16() == 503) => {}
+                Err(e) => {
+                    return Err(self.err(run, format!("cannot read {subject}: {e}")));
+                }
+            }
+        }
+        use async_nats::jetstream::stream::LastRawMessageErrorKind as K;
+        match self.stream.get_last_raw_message_by_subject(subject).await {
+            Ok(m) => Ok(Some(m)),
+            Err(e) if e.kind() == K::NoMessageFound => Ok(None),
+            Err(e) => Err(self.err(run, format!("cannot read {subject}: {e}"))),
+        }
+    }
+
+    /// The run's last message (on `<prefix>.<id>.>`), `None` for no run.
+    pub(super) async fn last_of_run(&self, run: &str) -> Result<Option<StreamMessage>> {
+        id::check(run)?;
+        self.last_on(&format!("{}.{run}.>", self.prefix), true)
+            .await
+    }
+
+    /// The run's tail (its last message) and the seq its subject names:
+    /// the run's length. Refused when the run is absent, when the tail is
+    /// on no record subject (`hint` ends that message), or when it is the
+    /// meta record of an interrupted upgrade.
+    pub(super) async fn tail(&self, run: &str, hint: &str) -> Result<(StreamMessage, u64)> {
+        let Some(last) = self.last_of_run(run).await? else {
+            return Err(self.not_found(run));
+        };
+        let n = self
+            .parse_subject(&last.subject)
+            .and_then(|(_, s)| s)
+            .ok_or_else(|| {
+                self.err(
+                    Some(run),
+                    format!(
+                        "the last message is on {}, not a record subject{hint}",
+                        last.subject
+                    ),
+                )
+            })?;
+        if self.tail_behind(run, n).await? {
+            return Err(self.interrupted(run));
+        }
+        Ok((last, n))
+    }
+
+    /// Whether a run's tail (its last message) is its meta record while
+    /// record 2 exists: an upgrade interrupted between its two publishes
+    /// (`upgrade.rs`). Then the tail's seq is not the run's length.
+    pub(super) async fn tail_behind(&self, run: &str, last_n: u64) -> Result<bool> {
+        if last_n != 1 {
+            return Ok(false);
+        }
+        Ok(self.last_on(&self.subject(run, 2), false).await?.is_some())
+    }
+
+    pub fn exists(&self, run: &str) -> Result<bool> {
+        Ok(self.block_on(self.last_of_run(run))?.is_some())
+    }
+
+    /// Every message of the run in stream order, exactly as stored.
+    pub fn read_messages(&self, run: &str) -> Result<Vec<RunMessage>> {
+        let (st, run) = (self.clone(), run.to_owned());
+        self.run_task(async move { st.read_messages_async(&run).await })
+    }
+
+    async fn read_messages_async(&self, run: &str) -> Result<Vec<RunMessage>> {
+        self.read_run(run, false).await
+    }
+
+    /// `complete`: read through a consumer, which also sees messages on
+    /// subjects that are not record subjects (verify needs them).
+    pub(super) async fn read_run(&self, run: &str, complete: bool) -> Result<Vec<RunMessage>> {
+        // The last message says whether the run exists and, for a run with
+        // sane subjects, how long it is.
+        let Some(last) = self.last_of_run(run).await? else {
+            return Err(self.not_found(run));
+        };
+        let last_n = self.parse_subject(&last.subject).and_then(|(_, s)| s);
+        match last_n {
+            // Short runs: direct gets of every record subject, pipelined,
+            // cost the server less than creating a consumer.
+            Some(n) if !complete && self.direct && n <= DIRECT_READ_MAX => {
+                if let Some(out) = self.read_direct(run, n, &last).await? {
+                    return Ok(out);
+                }
+                self.read_consumer(run).await
+            }
+            _ => self.read_consumer(run).await,
+        }
+    }
+
+    /// Records 1..=n by direct get; `None` when the run holds anything the
+    /// subjects 1..=n do not account for (then a consumer reads it all).
+    async fn read_direct(
+        &self,
+        run: &str,
+        n: u64,
+        last: &StreamMessage,
+    ) -> Result<Option<Vec<RunMessage>>> {
+        if self.tail_behind(run, n).await? {
+            return Ok(None); // the consumer reads all of it
+        }
+        let gets = futures_util::stream::iter(1..n)
+            .map(|k| {
+                let subject = self.subject(run, k);
+                async move { self.last_on(&subject, false).await.map(|m| (k, subject, m)) }
+            })
+            .buffered(64)
+            .collect::<Vec<_>>()
+            .await;
+        let mut out = Vec::with_capacity(n as usize);
+        for g in gets {
+            let (k, subject, m) = g?;
+            let Some(m) = m else {
+                return Ok(None); // a gap: let the consumer see what is there
+            };
+            out.push(RunMessage {
+                subject,
+                subject_seq: Some(k),
+                stream_seq: m.sequence,
+                body: m.payload.to_vec(),
+            });
+        }
+        out.push(RunMessage {
+            subject: last.subject.to_string(),
+            subject_seq: Some(n),
+            stream_seq: last.sequence,
+            body: last.payload.to_vec(),
+        });
+        // A message on a subject that is not a record subject is not seen
+        // here; the reader's rule does not use it, and verify reads with a
+        // consumer instead.
+        Ok(Some(out))
+    }
+
+    async fn read_consumer(&self, run: &str) -> Result<Vec<RunMessage>> {
+        id::check(run)?;
+        let filter = format!("{}.{run}.>", self.prefix);
+        let reading = Reading {
+            run: Some(run),
+            what: &filter,
+            verb: "read",
+            batch: 10_000,
+        };
+        let mut drain = self.open_drain(reading, filter.clone(), Vec::new()).await?;
+        let out = self.fetch_all(run, &mut drain).await;
+        drain.close().await;
+        let out = out?;
+        if out.is_empty() {
+            return Err(self.not_found(run));
+        }
+        Ok(out)
+    }
+
+    async fn fetch_all(&self, run: &str, drain: &mut Drain<'_>) -> Result<Vec<RunMessage>> {
+        let count = drain.count();
+        let mut out = Vec::with_capacity(usize::try_from(count).unwrap_or(0).min(1 << 16));
+        while let Some(m) = drain.next().await? {
+            let stream_seq = m.info().map(|i| i.stream_sequence).map_err(|e| {
+                self.err(
+                    Some(run),
+                    format!("a message without JetStream metadata: {e}"),
+                )
+            })?;
+            let subject = m.message.subject.to_string();
+            let subject_seq = self.parse_subject(&subject).and_then(|(_, s)| s);
+            out.push(RunMessage {
+                subject,
+                subject_seq,
+                stream_seq,
+                body: m.message.payload.to_vec(),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Read a run with the reader's rule. Messages are atomic, so there is no
+    /// torn write; a final body that does not decode is still dropped (as a
+    /// file's final line would be) and one before it is corruption.
+    pub fn read(&self, run: &str) -> Result<Journal> {
+        let messages = self.read_messages(run)?;
+        self.decode_run(run, messages, false).map(|(j, _)| j)
+    }
+
+    /// Like [`read`](Self::read), but stop at the first message that breaks
+    /// the run instead of failing: the readable prefix and why it stopped.
+    pub fn read_prefix(&self, run: &str) -> Result<(Journal, Option<String>)> {
+        let messages = self.read_messages(run)?;
+        self.decode_run(run, messages, true)
+    }
+
+    pub(super) fn decode_run(
+        &self,
+        run: &str,
+        mut messages: Vec<RunMessage>,
+        lenient: bool,
+    ) -> Result<(Journal, Option<String>)> {
+        sort_by_seq(&mut messages);
+        let bytes = messages.iter().map(|m| m.body.len() as u64 + 1).sum();
+        let n = messages.len();
+        let mut entries = Vec::with_capacity(n);
+        let mut tail = Tail::Clean;
+        let mut stopped = None;
+        for (i, m) in messages.into_iter().enumerate() {
+            let position = i + 1;
+            let problem = match (m.subject_seq, Record::decode(&m.body)) {
+                (Some(s), Ok(r)) if r.seq == s => {
+                    entries.push(Entry {
+                        line: position,
+                        offset: 0,
+                        raw: m.body,
+                        record: r,
+                    });
+                    continue;
+                }
+                (None, _) => format!("subject {} is not a record subject", m.subject),
+                (Some(s), Ok(r)) => format!("subject {} holds seq {}, not {s}", m.subject, r.seq),
+                (Some(_), Err(e)) if position == n => {
+                    tail = Tail::Torn {
+                        line: position,
+                        offset: 0,
+                        terminated: true,
+                        bytes: m.body,
+                        error: e,
+                    };
+                    break;
+                }
+                (Some(_), Err(e)) => format!("the body on {} does not parse: {e}", m.subject),
+            };
+            if lenient {
+                stopped = Some(format!("stopped at message {position}: {problem}"));
+                break;
+            }
+            return Err(Error::Corrupt {
+                run: run.to_owned(),
+                path: PathBuf::from(format!("stream {} subject {}", self.name, m.subject)),
+                line: position,
+                offset: 0,
+                message: problem,
+            });
+        }
+        Ok((
+            Journal {
+                run: run.to_owned(),
+                entries,
+                tail,
+                bytes,
+            },
+            stopped,
+        ))
+    }
+
+    /// Summarise a run from its meta record and its tail (SPEC 9): the last
+    /// message, then backwards by direct get to the last assistant record.
+    pub fn summary(&self, run: &str) -> Summary {
+        self.block_on(self.summary_async(run))
+    }
+
+    async fn summary_async(&self, run: &str) -> Summary {
+        match self.summary_inner(run).await {
+            Ok(s) => s,
+            Err(e) => Summary::corrupt(run, e.to_string()),
+        }
+    }
+
+    async fn summary_inner(&self, run: &str) -> Result<Summary> {
+        let (last, last_n) = self.tail(run, "").await?;
+        let stored = crate::time::Time::from_system(system_time(&last));
+        let decode = |m: &StreamMessage| {
+            Record::decode(&m.payload).map_err(|e| {
+                self.err(
+                    Some(run),
+                    format!("the body on {} does not parse: {e}", m.subject),
+                )
+            })
+        };
+        let meta = if last_n == 1 {
+            decode(&last)?
+        } else {
+            let subject = self.subject(run, 1);
+            match self.last_on(&subject, false).await? {
+                Some(m) => decode(&m)?,
+                None => return Err(self.err(Some(run), format!("no meta record on {subject}"))),
+            }
+        };
+        let mut tail = Vec::new();
+        let mut n = last_n;
+        while n > 1 {
+            let m = if n == last_n {
+                last.clone()
+            } else {
+                let subject = self.subject(run, n);
+                match self.last_on(&subject, false).await? {
+                    Some(m) => m,
+                    None => {
+                        return Err(self.err(
+                            Some(run),
+                            format!("record {n} is missing ({subject}): records were lost"),
+                        ))
+                    }
+                }
+            };
+            match decode(&m) {
+                Ok(r) => {
+                    let assistant = r.kind() == Some(Kind::Assistant);
+                    tail.push(r);
+                    if assistant {
+                        break;
+                    }
+                }
+                Err(_) if n == last_n => {} // as a torn tail: dropped
+                Err(e) => return Err(e),
+            }
+            n -= 1;
+        }
+        tail.reverse();
+        let mut s = Summary::from_tail(run, &meta, &tail);
+        if let Some(p) = s.problem.as_mut() {
+            *p = format!("stream {} run {run}: {p}", self.name);
+        }
+        // SPEC 9: the last record's time; an undated one, its store time.
+        s.updated = s.updated.or(Some(stored));
+        Ok(s)
+    }
+
+    /// Summaries of `runs`, concurrently (bounded), in the order given.
+    pub fn summaries(&self, runs: &[String]) -> Vec<Summary> {
+        self.block_on(async {
+            futures_util::stream::iter(runs.iter())
+                .map(|r| self.summary_async(r))
+                .buffered(CONCURRENCY)
+                .collect()
+                .await
+        })
+    }
+
+    /// Read many runs completely (every message on `<prefix>.<id>.>`),
+    /// concurrently (bounded), in the order given.
+    pub fn read_many(&self, runs: &[String]) -> Vec<Result<Vec<RunMessage>>> {
+        self.block_on(async {
+            futures_util::stream::iter(runs.iter())
+                .map(|r| self.read_run(r, true))
+                .buffered(CONCURRENCY)
+                .collect()
+                .await
+        })
+    }
+
+    /// A journal from messages read by [`stream_runs`](Self::stream_runs),
+    /// decoded exactly as [`read`](Self::read) (or, `lenient`,
+    /// [`read_prefix`](Self::read_prefix)) would.
+    pub fn journal_from(
+        &self,
+        run: &str,
+        messages: Vec<RunMessage>,
+        lenient: bool,
+    ) -> Result<(Journal, Option<String>)> {
+        self.decode_run(run, messages, lenient)
+    }
+}
+
+fn system_time(m: &StreamMessage) -> std::time::SystemTime {
+    let nanos = m.time.unix_timestamp_nanos();
+    let secs = nanos.div_euclid(1_000_000_000);
+    let sub = nanos.rem_euclid(1_000_000_000) as u32;
+    match u64::try_from(secs) {
+        Ok(s) => std::time::UNIX_EPOCH + Duration::new(s, sub),
+        Err(_) => std::time::UNIX_EPOCH,
+    }
+}
