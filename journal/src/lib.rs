@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod digest;
+pub mod durable;
 pub mod error;
 pub mod fingerprint;
 pub mod fold;

@@ -20,8 +20,6 @@
 use super::file::FileStore;
 use crate::error::{Error, Result};
 use crate::upgrade::{plan, Outcome, Plan};
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 
 impl FileStore {
     /// Upgrade one run from version 3 to version 1 (see the module doc).
@@ -56,16 +54,7 @@ impl FileStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(Error::io(&tmp, e)),
         }
-        let written = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)
-            .and_then(|mut f| {
-                f.write_all(&new)?;
-                f.sync_all()
-            });
+        let written = crate::durable::write_new(&tmp, &new);
         if let Err(e) = written {
             // Nothing but the backup changed: take it back too.
             let _ = std::fs::remove_file(&tmp);
@@ -77,9 +66,7 @@ impl FileStore {
             let _ = std::fs::remove_file(&kept);
             return Err(Error::io(&path, e));
         }
-        std::fs::File::open(self.dir())
-            .and_then(|d| d.sync_all())
-            .map_err(|e| Error::io(self.dir(), e))?;
+        crate::durable::sync_dir(self.dir()).map_err(|e| Error::io(self.dir(), e))?;
         Ok(Outcome::Upgraded {
             records,
             kept,

@@ -385,15 +385,6 @@ fn holder(lock: &Path) -> Option<String> {
     })
 }
 
-/// The refusal to delete a source that no longer ends where its copy does.
-pub fn grew(run: &str, have: u64, copied: u64) -> Error {
-    Error::SourceChanged {
-        run: run.to_owned(),
-        have,
-        copied,
-    }
-}
-
 impl FileStore {
     /// Take the run lock: an exclusive, non-blocking flock on `<id>.lock`.
     pub fn lock(&self, run: &str) -> Result<File> {
@@ -652,7 +643,11 @@ impl FileStore {
             let (entries, _, _) = crate::lines::decode_prefix(&bytes);
             let have = entries.last().map_or(0, |e| e.record.seq);
             if have != want {
-                return Err(grew(run, have, want));
+                return Err(Error::SourceChanged {
+                    run: run.to_owned(),
+                    have,
+                    copied: want,
+                });
             }
         }
         let mut removed = Vec::new();
@@ -683,9 +678,7 @@ impl FileStore {
         std::fs::remove_file(&lock_path).map_err(|e| Error::io(&lock_path, e))?;
         removed.push(lock_path);
         drop(lock);
-        File::open(self.dir())
-            .and_then(|d| d.sync_all())
-            .map_err(|e| Error::io(self.dir(), e))?;
+        crate::durable::sync_dir(self.dir()).map_err(|e| Error::io(self.dir(), e))?;
         Ok((removed, kept))
     }
 
@@ -770,7 +763,7 @@ impl FileStore {
         let stamp = crate::time::compact(std::time::SystemTime::now());
         self.first_free(
             |n| format!("{run}.torn-{stamp}{n}.bak"),
-            |path| write_new(path, bytes),
+            |path| crate::durable::write_new(path, bytes),
         )
     }
 
@@ -807,14 +800,6 @@ impl FileStore {
             ),
         })
     }
-}
-
-/// A new file (never replacing one) holding `bytes`, 0600, fsynced. The
-/// caller fsyncs its directory.
-pub(crate) fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut f = nofollow().write(true).create_new(true).open(path)?;
-    f.write_all(bytes)?;
-    f.sync_all()
 }
 
 /// What `repair` did (or, with `--dry-run`, would do).

@@ -19,9 +19,11 @@ impl JetStreamStore {
             };
             let have = self.parse_subject(&m.subject).and_then(|(_, s)| s);
             if have != Some(last) {
-                // migrate's refusal, defined by the file backend until it
-                // is a variant of the error type (being reworked apart).
-                return Err(crate::store::file_write::grew(run, have.unwrap_or(0), last));
+                return Err(Error::SourceChanged {
+                    run: run.to_owned(),
+                    have: have.unwrap_or(0),
+                    copied: last,
+                });
             }
             self.purge_through(run, m.sequence).await
         })
@@ -113,11 +115,7 @@ pub(super) fn keep_new(
     others: &[u8],
 ) -> Result<PathBuf> {
     use std::os::unix::fs::DirBuilderExt;
-    let sync = |d: &std::path::Path| {
-        std::fs::File::open(d)
-            .and_then(|f| f.sync_all())
-            .map_err(|e| Error::io(d, e))
-    };
+    let sync = |d: &std::path::Path| crate::durable::sync_dir(d).map_err(|e| Error::io(d, e));
     let parent = keep.parent().unwrap_or(std::path::Path::new("."));
     // Each missing ancestor, top down, fsynced into its own parent.
     let missing: Vec<&std::path::Path> = parent
@@ -146,12 +144,13 @@ pub(super) fn keep_new(
         }
         let file = dir.join(format!("{run}.json"));
         let other = dir.join(format!("{run}.other.jsonl"));
-        let written = crate::store::file_write::write_new(&file, bytes)
+        let written = crate::durable::write_new(&file, bytes)
             .map_err(|e| Error::io(&file, e))
             .and_then(|()| match others.is_empty() {
                 true => Ok(()),
-                false => crate::store::file_write::write_new(&other, others)
-                    .map_err(|e| Error::io(&other, e)),
+                false => {
+                    crate::durable::write_new(&other, others).map_err(|e| Error::io(&other, e))
+                }
             })
             .and_then(|()| sync(&dir))
             .and_then(|()| sync(parent));
