@@ -170,6 +170,16 @@ pub fn want_color(no_color: bool) -> bool {
         && io::stdout().is_terminal()
 }
 
+/// The miette handler every diagnostic and failure is drawn with: in
+/// colour, or with the same characters and no colour.
+pub fn report_handler(color: bool) -> miette::GraphicalReportHandler {
+    if color {
+        miette::GraphicalReportHandler::new()
+    } else {
+        miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
+    }
+}
+
 /// One journal line presented to miette with its true line number.
 #[derive(Debug)]
 struct LineSource {
@@ -209,12 +219,7 @@ pub fn diagnostic(
     let mut diag = miette::MietteDiagnostic::new(message.to_owned())
         .with_code(code.to_owned())
         .with_severity(severity);
-    let handler = if style.color {
-        miette::GraphicalReportHandler::new()
-    } else {
-        miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
-    }
-    .with_width(120);
+    let handler = report_handler(style.color).with_width(120);
     let mut text = String::new();
     let rendered = match source {
         Some((name, line, bytes)) => {

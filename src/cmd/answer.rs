@@ -4,8 +4,9 @@
 //! journal exactly as it was; then take the run lock, make sure nothing was
 //! appended in between, and append exactly one ordinary `tool_result`.
 
-use super::{open_store, CmdResult, Failure};
 use crate::cli::{AnswerArgs, Global};
+use crate::error::{CmdResult, Failure};
+use crate::open::open_store;
 use crate::output::{json_pretty, sanitize, Style};
 use journal::fold::{fold, RunState};
 use journal::record::{Block, Payload, Record, ToolResult, ToolResultBlock};

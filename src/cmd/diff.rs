@@ -8,8 +8,9 @@
 //! Exit 0 when a resume would proceed (identical, or continues with
 //! warnings), 1 when it would be refused (with or without --force).
 
-use super::{open_store, CmdResult, Failure};
 use crate::cli::{DiffArgs, Global};
+use crate::error::{CmdResult, Failure};
+use crate::open::open_store;
 use crate::output::{json_pretty, sanitize, table, Style};
 use journal::fingerprint::{diff, Class};
 use journal::record::{Fingerprint, Payload};

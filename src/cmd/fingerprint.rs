@@ -1,8 +1,8 @@
 //! `fingerprint --agent FILE`: the fingerprint a run started from this agent
 //! file would carry (SPEC 4), as JSON, for `diff`.
 
-use super::CmdResult;
 use crate::cli::FingerprintArgs;
+use crate::error::CmdResult;
 use crate::output::json_pretty;
 use journal::agent::AgentFile;
 use std::io::Write;

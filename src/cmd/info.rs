@@ -1,9 +1,9 @@
 //! `info`: which store would be used, and why.
 
-use super::{locate, nats_settings, CmdResult};
 use crate::cli::Global;
+use crate::error::CmdResult;
+use crate::open::{locate, nats_settings, Backend};
 use crate::output::{json_pretty, sanitize, Style};
-use journal::location::Backend;
 use std::io::Write;
 use std::process::ExitCode;
 

@@ -1,8 +1,9 @@
 //! `ls`: one line per run, from the meta record and the tail only, in
 //! parallel across journals.
 
-use super::{open_store, CmdResult};
 use crate::cli::{Global, LsArgs, SortKey};
+use crate::error::CmdResult;
+use crate::open::open_store;
 use crate::output::{cell, json_line, table, Style};
 use journal::store::Summary;
 use std::io::Write;

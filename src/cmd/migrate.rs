@@ -4,13 +4,12 @@
 //! when every selected run was copied and verified. `--format json` is one
 //! document, `schemas/output/migrate.json` (docs/OUTPUT.md).
 
-use super::{open_store_uri, CmdResult, Failure, IfMissing};
 use crate::cli::{Global, MigrateArgs};
+use crate::error::{CmdResult, Failure};
+use crate::open::{open_store_uri, same_store, IfMissing};
 use crate::output::{cell, json_pretty, sanitize, table, Style};
-use journal::location::{self, Backend};
 use journal::migrate::{self, Options, Progress};
 use std::io::{IsTerminal, Write};
-use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -101,56 +100,6 @@ pub fn run(g: &Global, a: MigrateArgs, style: Style, out: &mut dyn Write) -> Cmd
     })
 }
 
-/// Refuse to copy a store onto itself. File stores are compared by their
-/// directory, not by how the URI spells it (`file:dst`, `file:./dst`, an
-/// absolute path, a symlink): copying a directory onto itself finds every
-/// run complete, and `--delete-source` would then delete the only copy.
-fn same_store(from: &str, to: &str) -> Result<(), Failure> {
-    match (location::parse_uri(from)?, location::parse_uri(to)?) {
-        (Backend::File { dir: a }, Backend::File { dir: b }) => {
-            let (a, b) = (canonical_dir(&a), canonical_dir(&b));
-            match (a, b) {
-                (Some(a), Some(b)) if a == b => Err(Failure::new(format!(
-                    "--from {from} and --to {to} are the same store (the same directory, {}): nothing to copy",
-                    a.display()
-                ))),
-                _ => Ok(()),
-            }
-        }
-        (Backend::JetStream { stream: a }, Backend::JetStream { stream: b }) if a == b => {
-            Err(Failure::new(format!(
-                "--from and --to are the same store ({from}): nothing to copy"
-            )))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// The directory `dir` names, with symlinks, `.` and `..` resolved as
-/// creating it and then opening it would resolve them. Component by
-/// component: a path that exists is canonicalised; one that does not (a
-/// destination a migrate would create) is extended by name, or loses its
-/// last name on `..`. `None` only when the working directory cannot be
-/// read.
-fn canonical_dir(dir: &Path) -> Option<PathBuf> {
-    let abs = std::env::current_dir().ok()?.join(dir);
-    let mut key = PathBuf::new();
-    for c in abs.components() {
-        let next = key.join(c);
-        match next.canonicalize() {
-            Ok(real) => key = real,
-            Err(_) => match c {
-                Component::ParentDir => {
-                    key.pop();
-                }
-                Component::Normal(_) => key = next,
-                Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
-            },
-        }
-    }
-    Some(key)
-}
-
 /// A one-line counter on stderr, redrawn with `\r`.
 fn show_progress(p: &Progress, total: u64, done: &AtomicBool) {
     let mut err = std::io::stderr();
@@ -163,30 +112,4 @@ fn show_progress(p: &Progress, total: u64, done: &AtomicBool) {
     }
     let _ = write!(err, "\r\x1b[2K");
     let _ = err.flush();
-}
-
-#[cfg(test)]
-mod tests {
-    use super::canonical_dir;
-
-    #[test]
-    fn a_missing_directory_is_keyed_by_its_canonical_parent_and_its_name() {
-        let tmp = tempfile::tempdir().unwrap();
-        let real = tmp.path().join("real");
-        std::fs::create_dir(&real).unwrap();
-        std::os::unix::fs::symlink(&real, tmp.path().join("link")).unwrap();
-        let key = |rel: &str| canonical_dir(&tmp.path().join(rel)).unwrap();
-        let want = real.canonicalize().unwrap().join("new");
-        assert_eq!(key("real/new"), want);
-        assert_eq!(key("link/new"), want);
-        assert_eq!(key("./link/./new/"), want);
-        assert_eq!(key("gone/../link/new"), want);
-        assert_eq!(
-            key("link/new/deeper"),
-            want.join("deeper"),
-            "several missing components"
-        );
-        assert_ne!(key("link/new"), key("link/other"));
-        assert_eq!(key("link"), real.canonicalize().unwrap());
-    }
 }

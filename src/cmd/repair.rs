@@ -3,8 +3,9 @@
 //! missing final newline is added. Interior corruption is refused: cutting
 //! it would throw away the intact records after it.
 
-use super::{open_store, CmdResult};
 use crate::cli::{Global, RepairArgs};
+use crate::error::CmdResult;
+use crate::open::open_store;
 use crate::output::{json_pretty, Style};
 use journal::store::file_write::Repair;
 use std::io::Write;

@@ -2,8 +2,9 @@
 //! bytes as a backup first (see `Store::delete`). Live runs are refused; on a terminal it asks first unless `--yes`; without a terminal
 //! it needs `--yes`. Every id is checked before anything is deleted.
 
-use super::{open_store, CmdResult, Failure};
 use crate::cli::{Global, RmArgs};
+use crate::error::{exit_of, CmdResult, Failure};
+use crate::open::open_store;
 use crate::output::{json_pretty, sanitize, Style};
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
@@ -80,7 +81,7 @@ pub fn run(g: &Global, mut a: RmArgs, style: Style, out: &mut dyn Write) -> CmdR
                 }));
             }
             Err(e) => {
-                failed = failed.max(Failure::exit_of(&e));
+                failed = failed.max(exit_of(&e));
                 let e = e.to_string();
                 eprintln!(
                     "fisk-admin: {}; run {r} was not deleted",

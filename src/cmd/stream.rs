@@ -1,19 +1,16 @@
 //! `stream check STREAM` / `stream create STREAM --subject PREFIX.>`: a
 //! JetStream stream against the session-store rules (SPEC 8).
 
-use super::{nats_settings, CmdResult, Failure};
 use crate::cli::{Global, StreamCommand};
+use crate::error::{CmdResult, Failure};
+use crate::open::{config_context, nats_settings, stream_help};
 use crate::output::{json_pretty, sanitize, Style};
 use journal::store::jetstream;
 use std::io::Write;
 use std::process::ExitCode;
 
 pub fn run(g: &Global, c: StreamCommand, style: Style, out: &mut dyn Write) -> CmdResult {
-    let agent_context = match &g.config {
-        Some(p) => Some(journal::agent::AgentFile::load(p)?.nats_context).filter(|c| !c.is_empty()),
-        None => None,
-    };
-    let settings = nats_settings(g, agent_context.as_deref())?;
+    let settings = nats_settings(g, config_context(g)?.as_deref())?;
     match c {
         StreamCommand::Check(a) => {
             let r = jetstream::inspect(&settings, &a.stream)
@@ -111,7 +108,5 @@ pub fn run(g: &Global, c: StreamCommand, style: Style, out: &mut dyn Write) -> C
 
 /// A failure, with which stream it was about.
 fn about(e: journal::Error, doing: &str, stream: &str) -> Failure {
-    Failure::from(e).help(format!(
-        "{doing} jetstream stream {stream:?}; connection settings come from --context, --server, --creds, --user, --password, --token"
-    ))
+    stream_help(e, &format!("{doing} jetstream stream {stream:?}"))
 }

@@ -7,8 +7,9 @@
 //! Records are streamed: a run (or file) is read, checked and dropped
 //! before the next, so memory is bounded by the largest journal.
 
-use super::{open_store, schemas, CmdResult, Failure};
 use crate::cli::{Global, ValidateArgs};
+use crate::error::{CmdResult, Failure};
+use crate::open::{open_store, schemas};
 use crate::output::{diagnostic, json_line, sanitize, table, Style};
 use journal::lines;
 use journal::schema::{SchemaSet, Violation};

@@ -7,10 +7,10 @@
 //! object `{"summary": {runs, records, bytes, errors, warnings, infos,
 //! seconds}}`. The shape is `schemas/output/verify.json`.
 
-use super::{locate, nats_settings, open_store, CmdResult, Failure};
 use crate::cli::{Global, VerifyArgs};
+use crate::error::{CmdResult, Failure};
+use crate::open::{locate, nats_settings, open_store, schemas, stream_help, Backend};
 use crate::output::{diagnostic, json_line, sanitize, table, Style};
-use journal::location::Backend;
 use journal::store::file::{FileStore, LiveLocks};
 use journal::store::jetstream::{self, JetStreamStore};
 use journal::store::Store;
@@ -26,7 +26,7 @@ pub fn run(g: &Global, a: VerifyArgs, style: Style, out: &mut dyn Write) -> CmdR
     let schemas = if a.no_schema {
         None
     } else {
-        Some(super::schemas(a.schema_dir.as_deref())?)
+        Some(schemas(a.schema_dir.as_deref())?)
     };
     let check = schemas.as_ref().map(|s| s as &dyn verify::RecordCheck);
     let (reports, nruns) = match loc.backend {
@@ -135,11 +135,8 @@ fn verify_jetstream(
     check: Option<&dyn verify::RecordCheck>,
 ) -> Result<(Vec<Report>, usize), Failure> {
     let settings = nats_settings(g, agent_context)?;
-    let store = JetStreamStore::connect_unchecked(&settings, stream).map_err(|e| {
-        Failure::from(e).help(format!(
-            "verifying jetstream stream {stream:?}; connection settings come from --context, --server, --creds, --user, --password, --token"
-        ))
-    })?;
+    let store = JetStreamStore::connect_unchecked(&settings, stream)
+        .map_err(|e| stream_help(e, &format!("verifying jetstream stream {stream:?}")))?;
     let mut reports = vec![Report {
         findings: verify::stream_config_findings(stream, &jetstream::check_config(store.config())),
         ..Report::default()
