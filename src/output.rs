@@ -131,6 +131,27 @@ pub fn json_pretty<T: serde::Serialize>(out: &mut dyn Write, value: &T) -> io::R
     out.write_all(b"\n")
 }
 
+/// `value` as a JSON value, every object's keys in sorted order: the
+/// documents of `answer`, `diff`, `info`, `migrate`, `repair`, `rm`, `run`,
+/// `resume`, `stream` and the `verify`/`validate` summaries were first
+/// built as `serde_json::Value`s, whose maps sort their keys, and scripts
+/// have seen them so. Their outcome types go through here to keep those
+/// bytes, nested library types included, whatever order the fields are
+/// declared in.
+pub fn sorted<T: serde::Serialize>(value: &T) -> io::Result<serde_json::Value> {
+    Ok(serde_json::to_value(value)?)
+}
+
+/// The last line of a JSON Lines output (`verify`, `validate`):
+/// `{"summary": {...}}`, keys sorted.
+pub fn summary_line<T: serde::Serialize>(out: &mut dyn Write, summary: &T) -> io::Result<()> {
+    #[derive(serde::Serialize)]
+    struct Line<'a, T> {
+        summary: &'a T,
+    }
+    json_line(out, &sorted(&Line { summary })?)
+}
+
 /// JSON text with every dangerous character [`is_dangerous`] written as a
 /// `\uXXXX` escape (a surrogate pair beyond the BMP). serde_json escapes
 /// only C0 controls, so DEL, C1 controls and bidi overrides would reach a

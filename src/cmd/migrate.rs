@@ -7,9 +7,10 @@
 use crate::cli::{Global, MigrateArgs};
 use crate::error::{CmdResult, Failure};
 use crate::open::{open_store_uri, same_store, IfMissing};
-use crate::output::{cell, json_pretty, sanitize, table, Style};
-use journal::migrate::{self, Options, Progress};
-use std::io::{IsTerminal, Write};
+use crate::output::{cell, json_pretty, sanitize, sorted, table, Format, Style};
+use journal::migrate::{self, Options, Progress, RunReport};
+use serde::Serialize;
+use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -51,53 +52,79 @@ pub fn run(g: &Global, a: MigrateArgs, style: Style, out: &mut dyn Write) -> Cmd
         done.store(true, Ordering::Relaxed);
         r
     });
-    let seconds = started.elapsed().as_secs_f64();
-
     let ok = reports.iter().filter(|r| r.result.ok()).count();
-    let appended: u64 = reports.iter().map(|r| r.appended).sum();
-    if style.json() {
-        json_pretty(
-            out,
-            &serde_json::json!({
-                "from": a.from, "to": a.to, "dry_run": a.dry_run,
-                "runs": reports,
-                "summary": {
-                    "runs": reports.len(), "ok": ok, "failed": reports.len() - ok,
-                    "appended": appended, "seconds": seconds,
-                },
-            }),
-        )?;
-    } else {
-        let mut t = table(&["RUN", "RECORDS", "BYTES", "RESULT", "NOTE"]);
-        for r in &reports {
-            t.add_row(vec![
-                cell(&r.run, 40),
-                r.records.to_string(),
-                r.bytes.to_string(),
-                r.result.word().to_owned(),
-                sanitize(&r.notes.join("; "), false).into_owned(),
-            ]);
-        }
-        writeln!(out, "{t}")?;
-        writeln!(
-            out,
-            "{} of {} runs {}; {appended} records appended in {seconds:.2}s ({} to {})",
+    let migrated = Migrated {
+        summary: Summary {
+            runs: reports.len(),
             ok,
-            reports.len(),
-            if a.dry_run {
-                "can be copied"
-            } else {
-                "copied and verified"
-            },
-            a.from,
-            a.to
-        )?;
+            failed: reports.len() - ok,
+            appended: reports.iter().map(|r| r.appended).sum(),
+            seconds: started.elapsed().as_secs_f64(),
+        },
+        from: &a.from,
+        to: &a.to,
+        dry_run: a.dry_run,
+        runs: reports,
+    };
+    match style.format {
+        Format::Json => json_pretty(out, &sorted(&migrated)?)?,
+        Format::Text => render(out, &migrated)?,
     }
-    Ok(if ok == reports.len() {
+    Ok(if migrated.summary.failed == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// `schemas/output/migrate.json` (keys sorted: `output::sorted`).
+#[derive(Serialize)]
+struct Migrated<'a> {
+    from: &'a str,
+    to: &'a str,
+    dry_run: bool,
+    runs: Vec<RunReport>,
+    summary: Summary,
+}
+
+#[derive(Serialize)]
+struct Summary {
+    runs: usize,
+    ok: usize,
+    failed: usize,
+    /// Records appended to the destination.
+    appended: u64,
+    seconds: f64,
+}
+
+fn render(out: &mut dyn Write, m: &Migrated) -> io::Result<()> {
+    let mut t = table(&["RUN", "RECORDS", "BYTES", "RESULT", "NOTE"]);
+    for r in &m.runs {
+        t.add_row(vec![
+            cell(&r.run, 40),
+            r.records.to_string(),
+            r.bytes.to_string(),
+            r.result.word().to_owned(),
+            sanitize(&r.notes.join("; "), false).into_owned(),
+        ]);
+    }
+    writeln!(out, "{t}")?;
+    let s = &m.summary;
+    writeln!(
+        out,
+        "{} of {} runs {}; {} records appended in {:.2}s ({} to {})",
+        s.ok,
+        s.runs,
+        if m.dry_run {
+            "can be copied"
+        } else {
+            "copied and verified"
+        },
+        s.appended,
+        s.seconds,
+        m.from,
+        m.to
+    )
 }
 
 /// A one-line counter on stderr, redrawn with `\r`.

@@ -1,10 +1,12 @@
 //! How a `run` or `resume` ended and how to go on, and the runner's events
 //! on stderr while it works.
 
-use crate::error::{CmdResult, Failure};
-use crate::output::{json_pretty, sanitize, Style};
+use crate::error::CmdResult;
+use crate::output::{json_pretty, sanitize, sorted, Format, Style};
+use journal::record::Deferred;
 use journal::runner::{Event, Outcome};
-use std::io::{IsTerminal, Write};
+use serde::Serialize;
+use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
 /// Events go to stderr: warnings always, progress only on a terminal.
@@ -15,6 +17,24 @@ pub fn printer() -> impl FnMut(Event) {
         Event::Step(s) if progress => eprintln!("  {}", sanitize(&s, false)),
         Event::Step(_) => {}
     }
+}
+
+/// The report of a run or resume (keys sorted: [`sorted`]).
+#[derive(Serialize)]
+struct Report<'a> {
+    run: &'a str,
+    terminal: Ended<'a>,
+    waiting_on: &'a [Deferred],
+    last_seq: u64,
+    /// The command that goes on from here.
+    next: String,
+}
+
+#[derive(Serialize)]
+struct Ended<'a> {
+    reason: &'a str,
+    /// Absent from the terminal record when empty: `null` here.
+    message: Option<&'a str>,
 }
 
 /// How a run or resume ended, and how to go on. Exit 0 when the run
@@ -29,52 +49,53 @@ pub fn report(o: &Outcome, style: Style, out: &mut dyn Write) -> CmdResult {
         ),
         _ => format!("fisk-admin resume {}", o.run),
     };
-    if style.json() {
-        json_pretty(
-            out,
-            &serde_json::json!({
-                "run": o.run,
-                "terminal": {"reason": o.terminal.reason, "message": Some(&o.terminal.message).filter(|m| !m.is_empty())},
-                "waiting_on": o.waiting_on,
-                "last_seq": o.last_seq,
-                "next": next,
-            }),
-        )
-        .map_err(Failure::from)?;
-    } else {
-        writeln!(out, "run {}", o.run)?;
-        let msg = if o.terminal.message.is_empty() {
-            String::new()
-        } else {
-            format!(": {}", sanitize(&o.terminal.message, false))
-        };
-        writeln!(
-            out,
-            "  ended: {}{msg} (seq {})",
-            o.terminal.reason, o.last_seq
-        )?;
-        for d in &o.waiting_on {
-            writeln!(
-                out,
-                "  waiting on {} ({}){}{}",
-                sanitize(&d.tool_use_id, false),
-                sanitize(&d.tool_name, false),
-                if d.note.is_empty() {
-                    String::new()
-                } else {
-                    format!(" note: {}", sanitize(&d.note, false))
-                },
-                if d.handle.is_empty() {
-                    String::new()
-                } else {
-                    format!(" handle: {}", sanitize(&d.handle, false))
-                },
-            )?;
-        }
-        writeln!(out, "  next: {next}")?;
+    let report = Report {
+        run: &o.run,
+        terminal: Ended {
+            reason: &o.terminal.reason,
+            message: Some(o.terminal.message.as_str()).filter(|m| !m.is_empty()),
+        },
+        waiting_on: &o.waiting_on,
+        last_seq: o.last_seq,
+        next,
+    };
+    match style.format {
+        Format::Json => json_pretty(out, &sorted(&report)?)?,
+        Format::Text => render(out, &report)?,
     }
     Ok(match o.terminal.reason.as_str() {
         "completed" | "suspended" => ExitCode::SUCCESS,
         _ => ExitCode::from(1),
     })
+}
+
+fn render(out: &mut dyn Write, r: &Report) -> io::Result<()> {
+    writeln!(out, "run {}", r.run)?;
+    let msg = match r.terminal.message {
+        Some(m) => format!(": {}", sanitize(m, false)),
+        None => String::new(),
+    };
+    writeln!(
+        out,
+        "  ended: {}{msg} (seq {})",
+        r.terminal.reason, r.last_seq
+    )?;
+    for d in r.waiting_on {
+        let labelled = |label: &str, v: &str| {
+            if v.is_empty() {
+                String::new()
+            } else {
+                format!(" {label}: {}", sanitize(v, false))
+            }
+        };
+        writeln!(
+            out,
+            "  waiting on {} ({}){}{}",
+            sanitize(&d.tool_use_id, false),
+            sanitize(&d.tool_name, false),
+            labelled("note", &d.note),
+            labelled("handle", &d.handle),
+        )?;
+    }
+    writeln!(out, "  next: {}", r.next)
 }
