@@ -123,15 +123,40 @@ pub enum Command {
 
 #[derive(Args, Debug)]
 pub struct LsArgs {
-    /// Only runs with this status (open, completed, suspended, error, budget, max_iterations, corrupt; live; waiting is --waiting)
-    #[arg(long)]
-    pub status: Vec<String>,
+    /// Only runs with this status (repeat for several: a run with any of them is listed)
+    #[arg(long, value_enum, value_name = "STATUS")]
+    pub status: Vec<StatusFilter>,
     /// Only runs waiting on deferred calls a person has to answer
     #[arg(long)]
     pub waiting: bool,
     /// Sort order (newest first for times, largest first for size)
     #[arg(long, value_enum, default_value_t = SortKey::Updated)]
     pub sort: SortKey,
+}
+
+/// What `ls --status` selects: a run's status (SPEC 9), or one of two
+/// conditions beside it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum StatusFilter {
+    /// No terminal record ends the journal
+    Open,
+    /// Ended: the model finished
+    Completed,
+    /// Ended: stopped by a signal or to wait on deferred calls; resume continues it
+    Suspended,
+    /// Ended in an error
+    Error,
+    /// Ended: the token budget was spent
+    Budget,
+    /// Ended: the iteration limit was reached
+    #[value(name = "max_iterations")]
+    MaxIterations,
+    /// The run could not be summarised (the prompt column says why)
+    Corrupt,
+    /// A writer holds the run now
+    Live,
+    /// Waiting on deferred calls: the same as --waiting (not a status since SPEC 9)
+    Waiting,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -3,7 +3,11 @@
 
 mod cli;
 mod cmd;
+mod error;
+mod open;
 mod output;
+mod render;
+mod signal;
 
 use clap::Parser;
 
@@ -23,9 +27,9 @@ fn main() -> ExitCode {
     // `ulimit -v` or thread limit) is an error; left to the first parallel
     // loop, rayon panics instead. A failed start cannot be retried.
     if let Err(e) = rayon::ThreadPoolBuilder::new().build_global() {
-        let why = cmd::Failure::new(format!("cannot start worker threads: {e}"))
+        let why = error::Failure::new(format!("cannot start worker threads: {e}"))
             .help("raise the limits on this process's memory or threads (ulimit -v, ulimit -u)");
-        return cmd::finish(Err(why), style);
+        return error::finish(Err(why), style);
     }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -50,5 +54,5 @@ fn main() -> ExitCode {
         cli::Command::Completions(a) => cmd::completions::run(a, &mut out),
         cli::Command::Man(a) => cmd::man::run(a, &mut out),
     };
-    cmd::finish(result, style)
+    error::finish(result, style)
 }

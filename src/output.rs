@@ -131,6 +131,27 @@ pub fn json_pretty<T: serde::Serialize>(out: &mut dyn Write, value: &T) -> io::R
     out.write_all(b"\n")
 }
 
+/// `value` as a JSON value, every object's keys in sorted order: the
+/// documents of `answer`, `diff`, `info`, `migrate`, `repair`, `rm`, `run`,
+/// `resume`, `stream` and the `verify`/`validate` summaries were first
+/// built as `serde_json::Value`s, whose maps sort their keys, and scripts
+/// have seen them so. Their outcome types go through here to keep those
+/// bytes, nested library types included, whatever order the fields are
+/// declared in.
+pub fn sorted<T: serde::Serialize>(value: &T) -> io::Result<serde_json::Value> {
+    Ok(serde_json::to_value(value)?)
+}
+
+/// The last line of a JSON Lines output (`verify`, `validate`):
+/// `{"summary": {...}}`, keys sorted.
+pub fn summary_line<T: serde::Serialize>(out: &mut dyn Write, summary: &T) -> io::Result<()> {
+    #[derive(serde::Serialize)]
+    struct Line<'a, T> {
+        summary: &'a T,
+    }
+    json_line(out, &sorted(&Line { summary })?)
+}
+
 /// JSON text with every dangerous character [`is_dangerous`] written as a
 /// `\uXXXX` escape (a surrogate pair beyond the BMP). serde_json escapes
 /// only C0 controls, so DEL, C1 controls and bidi overrides would reach a
@@ -168,6 +189,16 @@ pub fn want_color(no_color: bool) -> bool {
     !no_color
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
         && io::stdout().is_terminal()
+}
+
+/// The miette handler every diagnostic and failure is drawn with: in
+/// colour, or with the same characters and no colour.
+pub fn report_handler(color: bool) -> miette::GraphicalReportHandler {
+    if color {
+        miette::GraphicalReportHandler::new()
+    } else {
+        miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
+    }
 }
 
 /// One journal line presented to miette with its true line number.
@@ -209,12 +240,7 @@ pub fn diagnostic(
     let mut diag = miette::MietteDiagnostic::new(message.to_owned())
         .with_code(code.to_owned())
         .with_severity(severity);
-    let handler = if style.color {
-        miette::GraphicalReportHandler::new()
-    } else {
-        miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
-    }
-    .with_width(120);
+    let handler = report_handler(style.color).with_width(120);
     let mut text = String::new();
     let rendered = match source {
         Some((name, line, bytes)) => {

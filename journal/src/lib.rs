@@ -12,7 +12,6 @@ pub mod fold;
 pub mod gojson;
 pub mod id;
 pub mod lines;
-pub mod location;
 pub mod migrate;
 pub mod nats;
 pub mod paths;

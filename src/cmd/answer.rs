@@ -4,12 +4,14 @@
 //! journal exactly as it was; then take the run lock, make sure nothing was
 //! appended in between, and append exactly one ordinary `tool_result`.
 
-use super::{open_store, CmdResult, Failure};
 use crate::cli::{AnswerArgs, Global};
-use crate::output::{json_pretty, sanitize, Style};
+use crate::error::{CmdResult, Failure};
+use crate::open::open_store;
+use crate::output::{json_pretty, sanitize, sorted, truncate, Format, Style};
 use journal::fold::{fold, RunState};
 use journal::record::{Block, Payload, Record, ToolResult, ToolResultBlock};
-use std::io::{IsTerminal, Read, Write};
+use serde::Serialize;
+use std::io::{self, IsTerminal, Read, Write};
 use std::process::ExitCode;
 
 /// The largest answer accepted (SPEC 6).
@@ -88,30 +90,47 @@ pub fn run(g: &Global, a: AnswerArgs, style: Style, out: &mut dyn Write) -> CmdR
     };
     drop(app);
     let bytes = record.encode().unwrap_or_default();
-    let resume = format!("fisk-admin resume {}", a.run);
-    if style.json() {
-        let rec: serde_json::Value =
-            serde_json::from_slice(&bytes).map_err(|e| Failure::new(e.to_string()))?;
-        json_pretty(
-            out,
-            &serde_json::json!({"run": a.run, "seq": record.seq, "record": rec, "resume": resume}),
-        )?;
-    } else {
-        writeln!(
-            out,
-            "answered {} in run {} (seq {}):",
-            sanitize(&a.tool_use_id, false),
-            a.run,
-            record.seq
-        )?;
-        writeln!(
-            out,
-            "  {}",
-            crate::output::truncate(&sanitize(&String::from_utf8_lossy(&bytes), false), 400)
-        )?;
-        writeln!(out, "resume the run with: {resume}")?;
+    let answered = Answered {
+        run: &a.run,
+        seq: record.seq,
+        record: serde_json::from_slice(&bytes).map_err(|e| Failure::new(e.to_string()))?,
+        resume: format!("fisk-admin resume {}", a.run),
+        tool_use_id: &a.tool_use_id,
+        line: String::from_utf8_lossy(&bytes).into_owned(),
+    };
+    match style.format {
+        Format::Json => json_pretty(out, &sorted(&answered)?)?,
+        Format::Text => render(out, &answered)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The answer written (keys sorted: `output::sorted`).
+#[derive(Serialize)]
+struct Answered<'a> {
+    run: &'a str,
+    seq: u64,
+    /// The record as stored.
+    record: serde_json::Value,
+    /// The command that continues the run.
+    resume: String,
+    #[serde(skip)]
+    tool_use_id: &'a str,
+    /// The record's line, as stored.
+    #[serde(skip)]
+    line: String,
+}
+
+fn render(out: &mut dyn Write, a: &Answered) -> io::Result<()> {
+    writeln!(
+        out,
+        "answered {} in run {} (seq {}):",
+        sanitize(a.tool_use_id, false),
+        a.run,
+        a.seq
+    )?;
+    writeln!(out, "  {}", truncate(&sanitize(&a.line, false), 400))?;
+    writeln!(out, "resume the run with: {}", a.resume)
 }
 
 /// The refusals of SPEC 6, each with its own message.

@@ -1,7 +1,7 @@
 //! `completions SHELL`.
 
-use super::CmdResult;
 use crate::cli::{Cli, CompletionsArgs};
+use crate::error::CmdResult;
 use clap::CommandFactory;
 use std::io::Write;
 use std::process::ExitCode;

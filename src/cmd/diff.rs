@@ -8,14 +8,28 @@
 //! Exit 0 when a resume would proceed (identical, or continues with
 //! warnings), 1 when it would be refused (with or without --force).
 
-use super::{open_store, CmdResult, Failure};
 use crate::cli::{DiffArgs, Global};
-use crate::output::{json_pretty, sanitize, table, Style};
-use journal::fingerprint::{diff, Class};
+use crate::error::{CmdResult, Failure};
+use crate::open::open_store;
+use crate::output::{json_pretty, sanitize, sorted, table, Format, Style};
+use journal::fingerprint::{diff, Change, Class};
 use journal::record::{Fingerprint, Payload};
-use std::io::{Read, Write};
+use serde::Serialize;
+use std::io::{self, Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
+
+/// The comparison and its verdict (keys sorted: `output::sorted`).
+#[derive(Serialize)]
+struct Compared {
+    /// Where each side came from.
+    a: String,
+    b: String,
+    changes: Vec<Change>,
+    verdict: &'static str,
+    /// Whether a resume would go on without --force.
+    proceeds: bool,
+}
 
 pub fn run(g: &Global, a: DiffArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     if a.a == "-" && a.b == "-" {
@@ -26,44 +40,45 @@ pub fn run(g: &Global, a: DiffArgs, style: Style, out: &mut dyn Write) -> CmdRes
     let (fa, sa) = side(g, &a.a)?;
     let (fb, sb) = side(g, &a.b)?;
     let d = diff(&fa, &fb);
-    let proceeds = d.verdict.proceeds(false);
-    if style.json() {
-        json_pretty(
-            out,
-            &serde_json::json!({
-                "a": sa, "b": sb, "changes": d.changes,
-                "verdict": d.verdict.as_str(), "proceeds": proceeds,
-            }),
-        )?;
-    } else {
-        writeln!(out, "A: {}", sanitize(&sa, false))?;
-        writeln!(out, "B: {}", sanitize(&sb, false))?;
-        if !d.changes.is_empty() {
-            let mut t = table(&["FIELD", "CLASS", "CHANGE"]);
-            for c in &d.changes {
-                let change = match (&c.from, &c.to) {
-                    (Some(x), Some(y)) => {
-                        format!("{} -> {}", sanitize(x, false), sanitize(y, false))
-                    }
-                    _ => "changed".to_owned(),
-                };
-                let class = match c.class {
-                    Class::Hard => "hard",
-                    Class::Blocking => "blocking",
-                    Class::Tools => "tools",
-                    Class::Budget => "budget",
-                };
-                t.add_row(vec![c.field.to_owned(), class.to_owned(), change]);
-            }
-            writeln!(out, "{t}")?;
-        }
-        writeln!(out, "verdict: {}", d.verdict.as_str())?;
+    let compared = Compared {
+        a: sa,
+        b: sb,
+        proceeds: d.verdict.proceeds(false),
+        verdict: d.verdict.as_str(),
+        changes: d.changes,
+    };
+    match style.format {
+        Format::Json => json_pretty(out, &sorted(&compared)?)?,
+        Format::Text => render(out, &compared)?,
     }
-    Ok(if proceeds {
+    Ok(if compared.proceeds {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+fn render(out: &mut dyn Write, c: &Compared) -> io::Result<()> {
+    writeln!(out, "A: {}", sanitize(&c.a, false))?;
+    writeln!(out, "B: {}", sanitize(&c.b, false))?;
+    if !c.changes.is_empty() {
+        let mut t = table(&["FIELD", "CLASS", "CHANGE"]);
+        for ch in &c.changes {
+            let change = match (&ch.from, &ch.to) {
+                (Some(x), Some(y)) => format!("{} -> {}", sanitize(x, false), sanitize(y, false)),
+                _ => "changed".to_owned(),
+            };
+            let class = match ch.class {
+                Class::Hard => "hard",
+                Class::Blocking => "blocking",
+                Class::Tools => "tools",
+                Class::Budget => "budget",
+            };
+            t.add_row(vec![ch.field.to_owned(), class.to_owned(), change]);
+        }
+        writeln!(out, "{t}")?;
+    }
+    writeln!(out, "verdict: {}", c.verdict)
 }
 
 /// One side: its fingerprint and a description of where it came from.

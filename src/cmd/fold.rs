@@ -1,9 +1,12 @@
 //! `fold RUN [--until-seq N]`: the folded run state (SPEC 3, SPEC 11).
 
-use super::{open_store, CmdResult, Failure};
 use crate::cli::{FoldArgs, Global};
-use crate::output::{json_pretty, Style};
-use journal::fold::{fold_with, FoldOptions};
+use crate::error::{CmdResult, Failure};
+use crate::open::open_store;
+use crate::output::{json_pretty, Format, Style};
+use crate::render::state::render_state;
+use journal::fold::{fold_with, FoldOptions, RunState};
+use journal::store::{Journal, Store};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -15,19 +18,30 @@ pub fn run(g: &Global, a: FoldArgs, style: Style, out: &mut dyn Write) -> CmdRes
         ));
     }
     let journal = store.read(&a.run)?;
-    let opts = FoldOptions {
-        any_version: true,
-        until_seq: a.until_seq,
-    };
-    let st = fold_with(journal.records(), opts).map_err(|source| journal::Error::Fold {
-        run: a.run.clone(),
-        at: store.refused_at(&a.run, &journal, &source),
-        source,
-    })?;
-    if style.json() {
-        json_pretty(out, &st)?;
-    } else {
-        super::show::render_state(out, &st, false, style)?;
+    let st = fold_journal(&store, &a.run, &journal, a.until_seq)?;
+    match style.format {
+        Format::Json => json_pretty(out, &st)?,
+        Format::Text => render_state(out, &st, false)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Fold a run of any version, up to `until_seq`; a refusal says where the
+/// record it refuses is stored.
+pub fn fold_journal(
+    store: &Store,
+    run: &str,
+    journal: &Journal,
+    until_seq: Option<u64>,
+) -> Result<RunState, Failure> {
+    let opts = FoldOptions {
+        any_version: true,
+        until_seq,
+    };
+    let st = fold_with(journal.records(), opts).map_err(|source| journal::Error::Fold {
+        run: run.to_owned(),
+        at: store.refused_at(run, journal, &source),
+        source,
+    })?;
+    Ok(st)
 }

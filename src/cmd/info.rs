@@ -1,80 +1,123 @@
 //! `info`: which store would be used, and why.
 
-use super::{locate, nats_settings, CmdResult};
 use crate::cli::Global;
-use crate::output::{json_pretty, sanitize, Style};
-use journal::location::Backend;
-use std::io::Write;
+use crate::error::CmdResult;
+use crate::open::{locate, nats_settings, Backend};
+use crate::output::{json_pretty, sanitize, sorted, Format, Style};
+use journal::store::jetstream;
+use serde::Serialize;
+use std::io::{self, Write};
 use std::process::ExitCode;
+
+/// The store and why it was chosen (keys sorted: `output::sorted`). The
+/// JetStream fields are `null` for a file store.
+#[derive(Serialize)]
+struct Info {
+    backend: &'static str,
+    /// The directory or the stream.
+    location: String,
+    why: String,
+    /// Whether the directory exists (file stores).
+    exists: Option<bool>,
+    nats_context: Option<String>,
+    server: Option<String>,
+    context: Option<String>,
+    prefix: Option<String>,
+    stream_ok: Option<bool>,
+    /// Why the stream could not be inspected.
+    stream_error: Option<String>,
+    #[serde(skip)]
+    messages: Option<u64>,
+    /// What breaks SPEC 8 in the stream's configuration.
+    #[serde(skip)]
+    problems: Vec<String>,
+}
 
 pub fn run(g: &Global, style: Style, out: &mut dyn Write) -> CmdResult {
     let loc = locate(g)?;
-    let (backend, location, exists) = match &loc.backend {
-        Backend::File { dir } => ("file", dir.display().to_string(), Some(dir.is_dir())),
-        Backend::JetStream { stream } => ("jetstream", stream.clone(), None),
+    let mut info = Info {
+        backend: "file",
+        location: String::new(),
+        why: loc.why.clone(),
+        exists: None,
+        nats_context: loc.nats_context.clone(),
+        server: None,
+        context: None,
+        prefix: None,
+        stream_ok: None,
+        stream_error: None,
+        messages: None,
+        problems: Vec::new(),
     };
-    // JetStream: the connection settings, and whether the stream answers
-    // (a failure is reported, not fatal: info says what would be used).
-    let nats = match &loc.backend {
-        Backend::File { .. } => None,
+    match &loc.backend {
+        Backend::File { dir } => {
+            info.location = dir.display().to_string();
+            info.exists = Some(dir.is_dir());
+        }
+        // The connection settings, and whether the stream answers (a
+        // failure is reported, not fatal: info says what would be used).
         Backend::JetStream { stream } => {
+            info.backend = "jetstream";
+            info.location = stream.clone();
             let settings = nats_settings(g, loc.nats_context.as_deref())?;
-            let check = journal::store::jetstream::inspect(&settings, stream);
-            Some((settings, check))
-        }
-    };
-    if style.json() {
-        json_pretty(
-            out,
-            &serde_json::json!({
-                "backend": backend,
-                "location": location,
-                "why": loc.why,
-                "exists": exists,
-                "nats_context": loc.nats_context,
-                "server": nats.as_ref().map(|(s, _)| s.server_list()),
-                "context": nats.as_ref().and_then(|(s, _)| s.context_description()),
-                "prefix": nats.as_ref().and_then(|(_, c)| c.as_ref().ok()).and_then(|r| journal::store::jetstream::prefix_of(&r.config.subjects)),
-                "stream_ok": nats.as_ref().map(|(_, c)| c.as_ref().is_ok_and(|r| r.problems.is_empty())),
-                "stream_error": nats.as_ref().and_then(|(_, c)| c.as_ref().err()).map(ToString::to_string),
-            }),
-        )?;
-    } else {
-        writeln!(out, "Sessions")?;
-        writeln!(out, "  backend:  {backend}")?;
-        match &loc.backend {
-            Backend::File { .. } => writeln!(out, "  directory: {location}")?,
-            Backend::JetStream { .. } => writeln!(out, "  stream:   {location}")?,
-        }
-        writeln!(out, "  chosen by: {}", loc.why)?;
-        if exists == Some(false) {
-            writeln!(out, "  (the directory does not exist yet)")?;
-        }
-        if let Some(c) = &loc.nats_context {
-            writeln!(out, "  nats context: {c}")?;
-        }
-        if let Some((settings, check)) = &nats {
-            writeln!(out, "  server:   {}", settings.server_list())?;
-            writeln!(
-                out,
-                "  context:  {}",
-                settings
-                    .context_description()
-                    .unwrap_or_else(|| "none (defaults and flags)".into())
-            )?;
-            match check {
+            info.server = Some(settings.server_list());
+            info.context = settings.context_description();
+            match jetstream::inspect(&settings, stream) {
                 Ok(r) => {
-                    if let Some(p) = journal::store::jetstream::prefix_of(&r.config.subjects) {
-                        writeln!(out, "  prefix:   {}", sanitize(&p, false))?;
-                    }
-                    writeln!(out, "  messages: {}", r.messages)?;
-                    for p in &r.problems {
-                        writeln!(out, "  error:    {}", sanitize(&p.to_string(), false))?;
-                    }
+                    info.prefix = jetstream::prefix_of(&r.config.subjects);
+                    info.stream_ok = Some(r.problems.is_empty());
+                    info.messages = Some(r.messages);
+                    info.problems = r.problems.iter().map(ToString::to_string).collect();
                 }
-                Err(e) => writeln!(out, "  unreachable: {}", sanitize(&e.to_string(), false))?,
+                Err(e) => {
+                    info.stream_ok = Some(false);
+                    info.stream_error = Some(e.to_string());
+                }
             }
         }
     }
+    match style.format {
+        Format::Json => json_pretty(out, &sorted(&info)?)?,
+        Format::Text => render(out, &info)?,
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+fn render(out: &mut dyn Write, info: &Info) -> io::Result<()> {
+    writeln!(out, "Sessions")?;
+    writeln!(out, "  backend:  {}", info.backend)?;
+    match info.backend {
+        "file" => writeln!(out, "  directory: {}", info.location)?,
+        _ => writeln!(out, "  stream:   {}", info.location)?,
+    }
+    writeln!(out, "  chosen by: {}", info.why)?;
+    if info.exists == Some(false) {
+        writeln!(out, "  (the directory does not exist yet)")?;
+    }
+    if let Some(c) = &info.nats_context {
+        writeln!(out, "  nats context: {c}")?;
+    }
+    if let Some(server) = &info.server {
+        writeln!(out, "  server:   {server}")?;
+        writeln!(
+            out,
+            "  context:  {}",
+            info.context
+                .as_deref()
+                .unwrap_or("none (defaults and flags)")
+        )?;
+        match &info.stream_error {
+            None => {
+                if let Some(p) = &info.prefix {
+                    writeln!(out, "  prefix:   {}", sanitize(p, false))?;
+                }
+                writeln!(out, "  messages: {}", info.messages.unwrap_or(0))?;
+                for p in &info.problems {
+                    writeln!(out, "  error:    {}", sanitize(p, false))?;
+                }
+            }
+            Some(e) => writeln!(out, "  unreachable: {}", sanitize(e, false))?,
+        }
+    }
+    Ok(())
 }

@@ -1,8 +1,9 @@
 //! `ls`: one line per run, from the meta record and the tail only, in
 //! parallel across journals.
 
-use super::{open_store, CmdResult};
-use crate::cli::{Global, LsArgs, SortKey};
+use crate::cli::{Global, LsArgs, SortKey, StatusFilter};
+use crate::error::CmdResult;
+use crate::open::open_store;
 use crate::output::{cell, json_line, table, Style};
 use journal::store::Summary;
 use std::io::Write;
@@ -12,13 +13,7 @@ pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResul
     let store = open_store(g)?;
     let mut runs: Vec<Summary> = store.summaries()?;
     if !a.status.is_empty() {
-        // `waiting` is not a status since the agent's rule (SPEC 9); it is
-        // still understood here as --waiting.
-        runs.retain(|s| {
-            a.status.iter().any(|want| {
-                want == &s.status || (want == "live" && s.live) || (want == "waiting" && s.waiting)
-            })
-        });
+        runs.retain(|s| a.status.iter().any(|want| selects(*want, s)));
     }
     if a.waiting {
         runs.retain(|s| s.waiting);
@@ -71,6 +66,24 @@ pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResul
     }
     writeln!(out, "{t}")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether `--status want` lists the run.
+fn selects(want: StatusFilter, s: &Summary) -> bool {
+    let status = match want {
+        StatusFilter::Open => "open",
+        StatusFilter::Completed => "completed",
+        StatusFilter::Suspended => "suspended",
+        StatusFilter::Error => "error",
+        StatusFilter::Budget => "budget",
+        StatusFilter::MaxIterations => "max_iterations",
+        StatusFilter::Corrupt => "corrupt",
+        StatusFilter::Live => return s.live,
+        // `waiting` is not a status since the agent's rule (SPEC 9); it is
+        // still understood here as --waiting.
+        StatusFilter::Waiting => return s.waiting,
+    };
+    s.status == status
 }
 
 fn sort(runs: &mut [Summary], key: SortKey) {

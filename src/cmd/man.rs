@@ -1,8 +1,8 @@
 //! `man [DIR]`: write the man pages generated from the clap definitions.
 //! The committed pages in `man/` are checked against these by a test.
 
-use super::{CmdResult, Failure};
 use crate::cli::{Cli, ManArgs};
+use crate::error::{CmdResult, Failure};
 use clap::CommandFactory;
 use std::io::Write;
 use std::process::ExitCode;

@@ -4,13 +4,13 @@
 //! when every selected run was copied and verified. `--format json` is one
 //! document, `schemas/output/migrate.json` (docs/OUTPUT.md).
 
-use super::{open_store_uri, CmdResult, Failure, IfMissing};
 use crate::cli::{Global, MigrateArgs};
-use crate::output::{cell, json_pretty, sanitize, table, Style};
-use journal::location::{self, Backend};
-use journal::migrate::{self, Options, Progress};
-use std::io::{IsTerminal, Write};
-use std::path::{Component, Path, PathBuf};
+use crate::error::{CmdResult, Failure};
+use crate::open::{open_store_uri, same_store, IfMissing};
+use crate::output::{cell, json_pretty, sanitize, sorted, table, Format, Style};
+use journal::migrate::{self, Options, Progress, RunReport};
+use serde::Serialize;
+use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -52,103 +52,79 @@ pub fn run(g: &Global, a: MigrateArgs, style: Style, out: &mut dyn Write) -> Cmd
         done.store(true, Ordering::Relaxed);
         r
     });
-    let seconds = started.elapsed().as_secs_f64();
-
     let ok = reports.iter().filter(|r| r.result.ok()).count();
-    let appended: u64 = reports.iter().map(|r| r.appended).sum();
-    if style.json() {
-        json_pretty(
-            out,
-            &serde_json::json!({
-                "from": a.from, "to": a.to, "dry_run": a.dry_run,
-                "runs": reports,
-                "summary": {
-                    "runs": reports.len(), "ok": ok, "failed": reports.len() - ok,
-                    "appended": appended, "seconds": seconds,
-                },
-            }),
-        )?;
-    } else {
-        let mut t = table(&["RUN", "RECORDS", "BYTES", "RESULT", "NOTE"]);
-        for r in &reports {
-            t.add_row(vec![
-                cell(&r.run, 40),
-                r.records.to_string(),
-                r.bytes.to_string(),
-                r.result.word().to_owned(),
-                sanitize(&r.notes.join("; "), false).into_owned(),
-            ]);
-        }
-        writeln!(out, "{t}")?;
-        writeln!(
-            out,
-            "{} of {} runs {}; {appended} records appended in {seconds:.2}s ({} to {})",
+    let migrated = Migrated {
+        summary: Summary {
+            runs: reports.len(),
             ok,
-            reports.len(),
-            if a.dry_run {
-                "can be copied"
-            } else {
-                "copied and verified"
-            },
-            a.from,
-            a.to
-        )?;
+            failed: reports.len() - ok,
+            appended: reports.iter().map(|r| r.appended).sum(),
+            seconds: started.elapsed().as_secs_f64(),
+        },
+        from: &a.from,
+        to: &a.to,
+        dry_run: a.dry_run,
+        runs: reports,
+    };
+    match style.format {
+        Format::Json => json_pretty(out, &sorted(&migrated)?)?,
+        Format::Text => render(out, &migrated)?,
     }
-    Ok(if ok == reports.len() {
+    Ok(if migrated.summary.failed == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
 }
 
-/// Refuse to copy a store onto itself. File stores are compared by their
-/// directory, not by how the URI spells it (`file:dst`, `file:./dst`, an
-/// absolute path, a symlink): copying a directory onto itself finds every
-/// run complete, and `--delete-source` would then delete the only copy.
-fn same_store(from: &str, to: &str) -> Result<(), Failure> {
-    match (location::parse_uri(from)?, location::parse_uri(to)?) {
-        (Backend::File { dir: a }, Backend::File { dir: b }) => {
-            let (a, b) = (canonical_dir(&a), canonical_dir(&b));
-            match (a, b) {
-                (Some(a), Some(b)) if a == b => Err(Failure::new(format!(
-                    "--from {from} and --to {to} are the same store (the same directory, {}): nothing to copy",
-                    a.display()
-                ))),
-                _ => Ok(()),
-            }
-        }
-        (Backend::JetStream { stream: a }, Backend::JetStream { stream: b }) if a == b => {
-            Err(Failure::new(format!(
-                "--from and --to are the same store ({from}): nothing to copy"
-            )))
-        }
-        _ => Ok(()),
-    }
+/// `schemas/output/migrate.json` (keys sorted: `output::sorted`).
+#[derive(Serialize)]
+struct Migrated<'a> {
+    from: &'a str,
+    to: &'a str,
+    dry_run: bool,
+    runs: Vec<RunReport>,
+    summary: Summary,
 }
 
-/// The directory `dir` names, with symlinks, `.` and `..` resolved as
-/// creating it and then opening it would resolve them. Component by
-/// component: a path that exists is canonicalised; one that does not (a
-/// destination a migrate would create) is extended by name, or loses its
-/// last name on `..`. `None` only when the working directory cannot be
-/// read.
-fn canonical_dir(dir: &Path) -> Option<PathBuf> {
-    let abs = std::env::current_dir().ok()?.join(dir);
-    let mut key = PathBuf::new();
-    for c in abs.components() {
-        let next = key.join(c);
-        match next.canonicalize() {
-            Ok(real) => key = real,
-            Err(_) => match c {
-                Component::ParentDir => {
-                    key.pop();
-                }
-                Component::Normal(_) => key = next,
-                Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
-            },
-        }
+#[derive(Serialize)]
+struct Summary {
+    runs: usize,
+    ok: usize,
+    failed: usize,
+    /// Records appended to the destination.
+    appended: u64,
+    seconds: f64,
+}
+
+fn render(out: &mut dyn Write, m: &Migrated) -> io::Result<()> {
+    let mut t = table(&["RUN", "RECORDS", "BYTES", "RESULT", "NOTE"]);
+    for r in &m.runs {
+        t.add_row(vec![
+            cell(&r.run, 40),
+            r.records.to_string(),
+            r.bytes.to_string(),
+            r.result.word().to_owned(),
+            sanitize(&r.notes.join("; "), false).into_owned(),
+        ]);
     }
-    Some(key)
+    writeln!(out, "{t}")?;
+    let s = &m.summary;
+    writeln!(
+        out,
+        "{} of {} runs {}; {} records appended in {:.2}s ({} to {})",
+        s.ok,
+        s.runs,
+        if m.dry_run {
+            "can be copied"
+        } else {
+            "copied and verified"
+        },
+        s.appended,
+        s.seconds,
+        m.from,
+        m.to
+    )
 }
 
 /// A one-line counter on stderr, redrawn with `\r`.
@@ -163,30 +139,4 @@ fn show_progress(p: &Progress, total: u64, done: &AtomicBool) {
     }
     let _ = write!(err, "\r\x1b[2K");
     let _ = err.flush();
-}
-
-#[cfg(test)]
-mod tests {
-    use super::canonical_dir;
-
-    #[test]
-    fn a_missing_directory_is_keyed_by_its_canonical_parent_and_its_name() {
-        let tmp = tempfile::tempdir().unwrap();
-        let real = tmp.path().join("real");
-        std::fs::create_dir(&real).unwrap();
-        std::os::unix::fs::symlink(&real, tmp.path().join("link")).unwrap();
-        let key = |rel: &str| canonical_dir(&tmp.path().join(rel)).unwrap();
-        let want = real.canonicalize().unwrap().join("new");
-        assert_eq!(key("real/new"), want);
-        assert_eq!(key("link/new"), want);
-        assert_eq!(key("./link/./new/"), want);
-        assert_eq!(key("gone/../link/new"), want);
-        assert_eq!(
-            key("link/new/deeper"),
-            want.join("deeper"),
-            "several missing components"
-        );
-        assert_ne!(key("link/new"), key("link/other"));
-        assert_eq!(key("link"), real.canonicalize().unwrap());
-    }
 }

@@ -4,9 +4,12 @@
 //! The journal stores only the agent's fingerprint, not where its file is,
 //! so the agent file is needed: `--agent`, else the `--config` file.
 
-use super::{agent_store, CmdResult, Failure};
 use crate::cli::{Global, ResumeArgs};
+use crate::error::{CmdResult, Failure};
+use crate::open::agent_store;
 use crate::output::Style;
+use crate::render::outcome::{printer, report};
+use crate::signal::stop_flag;
 use journal::runner::{Agent, ResumeOptions, Runner};
 use std::io::Write;
 
@@ -21,8 +24,8 @@ pub fn run(g: &Global, a: ResumeArgs, style: Style, out: &mut dyn Write) -> CmdR
     journal::id::check(&a.run)?;
     let agent = Agent::load(&path)?;
     let store = agent_store(g, &path, true)?;
-    let stop = super::stop_flag()?;
-    let mut events = super::run::printer();
+    let stop = stop_flag()?;
+    let mut events = printer();
     let mut runner = Runner {
         store: &store,
         agent: &agent,
@@ -34,5 +37,5 @@ pub fn run(g: &Global, a: ResumeArgs, style: Style, out: &mut dyn Write) -> CmdR
         prompt: a.prompt,
     };
     let outcome = runner.resume(&a.run, &opts)?;
-    super::run::report(&outcome, style, out)
+    report(&outcome, style, out)
 }

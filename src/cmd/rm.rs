@@ -1,12 +1,38 @@
 //! `rm RUN... [--yes]`: delete runs (journal and lock), keeping each run's
-//! bytes as a backup first (see `Store::delete`). Live runs are refused; on a terminal it asks first unless `--yes`; without a terminal
-//! it needs `--yes`. Every id is checked before anything is deleted.
+//! bytes as a backup first (see `Store::delete`). Live runs are refused; on
+//! a terminal it asks first unless `--yes`; without a terminal it needs
+//! `--yes`. Every id is checked before anything is deleted.
 
-use super::{open_store, CmdResult, Failure};
 use crate::cli::{Global, RmArgs};
-use crate::output::{json_pretty, sanitize, Style};
-use std::io::{BufRead, IsTerminal, Write};
+use crate::error::{exit_of, CmdResult, Failure};
+use crate::open::open_store;
+use crate::output::{json_pretty, sanitize, sorted, Format, Style};
+use journal::store::Store;
+use serde::Serialize;
+use std::io::{self, BufRead, IsTerminal, Write};
 use std::process::ExitCode;
+
+/// One run deleted (keys sorted: `output::sorted`).
+#[derive(Serialize)]
+struct Removed {
+    run: String,
+    removed: Vec<String>,
+    kept: Option<String>,
+    restore: Option<String>,
+    /// The run may not be gone entirely.
+    warning: Option<String>,
+}
+
+/// What happened to one named run.
+enum Deletion {
+    Done(Removed),
+    /// Not deleted: why, and the exit status that gives.
+    Failed {
+        run: String,
+        error: String,
+        exit: u8,
+    },
+}
 
 pub fn run(g: &Global, mut a: RmArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     let store = open_store(g)?;
@@ -24,73 +50,106 @@ pub fn run(g: &Global, mut a: RmArgs, style: Style, out: &mut dyn Write) -> CmdR
         }
     }
     if !a.yes {
-        if !std::io::stdin().is_terminal() {
-            return Err(Failure::refused(
-                "rm deletes runs (keeping a backup of each) and there is no terminal to ask on; nothing was deleted",
-            )
-            .help("pass --yes to delete without asking"));
-        }
-        eprint!(
-            "delete {} run(s): {}? [y/N] ",
-            a.runs.len(),
-            a.runs.join(", ")
-        );
-        let mut answer = String::new();
-        std::io::stdin()
-            .lock()
-            .read_line(&mut answer)
-            .map_err(|e| Failure::new(format!("reading the answer: {e}")))?;
-        if !matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes") {
-            return Err(Failure::refused("not confirmed; nothing was deleted"));
-        }
+        confirm(&a.runs)?;
     }
-    let mut removed_all = Vec::new();
-    // The exit status: 1 when every failure was a refusal (a live run),
-    // 2 when something could not be done (CLI.md).
-    let mut failed: u8 = 0;
-    for r in &a.runs {
-        match store.delete(r) {
-            Ok(d) => {
-                if !style.json() {
-                    for p in &d.removed {
+    let deletions: Vec<Deletion> = a
+        .runs
+        .iter()
+        .map(|r| match store.delete(r) {
+            Ok(d) => Deletion::Done(Removed {
+                run: r.clone(),
+                removed: d.removed,
+                kept: d.kept.map(|k| k.display().to_string()),
+                restore: d.restore,
+                warning: d.warning,
+            }),
+            Err(e) => Deletion::Failed {
+                run: r.clone(),
+                exit: exit_of(&e),
+                error: e.to_string(),
+            },
+        })
+        .collect();
+    render(out, &deletions, &store, style)?;
+    // The exit status: 1 when every failure was a refusal (a live run) or
+    // a warning, 2 when something could not be done (CLI.md).
+    let exit = deletions
+        .iter()
+        .map(|d| match d {
+            Deletion::Done(r) if r.warning.is_some() => 1,
+            Deletion::Done(_) => 0,
+            Deletion::Failed { exit, .. } => *exit,
+        })
+        .max()
+        .unwrap_or(0);
+    Ok(ExitCode::from(exit))
+}
+
+/// Ask on the terminal; without one, refuse.
+fn confirm(runs: &[String]) -> Result<(), Failure> {
+    if !std::io::stdin().is_terminal() {
+        return Err(Failure::refused(
+            "rm deletes runs (keeping a backup of each) and there is no terminal to ask on; nothing was deleted",
+        )
+        .help("pass --yes to delete without asking"));
+    }
+    eprint!("delete {} run(s): {}? [y/N] ", runs.len(), runs.join(", "));
+    let mut answer = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|e| Failure::new(format!("reading the answer: {e}")))?;
+    if !matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes") {
+        return Err(Failure::refused("not confirmed; nothing was deleted"));
+    }
+    Ok(())
+}
+
+/// What was removed and kept, per run; warnings and failures on stderr in
+/// either format. JSON lists only the runs deleted.
+fn render(
+    out: &mut dyn Write,
+    deletions: &[Deletion],
+    store: &Store,
+    style: Style,
+) -> io::Result<()> {
+    let flags = match store {
+        Store::JetStream(_) => " (with the connection flags of this rm)",
+        Store::File(_) => "",
+    };
+    for d in deletions {
+        match d {
+            Deletion::Done(r) => {
+                if style.format == Format::Text {
+                    for p in &r.removed {
                         writeln!(out, "removed {}", sanitize(p, false))?;
                     }
-                    if let Some(k) = &d.kept {
-                        let k = k.display().to_string();
-                        writeln!(out, "kept    {}", sanitize(&k, false))?;
+                    if let Some(k) = &r.kept {
+                        writeln!(out, "kept    {}", sanitize(k, false))?;
                     }
-                    if let Some(c) = &d.restore {
-                        let flags = match &store {
-                            journal::store::Store::JetStream(_) => {
-                                " (with the connection flags of this rm)"
-                            }
-                            journal::store::Store::File(_) => "",
-                        };
+                    if let Some(c) = &r.restore {
                         writeln!(out, "restore with{flags}: {}", sanitize(c, false))?;
                     }
                 }
-                if let Some(w) = &d.warning {
-                    failed = failed.max(1);
+                if let Some(w) = &r.warning {
                     eprintln!("fisk-admin: warning: {}", sanitize(w, false));
                 }
-                let kept = d.kept.as_ref().map(|k| k.display().to_string());
-                removed_all.push(serde_json::json!({
-                    "run": r, "removed": d.removed, "kept": kept, "restore": d.restore,
-                    "warning": d.warning,
-                }));
             }
-            Err(e) => {
-                failed = failed.max(Failure::exit_of(&e));
-                let e = e.to_string();
-                eprintln!(
-                    "fisk-admin: {}; run {r} was not deleted",
-                    sanitize(&e, false)
-                );
-            }
+            Deletion::Failed { run, error, .. } => eprintln!(
+                "fisk-admin: {}; run {run} was not deleted",
+                sanitize(error, false)
+            ),
         }
     }
-    if style.json() {
-        json_pretty(out, &removed_all)?;
+    if style.format == Format::Json {
+        let removed: Vec<&Removed> = deletions
+            .iter()
+            .filter_map(|d| match d {
+                Deletion::Done(r) => Some(r),
+                Deletion::Failed { .. } => None,
+            })
+            .collect();
+        json_pretty(out, &sorted(&removed)?)?;
     }
-    Ok(ExitCode::from(failed))
+    Ok(())
 }

@@ -1,11 +1,13 @@
 //! `run --agent FILE PROMPT`: start a run with the minimal runner.
 
-use super::{agent_store, CmdResult, Failure};
 use crate::cli::{Global, RunArgs};
-use crate::output::{json_pretty, sanitize, Style};
-use journal::runner::{Agent, Event, Outcome, Runner};
-use std::io::{IsTerminal, Write};
-use std::process::ExitCode;
+use crate::error::CmdResult;
+use crate::open::agent_store;
+use crate::output::Style;
+use crate::render::outcome::{printer, report};
+use crate::signal::stop_flag;
+use journal::runner::{Agent, Runner};
+use std::io::Write;
 
 pub fn run(g: &Global, a: RunArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     let agent = Agent::load(&a.agent)?;
@@ -13,7 +15,7 @@ pub fn run(g: &Global, a: RunArgs, style: Style, out: &mut dyn Write) -> CmdResu
         journal::id::check(id)?;
     }
     let store = agent_store(g, &a.agent, false)?;
-    let stop = super::stop_flag()?;
+    let stop = stop_flag()?;
     let mut events = printer();
     let mut runner = Runner {
         store: &store,
@@ -23,76 +25,4 @@ pub fn run(g: &Global, a: RunArgs, style: Style, out: &mut dyn Write) -> CmdResu
     };
     let outcome = runner.start(&a.prompt, a.id.as_deref())?;
     report(&outcome, style, out)
-}
-
-/// Events go to stderr: warnings always, progress only on a terminal.
-pub fn printer() -> impl FnMut(Event) {
-    let progress = std::io::stderr().is_terminal();
-    move |e| match e {
-        Event::Warning(w) => eprintln!("fisk-admin: warning: {}", sanitize(&w, false)),
-        Event::Step(s) if progress => eprintln!("  {}", sanitize(&s, false)),
-        Event::Step(_) => {}
-    }
-}
-
-/// How a run or resume ended, and how to go on. Exit 0 when the run
-/// completed or suspended (it can be resumed), 1 when it ended in error,
-/// budget or max_iterations.
-pub fn report(o: &Outcome, style: Style, out: &mut dyn Write) -> CmdResult {
-    let next = match o.terminal.reason.as_str() {
-        "completed" => format!("fisk-admin resume {} --prompt TEXT", o.run),
-        _ if !o.waiting_on.is_empty() => format!(
-            "fisk-admin answer {} TOOL_USE_ID --content TEXT, then fisk-admin resume {}",
-            o.run, o.run
-        ),
-        _ => format!("fisk-admin resume {}", o.run),
-    };
-    if style.json() {
-        json_pretty(
-            out,
-            &serde_json::json!({
-                "run": o.run,
-                "terminal": {"reason": o.terminal.reason, "message": Some(&o.terminal.message).filter(|m| !m.is_empty())},
-                "waiting_on": o.waiting_on,
-                "last_seq": o.last_seq,
-                "next": next,
-            }),
-        )
-        .map_err(Failure::from)?;
-    } else {
-        writeln!(out, "run {}", o.run)?;
-        let msg = if o.terminal.message.is_empty() {
-            String::new()
-        } else {
-            format!(": {}", sanitize(&o.terminal.message, false))
-        };
-        writeln!(
-            out,
-            "  ended: {}{msg} (seq {})",
-            o.terminal.reason, o.last_seq
-        )?;
-        for d in &o.waiting_on {
-            writeln!(
-                out,
-                "  waiting on {} ({}){}{}",
-                sanitize(&d.tool_use_id, false),
-                sanitize(&d.tool_name, false),
-                if d.note.is_empty() {
-                    String::new()
-                } else {
-                    format!(" note: {}", sanitize(&d.note, false))
-                },
-                if d.handle.is_empty() {
-                    String::new()
-                } else {
-                    format!(" handle: {}", sanitize(&d.handle, false))
-                },
-            )?;
-        }
-        writeln!(out, "  next: {next}")?;
-    }
-    Ok(match o.terminal.reason.as_str() {
-        "completed" | "suspended" => ExitCode::SUCCESS,
-        _ => ExitCode::from(1),
-    })
 }

@@ -1,54 +1,60 @@
 //! `show RUN [--transcript]`: everything an operator needs to decide what to
 //! do with a run, and what it is waiting on.
 
-use super::{open_store, CmdResult};
+use super::fold::fold_journal;
 use crate::cli::{Global, ShowArgs};
-use crate::output::{cell, json_pretty, sanitize, table, Style};
-use journal::fold::{fold_with, FoldOptions, RunState};
-use journal::record::{Block, Generation, Message};
+use crate::error::CmdResult;
+use crate::open::open_store;
+use crate::output::{json_pretty, sanitize, Format, Style};
+use crate::render::state::render_state;
+use journal::fold::RunState;
+use journal::lines::Tail;
+use serde::Serialize;
 use std::io::{self, Write};
 use std::process::ExitCode;
+
+/// A run as `show` reports it: the fold's object and three keys more,
+/// serialised straight out: through a `serde_json::Value` a deeply nested
+/// tool input would hit its recursion limit, where `fold --format json`
+/// prints it.
+#[derive(Serialize)]
+struct Shown<'a> {
+    #[serde(flatten)]
+    state: &'a RunState,
+    live: bool,
+    records: u64,
+    bytes: u64,
+    #[serde(skip)]
+    tail: &'a Tail,
+}
 
 pub fn run(g: &Global, a: ShowArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     let store = open_store(g)?;
     let journal = store.read(&a.run)?;
     let live = store.is_live(&a.run)?;
-    let opts = FoldOptions {
-        any_version: true,
-        until_seq: None,
+    let st = fold_journal(&store, &a.run, &journal, None)?;
+    let shown = Shown {
+        state: &st,
+        live,
+        records: journal.last_seq(),
+        bytes: journal.bytes,
+        tail: &journal.tail,
     };
-    let st = fold_with(journal.records(), opts).map_err(|source| journal::Error::Fold {
-        run: a.run.clone(),
-        at: store.refused_at(&a.run, &journal, &source),
-        source,
-    })?;
-    if style.json() {
-        // The fold's object and three keys more, serialised straight out:
-        // through a `serde_json::Value` a deeply nested tool input would
-        // hit its recursion limit, where `fold --format json` prints it.
-        #[derive(serde::Serialize)]
-        struct Shown<'a> {
-            #[serde(flatten)]
-            state: &'a RunState,
-            live: bool,
-            records: u64,
-            bytes: u64,
-        }
-        let shown = Shown {
-            state: &st,
-            live,
-            records: journal.last_seq(),
-            bytes: journal.bytes,
-        };
-        json_pretty(out, &shown)?;
-        return Ok(ExitCode::SUCCESS);
+    match style.format {
+        Format::Json => json_pretty(out, &shown)?,
+        Format::Text => render(out, &shown, &a)?,
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn render(out: &mut dyn Write, shown: &Shown, a: &ShowArgs) -> io::Result<()> {
+    let st = shown.state;
     writeln!(out, "Run {}", sanitize(&st.run_id, false))?;
     writeln!(
         out,
         "  status:      {}{}",
         sanitize(&st.status.to_string(), false),
-        if live {
+        if shown.live {
             " (live: a writer holds it now)"
         } else {
             ""
@@ -67,262 +73,23 @@ pub fn run(g: &Global, a: ShowArgs, style: Style, out: &mut dyn Write) -> CmdRes
     writeln!(
         out,
         "  records:     {} ({} bytes)",
-        journal.last_seq(),
-        journal.bytes
+        shown.records, shown.bytes
     )?;
-    if !journal.tail.is_clean() {
+    if !shown.tail.is_clean() {
         writeln!(
             out,
             "  tail:        damaged ({:?}); run `fisk-admin verify {}`",
-            tail_word(&journal.tail),
+            tail_word(shown.tail),
             a.run
         )?;
     }
-    render_state(out, &st, a.transcript, style)?;
-    Ok(ExitCode::SUCCESS)
+    render_state(out, st, a.transcript)
 }
 
-fn tail_word(t: &journal::lines::Tail) -> &'static str {
+fn tail_word(t: &Tail) -> &'static str {
     match t {
-        journal::lines::Tail::Clean => "clean",
-        journal::lines::Tail::Unterminated { .. } => "final record unterminated",
-        journal::lines::Tail::Torn { .. } => "torn final line dropped",
-    }
-}
-
-/// The text form of a folded run, shared by `show` and `fold`.
-pub fn render_state(
-    out: &mut dyn Write,
-    st: &RunState,
-    transcript: bool,
-    _style: Style,
-) -> io::Result<()> {
-    let s = |t: &str| sanitize(t, false).into_owned();
-    let none = |t: &str| {
-        if t.is_empty() {
-            "none".to_owned()
-        } else {
-            s(t)
-        }
-    };
-    let generation = match st.generation {
-        Some(Generation::Current) => "the agent as it ships".to_owned(),
-        Some(Generation::August) => format!(
-            "the August 2026 agent: the current agent will not resume it; `fisk-admin upgrade {}` converts it",
-            s(&st.run_id)
-        ),
-        None => "no agent resumes it: readable here only".to_owned(),
-    };
-    writeln!(out, "  version:     {} ({generation})", st.version)?;
-    if !st.agent.is_empty() {
-        writeln!(out, "  agent:       {}", s(&st.agent))?;
-    }
-    writeln!(out, "  prompt:      {}", cell(&st.prompt, 100))?;
-    if st.interactive {
-        writeln!(out, "  interactive: yes")?;
-    }
-    if !st.conversation_token.is_empty() {
-        writeln!(out, "  token:       {}", s(&st.conversation_token))?;
-    }
-    if !st.caller.is_empty() {
-        writeln!(out, "  caller:      {}", s(&st.caller))?;
-    }
-    if let Some(t) = &st.terminal {
-        writeln!(
-            out,
-            "  terminal:    {}{}",
-            s(&t.reason),
-            if t.message.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", cell(&t.message, 100))
-            }
-        )?;
-    }
-    writeln!(
-        out,
-        "  next iteration: {}   last stop reason: {}",
-        st.next_iteration,
-        none(&st.last_stop_reason)
-    )?;
-
-    let f = &st.fingerprint;
-    writeln!(out, "\nFingerprint")?;
-    writeln!(
-        out,
-        "  provider {}  model {}  thinking {}  reasoning effort {}",
-        none(&f.provider),
-        none(&f.model),
-        none(&f.thinking_mode),
-        none(&f.reasoning_effort)
-    )?;
-    writeln!(
-        out,
-        "  max_tokens {}  max_iterations {}",
-        f.max_tokens, f.max_iterations
-    )?;
-    writeln!(out, "  system_hash {}", none(&f.system_hash))?;
-    writeln!(out, "  tools_hash  {}", none(&f.tools_hash))?;
-
-    let c = &st.counters;
-    writeln!(out, "\nCounters")?;
-    writeln!(
-        out,
-        "  llm calls {}  tool calls {} ({} remote, {} mcp)  turns {}  context {} tokens",
-        c.llm_calls,
-        c.tool_calls,
-        c.remote_tool_calls,
-        c.mcp_tool_calls,
-        st.turns,
-        st.context_tokens
-    )?;
-    if !c.tool_calls_by_kind.is_empty() {
-        let kinds: Vec<String> = c
-            .tool_calls_by_kind
-            .iter()
-            .map(|(k, n)| format!("{} {n}", s(k)))
-            .collect();
-        writeln!(out, "  tool calls by kind: {}", kinds.join(", "))?;
-    }
-    writeln!(
-        out,
-        "  tokens in {}  out {}  cache read {}  cache create {}  thinking {}",
-        c.in_tokens, c.out_tokens, c.cache_read_tokens, c.cache_create_tokens, c.thinking_tokens
-    )?;
-
-    writeln!(out, "\nApprovals")?;
-    writeln!(
-        out,
-        "  standing: {}",
-        if st.approvals.is_empty() {
-            "none".into()
-        } else {
-            st.approvals
-                .iter()
-                .map(|a| s(a))
-                .collect::<Vec<_>>()
-                .join(", ")
-        }
-    )?;
-    writeln!(
-        out,
-        "  one-shot: {}",
-        if st.call_approvals.is_empty() {
-            "none".into()
-        } else {
-            st.call_approvals
-                .iter()
-                .map(|a| format!("{} ({})", s(&a.tool_use_id), s(&a.tool_name)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        }
-    )?;
-    if let Some(revisions) = st.memory_revisions.as_ref().filter(|m| !m.is_empty()) {
-        writeln!(out, "\nMemory revisions")?;
-        for (k, v) in revisions {
-            writeln!(out, "  {} = {v}", s(k))?;
-        }
-    }
-
-    if let Some(p) = &st.pending {
-        writeln!(out, "\nPending batch (iteration {})", p.iteration)?;
-        let mut t = table(&["TOOL_USE ID", "TOOL", "STATE"]);
-        for b in p.assistant.blocks() {
-            if let Block::ToolUse(u) = b {
-                let state = if p.answered.contains(&u.id) {
-                    "answered"
-                } else if p.deferred.iter().any(|d| d.tool_use_id == u.id) {
-                    "deferred, waiting"
-                } else {
-                    "not run (runs again on resume)"
-                };
-                t.add_row(vec![cell(&u.id, 40), cell(&u.name, 30), state.to_owned()]);
-            }
-        }
-        writeln!(out, "{t}")?;
-        if !p.open_deferrals.is_empty() {
-            writeln!(out, "\nWaiting on")?;
-            let mut t = table(&["TOOL_USE ID", "TOOL", "NOTE", "HANDLE"]);
-            for d in &p.open_deferrals {
-                t.add_row(vec![
-                    cell(&d.tool_use_id, 40),
-                    cell(&d.tool_name, 30),
-                    cell(&d.note, 60),
-                    cell(&d.handle, 40),
-                ]);
-            }
-            writeln!(out, "{t}")?;
-            writeln!(
-                out,
-                "  answer with: fisk-admin answer {} TOOL_USE_ID --content TEXT",
-                s(&st.run_id)
-            )?;
-        }
-    }
-
-    if transcript {
-        writeln!(out, "\nTranscript")?;
-        for m in &st.messages {
-            write_message(out, m)?;
-        }
-        if let Some(p) = &st.pending {
-            writeln!(out, "\n--- pending turn (not committed) ---")?;
-            write_message(out, &p.assistant)?;
-            for r in &p.results {
-                write_block(out, &Block::ToolResult(r.clone()))?;
-            }
-        }
-    }
-    Ok(())
-}
-
-fn indent(out: &mut dyn Write, text: &str) -> io::Result<()> {
-    for line in sanitize(text, true).lines() {
-        writeln!(out, "    {line}")?;
-    }
-    Ok(())
-}
-
-fn write_message(out: &mut dyn Write, m: &Message) -> io::Result<()> {
-    writeln!(out, "\n[{}]", sanitize(&m.role, false))?;
-    for b in m.blocks() {
-        write_block(out, b)?;
-    }
-    Ok(())
-}
-
-fn write_block(out: &mut dyn Write, b: &Block) -> io::Result<()> {
-    match b {
-        Block::Text(t) => indent(out, &t.text),
-        Block::Thinking(t) => {
-            writeln!(out, "  (thinking)")?;
-            indent(out, &t.text)
-        }
-        Block::ToolUse(u) => {
-            writeln!(
-                out,
-                "  -> tool call {} {}",
-                sanitize(&u.name, false),
-                sanitize(&u.id, false)
-            )?;
-            indent(out, u.input.as_ref().map_or("null", |r| r.get()))
-        }
-        Block::ToolResult(r) => {
-            writeln!(
-                out,
-                "  <- tool output {}{}",
-                sanitize(&r.tool_use_id, false),
-                if r.is_error { " (error)" } else { "" }
-            )?;
-            indent(out, &r.content)
-        }
-        Block::Provider(p) => {
-            writeln!(out, "  (provider block {})", sanitize(&p.kind, false))?;
-            indent(out, p.raw.as_ref().map_or("null", |r| r.get()))
-        }
-        Block::Other(m) => {
-            writeln!(out, "  (unknown block)")?;
-            indent(out, &serde_json::Value::Object(m.clone()).to_string())
-        }
+        Tail::Clean => "clean",
+        Tail::Unterminated { .. } => "final record unterminated",
+        Tail::Torn { .. } => "torn final line dropped",
     }
 }

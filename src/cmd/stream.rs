@@ -1,117 +1,165 @@
 //! `stream check STREAM` / `stream create STREAM --subject PREFIX.>`: a
 //! JetStream stream against the session-store rules (SPEC 8).
 
-use super::{nats_settings, CmdResult, Failure};
-use crate::cli::{Global, StreamCommand};
-use crate::output::{json_pretty, sanitize, Style};
-use journal::store::jetstream;
-use std::io::Write;
+use crate::cli::{Global, StreamCheckArgs, StreamCommand, StreamCreateArgs};
+use crate::error::{CmdResult, Failure};
+use crate::open::{config_context, nats_settings, stream_help};
+use crate::output::{json_pretty, sanitize, sorted, Format, Style};
+use journal::nats::Settings;
+use journal::store::jetstream::{self, ConfigProblem};
+use serde::Serialize;
+use std::io::{self, Write};
 use std::process::ExitCode;
 
 pub fn run(g: &Global, c: StreamCommand, style: Style, out: &mut dyn Write) -> CmdResult {
-    let agent_context = match &g.config {
-        Some(p) => Some(journal::agent::AgentFile::load(p)?.nats_context).filter(|c| !c.is_empty()),
-        None => None,
-    };
-    let settings = nats_settings(g, agent_context.as_deref())?;
+    let settings = nats_settings(g, config_context(g)?.as_deref())?;
     match c {
-        StreamCommand::Check(a) => {
-            let r = jetstream::inspect(&settings, &a.stream)
-                .map_err(|e| about(e, "checking", &a.stream))?;
-            let prefix = jetstream::prefix_of(&r.config.subjects);
-            if style.json() {
-                let problems: Vec<_> = r
-                    .problems
-                    .iter()
-                    .map(|p| {
-                        serde_json::json!({
-                            "setting": p.setting, "found": p.found,
-                            "required": p.required, "fix": p.fix,
-                        })
-                    })
-                    .collect();
-                json_pretty(
-                    out,
-                    &serde_json::json!({
-                        "stream": r.name, "server": r.server, "ok": r.problems.is_empty(),
-                        "subjects": r.config.subjects, "prefix": prefix,
-                        "problems": problems, "notes": r.notes,
-                        "messages": r.messages, "bytes": r.bytes,
-                    }),
-                )?;
-            } else {
-                // The stream's subjects come from the server: untrusted.
-                writeln!(
-                    out,
-                    "stream {} on {}",
-                    sanitize(&r.name, false),
-                    sanitize(&r.server, false)
-                )?;
-                let subjects = r.config.subjects.join(", ");
-                writeln!(out, "  subjects: {}", sanitize(&subjects, false))?;
-                if let Some(p) = &prefix {
-                    writeln!(out, "  prefix:   {}", sanitize(p, false))?;
-                }
-                writeln!(out, "  messages: {} ({} bytes)", r.messages, r.bytes)?;
-                for p in &r.problems {
-                    writeln!(out, "  error: {}", sanitize(&p.to_string(), false))?;
-                }
-                for n in &r.notes {
-                    writeln!(out, "  note:  {}", sanitize(n, false))?;
-                }
-                if r.problems.is_empty() {
-                    writeln!(out, "ok: the stream can hold fisk sessions")?;
-                } else {
-                    writeln!(
-                        out,
-                        "refused: fisk cannot use this stream until every error above is fixed"
-                    )?;
-                }
-            }
-            Ok(if r.problems.is_empty() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
-        }
-        StreamCommand::Create(a) => {
-            if jetstream::prefix_of(std::slice::from_ref(&a.subject)).is_none() {
-                return Err(Failure::new(format!(
-                    "--subject {:?} is not of the form PREFIX.>",
-                    a.subject
-                ))
-                .help("for example: --subject 'fisk.sessions.>'"));
-            }
-            let created = jetstream::create_stream(&settings, &a.stream, &a.subject)
-                .map_err(|e| about(e, "creating", &a.stream))?;
-            if style.json() {
-                json_pretty(
-                    out,
-                    &serde_json::json!({"stream": a.stream, "subject": a.subject, "created": created}),
-                )?;
-            } else if created {
-                writeln!(
-                    out,
-                    "created stream {} on {} for subject {}",
-                    a.stream,
-                    settings.server_list(),
-                    a.subject
-                )?;
-            } else {
-                writeln!(
-                    out,
-                    "stream {} already exists with the session-store configuration; nothing changed",
-                    a.stream
-                )?;
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        StreamCommand::Check(a) => check(&settings, a, style, out),
+        StreamCommand::Create(a) => create(&settings, a, style, out),
     }
+}
+
+/// A stream as `stream check` found it (keys sorted: `output::sorted`).
+#[derive(Serialize)]
+struct Checked<'a> {
+    stream: &'a str,
+    server: &'a str,
+    /// Whether fisk can use the stream: no problems.
+    ok: bool,
+    subjects: &'a [String],
+    prefix: Option<String>,
+    problems: Vec<Problem<'a>>,
+    notes: &'a [String],
+    messages: u64,
+    bytes: u64,
+}
+
+/// One way the stream breaks SPEC 8.
+#[derive(Serialize)]
+struct Problem<'a> {
+    setting: &'a str,
+    found: &'a str,
+    required: &'a str,
+    fix: &'a str,
+    #[serde(skip)]
+    problem: &'a ConfigProblem,
+}
+
+fn check(settings: &Settings, a: StreamCheckArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+    let r = jetstream::inspect(settings, &a.stream).map_err(|e| about(e, "checking", &a.stream))?;
+    let checked = Checked {
+        stream: &r.name,
+        server: &r.server,
+        ok: r.problems.is_empty(),
+        subjects: &r.config.subjects,
+        prefix: jetstream::prefix_of(&r.config.subjects),
+        problems: r
+            .problems
+            .iter()
+            .map(|p| Problem {
+                setting: p.setting,
+                found: &p.found,
+                required: &p.required,
+                fix: &p.fix,
+                problem: p,
+            })
+            .collect(),
+        notes: &r.notes,
+        messages: r.messages,
+        bytes: r.bytes,
+    };
+    match style.format {
+        Format::Json => json_pretty(out, &sorted(&checked)?)?,
+        Format::Text => render_check(out, &checked)?,
+    }
+    Ok(if checked.ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn render_check(out: &mut dyn Write, c: &Checked) -> io::Result<()> {
+    // The stream's subjects come from the server: untrusted.
+    writeln!(
+        out,
+        "stream {} on {}",
+        sanitize(c.stream, false),
+        sanitize(c.server, false)
+    )?;
+    writeln!(
+        out,
+        "  subjects: {}",
+        sanitize(&c.subjects.join(", "), false)
+    )?;
+    if let Some(p) = &c.prefix {
+        writeln!(out, "  prefix:   {}", sanitize(p, false))?;
+    }
+    writeln!(out, "  messages: {} ({} bytes)", c.messages, c.bytes)?;
+    for p in &c.problems {
+        writeln!(out, "  error: {}", sanitize(&p.problem.to_string(), false))?;
+    }
+    for n in c.notes {
+        writeln!(out, "  note:  {}", sanitize(n, false))?;
+    }
+    if c.ok {
+        writeln!(out, "ok: the stream can hold fisk sessions")
+    } else {
+        writeln!(
+            out,
+            "refused: fisk cannot use this stream until every error above is fixed"
+        )
+    }
+}
+
+/// What `stream create` did (keys sorted: `output::sorted`).
+#[derive(Serialize)]
+struct Created<'a> {
+    stream: &'a str,
+    subject: &'a str,
+    /// False when a stream with exactly this configuration was there.
+    created: bool,
+    #[serde(skip)]
+    server: String,
+}
+
+fn create(
+    settings: &Settings,
+    a: StreamCreateArgs,
+    style: Style,
+    out: &mut dyn Write,
+) -> CmdResult {
+    if jetstream::prefix_of(std::slice::from_ref(&a.subject)).is_none() {
+        return Err(Failure::new(format!(
+            "--subject {:?} is not of the form PREFIX.>",
+            a.subject
+        ))
+        .help("for example: --subject 'fisk.sessions.>'"));
+    }
+    let created = Created {
+        created: jetstream::create_stream(settings, &a.stream, &a.subject)
+            .map_err(|e| about(e, "creating", &a.stream))?,
+        stream: &a.stream,
+        subject: &a.subject,
+        server: settings.server_list(),
+    };
+    match style.format {
+        Format::Json => json_pretty(out, &sorted(&created)?)?,
+        Format::Text if created.created => writeln!(
+            out,
+            "created stream {} on {} for subject {}",
+            created.stream, created.server, created.subject
+        )?,
+        Format::Text => writeln!(
+            out,
+            "stream {} already exists with the session-store configuration; nothing changed",
+            created.stream
+        )?,
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// A failure, with which stream it was about.
 fn about(e: journal::Error, doing: &str, stream: &str) -> Failure {
-    Failure::from(e).help(format!(
-        "{doing} jetstream stream {stream:?}; connection settings come from --context, --server, --creds, --user, --password, --token"
-    ))
+    stream_help(e, &format!("{doing} jetstream stream {stream:?}"))
 }

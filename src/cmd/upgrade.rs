@@ -3,8 +3,9 @@
 //! 12; `journal::upgrade` and each backend's module say how it is done and
 //! why it is crash-safe). One run's refusal never stops the others.
 
-use super::{open_store, CmdResult, Failure};
 use crate::cli::{Global, UpgradeArgs};
+use crate::error::{exit_of, CmdResult, Failure};
+use crate::open::open_store;
 use crate::output::{json_pretty, sanitize, Style};
 use journal::upgrade::Outcome;
 use rayon::prelude::*;
@@ -58,7 +59,7 @@ pub fn run(g: &Global, a: UpgradeArgs, style: Style, out: &mut dyn Write) -> Cmd
         .map(|r| match store.upgrade(r, a.dry_run, hold, a.force) {
             Ok(o) => (row(r, o), 0),
             Err(e) => {
-                let exit = Failure::exit_of(&e);
+                let exit = exit_of(&e);
                 let outcome = if exit == 1 { "refused" } else { "failed" };
                 (
                     Row {

@@ -7,9 +7,10 @@
 //! Records are streamed: a run (or file) is read, checked and dropped
 //! before the next, so memory is bounded by the largest journal.
 
-use super::{open_store, schemas, CmdResult, Failure};
 use crate::cli::{Global, ValidateArgs};
-use crate::output::{diagnostic, json_line, sanitize, table, Style};
+use crate::error::{CmdResult, Failure};
+use crate::open::{open_store, schemas};
+use crate::output::{diagnostic, json_line, sanitize, summary_line, table, Format, Style};
 use journal::lines;
 use journal::schema::{SchemaSet, Violation};
 use journal::store::Store;
@@ -101,10 +102,9 @@ pub fn run(g: &Global, a: ValidateArgs, style: Style, out: &mut dyn Write) -> Cm
         total.valid += t.valid;
         total.invalid += t.invalid;
         for r in &t.rows {
-            if style.json() {
-                json_line(out, r)?;
-            } else {
-                render(out, r, style)?;
+            match style.format {
+                Format::Json => json_line(out, r)?,
+                Format::Text => render(out, r, style)?,
             }
         }
         Ok(())
@@ -168,25 +168,16 @@ pub fn run(g: &Global, a: ValidateArgs, style: Style, out: &mut dyn Write) -> Cm
             }
         }
     }
-    let seconds = started.elapsed().as_secs_f64();
-    if style.json() {
-        json_line(
-            out,
-            &serde_json::json!({"summary": {
-                "records": total.records, "valid": total.valid, "invalid": total.invalid,
-                "files": files, "seconds": seconds,
-            }}),
-        )?;
-    } else {
-        let mut t = table(&["FILES", "RECORDS", "VALID", "INVALID", "SECONDS"]);
-        t.add_row(vec![
-            files.to_string(),
-            total.records.to_string(),
-            total.valid.to_string(),
-            total.invalid.to_string(),
-            format!("{seconds:.3}"),
-        ]);
-        writeln!(out, "{t}")?;
+    let summary = Summary {
+        records: total.records,
+        valid: total.valid,
+        invalid: total.invalid,
+        files,
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    match style.format {
+        Format::Json => summary_line(out, &summary)?,
+        Format::Text => render_summary(out, &summary)?,
     }
     Ok(if unreadable > 0 {
         ExitCode::from(2)
@@ -195,6 +186,28 @@ pub fn run(g: &Global, a: ValidateArgs, style: Style, out: &mut dyn Write) -> Cm
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The totals (keys sorted: `output::sorted`).
+#[derive(Serialize)]
+struct Summary {
+    records: u64,
+    valid: u64,
+    invalid: u64,
+    files: u64,
+    seconds: f64,
+}
+
+fn render_summary(out: &mut dyn Write, s: &Summary) -> std::io::Result<()> {
+    let mut t = table(&["FILES", "RECORDS", "VALID", "INVALID", "SECONDS"]);
+    t.add_row(vec![
+        s.files.to_string(),
+        s.records.to_string(),
+        s.valid.to_string(),
+        s.invalid.to_string(),
+        format!("{:.3}", s.seconds),
+    ]);
+    writeln!(out, "{t}")
 }
 
 fn validate_run(store: &Store, set: &SchemaSet, run: &str) -> Result<Tally, Failure> {

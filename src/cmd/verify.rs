@@ -7,16 +7,17 @@
 //! object `{"summary": {runs, records, bytes, errors, warnings, infos,
 //! seconds}}`. The shape is `schemas/output/verify.json`.
 
-use super::{locate, nats_settings, open_store, CmdResult, Failure};
 use crate::cli::{Global, VerifyArgs};
-use crate::output::{diagnostic, json_line, sanitize, table, Style};
-use journal::location::Backend;
+use crate::error::{CmdResult, Failure};
+use crate::open::{locate, nats_settings, open_store, schemas, stream_help, Backend};
+use crate::output::{diagnostic, json_line, sanitize, summary_line, table, Format, Style};
 use journal::store::file::{FileStore, LiveLocks};
 use journal::store::jetstream::{self, JetStreamStore};
 use journal::store::Store;
 use journal::verify::{self, Finding, Report, Severity};
 use rayon::prelude::*;
-use std::io::Write;
+use serde::Serialize;
+use std::io::{self, Write};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -26,7 +27,7 @@ pub fn run(g: &Global, a: VerifyArgs, style: Style, out: &mut dyn Write) -> CmdR
     let schemas = if a.no_schema {
         None
     } else {
-        Some(super::schemas(a.schema_dir.as_deref())?)
+        Some(schemas(a.schema_dir.as_deref())?)
     };
     let check = schemas.as_ref().map(|s| s as &dyn verify::RecordCheck);
     let (reports, nruns) = match loc.backend {
@@ -48,38 +49,25 @@ pub fn run(g: &Global, a: VerifyArgs, style: Style, out: &mut dyn Write) -> CmdR
         bytes += rep.bytes;
         for f in &rep.findings {
             totals[f.severity as usize] += 1;
-            if style.json() {
-                json_line(out, f)?;
-            } else {
-                render(out, f, style)?;
+            match style.format {
+                Format::Json => json_line(out, f)?,
+                Format::Text => render(out, f, style)?,
             }
         }
     }
-    let seconds = started.elapsed().as_secs_f64();
     let [errors, warnings, infos] = totals;
-    if style.json() {
-        json_line(
-            out,
-            &serde_json::json!({"summary": {
-                "runs": nruns, "records": records, "bytes": bytes,
-                "errors": errors, "warnings": warnings, "infos": infos,
-                "seconds": seconds,
-            }}),
-        )?;
-    } else {
-        let mut t = table(&[
-            "RUNS", "RECORDS", "BYTES", "ERRORS", "WARNINGS", "INFOS", "SECONDS",
-        ]);
-        t.add_row(vec![
-            nruns.to_string(),
-            records.to_string(),
-            bytes.to_string(),
-            errors.to_string(),
-            warnings.to_string(),
-            infos.to_string(),
-            format!("{seconds:.3}"),
-        ]);
-        writeln!(out, "{t}")?;
+    let summary = Summary {
+        runs: nruns,
+        records,
+        bytes,
+        errors,
+        warnings,
+        infos,
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    match style.format {
+        Format::Json => summary_line(out, &summary)?,
+        Format::Text => render_summary(out, &summary)?,
     }
     let failed = errors > 0 || (a.strict && warnings > 0);
     Ok(if failed {
@@ -87,6 +75,34 @@ pub fn run(g: &Global, a: VerifyArgs, style: Style, out: &mut dyn Write) -> CmdR
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The totals over every run checked (keys sorted: `output::sorted`).
+#[derive(Serialize)]
+struct Summary {
+    runs: usize,
+    records: u64,
+    bytes: u64,
+    errors: u64,
+    warnings: u64,
+    infos: u64,
+    seconds: f64,
+}
+
+fn render_summary(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
+    let mut t = table(&[
+        "RUNS", "RECORDS", "BYTES", "ERRORS", "WARNINGS", "INFOS", "SECONDS",
+    ]);
+    t.add_row(vec![
+        s.runs.to_string(),
+        s.records.to_string(),
+        s.bytes.to_string(),
+        s.errors.to_string(),
+        s.warnings.to_string(),
+        s.infos.to_string(),
+        format!("{:.3}", s.seconds),
+    ]);
+    writeln!(out, "{t}")
 }
 
 fn verify_files(
@@ -135,11 +151,8 @@ fn verify_jetstream(
     check: Option<&dyn verify::RecordCheck>,
 ) -> Result<(Vec<Report>, usize), Failure> {
     let settings = nats_settings(g, agent_context)?;
-    let store = JetStreamStore::connect_unchecked(&settings, stream).map_err(|e| {
-        Failure::from(e).help(format!(
-            "verifying jetstream stream {stream:?}; connection settings come from --context, --server, --creds, --user, --password, --token"
-        ))
-    })?;
+    let store = JetStreamStore::connect_unchecked(&settings, stream)
+        .map_err(|e| stream_help(e, &format!("verifying jetstream stream {stream:?}")))?;
     let mut reports = vec![Report {
         findings: verify::stream_config_findings(stream, &jetstream::check_config(store.config())),
         ..Report::default()

@@ -461,6 +461,59 @@ fn ls_filters_and_sorts() {
 }
 
 #[test]
+fn ls_status_selects_by_status_and_refuses_an_unknown_one() {
+    // Issue 14: --status took any string, so a typo listed nothing.
+    let store = store_copy("runs");
+    let d = s(store.path());
+    let ids = |statuses: &[&str]| -> Vec<String> {
+        let mut args = vec!["--state-dir", d, "ls", "--format", "json"];
+        for st in statuses {
+            args.extend(["--status", st]);
+        }
+        let r = fisk(&args);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let mut ids: Vec<String> = r
+            .json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["run_id"].as_str().unwrap().to_owned())
+            .collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(ids(&["suspended"]), ["deferral-waiting"]);
+    assert_eq!(ids(&["max_iterations"]), ["max-iterations"]);
+    assert_eq!(
+        ids(&["budget", "error"]),
+        ["budget-terminal", "error-terminal"]
+    );
+    assert_eq!(
+        ids(&["waiting"]),
+        ["deferral-partly-answered", "deferral-waiting"],
+        "waiting is --waiting"
+    );
+
+    let r = fisk(&["--state-dir", d, "ls", "--status", "complete"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    assert!(r.stderr.contains("'complete'"), "{}", r.stderr);
+    for v in [
+        "open",
+        "completed",
+        "suspended",
+        "error",
+        "budget",
+        "max_iterations",
+        "corrupt",
+        "live",
+        "waiting",
+    ] {
+        assert!(r.stderr.contains(v), "{v} is not listed: {}", r.stderr);
+    }
+}
+
+#[test]
 fn an_unreadable_journal_is_a_finding_and_verify_goes_on() {
     let store = store_copy("runs");
     std::os::unix::fs::symlink("nowhere.json", store.path().join("dangling.json")).unwrap();

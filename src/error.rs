@@ -1,0 +1,113 @@
+//! Why a command did not do its job: the failure type, the exit-status
+//! policy (CLI.md: 0 success, 1 a refusal or findings, 2 the tool could not
+//! do its job; a closed pipe is success) and how a failure is shown.
+
+use crate::output::{report_handler, sanitize, Style};
+use std::process::ExitCode;
+
+/// Why a command did not do its job.
+#[derive(Debug)]
+pub struct Failure {
+    /// The library error this failure came from, if it came from one:
+    /// kept whole so its fields (run, path, line, offset) are there for
+    /// rendering, not only its message.
+    #[expect(
+        dead_code,
+        reason = "rendering still uses the message alone; help chosen from the error's variant will read it"
+    )]
+    pub error: Option<Box<journal::Error>>,
+    pub message: String,
+    pub help: Option<String>,
+    /// 1: a refusal (the tool worked and said no); 2: it could not do its job.
+    pub exit: u8,
+    pub broken_pipe: bool,
+}
+
+impl Failure {
+    pub fn new(message: impl Into<String>) -> Failure {
+        Failure {
+            error: None,
+            message: message.into(),
+            help: None,
+            exit: 2,
+            broken_pipe: false,
+        }
+    }
+
+    pub fn refused(message: impl Into<String>) -> Failure {
+        Failure {
+            exit: 1,
+            ..Failure::new(message)
+        }
+    }
+
+    pub fn help(mut self, help: impl Into<String>) -> Failure {
+        self.help = Some(help.into());
+        self
+    }
+}
+
+/// The exit status an error gives: 1 for a refusal (the tool worked and
+/// said no), 2 for anything that stopped it.
+pub fn exit_of(e: &journal::Error) -> u8 {
+    match e {
+        journal::Error::Live { .. }
+        | journal::Error::Refused { .. }
+        | journal::Error::TornTail { .. }
+        | journal::Error::Exists { .. } => 1,
+        _ => 2,
+    }
+}
+
+impl From<journal::Error> for Failure {
+    fn from(e: journal::Error) -> Failure {
+        Failure {
+            exit: exit_of(&e),
+            message: e.to_string(),
+            error: Some(Box::new(e)),
+            ..Failure::new("")
+        }
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Failure {
+        Failure {
+            broken_pipe: e.kind() == std::io::ErrorKind::BrokenPipe,
+            ..Failure::new(format!("writing output: {e}"))
+        }
+    }
+}
+
+/// What every command returns: the exit status it chose, or why it failed.
+pub type CmdResult = Result<ExitCode, Failure>;
+
+/// Render a failure as `fisk-admin: message` (with help) on stderr, and
+/// turn the result into the process's exit status.
+pub fn finish(result: CmdResult, style: Style) -> ExitCode {
+    match result {
+        Ok(code) => code,
+        // A closed pipe (`| head`) is not an error.
+        Err(f) if f.broken_pipe => ExitCode::SUCCESS,
+        Err(f) => {
+            // Messages quote what they are about (a fingerprint field, a
+            // server's error, a stream's subject): untrusted text.
+            let mut diag = miette::MietteDiagnostic::new(sanitize(&f.message, true));
+            if let Some(h) = f.help {
+                diag = diag.with_help(sanitize(&h, true));
+            }
+            let mut text = String::new();
+            if report_handler(style.color)
+                .render_report(&mut text, &diag)
+                .is_err()
+            {
+                text = diag.message.clone();
+            }
+            eprint!("fisk-admin: {}", text.trim_start());
+            if !text.ends_with('\n') {
+                eprintln!();
+            }
+            ExitCode::from(f.exit)
+        }
+    }
+}

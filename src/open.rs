@@ -1,0 +1,270 @@
+//! Choosing and opening what a command reads: the store the global flags
+//! (or an agent file, or a `--from`/`--to` URI) name, its NATS connection
+//! settings, and the record schemas. Every "which store, and why" decision
+//! of the binary is here; the library only opens what it is given.
+
+mod location;
+
+pub use location::{parse_uri, Backend, Location};
+
+use crate::cli::Global;
+use crate::error::Failure;
+use journal::agent::AgentFile;
+use journal::store::file::FileStore;
+use journal::store::jetstream::JetStreamStore;
+use journal::store::Store;
+use std::path::{Component, Path, PathBuf};
+
+/// The store the global flags select.
+pub fn locate(g: &Global) -> Result<Location, Failure> {
+    location::resolve(
+        g.state_dir.as_deref(),
+        g.store.as_deref(),
+        g.config.as_deref(),
+    )
+}
+
+/// The NATS context the `--config` agent file names, if any: for the
+/// commands that take their store from elsewhere (`migrate`, `stream`).
+pub fn config_context(g: &Global) -> Result<Option<String>, Failure> {
+    Ok(match &g.config {
+        Some(p) => location::nats_context(&AgentFile::load(p)?),
+        None => None,
+    })
+}
+
+/// The NATS connection settings from the global flags, the context they or
+/// the agent file name, and the defaults.
+pub fn nats_settings(
+    g: &Global,
+    agent_context: Option<&str>,
+) -> Result<journal::nats::Settings, Failure> {
+    let o = journal::nats::Overrides {
+        context: g.context.clone(),
+        server: g.server.clone(),
+        creds: g.creds.clone(),
+        user: g.user.clone(),
+        password: g.password.clone(),
+        token: g.token.clone(),
+    };
+    Ok(journal::nats::resolve(&o, agent_context)?)
+}
+
+/// The help for a failure about a JetStream stream: what was being done
+/// and where the connection settings come from.
+pub fn stream_help(f: impl Into<Failure>, doing: &str) -> Failure {
+    f.into().help(format!(
+        "{doing}; connection settings come from --context, --server, --creds, --user, --password, --token"
+    ))
+}
+
+/// Bind to a JetStream stream, refusing one that breaks SPEC 8.
+pub fn open_jetstream(
+    g: &Global,
+    stream: &str,
+    agent_context: Option<&str>,
+    why: &str,
+) -> Result<JetStreamStore, Failure> {
+    let settings = nats_settings(g, agent_context)?;
+    JetStreamStore::connect(&settings, stream).map_err(|e| {
+        stream_help(
+            e,
+            &format!("the jetstream store {stream:?} was chosen by {why}"),
+        )
+    })
+}
+
+/// The store the global flags select. It must exist: reading commands
+/// never create a store.
+pub fn open_store(g: &Global) -> Result<Store, Failure> {
+    store_at(g, locate(g)?, true)
+}
+
+/// The store for `run`/`resume`: a store flag wins; otherwise the agent
+/// file's `harness.sessions` block (or the default) chooses, as `--config`
+/// would. `run` may create the directory; `resume` needs it to exist.
+pub fn agent_store(g: &Global, agent: &Path, must_exist: bool) -> Result<Store, Failure> {
+    let loc = if g.state_dir.is_none() && g.store.is_none() && g.config.is_none() {
+        location::resolve(None, None, Some(agent))?
+    } else {
+        locate(g)?
+    };
+    store_at(g, loc, must_exist)
+}
+
+fn store_at(g: &Global, loc: Location, must_exist: bool) -> Result<Store, Failure> {
+    match loc.backend {
+        Backend::File { dir } => {
+            if must_exist && !dir.is_dir() {
+                let what = match dir.exists() {
+                    true => "is not a directory",
+                    false => "does not exist",
+                };
+                return Err(Failure::new(format!(
+                    "store directory {} {what} (chosen by {})",
+                    dir.display(),
+                    loc.why
+                ))
+                .help("pass --state-dir DIR or --store file:DIR to point at the runs directory"));
+            }
+            Ok(Store::File(FileStore::new(dir)))
+        }
+        Backend::JetStream { stream } => Ok(Store::JetStream(Box::new(open_jetstream(
+            g,
+            &stream,
+            loc.nats_context.as_deref(),
+            &loc.why,
+        )?))),
+    }
+}
+
+/// What [`open_store_uri`] does when a file store's directory is missing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IfMissing {
+    /// Fail: the store must exist (a source).
+    Fail,
+    /// Create the directory (0700) and any missing parents (a destination).
+    Create,
+    /// Create nothing and read the store as empty (the destination of a
+    /// dry run): every read of a run finds no journal. The path must still
+    /// be one the directory could be created at.
+    Empty,
+}
+
+/// A store named by a URI (`migrate --from/--to`); `missing` says what a
+/// missing file directory means.
+pub fn open_store_uri(g: &Global, uri: &str, missing: IfMissing) -> Result<Store, Failure> {
+    let agent_context = config_context(g)?;
+    match parse_uri(uri)? {
+        Backend::File { dir } => {
+            if !dir.is_dir() {
+                match missing {
+                    IfMissing::Fail => {
+                        return Err(Failure::new(format!(
+                            "store directory {} does not exist ({uri})",
+                            dir.display()
+                        )))
+                    }
+                    IfMissing::Create => {
+                        use std::os::unix::fs::DirBuilderExt;
+                        std::fs::DirBuilder::new()
+                            .recursive(true)
+                            .mode(0o700)
+                            .create(&dir)
+                            .map_err(|e| journal::Error::io(&dir, e))?;
+                    }
+                    IfMissing::Empty => creatable(&dir, uri)?,
+                }
+            }
+            Ok(Store::File(FileStore::new(dir)))
+        }
+        Backend::JetStream { stream } => Ok(Store::JetStream(Box::new(open_jetstream(
+            g,
+            &stream,
+            agent_context.as_deref(),
+            uri,
+        )?))),
+    }
+}
+
+/// Refuse a missing store directory that could not be created because the
+/// path itself, or the nearest of its parents that exists, is not a
+/// directory: what creating it would fail on.
+fn creatable(dir: &Path, uri: &str) -> Result<(), Failure> {
+    let nearest = dir
+        .ancestors()
+        .filter(|p| !p.as_os_str().is_empty())
+        .find(|p| p.symlink_metadata().is_ok());
+    match nearest {
+        Some(p) if !p.is_dir() => Err(Failure::new(format!(
+            "store directory {} cannot be created ({uri}): {} exists and is not a directory",
+            dir.display(),
+            p.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Refuse to copy a store onto itself. File stores are compared by their
+/// directory, not by how the URI spells it (`file:dst`, `file:./dst`, an
+/// absolute path, a symlink): copying a directory onto itself finds every
+/// run complete, and `--delete-source` would then delete the only copy.
+pub fn same_store(from: &str, to: &str) -> Result<(), Failure> {
+    match (parse_uri(from)?, parse_uri(to)?) {
+        (Backend::File { dir: a }, Backend::File { dir: b }) => {
+            let (a, b) = (canonical_dir(&a), canonical_dir(&b));
+            match (a, b) {
+                (Some(a), Some(b)) if a == b => Err(Failure::new(format!(
+                    "--from {from} and --to {to} are the same store (the same directory, {}): nothing to copy",
+                    a.display()
+                ))),
+                _ => Ok(()),
+            }
+        }
+        (Backend::JetStream { stream: a }, Backend::JetStream { stream: b }) if a == b => {
+            Err(Failure::new(format!(
+                "--from and --to are the same store ({from}): nothing to copy"
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The directory `dir` names, with symlinks, `.` and `..` resolved as
+/// creating it and then opening it would resolve them. Component by
+/// component: a path that exists is canonicalised; one that does not (a
+/// destination a migrate would create) is extended by name, or loses its
+/// last name on `..`. `None` only when the working directory cannot be
+/// read.
+fn canonical_dir(dir: &Path) -> Option<PathBuf> {
+    let abs = std::env::current_dir().ok()?.join(dir);
+    let mut key = PathBuf::new();
+    for c in abs.components() {
+        let next = key.join(c);
+        match next.canonicalize() {
+            Ok(real) => key = real,
+            Err(_) => match c {
+                Component::ParentDir => {
+                    key.pop();
+                }
+                Component::Normal(_) => key = next,
+                Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+            },
+        }
+    }
+    Some(key)
+}
+
+/// The record schemas: built in, or from `--schema-dir`.
+pub fn schemas(dir: Option<&Path>) -> Result<journal::schema::SchemaSet, Failure> {
+    Ok(match dir {
+        Some(d) => journal::schema::SchemaSet::from_dir(d)?,
+        None => journal::schema::SchemaSet::embedded()?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::canonical_dir;
+
+    #[test]
+    fn a_missing_directory_is_keyed_by_its_canonical_parent_and_its_name() {
+        let tmp = tempfile::tempdir().unwrap();
+        let real = tmp.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        std::os::unix::fs::symlink(&real, tmp.path().join("link")).unwrap();
+        let key = |rel: &str| canonical_dir(&tmp.path().join(rel)).unwrap();
+        let want = real.canonicalize().unwrap().join("new");
+        assert_eq!(key("real/new"), want);
+        assert_eq!(key("link/new"), want);
+        assert_eq!(key("./link/./new/"), want);
+        assert_eq!(key("gone/../link/new"), want);
+        assert_eq!(
+            key("link/new/deeper"),
+            want.join("deeper"),
+            "several missing components"
+        );
+        assert_ne!(key("link/new"), key("link/other"));
+        assert_eq!(key("link"), real.canonicalize().unwrap());
+    }
+}

@@ -1,0 +1,241 @@
+//! The text form of a folded run (`RunState`), shared by `show` and `fold`:
+//! what the run is, where it stands, and what it waits on. Every string
+//! from the journal is untrusted and goes through `sanitize` or `cell`.
+
+use crate::output::{cell, sanitize, table};
+use journal::fold::RunState;
+use journal::record::{Block, Generation, Message};
+use std::io::{self, Write};
+
+/// The text form of a folded run; with `transcript`, the whole
+/// conversation after it.
+pub fn render_state(out: &mut dyn Write, st: &RunState, transcript: bool) -> io::Result<()> {
+    let s = |t: &str| sanitize(t, false).into_owned();
+    let none = |t: &str| {
+        if t.is_empty() {
+            "none".to_owned()
+        } else {
+            s(t)
+        }
+    };
+    let generation = match st.generation {
+        Some(Generation::Current) => "the agent as it ships".to_owned(),
+        Some(Generation::August) => format!(
+            "the August 2026 agent: the current agent will not resume it; `fisk-admin upgrade {}` converts it",
+            s(&st.run_id)
+        ),
+        None => "no agent resumes it: readable here only".to_owned(),
+    };
+    writeln!(out, "  version:     {} ({generation})", st.version)?;
+    if !st.agent.is_empty() {
+        writeln!(out, "  agent:       {}", s(&st.agent))?;
+    }
+    writeln!(out, "  prompt:      {}", cell(&st.prompt, 100))?;
+    if st.interactive {
+        writeln!(out, "  interactive: yes")?;
+    }
+    if !st.conversation_token.is_empty() {
+        writeln!(out, "  token:       {}", s(&st.conversation_token))?;
+    }
+    if !st.caller.is_empty() {
+        writeln!(out, "  caller:      {}", s(&st.caller))?;
+    }
+    if let Some(t) = &st.terminal {
+        writeln!(
+            out,
+            "  terminal:    {}{}",
+            s(&t.reason),
+            if t.message.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", cell(&t.message, 100))
+            }
+        )?;
+    }
+    writeln!(
+        out,
+        "  next iteration: {}   last stop reason: {}",
+        st.next_iteration,
+        none(&st.last_stop_reason)
+    )?;
+
+    let f = &st.fingerprint;
+    writeln!(out, "\nFingerprint")?;
+    writeln!(
+        out,
+        "  provider {}  model {}  thinking {}  reasoning effort {}",
+        none(&f.provider),
+        none(&f.model),
+        none(&f.thinking_mode),
+        none(&f.reasoning_effort)
+    )?;
+    writeln!(
+        out,
+        "  max_tokens {}  max_iterations {}",
+        f.max_tokens, f.max_iterations
+    )?;
+    writeln!(out, "  system_hash {}", none(&f.system_hash))?;
+    writeln!(out, "  tools_hash  {}", none(&f.tools_hash))?;
+
+    let c = &st.counters;
+    writeln!(out, "\nCounters")?;
+    writeln!(
+        out,
+        "  llm calls {}  tool calls {} ({} remote, {} mcp)  turns {}  context {} tokens",
+        c.llm_calls,
+        c.tool_calls,
+        c.remote_tool_calls,
+        c.mcp_tool_calls,
+        st.turns,
+        st.context_tokens
+    )?;
+    if !c.tool_calls_by_kind.is_empty() {
+        let kinds: Vec<String> = c
+            .tool_calls_by_kind
+            .iter()
+            .map(|(k, n)| format!("{} {n}", s(k)))
+            .collect();
+        writeln!(out, "  tool calls by kind: {}", kinds.join(", "))?;
+    }
+    writeln!(
+        out,
+        "  tokens in {}  out {}  cache read {}  cache create {}  thinking {}",
+        c.in_tokens, c.out_tokens, c.cache_read_tokens, c.cache_create_tokens, c.thinking_tokens
+    )?;
+
+    writeln!(out, "\nApprovals")?;
+    writeln!(
+        out,
+        "  standing: {}",
+        if st.approvals.is_empty() {
+            "none".into()
+        } else {
+            st.approvals
+                .iter()
+                .map(|a| s(a))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    )?;
+    writeln!(
+        out,
+        "  one-shot: {}",
+        if st.call_approvals.is_empty() {
+            "none".into()
+        } else {
+            st.call_approvals
+                .iter()
+                .map(|a| format!("{} ({})", s(&a.tool_use_id), s(&a.tool_name)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    )?;
+    if let Some(revisions) = st.memory_revisions.as_ref().filter(|m| !m.is_empty()) {
+        writeln!(out, "\nMemory revisions")?;
+        for (k, v) in revisions {
+            writeln!(out, "  {} = {v}", s(k))?;
+        }
+    }
+
+    if let Some(p) = &st.pending {
+        writeln!(out, "\nPending batch (iteration {})", p.iteration)?;
+        let mut t = table(&["TOOL_USE ID", "TOOL", "STATE"]);
+        for b in p.assistant.blocks() {
+            if let Block::ToolUse(u) = b {
+                let state = if p.answered.contains(&u.id) {
+                    "answered"
+                } else if p.deferred.iter().any(|d| d.tool_use_id == u.id) {
+                    "deferred, waiting"
+                } else {
+                    "not run (runs again on resume)"
+                };
+                t.add_row(vec![cell(&u.id, 40), cell(&u.name, 30), state.to_owned()]);
+            }
+        }
+        writeln!(out, "{t}")?;
+        if !p.open_deferrals.is_empty() {
+            writeln!(out, "\nWaiting on")?;
+            let mut t = table(&["TOOL_USE ID", "TOOL", "NOTE", "HANDLE"]);
+            for d in &p.open_deferrals {
+                t.add_row(vec![
+                    cell(&d.tool_use_id, 40),
+                    cell(&d.tool_name, 30),
+                    cell(&d.note, 60),
+                    cell(&d.handle, 40),
+                ]);
+            }
+            writeln!(out, "{t}")?;
+            writeln!(
+                out,
+                "  answer with: fisk-admin answer {} TOOL_USE_ID --content TEXT",
+                s(&st.run_id)
+            )?;
+        }
+    }
+
+    if transcript {
+        writeln!(out, "\nTranscript")?;
+        for m in &st.messages {
+            write_message(out, m)?;
+        }
+        if let Some(p) = &st.pending {
+            writeln!(out, "\n--- pending turn (not committed) ---")?;
+            write_message(out, &p.assistant)?;
+            for r in &p.results {
+                write_block(out, &Block::ToolResult(r.clone()))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn indent(out: &mut dyn Write, text: &str) -> io::Result<()> {
+    for line in sanitize(text, true).lines() {
+        writeln!(out, "    {line}")?;
+    }
+    Ok(())
+}
+
+fn write_message(out: &mut dyn Write, m: &Message) -> io::Result<()> {
+    writeln!(out, "\n[{}]", sanitize(&m.role, false))?;
+    for b in m.blocks() {
+        write_block(out, b)?;
+    }
+    Ok(())
+}
+
+fn write_block(out: &mut dyn Write, b: &Block) -> io::Result<()> {
+    match b {
+        Block::Text(t) => indent(out, &t.text),
+        Block::Thinking(t) => {
+            writeln!(out, "  (thinking)")?;
+            indent(out, &t.text)
+        }
+        Block::ToolUse(u) => {
+            writeln!(
+                out,
+                "  -> tool call {} {}",
+                sanitize(&u.name, false),
+                sanitize(&u.id, false)
+            )?;
+            indent(out, u.input.as_ref().map_or("null", |r| r.get()))
+        }
+        Block::ToolResult(r) => {
+            writeln!(
+                out,
+                "  <- tool output {}{}",
+                sanitize(&r.tool_use_id, false),
+                if r.is_error { " (error)" } else { "" }
+            )?;
+            indent(out, &r.content)
+        }
+        Block::Provider(p) => {
+            writeln!(out, "  (provider block {})", sanitize(&p.kind, false))?;
+            indent(out, p.raw.as_ref().map_or("null", |r| r.get()))
+        }
+        Block::Other(m) => {
+            writeln!(out, "  (unknown block)")?;
+            indent(out, &serde_json::Value::Object(m.clone()).to_string())
+        }
+    }
+}
