@@ -11,10 +11,6 @@ pub struct Failure {
     /// The library error this failure came from, if it came from one:
     /// kept whole so its fields (run, path, line, offset) are there for
     /// rendering, not only its message.
-    #[expect(
-        dead_code,
-        reason = "rendering still uses the message alone; help chosen from the error's variant will read it"
-    )]
     pub error: Option<Box<journal::Error>>,
     pub message: String,
     pub help: Option<String>,
@@ -79,6 +75,40 @@ impl From<std::io::Error> for Failure {
     }
 }
 
+/// The journal line a corrupt or torn journal's error points at, read from
+/// its file (at most 4 KiB of it), for miette to show under the message.
+fn offending_line(e: &journal::Error) -> Option<crate::output::LineSource> {
+    use std::io::{Read, Seek};
+    let (path, line, offset) = match e {
+        journal::Error::Corrupt {
+            path, line, offset, ..
+        }
+        | journal::Error::TornTail {
+            path, line, offset, ..
+        } if *line > 0 => (path, *line, *offset),
+        _ => return None,
+    };
+    // Only a regular file (not through a link): a FIFO would block the
+    // open, a device never end.
+    if !std::fs::symlink_metadata(path).ok()?.is_file() {
+        return None;
+    }
+    let mut f = std::fs::File::open(path).ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    f.seek(std::io::SeekFrom::Start(offset)).ok()?;
+    let mut buf = Vec::new();
+    f.take(4096).read_to_end(&mut buf).ok()?;
+    let end = buf.iter().position(|b| *b == b'\n').unwrap_or(buf.len());
+    let bytes = buf.get(..end)?;
+    Some(crate::output::LineSource {
+        name: sanitize(&path.display().to_string(), false).into_owned(),
+        text: crate::output::excerpt(bytes, 160),
+        line,
+    })
+}
+
 /// What every command returns: the exit status it chose, or why it failed.
 pub type CmdResult = Result<ExitCode, Failure>;
 
@@ -97,11 +127,18 @@ pub fn finish(result: CmdResult, style: Style) -> ExitCode {
                 diag = diag.with_help(sanitize(&h, true));
             }
             let mut text = String::new();
-            if report_handler(style.color)
-                .render_report(&mut text, &diag)
-                .is_err()
-            {
-                text = diag.message.clone();
+            let message = diag.message.clone();
+            let rendered = match f.error.as_deref().and_then(offending_line) {
+                // The line the error is about, shown and labelled.
+                Some(source) => {
+                    let diag = diag.with_label(miette::LabeledSpan::at_offset(0, "here"));
+                    let report = miette::Report::new(diag).with_source_code(source);
+                    report_handler(style.color).render_report(&mut text, report.as_ref())
+                }
+                None => report_handler(style.color).render_report(&mut text, &diag),
+            };
+            if rendered.is_err() {
+                text = message;
             }
             eprint!("fisk-admin: {}", text.trim_start());
             if !text.ends_with('\n') {

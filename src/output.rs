@@ -203,10 +203,10 @@ pub fn report_handler(color: bool) -> miette::GraphicalReportHandler {
 
 /// One journal line presented to miette with its true line number.
 #[derive(Debug)]
-struct LineSource {
-    name: String,
-    text: String,
-    line: usize,
+pub struct LineSource {
+    pub name: String,
+    pub text: String,
+    pub line: usize,
 }
 
 impl miette::SourceCode for LineSource {

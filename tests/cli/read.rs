@@ -881,3 +881,24 @@ fn ls_sorts_times_as_instants_across_offsets() {
     assert_eq!(east["created"], "2026-09-22T10:00:00+05:00");
     assert_eq!(east["updated"], "2026-09-22T23:00:00+05:00");
 }
+
+/// Issue 14: the binary keeps the library's error, so a refusal about a
+/// line of a journal shows that line, labelled, as verify does.
+#[test]
+fn a_fold_refusal_shows_the_offending_line() {
+    let store = store_copy("damaged");
+    let r = fisk(&[
+        "--state-dir",
+        s(store.path()),
+        "fold",
+        "interior-corruption",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("interior-corruption.json:3:1"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains(" 3 │ {\"seq\":3,"), "{}", r.stderr);
+    assert_printable("fold refusal", &r.stderr);
+}
