@@ -6,7 +6,7 @@
 use super::{open_store, CmdResult};
 use crate::cli::{Global, RepairArgs};
 use crate::output::{json_pretty, Style};
-use journal::store::file_write::Repair;
+use journal::store::Repair;
 use std::io::Write;
 use std::process::ExitCode;
 

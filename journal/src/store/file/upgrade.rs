@@ -17,7 +17,7 @@
 //! agent's writer out throughout; a temporary file left by a killed upgrade
 //! is replaced by the next one.
 
-use super::file::FileStore;
+use super::FileStore;
 use crate::error::{Error, Result};
 use crate::upgrade::{plan, Outcome, Plan};
 
