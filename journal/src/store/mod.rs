@@ -288,23 +288,7 @@ impl Store {
     /// failing: the readable prefix, and why reading stopped early.
     pub fn read_prefix(&self, run: &str) -> crate::Result<(Journal, Option<String>)> {
         match self {
-            Store::File(f) => {
-                let (_, bytes) = f.read_bytes(run)?;
-                let (entries, tail, stop) = crate::lines::decode_prefix(&bytes);
-                let stopped = stop.map(|bad| {
-                    format!(
-                        "line {} (byte {}) does not parse: {}",
-                        bad.line, bad.offset, bad.error
-                    )
-                });
-                let journal = Journal {
-                    run: run.to_owned(),
-                    entries,
-                    tail,
-                    bytes: bytes.len() as u64,
-                };
-                Ok((journal, stopped))
-            }
+            Store::File(f) => f.read_prefix(run),
             Store::JetStream(j) => j.read_prefix(run),
         }
     }

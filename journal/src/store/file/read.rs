@@ -84,6 +84,26 @@ impl FileStore {
         }
     }
 
+    /// Read a run up to the first line that does not parse instead of
+    /// failing: the readable prefix, and why reading stopped early.
+    pub fn read_prefix(&self, run: &str) -> Result<(Journal, Option<String>)> {
+        let (_, bytes) = self.read_bytes(run)?;
+        let (entries, tail, stop) = lines::decode_prefix(&bytes);
+        let stopped = stop.map(|bad| {
+            format!(
+                "line {} (byte {}) does not parse: {}",
+                bad.line, bad.offset, bad.error
+            )
+        });
+        let journal = Journal {
+            run: run.to_owned(),
+            entries,
+            tail,
+            bytes: bytes.len() as u64,
+        };
+        Ok((journal, stopped))
+    }
+
     /// Summarise a run from its meta record and its tail (SPEC 9): the cost
     /// does not grow with the journal's length.
     pub fn summary(&self, run: &str, locks: &LiveLocks) -> Summary {
