@@ -59,7 +59,7 @@ impl Media for OsFile {
         if let Some(publish) = self.publish.take() {
             publish.link(&self.file)?;
         }
-        File::open(&self.dir)?.sync_all()
+        crate::durable::sync_dir(&self.dir)
     }
     fn truncate(&mut self, len: u64) -> io::Result<()> {
         self.file.set_len(len)?;

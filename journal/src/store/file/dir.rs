@@ -3,7 +3,7 @@
 
 use super::FileStore;
 use crate::error::{Error, Result};
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -57,9 +57,7 @@ impl FileStore {
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(open_error(&path, e)),
             }
-            File::open(self.dir())
-                .and_then(|d| d.sync_all())
-                .map_err(|e| Error::io(self.dir(), e))?;
+            crate::durable::sync_dir(self.dir()).map_err(|e| Error::io(self.dir(), e))?;
             return Ok(path);
         }
         Err(Error::Store {
