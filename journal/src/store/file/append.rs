@@ -13,8 +13,8 @@
 //! symbolic link. Journals and backups are created 0600, the directory 0700.
 
 use super::create::Publish;
-use super::dir::{nofollow, open_error};
-use super::{whole, FileStore};
+use super::dir::{exists, nofollow, open_error};
+use super::{missing_or, whole, FileStore};
 use crate::error::{Error, Result};
 use crate::fold::{check_append, Append};
 use crate::lines::{self, Tail};
@@ -252,13 +252,8 @@ impl FileAppender {
             if let Err(e) = self.media.sync_dir() {
                 self.poisoned = Some(format!("publishing the new journal: {e}"));
                 if e.kind() == io::ErrorKind::AlreadyExists {
-                    return Err(Error::Exists {
-                        run: self.run.clone(),
-                        location: format!(
-                            "directory {}",
-                            self.path.parent().unwrap_or(Path::new(".")).display()
-                        ),
-                    });
+                    let dir = self.path.parent().unwrap_or(Path::new("."));
+                    return Err(exists(&self.run, dir));
                 }
                 return Err(self.io(e));
             }
@@ -315,15 +310,8 @@ impl FileStore {
             .read(true)
             .append(true)
             .open(&path)
-            .map_err(|e| match e.kind() {
-                io::ErrorKind::NotFound => Error::NotFound {
-                    run: run.to_owned(),
-                    path: path.clone(),
-                },
-                _ => open_error(&path, e),
-            })?;
-        whole::regular(&file).map_err(|e| Error::io(&path, e))?;
-        let bytes = whole::read(&mut file).map_err(|e| Error::io(&path, e))?;
+            .map_err(|e| missing_or(run, &path, e, open_error))?;
+        let bytes = whole::read_regular(&path, &mut file)?;
         let found = scan(run, &path, &bytes)?;
         let media = OsFile {
             file,

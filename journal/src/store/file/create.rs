@@ -5,9 +5,9 @@
 //! `/proc`).
 
 use super::append::{FileAppender, OsFile, Scan};
-use super::dir::{nofollow, open_error};
+use super::dir::{exists, nofollow, open_error, remove_if_present};
 use super::FileStore;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::store::Appender;
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -85,14 +85,10 @@ impl FileStore {
         let path = self.journal_path(run)?;
         self.ensure_dir()?;
         let lock = self.lock(run)?;
-        let exists = || Error::Exists {
-            run: run.to_owned(),
-            location: format!("directory {}", self.dir().display()),
-        };
         if std::fs::symlink_metadata(&path).is_ok() {
-            return Err(exists());
+            return Err(exists(run, self.dir()));
         }
-        let tmp = self.remove_stale_tmp(run)?;
+        let (tmp, _) = self.remove_stale_tmp(run)?;
         let file = nofollow()
             .append(true)
             .create_new(true)
@@ -135,11 +131,7 @@ impl FileStore {
             Err(e) => return (0, Err(e)),
         };
         if std::fs::symlink_metadata(&path).is_ok() {
-            let e = Error::Exists {
-                run: run.to_owned(),
-                location: format!("directory {}", self.dir().display()),
-            };
-            return (0, Err(e));
+            return (0, Err(exists(run, self.dir())));
         }
         self.create_whole_in(run, &path, records, self.unnamed_file())
     }
@@ -191,18 +183,12 @@ impl FileStore {
     /// holds nothing worth keeping), or between linking the journal's real
     /// name and removing this one (then it is a second name of the
     /// journal). Either way it is removed. One fixed name per id: no
-    /// directory scan, which would make creating n runs cost n^2. Looked up
-    /// first: unlinking a missing name still locks the directory.
-    pub(super) fn remove_stale_tmp(&self, run: &str) -> Result<PathBuf> {
+    /// directory scan, which would make creating n runs cost n^2.
+    /// Returns the name, and whether a file was there.
+    pub(super) fn remove_stale_tmp(&self, run: &str) -> Result<(PathBuf, bool)> {
         let tmp = self.dir().join(format!("{run}.creating.tmp"));
-        if std::fs::symlink_metadata(&tmp).is_ok() {
-            match std::fs::remove_file(&tmp) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(e) => return Err(Error::io(&tmp, e)),
-            }
-        }
-        Ok(tmp)
+        let was_there = remove_if_present(&tmp)?;
+        Ok((tmp, was_there))
     }
 }
 

@@ -41,9 +41,8 @@ impl FileStore {
         let mut removed = Vec::new();
         // A second name of the journal, left by a creator that died, goes
         // with it.
-        let tmp = self.dir().join(format!("{run}.creating.tmp"));
-        if std::fs::symlink_metadata(&tmp).is_ok() {
-            self.remove_stale_tmp(run)?;
+        let (tmp, was_there) = self.remove_stale_tmp(run)?;
+        if was_there {
             removed.push(tmp);
         }
         // `rm` keeps the journal under a second name first (a link: no copy,
@@ -51,13 +50,7 @@ impl FileStore {
         // its copy and goes.
         let kept = match last {
             Some(_) => None,
-            None => {
-                let stamp = crate::time::compact(std::time::SystemTime::now());
-                Some(self.first_free(
-                    |n| format!("{run}.removed-{stamp}{n}.bak"),
-                    |p| std::fs::hard_link(&path, p),
-                )?)
-            }
+            None => Some(self.keep_beside(run, "removed", |p| std::fs::hard_link(&path, p))?),
         };
         std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
         removed.push(path);

@@ -27,6 +27,27 @@ pub(super) fn open_error(path: &Path, e: io::Error) -> Error {
     }
 }
 
+/// The run is in the store directory `dir` already.
+pub(super) fn exists(run: &str, dir: &Path) -> Error {
+    Error::Exists {
+        run: run.to_owned(),
+        location: format!("directory {}", dir.display()),
+    }
+}
+
+/// Remove `path` when it is there: `Ok(true)` when it was. Looked up
+/// first: unlinking a missing name still locks the directory.
+pub(super) fn remove_if_present(path: &Path) -> Result<bool> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(false);
+    }
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
 impl FileStore {
     /// The store directory, created 0700 when missing.
     pub(super) fn ensure_dir(&self) -> Result<()> {
@@ -37,10 +58,25 @@ impl FileStore {
             .map_err(|e| Error::io(self.dir(), e))
     }
 
+    /// Keep something of `run` beside its journal, made by `make` (as for
+    /// [`first_free`](Self::first_free)), under the first free name
+    /// `<id>.<why>-<UTC time>[-N].bak`: a name that does not end in
+    /// `.json`, so no reader takes it for a journal.
+    pub(super) fn keep_beside(
+        &self,
+        run: &str,
+        why: &str,
+        make: impl Fn(&Path) -> io::Result<()>,
+    ) -> Result<PathBuf> {
+        crate::id::check(run)?;
+        let stamp = crate::time::compact(std::time::SystemTime::now());
+        self.first_free(|n| format!("{run}.{why}-{stamp}{n}.bak"), make)
+    }
+
     /// The first free name `name("")`, `name("-1")` ... in the store
     /// directory, made by `make` (which must fail with `AlreadyExists` on a
     /// taken name and never replace one), then the directory fsynced.
-    pub(super) fn first_free(
+    fn first_free(
         &self,
         name: impl Fn(&str) -> String,
         make: impl Fn(&Path) -> io::Result<()>,

@@ -141,11 +141,25 @@ impl FileStore {
                 path,
             }),
             Ok(_) => Ok(path),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::NotFound {
-                run: run.to_owned(),
-                path,
-            }),
-            Err(e) => Err(Error::io(path, e)),
+            Err(e) => Err(missing_or(run, &path, e, |p, e| Error::io(p, e))),
         }
+    }
+}
+
+/// A failed look-up or open of `run`'s journal at `path`: `NotFound`
+/// naming the run when there is no file there, else what `other` makes of
+/// the error.
+fn missing_or(
+    run: &str,
+    path: &Path,
+    e: std::io::Error,
+    other: impl FnOnce(&Path, std::io::Error) -> Error,
+) -> Error {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => Error::NotFound {
+            run: run.to_owned(),
+            path: path.to_path_buf(),
+        },
+        _ => other(path, e),
     }
 }

@@ -3,10 +3,10 @@
 //! window (SPEC 9). Readers never lock and never write.
 
 use super::whole;
-use super::{FileStore, LiveLocks};
+use super::{missing_or, FileStore, LiveLocks};
 use crate::error::{Error, Result};
 use crate::lines;
-use crate::record::{Kind, Record};
+use crate::record::{Entry, Kind, Record};
 use crate::store::{Journal, Summary};
 use crate::time::Time;
 use std::fs::File;
@@ -18,11 +18,7 @@ impl FileStore {
         let path = self.journal_path(run)?;
         match whole::open(&path) {
             Ok(f) => Ok((path, f)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::NotFound {
-                run: run.to_owned(),
-                path,
-            }),
-            Err(e) => Err(Error::io(path, e)),
+            Err(e) => Err(missing_or(run, &path, e, |p, e| Error::io(p, e))),
         }
     }
 
@@ -68,12 +64,7 @@ impl FileStore {
     pub fn read(&self, run: &str) -> Result<Journal> {
         let (path, bytes) = self.read_bytes(run)?;
         match lines::decode_all(&bytes) {
-            Ok((entries, tail)) => Ok(Journal {
-                run: run.to_owned(),
-                entries,
-                tail,
-                bytes: bytes.len() as u64,
-            }),
+            Ok((entries, tail)) => Ok(journal(run, entries, tail, &bytes)),
             Err(bad) => Err(Error::Corrupt {
                 run: run.to_owned(),
                 path,
@@ -95,13 +86,7 @@ impl FileStore {
                 bad.line, bad.offset, bad.error
             )
         });
-        let journal = Journal {
-            run: run.to_owned(),
-            entries,
-            tail,
-            bytes: bytes.len() as u64,
-        };
-        Ok((journal, stopped))
+        Ok((journal(run, entries, tail, &bytes), stopped))
     }
 
     /// Summarise a run from its meta record and its tail (SPEC 9): the cost
@@ -236,6 +221,16 @@ impl FileStore {
             }
             window *= 4;
         }
+    }
+}
+
+/// The run read from `bytes`, what is stored.
+fn journal(run: &str, entries: Vec<Entry>, tail: lines::Tail, bytes: &[u8]) -> Journal {
+    Journal {
+        run: run.to_owned(),
+        entries,
+        tail,
+        bytes: bytes.len() as u64,
     }
 }
 

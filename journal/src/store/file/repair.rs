@@ -22,8 +22,7 @@ impl FileStore {
             .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
             .open(&path)
             .map_err(|e| open_error(&path, e))?;
-        whole::regular(&file).map_err(|e| Error::io(&path, e))?;
-        let bytes = whole::read(&mut file).map_err(|e| Error::io(&path, e))?;
+        let bytes = whole::read_regular(&path, &mut file)?;
         let (entries, tail) = match lines::decode_all(&bytes) {
             Ok(x) => x,
             Err(bad) => {
@@ -89,11 +88,6 @@ impl FileStore {
     /// fsynced with its directory entry before the journal is touched. The
     /// name does not end in `.json`, so no reader takes it for a journal.
     fn save_backup(&self, run: &str, bytes: &[u8]) -> Result<PathBuf> {
-        crate::id::check(run)?;
-        let stamp = crate::time::compact(std::time::SystemTime::now());
-        self.first_free(
-            |n| format!("{run}.torn-{stamp}{n}.bak"),
-            |path| crate::durable::write_new(path, bytes),
-        )
+        self.keep_beside(run, "torn", |path| crate::durable::write_new(path, bytes))
     }
 }
