@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 /// Where an appender's bytes go. The seam that lets a test fail a write,
 /// tear one, or fail an fsync, and check what the appender does next.
-pub trait Media: Send {
+pub(crate) trait Media: Send {
     /// Append `bytes` at the end. On error some prefix may have landed.
     fn write(&mut self, bytes: &[u8]) -> io::Result<()>;
     /// Make everything written so far durable (fsync).
@@ -39,7 +39,7 @@ pub trait Media: Send {
 }
 
 /// The real media: a journal opened `O_APPEND`, and its directory.
-pub struct OsFile {
+pub(crate) struct OsFile {
     pub(super) file: File,
     pub(super) dir: PathBuf,
     /// A new journal has no name until its first record is durable: a run
@@ -89,7 +89,7 @@ pub struct FileAppender {
 
 impl FileAppender {
     /// An appender over any media (tests use this with a simulated disk).
-    pub fn with_media(
+    pub(crate) fn with_media(
         run: &str,
         path: &Path,
         media: Box<dyn Media>,

@@ -27,7 +27,7 @@ mod whole;
 #[cfg(test)]
 mod testing;
 
-pub use append::{scan, FileAppender, Media, OsFile, Scan};
+pub use append::{scan, FileAppender, Scan};
 pub use lock::LiveLocks;
 
 /// The default store directory: `$XDG_STATE_HOME/fisk-ai/runs`, else
