@@ -7,7 +7,7 @@ use crate::cli::{Global, RepairArgs};
 use crate::error::CmdResult;
 use crate::open::open_store;
 use crate::output::{json_pretty, sorted, Format, Style};
-use journal::store::file_write::Repair;
+use journal::store::Repair;
 use serde::Serialize;
 use std::io::{self, Write};
 use std::process::ExitCode;

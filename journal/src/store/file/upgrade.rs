@@ -17,7 +17,8 @@
 //! agent's writer out throughout; a temporary file left by a killed upgrade
 //! is replaced by the next one.
 
-use super::file::FileStore;
+use super::dir::remove_if_present;
+use super::FileStore;
 use crate::error::{Error, Result};
 use crate::upgrade::{plan, Outcome, Plan};
 
@@ -43,17 +44,9 @@ impl FileStore {
         new.extend_from_slice(&meta);
         new.extend_from_slice(bytes.get(meta_end..).unwrap_or_default());
 
-        let stamp = crate::time::compact(std::time::SystemTime::now());
-        let kept = self.first_free(
-            |n| format!("{run}.v3-{stamp}{n}.bak"),
-            |p| std::fs::hard_link(&path, p),
-        )?;
+        let kept = self.keep_beside(run, "v3", |p| std::fs::hard_link(&path, p))?;
         let tmp = self.dir().join(format!("{run}.upgrading.tmp"));
-        match std::fs::remove_file(&tmp) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(Error::io(&tmp, e)),
-        }
+        remove_if_present(&tmp)?;
         let written = crate::durable::write_new(&tmp, &new);
         if let Err(e) = written {
             // Nothing but the backup changed: take it back too.

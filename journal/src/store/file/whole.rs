@@ -77,6 +77,14 @@ pub fn read(file: &mut File) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// A journal opened for writing, read whole after checking that it is a
+/// regular file ([`regular`]).
+pub fn read_regular(path: &Path, file: &mut File) -> crate::Result<Vec<u8>> {
+    regular(file)
+        .and_then(|()| read(file))
+        .map_err(|e| crate::Error::io(path, e))
+}
+
 fn too_large(len: u64) -> io::Error {
     io::Error::new(
         io::ErrorKind::OutOfMemory,

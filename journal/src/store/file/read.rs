@@ -1,126 +1,24 @@
-//! The file backend (SPEC 7): `<dir>/<id>.json` journals, `<dir>/<id>.lock`
-//! run locks. This half reads; readers never lock and never write.
+//! Reading the file backend: a run's bytes, its digest, the run read with
+//! the reader's rule, and the `ls` summary read from a head and a tail
+//! window (SPEC 9). Readers never lock and never write.
 
 use super::whole;
-use super::{Journal, Summary};
+use super::{missing_or, FileStore, LiveLocks};
 use crate::error::{Error, Result};
-use crate::id;
 use crate::lines;
-use crate::record::{Kind, Record};
+use crate::record::{Entry, Kind, Record};
+use crate::store::{Journal, Summary};
 use crate::time::Time;
-use std::collections::HashSet;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
-
-/// The default store directory: `$XDG_STATE_HOME/fisk-ai/runs`, else
-/// `~/.local/state/fisk-ai/runs`. Never the working directory.
-pub fn default_dir() -> Result<PathBuf> {
-    state_home().map(|(home, _)| home.join("fisk-ai").join("runs"))
-}
-
-/// The XDG state home and what chose it: `$XDG_STATE_HOME` when it is an
-/// absolute path (the XDG spec says to ignore a relative one), else
-/// `~/.local/state`.
-pub fn state_home() -> Result<(PathBuf, &'static str)> {
-    crate::paths::state_home().ok_or_else(|| {
-        Error::Usage(
-            "neither XDG_STATE_HOME nor HOME is set to an absolute path; pass --state-dir DIR"
-                .into(),
-        )
-    })
-}
-
-#[derive(Debug, Clone)]
-pub struct FileStore {
-    dir: PathBuf,
-}
-
-/// What a directory listing found.
-#[derive(Debug, Default)]
-pub struct Listing {
-    /// Valid run ids with a journal, sorted.
-    pub runs: Vec<String>,
-    /// `.json` files whose name is not a valid id: the agent cannot see them.
-    pub invalid: Vec<PathBuf>,
-    /// Lock files with no journal beside them.
-    pub orphan_locks: Vec<PathBuf>,
-}
+use std::path::PathBuf;
 
 impl FileStore {
-    pub fn new(dir: impl Into<PathBuf>) -> FileStore {
-        FileStore { dir: dir.into() }
-    }
-
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
-    /// `<dir>/<id>.json`, after checking the id.
-    pub fn journal_path(&self, run: &str) -> Result<PathBuf> {
-        id::check(run)?;
-        Ok(self.dir.join(format!("{run}.json")))
-    }
-
-    pub fn lock_path(&self, run: &str) -> Result<PathBuf> {
-        id::check(run)?;
-        Ok(self.dir.join(format!("{run}.lock")))
-    }
-
-    /// The runs in the directory. A missing directory is an error that says
-    /// which directory was looked at.
-    pub fn list(&self) -> Result<Listing> {
-        let mut listing = Listing::default();
-        let mut locks = Vec::new();
-        let mut journals = HashSet::new();
-        let walker = walkdir::WalkDir::new(&self.dir)
-            .min_depth(1)
-            .max_depth(1)
-            .follow_links(false)
-            .sort_by_file_name();
-        for entry in walker {
-            let entry = entry.map_err(|e| {
-                let path = e.path().unwrap_or(&self.dir).to_path_buf();
-                let source = e
-                    .into_io_error()
-                    .unwrap_or_else(|| std::io::Error::other("directory walk failed"));
-                Error::io(path, source)
-            })?;
-            // A directory is not a run, unless it is named like a journal:
-            // then it is listed, and reading it says what it is.
-            let named_like_journal = entry.file_name().to_string_lossy().ends_with(".json");
-            if entry.file_type().is_dir() && !named_like_journal {
-                continue;
-            }
-            let name = entry.file_name().to_string_lossy();
-            if let Some(stem) = name.strip_suffix(".json") {
-                if id::is_valid(stem) {
-                    journals.insert(stem.to_owned());
-                    listing.runs.push(stem.to_owned());
-                } else {
-                    listing.invalid.push(entry.path().to_path_buf());
-                }
-            } else if let Some(stem) = name.strip_suffix(".lock") {
-                locks.push((stem.to_owned(), entry.path().to_path_buf()));
-            }
-        }
-        listing.orphan_locks = locks
-            .into_iter()
-            .filter(|(stem, _)| !journals.contains(stem))
-            .map(|(_, p)| p)
-            .collect();
-        Ok(listing)
-    }
-
     fn open(&self, run: &str) -> Result<(PathBuf, File)> {
         let path = self.journal_path(run)?;
         match whole::open(&path) {
             Ok(f) => Ok((path, f)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::NotFound {
-                run: run.to_owned(),
-                path,
-            }),
-            Err(e) => Err(Error::io(path, e)),
+            Err(e) => Err(missing_or(run, &path, e, |p, e| Error::io(p, e))),
         }
     }
 
@@ -166,12 +64,7 @@ impl FileStore {
     pub fn read(&self, run: &str) -> Result<Journal> {
         let (path, bytes) = self.read_bytes(run)?;
         match lines::decode_all(&bytes) {
-            Ok((entries, tail)) => Ok(Journal {
-                run: run.to_owned(),
-                entries,
-                tail,
-                bytes: bytes.len() as u64,
-            }),
+            Ok((entries, tail)) => Ok(journal(run, entries, tail, &bytes)),
             Err(bad) => Err(Error::Corrupt {
                 run: run.to_owned(),
                 path,
@@ -180,6 +73,20 @@ impl FileStore {
                 message: format!("line does not parse: {}", bad.error),
             }),
         }
+    }
+
+    /// Read a run up to the first line that does not parse instead of
+    /// failing: the readable prefix, and why reading stopped early.
+    pub fn read_prefix(&self, run: &str) -> Result<(Journal, Option<String>)> {
+        let (_, bytes) = self.read_bytes(run)?;
+        let (entries, tail, stop) = lines::decode_prefix(&bytes);
+        let stopped = stop.map(|bad| {
+            format!(
+                "line {} (byte {}) does not parse: {}",
+                bad.line, bad.offset, bad.error
+            )
+        });
+        Ok((journal(run, entries, tail, &bytes), stopped))
     }
 
     /// Summarise a run from its meta record and its tail (SPEC 9): the cost
@@ -315,66 +222,15 @@ impl FileStore {
             window *= 4;
         }
     }
-
-    /// Whether a writer holds the run's lock right now.
-    pub fn is_live(&self, run: &str) -> Result<bool> {
-        Ok(LiveLocks::snapshot().is_held(&self.lock_path(run)?))
-    }
 }
 
-/// The flock locks held on this machine, read from `/proc/locks`, so that
-/// detecting a live run never takes a lock a writer could need at that very
-/// moment. Where `/proc/locks` is unavailable, a shared lock is tried and
-/// released at once on a lock file opened read-only (never created).
-pub struct LiveLocks {
-    held: Option<HashSet<(u64, u64, u64)>>,
-}
-
-impl LiveLocks {
-    pub fn snapshot() -> LiveLocks {
-        let held = std::fs::read_to_string("/proc/locks").ok().map(|text| {
-            text.lines()
-                .filter_map(|line| {
-                    let f: Vec<&str> = line.split_whitespace().collect();
-                    // "1: FLOCK ADVISORY WRITE pid maj:min:ino start end";
-                    // blocked waiters are "1: -> FLOCK ...".
-                    if f.get(1) != Some(&"FLOCK") {
-                        return None;
-                    }
-                    let mut dev = f.get(5)?.split(':');
-                    let maj = u64::from_str_radix(dev.next()?, 16).ok()?;
-                    let min = u64::from_str_radix(dev.next()?, 16).ok()?;
-                    let ino = dev.next()?.parse().ok()?;
-                    Some((maj, min, ino))
-                })
-                .collect()
-        });
-        LiveLocks { held }
-    }
-
-    pub fn is_held(&self, lock: &Path) -> bool {
-        use std::os::unix::fs::MetadataExt;
-        let Ok(md) = std::fs::metadata(lock) else {
-            return false;
-        };
-        match &self.held {
-            Some(set) => {
-                let dev = md.dev();
-                let maj = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
-                let min = (dev & 0xff) | ((dev >> 12) & !0xff);
-                set.contains(&(maj, min, md.ino()))
-            }
-            None => match File::open(lock) {
-                Ok(f) => match f.try_lock_shared() {
-                    Ok(()) => {
-                        let _ = f.unlock();
-                        false
-                    }
-                    Err(_) => true,
-                },
-                Err(_) => false,
-            },
-        }
+/// The run read from `bytes`, what is stored.
+fn journal(run: &str, entries: Vec<Entry>, tail: lines::Tail, bytes: &[u8]) -> Journal {
+    Journal {
+        run: run.to_owned(),
+        entries,
+        tail,
+        bytes: bytes.len() as u64,
     }
 }
 

@@ -1,0 +1,400 @@
+//! New runs on the file backend: a journal created under its lock and
+//! appended to, or written whole in one step, and how a new journal gets
+//! its name only once its first record is durable (named: a temporary
+//! name linked to the real one; unnamed: `O_TMPFILE` linked through
+//! `/proc`).
+
+use super::append::{FileAppender, OsFile, Scan};
+use super::dir::{exists, nofollow, open_error, remove_if_present};
+use super::FileStore;
+use crate::error::Result;
+use crate::store::Appender;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+/// How a new journal gets its real name.
+pub(super) enum Publish {
+    /// Written under a temporary name, linked to the real one, and the
+    /// temporary name removed.
+    Named { tmp: PathBuf, real: PathBuf },
+    /// An unnamed file (`O_TMPFILE`) linked to the real name: nothing is
+    /// left behind when the process dies first.
+    Unnamed { real: PathBuf },
+}
+
+impl Publish {
+    /// Give the new journal, open as `file` and durable, its real name.
+    /// link(2) refuses an existing name: two creators cannot both win.
+    pub(super) fn link(self, file: &File) -> io::Result<()> {
+        match self {
+            Publish::Named { tmp, real } => {
+                if let Err(e) = std::fs::hard_link(&tmp, &real) {
+                    // Lost to another creator: leave nothing behind.
+                    let _ = std::fs::remove_file(&tmp);
+                    return Err(e);
+                }
+                std::fs::remove_file(&tmp)
+            }
+            Publish::Unnamed { real } => {
+                link_unnamed(file, &real)?;
+                // The fdatasync before the link wrote the inode with no
+                // link; without a journal (ext2, ext4 `^has_journal`) the
+                // directory's fsync does not write it again, and a power
+                // cut would leave the name on an unlinked inode. One more
+                // fsync of the file first (nearly free where a journal
+                // commits both together).
+                file.sync_all()
+            }
+        }
+    }
+}
+
+/// Give an unnamed file (`O_TMPFILE`) the name `real`, through
+/// `/proc/self/fd` (`AT_EMPTY_PATH` would need `CAP_DAC_READ_SEARCH`).
+/// `real` is never followed: a name that exists, even a symbolic link, is
+/// `EEXIST`.
+fn link_unnamed(file: &File, real: &Path) -> io::Result<()> {
+    let fd = proc_fd(file);
+    let flags = rustix::fs::AtFlags::SYMLINK_FOLLOW;
+    match rustix::fs::linkat(rustix::fs::CWD, &fd, rustix::fs::CWD, real, flags) {
+        Ok(()) => Ok(()),
+        // Either name can be the missing one: say both.
+        Err(e) if e == rustix::io::Errno::NOENT => Err(io::Error::other(format!(
+            "cannot give the new journal its name: the store directory is gone, or {} is (no /proc?)",
+            fd.display()
+        ))),
+        Err(e) => Err(io::Error::from(e)),
+    }
+}
+
+/// `/proc/self/fd/<fd>` of an open file.
+fn proc_fd(file: &File) -> PathBuf {
+    use std::os::unix::io::AsRawFd;
+    PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()))
+}
+
+impl FileStore {
+    /// A new run: lock, then create the journal (0600, refusing an existing
+    /// one). The journal is written as `<id>.creating.tmp` and takes
+    /// its real name when its first record is durable (see [`OsFile`]); a
+    /// process killed before that leaves only that temporary file, which no
+    /// reader takes for a journal.
+    pub fn create_appender(&self, run: &str) -> Result<FileAppender> {
+        let path = self.journal_path(run)?;
+        self.ensure_dir()?;
+        let lock = self.lock(run)?;
+        if std::fs::symlink_metadata(&path).is_ok() {
+            return Err(exists(run, self.dir()));
+        }
+        let (tmp, _) = self.remove_stale_tmp(run)?;
+        let file = nofollow()
+            .append(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| open_error(&tmp, e))?;
+        let media = OsFile {
+            file,
+            dir: self.dir().to_path_buf(),
+            publish: Some(Publish::Named {
+                tmp,
+                real: path.clone(),
+            }),
+        };
+        Ok(
+            FileAppender::with_media(run, &path, Box::new(media), Scan::default(), true)
+                .holding(lock),
+        )
+    }
+
+    /// A new run written whole in one step (migrate's copies): its records
+    /// go into an unnamed file in the store directory (`O_TMPFILE`) with
+    /// one write, are fsynced, and only then take the journal's name
+    /// (`linkat`, which refuses an existing name); then the file (its link
+    /// count) and the directory are fsynced. Returns how many records were
+    /// stored, as [`Appender::append_batch`] does, whose rules it follows.
+    ///
+    /// No run lock is taken and no lock file created: the run does not
+    /// exist until it is complete, and this writer never touches it again;
+    /// whoever opens it later takes the lock. Nothing is left behind when
+    /// the process dies before the link. Where there are no unnamed files
+    /// (the file system, the kernel, or no `/proc` to link one through),
+    /// the run is created under its lock as [`FileStore::create_appender`]
+    /// does.
+    pub fn create_whole(&self, run: &str, records: Vec<(u64, Vec<u8>)>) -> (u64, Result<()>) {
+        let path = match self
+            .journal_path(run)
+            .and_then(|p| self.ensure_dir().map(|()| p))
+        {
+            Ok(p) => p,
+            Err(e) => return (0, Err(e)),
+        };
+        if std::fs::symlink_metadata(&path).is_ok() {
+            return (0, Err(exists(run, self.dir())));
+        }
+        self.create_whole_in(run, &path, records, self.unnamed_file())
+    }
+
+    /// An unnamed file in the store directory that can be linked (through
+    /// `/proc`). `None` when there is none, for whatever reason: the file
+    /// system, kernel or container has no unnamed files, or the directory
+    /// cannot be written (EACCES, EROFS, ENOSPC ...), which the locked path
+    /// the caller falls back to then reports with its path.
+    fn unnamed_file(&self) -> Option<File> {
+        OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_TMPFILE)
+            .mode(0o600)
+            .open(self.dir())
+            .ok()
+            .filter(|f| std::fs::symlink_metadata(proc_fd(f)).is_ok())
+    }
+
+    /// [`create_whole`](Self::create_whole) into `unnamed`, or without one
+    /// under the run lock.
+    fn create_whole_in(
+        &self,
+        run: &str,
+        path: &Path,
+        records: Vec<(u64, Vec<u8>)>,
+        unnamed: Option<File>,
+    ) -> (u64, Result<()>) {
+        let Some(file) = unnamed else {
+            return match self.create_appender(run) {
+                Ok(mut a) => a.append_batch(records),
+                Err(e) => (0, Err(e)),
+            };
+        };
+        let media = OsFile {
+            file,
+            dir: self.dir().to_path_buf(),
+            publish: Some(Publish::Unnamed {
+                real: path.to_path_buf(),
+            }),
+        };
+        FileAppender::with_media(run, path, Box::new(media), Scan::default(), true)
+            .append_batch(records)
+    }
+
+    /// The temporary name of a journal being created: `<id>.creating.tmp`.
+    /// Under the run lock no creator of this id is at work, so a file there
+    /// was left by one that died: before its first record was durable (it
+    /// holds nothing worth keeping), or between linking the journal's real
+    /// name and removing this one (then it is a second name of the
+    /// journal). Either way it is removed. One fixed name per id: no
+    /// directory scan, which would make creating n runs cost n^2.
+    /// Returns the name, and whether a file was there.
+    pub(super) fn remove_stale_tmp(&self, run: &str) -> Result<(PathBuf, bool)> {
+        let tmp = self.dir().join(format!("{run}.creating.tmp"));
+        let was_there = remove_if_present(&tmp)?;
+        Ok((tmp, was_there))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{names, raw, rec};
+    use super::*;
+    use crate::error::Error;
+    use std::io::Write;
+
+    #[test]
+    fn a_stale_temporary_journal_is_replaced_and_never_listed() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::new(dir.path());
+        // What a creator killed before its first fsync leaves behind.
+        std::fs::write(dir.path().join("r1.creating.tmp"), b"{\"seq\":1,\"ki").unwrap();
+        assert!(store.list().unwrap().runs.is_empty());
+        let mut a = store.create_appender("r1").unwrap();
+        a.append(&rec(1)).unwrap();
+        drop(a);
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(!names.iter().any(|n| n.ends_with(".tmp")), "{names:?}");
+        let j = store.read("r1").unwrap();
+        assert_eq!(j.entries.len(), 1);
+        assert_eq!(j.entries[0].raw, rec(1).encode().unwrap());
+
+        // A creator killed between linking the real name and removing the
+        // temporary one leaves a second name of the journal: the next
+        // writer removes it, and the journal is untouched.
+        let tmp = dir.path().join("r1.creating.tmp");
+        std::fs::hard_link(dir.path().join("r1.json"), &tmp).unwrap();
+        let mut a = store.open_appender("r1").unwrap();
+        assert!(!tmp.exists());
+        a.append(&rec(2)).unwrap();
+        drop(a);
+        assert_eq!(store.read("r1").unwrap().entries.len(), 2);
+        // And `rm` takes such a name with the journal.
+        std::fs::hard_link(dir.path().join("r1.json"), &tmp).unwrap();
+        let kept = std::fs::read(dir.path().join("r1.json")).unwrap();
+        let (removed, backup) = store.delete("r1").unwrap();
+        assert!(removed.contains(&tmp), "{removed:?}");
+        // Only the backup `rm` keeps is left, with the journal's bytes.
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(left.len(), 1, "{left:?}");
+        assert_eq!(backup.as_ref(), Some(&left[0]));
+        let name = left[0].file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            name.starts_with("r1.removed-") && name.ends_with(".bak"),
+            "{name}"
+        );
+        assert_eq!(std::fs::read(&left[0]).unwrap(), kept);
+    }
+
+    #[test]
+    fn a_run_created_whole_appears_complete_with_no_lock_file_and_never_overwrites() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::new(dir.path().join("runs"));
+        let batch: Vec<(u64, Vec<u8>)> = (1..=3).map(raw).collect();
+        let (stored, r) = store.create_whole("r1", batch.clone());
+        r.unwrap();
+        assert_eq!(stored, 3);
+        // Only the journal: no lock file, no temporary name (where there
+        // are unnamed files; else the run was created under its lock).
+        let unnamed = store.unnamed_file().is_some();
+        match unnamed {
+            true => assert_eq!(names(store.dir()), ["r1.json"]),
+            false => assert_eq!(names(store.dir()), ["r1.json", "r1.lock"]),
+        }
+        let path = store.dir().join("r1.json");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let want: Vec<u8> = batch
+            .iter()
+            .flat_map(|(_, b)| b.iter().copied().chain([b'\n']))
+            .collect();
+        assert_eq!(std::fs::read(&path).unwrap(), want);
+        // A writer can take the run afterwards and go on.
+        let mut a = store.open_appender("r1").unwrap();
+        assert_eq!(a.last_seq(), 3);
+        a.append(&rec(4)).unwrap();
+        drop(a);
+
+        // An existing journal is refused and left as it was.
+        let before = std::fs::read(&path).unwrap();
+        let (stored, r) = store.create_whole("r1", batch.clone());
+        assert_eq!(stored, 0);
+        assert!(matches!(r, Err(Error::Exists { .. })), "{r:?}");
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+
+        // So is a symbolic link at the name: never written through.
+        let target = dir.path().join("elsewhere");
+        std::fs::write(&target, b"keep").unwrap();
+        std::os::unix::fs::symlink(&target, store.dir().join("r2.json")).unwrap();
+        let (stored, r) = store.create_whole("r2", batch.clone());
+        assert_eq!(stored, 0);
+        assert!(matches!(r, Err(Error::Exists { .. })), "{r:?}");
+        assert_eq!(std::fs::read(&target).unwrap(), b"keep");
+
+        // A gap stops the batch: the records before it make the run.
+        let gapped = vec![raw(1), raw(2), raw(4)];
+        let (stored, r) = store.create_whole("r3", gapped);
+        assert_eq!(stored, 2);
+        assert!(r.unwrap_err().to_string().contains("gap"));
+        assert_eq!(store.read("r3").unwrap().entries.len(), 2);
+    }
+
+    #[test]
+    fn without_unnamed_files_a_whole_run_is_created_under_its_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::new(dir.path());
+        let path = store.journal_path("r1").unwrap();
+        let (stored, r) = store.create_whole_in("r1", &path, vec![raw(1), raw(2)], None);
+        r.unwrap();
+        assert_eq!(stored, 2);
+        assert_eq!(names(dir.path()), ["r1.json", "r1.lock"]);
+        assert_eq!(store.read("r1").unwrap().entries.len(), 2);
+    }
+
+    #[test]
+    fn a_creator_that_loses_the_name_to_another_leaves_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::new(dir.path());
+        // Another creator's journal appears after the existence check.
+        let real = dir.path().join("r1.json");
+        std::fs::write(&real, b"theirs\n").unwrap();
+        let tmp = dir.path().join("r1.creating.tmp");
+        let media = |unnamed: bool| match unnamed {
+            true => store.unnamed_file().map(|file| OsFile {
+                file,
+                dir: dir.path().to_path_buf(),
+                publish: Some(Publish::Unnamed { real: real.clone() }),
+            }),
+            false => Some(OsFile {
+                file: nofollow().append(true).create_new(true).open(&tmp).unwrap(),
+                dir: dir.path().to_path_buf(),
+                publish: Some(Publish::Named {
+                    tmp: tmp.clone(),
+                    real: real.clone(),
+                }),
+            }),
+        };
+        // Both ways of publishing a new journal; without unnamed files
+        // here, create_whole never uses one, so only the named way can race.
+        for unnamed in [true, false] {
+            let Some(media) = media(unnamed) else {
+                eprintln!("no unnamed files (O_TMPFILE) in {dir:?}: the named way only");
+                continue;
+            };
+            let mut a =
+                FileAppender::with_media("r1", &real, Box::new(media), Scan::default(), true);
+            let (stored, r) = a.append_batch(vec![raw(1)]);
+            assert_eq!(stored, 0);
+            assert!(matches!(r, Err(Error::Exists { .. })), "{r:?}");
+            assert_eq!(std::fs::read(&real).unwrap(), b"theirs\n");
+            assert_eq!(names(dir.path()), ["r1.json"]);
+        }
+    }
+
+    /// Whether this directory has unnamed files, found without
+    /// [`FileStore::unnamed_file`] (so that a broken one cannot hide).
+    fn has_unnamed_files(dir: &Path) -> bool {
+        let opened = OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_TMPFILE)
+            .mode(0o600)
+            .open(dir);
+        opened.is_ok() && Path::new("/proc/self/fd").is_dir()
+    }
+
+    #[test]
+    fn unnamed_files_are_used_wherever_they_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::new(dir.path());
+        assert_eq!(
+            store.unnamed_file().is_some(),
+            has_unnamed_files(dir.path())
+        );
+    }
+
+    #[test]
+    fn an_unnamed_file_takes_a_free_name_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::new(dir.path());
+        let open = || {
+            let mut f = store.unnamed_file()?;
+            f.write_all(b"new\n").unwrap();
+            Some(f)
+        };
+        let Some(first) = open() else {
+            eprintln!("no unnamed files (O_TMPFILE) in {dir:?}: nothing to link");
+            return;
+        };
+        let taken = dir.path().join("taken");
+        std::os::unix::fs::symlink(dir.path().join("target"), &taken).unwrap();
+        let e = link_unnamed(&first, &taken).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
+        assert!(!dir.path().join("target").exists());
+        let free = dir.path().join("free");
+        link_unnamed(&open().unwrap(), &free).unwrap();
+        assert_eq!(std::fs::read(&free).unwrap(), b"new\n");
+    }
+}

@@ -1,0 +1,107 @@
+//! The store directory: opens that never follow a symbolic link, the
+//! directory created 0700, and the first free name for a backup.
+
+use super::FileStore;
+use crate::error::{Error, Result};
+use std::fs::OpenOptions;
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// Options for a file that is never opened through a symbolic link, and
+/// created 0600.
+pub(super) fn nofollow() -> OpenOptions {
+    let mut o = OpenOptions::new();
+    o.custom_flags(libc::O_NOFOLLOW).mode(0o600);
+    o
+}
+
+/// Map an open error: `ELOOP` under `O_NOFOLLOW` means a symbolic link.
+pub(super) fn open_error(path: &Path, e: io::Error) -> Error {
+    if e.raw_os_error() == Some(libc::ELOOP) {
+        Error::Symlink {
+            path: path.to_path_buf(),
+        }
+    } else {
+        Error::io(path, e)
+    }
+}
+
+/// The run is in the store directory `dir` already.
+pub(super) fn exists(run: &str, dir: &Path) -> Error {
+    Error::Exists {
+        run: run.to_owned(),
+        location: format!("directory {}", dir.display()),
+    }
+}
+
+/// Remove `path` when it is there: `Ok(true)` when it was. Looked up
+/// first: unlinking a missing name still locks the directory.
+pub(super) fn remove_if_present(path: &Path) -> Result<bool> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(false);
+    }
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
+impl FileStore {
+    /// The store directory, created 0700 when missing.
+    pub(super) fn ensure_dir(&self) -> Result<()> {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(self.dir())
+            .map_err(|e| Error::io(self.dir(), e))
+    }
+
+    /// Keep something of `run` beside its journal, made by `make` (as for
+    /// [`first_free`](Self::first_free)), under the first free name
+    /// `<id>.<why>-<UTC time>[-N].bak`: a name that does not end in
+    /// `.json`, so no reader takes it for a journal.
+    pub(super) fn keep_beside(
+        &self,
+        run: &str,
+        why: &str,
+        make: impl Fn(&Path) -> io::Result<()>,
+    ) -> Result<PathBuf> {
+        crate::id::check(run)?;
+        let stamp = crate::time::compact(std::time::SystemTime::now());
+        self.first_free(|n| format!("{run}.{why}-{stamp}{n}.bak"), make)
+    }
+
+    /// The first free name `name("")`, `name("-1")` ... in the store
+    /// directory, made by `make` (which must fail with `AlreadyExists` on a
+    /// taken name and never replace one), then the directory fsynced.
+    fn first_free(
+        &self,
+        name: impl Fn(&str) -> String,
+        make: impl Fn(&Path) -> io::Result<()>,
+    ) -> Result<PathBuf> {
+        for n in 0..100 {
+            let suffix = if n == 0 {
+                String::new()
+            } else {
+                format!("-{n}")
+            };
+            let path = self.dir().join(name(&suffix));
+            match make(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(open_error(&path, e)),
+            }
+            crate::durable::sync_dir(self.dir()).map_err(|e| Error::io(self.dir(), e))?;
+            return Ok(path);
+        }
+        Err(Error::Store {
+            context: self.dir().display().to_string(),
+            message: format!(
+                "no free name like {} for a backup; nothing was changed",
+                name("")
+            ),
+        })
+    }
+}

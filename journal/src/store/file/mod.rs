@@ -1,0 +1,165 @@
+//! The file backend (SPEC 7): `<dir>/<id>.json` journals, `<dir>/<id>.lock`
+//! run locks. Readers never lock and never write.
+//!
+//! The module is split by job: `whole` (opening and reading a whole
+//! journal file), `read` (reads, digests and `ls` summaries), `lock` (the
+//! run lock and who holds it, `/proc/locks` read in one place), `dir` (the
+//! directory: no-follow opens, the 0700 mkdir, backup names), `append` (the
+//! appender and its durability order), `create` (new runs, and how a new
+//! journal gets its name), `repair`, `delete` and `upgrade`. This file
+//! holds the store itself: its paths and its listing.
+
+use crate::error::{Error, Result};
+use crate::id;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+mod append;
+mod create;
+mod delete;
+mod dir;
+mod lock;
+mod read;
+mod repair;
+mod upgrade;
+mod whole;
+
+#[cfg(test)]
+mod testing;
+
+pub use append::{scan, FileAppender, Scan};
+pub use lock::LiveLocks;
+
+/// The default store directory: `$XDG_STATE_HOME/fisk-ai/runs`, else
+/// `~/.local/state/fisk-ai/runs`. Never the working directory.
+pub fn default_dir() -> Result<PathBuf> {
+    state_home().map(|(home, _)| home.join("fisk-ai").join("runs"))
+}
+
+/// The XDG state home and what chose it: `$XDG_STATE_HOME` when it is an
+/// absolute path (the XDG spec says to ignore a relative one), else
+/// `~/.local/state`.
+pub fn state_home() -> Result<(PathBuf, &'static str)> {
+    crate::paths::state_home().ok_or_else(|| {
+        Error::Usage(
+            "neither XDG_STATE_HOME nor HOME is set to an absolute path; pass --state-dir DIR"
+                .into(),
+        )
+    })
+}
+
+#[derive(Debug, Clone)]
+pub struct FileStore {
+    dir: PathBuf,
+}
+
+/// What a directory listing found.
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// Valid run ids with a journal, sorted.
+    pub runs: Vec<String>,
+    /// `.json` files whose name is not a valid id: the agent cannot see them.
+    pub invalid: Vec<PathBuf>,
+    /// Lock files with no journal beside them.
+    pub orphan_locks: Vec<PathBuf>,
+}
+
+impl FileStore {
+    pub fn new(dir: impl Into<PathBuf>) -> FileStore {
+        FileStore { dir: dir.into() }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// `<dir>/<id>.json`, after checking the id.
+    pub fn journal_path(&self, run: &str) -> Result<PathBuf> {
+        id::check(run)?;
+        Ok(self.dir.join(format!("{run}.json")))
+    }
+
+    pub fn lock_path(&self, run: &str) -> Result<PathBuf> {
+        id::check(run)?;
+        Ok(self.dir.join(format!("{run}.lock")))
+    }
+
+    /// The runs in the directory. A missing directory is an error that says
+    /// which directory was looked at.
+    pub fn list(&self) -> Result<Listing> {
+        let mut listing = Listing::default();
+        let mut locks = Vec::new();
+        let mut journals = HashSet::new();
+        let walker = walkdir::WalkDir::new(&self.dir)
+            .min_depth(1)
+            .max_depth(1)
+            .follow_links(false)
+            .sort_by_file_name();
+        for entry in walker {
+            let entry = entry.map_err(|e| {
+                let path = e.path().unwrap_or(&self.dir).to_path_buf();
+                let source = e
+                    .into_io_error()
+                    .unwrap_or_else(|| std::io::Error::other("directory walk failed"));
+                Error::io(path, source)
+            })?;
+            // A directory is not a run, unless it is named like a journal:
+            // then it is listed, and reading it says what it is.
+            let named_like_journal = entry.file_name().to_string_lossy().ends_with(".json");
+            if entry.file_type().is_dir() && !named_like_journal {
+                continue;
+            }
+            let name = entry.file_name().to_string_lossy();
+            if let Some(stem) = name.strip_suffix(".json") {
+                if id::is_valid(stem) {
+                    journals.insert(stem.to_owned());
+                    listing.runs.push(stem.to_owned());
+                } else {
+                    listing.invalid.push(entry.path().to_path_buf());
+                }
+            } else if let Some(stem) = name.strip_suffix(".lock") {
+                locks.push((stem.to_owned(), entry.path().to_path_buf()));
+            }
+        }
+        listing.orphan_locks = locks
+            .into_iter()
+            .filter(|(stem, _)| !journals.contains(stem))
+            .map(|(_, p)| p)
+            .collect();
+        Ok(listing)
+    }
+
+    /// The journal's path, after checking that it names a regular file (a
+    /// symbolic link is let through, for the no-follow open to refuse).
+    pub(crate) fn require(&self, run: &str) -> Result<PathBuf> {
+        let path = self.journal_path(run)?;
+        match std::fs::symlink_metadata(&path) {
+            // A symbolic link is refused by the open (`O_NOFOLLOW`), with
+            // its own message.
+            Ok(md) if !md.is_file() && !md.file_type().is_symlink() => Err(Error::NotAFile {
+                what: whole::not_a_journal(md.file_type()),
+                path,
+            }),
+            Ok(_) => Ok(path),
+            Err(e) => Err(missing_or(run, &path, e, |p, e| Error::io(p, e))),
+        }
+    }
+}
+
+/// A failed look-up or open of `run`'s journal at `path`: `NotFound`
+/// naming the run when there is no file there, else what `other` makes of
+/// the error.
+fn missing_or(
+    run: &str,
+    path: &Path,
+    e: std::io::Error,
+    other: impl FnOnce(&Path, std::io::Error) -> Error,
+) -> Error {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => Error::NotFound {
+            run: run.to_owned(),
+            path: path.to_path_buf(),
+        },
+        _ => other(path, e),
+    }
+}
