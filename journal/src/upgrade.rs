@@ -4,7 +4,7 @@
 //! added, no record is re-encoded, every other byte stays.
 //!
 //! This module decides what to do with a journal's bytes; the backends
-//! (`store::file_upgrade`, `store::jetstream::upgrade`) make the change
+//! (`store::file::upgrade`, `store::jetstream::upgrade`) make the change
 //! durable, each keeping the original first. A journal this module refuses
 //! is never touched.
 

@@ -132,7 +132,7 @@ fn exercise(ctx: &Ctx, run: &str, bytes: &[u8], k: usize) {
         let _ = lines::decode_all(bytes);
         let _ = fs.digest(run);
         if let Ok((p, b)) = fs.read_bytes(run) {
-            let _ = journal::store::file_write::scan(run, &p, &b);
+            let _ = journal::store::file::scan(run, &p, &b);
         }
         let _ = verify::verify_file_run(&fs, run, &ctx.locks, None);
         if let Ok(listing) = fs.list() {

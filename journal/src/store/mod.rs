@@ -4,11 +4,6 @@
 pub mod file;
 pub mod jetstream;
 
-/// The file backend's writing half under its old name, which
-/// `journal/tests/mutations.rs` still uses for [`file::scan`].
-#[doc(hidden)]
-pub use file as file_write;
-
 use crate::fold::{fold_with, FoldOptions};
 use crate::lines::Tail;
 use crate::record::{Entry, Payload, Record};
