@@ -55,11 +55,41 @@ pub fn exit_of(e: &journal::Error) -> u8 {
     }
 }
 
+/// What to do next about a library error, as a command of this tool.
+pub fn help_for(e: &journal::Error) -> Option<String> {
+    use journal::Error as E;
+    match e {
+        E::Corrupt { run, .. } => Some(format!(
+            "run `fisk-admin verify {run}` for the full report"
+        )),
+        E::Fold { run, .. } => Some(format!(
+            "run `fisk-admin verify {run}` for every finding with its line"
+        )),
+        E::TornTail { run, .. } => Some(format!(
+            "run `fisk-admin repair {run}` to cut it (its bytes are kept in a backup file), then try again"
+        )),
+        E::Poisoned { run, .. } => Some(format!(
+            "run `fisk-admin verify {run}`, then resume to continue from what was stored"
+        )),
+        E::Symlink { .. } => Some("fisk-admin never writes through one; replace it with the file it points to".into()),
+        _ => None,
+    }
+}
+
+/// A library error as one line: its message, then what to run next.
+pub fn describe(e: &journal::Error) -> String {
+    match help_for(e) {
+        Some(h) => format!("{e}; {h}"),
+        None => e.to_string(),
+    }
+}
+
 impl From<journal::Error> for Failure {
     fn from(e: journal::Error) -> Failure {
         Failure {
             exit: exit_of(&e),
             message: e.to_string(),
+            help: help_for(&e),
             error: Some(Box::new(e)),
             ..Failure::new("")
         }

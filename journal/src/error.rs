@@ -1,6 +1,7 @@
 //! The library's error type. Every variant carries what an operator needs to
-//! find the problem (run, path, line, byte offset) and the message says what
-//! to do next.
+//! find the problem (run, path, line, byte offset); the message says what is
+//! wrong. What to run next is the binary's to say (it knows its commands and
+//! flags): `src/error.rs` adds it from the variant.
 
 use crate::fold::FoldError;
 use std::path::PathBuf;
@@ -20,7 +21,7 @@ pub enum Error {
         source: std::io::Error,
     },
 
-    #[error("run {run}: {}{} (byte {offset}): {message}; run `fisk-admin verify {run}` for the full report", path.display(), at_line(*line))]
+    #[error("run {run}: {}{} (byte {offset}): {message}", path.display(), at_line(*line))]
     Corrupt {
         run: String,
         path: PathBuf,
@@ -29,7 +30,7 @@ pub enum Error {
         message: String,
     },
 
-    #[error("run {run}: the fold refuses the journal{}: {source}; run `fisk-admin verify {run}` for every finding with its line", at.as_deref().map(|w| format!(" at {w}")).unwrap_or_default())]
+    #[error("run {run}: the fold refuses the journal{}: {source}", at.as_deref().map(|w| format!(" at {w}")).unwrap_or_default())]
     Fold {
         run: String,
         /// Where the record it refuses is stored.
@@ -44,7 +45,7 @@ pub enum Error {
     #[error("run {run} already exists in {location}; pick another id, or continue it instead of creating it")]
     Exists { run: String, location: String },
 
-    #[error("run {run}: {}{} (byte {offset}) is a torn final line (an unfinished write); nothing is appended onto it; run `fisk-admin repair {run}` to cut it (its bytes are kept in a backup file), then try again", path.display(), at_line(*line))]
+    #[error("run {run}: {}{} (byte {offset}) is a torn final line (an unfinished write); nothing is appended onto it", path.display(), at_line(*line))]
     TornTail {
         run: String,
         path: PathBuf,
@@ -70,7 +71,7 @@ pub enum Error {
 
     /// A writer whose earlier write failed refuses every further one: what
     /// landed is unknown until the run is read again.
-    #[error("run {run} ({}): an earlier write failed ({why}); this writer stops; run `fisk-admin verify {run}` and resume to continue from what was stored", path.display())]
+    #[error("run {run} ({}): an earlier write failed ({why}); this writer stops", path.display())]
     Poisoned {
         run: String,
         path: PathBuf,
@@ -82,7 +83,7 @@ pub enum Error {
     Gap { run: String, seq: u64, last: u64 },
 
     /// A journal or lock that is a symbolic link, which no writer follows.
-    #[error("{}: is a symbolic link; fisk-admin never writes through one; replace it with the file it points to", path.display())]
+    #[error("{}: is a symbolic link, which no writer here follows", path.display())]
     Symlink { path: PathBuf },
 
     /// Something other than a regular file where a journal must be.

@@ -66,7 +66,7 @@ pub fn run(g: &Global, mut a: RmArgs, style: Style, out: &mut dyn Write) -> CmdR
             Err(e) => Deletion::Failed {
                 run: r.clone(),
                 exit: exit_of(&e),
-                error: e.to_string(),
+                error: crate::error::describe(&e),
             },
         })
         .collect();

@@ -68,7 +68,7 @@ pub fn run(g: &Global, a: UpgradeArgs, style: Style, out: &mut dyn Write) -> Cmd
                         records: None,
                         kept: None,
                         resumed: false,
-                        error: Some(e.to_string()),
+                        error: Some(crate::error::describe(&e)),
                     },
                     exit,
                 )
