@@ -19,8 +19,8 @@ fn write_html_safe<W: ?Sized + Write>(w: &mut W, s: &str) -> io::Result<()> {
     let bytes = s.as_bytes();
     let mut start = 0;
     let mut i = 0;
-    while i < bytes.len() {
-        let esc: Option<&[u8]> = match bytes[i] {
+    while let Some(&b) = bytes.get(i) {
+        let esc: Option<&[u8]> = match b {
             b'<' => Some(b"\\u003c"),
             b'>' => Some(b"\\u003e"),
             b'&' => Some(b"\\u0026"),
@@ -34,15 +34,15 @@ fn write_html_safe<W: ?Sized + Write>(w: &mut W, s: &str) -> io::Result<()> {
             _ => None,
         };
         if let Some(esc) = esc {
-            w.write_all(&bytes[start..i])?;
+            w.write_all(bytes.get(start..i).unwrap_or_default())?;
             w.write_all(esc)?;
-            i += if bytes[i] == 0xE2 { 3 } else { 1 };
+            i += if b == 0xE2 { 3 } else { 1 };
             start = i;
         } else {
             i += 1;
         }
     }
-    w.write_all(&bytes[start..])
+    w.write_all(bytes.get(start..).unwrap_or_default())
 }
 
 impl Formatter for GoFormatter {
@@ -81,8 +81,7 @@ pub fn compact_html<W: ?Sized + Write>(w: &mut W, s: &str) -> io::Result<()> {
     let mut escaped = false;
     let mut run_start = 0;
     let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
+    while let Some(&b) = bytes.get(i) {
         if in_str {
             if escaped {
                 escaped = false;
@@ -97,10 +96,11 @@ pub fn compact_html<W: ?Sized + Write>(w: &mut W, s: &str) -> io::Result<()> {
                 } else {
                     i + 1
                 };
-                w.write_all(&bytes[run_start..i])?;
-                match std::str::from_utf8(&bytes[i..end]) {
+                w.write_all(bytes.get(run_start..i).unwrap_or_default())?;
+                let piece = bytes.get(i..end).unwrap_or_default();
+                match std::str::from_utf8(piece) {
                     Ok(piece) => write_html_safe(w, piece)?,
-                    Err(_) => w.write_all(&bytes[i..end])?,
+                    Err(_) => w.write_all(piece)?,
                 }
                 i = end;
                 run_start = i;
@@ -109,12 +109,12 @@ pub fn compact_html<W: ?Sized + Write>(w: &mut W, s: &str) -> io::Result<()> {
         } else if b == b'"' {
             in_str = true;
         } else if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
-            w.write_all(&bytes[run_start..i])?;
+            w.write_all(bytes.get(run_start..i).unwrap_or_default())?;
             run_start = i + 1;
         }
         i += 1;
     }
-    w.write_all(&bytes[run_start..])
+    w.write_all(bytes.get(run_start..).unwrap_or_default())
 }
 
 /// Encode a value as Go would (no trailing newline).

@@ -27,7 +27,7 @@ pub fn split(buf: &[u8]) -> impl Iterator<Item = RawLine<'_>> {
         line += 1;
         let rest = buf.get(pos..).unwrap_or_default();
         let (bytes, terminated, next) = match memchr::memchr(b'\n', rest) {
-            Some(i) => (&rest[..i], true, pos + i + 1),
+            Some(i) => (rest.get(..i).unwrap_or_default(), true, pos + i + 1),
             None => (rest, false, buf.len()),
         };
         let out = RawLine {

@@ -121,6 +121,6 @@ pub fn human_bytes(n: u64) -> String {
     if u == 0 {
         format!("{n} B")
     } else {
-        format!("{v:.1} {}", UNITS[u])
+        format!("{v:.1} {}", UNITS.get(u).unwrap_or(&"TiB"))
     }
 }
