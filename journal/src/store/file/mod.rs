@@ -27,6 +27,8 @@ mod upgrade;
 mod whole;
 
 #[cfg(test)]
+mod sim;
+#[cfg(test)]
 mod testing;
 
 pub use append::{scan, FileAppender, Scan};

@@ -41,11 +41,7 @@ impl FileStore {
         if dry_run {
             return Ok(Outcome::Would { records });
         }
-        let meta_end = memchr::memchr(b'\n', &bytes).unwrap_or(bytes.len());
-        let mut new = Vec::with_capacity(bytes.len());
-        new.extend_from_slice(&meta);
-        new.extend_from_slice(bytes.get(meta_end..).unwrap_or_default());
-
+        let new = upgraded(&bytes, &meta);
         let kept = self.replace_journal(&OsDir(self.dir().to_path_buf()), run, &path, &new)?;
         Ok(Outcome::Upgraded {
             records,
@@ -81,4 +77,13 @@ impl FileStore {
         dir.sync_dir().map_err(|e| Error::io(self.dir(), e))?;
         Ok(kept)
     }
+}
+
+/// The journal `bytes` with its first line replaced by `meta`.
+pub(super) fn upgraded(bytes: &[u8], meta: &[u8]) -> Vec<u8> {
+    let meta_end = memchr::memchr(b'\n', bytes).unwrap_or(bytes.len());
+    let mut new = Vec::with_capacity(bytes.len());
+    new.extend_from_slice(meta);
+    new.extend_from_slice(bytes.get(meta_end..).unwrap_or_default());
+    new
 }
