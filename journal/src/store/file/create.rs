@@ -54,7 +54,7 @@ impl Publish {
 impl FileStore {
     /// A new run: lock, then create the journal (0600, refusing an existing
     /// one). The journal is written as `<id>.creating.tmp` and takes
-    /// its real name when its first record is durable (see [`OsFile`]); a
+    /// its real name when its first record is durable (see `DirMedia`); a
     /// process killed before that leaves only that temporary file, which no
     /// reader takes for a journal.
     pub fn create_appender(&self, run: &str) -> Result<FileAppender> {
