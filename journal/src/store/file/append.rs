@@ -13,15 +13,17 @@
 //! symbolic link. Journals and backups are created 0600, the directory 0700.
 
 use super::create::Publish;
-use super::dir::{exists, nofollow, open_error};
-use super::{missing_or, whole, FileStore};
+use super::dir::{exists, open_error};
+use super::seam::{Dir, DirFile, OsDir};
+use super::{missing_or, FileStore};
 use crate::error::{Error, Result};
 use crate::fold::{check_append, Append};
 use crate::lines::{self, Tail};
 use crate::store::Appender;
 use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Where an appender's bytes go. The seam that lets a test fail a write,
 /// tear one, or fail an fsync, and check what the appender does next.
@@ -38,17 +40,19 @@ pub(crate) trait Media: Send {
     fn size(&mut self) -> io::Result<u64>;
 }
 
-/// The real media: a journal opened `O_APPEND`, and its directory.
-pub(crate) struct OsFile {
-    pub(super) file: File,
-    pub(super) dir: PathBuf,
+/// The media of a journal in a store directory: the journal open to
+/// append (an unnamed file, or one under a temporary name, for a new
+/// journal), and the directory, both through the [`Dir`] seam.
+pub(crate) struct DirMedia {
+    pub(super) file: Box<dyn DirFile>,
+    pub(super) dir: Arc<dyn Dir>,
     /// A new journal has no name until its first record is durable: a run
     /// never exists without its meta record, whatever moment the process
     /// dies at.
     pub(super) publish: Option<Publish>,
 }
 
-impl Media for OsFile {
+impl Media for DirMedia {
     fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.file.write_all(bytes)
     }
@@ -57,16 +61,16 @@ impl Media for OsFile {
     }
     fn sync_dir(&mut self) -> io::Result<()> {
         if let Some(publish) = self.publish.take() {
-            publish.link(&self.file)?;
+            publish.link(&*self.dir, &mut *self.file)?;
         }
-        crate::durable::sync_dir(&self.dir)
+        self.dir.sync_dir()
     }
     fn truncate(&mut self, len: u64) -> io::Result<()> {
         self.file.set_len(len)?;
         self.file.sync_all()
     }
     fn size(&mut self) -> io::Result<u64> {
-        Ok(self.file.metadata()?.len())
+        self.file.len()
     }
 }
 
@@ -305,21 +309,26 @@ impl FileStore {
     pub fn open_appender(&self, run: &str) -> Result<FileAppender> {
         let path = self.require(run)?;
         let lock = self.lock(run)?;
-        self.remove_stale_tmp(run)?;
-        let mut file = nofollow()
-            .read(true)
-            .append(true)
-            .open(&path)
-            .map_err(|e| missing_or(run, &path, e, open_error))?;
-        let bytes = whole::read_regular(&path, &mut file)?;
-        let found = scan(run, &path, &bytes)?;
-        let media = OsFile {
-            file,
-            dir: self.dir().to_path_buf(),
-            publish: None,
-        };
+        self.remove_stale_tmp(&OsDir(self.dir().to_path_buf()), run)?;
+        let (media, found) = open_media(OsDir::shared(self.dir()), run, &path)?;
         Ok(FileAppender::with_media(run, &path, Box::new(media), found, false).holding(lock))
     }
+}
+
+/// An existing journal at `path`, opened in `dir` to append to, and what
+/// a writer must know of it.
+pub(super) fn open_media(dir: Arc<dyn Dir>, run: &str, path: &Path) -> Result<(DirMedia, Scan)> {
+    let mut file = dir
+        .open_append(path)
+        .map_err(|e| missing_or(run, path, e, open_error))?;
+    let bytes = file.read_regular(path)?;
+    let found = scan(run, path, &bytes)?;
+    let media = DirMedia {
+        file,
+        dir,
+        publish: None,
+    };
+    Ok((media, found))
 }
 
 #[cfg(test)]

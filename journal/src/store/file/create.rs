@@ -4,15 +4,15 @@
 //! name linked to the real one; unnamed: `O_TMPFILE` linked through
 //! `/proc`).
 
-use super::append::{FileAppender, OsFile, Scan};
-use super::dir::{exists, nofollow, open_error, remove_if_present};
+use super::append::{DirMedia, FileAppender, Scan};
+use super::dir::{exists, open_error, remove_if_present};
+use super::seam::{Dir, DirFile, OsDir};
 use super::FileStore;
 use crate::error::Result;
 use crate::store::Appender;
-use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// How a new journal gets its real name.
 pub(super) enum Publish {
@@ -25,20 +25,20 @@ pub(super) enum Publish {
 }
 
 impl Publish {
-    /// Give the new journal, open as `file` and durable, its real name.
-    /// link(2) refuses an existing name: two creators cannot both win.
-    pub(super) fn link(self, file: &File) -> io::Result<()> {
+    /// Give the new journal, open as `file` in `dir` and durable, its real
+    /// name. link(2) refuses an existing name: two creators cannot both win.
+    pub(super) fn link(self, dir: &dyn Dir, file: &mut dyn DirFile) -> io::Result<()> {
         match self {
             Publish::Named { tmp, real } => {
-                if let Err(e) = std::fs::hard_link(&tmp, &real) {
+                if let Err(e) = dir.link(&tmp, &real) {
                     // Lost to another creator: leave nothing behind.
-                    let _ = std::fs::remove_file(&tmp);
+                    let _ = dir.unlink(&tmp);
                     return Err(e);
                 }
-                std::fs::remove_file(&tmp)
+                dir.unlink(&tmp)
             }
             Publish::Unnamed { real } => {
-                link_unnamed(file, &real)?;
+                file.link_unnamed(&real)?;
                 // The fdatasync before the link wrote the inode with no
                 // link; without a journal (ext2, ext4 `^has_journal`) the
                 // directory's fsync does not write it again, and a power
@@ -51,57 +51,21 @@ impl Publish {
     }
 }
 
-/// Give an unnamed file (`O_TMPFILE`) the name `real`, through
-/// `/proc/self/fd` (`AT_EMPTY_PATH` would need `CAP_DAC_READ_SEARCH`).
-/// `real` is never followed: a name that exists, even a symbolic link, is
-/// `EEXIST`.
-fn link_unnamed(file: &File, real: &Path) -> io::Result<()> {
-    let fd = proc_fd(file);
-    let flags = rustix::fs::AtFlags::SYMLINK_FOLLOW;
-    match rustix::fs::linkat(rustix::fs::CWD, &fd, rustix::fs::CWD, real, flags) {
-        Ok(()) => Ok(()),
-        // Either name can be the missing one: say both.
-        Err(e) if e == rustix::io::Errno::NOENT => Err(io::Error::other(format!(
-            "cannot give the new journal its name: the store directory is gone, or {} is (no /proc?)",
-            fd.display()
-        ))),
-        Err(e) => Err(io::Error::from(e)),
-    }
-}
-
-/// `/proc/self/fd/<fd>` of an open file.
-fn proc_fd(file: &File) -> PathBuf {
-    use std::os::unix::io::AsRawFd;
-    PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()))
-}
-
 impl FileStore {
     /// A new run: lock, then create the journal (0600, refusing an existing
     /// one). The journal is written as `<id>.creating.tmp` and takes
-    /// its real name when its first record is durable (see [`OsFile`]); a
+    /// its real name when its first record is durable (see `DirMedia`); a
     /// process killed before that leaves only that temporary file, which no
     /// reader takes for a journal.
     pub fn create_appender(&self, run: &str) -> Result<FileAppender> {
         let path = self.journal_path(run)?;
         self.ensure_dir()?;
         let lock = self.lock(run)?;
-        if std::fs::symlink_metadata(&path).is_ok() {
+        let os = OsDir::shared(self.dir());
+        if os.exists(&path) {
             return Err(exists(run, self.dir()));
         }
-        let (tmp, _) = self.remove_stale_tmp(run)?;
-        let file = nofollow()
-            .append(true)
-            .create_new(true)
-            .open(&tmp)
-            .map_err(|e| open_error(&tmp, e))?;
-        let media = OsFile {
-            file,
-            dir: self.dir().to_path_buf(),
-            publish: Some(Publish::Named {
-                tmp,
-                real: path.clone(),
-            }),
-        };
+        let media = self.new_media(os, run, &path)?;
         Ok(
             FileAppender::with_media(run, &path, Box::new(media), Scan::default(), true)
                 .holding(lock),
@@ -130,35 +94,46 @@ impl FileStore {
             Ok(p) => p,
             Err(e) => return (0, Err(e)),
         };
-        if std::fs::symlink_metadata(&path).is_ok() {
+        let os = OsDir::shared(self.dir());
+        if os.exists(&path) {
             return (0, Err(exists(run, self.dir())));
         }
-        self.create_whole_in(run, &path, records, self.unnamed_file())
+        let unnamed = os.create_unnamed();
+        self.create_whole_in(os, run, &path, records, unnamed)
     }
 
     /// An unnamed file in the store directory that can be linked (through
-    /// `/proc`). `None` when there is none, for whatever reason: the file
-    /// system, kernel or container has no unnamed files, or the directory
-    /// cannot be written (EACCES, EROFS, ENOSPC ...), which the locked path
-    /// the caller falls back to then reports with its path.
-    fn unnamed_file(&self) -> Option<File> {
-        OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_TMPFILE)
-            .mode(0o600)
-            .open(self.dir())
-            .ok()
-            .filter(|f| std::fs::symlink_metadata(proc_fd(f)).is_ok())
+    /// `/proc`), as [`Dir::create_unnamed`] makes one.
+    #[cfg(test)]
+    fn unnamed_file(&self) -> Option<std::fs::File> {
+        super::seam::unnamed_file(self.dir())
+    }
+
+    /// A new journal's media in `dir` (the run's lock held, its name
+    /// checked free): the journal open under its temporary name, to be
+    /// linked to `path` once its first record is durable.
+    pub(super) fn new_media(&self, dir: Arc<dyn Dir>, run: &str, path: &Path) -> Result<DirMedia> {
+        let (tmp, _) = self.remove_stale_tmp(&*dir, run)?;
+        let file = dir.create(&tmp, true).map_err(|e| open_error(&tmp, e))?;
+        Ok(DirMedia {
+            file,
+            dir,
+            publish: Some(Publish::Named {
+                tmp,
+                real: path.to_path_buf(),
+            }),
+        })
     }
 
     /// [`create_whole`](Self::create_whole) into `unnamed`, or without one
     /// under the run lock.
-    fn create_whole_in(
+    pub(super) fn create_whole_in(
         &self,
+        dir: Arc<dyn Dir>,
         run: &str,
         path: &Path,
         records: Vec<(u64, Vec<u8>)>,
-        unnamed: Option<File>,
+        unnamed: Option<Box<dyn DirFile>>,
     ) -> (u64, Result<()>) {
         let Some(file) = unnamed else {
             return match self.create_appender(run) {
@@ -166,9 +141,9 @@ impl FileStore {
                 Err(e) => (0, Err(e)),
             };
         };
-        let media = OsFile {
+        let media = DirMedia {
             file,
-            dir: self.dir().to_path_buf(),
+            dir,
             publish: Some(Publish::Unnamed {
                 real: path.to_path_buf(),
             }),
@@ -185,19 +160,23 @@ impl FileStore {
     /// journal). Either way it is removed. One fixed name per id: no
     /// directory scan, which would make creating n runs cost n^2.
     /// Returns the name, and whether a file was there.
-    pub(super) fn remove_stale_tmp(&self, run: &str) -> Result<(PathBuf, bool)> {
+    pub(super) fn remove_stale_tmp(&self, dir: &dyn Dir, run: &str) -> Result<(PathBuf, bool)> {
         let tmp = self.dir().join(format!("{run}.creating.tmp"));
-        let was_there = remove_if_present(&tmp)?;
+        let was_there = remove_if_present(dir, &tmp)?;
         Ok((tmp, was_there))
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::dir::nofollow;
+    use super::super::seam::{link_unnamed, OsHandle};
     use super::super::testing::{names, raw, rec};
     use super::*;
     use crate::error::Error;
+    use std::fs::OpenOptions;
     use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
 
     #[test]
     fn a_stale_temporary_journal_is_replaced_and_never_listed() {
@@ -307,7 +286,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = FileStore::new(dir.path());
         let path = store.journal_path("r1").unwrap();
-        let (stored, r) = store.create_whole_in("r1", &path, vec![raw(1), raw(2)], None);
+        let (stored, r) = store.create_whole_in(
+            OsDir::shared(dir.path()),
+            "r1",
+            &path,
+            vec![raw(1), raw(2)],
+            None,
+        );
         r.unwrap();
         assert_eq!(stored, 2);
         assert_eq!(names(dir.path()), ["r1.json", "r1.lock"]);
@@ -323,14 +308,14 @@ mod tests {
         std::fs::write(&real, b"theirs\n").unwrap();
         let tmp = dir.path().join("r1.creating.tmp");
         let media = |unnamed: bool| match unnamed {
-            true => store.unnamed_file().map(|file| OsFile {
-                file,
-                dir: dir.path().to_path_buf(),
+            true => store.unnamed_file().map(|file| DirMedia {
+                file: OsHandle::boxed(file),
+                dir: OsDir::shared(dir.path()),
                 publish: Some(Publish::Unnamed { real: real.clone() }),
             }),
-            false => Some(OsFile {
-                file: nofollow().append(true).create_new(true).open(&tmp).unwrap(),
-                dir: dir.path().to_path_buf(),
+            false => Some(DirMedia {
+                file: OsHandle::boxed(nofollow().append(true).create_new(true).open(&tmp).unwrap()),
+                dir: OsDir::shared(dir.path()),
                 publish: Some(Publish::Named {
                     tmp: tmp.clone(),
                     real: real.clone(),

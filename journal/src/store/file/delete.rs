@@ -2,9 +2,10 @@
 //! under the run lock, the journal kept under a second name first (`rm`),
 //! then the journal and its lock unlinked and the directory fsynced.
 
+use super::seam::{Dir, OsDir};
 use super::FileStore;
 use crate::error::{Error, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 impl FileStore {
     /// Remove a run's journal and lock (refusing a live run), keeping the
@@ -38,28 +39,45 @@ impl FileStore {
                 });
             }
         }
+        let os = OsDir(self.dir().to_path_buf());
+        self.unlink_run(&os, run, &path, &lock_path, last.is_none(), lock)
+    }
+
+    /// The names of `run` removed from `dir` (its journal at `path`, its
+    /// lock file at `lock_path`, a stale temporary name), the journal kept
+    /// under a backup name first when `keep`; `lock` is released once the
+    /// names are gone, and then the directory fsynced.
+    pub(super) fn unlink_run<L>(
+        &self,
+        dir: &dyn Dir,
+        run: &str,
+        path: &Path,
+        lock_path: &Path,
+        keep: bool,
+        lock: L,
+    ) -> Result<(Vec<PathBuf>, Option<PathBuf>)> {
         let mut removed = Vec::new();
         // A second name of the journal, left by a creator that died, goes
         // with it.
-        let (tmp, was_there) = self.remove_stale_tmp(run)?;
+        let (tmp, was_there) = self.remove_stale_tmp(dir, run)?;
         if was_there {
             removed.push(tmp);
         }
         // `rm` keeps the journal under a second name first (a link: no copy,
         // the same inode, owner and mode); a copy's source was verified in
         // its copy and goes.
-        let kept = match last {
-            Some(_) => None,
-            None => Some(self.keep_beside(run, "removed", |p| std::fs::hard_link(&path, p))?),
+        let kept = match keep {
+            false => None,
+            true => Some(self.keep_beside(dir, run, "removed", |p| dir.link(path, p))?),
         };
-        std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
-        removed.push(path);
+        dir.unlink(path).map_err(|e| Error::io(path, e))?;
+        removed.push(path.to_path_buf());
         // Unlinking while holding the lock: a writer that opens the old lock
         // file now finds no journal and stops.
-        std::fs::remove_file(&lock_path).map_err(|e| Error::io(&lock_path, e))?;
-        removed.push(lock_path);
+        dir.unlink(lock_path).map_err(|e| Error::io(lock_path, e))?;
+        removed.push(lock_path.to_path_buf());
         drop(lock);
-        crate::durable::sync_dir(self.dir()).map_err(|e| Error::io(self.dir(), e))?;
+        dir.sync_dir().map_err(|e| Error::io(self.dir(), e))?;
         Ok((removed, kept))
     }
 }

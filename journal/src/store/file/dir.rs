@@ -1,6 +1,7 @@
 //! The store directory: opens that never follow a symbolic link, the
 //! directory created 0700, and the first free name for a backup.
 
+use super::seam::Dir;
 use super::FileStore;
 use crate::error::{Error, Result};
 use std::fs::OpenOptions;
@@ -37,11 +38,11 @@ pub(super) fn exists(run: &str, dir: &Path) -> Error {
 
 /// Remove `path` when it is there: `Ok(true)` when it was. Looked up
 /// first: unlinking a missing name still locks the directory.
-pub(super) fn remove_if_present(path: &Path) -> Result<bool> {
-    if std::fs::symlink_metadata(path).is_err() {
+pub(super) fn remove_if_present(dir: &dyn Dir, path: &Path) -> Result<bool> {
+    if !dir.exists(path) {
         return Ok(false);
     }
-    match std::fs::remove_file(path) {
+    match dir.unlink(path) {
         Ok(()) => Ok(true),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(Error::io(path, e)),
@@ -59,18 +60,19 @@ impl FileStore {
     }
 
     /// Keep something of `run` beside its journal, made by `make` (as for
-    /// [`first_free`](Self::first_free)), under the first free name
+    /// [`first_free`](Self::first_free)) in `dir`, under the first free name
     /// `<id>.<why>-<UTC time>[-N].bak`: a name that does not end in
     /// `.json`, so no reader takes it for a journal.
     pub(super) fn keep_beside(
         &self,
+        dir: &dyn Dir,
         run: &str,
         why: &str,
         make: impl Fn(&Path) -> io::Result<()>,
     ) -> Result<PathBuf> {
         crate::id::check(run)?;
         let stamp = crate::time::compact(std::time::SystemTime::now());
-        self.first_free(|n| format!("{run}.{why}-{stamp}{n}.bak"), make)
+        self.first_free(dir, |n| format!("{run}.{why}-{stamp}{n}.bak"), make)
     }
 
     /// The first free name `name("")`, `name("-1")` ... in the store
@@ -78,6 +80,7 @@ impl FileStore {
     /// taken name and never replace one), then the directory fsynced.
     fn first_free(
         &self,
+        dir: &dyn Dir,
         name: impl Fn(&str) -> String,
         make: impl Fn(&Path) -> io::Result<()>,
     ) -> Result<PathBuf> {
@@ -93,7 +96,7 @@ impl FileStore {
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(open_error(&path, e)),
             }
-            crate::durable::sync_dir(self.dir()).map_err(|e| Error::io(self.dir(), e))?;
+            dir.sync_dir().map_err(|e| Error::io(self.dir(), e))?;
             return Ok(path);
         }
         Err(Error::Store {

@@ -4,7 +4,8 @@
 //! The module is split by job: `whole` (opening and reading a whole
 //! journal file), `read` (reads, digests and `ls` summaries), `lock` (the
 //! run lock and who holds it, `/proc/locks` read in one place), `dir` (the
-//! directory: no-follow opens, the 0700 mkdir, backup names), `append` (the
+//! directory: no-follow opens, the 0700 mkdir, backup names), `seam` (the
+//! one seam under every write, the OS's or a simulated directory's), `append` (the
 //! appender and its durability order), `create` (new runs, and how a new
 //! journal gets its name), `repair`, `delete` and `upgrade`. This file
 //! holds the store itself: its paths and its listing.
@@ -21,9 +22,12 @@ mod dir;
 mod lock;
 mod read;
 mod repair;
+mod seam;
 mod upgrade;
 mod whole;
 
+#[cfg(test)]
+mod sim;
 #[cfg(test)]
 mod testing;
 

@@ -3,26 +3,27 @@
 //! newline added. Nothing else is ever changed.
 
 use super::dir::{nofollow, open_error};
-use super::{whole, FileStore};
+use super::seam::{write_new, Dir, DirFile, OsDir, OsHandle};
+use super::FileStore;
 use crate::error::{Error, Result};
 use crate::lines::{self, Tail};
 use crate::store::Repair;
-use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 impl FileStore {
     /// Fix the tail only (see [`Repair`]); with `dry_run`, say what would be done.
     pub fn repair(&self, run: &str, dry_run: bool) -> Result<Repair> {
         let path = self.require(run)?;
         let _lock = self.lock_unless_dry(run, dry_run)?;
-        let mut file = nofollow()
+        let file = nofollow()
             .read(true)
             .write(!dry_run)
             .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
             .open(&path)
             .map_err(|e| open_error(&path, e))?;
-        let bytes = whole::read_regular(&path, &mut file)?;
+        let mut file = OsHandle::boxed(file);
+        let bytes = file.read_regular(&path)?;
         let (entries, tail) = match lines::decode_all(&bytes) {
             Ok(x) => x,
             Err(bad) => {
@@ -49,9 +50,7 @@ impl FileStore {
             Tail::Clean => Ok(Repair::Nothing { records }),
             Tail::Unterminated { line, .. } => {
                 if !dry_run {
-                    file.write_all(b"\n")
-                        .and_then(|()| file.sync_data())
-                        .map_err(|e| Error::io(&path, e))?;
+                    add_newline(&mut *file, &path)?;
                 }
                 Ok(Repair::AddedNewline { line, records })
             }
@@ -67,11 +66,8 @@ impl FileStore {
                     None
                 } else {
                     let saved = bytes.get(offset as usize..).unwrap_or_default();
-                    let backup = self.save_backup(run, saved)?;
-                    file.set_len(offset)
-                        .and_then(|()| file.sync_all())
-                        .map_err(|e| Error::io(&path, e))?;
-                    Some(backup)
+                    let os = OsDir(self.dir().to_path_buf());
+                    Some(self.cut_torn(&os, &mut *file, run, &path, saved, offset)?)
                 };
                 Ok(Repair::CutTorn {
                     line,
@@ -84,10 +80,32 @@ impl FileStore {
         }
     }
 
-    /// Save cut bytes beside the journal: `<id>.torn-<UTC time>.bak`, 0600,
-    /// fsynced with its directory entry before the journal is touched. The
+    /// Cut the torn tail `saved` at `offset` off the journal `file` at
+    /// `path`: the bytes saved beside the journal first,
+    /// `<id>.torn-<UTC time>.bak`, 0600, fsynced with its directory entry
+    /// before the journal is touched; then the cut, fsynced. The backup's
     /// name does not end in `.json`, so no reader takes it for a journal.
-    fn save_backup(&self, run: &str, bytes: &[u8]) -> Result<PathBuf> {
-        self.keep_beside(run, "torn", |path| crate::durable::write_new(path, bytes))
+    pub(super) fn cut_torn(
+        &self,
+        dir: &dyn Dir,
+        file: &mut dyn DirFile,
+        run: &str,
+        path: &Path,
+        saved: &[u8],
+        offset: u64,
+    ) -> Result<PathBuf> {
+        let backup = self.keep_beside(dir, run, "torn", |p| write_new(dir, p, saved))?;
+        file.set_len(offset)
+            .and_then(|()| file.sync_all())
+            .map_err(|e| Error::io(path, e))?;
+        Ok(backup)
     }
+}
+
+/// The missing final newline of the journal `file` at `path`, written and
+/// fsynced.
+pub(super) fn add_newline(file: &mut dyn DirFile, path: &Path) -> Result<()> {
+    file.write_all(b"\n")
+        .and_then(|()| file.sync_data())
+        .map_err(|e| Error::io(path, e))
 }

@@ -18,9 +18,11 @@
 //! is replaced by the next one.
 
 use super::dir::remove_if_present;
+use super::seam::{write_new, Dir, OsDir};
 use super::FileStore;
 use crate::error::{Error, Result};
 use crate::upgrade::{plan, Outcome, Plan};
+use std::path::{Path, PathBuf};
 
 impl FileStore {
     /// Upgrade one run from version 3 to version 1 (see the module doc).
@@ -39,31 +41,49 @@ impl FileStore {
         if dry_run {
             return Ok(Outcome::Would { records });
         }
-        let meta_end = memchr::memchr(b'\n', &bytes).unwrap_or(bytes.len());
-        let mut new = Vec::with_capacity(bytes.len());
-        new.extend_from_slice(&meta);
-        new.extend_from_slice(bytes.get(meta_end..).unwrap_or_default());
-
-        let kept = self.keep_beside(run, "v3", |p| std::fs::hard_link(&path, p))?;
-        let tmp = self.dir().join(format!("{run}.upgrading.tmp"));
-        remove_if_present(&tmp)?;
-        let written = crate::durable::write_new(&tmp, &new);
-        if let Err(e) = written {
-            // Nothing but the backup changed: take it back too.
-            let _ = std::fs::remove_file(&tmp);
-            let _ = std::fs::remove_file(&kept);
-            return Err(Error::io(&tmp, e));
-        }
-        if let Err(e) = std::fs::rename(&tmp, &path) {
-            let _ = std::fs::remove_file(&tmp);
-            let _ = std::fs::remove_file(&kept);
-            return Err(Error::io(&path, e));
-        }
-        crate::durable::sync_dir(self.dir()).map_err(|e| Error::io(self.dir(), e))?;
+        let new = upgraded(&bytes, &meta);
+        let kept = self.replace_journal(&OsDir(self.dir().to_path_buf()), run, &path, &new)?;
         Ok(Outcome::Upgraded {
             records,
             kept,
             resumed: false,
         })
     }
+
+    /// Steps 2 to 4 of the module doc in `dir`: the journal at `path`
+    /// kept under a backup name (returned), and replaced by `new`.
+    pub(super) fn replace_journal(
+        &self,
+        dir: &dyn Dir,
+        run: &str,
+        path: &Path,
+        new: &[u8],
+    ) -> Result<PathBuf> {
+        let kept = self.keep_beside(dir, run, "v3", |p| dir.link(path, p))?;
+        let tmp = self.dir().join(format!("{run}.upgrading.tmp"));
+        remove_if_present(dir, &tmp)?;
+        let written = write_new(dir, &tmp, new);
+        if let Err(e) = written {
+            // Nothing but the backup changed: take it back too.
+            let _ = dir.unlink(&tmp);
+            let _ = dir.unlink(&kept);
+            return Err(Error::io(&tmp, e));
+        }
+        if let Err(e) = dir.rename(&tmp, path) {
+            let _ = dir.unlink(&tmp);
+            let _ = dir.unlink(&kept);
+            return Err(Error::io(path, e));
+        }
+        dir.sync_dir().map_err(|e| Error::io(self.dir(), e))?;
+        Ok(kept)
+    }
+}
+
+/// The journal `bytes` with its first line replaced by `meta`.
+pub(super) fn upgraded(bytes: &[u8], meta: &[u8]) -> Vec<u8> {
+    let meta_end = memchr::memchr(b'\n', bytes).unwrap_or(bytes.len());
+    let mut new = Vec::with_capacity(bytes.len());
+    new.extend_from_slice(meta);
+    new.extend_from_slice(bytes.get(meta_end..).unwrap_or_default());
+    new
 }
