@@ -156,7 +156,7 @@ pub fn run(g: &Global, a: ValidateArgs, style: Style, out: &mut dyn Write) -> Cm
                     // in its place, a permission) is named and the others
                     // are still checked; on JetStream a failure is the
                     // server's, and the same for every run: stop.
-                    Err(f) if matches!(store, Store::File(_)) => {
+                    Err(f) if store.read_failures_are_per_run() => {
                         unreadable += 1;
                         eprintln!(
                             "fisk-admin: run {r} not validated: {}",
@@ -211,23 +211,8 @@ fn render_summary(out: &mut dyn Write, s: &Summary) -> std::io::Result<()> {
 }
 
 fn validate_run(store: &Store, set: &SchemaSet, run: &str) -> Result<Tally, Failure> {
-    match store {
-        Store::File(f) => {
-            let (_, bytes) = f.read_bytes(run)?;
-            Ok(check_lines(set, Some(run), None, &bytes))
-        }
-        Store::JetStream(j) => {
-            // Every message of the run, in seq order, as the lines of a journal.
-            let mut messages = j.read_messages(run)?;
-            messages.sort_by_key(|m| (m.subject_seq.unwrap_or(u64::MAX), m.stream_seq));
-            let mut bytes = Vec::new();
-            for m in &messages {
-                bytes.extend_from_slice(&m.body);
-                bytes.push(b'\n');
-            }
-            Ok(check_lines(set, Some(run), None, &bytes))
-        }
-    }
+    let bytes = store.read_lines(run)?;
+    Ok(check_lines(set, Some(run), None, &bytes))
 }
 
 fn render(out: &mut dyn Write, r: &Row, style: Style) -> std::io::Result<()> {

@@ -13,7 +13,6 @@ use crate::open::{locate, nats_settings, open_store, schemas, stream_help, Backe
 use crate::output::{diagnostic, json_line, sanitize, summary_line, table, Format, Style};
 use journal::store::file::{FileStore, LiveLocks};
 use journal::store::jetstream::{self, JetStreamStore};
-use journal::store::Store;
 use journal::verify::{self, Finding, Report, Severity};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -35,10 +34,11 @@ pub fn run(g: &Global, a: VerifyArgs, style: Style, out: &mut dyn Write) -> CmdR
             verify_jetstream(g, &a, &stream, loc.nats_context.as_deref(), check)?
         }
         Backend::File { .. } => {
-            let Store::File(store) = open_store(g)? else {
+            let store = open_store(g)?;
+            let Some(store) = store.file() else {
                 return Err(Failure::new("the store is not a file store"));
             };
-            verify_files(&a, &store, check)?
+            verify_files(&a, store, check)?
         }
     };
 

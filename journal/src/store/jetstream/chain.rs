@@ -45,6 +45,37 @@ use std::collections::{HashSet, VecDeque};
 /// id, and records (seq, body).
 pub type NewRun = (usize, String, Vec<(u64, Vec<u8>)>);
 
+/// The feeding side of [`JetStreamStore::create_runs`], for threads outside
+/// the runtime: [`send`](Self::send) blocks while the creator is
+/// `capacity` runs behind. Dropping every sender ends the creator's input.
+pub struct NewRunSender(tokio::sync::mpsc::Sender<NewRun>);
+
+/// The creator's side of a [`NewRunSender`], handed to
+/// [`JetStreamStore::create_runs`].
+pub struct NewRunReceiver(tokio::sync::mpsc::Receiver<NewRun>);
+
+/// A channel of new runs holding at most `capacity` (at least 1) not yet
+/// taken by the creator.
+pub fn new_runs(capacity: usize) -> (NewRunSender, NewRunReceiver) {
+    let (tx, rx) = tokio::sync::mpsc::channel(capacity.max(1));
+    (NewRunSender(tx), NewRunReceiver(rx))
+}
+
+impl NewRunSender {
+    /// Hand a run to the creator, waiting while it is full. `Err` gives the
+    /// run back when the creator is gone.
+    pub fn send(&self, run: NewRun) -> std::result::Result<(), NewRun> {
+        self.0.blocking_send(run).map_err(|e| e.0)
+    }
+}
+
+impl NewRunReceiver {
+    /// The channel itself, for [`JetStreamStore::create_runs`].
+    pub fn into_inner(self) -> tokio::sync::mpsc::Receiver<NewRun> {
+        self.0
+    }
+}
+
 /// Messages the pipeline keeps unacknowledged: well below the client's
 /// command buffer ([`crate::nats::CLIENT_CAPACITY`]), which must keep room
 /// for the requests the error handling makes while the connection is down.

@@ -46,7 +46,7 @@ mod upgrade;
 
 pub use append::{JetStreamAppender, EXPECTED_SUBJECT_HEADER};
 pub use bulk::{release, ReadBudget};
-pub use chain::NewRun;
+pub use chain::{new_runs, NewRun, NewRunReceiver, NewRunSender};
 pub use config::{
     check_config, config_notes, create_stream, inspect, prefix_of, spec_config, ConfigProblem,
     StreamReport,

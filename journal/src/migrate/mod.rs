@@ -1,0 +1,401 @@
+//! Copying runs between stores, byte for byte (CLI.md `migrate`).
+//!
+//! The rules, per run:
+//!
+//! - The source is read with the reader's rule: a torn tail is dropped and
+//!   reported. Interior corruption (or seqs that are not 1..N) skips the run
+//!   with an error, unless `include_corrupt` copies the readable prefix and
+//!   says so. A live source run is skipped unless `allow_live`.
+//! - The destination is compared first. Absent: the run is created. A
+//!   byte-identical prefix of the source: the copy continues after it (so an
+//!   interrupted migrate resumes, and a finished one is a no-op). Anything
+//!   else is a conflict, reported and never overwritten.
+//! - Records are appended with [`Appender::append_raw`] in seq order: the
+//!   bytes are never re-encoded.
+//! - Every run is read back and verified: same record count, same SHA-256
+//!   over the bodies (each followed by `\n`, i.e. the bytes of a clean
+//!   journal file). Only then may the source be deleted.
+//!
+//! Runs are copied concurrently on a bounded pool, so memory is bounded by
+//! the number of jobs (times the largest run: a few runs per job are
+//! between reading and writing; a JetStream source also holds up to 16 MiB
+//! per job of runs being read and 4 MiB per job of runs read and waiting
+//! for a copy), not by the number of runs.
+//!
+//! The parts: `select` (which runs, and each source run read and
+//! checked), `copy` (into the destination), `check` (reading copies back,
+//! then deleting sources) and `report` (what each run ends with).
+
+mod check;
+mod copy;
+mod report;
+mod select;
+
+pub use self::check::verify_copies;
+pub use self::copy::dest_appender;
+pub use self::report::{Outcome, RunReport};
+pub use self::select::select;
+pub use crate::digest::{digest, hex};
+
+use self::check::{after_verify, verify_bulk, Check, Checked};
+use self::copy::{after_create, batch_of, copy_run, Copied};
+use self::select::read_source;
+use crate::error::{Error, Result};
+use crate::store::{release, Creator, NewRunSender, Prefetched, ReadBudget, Store};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub dry_run: bool,
+    pub include_corrupt: bool,
+    pub allow_live: bool,
+    pub delete_source: bool,
+    /// Convert version-3 runs to version 1 while copying (SPEC 12): the
+    /// copy's meta record says version 1, every other byte is the source's.
+    pub upgrade: bool,
+    /// Runs copied at once (at least 1).
+    pub jobs: usize,
+}
+
+/// Counters a progress display can read while a migrate runs.
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub runs_done: AtomicU64,
+    pub records: AtomicU64,
+}
+
+/// Bytes of a JetStream source the bulk reader may hold per job: of runs
+/// still being read (enough for runs interleaved in the stream), and of
+/// runs read and waiting for a copy (enough to keep every job busy).
+const OPEN_PER_JOB: u64 = 16 << 20;
+const WAITING_PER_JOB: u64 = 4 << 20;
+
+/// Runs the JetStream creator finishes at once per job when it cannot
+/// pipeline (another writer busy on the stream): each run's fenced appends
+/// then chain, so throughput comes from many runs at once.
+const CREATE_INFLIGHT_PER_JOB: usize = 4;
+
+/// From this many runs to copy into JetStream, the destination's runs are
+/// listed first.
+const LIST_DEST_FROM: usize = 32;
+
+/// Copy `runs` from `from` to `to`. Never fails as a whole: every run gets
+/// its report, in the order given.
+///
+/// Runs are read and checked concurrently (`jobs` at once). A source with
+/// [`Store::bulk_reads`] (JetStream) is read in bulk and each run copied as
+/// soon as it is complete ([`Store::read_for_copy`]). New runs on a
+/// destination with [`Store::create_many`] (JetStream) go to one thread
+/// that pipelines their appends across runs; other copies are made on the
+/// pool ([`copy_all`]). Runs that creator found existing are then compared
+/// and continued ([`finish_created`]). A destination without bulk reads is
+/// read back run by run as each copy ends; one with them is read back once
+/// the copies are done, in bulk ([`Store::digests`], [`verify_all`]),
+/// which costs the server far less than a read per run. Sources are
+/// deleted (`delete_source`) only after their copy is verified.
+pub fn migrate(
+    from: &Store,
+    to: &Store,
+    runs: &[String],
+    opts: &Options,
+    progress: &Progress,
+) -> Vec<RunReport> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.jobs.max(1))
+        .thread_name(|i| format!("migrate-{i}"))
+        .build()
+        .ok();
+    let abort = Abort::default();
+    let cx = Cx {
+        from,
+        to,
+        runs,
+        opts,
+        progress,
+        abort: &abort,
+    };
+    let (steps, created) = copy_all(&cx, pool.as_ref());
+    let copied = finish_created(&cx, pool.as_ref(), steps, created);
+    verify_all(&cx, pool.as_ref(), copied)
+}
+
+/// What every phase of one migrate works with.
+struct Cx<'a> {
+    from: &'a Store,
+    to: &'a Store,
+    runs: &'a [String],
+    opts: &'a Options,
+    progress: &'a Progress,
+    abort: &'a Abort,
+}
+
+/// Once a store fails (a server gone, a disk full), every further run
+/// would wait out the same timeout: new runs are not started.
+#[derive(Default)]
+struct Abort(std::sync::Mutex<Option<String>>);
+
+impl Abort {
+    /// `run` failed on the store (the first one is named).
+    fn store_failed(&self, run: &str) {
+        if let Ok(mut a) = self.0.lock() {
+            if a.is_none() {
+                *a = Some(format!("run {run}"));
+            }
+        }
+    }
+    /// Why runs are no longer started, if they are not.
+    fn why(&self) -> Option<String> {
+        self.0.lock().ok().and_then(|a| a.clone())
+    }
+}
+
+/// How the creator ended a run: records stored, and the outcome.
+type Created = (u64, Result<()>);
+
+/// Where one run stands after the first pass.
+enum Step {
+    /// Copied in place.
+    Done(Copied),
+    /// Handed to the creator as a new run.
+    Sent(RunReport, Check),
+}
+
+/// Map `items` with `f`, in parallel on `pool` (in order), else in turn.
+fn on_pool<T: Send, R: Send>(
+    pool: Option<&rayon::ThreadPool>,
+    items: Vec<T>,
+    f: impl Fn(T) -> R + Sync + Send,
+) -> Vec<R> {
+    use rayon::prelude::*;
+    match pool {
+        Some(pool) => pool.install(|| items.into_par_iter().map(f).collect()),
+        None => items.into_iter().map(f).collect(),
+    }
+}
+
+/// The first pass: every run read and copied, or handed to the
+/// destination's creator (which runs beside the pool meanwhile): a step
+/// per run, in order, and how the creator ended the runs it was handed.
+fn copy_all(cx: &Cx, pool: Option<&rayon::ThreadPool>) -> (Vec<Step>, HashMap<usize, Created>) {
+    let bulk = cx.to.bulk_reads() && !cx.opts.dry_run;
+    // New runs on a JetStream destination are created by one thread that
+    // pipelines their appends; the rest is copied in place.
+    let creating = match cx.opts.dry_run {
+        false => cx.to.create_many(cx.opts.jobs.max(1)),
+        true => None,
+    };
+    let (tx, creator) = creating.unzip();
+    std::thread::scope(|s| {
+        let creating = creator.map(|c| s.spawn(move || create_new_runs(cx, c)));
+        let steps = match pool {
+            Some(pool) => pool.install(|| read_and_copy(cx, bulk, tx.as_ref())),
+            None => read_and_copy(cx, bulk, tx.as_ref()),
+        };
+        drop(tx);
+        let created = creating
+            .map(|h| h.join().unwrap_or_default())
+            .unwrap_or_default();
+        (steps, created)
+    })
+}
+
+/// The creator's thread: creates the runs handed to it until the senders
+/// are gone; how each ended, by index.
+fn create_new_runs(cx: &Cx, creator: Creator) -> HashMap<usize, Created> {
+    // Runs that exist are compared, not created: with many runs to copy,
+    // one listing finds them cheaper than a refused create each (which
+    // would also stop the creator's pipeline).
+    let exists = match cx.runs.len() >= LIST_DEST_FROM {
+        true => cx.to.runs().unwrap_or_default().into_iter().collect(),
+        false => HashSet::new(),
+    };
+    let mut ended = HashMap::new();
+    let inflight = CREATE_INFLIGHT_PER_JOB * cx.opts.jobs.max(1);
+    creator.run(inflight, &exists, |i, n, r| {
+        cx.progress.records.fetch_add(n, Ordering::Relaxed);
+        if r.as_ref().is_err_and(Error::is_store_failure) {
+            cx.abort
+                .store_failed(cx.runs.get(i).map_or("?", String::as_str));
+        }
+        ended.insert(i, (n, r));
+    });
+    ended
+}
+
+/// Read every source run and copy it (or hand it to `tx`), on the current
+/// pool: a step per run, in order.
+fn read_and_copy(cx: &Cx, bulk: bool, tx: Option<&NewRunSender>) -> Vec<Step> {
+    use rayon::prelude::*;
+    let runs = cx.runs;
+    if !cx.from.bulk_reads() {
+        return runs
+            .par_iter()
+            .enumerate()
+            .map(|(i, r)| copy_one(cx, bulk, i, r, None, tx))
+            .collect();
+    }
+    // A JetStream source is read in one pass (or a consumer per group of
+    // runs: a read per run costs the server far more) and each run is
+    // copied as soon as it has been read; memory holds at most
+    // `OPEN_PER_JOB` + `WAITING_PER_JOB` per job. A run the bulk read
+    // cannot vouch for is read on its own.
+    let held = AtomicU64::new(0);
+    std::thread::scope(|s| {
+        let jobs = cx.opts.jobs.max(1) as u64;
+        let budget = ReadBudget {
+            open: OPEN_PER_JOB.saturating_mul(jobs),
+            waiting: WAITING_PER_JOB.saturating_mul(jobs),
+        };
+        let (read_tx, read_rx) = std::sync::mpsc::channel();
+        let held_ref = &held;
+        let from = cx.from;
+        s.spawn(move || {
+            from.read_for_copy(runs, budget, held_ref, |i, pre| {
+                let _ = read_tx.send((i, pre));
+            })
+        });
+        let mut out: Vec<_> = read_rx
+            .into_iter()
+            .par_bridge()
+            .filter_map(|(i, pre): (usize, Option<Prefetched>)| {
+                let bytes = pre.as_ref().map_or(0, Prefetched::bytes);
+                // Released however the copy ends, a panic included: the
+                // reader waits for these bytes.
+                let _release = Release(&held, bytes);
+                runs.get(i).map(|r| (i, copy_one(cx, bulk, i, r, pre, tx)))
+            })
+            .collect();
+        out.sort_by_key(|(i, _)| *i);
+        out.into_iter().map(|(_, r)| r).collect()
+    })
+}
+
+/// Bytes of a bulk-read source handed to a copy, released from the
+/// reader's count when dropped.
+struct Release<'a>(&'a AtomicU64, u64);
+
+impl Drop for Release<'_> {
+    fn drop(&mut self) {
+        release(self.0, self.1);
+    }
+}
+
+/// The first pass for run `i`: not attempted after a store failed; else
+/// read and handed to the creator (`tx`), or copied in place.
+fn copy_one(
+    cx: &Cx,
+    bulk: bool,
+    i: usize,
+    r: &str,
+    pre: Option<Prefetched>,
+    tx: Option<&NewRunSender>,
+) -> Step {
+    let (from, to, opts, progress) = (cx.from, cx.to, cx.opts, cx.progress);
+    if let Some(why) = cx.abort.why() {
+        progress.runs_done.fetch_add(1, Ordering::Relaxed);
+        let note = format!(
+            "not attempted: an earlier run failed on the store ({why}); re-run to continue"
+        );
+        return Step::Done(Copied::Ended(RunReport::new(r).end(Outcome::Failed, note)));
+    }
+    let step = match tx {
+        Some(tx) => match read_source(from, r, opts, pre) {
+            Err(rep) => Step::Done(Copied::Ended(rep)),
+            Ok(src) => {
+                let check = Check {
+                    records: src.journal.entries.len(),
+                    sha256: src.want,
+                };
+                let batch = batch_of(src.journal.entries, 0);
+                match tx.send((i, r.to_owned(), batch)) {
+                    Ok(()) => Step::Sent(src.rep, check),
+                    // The creator is gone: copy this one in place.
+                    Err(_) => Step::Done(copy_run(from, to, r, opts, progress, bulk, None)),
+                }
+            }
+        },
+        None => Step::Done(copy_run(from, to, r, opts, progress, bulk, pre)),
+    };
+    if let Step::Done(copied) = &step {
+        let rep = copied.report();
+        if rep.result == Outcome::Failed && rep.store_failed {
+            cx.abort.store_failed(&rep.run);
+        }
+        if let Copied::Ended(_) = copied {
+            progress.runs_done.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    step
+}
+
+/// The second pass: each run handed to the creator gets its report from
+/// how its creation ended. Runs refused at create exist already: what they
+/// hold is read in bulk (record count and digest), so each is compared
+/// without a read of its own.
+fn finish_created(
+    cx: &Cx,
+    pool: Option<&rayon::ThreadPool>,
+    steps: Vec<Step>,
+    mut created: HashMap<usize, Created>,
+) -> Vec<Copied> {
+    let steps: Vec<(Step, Option<Created>)> = steps
+        .into_iter()
+        .enumerate()
+        .map(|(i, step)| {
+            let ended = matches!(step, Step::Sent(..))
+                .then(|| created.remove(&i))
+                .flatten();
+            (step, ended)
+        })
+        .collect();
+    let refused: Vec<(String, u64)> = steps
+        .iter()
+        .filter_map(|(step, ended)| match (step, ended) {
+            (Step::Sent(rep, c), Some((0, Err(Error::Exists { .. } | Error::Live { .. })))) => {
+                Some((rep.run.clone(), c.records as u64))
+            }
+            _ => None,
+        })
+        .collect();
+    let held: HashMap<String, (u64, String)> = if refused.is_empty() {
+        HashMap::new()
+    } else {
+        let names: Vec<String> = refused.iter().map(|(r, _)| r.clone()).collect();
+        let records = refused.iter().map(|(_, n)| n).sum();
+        names
+            .iter()
+            .cloned()
+            .zip(cx.to.digests(&names, records))
+            .filter_map(|(r, d)| d.ok().flatten().map(|x| (r, x)))
+            .collect()
+    };
+    on_pool(pool, steps, |(step, ended)| match step {
+        Step::Done(copied) => copied,
+        Step::Sent(rep, check) => {
+            let dest = held.get(&rep.run);
+            let copied = after_create(cx, rep, check, ended, dest);
+            if let Copied::Ended(_) = copied {
+                cx.progress.runs_done.fetch_add(1, Ordering::Relaxed);
+            }
+            copied
+        }
+    })
+}
+
+/// The last pass, for a destination read back in bulk: every copy not yet
+/// verified is, then its source deleted (`delete_source`).
+fn verify_all(cx: &Cx, pool: Option<&rayon::ThreadPool>, copied: Vec<Copied>) -> Vec<RunReport> {
+    if !cx.to.bulk_reads() {
+        return copied.into_iter().map(Copied::into_report).collect();
+    }
+    let verified = verify_bulk(cx.to, copied);
+    on_pool(pool, verified, |checked| match checked {
+        Checked::Earlier(rep) => rep,
+        Checked::Now(rep) => {
+            let rep = after_verify(cx.from, rep, cx.opts);
+            cx.progress.runs_done.fetch_add(1, Ordering::Relaxed);
+            rep
+        }
+    })
+}

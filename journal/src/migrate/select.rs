@@ -1,0 +1,163 @@
+//! Choosing the runs and reading each source run with migrate's checks:
+//! the reader's rule, live runs, seqs 1..N, `--include-corrupt` and
+//! `--upgrade`.
+
+use super::report::{failed, Outcome, RunReport};
+use super::Options;
+use crate::digest::digest;
+use crate::error::{Error, Result};
+use crate::lines::Tail;
+use crate::record::Entry;
+use crate::store::{Journal, Prefetched, Store};
+
+/// The runs to copy: the named ones (checked) or every run of the source.
+pub fn select(from: &Store, named: &[String]) -> Result<Vec<String>> {
+    if named.is_empty() {
+        return from.runs();
+    }
+    let mut runs = Vec::with_capacity(named.len());
+    for r in named {
+        crate::id::check(r)?;
+        if !runs.contains(r) {
+            runs.push(r.clone());
+        }
+    }
+    Ok(runs)
+}
+
+/// A source run read and checked, ready to copy.
+pub(super) struct Source {
+    pub(super) rep: RunReport,
+    pub(super) journal: Journal,
+    /// SHA-256 over its bodies.
+    pub(super) want: String,
+}
+
+/// Read and check the source run (the reader's rule, live runs, seqs
+/// 1..N, `--include-corrupt`): `Err` with the final report when the run
+/// ends here.
+pub(super) fn read_source(
+    from: &Store,
+    run: &str,
+    opts: &Options,
+    pre: Option<Prefetched>,
+) -> std::result::Result<Source, RunReport> {
+    let rep = RunReport::new(run);
+
+    // The source.
+    if !opts.allow_live {
+        match from.is_live(run) {
+            Ok(true) => {
+                return Err(rep.end(
+                    Outcome::SkippedLive,
+                    "a writer holds the source run now; let it finish, or pass --allow-live to copy what is stored",
+                ))
+            }
+            Ok(false) => {}
+            Err(e) => return Err(failed(rep, e)),
+        }
+    }
+    let (mut src, stopped) = match from.journal_for_copy(run, pre, opts.include_corrupt) {
+        Ok(x) => x,
+        Err(e @ Error::Corrupt { .. }) => {
+            return Err(rep.end(
+                Outcome::SkippedCorrupt,
+                format!("{e}; --include-corrupt copies the readable prefix"),
+            ))
+        }
+        Err(e) => return Err(failed(rep, e)),
+    };
+    let mut rep = rep;
+    if let Some(why) = stopped {
+        rep.partial = true;
+        rep.prefix_only = true;
+        rep.notes.push(format!(
+            "source is corrupt ({why}): copied only its readable prefix (--include-corrupt)"
+        ));
+    }
+    if let Tail::Torn {
+        line, bytes, error, ..
+    } = &src.tail
+    {
+        rep.partial = true;
+        rep.notes.push(format!(
+            "source torn tail dropped: line {line}, {} bytes ({error})",
+            bytes.len()
+        ));
+    }
+    if let Some(bad) = first_out_of_order(&src.entries) {
+        let seq = src.entries.get(bad).map_or(0, |e| e.record.seq);
+        let what = format!(
+            "record {} has seq {seq}, not {}: the run's seqs are not 1..N",
+            bad + 1,
+            bad + 1
+        );
+        if !opts.include_corrupt {
+            return Err(rep.end(
+                Outcome::SkippedCorrupt,
+                format!("{what}; run `fisk-admin verify {run}`; --include-corrupt copies the records before it"),
+            ));
+        }
+        src.entries.truncate(bad);
+        rep.partial = true;
+        rep.prefix_only = true;
+        rep.notes.push(format!(
+            "{what}: copied only the {bad} records before it (--include-corrupt)"
+        ));
+    }
+    if src.entries.is_empty() {
+        return Err(rep.end(
+            Outcome::SkippedCorrupt,
+            "the source run has no readable record; nothing to copy",
+        ));
+    }
+    if opts.upgrade {
+        upgrade_meta(&mut src, &mut rep)?;
+    }
+    rep.records = src.entries.len() as u64;
+    rep.bytes = src.entries.iter().map(|e| e.raw.len() as u64 + 1).sum();
+    let want = digest(src.entries.iter().map(|e| e.raw.as_slice()));
+    Ok(Source {
+        rep,
+        journal: src,
+        want,
+    })
+}
+
+/// `--upgrade`: a version-3 source is copied as version 1, its meta
+/// record's version the only byte that differs; the copy is verified
+/// against the upgraded bytes. Other versions are copied as they are.
+fn upgrade_meta(src: &mut Journal, rep: &mut RunReport) -> std::result::Result<(), RunReport> {
+    use crate::record::{Payload, VERSION, VERSION_AUGUST};
+    let Some(first) = src.entries.first_mut() else {
+        return Ok(());
+    };
+    let Some(Payload::Meta(m)) = first.record.payload.as_mut() else {
+        return Ok(());
+    };
+    if m.version != VERSION_AUGUST {
+        return Ok(());
+    }
+    match crate::upgrade::meta_as_current(&first.raw) {
+        Ok(raw) => {
+            first.raw = raw;
+            m.version = VERSION;
+            rep.notes
+                .push("upgraded while copying: version 3 -> 1 (--upgrade)".into());
+            Ok(())
+        }
+        Err(e) => Err(rep.clone().end(
+            Outcome::SkippedCorrupt,
+            format!("--upgrade cannot convert it: {e}"),
+        )),
+    }
+}
+
+/// The index of the first entry whose seq is not its position.
+fn first_out_of_order(entries: &[Entry]) -> Option<usize> {
+    entries
+        .iter()
+        .enumerate()
+        .find(|(i, e)| e.record.seq != *i as u64 + 1)
+        .map(|(i, _)| i)
+}
