@@ -1,6 +1,7 @@
 //! One integration test binary driving the real `fisk-admin` in fresh temp
 //! dirs. Each area of the tool has its own module file.
 
+#[path = "../../journal/tests/support/nats.rs"]
 mod nats_support;
 mod support;
 

@@ -1,9 +1,12 @@
 //! A real nats-server for the JetStream tests: started on 127.0.0.1 with a
 //! free port and a temporary store directory, stopped by its pid on drop.
 //! A missing nats-server fails the test with the install command: these
-//! tests never skip silently.
+//! tests never skip silently. Shared by the library's JetStream tests
+//! (`journal/tests/jetstream.rs`) and the CLI's (`tests/cli/jetstream.rs`,
+//! by `#[path]`), with the two helpers both use to fill a stream.
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -240,4 +243,49 @@ impl Drop for NatsServer {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// The testdata runs, id -> file bytes.
+pub fn testdata_runs() -> BTreeMap<String, Vec<u8>> {
+    // testdata/ is beside the root package's manifest and one level above
+    // the journal crate's: whichever test binary this is compiled into.
+    let runs = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .map(|d| d.join("testdata/runs"))
+        .find(|d| d.is_dir())
+        .expect("testdata/runs above the manifest dir");
+    let mut out = BTreeMap::new();
+    for e in std::fs::read_dir(runs).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "json") {
+            let id = p.file_stem().unwrap().to_str().unwrap().to_owned();
+            out.insert(id, std::fs::read(&p).unwrap());
+        }
+    }
+    assert!(out.len() >= 20, "testdata/runs is missing");
+    out
+}
+
+/// Publish `runs` (id, bodies) record-major, so their messages interleave in
+/// the stream as concurrent agents' do.
+pub fn publish_interleaved(srv: &NatsServer, runs: &[(String, Vec<Vec<u8>>)]) {
+    let mut msgs: Vec<(String, Vec<u8>)> = Vec::new();
+    let longest = runs.iter().map(|(_, b)| b.len()).max().unwrap_or(0);
+    for k in 0..longest {
+        for (id, bodies) in runs {
+            if let Some(b) = bodies.get(k) {
+                let subject = journal::store::jetstream::subject("fisk.sessions", id, k as u64 + 1);
+                msgs.push((subject, b.clone()));
+            }
+        }
+    }
+    srv.with_js(async move |js| {
+        for (subject, body) in msgs {
+            js.publish(subject, body.into())
+                .await
+                .unwrap()
+                .await
+                .unwrap();
+        }
+    });
 }

@@ -1,0 +1,582 @@
+//! The JetStream backend's library API against a real nats-server (SPEC 8):
+//! fencing and lost acks on the appender, the bulk reader and its budget,
+//! the bulk digests, `delete_copied` and the create pipeline. Each test
+//! starts its own server. What goes through the `fisk-admin` binary is in
+//! `tests/cli/jetstream.rs`.
+
+#[path = "support/nats.rs"]
+mod nats_support;
+
+use async_nats::jetstream::stream::Config;
+use journal::store::jetstream::ReadBudget;
+use journal::store::Appender;
+use nats_support::{publish_interleaved, testdata_runs, NatsServer};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+const STREAM: &str = "SESSIONS";
+const SUBJECT: &str = "fisk.sessions.>";
+
+#[test]
+fn two_writers_on_one_run_one_is_fenced_out() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let store = srv.store(STREAM);
+    let runs = testdata_runs();
+    let lines: Vec<&[u8]> = runs["tool-batch"]
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
+
+    let mut first = store.create("tool-batch").unwrap();
+    first.append_raw(1, lines[0]).unwrap();
+    first.append_raw(2, lines[1]).unwrap();
+
+    // A second creator finds the run taken.
+    let mut creator = store.create("other").unwrap();
+    let mut late = store.create("other").unwrap();
+    creator.append_raw(1, lines[0]).unwrap();
+    match late.append_raw(1, lines[0]) {
+        Err(journal::Error::Exists { run, .. }) => assert_eq!(run, "other"),
+        other => panic!("second creator not refused: {other:?}"),
+    }
+
+    // Two writers open the same run; the one that appends first wins.
+    let mut a = store.open("tool-batch").unwrap();
+    let mut b = store.open("tool-batch").unwrap();
+    assert_eq!((a.last_seq(), b.last_seq()), (2, 2));
+    assert!(a.append_raw(3, lines[2]).unwrap());
+    match b.append_raw(3, lines[2]) {
+        Err(journal::Error::Live { run, holder }) => {
+            assert_eq!(run, "tool-batch");
+            assert!(holder.unwrap().contains(STREAM));
+        }
+        other => panic!("second writer not fenced out: {other:?}"),
+    }
+    // The fenced-out writer stays out even for the next seq.
+    assert_eq!(b.last_seq(), 2);
+    // The original writer, which the newer opens overtook, is fenced out too.
+    assert!(first.append_raw(3, lines[2]).is_err());
+    assert!(a.append_raw(4, lines[3]).unwrap());
+    let j = store.read("tool-batch").unwrap();
+    assert_eq!(j.entries.len(), 4);
+    for (e, l) in j.entries.iter().zip(&lines) {
+        assert_eq!(e.raw, *l);
+    }
+}
+
+/// Publish record `seq` as the appender would, but drop the ack: the write
+/// lands, the appender never hears of it.
+fn publish_behind_its_back(
+    srv: &NatsServer,
+    subject: &str,
+    msg_id: &str,
+    prev: Option<(&str, u64)>,
+    body: &[u8],
+) {
+    let (subject, msg_id, body) = (subject.to_owned(), msg_id.to_owned(), body.to_vec());
+    let prev = prev.map(|(s, q)| (s.to_owned(), q));
+    srv.with_js(async move |js| {
+        let mut m = async_nats::jetstream::message::PublishMessage::build()
+            .payload(body.into())
+            .message_id(msg_id);
+        m = match prev {
+            Some((s, q)) => m
+                .expected_last_subject_sequence(q)
+                .header("Nats-Expected-Last-Subject-Sequence-Subject", s.as_str()),
+            None => m.expected_last_subject_sequence(0),
+        };
+        js.send_publish(subject, m).await.unwrap().await.unwrap();
+    });
+}
+
+#[test]
+fn a_lost_ack_is_adopted_not_duplicated() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    // A second stream whose de-duplication window is short, so the re-append
+    // reaches the fence instead of the duplicate check.
+    srv.raw_stream(Config {
+        duplicate_window: Duration::from_millis(100),
+        ..journal::store::jetstream::spec_config("SHORTDUP", "short.>")
+    });
+    let runs = testdata_runs();
+    let lines: Vec<&[u8]> = runs["tool-batch"]
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
+    for (stream, prefix, wait) in [
+        (STREAM, "fisk.sessions", false),
+        ("SHORTDUP", "short", true),
+    ] {
+        let store = srv.store(stream);
+        let mut w = store.create("r1").unwrap();
+        w.append_raw(1, lines[0]).unwrap();
+        let meta_seq = w.last_stream_seq();
+        // Seq 2 lands, its ack is lost.
+        publish_behind_its_back(
+            &srv,
+            &format!("{prefix}.r1.2"),
+            &w.msg_id(2),
+            Some((&format!("{prefix}.r1._meta"), meta_seq)),
+            lines[1],
+        );
+        if wait {
+            std::thread::sleep(Duration::from_millis(1500));
+        }
+        let before = srv.messages(stream);
+        // The writer re-appends the same seq with the same msg id: adopted.
+        assert!(w.append_raw(2, lines[1]).unwrap(), "{stream}");
+        assert_eq!(w.last_seq(), 2);
+        assert_eq!(
+            srv.messages(stream),
+            before,
+            "{stream}: a duplicate was stored"
+        );
+        // And it goes on from there.
+        assert!(w.append_raw(3, lines[2]).unwrap());
+        let j = store.read("r1").unwrap();
+        assert_eq!(j.entries.len(), 3, "{stream}");
+    }
+    // The same for a lost ack on the very first record.
+    let store = srv.store(STREAM);
+    let mut w = store.create("r2").unwrap();
+    publish_behind_its_back(&srv, "fisk.sessions.r2._meta", &w.msg_id(1), None, lines[0]);
+    assert!(w.append_raw(1, lines[0]).unwrap());
+    assert_eq!(store.read("r2").unwrap().entries.len(), 1);
+}
+
+/// The bulk reader over `ids`, giving up the runs still open beyond `open`
+/// bytes, each run released as soon as it is handed over (as migrate does
+/// once it is copied). Every run is handed over once, and everything the
+/// reader counted is released (by the caller, or by the reader itself).
+fn bulk_read(
+    store: &journal::store::jetstream::JetStreamStore,
+    ids: &[String],
+    open: u64,
+) -> BTreeMap<usize, Option<Vec<journal::store::jetstream::RunMessage>>> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let held = AtomicU64::new(0);
+    let mut got = BTreeMap::new();
+    let limits = ReadBudget { open, waiting: 0 };
+    store.stream_runs(ids, limits, &held, |i, m| {
+        let bytes: u64 = m.iter().flatten().map(|x| x.body.len() as u64).sum();
+        held.fetch_sub(bytes, Ordering::Relaxed);
+        assert!(got.insert(i, m).is_none(), "run {i} handed over twice");
+    });
+    assert_eq!(held.load(Ordering::Relaxed), 0, "open {open}: all released");
+    got
+}
+
+#[test]
+fn the_bulk_reader_hands_over_each_run_once_and_gives_up_what_the_budget_cannot_hold() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let runs: Vec<(String, Vec<Vec<u8>>)> = (0..8)
+        .map(|i| {
+            let id = format!("r{i}");
+            let b = (1..=20)
+                .map(|k| {
+                    format!(
+                        "{{\"seq\":{k},\"run\":\"{id}\",\"pad\":\"{}\"}}",
+                        "p".repeat(100)
+                    )
+                    .into_bytes()
+                })
+                .collect();
+            (id, b)
+        })
+        .collect();
+    publish_interleaved(&srv, &runs);
+    let store = srv.store(STREAM);
+    let mut ids: Vec<String> = runs.iter().map(|(id, _)| id.clone()).collect();
+    ids.push("absent".into());
+    for budget in [u64::MAX, 2_000, 0] {
+        let got = bulk_read(&store, &ids, budget);
+        assert_eq!(got.len(), ids.len(), "budget {budget}: every run once");
+        assert!(got[&8].is_none(), "an absent run is read on its own");
+        let mut whole = 0;
+        for (i, (id, bodies)) in runs.iter().enumerate() {
+            if let Some(msgs) = &got[&i] {
+                whole += 1;
+                let have: Vec<&Vec<u8>> = msgs.iter().map(|m| &m.body).collect();
+                assert_eq!(
+                    have,
+                    bodies.iter().collect::<Vec<_>>(),
+                    "budget {budget}: {id}"
+                );
+            }
+        }
+        match budget {
+            u64::MAX => assert_eq!(whole, 8, "an unbounded read hands over every run"),
+            // Interleaved 8 ways, the runs cannot finish within the budget.
+            _ => assert!(whole < 8, "budget {budget}: {whole} runs whole"),
+        }
+    }
+}
+
+#[test]
+fn the_bulk_reader_pauses_while_the_runs_it_handed_over_wait_for_their_copies() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    // 24 runs of 2 MB, one after the other: a pull (8 MiB) brings about
+    // four of them.
+    let runs: Vec<(String, Vec<Vec<u8>>)> = (0..24u8)
+        .map(|i| {
+            let bodies = (0..20).map(|_| vec![b'a' + i % 26; 100_000]).collect();
+            (format!("r{i:02}"), bodies)
+        })
+        .collect();
+    srv.with_js(async |js| {
+        for (id, bodies) in &runs {
+            for (k, b) in bodies.iter().enumerate() {
+                let subject = journal::store::jetstream::subject("fisk.sessions", id, k as u64 + 1);
+                js.publish(subject, b.clone().into())
+                    .await
+                    .unwrap()
+                    .await
+                    .unwrap();
+            }
+        }
+    });
+    let store = srv.store(STREAM);
+    let ids: Vec<String> = runs.iter().map(|(id, _)| id.clone()).collect();
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let held = AtomicU64::new(0);
+    let released = AtomicU64::new(0);
+    let mut delivered = 0u64;
+    let mut most_waiting = 0u64;
+    let mut whole = 0;
+    let (tx, rx) = std::sync::mpsc::channel::<u64>();
+    std::thread::scope(|s| {
+        // A slow copier: each run takes 30 ms before it is released.
+        s.spawn(|| {
+            for bytes in rx {
+                std::thread::sleep(Duration::from_millis(30));
+                held.fetch_sub(bytes, Ordering::Relaxed);
+                released.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        let limits = ReadBudget {
+            open: u64::MAX,
+            waiting: 0,
+        };
+        store.stream_runs(&ids, limits, &held, |i, m| {
+            let bytes: u64 = m.iter().flatten().map(|x| x.body.len() as u64).sum();
+            if m.as_deref()
+                .map(|v| v.iter().map(|x| x.body.clone()).collect::<Vec<_>>())
+                == runs.get(i).map(|r| r.1.clone())
+            {
+                whole += 1;
+            }
+            delivered += 1;
+            most_waiting = most_waiting.max(delivered - released.load(Ordering::Relaxed));
+            tx.send(bytes).unwrap();
+        });
+        drop(tx);
+    });
+    assert_eq!(whole, 24, "every run handed over whole");
+    // With nothing allowed to wait, each pull waits for the copies of the
+    // runs the previous one completed: never more than one pull's worth
+    // (about four runs, five with the one it ends inside) are waiting.
+    // Without the pause, the reader would hand over all 24 at once.
+    assert!(
+        most_waiting <= 6,
+        "{most_waiting} runs were waiting for a copy at once"
+    );
+    assert_eq!(held.load(Ordering::Relaxed), 0);
+}
+
+#[test]
+fn reads_are_bounded_by_bytes_and_a_record_larger_than_a_batch_comes_on_its_own() {
+    // Records larger than the default max_payload need a server that takes them.
+    let conf = tempfile::tempdir().unwrap();
+    let file = conf.path().join("server.conf");
+    std::fs::write(&file, "max_payload: 12MB\n").unwrap();
+    let srv = NatsServer::start_with(&["-c", file.to_str().unwrap()]);
+    srv.spec_stream(STREAM, SUBJECT);
+    // 30 records of 400 KB (12 MB: more than one pull may bring, so batches
+    // end full) with, at seq 15, one of 9 MiB (more than a whole batch may
+    // hold: it must come on its own); a small run interleaved with it.
+    let big: Vec<Vec<u8>> = (1..=30u8)
+        .map(|k| {
+            let size = if k == 15 { 9 << 20 } else { 400_000 };
+            vec![b'a' + k % 26; size]
+        })
+        .collect();
+    let small: Vec<Vec<u8>> = (1..=5)
+        .map(|k| format!("{{\"seq\":{k}}}").into_bytes())
+        .collect();
+    let runs = vec![("big".to_owned(), big), ("small".to_owned(), small)];
+    publish_interleaved(&srv, &runs);
+    let store = srv.store(STREAM);
+    let ids: Vec<String> = runs.iter().map(|(id, _)| id.clone()).collect();
+    let bodies = |msgs: &[journal::store::jetstream::RunMessage]| -> Vec<Vec<u8>> {
+        msgs.iter().map(|m| m.body.clone()).collect()
+    };
+
+    // A run read on its own.
+    for (id, want) in &runs {
+        let got = store.read_messages(id).unwrap();
+        assert!(bodies(&got) == *want, "{id} read on its own");
+    }
+    // The bulk reader, with room for everything and with a budget smaller
+    // than the big record (which then makes it give up, not stall).
+    for budget in [u64::MAX, 1 << 20] {
+        let got = bulk_read(&store, &ids, budget);
+        assert_eq!(got.len(), 2, "budget {budget}: every run handed over");
+        if budget == u64::MAX {
+            for (i, (id, want)) in runs.iter().enumerate() {
+                let have = got[&i].as_deref().map(bodies);
+                assert!(have.as_ref() == Some(want), "bulk read of {id}");
+            }
+        }
+    }
+    // The bulk verification's read (one consumer over the prefix, and one
+    // per group of runs).
+    let want: Vec<Option<(u64, String)>> = runs
+        .iter()
+        .map(|(_, b)| {
+            let sha = journal::migrate::digest(b.iter().map(Vec::as_slice));
+            Some((b.len() as u64, sha))
+        })
+        .collect();
+    for records in [u64::MAX, 0] {
+        let have: Vec<Option<(u64, String)>> = store
+            .digests(&ids, records)
+            .into_iter()
+            .map(|d| d.unwrap())
+            .collect();
+        assert_eq!(have, want, "digests ({records})");
+    }
+}
+
+#[test]
+fn a_jetstream_source_is_purged_only_up_to_what_was_copied() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let runs: Vec<(String, Vec<Vec<u8>>)> = vec![(
+        "grows".into(),
+        (1..=3)
+            .map(|k| format!("{{\"seq\":{k}}}").into_bytes())
+            .collect(),
+    )];
+    publish_interleaved(&srv, &runs);
+    let store = srv.store(STREAM);
+    // A copy that ends at seq 2 while the source holds 3: refused, nothing purged.
+    let e = store.delete_copied("grows", 2).unwrap_err();
+    assert!(e.to_string().contains("not deleted"), "{e}");
+    assert_eq!(srv.messages(STREAM), 3);
+    // The copy ends where the source does: purged.
+    assert_eq!(store.delete_copied("grows", 3).unwrap(), 3);
+    assert_eq!(srv.messages(STREAM), 0);
+}
+
+/// Runs `c0..c{n-1}` of `records` small records each.
+fn new_runs(n: usize, records: usize) -> Vec<(String, Vec<Vec<u8>>)> {
+    (0..n)
+        .map(|i| {
+            let id = format!("c{i}");
+            let bodies = (1..=records)
+                .map(|k| format!("{{\"seq\":{k},\"run\":\"{id}\"}}").into_bytes())
+                .collect();
+            (id, bodies)
+        })
+        .collect()
+}
+
+/// Hand `runs` to `create_runs` one at a time: run i+1 goes in only after
+/// run i has been reported and `between(i)` has run. Each run's (records
+/// stored, outcome), in order.
+fn create_one_by_one(
+    store: &journal::store::jetstream::JetStreamStore,
+    runs: &[(String, Vec<Vec<u8>>)],
+    exists: &std::collections::HashSet<String>,
+    mut between: impl FnMut(usize) + Send,
+) -> Vec<(u64, journal::error::Result<()>)> {
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    let (reported_tx, reported_rx) = std::sync::mpsc::channel::<usize>();
+    let mut ended: BTreeMap<usize, (u64, journal::error::Result<()>)> = BTreeMap::new();
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            for i in 0..runs.len() {
+                tx.blocking_send(new_run(runs, i)).unwrap();
+                assert_eq!(reported_rx.recv().unwrap(), i, "reported out of turn");
+                between(i);
+            }
+        });
+        store.create_runs(rx, 4, exists, |i, n, r| {
+            ended.insert(i, (n, r));
+            let _ = reported_tx.send(i);
+        });
+    });
+    assert_eq!(ended.len(), runs.len(), "every run reported once");
+    ended.into_values().collect()
+}
+
+/// The records of run `i` of `runs`, as `create_runs` takes them.
+fn new_run(runs: &[(String, Vec<Vec<u8>>)], i: usize) -> journal::store::jetstream::NewRun {
+    let (id, bodies) = &runs[i];
+    let records = bodies
+        .iter()
+        .enumerate()
+        .map(|(k, b)| (k as u64 + 1, b.clone()))
+        .collect();
+    (i, id.clone(), records)
+}
+
+/// Hand every run to `create_runs` before it starts: each run's (records
+/// stored, outcome) by index.
+fn create_all_at_once(
+    store: &journal::store::jetstream::JetStreamStore,
+    runs: &[(String, Vec<Vec<u8>>)],
+    exists: &std::collections::HashSet<String>,
+) -> BTreeMap<usize, (u64, journal::error::Result<()>)> {
+    let (tx, rx) = tokio::sync::mpsc::channel(runs.len());
+    for i in 0..runs.len() {
+        tx.try_send(new_run(runs, i)).unwrap();
+    }
+    drop(tx);
+    let mut ended = BTreeMap::new();
+    store.create_runs(rx, 4, exists, |i, n, r| {
+        assert!(ended.insert(i, (n, r)).is_none(), "run {i} reported twice");
+    });
+    assert_eq!(ended.len(), runs.len(), "every run reported");
+    ended
+}
+
+/// The bodies stored under a run, in stream order.
+fn stored_bodies(store: &journal::store::jetstream::JetStreamStore, run: &str) -> Vec<Vec<u8>> {
+    match store.read_messages(run) {
+        Ok(m) => m.into_iter().map(|m| m.body).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+#[test]
+fn the_create_pipeline_gives_way_to_another_writer_and_loses_nothing() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let store = srv.store(STREAM);
+    let runs = new_runs(6, 30);
+    // Another writer publishes between our runs: the pipeline's next
+    // message is refused (its msg-id chain broken), what it had in flight
+    // is finished run by run, and the rest goes run by run.
+    let foreign = |n: usize| {
+        let subject = journal::store::jetstream::subject("fisk.sessions", &format!("zz{n}"), 1);
+        publish_behind_its_back(&srv, &subject, &format!("other-{n}"), None, b"{\"seq\":1}");
+    };
+    let ended = create_one_by_one(&store, &runs, &Default::default(), |i| {
+        if i == 0 || i == 2 {
+            foreign(i);
+        }
+    });
+    for ((id, bodies), (n, r)) in runs.iter().zip(&ended) {
+        assert!(r.is_ok(), "{id}: {r:?}");
+        assert_eq!(*n, 30, "{id}");
+        assert_eq!(&stored_bodies(&store, id), bodies, "{id}");
+    }
+    assert_eq!(stored_bodies(&store, "zz0"), vec![b"{\"seq\":1}".to_vec()]);
+    assert_eq!(stored_bodies(&store, "zz2"), vec![b"{\"seq\":1}".to_vec()]);
+    assert_eq!(srv.messages(STREAM), 6 * 30 + 2, "nothing written twice");
+}
+
+#[test]
+fn the_create_pipeline_never_writes_into_a_run_that_exists() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let store = srv.store(STREAM);
+    let runs = new_runs(8, 40);
+    // c2 was created by someone else after migrate listed the stream; c5
+    // is in the listing.
+    let c2 = journal::store::jetstream::subject("fisk.sessions", "c2", 1);
+    publish_behind_its_back(&srv, &c2, "theirs-1", None, b"{\"theirs\":1}");
+    let exists: std::collections::HashSet<String> = ["c5".to_owned()].into();
+    // All at once: c2's refusal lands in the middle of the pipeline.
+    let ended = create_all_at_once(&store, &runs, &exists);
+    for (i, (id, bodies)) in runs.iter().enumerate() {
+        let (n, r) = &ended[&i];
+        match id.as_str() {
+            "c2" | "c5" => {
+                assert!(
+                    matches!(r, Err(journal::error::Error::Exists { .. })),
+                    "{id}: {r:?}"
+                );
+                assert_eq!(*n, 0, "{id}");
+            }
+            _ => {
+                assert!(r.is_ok(), "{id}: {r:?}");
+                assert_eq!(*n, 40, "{id}");
+                assert_eq!(&stored_bodies(&store, id), bodies, "{id}");
+            }
+        }
+    }
+    assert_eq!(
+        stored_bodies(&store, "c2"),
+        vec![b"{\"theirs\":1}".to_vec()],
+        "c2 left as it was"
+    );
+    assert!(stored_bodies(&store, "c5").is_empty(), "c5 never written");
+    assert_eq!(srv.messages(STREAM), 6 * 40 + 1);
+}
+
+#[test]
+fn a_record_too_large_mid_run_refuses_its_run_only_and_keeps_its_prefix() {
+    let srv = NatsServer::start();
+    let mut config = journal::store::jetstream::spec_config(STREAM, SUBJECT);
+    config.max_message_size = 4096; // the least SPEC 8 allows
+    srv.raw_stream(config);
+    let store = srv.store(STREAM);
+    let mut runs = new_runs(6, 10);
+    // c1's record 5 is over the stream's limit (refused by the server);
+    // c3's record 3 is over the server's max payload (refused by the
+    // client before it is sent).
+    runs[1].1[4] = format!("{{\"seq\":5,\"pad\":\"{}\"}}", "x".repeat(5000)).into_bytes();
+    runs[3].1[2] = format!("{{\"seq\":3,\"pad\":\"{}\"}}", "x".repeat(1_100_000)).into_bytes();
+    let ended = create_all_at_once(&store, &runs, &Default::default());
+    for (i, (id, bodies)) in runs.iter().enumerate() {
+        let (n, r) = &ended[&i];
+        let kept = match i {
+            1 => 4,
+            3 => 2,
+            _ => 10,
+        };
+        if kept < 10 {
+            assert!(
+                matches!(r, Err(journal::error::Error::Refused { .. })),
+                "{id}: {r:?}"
+            );
+        } else {
+            assert!(r.is_ok(), "{id}: {r:?}");
+        }
+        assert_eq!(*n, kept as u64, "{id}");
+        assert_eq!(stored_bodies(&store, id), bodies[..kept].to_vec(), "{id}");
+    }
+    assert_eq!(srv.messages(STREAM), 4 * 10 + 4 + 2);
+}
+
+#[test]
+fn the_create_pipeline_fails_fast_and_names_the_server_when_it_stops() {
+    let mut srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let store = srv.store(STREAM);
+    let runs = new_runs(4, 10);
+    let url = srv.url.clone();
+    let started = Instant::now();
+    let ended = create_one_by_one(&store, &runs, &Default::default(), |i| {
+        if i == 0 {
+            srv.stop();
+        }
+    });
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(ended[0].1.is_ok(), "{:?}", ended[0].1);
+    for (n, r) in &ended[1..] {
+        assert_eq!(*n, 0);
+        let e = r.as_ref().err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains(&url) && e.contains("re-run"), "{e}");
+    }
+}
