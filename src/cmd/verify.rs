@@ -48,7 +48,9 @@ pub fn run(g: &Global, a: VerifyArgs, style: Style, out: &mut dyn Write) -> CmdR
         records += rep.records;
         bytes += rep.bytes;
         for f in &rep.findings {
-            totals[f.severity as usize] += 1;
+            if let Some(n) = totals.get_mut(f.severity as usize) {
+                *n += 1;
+            }
             match style.format {
                 Format::Json => json_line(out, f)?,
                 Format::Text => render(out, f, style)?,

@@ -1,5 +1,7 @@
 //! One integration test binary driving the real `fisk-admin` in fresh temp
 //! dirs. Each area of the tool has its own module file.
+// A test (or benchmark) crate: a panic is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 #[path = "../../journal/tests/support/nats.rs"]
 mod nats_support;

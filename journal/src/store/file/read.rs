@@ -139,7 +139,7 @@ impl FileStore {
         // The meta record: the first line.
         let (head, meta_end) = match &whole {
             Some(buf) => match memchr::memchr(b'\n', buf) {
-                Some(i) => (buf[..i].to_vec(), i as u64 + 1),
+                Some(i) => (buf.get(..i).unwrap_or_default().to_vec(), i as u64 + 1),
                 None => (buf.clone(), size),
             },
             None => {
@@ -175,7 +175,7 @@ impl FileStore {
             // Unless we reached the meta record, the window starts mid-line.
             let (body, body_start) = if start > meta_end {
                 match memchr::memchr(b'\n', buf) {
-                    Some(i) => (&buf[i + 1..], start + i as u64 + 1),
+                    Some(i) => (buf.get(i + 1..).unwrap_or_default(), start + i as u64 + 1),
                     None => {
                         window *= 4;
                         continue;
@@ -239,8 +239,8 @@ fn journal(run: &str, entries: Vec<Entry>, tail: lines::Tail, bytes: &[u8]) -> J
 fn read_range(f: &File, start: u64, len: u64) -> std::io::Result<Vec<u8>> {
     let mut buf = vec![0u8; len as usize];
     let mut got = 0usize;
-    while got < buf.len() {
-        match f.read_at(&mut buf[got..], start + got as u64) {
+    while let Some(rest) = buf.get_mut(got..).filter(|r| !r.is_empty()) {
+        match f.read_at(rest, start + got as u64) {
             Ok(0) => break,
             Ok(n) => got += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
