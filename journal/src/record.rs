@@ -1132,11 +1132,11 @@ impl Record {
             .iter()
             .filter_map(|p| v.pointer(p).and_then(serde_json::Value::as_str))
             .all(|t| {
-                let mut quoted = Vec::with_capacity(t.len() + 2);
-                quoted.push(b'"');
-                quoted.extend_from_slice(t.as_bytes());
-                quoted.push(b'"');
-                memchr::memmem::find(line, &quoted).is_some()
+                // `"<t>"` in the bytes, found without building it.
+                memchr::memmem::find_iter(line, t.as_bytes()).any(|at| {
+                    at.checked_sub(1).and_then(|b| line.get(b)) == Some(&b'"')
+                        && line.get(at + t.len()) == Some(&b'"')
+                })
             });
         if literal {
             Record::from_value(v)
