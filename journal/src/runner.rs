@@ -32,8 +32,8 @@ use crate::error::{Error, Result};
 use crate::fingerprint::{self, Class};
 use crate::fold::{self, Pending};
 use crate::record::{
-    Block, Claim, Deferred, Fingerprint, Generation, Message, Meta, Payload, Reason, Record,
-    Terminal, ToolResult, ToolResultBlock, ToolUseBlock, User, VERSION,
+    Block, Claim, Deferred, Fingerprint, Generation, Message, Meta, Payload, Reason, Terminal,
+    ToolResult, ToolResultBlock, ToolUseBlock, User, VERSION,
 };
 use crate::store::{Appender, Store};
 use crate::time::Time;
@@ -142,27 +142,7 @@ struct Writer {
 
 impl Writer {
     fn put(&mut self, payload: Payload) -> Result<u64> {
-        let seq = self
-            .app
-            .last_seq()
-            .checked_add(1)
-            .ok_or_else(|| Error::Refused {
-                run: self.app.run().to_owned(),
-                message: "its last seq is the largest there is; nothing more can be appended"
-                    .into(),
-            })?;
-        match self
-            .app
-            .append_new(Record::new(seq, payload), self.generation)?
-        {
-            Some(_) => Ok(seq),
-            // The runner only ever appends the next seq: a duplicate means
-            // the record was not stored, which must never pass as success.
-            None => Err(Error::Refused {
-                run: self.app.run().to_owned(),
-                message: format!("seq {seq} was already in the journal; nothing was written"),
-            }),
-        }
+        Ok(self.app.append_next(payload, self.generation)?.seq)
     }
 }
 

@@ -9,7 +9,7 @@ use crate::error::{CmdResult, Failure};
 use crate::open::open_store;
 use crate::output::{json_pretty, sanitize, sorted, truncate, Format, Style};
 use journal::fold::{fold, RunState};
-use journal::record::{Block, Payload, Record, ToolResult, ToolResultBlock};
+use journal::record::{Block, Payload, ToolResult, ToolResultBlock};
 use serde::Serialize;
 use std::io::{self, IsTerminal, Read, Write};
 use std::process::ExitCode;
@@ -60,14 +60,7 @@ pub fn run(g: &Global, a: AnswerArgs, style: Style, out: &mut dyn Write) -> CmdR
             a.run, st.version
         ))
     })?;
-    let seq = app.last_seq().checked_add(1).ok_or_else(|| {
-        Failure::refused(format!(
-            "run {}: its last seq is the largest there is; nothing was written",
-            a.run
-        ))
-    })?;
-    let record = Record::new(
-        seq,
+    let record = app.append_next(
         Payload::ToolResult(ToolResult {
             tool_use_id: a.tool_use_id.clone(),
             result: ToolResultBlock {
@@ -80,14 +73,8 @@ pub fn run(g: &Global, a: AnswerArgs, style: Style, out: &mut dyn Write) -> CmdR
             dispatched,
             ..ToolResult::default()
         }),
-    );
-    let Some(record) = app.append_new(record, generation)? else {
-        return Err(Failure::refused(format!(
-            "run {}: seq {seq} was already in the journal, so the answer was not written",
-            a.run
-        ))
-        .help("run the command again"));
-    };
+        generation,
+    )?;
     drop(app);
     let bytes = record.encode().unwrap_or_default();
     let answered = Answered {

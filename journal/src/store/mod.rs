@@ -175,23 +175,34 @@ pub trait Appender: Send {
         })?;
         self.append_raw(record.seq, &raw)
     }
-    /// Append a record this tool wrote to a journal of `generation` (SPEC
-    /// 2): on version 1 it is stamped with `time`, after the append rule
-    /// accepted its seq; on version 3 it never is. Returns the record as
-    /// stored, or `None` when its seq was a duplicate (nothing stored).
-    fn append_new(
+    /// Append a new record this tool wrote, as the next seq of a journal
+    /// of `generation` (SPEC 2): on version 1 it is stamped with `time`
+    /// (now, unless the caller knows when the event happened), on version
+    /// 3 never. Returns the record as stored. A seq past the largest there
+    /// is, or one the journal already holds, is refused: for a writer that
+    /// meant to add a record, a skipped duplicate is not success.
+    fn append_next(
         &mut self,
-        mut record: Record,
+        payload: Payload,
         generation: crate::record::Generation,
-    ) -> crate::Result<Option<Record>> {
-        if crate::fold::check_append(self.last_seq(), record.seq) == crate::fold::Append::Next {
-            record.time = if generation.stamps_time() {
-                record.time.or_else(|| Some(crate::time::Time::now()))
-            } else {
-                None
-            };
+    ) -> crate::Result<Record> {
+        let run = self.run().to_owned();
+        let refused = |message: String| crate::Error::Refused {
+            run: run.clone(),
+            message,
+        };
+        let seq = self.last_seq().checked_add(1).ok_or_else(|| {
+            refused("its last seq is the largest there is; nothing was written".into())
+        })?;
+        let mut record = Record::new(seq, payload);
+        record.time = generation.stamps_time().then(crate::time::Time::now);
+        if self.append(&record)? {
+            Ok(record)
+        } else {
+            Err(refused(format!(
+                "seq {seq} was already in the journal; nothing was written"
+            )))
         }
-        Ok(self.append(&record)?.then_some(record))
     }
     /// Append bytes exactly as given (a copied record; no newline).
     fn append_raw(&mut self, seq: u64, raw: &[u8]) -> crate::Result<bool>;
