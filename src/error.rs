@@ -57,23 +57,7 @@ pub fn exit_of(e: &journal::Error) -> u8 {
 
 /// What to do next about a library error, as a command of this tool.
 pub fn help_for(e: &journal::Error) -> Option<String> {
-    use journal::Error as E;
-    match e {
-        E::Corrupt { run, .. } => Some(format!(
-            "run `fisk-admin verify {run}` for the full report"
-        )),
-        E::Fold { run, .. } => Some(format!(
-            "run `fisk-admin verify {run}` for every finding with its line"
-        )),
-        E::TornTail { run, .. } => Some(format!(
-            "run `fisk-admin repair {run}` to cut it (its bytes are kept in a backup file), then try again"
-        )),
-        E::Poisoned { run, .. } => Some(format!(
-            "run `fisk-admin verify {run}`, then resume to continue from what was stored"
-        )),
-        E::Symlink { .. } => Some("fisk-admin never writes through one; replace it with the file it points to".into()),
-        _ => None,
-    }
+    crate::hint::for_error(e)
 }
 
 /// A library error as one line: its message, then what to run next.
@@ -109,13 +93,10 @@ impl From<std::io::Error> for Failure {
 /// its file (at most 4 KiB of it), for miette to show under the message.
 fn offending_line(e: &journal::Error) -> Option<crate::output::LineSource> {
     use std::io::{Read, Seek};
-    let (path, line, offset) = match e {
-        journal::Error::Corrupt {
-            path, line, offset, ..
-        }
-        | journal::Error::TornTail {
-            path, line, offset, ..
-        } if *line > 0 => (path, *line, *offset),
+    // A line of a file: a JetStream message is not one, and no snippet
+    // pretends it is.
+    let (path, line, offset) = match e.place()? {
+        journal::Where::Line { path, line, offset } if *line > 0 => (path, *line, *offset),
         _ => return None,
     };
     // Only a regular file (not through a link): a FIFO would block the

@@ -4,6 +4,7 @@
 mod cli;
 mod cmd;
 mod error;
+mod hint;
 mod open;
 mod output;
 mod render;

@@ -9,7 +9,6 @@ pub use location::{parse_uri, Backend, Location};
 
 use crate::cli::Global;
 use crate::error::Failure;
-use journal::agent::AgentFile;
 use journal::store::file::FileStore;
 use journal::store::jetstream::JetStreamStore;
 use journal::store::Store;
@@ -28,7 +27,7 @@ pub fn locate(g: &Global) -> Result<Location, Failure> {
 /// commands that take their store from elsewhere (`migrate`, `stream`).
 pub fn config_context(g: &Global) -> Result<Option<String>, Failure> {
     Ok(match &g.config {
-        Some(p) => location::nats_context(&AgentFile::load(p)?),
+        Some(p) => location::nats_context(&location::load_agent(p)?),
         None => None,
     })
 }
@@ -53,9 +52,15 @@ pub fn nats_settings(
 /// The help for a failure about a JetStream stream: what was being done
 /// and where the connection settings come from.
 pub fn stream_help(f: impl Into<Failure>, doing: &str) -> Failure {
-    f.into().help(format!(
+    let f = f.into();
+    let settings = format!(
         "{doing}; connection settings come from --context, --server, --creds, --user, --password, --token"
-    ))
+    );
+    match f.help.clone() {
+        // What the error itself calls for comes first.
+        Some(h) => f.help(format!("{h}; {settings}")),
+        None => f.help(settings),
+    }
 }
 
 /// Bind to a JetStream stream, refusing one that breaks SPEC 8.

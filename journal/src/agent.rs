@@ -1,7 +1,7 @@
 //! The agent file (YAML): the parts fisk-admin reads. Unknown keys are
 //! ignored so a full agent file from the Go agent loads too.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Where};
 use crate::record::{Block, Message};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -69,10 +69,8 @@ pub struct SessionOptions {
 impl AgentFile {
     pub fn load(path: &Path) -> Result<AgentFile> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::Config {
-            path: path.to_path_buf(),
-            message: format!(
-                "cannot read the agent file: {e}; check the path given to --config or --agent"
-            ),
+            at: Where::Path(path.to_path_buf()),
+            message: format!("cannot read the agent file: {e}"),
         })?;
         let mut a: AgentFile = serde_norway::from_str(&text).map_err(|e| {
             let at = e
@@ -80,7 +78,7 @@ impl AgentFile {
                 .map(|l| format!("line {} column {}: ", l.line(), l.column()))
                 .unwrap_or_default();
             Error::Config {
-                path: path.to_path_buf(),
+                at: Where::Path(path.to_path_buf()),
                 message: format!("{at}{e}"),
             }
         })?;
@@ -136,7 +134,7 @@ impl AgentFile {
             .map(|i| format!("line {}: ", i + 1))
             .unwrap_or_default();
         Error::Config {
-            path: self.path.clone(),
+            at: Where::Path(self.path.clone()),
             message: format!("{line}field `{field}`: {}", message.into()),
         }
     }
@@ -204,7 +202,7 @@ pub fn load_turns(path: &Path) -> Result<Vec<ScriptTurn>> {
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         let bad = |field: &str, message: String| Error::Config {
-            path: path.to_path_buf(),
+            at: Where::Path(path.to_path_buf()),
             message: format!("line {line}: {field}{message}"),
         };
         if raw.trim().is_empty() {

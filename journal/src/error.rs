@@ -1,18 +1,141 @@
 //! The library's error type. Every variant carries what an operator needs to
-//! find the problem (run, path, line, byte offset); the message says what is
-//! wrong. What to run next is the binary's to say (it knows its commands and
-//! flags): `src/error.rs` adds it from the variant.
+//! find the problem as data (a [`Where`]: a path and line, or a stream and
+//! subject), and its message says what is wrong. What to run next is the
+//! binary's to say (it knows its commands and this invocation's flags): a
+//! refusal names the way past it as a [`Remedy`], and `src/error.rs` turns
+//! that into a command.
 
 use crate::fold::FoldError;
-use std::path::PathBuf;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Where a problem is: a place an operator can go and look.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Where {
+    /// A file or directory.
+    Path(PathBuf),
+    /// A line of a journal file starting at byte `offset` (`line` 0 where
+    /// it was not counted: a summary reads only a journal's head and tail).
+    Line {
+        path: PathBuf,
+        line: usize,
+        offset: u64,
+    },
+    /// A stream on a server.
+    Stream { stream: String, server: String },
+    /// One subject of a stream (boxed: errors stay small).
+    Subject(Box<Subject>),
+    /// The NATS server(s), before any stream is bound.
+    Server(String),
+    /// This process: its async runtime, its source of randomness.
+    Process,
+}
+
+/// One subject of a stream on a server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subject {
+    pub stream: String,
+    pub server: String,
+    pub subject: String,
+    /// The record's place in its run, 0 where it is not known.
+    pub position: usize,
+}
+
+impl Where {
+    /// The file this is in, if it is in one.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Where::Path(p) | Where::Line { path: p, .. } => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The journal line (1-based) this is, where it was counted.
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            Where::Line { line, .. } if *line > 0 => Some(*line),
+            Where::Subject(s) if s.position > 0 => Some(s.position),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Where {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Where::Path(p) => write!(f, "{}", p.display()),
+            Where::Line { path, line, offset } => {
+                write!(f, "{}", path.display())?;
+                if *line > 0 {
+                    write!(f, " line {line}")?;
+                }
+                write!(f, " (byte {offset})")
+            }
+            Where::Stream { stream, server } => write!(f, "stream {stream} on {server}"),
+            Where::Subject(s) => {
+                write!(f, "{}", s.subject)?;
+                if s.position > 0 {
+                    write!(f, " (record {})", s.position)?;
+                }
+                write!(f, " in stream {} on {}", s.stream, s.server)
+            }
+            Where::Server(s) => write!(f, "NATS server {s}"),
+            Where::Process => f.write_str("this process"),
+        }
+    }
+}
+
+/// The way past a refusal, named as an action: the binary words it as one
+/// of its commands, with this invocation's store flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Remedy {
+    /// Read every finding of the run, with its line.
+    Verify,
+    /// Cut the torn tail (its bytes kept in a backup) or add the newline.
+    Repair,
+    /// Convert the run to the current format, or finish a conversion.
+    Upgrade,
+    /// The same command again finishes what was interrupted.
+    Again,
+    /// `--force`, once the other writer is known to be gone.
+    Force,
+    /// List the store to see what is there now.
+    List,
+    /// Create the stream the store names.
+    CreateStream,
+    /// List every problem of the stream's configuration.
+    CheckStream,
+    /// Answer the deferred calls the run waits on.
+    Answer,
+}
+
+impl Remedy {
+    /// What gets past `e`, where one action does.
+    pub fn of(e: &Error) -> Option<Remedy> {
+        match e {
+            Error::Refused { remedy, .. } => *remedy,
+            Error::Corrupt { .. } | Error::Fold { .. } | Error::Poisoned { .. } => {
+                Some(Remedy::Verify)
+            }
+            Error::TornTail { .. } => Some(Remedy::Repair),
+            Error::NotFound { .. } => Some(Remedy::List),
+            Error::NoStream { .. } => Some(Remedy::CreateStream),
+            Error::Config {
+                at: Where::Stream { .. },
+                ..
+            } => Some(Remedy::CheckStream),
+            _ => None,
+        }
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("invalid run id {id:?}: {reason} (ids match ^[a-zA-Z0-9][a-zA-Z0-9_-]*$, at most 128 bytes)")]
     InvalidId { id: String, reason: &'static str },
 
-    #[error("run {run} not found at {}", path.display())]
-    NotFound { run: String, path: PathBuf },
+    #[error("run {run} not found at {at}")]
+    NotFound { run: String, at: Where },
 
     #[error("{}: {source}", path.display())]
     Io {
@@ -21,20 +144,19 @@ pub enum Error {
         source: std::io::Error,
     },
 
-    #[error("run {run}: {}{} (byte {offset}): {message}", path.display(), at_line(*line))]
+    /// A line (or message) that does not parse, or breaks SPEC 2.
+    #[error("run {run}: {at}: {message}")]
     Corrupt {
         run: String,
-        path: PathBuf,
-        line: usize,
-        offset: u64,
+        at: Where,
         message: String,
     },
 
-    #[error("run {run}: the fold refuses the journal{}: {source}", at.as_deref().map(|w| format!(" at {w}")).unwrap_or_default())]
+    #[error("run {run}: the fold refuses the journal{}: {source}", at.as_ref().map(|w| format!(" at {w}")).unwrap_or_default())]
     Fold {
         run: String,
         /// Where the record it refuses is stored.
-        at: Option<String>,
+        at: Option<Where>,
         #[source]
         source: FoldError,
     },
@@ -45,29 +167,41 @@ pub enum Error {
     #[error("run {run} already exists in {location}; pick another id, or continue it instead of creating it")]
     Exists { run: String, location: String },
 
-    #[error("run {run}: {}{} (byte {offset}) is a torn final line (an unfinished write); nothing is appended onto it", path.display(), at_line(*line))]
-    TornTail {
-        run: String,
-        path: PathBuf,
-        line: usize,
-        offset: u64,
-    },
+    #[error(
+        "run {run}: {at} is a torn final line (an unfinished write); nothing is appended onto it"
+    )]
+    TornTail { run: String, at: Where },
 
     /// The tool worked and said no: a gate, a state that forbids the action.
     #[error("run {run}: {message}")]
-    Refused { run: String, message: String },
+    Refused {
+        run: String,
+        message: String,
+        /// What gets past it, for the binary to word as a command.
+        remedy: Option<Remedy>,
+    },
 
-    #[error("{}: {message}", path.display())]
-    Config { path: PathBuf, message: String },
+    /// A configuration (agent file, NATS context, a stream's settings)
+    /// that cannot be used.
+    #[error("{at}: {message}")]
+    Config { at: Where, message: String },
+
+    /// The schema set cannot be loaded or compiled.
+    #[error("{origin}: {message}")]
+    Schema { origin: String, message: String },
 
     #[error("{0}")]
     Usage(String),
 
-    /// A failure of the store as a whole, or one not yet told apart (the
-    /// JetStream server's errors, a runtime that did not start): what
-    /// `migrate` stops starting further runs on.
-    #[error("{context}: {message}")]
-    Store { context: String, message: String },
+    /// The stream the store names does not exist.
+    #[error("stream {stream} does not exist on {server}")]
+    NoStream { stream: String, server: String },
+
+    /// The store as a whole cannot be used: the server or connection, a
+    /// runtime that did not start. What `migrate` stops starting further
+    /// runs on.
+    #[error("{at}: {message}")]
+    Unavailable { at: Where, message: String },
 
     /// A writer whose earlier write failed refuses every further one: what
     /// landed is unknown until the run is read again.
@@ -90,18 +224,13 @@ pub enum Error {
     #[error("{}: {what}", path.display())]
     NotAFile { path: PathBuf, what: String },
 
-    /// A source run changed while it was copied: it is not deleted.
-    #[error("run {run}: the source now ends at seq {have}, the copy at seq {copied}: it changed while migrating, so it was not deleted; re-run to copy the rest")]
-    SourceChanged { run: String, have: u64, copied: u64 },
-}
+    /// Every name a backup could take is in use: nothing was changed.
+    #[error("{}: no free name like {like} for a backup; nothing was changed", dir.display())]
+    NoFreeName { dir: PathBuf, like: String },
 
-/// ` line N`, or nothing where the line is not known (0): a summary reads
-/// only the head and tail of a journal and cannot count its lines.
-fn at_line(line: usize) -> String {
-    match line {
-        0 => String::new(),
-        n => format!(" line {n}"),
-    }
+    /// A source run changed while it was copied: it is not deleted.
+    #[error("run {run}: the source now ends at seq {have}, the copy at seq {copied}: it changed while migrating, so it was not deleted")]
+    SourceChanged { run: String, have: u64, copied: u64 },
 }
 
 impl Error {
@@ -109,6 +238,37 @@ impl Error {
         Error::Io {
             path: path.into(),
             source,
+        }
+    }
+
+    /// A refusal with no remedy to name.
+    pub fn refused(run: &str, message: impl Into<String>) -> Error {
+        Error::Refused {
+            run: run.to_owned(),
+            message: message.into(),
+            remedy: None,
+        }
+    }
+
+    /// A refusal and the way past it.
+    pub fn refused_until(run: &str, message: impl Into<String>, remedy: Remedy) -> Error {
+        Error::Refused {
+            run: run.to_owned(),
+            message: message.into(),
+            remedy: Some(remedy),
+        }
+    }
+
+    /// Where the error is, when it is about one place.
+    pub fn place(&self) -> Option<&Where> {
+        match self {
+            Error::NotFound { at, .. }
+            | Error::Corrupt { at, .. }
+            | Error::TornTail { at, .. }
+            | Error::Config { at, .. }
+            | Error::Unavailable { at, .. } => Some(at),
+            Error::Fold { at, .. } => at.as_ref(),
+            _ => None,
         }
     }
 
@@ -120,7 +280,7 @@ impl Error {
     /// permission), is not.
     pub fn is_store_failure(&self) -> bool {
         match self {
-            Error::Store { .. } => true,
+            Error::Unavailable { .. } | Error::NoStream { .. } => true,
             Error::Io { source, .. } => {
                 use std::io::ErrorKind as K;
                 matches!(
@@ -158,10 +318,48 @@ mod tests {
             what: "a directory".into()
         }
         .is_store_failure());
-        assert!(Error::Store {
-            context: "stream S".into(),
+        assert!(!Error::NoFreeName {
+            dir: "/s".into(),
+            like: "x.json.N.bak".into()
+        }
+        .is_store_failure());
+        assert!(!Error::refused("x", "no").is_store_failure());
+        assert!(Error::Unavailable {
+            at: Where::Stream {
+                stream: "S".into(),
+                server: "nats://127.0.0.1:4222".into()
+            },
             message: "timed out".into()
         }
         .is_store_failure());
+    }
+
+    #[test]
+    fn a_place_reads_as_a_path_and_line_or_a_subject() {
+        let line = Where::Line {
+            path: "/s/r.json".into(),
+            line: 3,
+            offset: 120,
+        };
+        assert_eq!(line.to_string(), "/s/r.json line 3 (byte 120)");
+        assert_eq!(line.line(), Some(3));
+        let uncounted = Where::Line {
+            path: "/s/r.json".into(),
+            line: 0,
+            offset: 7,
+        };
+        assert_eq!(uncounted.to_string(), "/s/r.json (byte 7)");
+        assert_eq!(uncounted.line(), None);
+        let subject = Where::Subject(Box::new(Subject {
+            stream: "S".into(),
+            server: "nats://h:4222".into(),
+            subject: "fisk.r.3".into(),
+            position: 3,
+        }));
+        assert_eq!(
+            subject.to_string(),
+            "fisk.r.3 (record 3) in stream S on nats://h:4222"
+        );
+        assert_eq!(subject.path(), None);
     }
 }

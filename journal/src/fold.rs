@@ -187,7 +187,9 @@ pub struct RunState {
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 #[serde(into = "String")]
 pub enum Status {
-    Terminal(String),
+    /// Ended: the last terminal's reason (a newer agent's reason kept as
+    /// written, `Reason::Other`).
+    Terminal(crate::record::Reason),
     Open,
 }
 
@@ -200,7 +202,7 @@ impl From<Status> for String {
 impl fmt::Display for Status {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self {
-            Status::Terminal(r) => f.write_str(r),
+            Status::Terminal(r) => f.write_str(r.as_str()),
             Status::Open => f.write_str("open"),
         }
     }
@@ -595,7 +597,7 @@ impl StatusTracker {
     }
     pub fn status(&self) -> Status {
         match &self.last_terminal {
-            Some((r, _)) => Status::Terminal(r.clone()),
+            Some((r, _)) => Status::Terminal(crate::record::Reason::parse(r)),
             None => Status::Open,
         }
     }
@@ -912,7 +914,10 @@ mod tests {
                 "@2026-09-22T09:14:05+02:00 {\"reason\":\"completed\"}",
             ),
         ]);
-        assert_eq!(done.status, Status::Terminal("completed".into()));
+        assert_eq!(
+            done.status,
+            Status::Terminal(crate::record::Reason::Completed)
+        );
         assert_eq!(
             done.ended.map(|t| t.to_rfc3339()),
             Some("2026-09-22T09:14:05+02:00".into())
@@ -937,7 +942,7 @@ mod tests {
         let undated = st(&[(1, "meta", &m), (2, "terminal", r#"{"reason":"budget"}"#)]);
         assert_eq!(
             (undated.status, undated.ended),
-            (Status::Terminal("budget".into()), None)
+            (Status::Terminal(crate::record::Reason::Budget), None)
         );
     }
 }

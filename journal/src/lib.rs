@@ -23,4 +23,4 @@ pub mod time;
 pub mod upgrade;
 pub mod verify;
 
-pub use error::{Error, Result};
+pub use error::{Error, Remedy, Result, Where};

@@ -7,7 +7,7 @@
 //! server, is refused its credentials, or finds no JetStream fails within a
 //! few seconds with an error naming the server, never a hang.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Where};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -117,7 +117,7 @@ pub fn load_context(name: &str) -> Result<ContextFile> {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(Error::Config {
-                path,
+                at: Where::Path(path),
                 message: format!(
                     "NATS context {name:?} does not exist; create it with `nats context save {name} --server URL` or pass --server"
                 ),
@@ -126,7 +126,7 @@ pub fn load_context(name: &str) -> Result<ContextFile> {
         Err(e) => return Err(Error::io(path, e)),
     };
     serde_json::from_str(&text).map_err(|e| Error::Config {
-        path,
+        at: Where::Path(path),
         message: format!("not a valid NATS context file: {e}"),
     })
 }
@@ -294,89 +294,6 @@ fn expand_home(p: &str) -> PathBuf {
         (Some(rest), Some(home)) => Path::new(&home).join(rest),
         _ => PathBuf::from(p),
     }
-}
-
-/// Connect with `s`, bounded in time. `rt` runs the connection's tasks.
-pub async fn connect(s: &Settings) -> Result<async_nats::Client> {
-    let servers = s.server_list();
-    let fail = |message: String| Error::Store {
-        context: format!("NATS server {servers}"),
-        message,
-    };
-    let mut opts = async_nats::ConnectOptions::new()
-        .name("fisk-admin")
-        .connection_timeout(CONNECT_TIMEOUT)
-        .request_timeout(Some(REQUEST_TIMEOUT))
-        // Reconnect through a brief outage, but a request still fails after
-        // REQUEST_TIMEOUT, so no command hangs on a dead server.
-        .max_reconnects(None)
-        // Room for migrate's pipelined publishes (see CLIENT_CAPACITY).
-        .client_capacity(CLIENT_CAPACITY);
-    if let Some(c) = &s.creds {
-        opts = opts
-            .credentials_file(c)
-            .await
-            .map_err(|e| fail(format!("cannot read credentials file {}: {e}", c.display())))?;
-    } else if let Some(n) = &s.nkey {
-        let seed = std::fs::read_to_string(n).map_err(|e| Error::io(n, e))?;
-        opts = opts.nkey(seed.trim().to_owned());
-    }
-    if let Some(t) = &s.token {
-        opts = opts.token(t.clone());
-    } else if let Some(u) = &s.user {
-        opts = opts.user_and_password(u.clone(), s.password.clone().unwrap_or_default());
-    }
-    if let (Some(cert), Some(key)) = (&s.cert, &s.key) {
-        opts = opts.add_client_certificate(cert.clone(), key.clone());
-    }
-    if let Some(ca) = &s.ca {
-        opts = opts.add_root_certificates(ca.clone());
-    }
-    if s.tls_first {
-        opts = opts.tls_first();
-    }
-    let mut addrs = Vec::new();
-    for u in &s.servers {
-        let a: async_nats::ServerAddr = u
-            .parse()
-            .map_err(|e| fail(format!("server URL {u:?} is not valid: {e}")))?;
-        addrs.push(a);
-    }
-    // The connect timeout applies per attempt; bound the whole connect too.
-    let total = CONNECT_TIMEOUT * (addrs.len() as u32).max(1) + Duration::from_secs(1);
-    match tokio::time::timeout(total, opts.connect(addrs)).await {
-        Ok(Ok(c)) => Ok(c),
-        Ok(Err(e)) => {
-            use async_nats::ConnectErrorKind as K;
-            let hint = match e.kind() {
-                K::AuthorizationViolation | K::Authentication => {
-                    "the server refused the credentials: check --user/--password, --token, --creds or the context"
-                }
-                K::TimedOut | K::Io | K::Dns => {
-                    "is the server running and reachable? check --server or the context's url"
-                }
-                K::Tls => "TLS setup failed: check the context's cert, key and ca",
-                _ => "check --server, the credentials and the context",
-            };
-            Err(fail(format!("cannot connect: {e}; {hint}")))
-        }
-        Err(_) => Err(fail(format!(
-            "cannot connect within {}s; is the server running and reachable?",
-            total.as_secs()
-        ))),
-    }
-}
-
-/// A JetStream context honouring the domain or API prefix.
-pub fn jetstream(client: async_nats::Client, s: &Settings) -> async_nats::jetstream::Context {
-    use async_nats::jetstream::context::ContextBuilder;
-    let b = ContextBuilder::new();
-    let b = match (&s.jetstream_api_prefix, &s.jetstream_domain) {
-        (Some(p), _) => b.api_prefix(p.clone()).timeout(REQUEST_TIMEOUT),
-        (None, Some(d)) => b.domain(d.clone()).timeout(REQUEST_TIMEOUT),
-        (None, None) => b.timeout(REQUEST_TIMEOUT),
-    };
-    b.backpressure_on_inflight(true).build(client)
 }
 
 #[cfg(test)]

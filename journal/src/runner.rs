@@ -28,7 +28,7 @@
 //!   the agent file it was given.
 
 use crate::agent::{AgentFile, ScriptTurn};
-use crate::error::{Error, Result};
+use crate::error::{Error, Remedy, Result};
 use crate::fingerprint::{self, Class};
 use crate::fold::{self, Pending};
 use crate::record::{
@@ -189,15 +189,16 @@ impl Runner<'_> {
             at: self.store.refused_at(run, &journal, &source),
             source,
         })?;
-        let refuse = |message: String| Error::Refused {
-            run: run.to_owned(),
-            message,
-        };
+        let refuse = |message: String| Error::refused(run, message);
         if st.run_id != run {
-            return Err(refuse(format!(
-                "meta.run_id is {:?}, not the id it is stored under; run `fisk-admin verify {run}`",
-                st.run_id
-            )));
+            return Err(Error::refused_until(
+                run,
+                format!(
+                    "meta.run_id is {:?}, not the id it is stored under",
+                    st.run_id
+                ),
+                Remedy::Verify,
+            ));
         }
         // Gate 1: a completed run with nothing new.
         // Completed with nothing new: the last terminal says completed (a
@@ -238,7 +239,7 @@ impl Runner<'_> {
         if !blocking.is_empty() {
             if !opts.force {
                 return Err(refuse(format!(
-                    "the agent file differs in a way that changes the conversation ({}); fix the agent file, or pass --force to continue anyway (see `fisk-admin diff {run} FINGERPRINT`)",
+                    "the agent file differs in a way that changes the conversation ({}); fix the agent file, or pass --force to continue anyway",
                     blocking.join(", ")
                 )));
             }

@@ -4,7 +4,7 @@
 //! so a `created` that is not RFC 3339 fails (draft 2020-12 treats
 //! `format` as an annotation by default).
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Where};
 use crate::record::PROTOCOL_PREFIX;
 use crate::verify::RecordCheck;
 use serde_json::Value;
@@ -122,8 +122,8 @@ impl SchemaSet {
     }
 
     fn build(files: Vec<(String, Value)>, origin: String) -> Result<SchemaSet> {
-        let bad = |message: String| Error::Store {
-            context: origin.clone(),
+        let bad = |message: String| Error::Schema {
+            origin: origin.clone(),
             message,
         };
         let mut resources = Vec::new();
@@ -224,7 +224,7 @@ fn is_echo(v: &Violation) -> bool {
 
 fn parse(path: &Path, text: &str) -> Result<Value> {
     serde_json::from_str(text).map_err(|e| Error::Config {
-        path: path.to_path_buf(),
+        at: Where::Path(path.to_path_buf()),
         message: format!("not JSON: {e}"),
     })
 }

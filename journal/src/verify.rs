@@ -190,6 +190,19 @@ impl Code {
         }
     }
 
+    /// The action that clears a finding of this code, where one does.
+    pub fn remedy(self) -> Option<crate::Remedy> {
+        use crate::Remedy as R;
+        match self {
+            Code::TornTail | Code::UnterminatedFinalRecord | Code::GarbageFinalLine => {
+                Some(R::Repair)
+            }
+            Code::VersionThree | Code::MixedGeneration => Some(R::Upgrade),
+            Code::OpenDeferrals => Some(R::Answer),
+            _ => None,
+        }
+    }
+
     pub fn parse(code: &str) -> Option<Code> {
         Code::ALL.into_iter().find(|c| c.as_str() == code)
     }
@@ -289,7 +302,8 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
                         Code::UnterminatedFinalRecord,
                         Some(l),
                         Some(r.seq),
-                        "the final record has no newline; the next append must add one first (`fisk-admin repair` adds it)".into(),
+                        "the final record has no newline; the next append must add one first"
+                            .into(),
                     );
                 }
                 after_corrupt.push(skip_gap);
@@ -312,7 +326,9 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
                     code,
                     Some(l),
                     None,
-                    format!("{what}: {e}; readers drop it, `fisk-admin repair` cuts it and keeps the bytes"),
+                    format!(
+                        "{what}: {e}; readers drop it, and a repair cuts it and keeps the bytes"
+                    ),
                 );
             }
             Err(e) => {
@@ -456,7 +472,7 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
                         Code::MixedGeneration,
                         Some(l),
                         seq,
-                        format!("a version-{VERSION_AUGUST} journal holding `{field}`, a field only version {VERSION} writes: written by both generations of the agent? The current agent will not read it until it is upgraded (`fisk-admin upgrade {run}`)"),
+                        format!("a version-{VERSION_AUGUST} journal holding `{field}`, a field only version {VERSION} writes: written by both generations of the agent? The current agent will not read it until it is upgraded"),
                     );
                 }
             }
@@ -464,7 +480,7 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
         match &r.payload {
             Some(Payload::Meta(m)) if k == 0 => {
                 if m.version == VERSION_AUGUST {
-                    sink.add(Code::VersionThree, Some(l), seq, format!("format version {VERSION_AUGUST} (the August 2026 agent): the current agent will not list or resume it; `fisk-admin upgrade {run}` converts it to version {VERSION}"));
+                    sink.add(Code::VersionThree, Some(l), seq, format!("format version {VERSION_AUGUST} (the August 2026 agent): the current agent will not list or resume it until it is upgraded to version {VERSION}"));
                 } else if m.version > VERSION_AUGUST {
                     sink.add(Code::VersionNewer, Some(l), seq, format!("format version {} is newer than {VERSION_AUGUST}: a newer agent wrote this run; inspect it with that agent's tools", m.version));
                 } else if m.version != VERSION {
@@ -579,10 +595,7 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
                     Code::OpenDeferrals,
                     None,
                     None,
-                    format!(
-                        "waiting on {}; answer with `fisk-admin answer {run} TOOL_USE_ID`",
-                        names.join(", ")
-                    ),
+                    format!("waiting on {}", names.join(", ")),
                 );
             }
         }

@@ -5,7 +5,9 @@ use crate::cli::{Global, LsArgs, SortKey, StatusFilter};
 use crate::error::CmdResult;
 use crate::open::open_store;
 use crate::output::{cell, json_line, table, Style};
-use journal::store::Summary;
+use journal::fold::Status;
+use journal::record::Reason;
+use journal::store::{Listed, Summary};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -25,6 +27,11 @@ pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResul
         if let Some(p) = s.prompt.as_mut() {
             p.retain(|c| !c.is_control());
         }
+        // What gets past the problem, as a command of this tool.
+        if let (Some(p), Some(r)) = (s.problem.as_mut(), s.remedy) {
+            p.push_str("; ");
+            p.push_str(&crate::hint::advice(r, Some(&s.run_id), None));
+        }
     }
     if style.json() {
         json_line(out, &runs)?;
@@ -42,7 +49,7 @@ pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResul
                     60,
                 )
             } else {
-                cell(&s.status, 40)
+                cell(&s.status.to_string(), 40)
             },
             if s.live { "live".into() } else { String::new() },
             // The generation (SPEC 1.1): 3 is the August agent's, which the
@@ -70,20 +77,20 @@ pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResul
 
 /// Whether `--status want` lists the run.
 fn selects(want: StatusFilter, s: &Summary) -> bool {
-    let status = match want {
-        StatusFilter::Open => "open",
-        StatusFilter::Completed => "completed",
-        StatusFilter::Suspended => "suspended",
-        StatusFilter::Error => "error",
-        StatusFilter::Budget => "budget",
-        StatusFilter::MaxIterations => "max_iterations",
-        StatusFilter::Corrupt => "corrupt",
-        StatusFilter::Live => return s.live,
+    let ended = |reason: Reason| s.status == Listed::Run(Status::Terminal(reason));
+    match want {
+        StatusFilter::Open => s.status == Listed::Run(Status::Open),
+        StatusFilter::Completed => ended(Reason::Completed),
+        StatusFilter::Suspended => ended(Reason::Suspended),
+        StatusFilter::Error => ended(Reason::Error),
+        StatusFilter::Budget => ended(Reason::Budget),
+        StatusFilter::MaxIterations => ended(Reason::MaxIterations),
+        StatusFilter::Corrupt => s.status == Listed::Corrupt,
+        StatusFilter::Live => s.live,
         // `waiting` is not a status since the agent's rule (SPEC 9); it is
         // still understood here as --waiting.
-        StatusFilter::Waiting => return s.waiting,
-    };
-    s.status == status
+        StatusFilter::Waiting => s.waiting,
+    }
 }
 
 fn sort(runs: &mut [Summary], key: SortKey) {

@@ -209,12 +209,18 @@ fn render(out: &mut dyn Write, f: &Finding, style: Style) -> std::io::Result<()>
     if let Some(s) = f.seq {
         where_.push_str(&format!(" seq {s}"));
     }
-    let message = format!(
+    let mut message = format!(
         "{}{}: {}",
         sanitize(&f.run, false),
         where_,
         sanitize(&f.message, false)
     );
+    // What clears it, as a command of this tool.
+    if let Some(r) = verify::Code::parse(f.code).and_then(verify::Code::remedy) {
+        let run = (!f.run.is_empty()).then_some(f.run.as_str());
+        message.push_str("; ");
+        message.push_str(&sanitize(&crate::hint::advice(r, run, None), false));
+    }
     let source = match (&f.excerpt, f.line) {
         (Some(bytes), Some(line)) => Some((format!("{}.json", f.run), line, bytes.as_slice())),
         _ => None,

@@ -105,12 +105,18 @@ fn from_agent(a: &AgentFile) -> Result<Option<(Backend, String)>, Failure> {
 }
 
 /// Resolve the store from the global flags.
+/// The agent file `--config` or `--agent` names.
+pub fn load_agent(path: &Path) -> Result<AgentFile, Failure> {
+    AgentFile::load(path)
+        .map_err(|e| Failure::from(e).help("check the path given to --config or --agent"))
+}
+
 pub fn resolve(
     state_dir: Option<&Path>,
     store: Option<&str>,
     config: Option<&Path>,
 ) -> Result<Location, Failure> {
-    let agent = config.map(AgentFile::load).transpose()?;
+    let agent = config.map(load_agent).transpose()?;
     let nats_context = agent.as_ref().and_then(nats_context);
     let from_config = match &agent {
         Some(a) => from_agent(a)?,

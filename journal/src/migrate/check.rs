@@ -148,7 +148,7 @@ pub(super) fn after_verify(from: &Store, mut rep: RunReport, opts: &Options) -> 
     if rep.prefix_only {
         // The records after the prefix exist only in the source.
         rep.notes.push(
-            "source kept: only its readable prefix was copied; repair or inspect it (fisk-admin verify), then delete it by hand"
+            "source kept: only its readable prefix was copied; repair or inspect it, then delete it by hand"
                 .into(),
         );
         return rep;

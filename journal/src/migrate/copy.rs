@@ -371,8 +371,7 @@ fn holds_prefix(src: &Journal, n: u64, sha: &str) -> bool {
 fn compare(src: &Journal, dest: &Journal) -> std::result::Result<usize, String> {
     if let Tail::Torn { line, .. } = &dest.tail {
         return Err(format!(
-            "the destination run has a torn tail at line {line}; repair it first (`fisk-admin repair {}`)",
-            dest.run
+            "the destination run has a torn tail at line {line}; repair it first"
         ));
     }
     if dest.entries.len() > src.entries.len() {

@@ -95,7 +95,7 @@ pub(super) fn read_source(
         if !opts.include_corrupt {
             return Err(rep.end(
                 Outcome::SkippedCorrupt,
-                format!("{what}; run `fisk-admin verify {run}`; --include-corrupt copies the records before it"),
+                format!("{what}; --include-corrupt copies the records before it"),
             ));
         }
         src.entries.truncate(bad);

@@ -48,7 +48,7 @@ impl Journal {
 pub struct Summary {
     pub run_id: String,
     /// SPEC 9 status; `corrupt` when the run could not be summarised.
-    pub status: String,
+    pub status: Listed,
     /// The pending turn waits on deferred calls nobody has answered.
     pub waiting: bool,
     pub open_deferrals: usize,
@@ -69,6 +69,33 @@ pub struct Summary {
     pub prompt: Option<String>,
     /// Why the run could not be summarised (`None` unless `corrupt`).
     pub problem: Option<String>,
+    /// What gets past the problem, for the binary to word as a command.
+    #[serde(skip)]
+    pub remedy: Option<crate::Remedy>,
+}
+
+/// A listed run's status: the fold's (SPEC 9), or `corrupt` when the run
+/// could not be summarised.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(into = "String")]
+pub enum Listed {
+    Run(crate::fold::Status),
+    Corrupt,
+}
+
+impl From<Listed> for String {
+    fn from(s: Listed) -> String {
+        s.to_string()
+    }
+}
+
+impl std::fmt::Display for Listed {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            Listed::Run(s) => s.fmt(f),
+            Listed::Corrupt => f.write_str("corrupt"),
+        }
+    }
 }
 
 impl Summary {
@@ -83,9 +110,8 @@ impl Summary {
         let mut s = Summary {
             records: Some(last.seq),
             updated: last.time,
-            ..Summary::corrupt(run, String::new())
+            ..Summary::unread(run)
         };
-        s.problem = None;
         if let Some(Payload::Meta(m)) = &meta.payload {
             s.version = Some(m.version);
             s.agent = Some(m.agent.clone()).filter(|a| !a.is_empty());
@@ -100,19 +126,32 @@ impl Summary {
         };
         match fold_with(std::iter::once(meta).chain(tail), opts) {
             Ok(st) => {
-                s.status = st.status.to_string();
+                s.status = Listed::Run(st.status);
                 s.waiting = st.waiting;
                 s.open_deferrals = st.open_deferrals;
             }
-            Err(e) => s.problem = Some(e.to_string()),
+            Err(e) => {
+                s.status = Listed::Corrupt;
+                s.problem = Some(e.to_string());
+                s.remedy = Some(crate::Remedy::Verify);
+            }
         }
         s
     }
 
-    pub fn corrupt(run: &str, problem: String) -> Summary {
+    /// A run that could not be summarised, and why.
+    pub fn corrupt(run: &str, e: &crate::Error) -> Summary {
+        Summary {
+            problem: Some(e.to_string()),
+            remedy: crate::Remedy::of(e),
+            ..Summary::unread(run)
+        }
+    }
+
+    fn unread(run: &str) -> Summary {
         Summary {
             run_id: run.to_owned(),
-            status: "corrupt".into(),
+            status: Listed::Corrupt,
             waiting: false,
             open_deferrals: 0,
             live: false,
@@ -125,7 +164,8 @@ impl Summary {
             created: None,
             updated: None,
             prompt: None,
-            problem: Some(problem),
+            problem: None,
+            remedy: None,
         }
     }
 }
@@ -166,12 +206,14 @@ pub trait Appender: Send {
     /// Append the record's canonical bytes. `Ok(false)` when its seq is at
     /// or below `last_seq` (a duplicate: skipped, SPEC 2); a gap is an error.
     fn append(&mut self, record: &Record) -> crate::Result<bool> {
-        let raw = record.encode().ok_or_else(|| crate::Error::Store {
-            context: format!("run {}", self.run()),
-            message: format!(
-                "record seq {} ({}) has no payload to encode",
-                record.seq, record.protocol
-            ),
+        let raw = record.encode().ok_or_else(|| {
+            crate::Error::refused(
+                self.run(),
+                format!(
+                    "record seq {} ({}) has no payload to encode",
+                    record.seq, record.protocol
+                ),
+            )
         })?;
         self.append_raw(record.seq, &raw)
     }
@@ -187,10 +229,7 @@ pub trait Appender: Send {
         generation: crate::record::Generation,
     ) -> crate::Result<Record> {
         let run = self.run().to_owned();
-        let refused = |message: String| crate::Error::Refused {
-            run: run.clone(),
-            message,
-        };
+        let refused = |message: String| crate::Error::refused(&run, message);
         let seq = self.last_seq().checked_add(1).ok_or_else(|| {
             refused("its last seq is the largest there is; nothing was written".into())
         })?;
@@ -388,20 +427,15 @@ impl Store {
         run: &str,
         journal: &Journal,
         e: &crate::fold::FoldError,
-    ) -> Option<String> {
+    ) -> Option<crate::Where> {
         let entry = journal.refused_at(e)?;
         Some(match self {
-            Store::File(f) => format!(
-                "{} line {} (byte {})",
-                f.journal_path(run).ok()?.display(),
-                entry.line,
-                entry.offset
-            ),
-            Store::JetStream(j) => format!(
-                "stream {} subject {}",
-                j.name(),
-                j.subject(run, entry.record.seq)
-            ),
+            Store::File(f) => crate::Where::Line {
+                path: f.journal_path(run).ok()?,
+                line: entry.line,
+                offset: entry.offset,
+            },
+            Store::JetStream(j) => j.at_record(run, entry.record.seq, entry.line),
         })
     }
 

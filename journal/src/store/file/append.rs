@@ -16,7 +16,7 @@ use super::create::Publish;
 use super::dir::{exists, open_error};
 use super::seam::{Dir, DirFile, OsDir};
 use super::{missing_or, FileStore};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Where};
 use crate::fold::{check_append, Append};
 use crate::lines::{self, Tail};
 use crate::store::Appender;
@@ -207,10 +207,10 @@ impl FileAppender {
     fn check_line(&self, seq: u64, raw: &[u8]) -> Result<()> {
         if raw.contains(&b'\n') || raw.is_empty() {
             // The record's fault, not the store's: other runs go on.
-            return Err(Error::Refused {
-                run: self.run.clone(),
-                message: format!("record seq {seq} is empty or holds a raw newline; a journal line cannot carry it"),
-            });
+            return Err(Error::refused(
+                &self.run,
+                format!("record seq {seq} is empty or holds a raw newline; a journal line cannot carry it"),
+            ));
         }
         Ok(())
     }
@@ -283,9 +283,11 @@ pub fn scan(run: &str, path: &Path, bytes: &[u8]) -> Result<Scan> {
     match lines::decode_all(bytes) {
         Err(bad) => Err(Error::Corrupt {
             run: run.to_owned(),
-            path: path.to_path_buf(),
-            line: bad.line,
-            offset: bad.offset,
+            at: Where::Line {
+                path: path.to_path_buf(),
+                line: bad.line,
+                offset: bad.offset,
+            },
             message: format!(
                 "line does not parse: {}; nothing is appended to a corrupt journal",
                 bad.error
@@ -293,9 +295,11 @@ pub fn scan(run: &str, path: &Path, bytes: &[u8]) -> Result<Scan> {
         }),
         Ok((_, Tail::Torn { line, offset, .. })) => Err(Error::TornTail {
             run: run.to_owned(),
-            path: path.to_path_buf(),
-            line,
-            offset,
+            at: Where::Line {
+                path: path.to_path_buf(),
+                line,
+                offset,
+            },
         }),
         Ok((entries, tail)) => Ok(Scan {
             last_seq: entries.last().map_or(0, |e| e.record.seq),
@@ -483,7 +487,7 @@ mod tests {
         d.durable = d.written.clone();
         let torn = scan("r", Path::new("r.json"), &d.durable);
         assert!(
-            matches!(torn, Err(Error::TornTail { line: 2, .. })),
+            matches!(&torn, Err(e @ Error::TornTail { .. }) if e.place().and_then(Where::line) == Some(2)),
             "{torn:?}"
         );
         // What repair does: cut at the torn line's offset.

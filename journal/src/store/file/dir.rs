@@ -99,12 +99,9 @@ impl FileStore {
             dir.sync_dir().map_err(|e| Error::io(self.dir(), e))?;
             return Ok(path);
         }
-        Err(Error::Store {
-            context: self.dir().display().to_string(),
-            message: format!(
-                "no free name like {} for a backup; nothing was changed",
-                name("")
-            ),
+        Err(Error::NoFreeName {
+            dir: self.dir().to_path_buf(),
+            like: name(""),
         })
     }
 }

@@ -10,7 +10,7 @@
 //! journal gets its name), `repair`, `delete` and `upgrade`. This file
 //! holds the store itself: its paths and its listing.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Where};
 use crate::id;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -162,7 +162,7 @@ fn missing_or(
     match e.kind() {
         std::io::ErrorKind::NotFound => Error::NotFound {
             run: run.to_owned(),
-            path: path.to_path_buf(),
+            at: Where::Path(path.to_path_buf()),
         },
         _ => other(path, e),
     }

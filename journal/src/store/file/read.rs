@@ -4,7 +4,7 @@
 
 use super::whole;
 use super::{missing_or, FileStore, LiveLocks};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Where};
 use crate::lines;
 use crate::record::{Entry, Kind, Record};
 use crate::store::{Journal, Summary};
@@ -67,9 +67,11 @@ impl FileStore {
             Ok((entries, tail)) => Ok(journal(run, entries, tail, &bytes)),
             Err(bad) => Err(Error::Corrupt {
                 run: run.to_owned(),
-                path,
-                line: bad.line,
-                offset: bad.offset,
+                at: Where::Line {
+                    path,
+                    line: bad.line,
+                    offset: bad.offset,
+                },
                 message: format!("line does not parse: {}", bad.error),
             }),
         }
@@ -95,7 +97,7 @@ impl FileStore {
         let mut s = match self.summary_inner(run) {
             Ok(s) => s,
             Err(e) => {
-                let mut s = Summary::corrupt(run, e.to_string());
+                let mut s = Summary::corrupt(run, &e);
                 if let Ok(md) = self
                     .journal_path(run)
                     .and_then(|p| std::fs::metadata(&p).map_err(|e| Error::io(p, e)))
@@ -116,9 +118,11 @@ impl FileStore {
         let size = md.len();
         let corrupt = |offset: u64, message: String| Error::Corrupt {
             run: run.to_owned(),
-            path: path.clone(),
-            line: 0,
-            offset,
+            at: Where::Line {
+                path: path.clone(),
+                line: 0,
+                offset,
+            },
             message,
         };
         let read =

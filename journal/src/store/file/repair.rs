@@ -5,7 +5,7 @@
 use super::dir::{nofollow, open_error};
 use super::seam::{write_new, Dir, DirFile, OsDir, OsHandle};
 use super::FileStore;
-use crate::error::{Error, Result};
+use crate::error::{Error, Remedy, Result};
 use crate::lines::{self, Tail};
 use crate::store::Repair;
 use std::os::unix::fs::OpenOptionsExt;
@@ -28,21 +28,21 @@ impl FileStore {
             Ok(x) => x,
             Err(bad) => {
                 let after = lines::split(&bytes).filter(|l| l.line > bad.line).count();
-                return Err(Error::Refused {
-                    run: run.to_owned(),
-                    message: format!(
+                return Err(Error::refused_until(
+                    run,
+                    format!(
                         "{} line {} (byte {}) does not parse ({}), and {after} line(s) follow it. \
                          repair only cuts a torn final line: cutting here would throw away the \
                          {after} intact record(s) after it, and dropping just this line would leave \
-                         a hole in the sequence that resume could not fold. Nothing was changed. \
-                         Run `fisk-admin verify {run}` for the full report and recover the line \
-                         from a backup or by hand.",
+                         a hole in the sequence that resume could not fold. Nothing was changed; \
+                         recover the line from a backup or by hand.",
                         path.display(),
                         bad.line,
                         bad.offset,
                         bad.error,
                     ),
-                });
+                    Remedy::Verify,
+                ));
             }
         };
         let records = entries.len();

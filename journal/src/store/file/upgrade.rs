@@ -30,10 +30,8 @@ impl FileStore {
         let path = self.require(run)?;
         let _lock = self.lock_unless_dry(run, dry_run)?;
         let (_, bytes) = self.read_bytes(run)?;
-        let refused = |message: String| Error::Refused {
-            run: run.to_owned(),
-            message: format!("{message}; nothing was changed"),
-        };
+        let refused =
+            |message: String| Error::refused(run, format!("{message}; nothing was changed"));
         let (meta, records) = match plan(run, &bytes).map_err(refused)? {
             Plan::Current => return Ok(Outcome::Current),
             Plan::Upgrade { meta, records } => (meta, records),

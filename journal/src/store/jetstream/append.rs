@@ -53,8 +53,7 @@ impl JetStreamStore {
 
     /// A writer for an existing run, continuing after its last record.
     pub fn open(&self, run: &str) -> Result<JetStreamAppender> {
-        let hint = format!("; run `fisk-admin verify {run}`");
-        let (last, n) = self.block_on(self.tail(run, &hint))?;
+        let (last, n) = self.block_on(self.tail(run))?;
         self.appender(run, n, last.sequence)
     }
 
@@ -178,16 +177,16 @@ impl JetStreamAppender {
                 // Too large for this stream or server: the record's
                 // fault, not the store's (other runs go on).
                 if e.kind() == K::MaxPayloadExceeded || code == Some(MESSAGE_TOO_LARGE) {
-                    return Err(Error::Refused {
-                        run: self.run.clone(),
-                        message: format!(
+                    return Err(Error::refused(
+                        &self.run,
+                        format!(
                             "seq {seq} ({} bytes) is larger than stream {} on {} accepts ({e}); raise the stream's max message size (nats stream edit {} --max-msg-size) or the server's max_payload",
                             raw_len,
                             st.name,
                             st.server(),
                             st.name
                         ),
-                    });
+                    ));
                 }
                 if fenced {
                     return Err(match found {

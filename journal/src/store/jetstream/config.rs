@@ -114,7 +114,7 @@ pub fn check_config(c: &stream::Config) -> Vec<ConfigProblem> {
             "retention",
             format!("{:?}", c.retention).to_lowercase(),
             "limits: a work-queue or interest stream deletes records once consumed",
-            format!("recreate the stream with retention limits (fisk-admin stream create {name} --subject 'PREFIX.>')"),
+            "recreate the stream with retention limits".to_string(),
         );
     }
     if c.sealed {
@@ -214,19 +214,22 @@ pub fn create_stream(settings: &Settings, name: &str, subject: &str) -> Result<b
             let info = conn.info(&mut s, name).await?;
             let problems = check_config(&info.config);
             if !problems.is_empty() {
-                return Err(conn.err(name, format!(
-                    "the stream exists with another configuration; fisk-admin does not change a stream it does not own: {}",
-                    problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
-                )));
+                return Err(Error::Config {
+                    at: conn.at(name),
+                    message: format!(
+                        "the stream exists with another configuration; fisk-admin does not change a stream it does not own: {}",
+                        problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+                    ),
+                });
             }
             if info.config.subjects != want.subjects {
-                return Err(conn.err(
-                    name,
-                    format!(
+                return Err(Error::Config {
+                    at: conn.at(name),
+                    message: format!(
                         "the stream exists with subjects {:?}, not {subject:?}; use that prefix or another stream name",
                         info.config.subjects
                     ),
-                ));
+                });
             }
             return Ok(false);
         }

@@ -5,18 +5,19 @@
 //! open.
 
 use super::JetStreamStore;
-use crate::error::{Error, Result};
-use crate::nats::{self, Settings};
+use crate::error::{Error, Result, Where};
+use crate::nats::{self, Settings, CLIENT_CAPACITY, CONNECT_TIMEOUT, REQUEST_TIMEOUT};
 use async_nats::jetstream::{self, stream};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// A random nonce, fresh for every open (SPEC 8): JetStream de-duplicates by
 /// msg id across the whole stream.
 pub(super) fn new_nonce() -> Result<String> {
     let mut b = [0u8; 12];
-    getrandom::fill(&mut b).map_err(|e| Error::Store {
-        context: "JetStream append".into(),
-        message: format!("no randomness for the msg id nonce: {e}"),
+    getrandom::fill(&mut b).map_err(|e| Error::Unavailable {
+        at: Where::Process,
+        message: format!("no randomness for a JetStream msg id nonce: {e}"),
     })?;
     Ok(crate::digest::hex(&b))
 }
@@ -28,9 +29,9 @@ fn runtime() -> Result<Arc<tokio::runtime::Runtime>> {
         .enable_all()
         .build()
         .map(Arc::new)
-        .map_err(|e| Error::Store {
-            context: "JetStream".into(),
-            message: format!("cannot start the async runtime: {e}"),
+        .map_err(|e| Error::Unavailable {
+            at: Where::Process,
+            message: format!("cannot start the async runtime for JetStream: {e}"),
         })
 }
 
@@ -45,11 +46,11 @@ pub(super) struct Conn {
 impl Conn {
     pub(super) fn open(settings: &Settings) -> Result<Conn> {
         let rt = runtime()?;
-        let client = rt.block_on(nats::connect(settings))?;
+        let client = rt.block_on(connect(settings))?;
         // The context spawns its ack handler: it must be built inside the runtime.
         let js = {
             let _inside = rt.enter();
-            nats::jetstream(client, settings)
+            jetstream_context(client, settings)
         };
         Ok(Conn {
             rt,
@@ -59,9 +60,17 @@ impl Conn {
     }
 
     pub(super) fn err(&self, stream: &str, message: String) -> Error {
-        Error::Store {
-            context: format!("stream {stream} on {}", self.server),
+        Error::Unavailable {
+            at: self.at(stream),
             message,
+        }
+    }
+
+    /// The stream `stream` on this connection's server.
+    pub(super) fn at(&self, stream: &str) -> Where {
+        Where::Stream {
+            stream: stream.to_owned(),
+            server: self.server.clone(),
         }
     }
 
@@ -103,9 +112,12 @@ impl Conn {
                 use async_nats::jetstream::context::GetStreamErrorKind as K;
                 let text = e.to_string();
                 let msg = match e.kind() {
-                    K::JetStream(j) if j.error_code() == async_nats::jetstream::ErrorCode::STREAM_NOT_FOUND => format!(
-                        "stream {name} does not exist; create it with `fisk-admin stream create {name} --subject 'PREFIX.>'` (or ask the operator who owns it)"
-                    ),
+                    K::JetStream(j) if j.error_code() == async_nats::jetstream::ErrorCode::STREAM_NOT_FOUND => {
+                        return Err(Error::NoStream {
+                            stream: name.to_owned(),
+                            server: self.server.clone(),
+                        })
+                    }
                     K::Request => format!(
                         "no answer from JetStream: is JetStream enabled on this server (nats-server -js), and is the domain or API prefix right? ({text})"
                     ),
@@ -136,4 +148,90 @@ impl JetStreamStore {
             Err(e) => Err(self.err(None, format!("a JetStream task failed: {e}"))),
         }
     }
+}
+
+/// Connect with `s`, bounded in time. `rt` runs the connection's tasks.
+pub(super) async fn connect(s: &Settings) -> Result<async_nats::Client> {
+    let servers = s.server_list();
+    let fail = |message: String| Error::Unavailable {
+        at: Where::Server(servers.clone()),
+        message,
+    };
+    let mut opts = async_nats::ConnectOptions::new()
+        .name("fisk-admin")
+        .connection_timeout(CONNECT_TIMEOUT)
+        .request_timeout(Some(REQUEST_TIMEOUT))
+        // Reconnect through a brief outage, but a request still fails after
+        // REQUEST_TIMEOUT, so no command hangs on a dead server.
+        .max_reconnects(None)
+        // Room for migrate's pipelined publishes (see CLIENT_CAPACITY).
+        .client_capacity(CLIENT_CAPACITY);
+    if let Some(c) = &s.creds {
+        opts = opts
+            .credentials_file(c)
+            .await
+            .map_err(|e| fail(format!("cannot read credentials file {}: {e}", c.display())))?;
+    } else if let Some(n) = &s.nkey {
+        let seed = std::fs::read_to_string(n).map_err(|e| Error::io(n, e))?;
+        opts = opts.nkey(seed.trim().to_owned());
+    }
+    if let Some(t) = &s.token {
+        opts = opts.token(t.clone());
+    } else if let Some(u) = &s.user {
+        opts = opts.user_and_password(u.clone(), s.password.clone().unwrap_or_default());
+    }
+    if let (Some(cert), Some(key)) = (&s.cert, &s.key) {
+        opts = opts.add_client_certificate(cert.clone(), key.clone());
+    }
+    if let Some(ca) = &s.ca {
+        opts = opts.add_root_certificates(ca.clone());
+    }
+    if s.tls_first {
+        opts = opts.tls_first();
+    }
+    let mut addrs = Vec::new();
+    for u in &s.servers {
+        let a: async_nats::ServerAddr = u
+            .parse()
+            .map_err(|e| fail(format!("server URL {u:?} is not valid: {e}")))?;
+        addrs.push(a);
+    }
+    // The connect timeout applies per attempt; bound the whole connect too.
+    let total = CONNECT_TIMEOUT * (addrs.len() as u32).max(1) + Duration::from_secs(1);
+    match tokio::time::timeout(total, opts.connect(addrs)).await {
+        Ok(Ok(c)) => Ok(c),
+        Ok(Err(e)) => {
+            use async_nats::ConnectErrorKind as K;
+            let hint = match e.kind() {
+                K::AuthorizationViolation | K::Authentication => {
+                    "the server refused the credentials: check --user/--password, --token, --creds or the context"
+                }
+                K::TimedOut | K::Io | K::Dns => {
+                    "is the server running and reachable? check --server or the context's url"
+                }
+                K::Tls => "TLS setup failed: check the context's cert, key and ca",
+                _ => "check --server, the credentials and the context",
+            };
+            Err(fail(format!("cannot connect: {e}; {hint}")))
+        }
+        Err(_) => Err(fail(format!(
+            "cannot connect within {}s; is the server running and reachable?",
+            total.as_secs()
+        ))),
+    }
+}
+
+/// A JetStream context honouring the domain or API prefix.
+pub(super) fn jetstream_context(
+    client: async_nats::Client,
+    s: &Settings,
+) -> async_nats::jetstream::Context {
+    use async_nats::jetstream::context::ContextBuilder;
+    let b = ContextBuilder::new();
+    let b = match (&s.jetstream_api_prefix, &s.jetstream_domain) {
+        (Some(p), _) => b.api_prefix(p.clone()).timeout(REQUEST_TIMEOUT),
+        (None, Some(d)) => b.domain(d.clone()).timeout(REQUEST_TIMEOUT),
+        (None, None) => b.timeout(REQUEST_TIMEOUT),
+    };
+    b.backpressure_on_inflight(true).build(client)
 }

@@ -81,12 +81,12 @@ impl JetStreamStore {
                 Ok(None) => None,
                 Ok(Some(_)) => Some(format!(
                     "a writer stored more of run {run} while it was deleted: the messages saved were \
-                     purged, the newer ones are still on the stream; run `fisk-admin rm {run}` again \
-                     once the writer has stopped (its backup will hold them)"
+                     purged, the newer ones are still on the stream; delete the run again once the \
+                     writer has stopped (its backup will hold them)"
                 )),
                 Err(e) => Some(format!(
                     "run {run} was purged, but whether anything was stored meanwhile could not be \
-                     checked ({e}); run `fisk-admin ls` to see"
+                     checked ({e}); list the store to see"
                 )),
             };
             Ok((purged, kept, warning))
@@ -162,8 +162,8 @@ pub(super) fn keep_new(
         }
         return Ok(file);
     }
-    Err(Error::Store {
-        context: keep.display().to_string(),
-        message: "no free directory name for the backup; nothing was deleted".into(),
+    Err(Error::NoFreeName {
+        dir: keep.to_path_buf(),
+        like: "a backup directory".into(),
     })
 }

@@ -26,12 +26,11 @@
 //! fenced writer), `chain` (the pipelined create), `delete` (`rm` and
 //! migrate's delete) and `upgrade`.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Remedy, Result, Where};
 use crate::id;
 use crate::nats::Settings;
 use async_nats::jetstream::stream;
 use futures_util::TryStreamExt;
-use std::path::PathBuf;
 
 mod append;
 mod bulk;
@@ -76,17 +75,17 @@ impl JetStreamStore {
         let s = JetStreamStore::connect_unchecked(settings, name)?;
         let problems = check_config(&s.config);
         if !problems.is_empty() {
-            return Err(s.conn.err(
-                name,
-                format!(
-                    "the stream breaks the session-store rules (SPEC 8): {}; `fisk-admin stream check {name}` lists every problem",
+            return Err(Error::Config {
+                at: s.conn.at(name),
+                message: format!(
+                    "the stream breaks the session-store rules (SPEC 8): {}",
                     problems
                         .iter()
                         .map(ToString::to_string)
                         .collect::<Vec<_>>()
                         .join("; ")
                 ),
-            ));
+            });
         }
         Ok(s)
     }
@@ -100,14 +99,12 @@ impl JetStreamStore {
             let config = conn.info(&mut s, name).await?.config.clone();
             Ok::<_, Error>((s, config))
         })?;
-        let prefix = prefix_of(&config.subjects).ok_or_else(|| {
-            conn.err(
-                name,
-                format!(
-                    "subjects is {:?}: a session stream binds exactly one subject of the form PREFIX.>; fix: nats stream edit {name} --subjects 'PREFIX.>'",
-                    config.subjects
-                ),
-            )
+        let prefix = prefix_of(&config.subjects).ok_or_else(|| Error::Config {
+            at: conn.at(name),
+            message: format!(
+                "subjects is {:?}: a session stream binds exactly one subject of the form PREFIX.>; fix: nats stream edit {name} --subjects 'PREFIX.>'",
+                config.subjects
+            ),
         })?;
         Ok(JetStreamStore {
             direct: config.allow_direct,
@@ -141,14 +138,36 @@ impl JetStreamStore {
         format!("stream {} on {}", self.name, self.conn.server)
     }
 
+    /// The server failed a request: about the stream (and a run's
+    /// subjects, when it was about one run).
     fn err(&self, run: Option<&str>, message: String) -> Error {
-        Error::Store {
-            context: match run {
-                Some(r) => format!("run {r} in stream {} on {}", self.name, self.conn.server),
-                None => format!("stream {} on {}", self.name, self.conn.server),
+        Error::Unavailable {
+            at: match run {
+                Some(r) => self.at_run(r),
+                None => self.conn.at(&self.name),
             },
             message,
         }
+    }
+
+    /// A run's subjects (`<prefix>.<run>.>`) in this stream.
+    fn at_run(&self, run: &str) -> Where {
+        self.at_subject(format!("{}.{run}.>", self.prefix), 0)
+    }
+
+    /// Where record `seq` of `run` is stored: its subject.
+    pub fn at_record(&self, run: &str, seq: u64, position: usize) -> Where {
+        self.at_subject(self.subject(run, seq), position)
+    }
+
+    /// One subject of this stream, the `position`th record of its run.
+    fn at_subject(&self, subject: String, position: usize) -> Where {
+        Where::Subject(Box::new(crate::error::Subject {
+            stream: self.name.clone(),
+            server: self.conn.server.clone(),
+            subject,
+            position,
+        }))
     }
 
     /// Valid run ids with a meta record, sorted.
@@ -181,22 +200,20 @@ impl JetStreamStore {
     }
 
     fn interrupted(&self, run: &str) -> Error {
-        Error::Refused {
-            run: run.to_owned(),
-            message: format!(
-                "its last message on stream {} is its meta record, but record 2 exists: an upgrade was interrupted; run `fisk-admin upgrade {run}` to finish it",
+        Error::refused_until(
+            run,
+            format!(
+                "its last message on stream {} is its meta record, but record 2 exists: an upgrade was interrupted",
                 self.name
             ),
-        }
+            Remedy::Upgrade,
+        )
     }
 
     fn not_found(&self, run: &str) -> Error {
         Error::NotFound {
             run: run.to_owned(),
-            path: PathBuf::from(format!(
-                "stream {} ({}.{run}.>) on {}",
-                self.name, self.prefix, self.conn.server
-            )),
+            at: self.at_run(run),
         }
     }
 }

@@ -12,7 +12,6 @@ use crate::record::{Entry, Kind, Record};
 use crate::store::{Journal, Summary};
 use async_nats::jetstream::message::StreamMessage;
 use futures_util::StreamExt;
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// Runs up to this many records are read by direct gets, longer ones by a
@@ -56,23 +55,19 @@ impl JetStreamStore {
 
     /// The run's tail (its last message) and the seq its subject names:
     /// the run's length. Refused when the run is absent, when the tail is
-    /// on no record subject (`hint` ends that message), or when it is the
-    /// meta record of an interrupted upgrade.
-    pub(super) async fn tail(&self, run: &str, hint: &str) -> Result<(StreamMessage, u64)> {
+    /// on no record subject (corrupt), or when it is the meta record of an
+    /// interrupted upgrade.
+    pub(super) async fn tail(&self, run: &str) -> Result<(StreamMessage, u64)> {
         let Some(last) = self.last_of_run(run).await? else {
             return Err(self.not_found(run));
         };
         let n = self
             .parse_subject(&last.subject)
             .and_then(|(_, s)| s)
-            .ok_or_else(|| {
-                self.err(
-                    Some(run),
-                    format!(
-                        "the last message is on {}, not a record subject{hint}",
-                        last.subject
-                    ),
-                )
+            .ok_or_else(|| Error::Corrupt {
+                run: run.to_owned(),
+                at: self.at_subject(last.subject.to_string(), 0),
+                message: "the run's last message is not on a record subject".into(),
             })?;
         if self.tail_behind(run, n).await? {
             return Err(self.interrupted(run));
@@ -270,9 +265,7 @@ impl JetStreamStore {
             }
             return Err(Error::Corrupt {
                 run: run.to_owned(),
-                path: PathBuf::from(format!("stream {} subject {}", self.name, m.subject)),
-                line: position,
-                offset: 0,
+                at: self.at_subject(m.subject.to_string(), position),
                 message: problem,
             });
         }
@@ -296,12 +289,12 @@ impl JetStreamStore {
     async fn summary_async(&self, run: &str) -> Summary {
         match self.summary_inner(run).await {
             Ok(s) => s,
-            Err(e) => Summary::corrupt(run, e.to_string()),
+            Err(e) => Summary::corrupt(run, &e),
         }
     }
 
     async fn summary_inner(&self, run: &str) -> Result<Summary> {
-        let (last, last_n) = self.tail(run, "").await?;
+        let (last, last_n) = self.tail(run).await?;
         let stored = crate::time::Time::from_system(system_time(&last));
         let decode = |m: &StreamMessage| {
             Record::decode(&m.payload).map_err(|e| {

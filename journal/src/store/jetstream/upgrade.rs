@@ -28,7 +28,7 @@
 //! it until then (its next seq is taken), so nothing is written wrongly.
 
 use super::{as_lines, sort_by_seq, JetStreamStore, RunMessage, EXPECTED_SUBJECT_HEADER};
-use crate::error::{Error, Result};
+use crate::error::{Error, Remedy, Result};
 use crate::record::{Kind, Record};
 use crate::upgrade::{plan, Outcome, Plan};
 use std::path::Path;
@@ -59,17 +59,19 @@ impl JetStreamStore {
         hold: Duration,
         force: bool,
     ) -> Result<Outcome> {
-        let refused = |message: String| Error::Refused {
-            run: run.to_owned(),
-            message: format!("{message}; nothing was changed"),
-        };
+        let refused =
+            |message: String| Error::refused(run, format!("{message}; nothing was changed"));
         // Everything on the run's subjects, whatever their order.
         let mut messages = self.read_run(run, true).await?;
         if let Some(m) = messages.iter().find(|m| m.subject_seq.is_none()) {
-            return Err(refused(format!(
-                "a message on {} names no record; run `fisk-admin verify {run}`",
-                m.subject
-            )));
+            return Err(Error::refused_until(
+                run,
+                format!(
+                    "a message on {} names no record; nothing was changed",
+                    m.subject
+                ),
+                Remedy::Verify,
+            ));
         }
         // Every subject names a record: seq order is subject order.
         sort_by_seq(&mut messages);
@@ -178,7 +180,7 @@ impl JetStreamStore {
             return Err(self.err(
                 Some(run),
                 format!(
-                    "cannot publish to {subject}: the connection took no message; run `fisk-admin upgrade {run}` again to finish"
+                    "cannot publish to {subject}: the connection took no message; the same upgrade again finishes it"
                 ),
             ));
         };
@@ -190,7 +192,7 @@ impl JetStreamStore {
                     return Err(Error::Live {
                         run: run.to_owned(),
                         holder: Some(format!(
-                            "another writer appended to it on stream {} during the upgrade (record {seq} was refused by the fence); once it has stopped, run `fisk-admin upgrade {run}` again to finish",
+                            "another writer appended to it on stream {} during the upgrade (record {seq} was refused by the fence); once it has stopped, the same upgrade again finishes it",
                             self.name
                         )),
                     });
@@ -198,7 +200,7 @@ impl JetStreamStore {
                 Err(self.err(
                     Some(run),
                     format!(
-                        "cannot replace record {seq} on {subject}: {e}; run `fisk-admin upgrade {run}` again to finish"
+                        "cannot replace record {seq} on {subject}: {e}; the same upgrade again finishes it"
                     ),
                 ))
             }
