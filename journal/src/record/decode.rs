@@ -1,0 +1,278 @@
+//! Decoding: a journal line's bytes, or its parsed JSON value, to a
+//! [`Record`], judged as the agent's decoder judges them (a time written
+//! with an escape included), and the per-kind payload decoders they share.
+
+use super::field::Nullable;
+use super::{Kind, Payload, Record};
+use crate::time::Time;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::fmt;
+
+/// Why a line is not a record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError {
+    /// false: not JSON at all; true: JSON, but a field has the wrong type.
+    pub json_ok: bool,
+    pub message: String,
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+struct Envelope<'a> {
+    seq: u64,
+    protocol: String,
+    time: Option<Time>,
+    optional: bool,
+    /// The payload when it was decoded in the same pass (the protocol came
+    /// before it, as in every canonical record). `Some(None)`: it was null.
+    payload: Option<Option<Payload>>,
+    others: Vec<(String, &'a RawValue)>,
+}
+
+/// Decodes a payload of a known kind straight from the map value.
+struct PayloadSeed(Kind);
+
+impl<'de> de::DeserializeSeed<'de> for PayloadSeed {
+    type Value = Option<Payload>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        fn p<'de, T: Deserialize<'de>, D: Deserializer<'de>>(d: D) -> Result<Option<T>, D::Error> {
+            Option::<T>::deserialize(d)
+        }
+        Ok(match self.0 {
+            Kind::Meta => p(d)?.map(Payload::Meta),
+            Kind::Assistant => p(d)?.map(Payload::Assistant),
+            Kind::User => p(d)?.map(Payload::User),
+            Kind::ToolResult => p(d)?.map(Payload::ToolResult),
+            Kind::Deferred => p(d)?.map(Payload::Deferred),
+            Kind::Decision => p(d)?.map(Payload::Decision),
+            Kind::CallApproval => p(d)?.map(Payload::CallApproval),
+            Kind::MemoryRevisions => p(d)?.map(Payload::MemoryRevisions),
+            Kind::Terminal => p(d)?.map(Payload::Terminal),
+            Kind::Claim => p(d)?.map(Payload::Claim),
+        })
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Envelope<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a record object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope<'a>, A::Error> {
+                let mut env = Envelope {
+                    seq: 0,
+                    protocol: String::new(),
+                    time: None,
+                    optional: false,
+                    payload: None,
+                    others: Vec::new(),
+                };
+                let mut kind: Option<Kind> = None;
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    match key.as_ref() {
+                        "seq" => {
+                            env.seq = map
+                                .next_value::<Nullable<u64>>()
+                                .map_err(|e| de::Error::custom(format!("field `seq`: {e}")))?
+                                .0
+                        }
+                        "protocol" => {
+                            env.protocol = map
+                                .next_value::<Nullable<String>>()
+                                .map_err(|e| de::Error::custom(format!("field `protocol`: {e}")))?
+                                .0;
+                            kind = Kind::from_protocol(&env.protocol);
+                        }
+                        "time" => {
+                            let t: Time = map
+                                .next_value()
+                                .map_err(|e| de::Error::custom(format!("field `time`: {e}")))?;
+                            env.time = Some(t).filter(|t| !t.is_zero());
+                        }
+                        "optional" => {
+                            env.optional = map
+                                .next_value::<Nullable<bool>>()
+                                .map_err(|e| de::Error::custom(format!("field `optional`: {e}")))?
+                                .0
+                        }
+                        k if env.payload.is_none() && kind.is_some_and(|kd| kd.key() == k) => {
+                            let kd = kind.unwrap_or(Kind::Meta);
+                            env.payload =
+                                Some(map.next_value_seed(PayloadSeed(kd)).map_err(|e| {
+                                    de::Error::custom(format!("`{}` payload: {e}", kd.key()))
+                                })?);
+                        }
+                        _ => {
+                            let v: &'de RawValue = map.next_value()?;
+                            env.others.push((key.into_owned(), v));
+                        }
+                    }
+                }
+                Ok(env)
+            }
+        }
+        d.deserialize_map(V(std::marker::PhantomData))
+    }
+}
+
+impl Record {
+    /// Decode one journal line (without its newline).
+    pub fn decode(line: &[u8]) -> Result<Record, DecodeError> {
+        let env: Envelope = match serde_json::from_slice(line) {
+            Ok(e) => e,
+            Err(e) => {
+                // Tell "not JSON" from "JSON of the wrong shape".
+                let json_ok =
+                    e.is_data() && serde_json::from_slice::<serde::de::IgnoredAny>(line).is_ok();
+                return Err(DecodeError {
+                    json_ok,
+                    message: e.to_string(),
+                });
+            }
+        };
+        let kind = Kind::from_protocol(&env.protocol);
+        let decoded_inline = env.payload.is_some();
+        let mut payload = env.payload.flatten();
+        let mut extra_keys = Vec::new();
+        for (key, raw) in env.others {
+            // The payload key seen before the protocol (never in canonical
+            // records): decode it now. A second copy of it is an extra key.
+            if let Some(kind) = kind.filter(|k| k.key() == key && !decoded_inline) {
+                if raw.get() == "null" {
+                    continue;
+                }
+                payload = Some(Payload::decode(kind, raw.get()).map_err(|e| DecodeError {
+                    json_ok: true,
+                    message: format!("`{}` payload: {e}", kind.key()),
+                })?);
+            } else {
+                extra_keys.push(key);
+            }
+        }
+        Ok(Record {
+            seq: env.seq,
+            protocol: env.protocol,
+            time: env.time,
+            optional: env.optional,
+            payload,
+            extra_keys,
+        })
+    }
+
+    /// Decode a record from an already parsed JSON value, with the same
+    /// rules as [`Record::decode`]. Used where the value is needed anyway
+    /// (the schema check), so a line is parsed once. The value's strings are
+    /// moved, not copied. Raw JSON fields (`tool_use.input`, `provider.raw`)
+    /// come out re-serialised (keys sorted): a record decoded this way is
+    /// for checking, never for copying or re-encoding.
+    pub fn from_value(v: serde_json::Value) -> Result<Record, DecodeError> {
+        let wrong = |message: String| DecodeError {
+            json_ok: true,
+            message,
+        };
+        let serde_json::Value::Object(mut map) = v else {
+            return Err(wrong("invalid type: expected a record object".into()));
+        };
+        fn field<T: serde::de::DeserializeOwned + Default>(
+            map: &mut serde_json::Map<String, serde_json::Value>,
+            key: &str,
+        ) -> Result<T, DecodeError> {
+            match map.remove(key) {
+                None | Some(serde_json::Value::Null) => Ok(T::default()),
+                Some(v) => serde_json::from_value(v).map_err(|e| DecodeError {
+                    json_ok: true,
+                    message: format!("field `{key}`: {e}"),
+                }),
+            }
+        }
+        let seq: u64 = field(&mut map, "seq")?;
+        let protocol: String = field(&mut map, "protocol")?;
+        let time: Time = field(&mut map, "time")?;
+        let optional: bool = field(&mut map, "optional")?;
+        let kind = Kind::from_protocol(&protocol);
+        let payload = match kind {
+            Some(k) => match map.remove(k.key()) {
+                None | Some(serde_json::Value::Null) => None,
+                Some(v) => Some(
+                    Payload::from_value(k, v)
+                        .map_err(|e| wrong(format!("`{}` payload: {e}", k.key())))?,
+                ),
+            },
+            None => None,
+        };
+        Ok(Record {
+            seq,
+            protocol,
+            time: Some(time).filter(|t| !t.is_zero()),
+            optional,
+            payload,
+            extra_keys: map.into_iter().map(|(k, _)| k).collect(),
+        })
+    }
+
+    /// [`Record::from_value`] of the value parsed from `line`, judged as
+    /// [`Record::decode`] judges the bytes: a time written with an escape
+    /// (`\u0054`) is refused by Go, which parses a time's raw bytes, but a
+    /// parsed value has lost the escape, so such a line is decoded from its
+    /// bytes instead (and fails there).
+    pub fn from_value_of(v: serde_json::Value, line: &[u8]) -> Result<Record, DecodeError> {
+        let literal = ["/time", "/meta/created", "/claim/claimed"]
+            .iter()
+            .filter_map(|p| v.pointer(p).and_then(serde_json::Value::as_str))
+            .all(|t| {
+                // `"<t>"` in the bytes, found without building it.
+                memchr::memmem::find_iter(line, t.as_bytes()).any(|at| {
+                    at.checked_sub(1).and_then(|b| line.get(b)) == Some(&b'"')
+                        && line.get(at + t.len()) == Some(&b'"')
+                })
+            });
+        if literal {
+            Record::from_value(v)
+        } else {
+            Record::decode(line)
+        }
+    }
+}
+
+impl Payload {
+    fn from_value(kind: Kind, v: serde_json::Value) -> serde_json::Result<Payload> {
+        use serde_json::from_value as p;
+        Ok(match kind {
+            Kind::Meta => Payload::Meta(p(v)?),
+            Kind::Assistant => Payload::Assistant(p(v)?),
+            Kind::User => Payload::User(p(v)?),
+            Kind::ToolResult => Payload::ToolResult(p(v)?),
+            Kind::Deferred => Payload::Deferred(p(v)?),
+            Kind::Decision => Payload::Decision(p(v)?),
+            Kind::CallApproval => Payload::CallApproval(p(v)?),
+            Kind::MemoryRevisions => Payload::MemoryRevisions(p(v)?),
+            Kind::Terminal => Payload::Terminal(p(v)?),
+            Kind::Claim => Payload::Claim(p(v)?),
+        })
+    }
+
+    fn decode(kind: Kind, raw: &str) -> serde_json::Result<Payload> {
+        use serde_json::from_str as p;
+        Ok(match kind {
+            Kind::Meta => Payload::Meta(p(raw)?),
+            Kind::Assistant => Payload::Assistant(p(raw)?),
+            Kind::User => Payload::User(p(raw)?),
+            Kind::ToolResult => Payload::ToolResult(p(raw)?),
+            Kind::Deferred => Payload::Deferred(p(raw)?),
+            Kind::Decision => Payload::Decision(p(raw)?),
+            Kind::CallApproval => Payload::CallApproval(p(raw)?),
+            Kind::MemoryRevisions => Payload::MemoryRevisions(p(raw)?),
+            Kind::Terminal => Payload::Terminal(p(raw)?),
+            Kind::Claim => Payload::Claim(p(raw)?),
+        })
+    }
+}

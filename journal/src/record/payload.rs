@@ -1,0 +1,397 @@
+//! The ten payloads, one struct each with its fields in SPEC order (the
+//! order [`Record::encode`](super::Record::encode) writes), and [`Payload`],
+//! the one a record carries.
+
+use super::content::{Message, ToolResultBlock};
+use super::field::{claimed, created, is_false, is_zero, nullable, Unknown};
+use super::Kind;
+use crate::time::Time;
+use serde::de::{self, Deserializer};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use std::collections::BTreeMap;
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct Fingerprint {
+    #[serde(default, deserialize_with = "nullable")]
+    pub provider: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub model: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub system_hash: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub tools_hash: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub thinking_mode: String,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub reasoning_effort: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub max_tokens: i64,
+    #[serde(default, deserialize_with = "nullable")]
+    pub max_iterations: i64,
+    #[serde(flatten, skip_serializing)]
+    pub unknown: Unknown,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct Meta {
+    #[serde(default, deserialize_with = "nullable")]
+    pub version: i64,
+    #[serde(default, deserialize_with = "nullable")]
+    pub run_id: String,
+    /// Never omitted: a zero time is written `0001-01-01T00:00:00Z`.
+    #[serde(default, deserialize_with = "created")]
+    pub created: Time,
+    #[serde(default, deserialize_with = "nullable")]
+    pub fingerprint: Fingerprint,
+    #[serde(default, deserialize_with = "nullable")]
+    pub prompt: String,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "is_false"
+    )]
+    pub interactive: bool,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub conversation_token: String,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub caller: String,
+    /// The agent that produced the run (version 1; an unverified label).
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub agent: String,
+    #[serde(flatten, skip_serializing)]
+    pub unknown: Unknown,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct Assistant {
+    #[serde(default, deserialize_with = "nullable")]
+    pub iteration: i64,
+    #[serde(default, deserialize_with = "nullable")]
+    pub message: Message,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub stop_reason: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub in_tokens: i64,
+    #[serde(default, deserialize_with = "nullable")]
+    pub out_tokens: i64,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "is_zero"
+    )]
+    pub cache_read_tokens: i64,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "is_zero"
+    )]
+    pub cache_create_tokens: i64,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "is_zero"
+    )]
+    pub thinking_tokens: i64,
+    #[serde(flatten, skip_serializing)]
+    pub unknown: Unknown,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct User {
+    #[serde(default, deserialize_with = "nullable")]
+    pub message: Message,
+    #[serde(flatten, skip_serializing)]
+    pub unknown: Unknown,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct ToolResult {
+    #[serde(default, deserialize_with = "nullable")]
+    pub tool_use_id: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub result: ToolResultBlock,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "is_false"
+    )]
+    pub remote: bool,
+    /// The kind of provider that served the call (version 1); empty on a
+    /// legacy result.
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub kind: String,
+    /// The call was handed to its provider (version 1).
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "is_false"
+    )]
+    pub dispatched: bool,
+    #[serde(flatten, skip_serializing)]
+    pub unknown: Unknown,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct Deferred {
+    #[serde(default, deserialize_with = "nullable")]
+    pub tool_use_id: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub tool_name: String,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub note: String,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub handle: String,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub kind: String,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "is_false"
+    )]
+    pub dispatched: bool,
+    #[serde(flatten, skip_serializing)]
+    pub unknown: Unknown,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct Decision {
+    #[serde(default, deserialize_with = "nullable")]
+    pub tool: String,
+    #[serde(flatten, skip_serializing)]
+    pub unknown: Unknown,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct CallApproval {
+    #[serde(default, deserialize_with = "nullable")]
+    pub tool_use_id: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub tool_name: String,
+    #[serde(flatten, skip_serializing)]
+    pub unknown: Unknown,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct MemoryRevisions {
+    /// `None` is Go's nil map, written `null`. Revisions are unsigned
+    /// 64-bit: a negative one does not parse, as for the agent.
+    #[serde(default)]
+    pub revisions: Option<BTreeMap<String, u64>>,
+    #[serde(flatten, skip_serializing)]
+    pub unknown: Unknown,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default)]
+pub struct Terminal {
+    #[serde(default, deserialize_with = "nullable")]
+    pub reason: String,
+    #[serde(
+        default,
+        deserialize_with = "nullable",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub message: String,
+    /// What the conversation had cost when the turn ended (version 1),
+    /// kept verbatim: its counters are opaque and the fold never trusts
+    /// them. Checked on decode for the types the agent's own decoder
+    /// demands.
+    #[serde(
+        default,
+        deserialize_with = "summary",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub summary: Option<Box<RawValue>>,
+    #[serde(flatten, skip_serializing)]
+    pub unknown: Unknown,
+}
+
+impl PartialEq for Terminal {
+    fn eq(&self, o: &Self) -> bool {
+        self.reason == o.reason
+            && self.message == o.message
+            && self.summary.as_ref().map(|r| r.get()) == o.summary.as_ref().map(|r| r.get())
+    }
+}
+impl Eq for Terminal {}
+
+/// `terminal.summary` as the agent's decoder types it: integers for
+/// `turns` and `context_tokens`, integer counters, `tool_calls_by_kind`
+/// keyed by integers. The bytes are kept; the shape is only checked.
+fn summary<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
+    #[derive(Deserialize)]
+    #[allow(dead_code)]
+    struct Shape {
+        #[serde(default, deserialize_with = "nullable")]
+        turns: i64,
+        #[serde(default, deserialize_with = "nullable")]
+        context_tokens: i64,
+        #[serde(default, deserialize_with = "nullable")]
+        counters: CounterShape,
+    }
+    #[derive(Deserialize, Default)]
+    #[allow(dead_code)]
+    struct CounterShape {
+        #[serde(default, deserialize_with = "nullable")]
+        llm_calls: i64,
+        #[serde(default, deserialize_with = "nullable")]
+        tool_calls: i64,
+        #[serde(default, deserialize_with = "nullable")]
+        remote_tool_calls: i64,
+        #[serde(default, deserialize_with = "nullable")]
+        mcp_tool_calls: i64,
+        #[serde(default)]
+        tool_calls_by_kind: Option<BTreeMap<IntKey, i64>>,
+        #[serde(default, deserialize_with = "nullable")]
+        in_tokens: i64,
+        #[serde(default, deserialize_with = "nullable")]
+        out_tokens: i64,
+        #[serde(default, deserialize_with = "nullable")]
+        cache_read_tokens: i64,
+        #[serde(default, deserialize_with = "nullable")]
+        cache_create_tokens: i64,
+        #[serde(default, deserialize_with = "nullable")]
+        thinking_tokens: i64,
+    }
+    /// A Go map key of an integer type: the key string must be an integer.
+    #[derive(PartialEq, Eq, PartialOrd, Ord)]
+    struct IntKey;
+    impl<'de> Deserialize<'de> for IntKey {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<IntKey, D::Error> {
+            let s = std::borrow::Cow::<'de, str>::deserialize(d)?;
+            s.parse::<i64>().map(|_| IntKey).map_err(|_| {
+                de::Error::custom(format!("tool_calls_by_kind key {s:?} is not an integer"))
+            })
+        }
+    }
+    let raw: Option<Box<RawValue>> = Option::deserialize(d)?;
+    match raw {
+        Some(r) if r.get() != "null" => {
+            serde_json::from_str::<Shape>(r.get())
+                .map_err(|e| de::Error::custom(format!("summary: {e}")))?;
+            Ok(Some(r))
+        }
+        _ => Ok(None),
+    }
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct Claim {
+    #[serde(default, deserialize_with = "nullable")]
+    pub by: String,
+    /// Never omitted: a zero time is written `0001-01-01T00:00:00Z`.
+    #[serde(default, deserialize_with = "claimed")]
+    pub claimed: Time,
+    #[serde(flatten, skip_serializing)]
+    pub unknown: Unknown,
+}
+
+/// A decoded payload.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Payload {
+    Meta(Meta),
+    Assistant(Assistant),
+    User(User),
+    ToolResult(ToolResult),
+    Deferred(Deferred),
+    Decision(Decision),
+    CallApproval(CallApproval),
+    MemoryRevisions(MemoryRevisions),
+    Terminal(Terminal),
+    Claim(Claim),
+}
+
+impl Payload {
+    pub fn kind(&self) -> Kind {
+        match self {
+            Payload::Meta(_) => Kind::Meta,
+            Payload::Assistant(_) => Kind::Assistant,
+            Payload::User(_) => Kind::User,
+            Payload::ToolResult(_) => Kind::ToolResult,
+            Payload::Deferred(_) => Kind::Deferred,
+            Payload::Decision(_) => Kind::Decision,
+            Payload::CallApproval(_) => Kind::CallApproval,
+            Payload::MemoryRevisions(_) => Kind::MemoryRevisions,
+            Payload::Terminal(_) => Kind::Terminal,
+            Payload::Claim(_) => Kind::Claim,
+        }
+    }
+
+    /// The fields of this payload (and of the fingerprint or the result it
+    /// holds) that this tool does not know, dotted (`fingerprint.x`).
+    pub fn unknown_fields(&self) -> Vec<String> {
+        let nested = |prefix: &str, u: &Unknown| -> Vec<String> {
+            u.0.iter().map(|k| format!("{prefix}.{k}")).collect()
+        };
+        let key = self.kind().key();
+        let (top, inner): (&Unknown, Vec<String>) = match self {
+            Payload::Meta(p) => (
+                &p.unknown,
+                nested("meta.fingerprint", &p.fingerprint.unknown),
+            ),
+            Payload::Assistant(p) => (&p.unknown, Vec::new()),
+            Payload::User(p) => (&p.unknown, Vec::new()),
+            Payload::ToolResult(p) => (&p.unknown, nested("tool_result.result", &p.result.unknown)),
+            Payload::Deferred(p) => (&p.unknown, Vec::new()),
+            Payload::Decision(p) => (&p.unknown, Vec::new()),
+            Payload::CallApproval(p) => (&p.unknown, Vec::new()),
+            Payload::MemoryRevisions(p) => (&p.unknown, Vec::new()),
+            Payload::Terminal(p) => (&p.unknown, Vec::new()),
+            Payload::Claim(p) => (&p.unknown, Vec::new()),
+        };
+        let mut out = nested(key, top);
+        out.extend(inner);
+        out
+    }
+
+    /// The first version-1 field this payload carries (`meta.agent`,
+    /// `kind`, `dispatched`, `terminal.summary`), for telling a version-3
+    /// journal that holds them (SPEC 11 `mixed-generation`).
+    pub fn current_generation_field(&self) -> Option<&'static str> {
+        match self {
+            Payload::Meta(m) if !m.agent.is_empty() => Some("meta.agent"),
+            Payload::ToolResult(t) if !t.kind.is_empty() => Some("tool_result.kind"),
+            Payload::ToolResult(t) if t.dispatched => Some("tool_result.dispatched"),
+            Payload::Deferred(d) if !d.kind.is_empty() => Some("deferred.kind"),
+            Payload::Deferred(d) if d.dispatched => Some("deferred.dispatched"),
+            Payload::Terminal(t) if t.summary.is_some() => Some("terminal.summary"),
+            _ => None,
+        }
+    }
+}
