@@ -2,6 +2,7 @@
 //! the way past a refusal or finding as a [`Remedy`]; this module is the one
 //! place that turns it into a command line, so every hint is worded alike.
 
+use journal::store::Restore;
 use journal::{Error, Remedy, Where};
 
 /// `remedy` as advice naming the command that applies it. `run` and
@@ -27,6 +28,40 @@ pub fn advice(remedy: Remedy, run: Option<&str>, stream: Option<&str>) -> String
             format!("`fisk-admin stream check {stream}` lists every problem")
         }
         Remedy::Answer => format!("answer with `fisk-admin answer {run} TOOL_USE_ID`"),
+    }
+}
+
+/// The command that puts a deleted run back, and whether it needs this
+/// invocation's connection flags.
+pub fn restore(r: &Restore) -> (String, bool) {
+    match r {
+        Restore::Link { kept, journal } => {
+            let (k, j) = (
+                shell(&kept.to_string_lossy()),
+                shell(&journal.to_string_lossy()),
+            );
+            (format!("ln {k} {j} && rm {k}"), false)
+        }
+        Restore::Copy { from, stream, run } => (
+            format!(
+                "fisk-admin migrate --from {} --to {} {run}",
+                shell(&format!("file:{}", from.to_string_lossy())),
+                shell(&format!("jetstream:{stream}"))
+            ),
+            true,
+        ),
+    }
+}
+
+/// `s` as one shell word: as it is when that is safe, else single-quoted.
+pub fn shell(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-./:=+@%,".contains(&b));
+    if plain {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
     }
 }
 
@@ -71,6 +106,14 @@ pub fn run_of(e: &Error) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_word_with_a_space_or_quote_is_quoted_for_the_shell() {
+        assert_eq!(shell("/s/r.json"), "/s/r.json");
+        assert_eq!(shell("/s/my runs/r.json"), "'/s/my runs/r.json'");
+        assert_eq!(shell("it's"), "'it'\\''s'");
+        assert_eq!(shell(""), "''");
+    }
 
     #[test]
     fn every_remedy_names_its_command_with_the_run_or_stream() {

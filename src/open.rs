@@ -85,6 +85,21 @@ pub fn open_store(g: &Global) -> Result<Store, Failure> {
     store_at(g, locate(g)?, true)
 }
 
+/// The store the global flags select, for `verify`: a JetStream stream
+/// that breaks SPEC 8 is still bound (its problems become findings).
+pub fn inspect_store(g: &Global) -> Result<Store, Failure> {
+    let loc = locate(g)?;
+    match loc.backend {
+        Backend::JetStream { stream } => {
+            let settings = nats_settings(g, loc.nats_context.as_deref())?;
+            let store = JetStreamStore::connect_unchecked(&settings, &stream)
+                .map_err(|e| stream_help(e, &format!("verifying jetstream stream {stream:?}")))?;
+            Ok(Store::JetStream(Box::new(store)))
+        }
+        Backend::File { .. } => store_at(g, loc, true),
+    }
+}
+
 /// The store for `run`/`resume`: a store flag wins; otherwise the agent
 /// file's `harness.sessions` block (or the default) chooses, as `--config`
 /// would. `run` may create the directory; `resume` needs it to exist.

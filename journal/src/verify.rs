@@ -5,10 +5,8 @@
 use crate::fold::{fold_with, FoldOptions};
 use crate::lines::{self, RawLine};
 use crate::record::{Kind, Payload, Record, VERSION, VERSION_AUGUST};
-use crate::store::file::{FileStore, LiveLocks};
 use serde::Serialize;
 use std::collections::HashSet;
-use std::path::Path;
 
 #[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[serde(rename_all = "lowercase")]
@@ -604,7 +602,19 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
     report
 }
 
-fn file_finding(run: &str, code: Code, message: String) -> Finding {
+/// The report of a run that could not be read at all.
+pub fn unreadable(run: &str, e: &crate::Error) -> Report {
+    Report {
+        findings: vec![Finding {
+            severity: Severity::Error,
+            ..file_finding(run, Code::Unreadable, format!("cannot read the run: {e}"))
+        }],
+        ..Report::default()
+    }
+}
+
+/// A finding about a run (or the store) as a whole: no line, no seq.
+pub(crate) fn file_finding(run: &str, code: Code, message: String) -> Finding {
     Finding {
         run: run.to_owned(),
         code: code.as_str(),
@@ -615,187 +625,6 @@ fn file_finding(run: &str, code: Code, message: String) -> Finding {
         message,
         excerpt: None,
     }
-}
-
-/// Store-level findings: directory permissions, invalid names, orphan locks.
-pub fn verify_store_dir(store: &FileStore, listing: &crate::store::file::Listing) -> Vec<Finding> {
-    use std::os::unix::fs::PermissionsExt;
-    let mut out = Vec::new();
-    let dir_name = store.dir().display().to_string();
-    if let Ok(md) = std::fs::metadata(store.dir()) {
-        let mode = md.permissions().mode() & 0o777;
-        if mode & 0o077 != 0 {
-            out.push(file_finding(&dir_name, Code::Permissions, format!("the store directory is mode {mode:04o}, not 0700: other users may read session journals (chmod 700 {dir_name})")));
-        } else if mode != 0o700 {
-            let cannot: Vec<&str> = [
-                (0o400, "list its runs"),
-                (0o200, "create or delete runs"),
-                (0o100, "open its journals"),
-            ]
-            .into_iter()
-            .filter(|(bit, _)| mode & bit == 0)
-            .map(|(_, what)| what)
-            .collect();
-            out.push(file_finding(&dir_name, Code::Permissions, format!("the store directory is mode {mode:04o}, not 0700: its owner cannot {} (chmod 700 {dir_name})", cannot.join(" or "))));
-        }
-    }
-    for p in &listing.invalid {
-        let name = p
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        out.push(file_finding(&name, Code::InvalidId, format!("{name:?} is not a valid run id, so the agent cannot see this journal; rename it to a valid id to use it")));
-    }
-    for p in &listing.orphan_locks {
-        let name = p
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        out.push(file_finding(
-            &name,
-            Code::OrphanLock,
-            format!(
-                "lock file {name:?} has no journal beside it; it is harmless and can be removed"
-            ),
-        ));
-    }
-    out
-}
-
-/// File-level checks for one run, then its content.
-pub fn verify_file_run(
-    store: &FileStore,
-    run: &str,
-    locks: &LiveLocks,
-    check: Option<&dyn RecordCheck>,
-) -> Report {
-    use std::os::unix::fs::PermissionsExt;
-    let mut pre = Vec::new();
-    let (Ok(journal), Ok(lock)) = (store.journal_path(run), store.lock_path(run)) else {
-        return Report {
-            findings: vec![file_finding(
-                run,
-                Code::InvalidId,
-                format!("{run:?} is not a valid run id"),
-            )],
-            ..Report::default()
-        };
-    };
-    for (what, p) in [("journal", &journal), ("lock", &lock)] {
-        if std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()) {
-            let target = std::fs::read_link(p)
-                .map(|t| t.display().to_string())
-                .unwrap_or_default();
-            pre.push(file_finding(
-                run,
-                Code::Symlink,
-                format!(
-                    "the {what} {} is a symbolic link to {target:?}; writers refuse to follow it",
-                    display(p)
-                ),
-            ));
-        }
-    }
-    if let Ok(md) = std::fs::metadata(&journal) {
-        let mode = md.permissions().mode() & 0o777;
-        if mode & 0o077 != 0 {
-            pre.push(file_finding(
-                run,
-                Code::Permissions,
-                format!(
-                    "the journal is mode {mode:04o}: readable by group or others (chmod 600 {})",
-                    display(&journal)
-                ),
-            ));
-        }
-    }
-    if locks.is_held(&lock) {
-        pre.push(file_finding(
-            run,
-            Code::Live,
-            "a writer holds the run's lock now; findings at the tail may be a write in progress"
-                .into(),
-        ));
-    }
-    let mut report = match store.read_bytes(run) {
-        Ok((_, bytes)) => verify_bytes(run, &bytes, check),
-        Err(e) => Report {
-            findings: vec![Finding {
-                severity: Severity::Error,
-                ..file_finding(
-                    run,
-                    Code::Unreadable,
-                    format!("cannot read the journal: {e}"),
-                )
-            }],
-            ..Report::default()
-        },
-    };
-    pre.append(&mut report.findings);
-    report.findings = pre;
-    report
-}
-
-fn display(p: &Path) -> String {
-    p.display().to_string()
-}
-
-/// Findings for a JetStream stream that breaks SPEC 8: one per setting.
-pub fn stream_config_findings(
-    stream: &str,
-    problems: &[crate::store::jetstream::ConfigProblem],
-) -> Vec<Finding> {
-    problems
-        .iter()
-        .map(|p| file_finding(stream, Code::StreamConfig, format!("stream {stream}: {p}")))
-        .collect()
-}
-
-/// Verify a run read from JetStream: its bodies as the lines of a journal
-/// (in seq order), plus a finding for each message whose subject does not
-/// name the seq its record holds.
-pub fn verify_jetstream_run(
-    run: &str,
-    messages: &[crate::store::jetstream::RunMessage],
-    check: Option<&dyn RecordCheck>,
-) -> Report {
-    let mut ordered: Vec<_> = messages.iter().collect();
-    ordered.sort_by_key(|m| (m.subject_seq.unwrap_or(u64::MAX), m.stream_seq));
-    let mut pre = Vec::new();
-    let mut buf = Vec::new();
-    for (i, m) in ordered.iter().enumerate() {
-        buf.extend_from_slice(&m.body);
-        buf.push(b'\n');
-        let seq = Record::decode(&m.body).ok().map(|r| r.seq);
-        let problem = match (m.subject_seq, seq) {
-            (None, _) => Some(format!(
-                "message {} is on subject {}, which is not a record subject (_meta or a seq >= 2)",
-                i + 1,
-                m.subject
-            )),
-            (Some(want), Some(got)) if want != got => Some(format!(
-                "the record on subject {} holds seq {got}, not {want}",
-                m.subject
-            )),
-            _ => None,
-        };
-        if let Some(message) = problem {
-            pre.push(Finding {
-                line: Some(i + 1),
-                seq,
-                excerpt: Some(m.body.iter().take(4096).copied().collect()),
-                ..file_finding(run, Code::SubjectMismatch, message)
-            });
-        }
-    }
-    let mut report = verify_bytes(run, &buf, check);
-    // Offsets into a message stream mean nothing: the line is the position.
-    for f in &mut report.findings {
-        f.offset = None;
-    }
-    pre.append(&mut report.findings);
-    report.findings = pre;
-    report
 }
 
 #[cfg(test)]

@@ -136,9 +136,9 @@ fn exercise(ctx: &Ctx, run: &str, bytes: &[u8], k: usize) {
         if let Ok((p, b)) = fs.read_bytes(run) {
             let _ = journal::store::file::scan(run, &p, &b);
         }
-        let _ = verify::verify_file_run(&fs, run, &ctx.locks, None);
+        let _ = journal::store::file::verify_file_run(&fs, run, &ctx.locks, None);
         if let Ok(listing) = fs.list() {
-            let _ = verify::verify_store_dir(&fs, &listing);
+            let _ = journal::store::file::verify_store_dir(&fs, &listing);
         }
         let store = Store::File(fs);
         if let Ok(j) = store.read(run) {
@@ -162,7 +162,7 @@ fn exercise(ctx: &Ctx, run: &str, bytes: &[u8], k: usize) {
                 body: l.bytes.to_vec(),
             })
             .collect();
-        let _ = verify::verify_jetstream_run(run, &messages, None);
+        let _ = journal::store::jetstream::verify_jetstream_run(run, &messages, None);
     }
     std::fs::remove_file(&path).expect("remove the mutant");
 }

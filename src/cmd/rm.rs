@@ -7,7 +7,6 @@ use crate::cli::{Global, RmArgs};
 use crate::error::{exit_of, CmdResult, Failure};
 use crate::open::open_store;
 use crate::output::{json_pretty, sanitize, sorted, Format, Style};
-use journal::store::Store;
 use serde::Serialize;
 use std::io::{self, BufRead, IsTerminal, Write};
 use std::process::ExitCode;
@@ -19,6 +18,9 @@ struct Removed {
     removed: Vec<String>,
     kept: Option<String>,
     restore: Option<String>,
+    /// The restore command needs this invocation's connection flags.
+    #[serde(skip)]
+    restore_needs_connection: bool,
     /// The run may not be gone entirely.
     warning: Option<String>,
 }
@@ -60,7 +62,11 @@ pub fn run(g: &Global, mut a: RmArgs, style: Style, out: &mut dyn Write) -> CmdR
                 run: r.clone(),
                 removed: d.removed,
                 kept: d.kept.map(|k| k.display().to_string()),
-                restore: d.restore,
+                restore: d.restore.as_ref().map(|r| crate::hint::restore(r).0),
+                restore_needs_connection: d
+                    .restore
+                    .as_ref()
+                    .is_some_and(|r| crate::hint::restore(r).1),
                 warning: d.warning,
             }),
             Err(e) => Deletion::Failed {
@@ -70,7 +76,7 @@ pub fn run(g: &Global, mut a: RmArgs, style: Style, out: &mut dyn Write) -> CmdR
             },
         })
         .collect();
-    render(out, &deletions, &store, style)?;
+    render(out, &deletions, style)?;
     // The exit status: 1 when every failure was a refusal (a live run) or
     // a warning, 2 when something could not be done (CLI.md).
     let exit = deletions
@@ -107,16 +113,7 @@ fn confirm(runs: &[String]) -> Result<(), Failure> {
 
 /// What was removed and kept, per run; warnings and failures on stderr in
 /// either format. JSON lists only the runs deleted.
-fn render(
-    out: &mut dyn Write,
-    deletions: &[Deletion],
-    store: &Store,
-    style: Style,
-) -> io::Result<()> {
-    let flags = match store {
-        Store::JetStream(_) => " (with the connection flags of this rm)",
-        Store::File(_) => "",
-    };
+fn render(out: &mut dyn Write, deletions: &[Deletion], style: Style) -> io::Result<()> {
     for d in deletions {
         match d {
             Deletion::Done(r) => {
@@ -128,6 +125,10 @@ fn render(
                         writeln!(out, "kept    {}", sanitize(k, false))?;
                     }
                     if let Some(c) = &r.restore {
+                        let flags = match r.restore_needs_connection {
+                            true => " (with the connection flags of this rm)",
+                            false => "",
+                        };
                         writeln!(out, "restore with{flags}: {}", sanitize(c, false))?;
                     }
                 }

@@ -8,13 +8,11 @@
 //! seconds}}`. The shape is `schemas/output/verify.json`.
 
 use crate::cli::{Global, VerifyArgs};
-use crate::error::{CmdResult, Failure};
-use crate::open::{locate, nats_settings, open_store, schemas, stream_help, Backend};
+use crate::error::CmdResult;
+use crate::open::{inspect_store, schemas};
 use crate::output::{diagnostic, json_line, sanitize, summary_line, table, Format, Style};
-use journal::store::file::{FileStore, LiveLocks};
-use journal::store::jetstream::{self, JetStreamStore};
-use journal::verify::{self, Finding, Report, Severity};
-use rayon::prelude::*;
+use journal::store::Verified;
+use journal::verify::{self, Finding, Severity};
 use serde::Serialize;
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -22,25 +20,17 @@ use std::time::Instant;
 
 pub fn run(g: &Global, a: VerifyArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     let started = Instant::now();
-    let loc = locate(g)?;
     let schemas = if a.no_schema {
         None
     } else {
         Some(schemas(a.schema_dir.as_deref())?)
     };
     let check = schemas.as_ref().map(|s| s as &dyn verify::RecordCheck);
-    let (reports, nruns) = match loc.backend {
-        Backend::JetStream { stream } => {
-            verify_jetstream(g, &a, &stream, loc.nats_context.as_deref(), check)?
-        }
-        Backend::File { .. } => {
-            let store = open_store(g)?;
-            let Some(store) = store.file() else {
-                return Err(Failure::new("the store is not a file store"));
-            };
-            verify_files(&a, store, check)?
-        }
-    };
+    let store = inspect_store(g)?;
+    let Verified {
+        reports,
+        runs: nruns,
+    } = store.verify(&a.runs, check)?;
 
     let mut totals = [0u64; 3];
     let (mut records, mut bytes) = (0u64, 0u64);
@@ -105,92 +95,6 @@ fn render_summary(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
         format!("{:.3}", s.seconds),
     ]);
     writeln!(out, "{t}")
-}
-
-fn verify_files(
-    a: &VerifyArgs,
-    store: &FileStore,
-    check: Option<&dyn verify::RecordCheck>,
-) -> Result<(Vec<Report>, usize), Failure> {
-    let listing = store.list()?;
-    let mut reports = Vec::new();
-    let runs: Vec<String> = if a.runs.is_empty() {
-        reports.push(Report {
-            findings: verify::verify_store_dir(store, &listing),
-            ..Report::default()
-        });
-        listing.runs.clone()
-    } else {
-        for r in &a.runs {
-            journal::id::check(r)?;
-            if !store.journal_path(r)?.exists() {
-                return Err(Failure::new(format!(
-                    "run {r} not found in {}",
-                    store.dir().display()
-                ))
-                .help("`fisk-admin ls` lists the runs in this store"));
-            }
-        }
-        a.runs.clone()
-    };
-    let locks = LiveLocks::snapshot();
-    let run_reports: Vec<Report> = runs
-        .par_iter()
-        .map(|r| verify::verify_file_run(store, r, &locks, check))
-        .collect();
-    let nruns = run_reports.len();
-    reports.extend(run_reports);
-    Ok((reports, nruns))
-}
-
-/// JetStream: the stream's configuration as findings (a misconfigured
-/// stream is still read), then every run's messages.
-fn verify_jetstream(
-    g: &Global,
-    a: &VerifyArgs,
-    stream: &str,
-    agent_context: Option<&str>,
-    check: Option<&dyn verify::RecordCheck>,
-) -> Result<(Vec<Report>, usize), Failure> {
-    let settings = nats_settings(g, agent_context)?;
-    let store = JetStreamStore::connect_unchecked(&settings, stream)
-        .map_err(|e| stream_help(e, &format!("verifying jetstream stream {stream:?}")))?;
-    let mut reports = vec![Report {
-        findings: verify::stream_config_findings(stream, &jetstream::check_config(store.config())),
-        ..Report::default()
-    }];
-    let runs = if a.runs.is_empty() {
-        store.runs()?
-    } else {
-        for r in &a.runs {
-            if !store.exists(r)? {
-                return Err(
-                    Failure::new(format!("run {r} not found in {}", store.describe()))
-                        .help("`fisk-admin ls` lists the runs in this store"),
-                );
-            }
-        }
-        a.runs.clone()
-    };
-    for (r, read) in runs.iter().zip(store.read_many(&runs)) {
-        reports.push(match read {
-            Ok(messages) => verify::verify_jetstream_run(r, &messages, check),
-            Err(e) => Report {
-                findings: vec![Finding {
-                    run: r.clone(),
-                    code: "unreadable",
-                    severity: Severity::Error,
-                    line: None,
-                    offset: None,
-                    seq: None,
-                    message: format!("cannot read the run: {e}"),
-                    excerpt: None,
-                }],
-                ..Report::default()
-            },
-        });
-    }
-    Ok((reports, runs.len()))
 }
 
 fn render(out: &mut dyn Write, f: &Finding, style: Style) -> std::io::Result<()> {

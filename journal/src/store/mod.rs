@@ -170,6 +170,14 @@ impl Summary {
     }
 }
 
+/// What [`Store::verify`] found: the store's own report (when it has one)
+/// and one per run, and how many runs were checked.
+#[derive(Debug, Default)]
+pub struct Verified {
+    pub reports: Vec<crate::verify::Report>,
+    pub runs: usize,
+}
+
 /// Where a JetStream run is kept before `why` (`removed`, `upgraded`)
 /// changes it: `$XDG_STATE_HOME/fisk-admin/<why>/<STREAM>/<id>-<UTC time>`
 /// (else under `~/.local/state`), a directory that becomes a file store of
@@ -333,11 +341,25 @@ pub struct Deleted {
     /// The run's bytes, kept: beside the journal (file) or in a file store
     /// of its own under the XDG state home (JetStream).
     pub kept: Option<PathBuf>,
-    /// The command that puts the run back.
-    pub restore: Option<String>,
+    /// How the run is put back.
+    pub restore: Option<Restore>,
     /// The run may not be gone entirely (JetStream: a writer stored more
     /// meanwhile, or that could not be checked).
     pub warning: Option<String>,
+}
+
+/// How a deleted run is put back from its backup.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Restore {
+    /// Hard-link the kept file back to the journal's name (a shell
+    /// command: `ln` refuses a name that was taken meanwhile).
+    Link { kept: PathBuf, journal: PathBuf },
+    /// Copy the run from the file store it was kept in back to the stream.
+    Copy {
+        from: PathBuf,
+        stream: String,
+        run: String,
+    },
 }
 
 impl Store {
@@ -448,14 +470,9 @@ impl Store {
                 let journal = f.journal_path(run)?;
                 Ok(Deleted {
                     removed: removed.iter().map(|p| p.display().to_string()).collect(),
-                    // `ln` refuses a name that was taken meanwhile.
-                    restore: kept.as_ref().map(|k| {
-                        format!(
-                            "ln {} {} && rm {}",
-                            k.display(),
-                            journal.display(),
-                            k.display()
-                        )
+                    restore: kept.as_ref().map(|k| Restore::Link {
+                        kept: k.clone(),
+                        journal,
                     }),
                     kept,
                     warning: None,
@@ -464,18 +481,17 @@ impl Store {
             Store::JetStream(j) => {
                 let keep = keep_dir("removed", j.name(), run, "rm", "deleted")?;
                 let (n, kept, warning) = j.delete_keeping(run, &keep)?;
-                let dir = kept.parent().map(|d| d.display().to_string());
+                let dir = kept.parent().map(std::path::Path::to_path_buf);
                 Ok(Deleted {
                     removed: vec![format!(
                         "{n} message(s) on {}.{run}.> in stream {}",
                         j.prefix(),
                         j.name()
                     )],
-                    restore: dir.map(|d| {
-                        format!(
-                            "fisk-admin migrate --from file:{d} --to jetstream:{} {run}",
-                            j.name()
-                        )
+                    restore: dir.map(|from| Restore::Copy {
+                        from,
+                        stream: j.name().to_owned(),
+                        run: run.to_owned(),
                     }),
                     kept: Some(kept),
                     warning,
@@ -547,11 +563,85 @@ impl Store {
         matches!(self, Store::File(_))
     }
 
-    /// The file backend, for the checks only it has (its directory).
-    pub fn file(&self) -> Option<&file::FileStore> {
+    /// Verify `runs` (every run when none is named): the store's own
+    /// findings first (file: the directory's mode, names that are not run
+    /// ids, orphan locks; JetStream: the stream's configuration), then each
+    /// run's, read in parallel. A named run the store does not hold is an
+    /// error.
+    pub fn verify(
+        &self,
+        runs: &[String],
+        check: Option<&dyn crate::verify::RecordCheck>,
+    ) -> crate::Result<Verified> {
+        use crate::verify::Report;
+        use rayon::prelude::*;
+        let named = !runs.is_empty();
+        let mut reports = Vec::new();
+        let runs: Vec<String> = match self {
+            Store::File(f) => {
+                let listing = f.list()?;
+                if runs.is_empty() {
+                    reports.push(Report {
+                        findings: file::verify_store_dir(f, &listing),
+                        ..Report::default()
+                    });
+                    listing.runs
+                } else {
+                    runs.to_vec()
+                }
+            }
+            Store::JetStream(j) => {
+                reports.push(Report {
+                    findings: jetstream::stream_config_findings(
+                        j.name(),
+                        &jetstream::check_config(j.config()),
+                    ),
+                    ..Report::default()
+                });
+                if runs.is_empty() {
+                    j.runs()?
+                } else {
+                    runs.to_vec()
+                }
+            }
+        };
+        let named = if named { runs.as_slice() } else { &[] };
+        for r in named {
+            if !self.exists(r)? {
+                return Err(crate::Error::NotFound {
+                    run: r.clone(),
+                    at: self.place(),
+                });
+            }
+        }
         match self {
-            Store::File(f) => Some(f),
-            Store::JetStream(_) => None,
+            Store::File(f) => {
+                let locks = file::LiveLocks::snapshot();
+                reports.par_extend(
+                    runs.par_iter()
+                        .map(|r| file::verify_file_run(f, r, &locks, check)),
+                );
+            }
+            Store::JetStream(j) => {
+                for (r, read) in runs.iter().zip(j.read_many(&runs)) {
+                    reports.push(match read {
+                        Ok(messages) => jetstream::verify_jetstream_run(r, &messages, check),
+                        Err(e) => crate::verify::unreadable(r, &e),
+                    });
+                }
+            }
+        }
+        Ok(Verified {
+            reports,
+            runs: runs.len(),
+        })
+    }
+
+    /// The store as a place, for errors about it as a whole.
+    pub fn place(&self) -> crate::Where {
+        match self {
+            Store::File(f) => crate::Where::Path(f.dir().to_path_buf()),
+            Store::JetStream(j) => j.place(),
         }
     }
 

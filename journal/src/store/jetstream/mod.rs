@@ -42,6 +42,7 @@ mod pull;
 mod read;
 mod subject;
 mod upgrade;
+mod verify;
 
 pub use append::{JetStreamAppender, EXPECTED_SUBJECT_HEADER};
 pub use bulk::{release, ReadBudget};
@@ -51,6 +52,7 @@ pub use config::{
     StreamReport,
 };
 pub use subject::{as_lines, sort_by_seq, subject, RunMessage};
+pub use verify::{stream_config_findings, verify_jetstream_run};
 
 use conn::Conn;
 
@@ -148,6 +150,11 @@ impl JetStreamStore {
             },
             message,
         }
+    }
+
+    /// The stream as a place.
+    pub fn place(&self) -> Where {
+        self.conn.at(&self.name)
     }
 
     /// A run's subjects (`<prefix>.<run>.>`) in this stream.

@@ -1,0 +1,130 @@
+//! `verify`'s file-backend checks: the store directory (its mode, names
+//! that are not run ids, orphan locks) and each journal's file (a link, its
+//! mode, a live lock), then its bytes through the one line checker.
+
+use super::{FileStore, Listing, LiveLocks};
+use crate::verify::{file_finding, verify_bytes, Code, Finding, RecordCheck, Report, Severity};
+use std::path::Path;
+
+/// Store-level findings: directory permissions, invalid names, orphan locks.
+pub fn verify_store_dir(store: &FileStore, listing: &Listing) -> Vec<Finding> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = Vec::new();
+    let dir_name = store.dir().display().to_string();
+    if let Ok(md) = std::fs::metadata(store.dir()) {
+        let mode = md.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            out.push(file_finding(&dir_name, Code::Permissions, format!("the store directory is mode {mode:04o}, not 0700: other users may read session journals (chmod 700 {dir_name})")));
+        } else if mode != 0o700 {
+            let cannot: Vec<&str> = [
+                (0o400, "list its runs"),
+                (0o200, "create or delete runs"),
+                (0o100, "open its journals"),
+            ]
+            .into_iter()
+            .filter(|(bit, _)| mode & bit == 0)
+            .map(|(_, what)| what)
+            .collect();
+            out.push(file_finding(&dir_name, Code::Permissions, format!("the store directory is mode {mode:04o}, not 0700: its owner cannot {} (chmod 700 {dir_name})", cannot.join(" or "))));
+        }
+    }
+    for p in &listing.invalid {
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        out.push(file_finding(&name, Code::InvalidId, format!("{name:?} is not a valid run id, so the agent cannot see this journal; rename it to a valid id to use it")));
+    }
+    for p in &listing.orphan_locks {
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        out.push(file_finding(
+            &name,
+            Code::OrphanLock,
+            format!(
+                "lock file {name:?} has no journal beside it; it is harmless and can be removed"
+            ),
+        ));
+    }
+    out
+}
+
+/// File-level checks for one run, then its content.
+pub fn verify_file_run(
+    store: &FileStore,
+    run: &str,
+    locks: &LiveLocks,
+    check: Option<&dyn RecordCheck>,
+) -> Report {
+    use std::os::unix::fs::PermissionsExt;
+    let mut pre = Vec::new();
+    let (Ok(journal), Ok(lock)) = (store.journal_path(run), store.lock_path(run)) else {
+        return Report {
+            findings: vec![file_finding(
+                run,
+                Code::InvalidId,
+                format!("{run:?} is not a valid run id"),
+            )],
+            ..Report::default()
+        };
+    };
+    for (what, p) in [("journal", &journal), ("lock", &lock)] {
+        if std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()) {
+            let target = std::fs::read_link(p)
+                .map(|t| t.display().to_string())
+                .unwrap_or_default();
+            pre.push(file_finding(
+                run,
+                Code::Symlink,
+                format!(
+                    "the {what} {} is a symbolic link to {target:?}; writers refuse to follow it",
+                    display(p)
+                ),
+            ));
+        }
+    }
+    if let Ok(md) = std::fs::metadata(&journal) {
+        let mode = md.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            pre.push(file_finding(
+                run,
+                Code::Permissions,
+                format!(
+                    "the journal is mode {mode:04o}: readable by group or others (chmod 600 {})",
+                    display(&journal)
+                ),
+            ));
+        }
+    }
+    if locks.is_held(&lock) {
+        pre.push(file_finding(
+            run,
+            Code::Live,
+            "a writer holds the run's lock now; findings at the tail may be a write in progress"
+                .into(),
+        ));
+    }
+    let mut report = match store.read_bytes(run) {
+        Ok((_, bytes)) => verify_bytes(run, &bytes, check),
+        Err(e) => Report {
+            findings: vec![Finding {
+                severity: Severity::Error,
+                ..file_finding(
+                    run,
+                    Code::Unreadable,
+                    format!("cannot read the journal: {e}"),
+                )
+            }],
+            ..Report::default()
+        },
+    };
+    pre.append(&mut report.findings);
+    report.findings = pre;
+    report
+}
+
+fn display(p: &Path) -> String {
+    p.display().to_string()
+}

@@ -1,0 +1,63 @@
+//! `verify`'s JetStream checks: the stream's configuration as findings,
+//! and each run's messages (a subject that does not name its record's seq)
+//! before their bodies go through the one line checker as the lines of a
+//! journal.
+
+use super::{ConfigProblem, RunMessage};
+use crate::record::Record;
+use crate::verify::{file_finding, verify_bytes, Code, Finding, RecordCheck, Report};
+
+/// Findings for a JetStream stream that breaks SPEC 8: one per setting.
+pub fn stream_config_findings(stream: &str, problems: &[ConfigProblem]) -> Vec<Finding> {
+    problems
+        .iter()
+        .map(|p| file_finding(stream, Code::StreamConfig, format!("stream {stream}: {p}")))
+        .collect()
+}
+
+/// Verify a run read from JetStream: its bodies as the lines of a journal
+/// (in seq order), plus a finding for each message whose subject does not
+/// name the seq its record holds.
+pub fn verify_jetstream_run(
+    run: &str,
+    messages: &[RunMessage],
+    check: Option<&dyn RecordCheck>,
+) -> Report {
+    let mut ordered: Vec<_> = messages.iter().collect();
+    ordered.sort_by_key(|m| (m.subject_seq.unwrap_or(u64::MAX), m.stream_seq));
+    let mut pre = Vec::new();
+    let mut buf = Vec::new();
+    for (i, m) in ordered.iter().enumerate() {
+        buf.extend_from_slice(&m.body);
+        buf.push(b'\n');
+        let seq = Record::decode(&m.body).ok().map(|r| r.seq);
+        let problem = match (m.subject_seq, seq) {
+            (None, _) => Some(format!(
+                "message {} is on subject {}, which is not a record subject (_meta or a seq >= 2)",
+                i + 1,
+                m.subject
+            )),
+            (Some(want), Some(got)) if want != got => Some(format!(
+                "the record on subject {} holds seq {got}, not {want}",
+                m.subject
+            )),
+            _ => None,
+        };
+        if let Some(message) = problem {
+            pre.push(Finding {
+                line: Some(i + 1),
+                seq,
+                excerpt: Some(m.body.iter().take(4096).copied().collect()),
+                ..file_finding(run, Code::SubjectMismatch, message)
+            });
+        }
+    }
+    let mut report = verify_bytes(run, &buf, check);
+    // Offsets into a message stream mean nothing: the line is the position.
+    for f in &mut report.findings {
+        f.offset = None;
+    }
+    pre.append(&mut report.findings);
+    report.findings = pre;
+    report
+}
