@@ -92,6 +92,10 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Print a run's folded state (SPEC 3)
     Fold(FoldArgs),
+    /// What a run cost and where its time went: tokens per response, per-tool calls and times (SPEC 13)
+    Stats(StatsArgs),
+    /// A run's tool calls, each with its input and the answer it got (SPEC 13)
+    Query(QueryArgs),
     /// Answer a deferred tool call by hand (SPEC 6), then resume the run
     Answer(AnswerArgs),
     /// Fix a damaged tail: cut a torn final line (kept in a backup) or add a missing final newline
@@ -213,6 +217,44 @@ pub struct FoldArgs {
     /// Fold only the records up to this seq
     #[arg(long, value_name = "N")]
     pub until_seq: Option<u64>,
+}
+
+#[derive(Args, Debug)]
+pub struct StatsArgs {
+    /// The run id
+    pub run: String,
+}
+
+#[derive(Args, Debug)]
+pub struct QueryArgs {
+    /// The run id
+    pub run: String,
+    /// Only calls to this tool (repeat for several)
+    #[arg(long, value_name = "NAME")]
+    pub tool: Vec<String>,
+    /// Only calls made at this loop iteration
+    #[arg(long, value_name = "N")]
+    pub iteration: Option<i64>,
+    /// Only calls whose answer is an error
+    #[arg(long)]
+    pub errors: bool,
+    /// The calls without their answers
+    #[arg(long, conflicts_with = "results_only")]
+    pub calls_only: bool,
+    /// Only calls that have an answer
+    #[arg(long)]
+    pub results_only: bool,
+    /// Only calls whose input JSON matches this regular expression
+    #[arg(long, value_name = "RE", value_parser = parse_regex)]
+    pub input_match: Option<regex::Regex>,
+    /// Only calls whose answer's content matches this regular expression
+    #[arg(long, value_name = "RE", value_parser = parse_regex)]
+    pub output_match: Option<regex::Regex>,
+}
+
+/// A regular expression (RE2 syntax, as the agent's Go `regexp`).
+pub fn parse_regex(s: &str) -> Result<regex::Regex, String> {
+    regex::Regex::new(s).map_err(|e| format!("{s:?} is not a valid regular expression: {e}"))
 }
 
 #[derive(Args, Debug)]

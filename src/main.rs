@@ -41,6 +41,8 @@ fn main() -> ExitCode {
         cli::Command::Verify(a) => cmd::verify::run(g, a, style, &mut out),
         cli::Command::Validate(a) => cmd::validate::run(g, a, style, &mut out),
         cli::Command::Fold(a) => cmd::fold::run(g, a, style, &mut out),
+        cli::Command::Stats(a) => cmd::stats::run(g, a, style, &mut out),
+        cli::Command::Query(a) => cmd::query::run(g, a, style, &mut out),
         cli::Command::Answer(a) => cmd::answer::run(g, a, style, &mut out),
         cli::Command::Repair(a) => cmd::repair::run(g, a, style, &mut out),
         cli::Command::Rm(a) => cmd::rm::run(g, a, style, &mut out),

@@ -1,5 +1,11 @@
 //! SIGINT and SIGTERM for `run` and `resume`: the first asks the runner to
 //! finish the step it is in and suspend the run; the second exits at once.
+//!
+//! Handlers are installed with `signal-hook`, not `rustix`: rustix 1.x can
+//! send and name signals but installs handlers only in its `runtime`
+//! module, which is unsafe and meant for libc-free runtimes (origin), not
+//! for a program on libc. signal-hook's flag handlers are async-signal-safe
+//! by construction (an atomic store, or `_exit`), which is all this needs.
 
 use crate::error::Failure;
 use std::sync::atomic::AtomicBool;

@@ -82,11 +82,7 @@ impl Counters {
         self.tool_calls = self.tool_calls.saturating_add(1);
         // A token the agent does not know counts as `unknown`, as the
         // agent's own fold reads it (its kinds are an enum).
-        let kind = match r.kind.as_str() {
-            "" if r.remote => "remote",
-            k @ ("application" | "builtin" | "remote" | "custom" | "mcp") => k,
-            _ => "unknown",
-        };
+        let (kind, _) = crate::calls::result_kind(r);
         let n = self.tool_calls_by_kind.entry(kind.to_owned()).or_default();
         *n = n.saturating_add(1);
         let legacy = r.kind.is_empty();

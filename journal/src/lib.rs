@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 pub mod agent;
+pub mod calls;
 pub mod digest;
 pub mod durable;
 pub mod error;
@@ -18,6 +19,7 @@ pub mod paths;
 pub mod record;
 pub mod runner;
 pub mod schema;
+pub mod stats;
 pub mod store;
 pub mod time;
 pub mod upgrade;

@@ -165,6 +165,12 @@ impl Time {
         }
     }
 
+    /// Nanoseconds from `earlier` to this instant, 0 when it is not later.
+    pub fn nanos_since(&self, earlier: &Time) -> u128 {
+        let ns = |t: &Time| i128::from(t.unix) * 1_000_000_000 + i128::from(t.nanos);
+        u128::try_from(ns(self) - ns(earlier)).unwrap_or(0)
+    }
+
     /// Seconds and nanoseconds since the Unix epoch.
     pub fn unix(&self) -> (i64, u32) {
         (self.unix, self.nanos)

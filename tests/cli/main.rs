@@ -12,6 +12,7 @@ mod corpus;
 mod crash;
 mod docs;
 mod fingerprint;
+mod inspect;
 mod jetstream;
 mod migrate;
 mod mutations;

@@ -144,6 +144,33 @@ fn every_reference_journal_folds_to_the_agents_state() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// `stats RUN` and `query RUN` print the agent's own documents (SPEC 13)
+/// for every reference journal of both generations, on both backends' file
+/// store here (JetStream reads the same records: the test below).
+#[test]
+fn every_reference_journal_gives_the_agents_stats_and_query() {
+    let mut failures = Vec::new();
+    for g in GENERATIONS {
+        let store = store_copy(&format!("agent-journals/{g}"));
+        for run in runs(g) {
+            let want = expected(g, &run);
+            for cmd in ["stats", "query"] {
+                let r = fisk(&["--state-dir", s(store.path()), cmd, &run, "-o", "json"]);
+                if r.code != 0 {
+                    failures.push(format!("{g}/{run}: {cmd} exit {}: {}", r.code, r.stderr));
+                    continue;
+                }
+                failures.extend(assert_same(
+                    &format!("{g}/{run} {cmd}"),
+                    &r.json(),
+                    &want[cmd],
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[test]
 fn ls_gives_each_reference_run_the_agents_status_waiting_and_updated() {
     let mut failures = Vec::new();
@@ -363,6 +390,15 @@ fn on_jetstream_every_reference_run_folds_and_lists_as_the_agent_says() {
             let r = js(&["--store", "jetstream:REF", "fold", &run, "-o", "json"]);
             assert_eq!(r.code, 0, "{g}/{run}: {}", r.stderr);
             failures.extend(assert_same(&format!("{g}/{run}"), &r.json(), &want["fold"]));
+            for cmd in ["stats", "query"] {
+                let r = js(&["--store", "jetstream:REF", cmd, &run, "-o", "json"]);
+                assert_eq!(r.code, 0, "{g}/{run} {cmd}: {}", r.stderr);
+                failures.extend(assert_same(
+                    &format!("{g}/{run} {cmd}"),
+                    &r.json(),
+                    &want[cmd],
+                ));
+            }
             let row = listed
                 .as_array()
                 .and_then(|a| a.iter().find(|x| x["run_id"] == run.as_str()))

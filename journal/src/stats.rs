@@ -1,0 +1,232 @@
+//! What a run cost and where its time went (SPEC 13's `stats` document),
+//! field for field as the agent derives it. Pure: no I/O, no refusal; a
+//! record it does not read is passed over, and a run with no terminal
+//! record is reported open (no `terminal`).
+
+use crate::calls;
+use crate::record::{Payload, Record};
+use crate::time::Time;
+use serde::Serialize;
+
+/// A token count by the tiers a provider reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Tokens {
+    pub in_tokens: i64,
+    pub out_tokens: i64,
+    pub cache_read_tokens: i64,
+    pub cache_create_tokens: i64,
+    /// Part of `out_tokens`, not on top of it.
+    pub thinking_tokens: i64,
+}
+
+impl Tokens {
+    /// What a token budget counts: input, output and both cache tiers.
+    pub fn total(&self) -> i64 {
+        self.in_tokens
+            .saturating_add(self.out_tokens)
+            .saturating_add(self.cache_read_tokens)
+            .saturating_add(self.cache_create_tokens)
+    }
+
+    pub fn add(&mut self, o: &Tokens) {
+        self.in_tokens = self.in_tokens.saturating_add(o.in_tokens);
+        self.out_tokens = self.out_tokens.saturating_add(o.out_tokens);
+        self.cache_read_tokens = self.cache_read_tokens.saturating_add(o.cache_read_tokens);
+        self.cache_create_tokens = self
+            .cache_create_tokens
+            .saturating_add(o.cache_create_tokens);
+        self.thinking_tokens = self.thinking_tokens.saturating_add(o.thinking_tokens);
+    }
+}
+
+/// One model response (one assistant record).
+#[derive(Debug, Clone, Serialize)]
+pub struct Response {
+    pub iteration: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time: Option<Time>,
+    pub tokens: Tokens,
+}
+
+/// A run's calls to one tool.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ToolStats {
+    pub tool: String,
+    /// The kind tokens of the providers that answered, sorted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kinds: Vec<String>,
+    pub calls: i64,
+    pub dispatched: i64,
+    /// Answered without running (a kind is recorded, `dispatched` false).
+    pub undispatched: i64,
+    pub unanswered: i64,
+    pub errors: i64,
+    /// Total time of the timed calls.
+    pub duration_ns: i64,
+    pub timed: i64,
+    /// Ended (a result or deferral) but not timed.
+    pub untimed: i64,
+}
+
+impl ToolStats {
+    /// Add another run's row for the same tool.
+    pub fn add(&mut self, o: &ToolStats) {
+        for k in &o.kinds {
+            if !self.kinds.contains(k) {
+                self.kinds.push(k.clone());
+            }
+        }
+        self.kinds.sort();
+        let sum = |a: &mut i64, b: i64| *a = a.saturating_add(b);
+        sum(&mut self.calls, o.calls);
+        sum(&mut self.dispatched, o.dispatched);
+        sum(&mut self.undispatched, o.undispatched);
+        sum(&mut self.unanswered, o.unanswered);
+        sum(&mut self.errors, o.errors);
+        sum(&mut self.duration_ns, o.duration_ns);
+        sum(&mut self.timed, o.timed);
+        sum(&mut self.untimed, o.untimed);
+    }
+}
+
+/// SPEC 13's Statistics document.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Statistics {
+    pub run_id: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub agent: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub model: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub caller: String,
+    /// meta.created, or the meta record's own time where that is zero.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created: Option<Time>,
+    /// The time of the last record that carries one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub updated: Option<Time>,
+    /// The last terminal's reason, when nothing follows it.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub terminal: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ended: Option<Time>,
+    pub iterations: i64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub max_iterations: i64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub max_tokens: i64,
+    pub tokens: Tokens,
+    pub responses: Vec<Response>,
+    /// One row per tool called, by name.
+    pub tools: Vec<ToolStats>,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
+}
+
+impl Statistics {
+    /// From the run's creation to its last dated record; `None` when either
+    /// end has no time (a version-3 journal is untimed).
+    pub fn wall_clock_ns(&self) -> Option<u128> {
+        match (self.created, self.updated) {
+            (Some(c), Some(u)) if u >= c => Some(u.nanos_since(&c)),
+            _ => None,
+        }
+    }
+}
+
+/// The statistics of a run from its records.
+pub fn stats(records: &[Record]) -> Statistics {
+    let mut s = Statistics::default();
+    // The last terminal's reason and time, and whether anything followed.
+    let mut ending: Option<(String, Option<Time>)> = None;
+    let mut reopened = false;
+    for (i, r) in records.iter().enumerate() {
+        if r.time.is_some() {
+            s.updated = r.time;
+        }
+        if ending.is_some() {
+            reopened = true;
+        }
+        match &r.payload {
+            Some(Payload::Meta(m)) if i == 0 => {
+                s.run_id = m.run_id.clone();
+                s.agent = m.agent.clone();
+                s.model = m.fingerprint.model.clone();
+                s.caller = m.caller.clone();
+                s.created = Some(m.created).filter(|c| !c.is_zero()).or(r.time);
+                s.max_iterations = m.fingerprint.max_iterations;
+                s.max_tokens = m.fingerprint.max_tokens;
+            }
+            Some(Payload::Assistant(a)) => {
+                let tokens = Tokens {
+                    in_tokens: a.in_tokens,
+                    out_tokens: a.out_tokens,
+                    cache_read_tokens: a.cache_read_tokens,
+                    cache_create_tokens: a.cache_create_tokens,
+                    thinking_tokens: a.thinking_tokens,
+                };
+                s.iterations = s.iterations.saturating_add(1);
+                s.tokens.add(&tokens);
+                s.responses.push(Response {
+                    iteration: a.iteration,
+                    time: r.time,
+                    tokens,
+                });
+            }
+            Some(Payload::Terminal(t)) => {
+                ending = Some((t.reason.clone(), r.time));
+                reopened = false;
+            }
+            _ => {}
+        }
+    }
+    if let (Some((reason, at)), false) = (ending, reopened) {
+        s.terminal = reason;
+        s.ended = at;
+    }
+    s.tools = tool_rows(records);
+    s
+}
+
+/// The per-tool rows, sorted by tool name.
+fn tool_rows(records: &[Record]) -> Vec<ToolStats> {
+    let (calls, timings) = calls::pair(records);
+    let mut rows: std::collections::BTreeMap<String, ToolStats> = Default::default();
+    for (c, t) in calls.iter().zip(&timings) {
+        let row = rows.entry(c.tool.clone()).or_insert_with(|| ToolStats {
+            tool: c.tool.clone(),
+            ..ToolStats::default()
+        });
+        row.calls = row.calls.saturating_add(1);
+        match (t.took, t.ended) {
+            (Some(ns), _) => {
+                row.duration_ns = row
+                    .duration_ns
+                    .saturating_add(i64::try_from(ns).unwrap_or(i64::MAX));
+                row.timed = row.timed.saturating_add(1);
+            }
+            (None, true) => row.untimed = row.untimed.saturating_add(1),
+            (None, false) => {}
+        }
+        let Some(answer) = &c.answer else {
+            row.unanswered = row.unanswered.saturating_add(1);
+            continue;
+        };
+        let (kind, dispatched) = calls::result_kind(answer);
+        if !row.kinds.iter().any(|k| k == kind) {
+            row.kinds.push(kind.to_owned());
+            row.kinds.sort();
+        }
+        if answer.result.is_error {
+            row.errors = row.errors.saturating_add(1);
+        }
+        match dispatched {
+            Some(true) => row.dispatched = row.dispatched.saturating_add(1),
+            Some(false) => row.undispatched = row.undispatched.saturating_add(1),
+            None => {}
+        }
+    }
+    rows.into_values().collect()
+}

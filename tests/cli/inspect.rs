@@ -1,0 +1,175 @@
+//! `stats` and `query` (SPEC 13) beyond the agent's documents, which
+//! `reference.rs` checks: every filter, the text a person reads, bad flags.
+
+use crate::support::*;
+
+fn v1() -> String {
+    testdata("agent-journals/v1").display().to_string()
+}
+
+fn v3() -> String {
+    testdata("agent-journals/v3").display().to_string()
+}
+
+/// The tool_use ids `query` selects with `args`.
+fn ids(dir: &str, run: &str, args: &[&str]) -> Vec<String> {
+    let mut all = vec!["--state-dir", dir, "query", run, "-o", "json"];
+    all.extend_from_slice(args);
+    let r = fisk(&all);
+    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+    r.json()["calls"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|c| c["tool_use_id"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn every_query_filter_selects_what_it_names() {
+    let d = v1();
+    let run = "g-all-counters";
+    let every = ids(&d, run, &[]);
+    assert_eq!(every.len(), 7, "{every:?}");
+    assert_eq!(ids(&d, run, &["--tool", "a"]), ["tu_app"]);
+    assert_eq!(
+        ids(&d, run, &["--tool", "a", "--tool", "old"]),
+        ["tu_app", "tu_legacy"]
+    );
+    assert_eq!(ids(&d, run, &["--iteration", "0"]), every);
+    assert!(ids(&d, run, &["--iteration", "7"]).is_empty());
+    assert_eq!(ids(&d, run, &["--errors"]), ["tu_den"]);
+    assert_eq!(
+        ids(
+            &d,
+            "g-parallel-out-of-order",
+            &["--input-match", r#""cmd":"[bc]""#]
+        ),
+        ["tu_b", "tu_c"]
+    );
+    assert_eq!(
+        ids(&d, "g-tool-batch", &["--output-match", "^ORDERS"]),
+        ["toolu_01"]
+    );
+    // --results-only: only answered calls (a waiting deferral has none).
+    assert!(ids(&d, "g-deferral-waiting", &["--results-only"]).is_empty());
+    assert_eq!(ids(&d, "g-deferral-waiting", &[]).len(), 1);
+    // --calls-only: the calls without their answers.
+    let r = fisk(&[
+        "--state-dir",
+        &d,
+        "query",
+        "g-tool-batch",
+        "--calls-only",
+        "-o",
+        "json",
+    ]);
+    let calls = r.json()["calls"].as_array().cloned().unwrap_or_default();
+    assert_eq!(calls.len(), 2);
+    assert!(calls
+        .iter()
+        .all(|c| c.get("answer").is_none() && c.get("answer_time").is_none()));
+    // No call matches: `calls` is `[]`, not null.
+    let r = fisk(&["--state-dir", &d, "query", "g-meta-only", "-o", "json"]);
+    assert_eq!(r.json()["calls"], serde_json::json!([]));
+}
+
+#[test]
+fn a_bad_regex_or_flag_pair_is_refused_naming_the_flag() {
+    let d = v1();
+    let r = fisk(&[
+        "--state-dir",
+        &d,
+        "query",
+        "g-tool-batch",
+        "--input-match",
+        "(",
+    ]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("--input-match") && r.stderr.contains("not a valid regular expression"),
+        "{}",
+        r.stderr
+    );
+    let r = fisk(&[
+        "--state-dir",
+        &d,
+        "query",
+        "g-tool-batch",
+        "--calls-only",
+        "--results-only",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--calls-only"), "{}", r.stderr);
+    let r = fisk(&["--state-dir", &d, "stats", "no-such-run"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("no-such-run") && r.stderr.contains("fisk-admin ls"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn query_text_shows_each_call_with_its_input_decoded_and_its_answer() {
+    let r = fisk(&["--state-dir", &v1(), "query", "g-go-escapes"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // The input as JSON decodes it: no Go escapes (\u003c, \u0026).
+    assert!(
+        r.stdout.contains(r#""cmd": "echo <x> && echo '&'""#),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("\\u003c"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("[iteration 0] sh&ll tu_<1>"),
+        "{}",
+        r.stdout
+    );
+    let r = fisk(&["--state-dir", &v1(), "query", "g-all-counters"]);
+    assert!(
+        r.stdout.contains("answer error (application, not run)"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("(remote, dispatched)"), "{}", r.stdout);
+    let r = fisk(&["--state-dir", &v1(), "query", "g-deferral-waiting"]);
+    assert!(
+        r.stdout
+            .contains("deferred: waiting on change approval (handle CHG-1234)")
+            && r.stdout.contains("answer: none yet (deferred)"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn stats_text_reads_the_budget_and_tools_and_says_untimed_on_version_3() {
+    let r = fisk(&["--state-dir", &v1(), "stats", "g-tool-batch"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for want in [
+        "agent      nats-ops",
+        "ended      completed at",
+        "responses  2 of 20",
+        "tokens     590 of 200000 (0.3% of the budget)",
+        "stream_info",
+        "338µs",
+    ] {
+        assert!(r.stdout.contains(want), "{want:?} in\n{}", r.stdout);
+    }
+    // The August agent wrote no times: durations read "untimed", never 0.
+    let r = fisk(&["--state-dir", &v3(), "stats", "g-tool-batch"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("wall clock untimed"), "{}", r.stdout);
+    let tool_rows: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with("stream_"))
+        .collect();
+    assert_eq!(tool_rows.len(), 2, "{}", r.stdout);
+    for row in tool_rows {
+        assert!(row.contains("untimed") && !row.contains("0ns"), "{row}");
+    }
+}
