@@ -72,6 +72,10 @@ pub struct Summary {
     /// What gets past the problem, for the binary to word as a command.
     #[serde(skip)]
     pub remedy: Option<crate::Remedy>,
+    /// When the run ended: the time of the last terminal record when
+    /// nothing follows it (not in `ls`'s document; `search` prints it).
+    #[serde(skip)]
+    pub ended: Option<Time>,
 }
 
 /// A listed run's status: the fold's (SPEC 9), or `corrupt` when the run
@@ -126,6 +130,7 @@ impl Summary {
         };
         match fold_with(std::iter::once(meta).chain(tail), opts) {
             Ok(st) => {
+                s.ended = st.ended;
                 s.status = Listed::Run(st.status);
                 s.waiting = st.waiting;
                 s.open_deferrals = st.open_deferrals;
@@ -166,6 +171,7 @@ impl Summary {
             prompt: None,
             problem: None,
             remedy: None,
+            ended: None,
         }
     }
 }
