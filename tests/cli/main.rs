@@ -20,4 +20,5 @@ mod reference;
 mod repair;
 mod runner;
 mod schema;
+mod transcript;
 mod upgrade;
