@@ -8,6 +8,8 @@
 pub mod draw;
 pub mod layout;
 pub mod model;
+#[cfg(test)]
+mod tests;
 
 use crate::error::{CmdResult, Failure};
 use crate::output::Style;

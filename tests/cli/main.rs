@@ -22,3 +22,4 @@ mod runner;
 mod schema;
 mod transcript;
 mod upgrade;
+mod viewer;
