@@ -87,6 +87,11 @@ pub struct Transcript {
     items: Vec<Item>,
     deferred: HashSet<String>,
     iteration: Option<i64>,
+    /// Line numbers of the interior lines a reader refuses.
+    refused: Vec<usize>,
+    /// The command that checks this run (with the store flags), named
+    /// when a line is refused.
+    pub verify_hint: String,
     /// The closing section, appended as items once every line is indexed.
     pub end: Vec<crate::transcript::block::Shown>,
 }
@@ -111,6 +116,8 @@ impl Transcript {
             items: Vec::new(),
             deferred: HashSet::new(),
             iteration: None,
+            refused: Vec::new(),
+            verify_hint: format!("fisk-admin verify {run}"),
             end,
         }
     }
@@ -181,6 +188,19 @@ impl Transcript {
         self.next += 1;
         if i == self.lines.len() {
             self.iteration = None;
+            if let Some(first) = self.refused.first() {
+                let note = crate::transcript::block::Shown::new(
+                    format!(
+                        "[readers refuse this journal: {} line(s) marked above, the first at line {first}]",
+                        self.refused.len()
+                    ),
+                    vec![format!(
+                        "the status below is read from the tail; {} says more",
+                        self.verify_hint
+                    )],
+                );
+                self.end.insert(0, note);
+            }
             for n in 0..self.end.len() {
                 self.push(n, 0, Kind::End, 0);
             }
@@ -193,6 +213,8 @@ impl Transcript {
                 let kind = if self.is_last_line(i) {
                     Kind::Torn
                 } else {
+                    let number = self.lines.get(i).map_or(0, |s| s.number);
+                    self.refused.push(number);
                     Kind::Unreadable
                 };
                 self.push(i, 0, kind, 0);
@@ -219,6 +241,8 @@ impl Transcript {
             let kind = if r.optional {
                 Kind::Skipped
             } else {
+                let number = self.lines.get(i).map_or(0, |s| s.number);
+                self.refused.push(number);
                 Kind::Refused
             };
             self.push(i, 0, kind, seq);

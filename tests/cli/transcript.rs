@@ -162,3 +162,18 @@ fn transcript_json_output_is_the_show_document_unchanged() {
     assert_eq!(plain.code, 0);
     assert_eq!(plain.stdout, with.stdout);
 }
+
+#[test]
+fn an_unreadable_interior_line_is_marked_in_place_and_named_at_the_end() {
+    let store = testdata("damaged");
+    let r = transcript("damaged", "interior-corruption", &[], &[]);
+    has(&r, "\n[unreadable line 3 (byte 757)]\n");
+    has(&r, "seq 5  iteration 1  assistant");
+    has(
+        &r,
+        &format!(
+            "[readers refuse this journal: 1 line(s) marked above, the first at line 3]\n    the status below is read from the tail; fisk-admin --state-dir {} verify interior-corruption says more",
+            s(&store)
+        ),
+    );
+}
