@@ -174,9 +174,18 @@ pub enum SortKey {
 pub struct ShowArgs {
     /// The run id
     pub run: String,
-    /// Print the whole conversation
+    /// The whole conversation: a full-screen viewer on a terminal (z/Z fold, / search, q quits), labelled lines otherwise
     #[arg(long)]
     pub transcript: bool,
+    /// With --transcript: labelled line output even on a terminal (also NO_TUI)
+    #[arg(long, requires = "transcript")]
+    pub no_tui: bool,
+    /// With --transcript in line mode: show thinking blocks (also THINKING); folded to one line otherwise
+    #[arg(long, requires = "transcript")]
+    pub thinking: bool,
+    /// With --transcript in line mode: print straight to the terminal, not through $PAGER (less -FRX when unset)
+    #[arg(long, requires = "transcript")]
+    pub no_pager: bool,
 }
 
 #[derive(Args, Debug)]

@@ -9,6 +9,8 @@ mod open;
 mod output;
 mod render;
 mod signal;
+mod transcript;
+mod view;
 
 use clap::Parser;
 

@@ -21,7 +21,7 @@ pub fn run(g: &Global, a: FoldArgs, style: Style, out: &mut dyn Write) -> CmdRes
     let st = fold_journal(&store, &a.run, &journal, a.until_seq)?;
     match style.format {
         Format::Json => json_pretty(out, &st)?,
-        Format::Text => render_state(out, &st, false)?,
+        Format::Text => render_state(out, &st)?,
     }
     Ok(ExitCode::SUCCESS)
 }

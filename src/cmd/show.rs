@@ -29,6 +29,9 @@ struct Shown<'a> {
 }
 
 pub fn run(g: &Global, a: ShowArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+    if a.transcript && style.format == Format::Text {
+        return crate::transcript::show(g, &a, style, out);
+    }
     let store = open_store(g)?;
     let journal = store.read(&a.run)?;
     let live = store.is_live(&a.run)?;
@@ -83,7 +86,7 @@ fn render(out: &mut dyn Write, shown: &Shown, a: &ShowArgs) -> io::Result<()> {
             a.run
         )?;
     }
-    render_state(out, st, a.transcript)
+    render_state(out, st)
 }
 
 fn tail_word(t: &Tail) -> &'static str {

@@ -4,12 +4,12 @@
 
 use crate::output::{cell, sanitize, table};
 use journal::fold::RunState;
-use journal::record::{Block, Generation, Message};
+use journal::record::{Block, Generation};
 use std::io::{self, Write};
 
-/// The text form of a folded run; with `transcript`, the whole
-/// conversation after it.
-pub fn render_state(out: &mut dyn Write, st: &RunState, transcript: bool) -> io::Result<()> {
+/// The text form of a folded run (the conversation itself is
+/// `crate::transcript`).
+pub fn render_state(out: &mut dyn Write, st: &RunState) -> io::Result<()> {
     let s = |t: &str| sanitize(t, false).into_owned();
     let none = |t: &str| {
         if t.is_empty() {
@@ -173,69 +173,5 @@ pub fn render_state(out: &mut dyn Write, st: &RunState, transcript: bool) -> io:
         }
     }
 
-    if transcript {
-        writeln!(out, "\nTranscript")?;
-        for m in &st.messages {
-            write_message(out, m)?;
-        }
-        if let Some(p) = &st.pending {
-            writeln!(out, "\n--- pending turn (not committed) ---")?;
-            write_message(out, &p.assistant)?;
-            for r in &p.results {
-                write_block(out, &Block::ToolResult(r.clone()))?;
-            }
-        }
-    }
     Ok(())
-}
-
-fn indent(out: &mut dyn Write, text: &str) -> io::Result<()> {
-    for line in sanitize(text, true).lines() {
-        writeln!(out, "    {line}")?;
-    }
-    Ok(())
-}
-
-fn write_message(out: &mut dyn Write, m: &Message) -> io::Result<()> {
-    writeln!(out, "\n[{}]", sanitize(&m.role, false))?;
-    for b in m.blocks() {
-        write_block(out, b)?;
-    }
-    Ok(())
-}
-
-fn write_block(out: &mut dyn Write, b: &Block) -> io::Result<()> {
-    match b {
-        Block::Text(t) => indent(out, &t.text),
-        Block::Thinking(t) => {
-            writeln!(out, "  (thinking)")?;
-            indent(out, &t.text)
-        }
-        Block::ToolUse(u) => {
-            writeln!(
-                out,
-                "  -> tool call {} {}",
-                sanitize(&u.name, false),
-                sanitize(&u.id, false)
-            )?;
-            indent(out, u.input.as_ref().map_or("null", |r| r.get()))
-        }
-        Block::ToolResult(r) => {
-            writeln!(
-                out,
-                "  <- tool output {}{}",
-                sanitize(&r.tool_use_id, false),
-                if r.is_error { " (error)" } else { "" }
-            )?;
-            indent(out, &r.content)
-        }
-        Block::Provider(p) => {
-            writeln!(out, "  (provider block {})", sanitize(&p.kind, false))?;
-            indent(out, p.raw.as_ref().map_or("null", |r| r.get()))
-        }
-        Block::Other(m) => {
-            writeln!(out, "  (unknown block)")?;
-            indent(out, &serde_json::Value::Object(m.clone()).to_string())
-        }
-    }
 }

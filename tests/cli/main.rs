@@ -21,4 +21,6 @@ mod reference;
 mod repair;
 mod runner;
 mod schema;
+mod transcript;
 mod upgrade;
+mod viewer;

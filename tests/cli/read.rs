@@ -198,9 +198,10 @@ fn show_transcript_prints_prompt_tool_calls_and_output() {
         "--transcript",
     ]);
     assert_eq!(r.code, 0);
-    assert!(r.stdout.contains("Transcript"));
-    assert!(r.stdout.contains("-> tool call"));
-    assert!(r.stdout.contains("<- tool output"));
+    // Issue 15: labelled blocks replace `-> tool call` / `<- tool output`.
+    assert!(r.stdout.starts_with("Transcript of tool-batch"));
+    assert!(r.stdout.contains("[tool_use exec toolu_"));
+    assert!(r.stdout.contains("[tool_result toolu_"));
     assert!(r
         .stdout
         .contains("Which of the three JetStream servers is furthest behind?"));

@@ -1,0 +1,114 @@
+//! The closing section of a transcript: where the run stands, the pending
+//! batch, and each open deferral with the command that answers it. Built
+//! from the meta record and the tail back to the last `assistant` record,
+//! as `ls` builds a run's status (SPEC 9): the viewer never folds the
+//! whole journal.
+
+use super::block::{lines, Shown};
+use crate::cli::Global;
+use crate::output::{cell, sanitize};
+use crate::render::hint;
+use journal::fold::{fold_with, FoldOptions};
+use journal::lines::split;
+use journal::record::{Block, Payload, Record};
+
+/// The closing blocks for the journal in `bytes`.
+pub fn closing(g: &Global, run: &str, bytes: &[u8]) -> Vec<Shown> {
+    let mut lines_rev: Vec<&[u8]> = split(bytes)
+        .map(|l| l.bytes)
+        .filter(|b| !b.iter().all(u8::is_ascii_whitespace))
+        .collect();
+    let meta = lines_rev.first().and_then(|b| Record::decode(b).ok());
+    lines_rev.reverse();
+    let mut tail = Vec::new();
+    for b in lines_rev.iter().take(lines_rev.len().saturating_sub(1)) {
+        let Ok(r) = Record::decode(b) else { continue };
+        let assistant = matches!(r.payload, Some(Payload::Assistant(_)));
+        tail.push(r);
+        if assistant {
+            break;
+        }
+    }
+    tail.reverse();
+    let Some(meta) = meta else {
+        return vec![Shown::new(
+            "[no meta record: the run cannot be folded]".into(),
+            vec![format!("check it: {}", hint::command(g, &["verify", run]))],
+        )];
+    };
+    let opts = FoldOptions {
+        any_version: true,
+        until_seq: None,
+    };
+    let st = match fold_with(std::iter::once(&meta).chain(&tail), opts) {
+        Ok(st) => st,
+        Err(e) => {
+            return vec![Shown::new(
+                "[the fold refuses this journal]".into(),
+                vec![
+                    sanitize(&e.to_string(), false).into_owned(),
+                    format!("check it: {}", hint::command(g, &["verify", run])),
+                ],
+            )]
+        }
+    };
+    let mut out = Vec::new();
+    let mut status = format!("[run status: {}", sanitize(&st.status.to_string(), false));
+    if st.waiting {
+        status.push_str(&format!(
+            ", waiting on {} deferred call(s)",
+            st.open_deferrals
+        ));
+    }
+    status.push(']');
+    out.push(Shown::new(status, Vec::new()));
+    let Some(p) = &st.pending else {
+        return out;
+    };
+    let mut batch = Vec::new();
+    for b in p.assistant.blocks() {
+        if let Block::ToolUse(u) = b {
+            let state = if p.answered.contains(&u.id) {
+                "answered"
+            } else if p.open_deferrals.iter().any(|d| d.tool_use_id == u.id) {
+                "deferred, waiting for an answer"
+            } else if p.deferred.iter().any(|d| d.tool_use_id == u.id) {
+                "deferred"
+            } else {
+                "not run (runs again on resume)"
+            };
+            batch.push(format!(
+                "{}  {}  {state}",
+                cell(&u.id, 80),
+                cell(&u.name, 40)
+            ));
+        }
+    }
+    out.push(Shown::new(
+        format!("[pending batch, iteration {}]", p.iteration),
+        batch,
+    ));
+    for d in &p.open_deferrals {
+        let mut body = Vec::new();
+        if !d.note.is_empty() {
+            body.extend(lines(&format!("note: {}", d.note)));
+        }
+        if !d.handle.is_empty() {
+            body.extend(lines(&format!("handle: {}", d.handle)));
+        }
+        body.push(format!(
+            "answer: {}",
+            hint::command(g, &["answer", run, &d.tool_use_id])
+        ));
+        body.push("  (the answer on stdin, or add --content TEXT or --content-file FILE)".into());
+        out.push(Shown::new(
+            format!(
+                "[waiting on {} {}]",
+                cell(&d.tool_use_id, 80),
+                cell(&d.tool_name, 40)
+            ),
+            body,
+        ));
+    }
+    out
+}

@@ -1,0 +1,96 @@
+//! Line mode: the transcript as labelled text, one record after another,
+//! decoded once each and printed as it is read (`show --transcript
+//! --no-tui`, or any output that is not a terminal).
+
+use super::block::{shown, Shown};
+use super::index::{Item, Kind, Transcript};
+use journal::record::{Payload, Record};
+use std::io::{self, Write};
+
+/// Print every block of `t`; thinking only with `thinking`.
+pub fn print(t: &mut Transcript, thinking: bool, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "Transcript of {} (seq, iteration and label on each record)",
+        t.run
+    )?;
+    let mut closing = false;
+    while let Some((record, range)) = t.advance_line() {
+        let items: Vec<Item> = t.items().get(range).unwrap_or_default().to_vec();
+        let Some(first) = items.first() else { continue };
+        if first.kind == Kind::End {
+            if !closing {
+                writeln!(out, "\nWhere the run stands")?;
+                closing = true;
+            }
+            for it in &items {
+                block(out, &shown(t, it, None), "  ", "    ")?;
+            }
+            continue;
+        }
+        let header = match record.as_ref().and_then(|r| r.payload.as_ref()) {
+            Some(Payload::Assistant(a)) => {
+                let mut h = format!("seq {}  iteration {}  assistant", first.seq, a.iteration);
+                if !a.stop_reason.is_empty() {
+                    h.push_str(&format!(
+                        "  stop {}",
+                        crate::output::sanitize(&a.stop_reason, false)
+                    ));
+                }
+                h.push_str(&format!(
+                    "  tokens {} in, {} out",
+                    a.in_tokens, a.out_tokens
+                ));
+                Some(h)
+            }
+            Some(Payload::User(_)) => Some(format!("seq {}  user", first.seq)),
+            _ => None,
+        };
+        writeln!(out)?;
+        match header {
+            Some(h) => {
+                writeln!(out, "{h}")?;
+                for it in &items {
+                    item(out, t, it, record.as_ref(), thinking, "  ")?;
+                }
+            }
+            None => {
+                let at = match first.seq {
+                    0 => String::new(),
+                    s => format!("seq {s}  "),
+                };
+                item(out, t, first, record.as_ref(), thinking, &at)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn item(
+    out: &mut dyn Write,
+    t: &Transcript,
+    it: &Item,
+    record: Option<&Record>,
+    thinking: bool,
+    lead: &str,
+) -> io::Result<()> {
+    let s = shown(t, it, record);
+    if it.kind == Kind::Thinking && !thinking && !s.body.is_empty() {
+        let n = s.body.len();
+        let plural = if n == 1 { "" } else { "s" };
+        return writeln!(
+            out,
+            "{lead}{} hidden: {n} line{plural}; --thinking shows it",
+            s.label
+        );
+    }
+    block(out, &s, lead, "    ")
+}
+
+fn block(out: &mut dyn Write, s: &Shown, lead: &str, indent: &str) -> io::Result<()> {
+    writeln!(out, "{lead}{}", s.label)?;
+    for l in &s.body {
+        writeln!(out, "{indent}{l}")?;
+    }
+    Ok(())
+}

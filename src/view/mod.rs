@@ -1,0 +1,173 @@
+//! The full-screen transcript viewer (`show RUN --transcript` on a
+//! terminal), ratatui over crossterm. This file owns the terminal: raw
+//! mode and the alternate screen are entered once and always left, on `q`,
+//! on an error, on a panic (a hook) and on SIGINT/SIGTERM/SIGHUP (a flag
+//! the loop polls). The journal is indexed in slices between key presses,
+//! so the first screen does not wait for the whole file.
+
+pub mod draw;
+pub mod layout;
+pub mod model;
+#[cfg(test)]
+mod tests;
+
+use crate::error::{CmdResult, Failure};
+use crate::output::Style;
+use crate::transcript::index::Transcript;
+use model::Model;
+use ratatui::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::crossterm::terminal::{
+    disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
+};
+use ratatui::crossterm::{cursor, execute};
+use std::io::{self, Write};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Leave the alternate screen and raw mode (idempotent: safe to call from
+/// the panic hook and the guard both).
+fn restore() {
+    let _ = disable_raw_mode();
+    let _ = execute!(io::stdout(), LeaveAlternateScreen, cursor::Show);
+}
+
+/// Restores the terminal when dropped, however the viewer ends.
+struct Screen;
+
+impl Screen {
+    fn enter() -> io::Result<Screen> {
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            restore();
+            prev(info);
+        }));
+        enable_raw_mode()?;
+        let guard = Screen;
+        execute!(io::stdout(), EnterAlternateScreen, cursor::Hide)?;
+        Ok(guard)
+    }
+}
+
+impl Drop for Screen {
+    fn drop(&mut self) {
+        restore();
+    }
+}
+
+fn signal_flag() -> Result<Arc<AtomicBool>, Failure> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let flag = Arc::new(AtomicBool::new(false));
+    for sig in [SIGINT, SIGTERM, SIGHUP] {
+        signal_hook::flag::register(sig, Arc::clone(&flag))
+            .map_err(|e| Failure::new(format!("installing signal handlers: {e}")))?;
+    }
+    Ok(flag)
+}
+
+/// What a key asks for.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Step {
+    Stay,
+    Quit,
+}
+
+/// Apply one key to the model.
+pub fn key(m: &mut Model, k: KeyEvent) -> Step {
+    if let Some(p) = m.prompt.as_mut() {
+        match k.code {
+            KeyCode::Enter => {
+                let needle = p.to_lowercase();
+                m.prompt = None;
+                m.needle = Some(needle);
+                m.search(true);
+            }
+            KeyCode::Esc => m.prompt = None,
+            KeyCode::Backspace => {
+                p.pop();
+            }
+            KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => m.prompt = None,
+            KeyCode::Char(c) => p.push(c),
+            _ => {}
+        }
+        return Step::Stay;
+    }
+    m.message = None;
+    match k.code {
+        KeyCode::Char('q') | KeyCode::Esc => return Step::Quit,
+        KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => return Step::Quit,
+        KeyCode::Char('j') | KeyCode::Down => m.move_cursor(true),
+        KeyCode::Char('k') | KeyCode::Up => m.move_cursor(false),
+        KeyCode::PageDown | KeyCode::Char(' ') => m.page(true),
+        KeyCode::Char('f') if k.modifiers.contains(KeyModifiers::CONTROL) => m.page(true),
+        KeyCode::Char('b') if k.modifiers.contains(KeyModifiers::CONTROL) => m.page(false),
+        KeyCode::PageUp => m.page(false),
+        KeyCode::Char('g') | KeyCode::Home => m.first(),
+        KeyCode::Char('G') | KeyCode::End => m.last(),
+        KeyCode::Char('z') => m.toggle(),
+        KeyCode::Char('Z') => m.toggle_all(),
+        KeyCode::Char('/') => m.prompt = Some(String::new()),
+        KeyCode::Char('n') => m.search(true),
+        KeyCode::Char('N') => m.search(false),
+        _ => {}
+    }
+    Step::Stay
+}
+
+pub fn run(t: &mut Transcript, style: Style, out: &mut dyn Write) -> CmdResult {
+    let stop = signal_flag()?;
+    let screen = Screen::enter()?;
+    let backend = ratatui::backend::CrosstermBackend::new(out);
+    let mut term = ratatui::Terminal::new(backend)?;
+    let size = term.size()?;
+    let mut m = Model::new(
+        t,
+        size.width as usize,
+        size.height.saturating_sub(1) as usize,
+    );
+    let mut dirty = true;
+    let mut last_draw = Instant::now();
+    let code = loop {
+        if stop.load(Ordering::Relaxed) {
+            break ExitCode::from(130);
+        }
+        if dirty || (!m.t.done() && last_draw.elapsed() > Duration::from_millis(200)) {
+            term.draw(|f| draw::frame(f, &mut m, style.color))?;
+            dirty = false;
+            last_draw = Instant::now();
+        }
+        let wait = if m.t.done() {
+            Duration::from_millis(200)
+        } else {
+            Duration::ZERO
+        };
+        if event::poll(wait)? {
+            match event::read()? {
+                Event::Key(k) if k.kind != KeyEventKind::Release => {
+                    if key(&mut m, k) == Step::Quit {
+                        break ExitCode::SUCCESS;
+                    }
+                    dirty = true;
+                }
+                Event::Resize(w, h) => {
+                    term.autoresize()?;
+                    m.resize(w as usize, h.saturating_sub(1) as usize);
+                    dirty = true;
+                }
+                _ => {}
+            }
+        } else if !m.t.done() {
+            // A slice of indexing between key presses: short enough that
+            // a key waits at most this long.
+            let until = Instant::now() + Duration::from_millis(30);
+            while Instant::now() < until && m.t.advance(64) {}
+            if m.t.done() {
+                dirty = true;
+            }
+        }
+    };
+    drop(term);
+    drop(screen);
+    Ok(code)
+}

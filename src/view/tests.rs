@@ -1,0 +1,172 @@
+//! The viewer's layout on ratatui's TestBackend: what a frame holds at a
+//! given size after given keys, without a terminal.
+
+use super::model::Model;
+use super::{draw, key, Step};
+use crate::transcript::end::closing;
+use crate::transcript::index::Transcript;
+use clap::Parser;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+
+fn transcript(bytes: &[u8], run: &str) -> Transcript {
+    let g = crate::cli::Cli::parse_from(["fisk-admin", "--state-dir", "runs", "info"]).global;
+    let end = closing(&g, run, bytes);
+    Transcript::new(run, bytes.to_vec(), end)
+}
+
+fn tool_batch() -> Transcript {
+    transcript(
+        include_bytes!("../../testdata/runs-v1/deferral-waiting.json"),
+        "deferral-waiting",
+    )
+}
+
+fn screen(m: &mut Model, w: u16, h: u16) -> Vec<String> {
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    m.resize(w as usize, h as usize - 1);
+    term.draw(|f| draw::frame(f, m, false)).unwrap();
+    let buf = term.backend().buffer().clone();
+    (0..h)
+        .map(|y| {
+            (0..w)
+                .map(|x| buf[(x, y)].symbol().to_owned())
+                .collect::<String>()
+                .trim_end()
+                .to_owned()
+        })
+        .collect()
+}
+
+fn press(m: &mut Model, c: char) -> Step {
+    key(m, KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
+}
+
+fn cursor_row(rows: &[String]) -> &str {
+    rows.iter().find(|r| r.starts_with('>')).unwrap()
+}
+
+#[test]
+fn the_first_screen_has_gutter_labels_and_folded_output() {
+    let mut t = tool_batch();
+    let mut m = Model::new(&mut t, 80, 23);
+    let rows = screen(&mut m, 80, 24);
+    assert_eq!(rows[0], ">     1      [prompt]");
+    assert!(rows.iter().any(|r| r.starts_with("      2 i0   [text]")));
+    let result = rows.iter().find(|r| r.contains("[tool_result")).unwrap();
+    assert!(
+        result.starts_with("      3 i0   [tool_result toolu_01c7y"),
+        "{result}"
+    );
+    assert!(result.ends_with("(3 lines, z opens)"), "{result}");
+    assert!(
+        rows[23].starts_with("deferral-waiting · block 1/"),
+        "{}",
+        rows[23]
+    );
+}
+
+#[test]
+fn z_opens_the_cursors_block_and_capital_z_every_block() {
+    let mut t = tool_batch();
+    let mut m = Model::new(&mut t, 80, 23);
+    for _ in 0..4 {
+        press(&mut m, 'j');
+    }
+    let rows = screen(&mut m, 80, 24);
+    assert!(cursor_row(&rows).contains("[tool_result"), "{rows:#?}");
+    press(&mut m, 'z');
+    let rows = screen(&mut m, 80, 24);
+    let at = rows.iter().position(|r| r.starts_with('>')).unwrap();
+    assert!(!rows[at].contains("z opens"));
+    assert_eq!(rows[at + 1], "|              User orders-writer");
+    press(&mut m, 'z');
+    press(&mut m, 'Z');
+    let rows = screen(&mut m, 80, 24);
+    assert!(rows.iter().any(|r| r.contains("Pub allow: ORDERS.>")));
+    assert!(rows.iter().all(|r| !r.contains("z opens")));
+}
+
+#[test]
+fn at_80x24_and_narrower_nothing_overflows_and_the_cursor_stays() {
+    let mut t = tool_batch();
+    let mut m = Model::new(&mut t, 80, 23);
+    press(&mut m, 'Z');
+    for _ in 0..6 {
+        press(&mut m, 'j');
+    }
+    let label = cursor_row(&screen(&mut m, 80, 24))[13..30].to_owned();
+    for (w, h) in [(30u16, 8u16), (200, 60), (80, 24)] {
+        let rows = screen(&mut m, w, h);
+        assert!(
+            cursor_row(&rows).contains(&label[..10]),
+            "{w}x{h}: {rows:#?}"
+        );
+    }
+}
+
+#[test]
+fn g_goes_to_the_closing_section_with_the_answer_command() {
+    let mut t = tool_batch();
+    let mut m = Model::new(&mut t, 200, 23);
+    press(&mut m, 'G');
+    let rows = screen(&mut m, 200, 24);
+    assert!(
+        rows.iter().any(|r| r.contains(
+            "answer: fisk-admin --state-dir runs answer deferral-waiting toolu_01UKhS4K7g2wv63auxXVYqVE"
+        )),
+        "{rows:#?}"
+    );
+    assert!(cursor_row(&rows).contains("[waiting on toolu_01UKhS4K7g2wv63auxXVYqVE defer]"));
+    press(&mut m, 'g');
+    assert!(screen(&mut m, 200, 24)[0].starts_with(">     1"));
+    assert_eq!(press(&mut m, 'q'), Step::Quit);
+}
+
+#[test]
+fn a_search_opens_the_folded_block_it_finds_and_n_wraps() {
+    let mut t = tool_batch();
+    let mut m = Model::new(&mut t, 80, 23);
+    press(&mut m, '/');
+    for c in "pub ALLOW".chars() {
+        press(&mut m, c);
+    }
+    assert_eq!(screen(&mut m, 80, 24)[23], "/pub ALLOW");
+    key(&mut m, KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    let rows = screen(&mut m, 80, 24);
+    assert!(cursor_row(&rows).contains("[tool_result"));
+    assert!(rows.iter().any(|r| r.contains("Pub allow: ORDERS.>")));
+    press(&mut m, 'n');
+    assert!(screen(&mut m, 80, 24)[23].contains("search wrapped"));
+    press(&mut m, '/');
+    for c in "no such words".chars() {
+        press(&mut m, c);
+    }
+    key(&mut m, KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    assert!(screen(&mut m, 80, 24)[23].contains("not found: no such words"));
+}
+
+#[test]
+fn the_first_screen_of_a_long_journal_indexes_only_what_it_shows() {
+    let mut bytes = include_bytes!("../../testdata/runs-v1/tool-batch.json").to_vec();
+    let last: serde_json::Value =
+        serde_json::from_slice(bytes.split(|b| *b == b'\n').nth(2).unwrap()).unwrap();
+    for seq in 4..20_000u64 {
+        let mut r = last.clone();
+        r["seq"] = seq.into();
+        bytes.extend(serde_json::to_vec(&r).unwrap());
+        bytes.push(b'\n');
+    }
+    let mut t = transcript(&bytes, "tool-batch");
+    let mut m = Model::new(&mut t, 80, 23);
+    let rows = screen(&mut m, 80, 24);
+    assert!(rows[0].contains("[prompt]"));
+    assert!(!m.t.done());
+    assert!(
+        m.t.items().len() < 100,
+        "{} blocks indexed",
+        m.t.items().len()
+    );
+    assert!(rows[23].contains("indexing"), "{}", rows[23]);
+}

@@ -1,0 +1,314 @@
+//! The transcript viewer in a real terminal (issue 15 item 6): each test
+//! starts its own tmux server (a private socket) with a fixed size, types
+//! keys with send-keys and reads the screen with capture-pane, polling
+//! until the expected text appears or a timeout: no sleep is an assertion.
+//! tmux is required: without it these tests fail and say so.
+
+use crate::support::*;
+use std::path::Path;
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+
+/// One tmux server with one pane running a shell.
+struct Tmux {
+    socket: String,
+    _home: tempfile::TempDir,
+}
+
+impl Tmux {
+    fn start(width: u16, height: u16) -> Tmux {
+        let found = Command::new("tmux").arg("-V").output();
+        assert!(
+            found.is_ok_and(|o| o.status.success()),
+            "tmux is not installed: the viewer tests drive a real terminal in tmux; \
+             install it (apt-get install tmux; .ci/run does)"
+        );
+        let home = tempfile::tempdir().unwrap();
+        let socket = format!(
+            "fisk-viewer-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let shell = format!(
+            "env -i PATH={} HOME={} TERM=screen NO_COLOR=1 PS1='PROMPT$ ' sh",
+            std::env::var("PATH").unwrap_or_default(),
+            s(home.path())
+        );
+        let t = Tmux {
+            socket,
+            _home: home,
+        };
+        let w = width.to_string();
+        let h = height.to_string();
+        t.tmux(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "v",
+            "-x",
+            &w,
+            "-y",
+            &h,
+            &shell,
+        ]);
+        t.wait_for("the shell prompt", |screen| screen.contains("PROMPT$"));
+        t
+    }
+
+    fn tmux(&self, args: &[&str]) -> String {
+        let o = Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-t", "v"])
+    }
+
+    /// The screen with its attributes as escape sequences (`-e`).
+    fn screen_raw(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-e", "-t", "v"])
+    }
+
+    fn alternate_on(&self) -> bool {
+        self.tmux(&["display-message", "-p", "-t", "v", "#{alternate_on}"])
+            .trim()
+            == "1"
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        for k in keys {
+            self.tmux(&["send-keys", "-t", "v", k]);
+        }
+    }
+
+    fn type_line(&self, text: &str) {
+        self.tmux(&["send-keys", "-t", "v", "-l", text]);
+        self.tmux(&["send-keys", "-t", "v", "Enter"]);
+    }
+
+    /// Poll the screen until `ok` holds; fail with the last screen after 15s.
+    fn wait_for(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let screen = self.screen();
+            if ok(&screen) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}; the screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(40));
+        }
+    }
+
+    /// Start the viewer on `run` in `store`, and wait for its first screen.
+    fn view(&self, store: &Path, run: &str) -> String {
+        let cmd = format!(
+            "{} --state-dir {} show {run} --transcript",
+            s(&bin()),
+            s(store)
+        );
+        self.type_line(&cmd);
+        self.wait_for("the viewer's first screen", |sc| {
+            sc.contains("[prompt]") && sc.contains(&format!("{run} · block"))
+        })
+    }
+
+    /// Move the cursor down until its block's label contains `label`.
+    fn cursor_to(&self, label: &str) -> String {
+        for _ in 0..60 {
+            let sc = self.screen();
+            if cursor_row(&sc).is_some_and(|r| r.contains(label)) {
+                return sc;
+            }
+            let before = self.screen();
+            self.keys(&["j"]);
+            self.wait_for("the cursor to move", |sc| sc != before);
+        }
+        panic!("the cursor never reached {label:?}:\n{}", self.screen());
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .output();
+    }
+}
+
+/// The first row of the block under the cursor (marked `>` in the gutter).
+fn cursor_row(screen: &str) -> Option<&str> {
+    screen.lines().find(|l| l.starts_with('>'))
+}
+
+#[test]
+fn viewer_folds_tool_output_by_default_and_z_opens_the_block() {
+    let t = Tmux::start(80, 24);
+    let first = t.view(&testdata("runs"), "tool-batch");
+    let folded = first
+        .lines()
+        .find(|l| l.contains("[tool_result toolu_"))
+        .unwrap_or_else(|| panic!("no tool result on the first screen:\n{first}"));
+    assert!(folded.contains("z opens"), "not folded: {folded}");
+    let sc = t.cursor_to("[tool_result toolu_");
+    let row = cursor_row(&sc).unwrap().to_owned();
+    assert!(row.contains("z opens"));
+    t.keys(&["z"]);
+    let open = t.wait_for("the block to open", |sc| {
+        cursor_row(sc).is_some_and(|r| !r.contains("z opens"))
+    });
+    let mut rows = open.lines().skip_while(|l| !l.starts_with('>'));
+    rows.next();
+    assert!(
+        rows.next().is_some_and(|l| l.starts_with('|')),
+        "no body under the opened block:\n{open}"
+    );
+    t.keys(&["z"]);
+    t.wait_for("the block to fold again", |sc| {
+        cursor_row(sc).is_some_and(|r| r.contains("z opens"))
+    });
+}
+
+#[test]
+fn viewer_search_finds_a_word_inside_folded_output_and_opens_it() {
+    let t = Tmux::start(80, 24);
+    let first = t.view(&testdata("runs-v1"), "deferral-waiting");
+    assert!(
+        !first.contains("Expires: 2026-11-30"),
+        "output not folded:\n{first}"
+    );
+    t.keys(&["/"]);
+    t.tmux(&["send-keys", "-t", "v", "-l", "EXPIRES"]);
+    t.wait_for("the search prompt", |sc| sc.contains("/EXPIRES"));
+    t.keys(&["Enter"]);
+    let sc = t.wait_for("the hit, opened", |sc| sc.contains("Expires: 2026-11-30"));
+    assert!(
+        cursor_row(&sc).is_some_and(|r| r.contains("[tool_result toolu_01c7yOlKNMQTQjdEmZXbs0Vk")),
+        "the cursor is not on the hit:\n{sc}"
+    );
+    // `n` again finds the same single hit, wrapping round.
+    t.keys(&["n"]);
+    t.wait_for("the wrapped search", |sc| sc.contains("search wrapped"));
+}
+
+#[test]
+fn viewer_q_leaves_the_alternate_screen_and_gives_the_shell_back() {
+    let t = Tmux::start(80, 24);
+    t.type_line("echo BEFORE-THE-VIEWER");
+    t.wait_for("the echo", |sc| sc.contains("BEFORE-THE-VIEWER\nPROMPT$"));
+    t.view(&testdata("agent-journals/v3"), "g-deferral-waiting");
+    assert!(
+        t.alternate_on(),
+        "the viewer is not on the alternate screen"
+    );
+    t.keys(&["q"]);
+    let sc = t.wait_for("the shell again", |sc| {
+        !sc.contains("[prompt]") && sc.trim_end().ends_with("PROMPT$")
+    });
+    assert!(
+        sc.contains("BEFORE-THE-VIEWER"),
+        "the shell's screen is gone:\n{sc}"
+    );
+    assert!(!t.alternate_on(), "still on the alternate screen");
+    // The terminal is back in cooked mode: the shell reads a line.
+    t.type_line("echo AFTER-$((40+2))");
+    t.wait_for("the shell to run a command", |sc| sc.contains("AFTER-42"));
+}
+
+#[test]
+fn viewer_leaves_cleanly_on_sigterm() {
+    let t = Tmux::start(80, 24);
+    t.view(&testdata("agent-journals/v1"), "g-tool-batch");
+    let pid = t.tmux(&["display-message", "-p", "-t", "v", "#{pane_pid}"]);
+    // The viewer is the shell's child.
+    let kids = Command::new("pgrep")
+        .args(["-P", pid.trim()])
+        .output()
+        .unwrap();
+    let child = String::from_utf8_lossy(&kids.stdout).trim().to_owned();
+    assert!(!child.is_empty(), "no viewer process under the shell");
+    Command::new("kill")
+        .args(["-TERM", &child])
+        .status()
+        .unwrap();
+    t.wait_for("the shell again", |sc| {
+        !sc.contains("[prompt]") && sc.trim_end().ends_with("PROMPT$")
+    });
+    assert!(!t.alternate_on());
+}
+
+#[test]
+fn viewer_never_lets_an_escape_sequence_from_a_tool_output_reach_the_pane() {
+    let dir = tempfile::tempdir().unwrap();
+    let meta = r#"{"seq":1,"protocol":"io.choria.fisk-ai.v1.session.meta","meta":{"version":3,"run_id":"hostile","created":"2026-01-01T00:00:00Z","fingerprint":{"provider":"p","model":"m","system_hash":"","tools_hash":"","thinking_mode":"off","max_tokens":1,"max_iterations":1},"prompt":"look"}}"#;
+    let assistant = r#"{"seq":2,"protocol":"io.choria.fisk-ai.v1.session.assistant","assistant":{"iteration":0,"message":{"role":"assistant","content":[{"tool_use":{"id":"toolu_x","name":"exec","input":{"command":"cat evil"}}}]},"in_tokens":1,"out_tokens":1}}"#;
+    let result = serde_json::json!({
+        "seq": 3,
+        "protocol": "io.choria.fisk-ai.v1.session.tool_result",
+        "tool_result": {"tool_use_id": "toolu_x", "result": {"tool_use_id": "toolu_x",
+            "content": "MARKER \u{1b}]2;PWNED-TITLE\u{7}\u{1b}[31mREDTEXT\u{1b}[0m \u{1b}[2J\u{9b}5m after"}}
+    });
+    std::fs::write(
+        dir.path().join("hostile.json"),
+        format!("{meta}\n{assistant}\n{result}\n"),
+    )
+    .unwrap();
+    let t = Tmux::start(100, 24);
+    t.view(dir.path(), "hostile");
+    t.keys(&["/"]);
+    t.tmux(&["send-keys", "-t", "v", "-l", "redtext"]);
+    t.keys(&["Enter"]);
+    let sc = t.wait_for("the hostile output, opened", |sc| sc.contains("after"));
+    assert!(
+        sc.contains("MARKER \\u{1b}]2;PWNED-TITLE\\u{7}\\u{1b}[31mREDTEXT"),
+        "{sc}"
+    );
+    assert!(sc.contains("\\u{9b}5m"), "{sc}");
+    assert!(sc.contains("[prompt]"), "the screen was cleared:\n{sc}");
+    let raw = t.screen_raw();
+    assert!(!raw.contains("\u{1b}[31m"), "red reached the pane:\n{raw}");
+    let title = t.tmux(&["display-message", "-p", "-t", "v", "#{pane_title}"]);
+    assert!(!title.contains("PWNED"), "the pane title was set: {title}");
+}
+
+#[test]
+fn viewer_keeps_the_cursors_block_on_screen_across_resizes() {
+    let t = Tmux::start(100, 30);
+    t.view(&testdata("runs-v1"), "multi-iteration");
+    for _ in 0..6 {
+        let before = t.screen();
+        t.keys(&["j"]);
+        t.wait_for("the cursor to move", |sc| sc != before);
+    }
+    let sc = t.screen();
+    let row = cursor_row(&sc).unwrap().to_owned();
+    let label: String = row.chars().skip(13).take(12).collect();
+    for (w, h) in [("40", "10"), ("150", "40"), ("80", "24")] {
+        t.tmux(&["resize-window", "-t", "v", "-x", w, "-y", h]);
+        let sc = t.wait_for("the resized screen", |sc| {
+            sc.lines().count() <= h.parse::<usize>().unwrap()
+                && sc
+                    .lines()
+                    .all(|l| l.chars().count() <= w.parse::<usize>().unwrap())
+                && cursor_row(sc)
+                    .is_some_and(|r| r.chars().skip(13).take(12).collect::<String>() == label)
+        });
+        assert!(sc.contains(" · block "), "no status bar at {w}x{h}:\n{sc}");
+    }
+}
