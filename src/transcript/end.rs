@@ -6,8 +6,8 @@
 
 use super::block::{lines, Shown};
 use crate::cli::Global;
+use crate::hint;
 use crate::output::{cell, sanitize};
-use crate::render::hint;
 use journal::fold::{fold_with, FoldOptions};
 use journal::lines::split;
 use journal::record::{Block, Payload, Record};
