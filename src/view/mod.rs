@@ -66,6 +66,24 @@ fn signal_flag() -> Result<Arc<AtomicBool>, Failure> {
     Ok(flag)
 }
 
+/// Whether the terminal's input has hung up (its other end closed).
+fn hung_up() -> bool {
+    use rustix::event::{poll, PollFd, PollFlags};
+    let stdin = io::stdin();
+    let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
+    let zero = rustix::event::Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    match poll(&mut fds, Some(&zero)) {
+        Ok(_) => fds.first().is_some_and(|f| {
+            f.revents()
+                .intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::NVAL)
+        }),
+        Err(_) => true,
+    }
+}
+
 /// What a key asks for.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Step {
@@ -118,6 +136,16 @@ pub fn key(m: &mut Model, k: KeyEvent) -> Step {
 pub fn run(t: &mut Transcript, style: Style, out: &mut dyn Write) -> CmdResult {
     let stop = signal_flag()?;
     let screen = Screen::enter()?;
+    // A terminal that goes away (its window closed, tmux killed) leaves
+    // crossterm's reader reading end-of-file in a loop it never returns
+    // from, whether or not a SIGHUP came. Nothing is left to restore or
+    // draw on then: a watchdog ends the process.
+    std::thread::spawn(|| loop {
+        std::thread::sleep(Duration::from_millis(250));
+        if hung_up() {
+            std::process::exit(129);
+        }
+    });
     let backend = ratatui::backend::CrosstermBackend::new(out);
     let mut term = ratatui::Terminal::new(backend)?;
     let size = term.size()?;
@@ -132,6 +160,7 @@ pub fn run(t: &mut Transcript, style: Style, out: &mut dyn Write) -> CmdResult {
         if stop.load(Ordering::Relaxed) {
             break ExitCode::from(130);
         }
+
         if dirty || (!m.t.done() && last_draw.elapsed() > Duration::from_millis(200)) {
             term.draw(|f| draw::frame(f, &mut m, style.color))?;
             dirty = false;

@@ -253,6 +253,31 @@ fn viewer_leaves_cleanly_on_sigterm() {
     assert!(!t.alternate_on());
 }
 
+/// A terminal that goes away (tmux killed, a window closed) must not leave
+/// the viewer behind reading end-of-file in a loop at full CPU.
+#[test]
+fn viewer_ends_when_its_terminal_goes_away() {
+    let t = Tmux::start(80, 24);
+    t.view(&testdata("agent-journals/v1"), "g-tool-batch");
+    let pid = t.tmux(&["display-message", "-p", "-t", "v", "#{pane_pid}"]);
+    let kids = Command::new("pgrep")
+        .args(["-P", pid.trim()])
+        .output()
+        .unwrap();
+    let child = String::from_utf8_lossy(&kids.stdout).trim().to_owned();
+    assert!(!child.is_empty(), "no viewer process under the shell");
+    t.tmux(&["kill-server"]);
+    let proc_dir = std::path::PathBuf::from(format!("/proc/{child}"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while proc_dir.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(
+        !proc_dir.exists(),
+        "viewer {child} still runs after its terminal went away"
+    );
+}
+
 #[test]
 fn viewer_never_lets_an_escape_sequence_from_a_tool_output_reach_the_pane() {
     let dir = tempfile::tempdir().unwrap();
