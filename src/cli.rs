@@ -96,6 +96,8 @@ pub enum Command {
     Stats(StatsArgs),
     /// A run's tool calls, each with its input and the answer it got (SPEC 13)
     Query(QueryArgs),
+    /// Find runs across the store by agent, model, caller, status, time, prompt or anything in their transcript (SPEC 13)
+    Search(SearchArgs),
     /// Answer a deferred tool call by hand (SPEC 6), then resume the run
     Answer(AnswerArgs),
     /// Fix a damaged tail: cut a torn final line (kept in a backup) or add a missing final newline
@@ -127,15 +129,17 @@ pub enum Command {
 
 #[derive(Args, Debug)]
 pub struct LsArgs {
-    /// Only runs with this status (repeat for several: a run with any of them is listed)
-    #[arg(long, value_enum, value_name = "STATUS")]
-    pub status: Vec<StatusFilter>,
-    /// Only runs waiting on deferred calls a person has to answer
-    #[arg(long)]
-    pub waiting: bool,
+    #[command(flatten)]
+    pub filter: crate::filter::FilterArgs,
     /// Sort order (newest first for times, largest first for size)
     #[arg(long, value_enum, default_value_t = SortKey::Updated)]
     pub sort: SortKey,
+    /// The other way round (oldest or smallest first)
+    #[arg(long)]
+    pub reverse: bool,
+    /// At most this many runs (after sorting)
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
 }
 
 /// What `ls --status` selects: a run's status (SPEC 9), or one of two
@@ -230,8 +234,60 @@ pub struct FoldArgs {
 
 #[derive(Args, Debug)]
 pub struct StatsArgs {
-    /// The run id
-    pub run: String,
+    /// The run id (or --all)
+    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    pub run: Option<String>,
+    /// Add up every run the filters select, in parallel
+    #[arg(long)]
+    pub all: bool,
+    /// With --all: group by these (comma-separated or repeated); tool lists each group's tools
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        value_name = "KEY",
+        requires = "all"
+    )]
+    pub by: Vec<GroupBy>,
+    /// With --all: which runs (as ls)
+    #[command(flatten)]
+    pub filter: crate::filter::FilterArgs,
+}
+
+/// What `stats --all --by` groups on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GroupBy {
+    /// The run's model
+    Model,
+    /// The agent that ran it
+    Agent,
+    /// Each tool (a table of tools per group)
+    Tool,
+    /// The day it was created (UTC)
+    Day,
+}
+
+#[derive(Args, Debug)]
+pub struct SearchArgs {
+    #[command(flatten)]
+    pub filter: crate::filter::FilterArgs,
+    /// Where --match looks: the prompt (as the agent), the text the model and user wrote, tool inputs and results, or all of it
+    #[arg(long = "in", value_enum, value_name = "WHERE", default_value_t = SearchIn::Prompt)]
+    pub within: SearchIn,
+}
+
+/// Where `search --match` looks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SearchIn {
+    /// The run's prompt
+    Prompt,
+    /// Text and thinking blocks of every turn
+    Text,
+    /// Tool inputs, tool results and deferral notes
+    Tools,
+    /// Everything above, and terminal messages
+    All,
 }
 
 #[derive(Args, Debug)]

@@ -4,6 +4,7 @@
 mod cli;
 mod cmd;
 mod error;
+mod filter;
 mod hint;
 mod open;
 mod output;
@@ -45,6 +46,7 @@ fn main() -> ExitCode {
         cli::Command::Fold(a) => cmd::fold::run(g, a, style, &mut out),
         cli::Command::Stats(a) => cmd::stats::run(g, a, style, &mut out),
         cli::Command::Query(a) => cmd::query::run(g, a, style, &mut out),
+        cli::Command::Search(a) => cmd::search::run(g, a, style, &mut out),
         cli::Command::Answer(a) => cmd::answer::run(g, a, style, &mut out),
         cli::Command::Repair(a) => cmd::repair::run(g, a, style, &mut out),
         cli::Command::Rm(a) => cmd::rm::run(g, a, style, &mut out),

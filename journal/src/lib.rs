@@ -19,6 +19,7 @@ pub mod paths;
 pub mod record;
 pub mod runner;
 pub mod schema;
+pub mod search;
 pub mod stats;
 pub mod store;
 pub mod time;

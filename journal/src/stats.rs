@@ -137,12 +137,17 @@ impl Statistics {
 }
 
 /// The statistics of a run from its records.
-pub fn stats(records: &[Record]) -> Statistics {
+pub fn stats<'a, I>(records: I) -> Statistics
+where
+    I: IntoIterator<Item = &'a Record>,
+    I::IntoIter: Clone,
+{
+    let records = records.into_iter();
     let mut s = Statistics::default();
     // The last terminal's reason and time, and whether anything followed.
     let mut ending: Option<(String, Option<Time>)> = None;
     let mut reopened = false;
-    for (i, r) in records.iter().enumerate() {
+    for (i, r) in records.clone().enumerate() {
         if r.time.is_some() {
             s.updated = r.time;
         }
@@ -191,7 +196,7 @@ pub fn stats(records: &[Record]) -> Statistics {
 }
 
 /// The per-tool rows, sorted by tool name.
-fn tool_rows(records: &[Record]) -> Vec<ToolStats> {
+fn tool_rows<'a>(records: impl IntoIterator<Item = &'a Record>) -> Vec<ToolStats> {
     let (calls, timings) = calls::pair(records);
     let mut rows: std::collections::BTreeMap<String, ToolStats> = Default::default();
     for (c, t) in calls.iter().zip(&timings) {
@@ -229,4 +234,114 @@ fn tool_rows(records: &[Record]) -> Vec<ToolStats> {
         }
     }
     rows.into_values().collect()
+}
+
+/// Statistics added up over many runs (`stats --all`): memory grows with
+/// the tools seen, not the runs.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Totals {
+    pub runs: u64,
+    pub iterations: i64,
+    pub tokens: Tokens,
+    /// What the token budget counts: input, output, both cache tiers.
+    pub total_tokens: i64,
+    /// Wall clock summed over the runs that have one.
+    pub wall_clock_ns: i64,
+    /// Runs with no wall clock (no time on one end: version 3).
+    pub untimed_runs: u64,
+    /// One row per tool, by name.
+    #[serde(serialize_with = "rows")]
+    pub tools: std::collections::BTreeMap<String, ToolStats>,
+}
+
+fn rows<S: serde::Serializer>(
+    m: &std::collections::BTreeMap<String, ToolStats>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_seq(m.values())
+}
+
+impl Totals {
+    /// Add one run.
+    pub fn add(&mut self, s: &Statistics) {
+        self.runs += 1;
+        self.iterations = self.iterations.saturating_add(s.iterations);
+        self.tokens.add(&s.tokens);
+        self.total_tokens = self.tokens.total();
+        match s.wall_clock_ns() {
+            Some(ns) => {
+                self.wall_clock_ns = self
+                    .wall_clock_ns
+                    .saturating_add(i64::try_from(ns).unwrap_or(i64::MAX))
+            }
+            None => self.untimed_runs += 1,
+        }
+        for t in &s.tools {
+            self.add_tool(t);
+        }
+    }
+
+    fn add_tool(&mut self, t: &ToolStats) {
+        self.tools
+            .entry(t.tool.clone())
+            .or_insert_with(|| ToolStats {
+                tool: t.tool.clone(),
+                ..ToolStats::default()
+            })
+            .add(t);
+    }
+
+    /// Add another set of totals (the parallel reduce).
+    pub fn merge(&mut self, o: &Totals) {
+        self.runs += o.runs;
+        self.iterations = self.iterations.saturating_add(o.iterations);
+        self.tokens.add(&o.tokens);
+        self.total_tokens = self.tokens.total();
+        self.wall_clock_ns = self.wall_clock_ns.saturating_add(o.wall_clock_ns);
+        self.untimed_runs += o.untimed_runs;
+        for t in o.tools.values() {
+            self.add_tool(t);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn totals_add_runs_and_merge_alike() {
+        let run = |tool: &str, calls: i64, out: i64| Statistics {
+            iterations: 1,
+            tokens: Tokens {
+                out_tokens: out,
+                ..Tokens::default()
+            },
+            tools: vec![ToolStats {
+                tool: tool.into(),
+                kinds: vec!["builtin".into()],
+                calls,
+                ..ToolStats::default()
+            }],
+            ..Statistics::default()
+        };
+        let mut one = Totals::default();
+        for s in [run("exec", 2, 10), run("defer", 1, 5), run("exec", 3, 1)] {
+            one.add(&s);
+        }
+        let (mut a, mut b) = (Totals::default(), Totals::default());
+        a.add(&run("exec", 2, 10));
+        b.add(&run("defer", 1, 5));
+        b.add(&run("exec", 3, 1));
+        a.merge(&b);
+        for t in [&one, &a] {
+            assert_eq!(
+                (t.runs, t.iterations, t.total_tokens, t.untimed_runs),
+                (3, 3, 16, 3)
+            );
+            let exec = t.tools.get("exec").map(|r| r.calls);
+            assert_eq!(exec, Some(5));
+            assert_eq!(t.tools.keys().collect::<Vec<_>>(), ["defer", "exec"]);
+        }
+    }
 }

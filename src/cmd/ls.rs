@@ -1,26 +1,30 @@
 //! `ls`: one line per run, from the meta record and the tail only, in
 //! parallel across journals.
 
-use crate::cli::{Global, LsArgs, SortKey, StatusFilter};
+use crate::cli::{Global, LsArgs, SortKey};
 use crate::error::CmdResult;
+use crate::filter::{Selected, TimeOf};
 use crate::open::open_store;
-use crate::output::{cell, json_line, table, Style};
-use journal::fold::Status;
-use journal::record::Reason;
-use journal::store::{Listed, Summary};
+use crate::output::{cell, json_line, sanitize, table, Style};
+use journal::store::Summary;
 use std::io::Write;
 use std::process::ExitCode;
 
 pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     let store = open_store(g)?;
-    let mut runs: Vec<Summary> = store.summaries()?;
-    if !a.status.is_empty() {
-        runs.retain(|s| a.status.iter().any(|want| selects(*want, s)));
-    }
-    if a.waiting {
-        runs.retain(|s| s.waiting);
-    }
+    let all: Vec<Summary> = store.summaries()?;
+    let total = all.len();
+    let Selected {
+        mut runs,
+        no_agent_excluded,
+    } = a.filter.select(all, TimeOf::Updated);
     sort(&mut runs, a.sort);
+    if a.reverse {
+        runs.reverse();
+    }
+    if let Some(n) = a.limit {
+        runs.truncate(n);
+    }
     // The prompt is untrusted: control characters (and so every escape
     // sequence's introducer) are removed in both output forms.
     for s in &mut runs {
@@ -35,6 +39,18 @@ pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResul
     }
     if style.json() {
         json_line(out, &runs)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if runs.is_empty() {
+        let why = match (total, a.filter.any()) {
+            (0, _) => "no runs".to_owned(),
+            (n, true) => format!("no run of {n} matches the filters"),
+            (_, false) => "no runs".to_owned(),
+        };
+        writeln!(out, "{why} in {}", sanitize(&store.describe(), false))?;
+        if no_agent_excluded > 0 {
+            writeln!(out, "{}", excluded_note(no_agent_excluded))?;
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let mut t = table(&[
@@ -72,24 +88,17 @@ pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResul
         ]);
     }
     writeln!(out, "{t}")?;
+    if no_agent_excluded > 0 {
+        writeln!(out, "{}", excluded_note(no_agent_excluded))?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 
-/// Whether `--status want` lists the run.
-fn selects(want: StatusFilter, s: &Summary) -> bool {
-    let ended = |reason: Reason| s.status == Listed::Run(Status::Terminal(reason));
-    match want {
-        StatusFilter::Open => s.status == Listed::Run(Status::Open),
-        StatusFilter::Completed => ended(Reason::Completed),
-        StatusFilter::Suspended => ended(Reason::Suspended),
-        StatusFilter::Error => ended(Reason::Error),
-        StatusFilter::Budget => ended(Reason::Budget),
-        StatusFilter::MaxIterations => ended(Reason::MaxIterations),
-        StatusFilter::Corrupt => s.status == Listed::Corrupt,
-        StatusFilter::Live => s.live,
-        // `waiting` is not a status since the agent's rule (SPEC 9); it is
-        // still understood here as --waiting.
-        StatusFilter::Waiting => s.waiting,
+/// What `--agent` left out for want of an agent, as the agent says it.
+pub fn excluded_note(n: usize) -> String {
+    match n {
+        1 => "1 more run matched every other filter but carries no agent, so --agent left it out (it was journaled before the agent was recorded)".into(),
+        n => format!("{n} more runs matched every other filter but carry no agent, so --agent left them out (they were journaled before the agent was recorded)"),
     }
 }
 

@@ -5,7 +5,7 @@
 //! "untimed", never zero.
 
 use crate::cli::{Global, StatsArgs};
-use crate::error::CmdResult;
+use crate::error::{CmdResult, Failure};
 use crate::open::open_store;
 use crate::output::{cell, json_pretty, sanitize, table, Format, Style};
 use journal::stats::{stats, Statistics, ToolStats};
@@ -15,12 +15,19 @@ use std::process::ExitCode;
 
 pub fn run(g: &Global, a: StatsArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     let store = open_store(g)?;
-    let journal = store.read(&a.run)?;
-    let records: Vec<_> = journal.records().cloned().collect();
-    let s = stats(&records);
+    let Some(run) = a.run.as_deref() else {
+        return super::stats_all::run(&store, &a, style, out);
+    };
+    if a.filter.any() {
+        return Err(Failure::new(
+            "the run filters (--status, --agent, --since, ...) choose runs for --all; give a run id or --all, not both",
+        ));
+    }
+    let journal = store.read(run)?;
+    let s = stats(journal.records());
     match style.format {
         Format::Json => json_pretty(out, &s)?,
-        Format::Text => render(out, &a.run, &s)?,
+        Format::Text => render(out, run, &s)?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -141,7 +148,7 @@ pub fn tools_table(out: &mut dyn Write, tools: &[ToolStats]) -> io::Result<()> {
 
 /// A tool's total and mean time over its timed calls; "untimed" when none
 /// is timed, and how many are not where some are.
-fn times(row: &ToolStats) -> (String, String) {
+pub fn times(row: &ToolStats) -> (String, String) {
     let ns = u128::try_from(row.duration_ns).unwrap_or(0);
     let timed = u128::try_from(row.timed).unwrap_or(0);
     if timed == 0 {

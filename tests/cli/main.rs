@@ -12,6 +12,7 @@ mod corpus;
 mod crash;
 mod docs;
 mod fingerprint;
+mod fleet;
 mod inspect;
 mod jetstream;
 mod migrate;

@@ -575,6 +575,60 @@ fn the_migrate_schema_lists_exactly_the_outcome_words() {
     assert_eq!(words, printed);
 }
 
+/// `stats`, `query`, `search` and `stats --all` print what their schemas
+/// say, on the agent's journals of both generations and on damaged stores
+/// (whose unreadable runs are named).
+#[test]
+fn inspection_json_matches_its_schemas() {
+    let stats = output_validator("stats.json");
+    let query = output_validator("query.json");
+    let search = output_validator("search.json");
+    let all = output_validator("stats-all.json");
+    for rel in [
+        "agent-journals/v1",
+        "agent-journals/v3",
+        "runs",
+        "damaged",
+        "damaged-v1",
+    ] {
+        let store = store_copy(rel);
+        let d = s(store.path());
+        let listed = fisk(&["--state-dir", d, "ls", "-o", "json"]).json();
+        for x in listed.as_array().unwrap() {
+            let id = x["run_id"].as_str().unwrap();
+            for (cmd, v) in [("stats", &stats), ("query", &query)] {
+                let r = fisk(&["--state-dir", d, cmd, id, "-o", "json"]);
+                // A damaged run that does not read is an error (exit 2),
+                // never a document.
+                if r.code != 0 && rel.starts_with("damaged") {
+                    assert_eq!(r.code, 2, "{rel} {cmd} {id}: {}", r.stderr);
+                    assert!(r.stdout.is_empty(), "{rel} {cmd} {id}: {}", r.stdout);
+                    continue;
+                }
+                assert_eq!(r.code, 0, "{rel} {cmd} {id}: {}", r.stderr);
+                assert_valid(v, &r.json(), &format!("{rel} {cmd} {id}"));
+            }
+        }
+        for args in [
+            vec!["search"],
+            vec!["search", "--agent", "nats-ops"],
+            vec!["search", "--match", "(?i)stream", "--in", "all"],
+        ] {
+            let mut a = vec!["--state-dir", d];
+            a.extend(&args);
+            a.extend(["-o", "json"]);
+            let r = fisk(&a);
+            assert_eq!(r.code, 0, "{rel} {args:?}: {}", r.stderr);
+            assert_valid(&search, &r.json(), &format!("{rel} {args:?}"));
+        }
+        for by in ["model", "agent,day", "tool,model"] {
+            let r = fisk(&["--state-dir", d, "stats", "--all", "--by", by, "-o", "json"]);
+            assert_eq!(r.code, 0, "{rel} --by {by}: {}", r.stderr);
+            assert_valid(&all, &r.json(), &format!("{rel} stats --all --by {by}"));
+        }
+    }
+}
+
 /// Each schema in schemas/output/ is one the tests here check real output
 /// against.
 #[test]
@@ -590,6 +644,10 @@ fn every_output_schema_is_checked() {
             "fold.json",
             "ls.json",
             "migrate.json",
+            "query.json",
+            "search.json",
+            "stats-all.json",
+            "stats.json",
             "upgrade.json",
             "validate.json",
             "verify.json"

@@ -21,7 +21,7 @@ pub struct Journal {
 }
 
 impl Journal {
-    pub fn records(&self) -> impl Iterator<Item = &Record> {
+    pub fn records(&self) -> impl Iterator<Item = &Record> + Clone {
         self.entries.iter().map(|e| &e.record)
     }
     /// The entry a fold refusal is about: the first record with its seq

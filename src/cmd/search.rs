@@ -1,0 +1,213 @@
+//! `search [filters] [--match RE [--in WHERE]]`: find runs across the store
+//! (SPEC 13). JSON is the agent's document (`{runs, no_agent_excluded}`,
+//! newest first; `--since`/`--until` compare `created`, as the agent's),
+//! with two keys beyond it: each run's first transcript `match` (with
+//! `--in` other than `prompt`) and the runs that could not be read
+//! (`unreadable`). Transcripts are read in parallel, one run at a time per
+//! worker, so memory grows with the matches, not the store.
+
+use crate::cli::{Global, SearchArgs, SearchIn};
+use crate::error::CmdResult;
+use crate::filter::TimeOf;
+use crate::open::open_store;
+use crate::output::{cell, json_pretty, sanitize, table, Format, Style};
+use journal::search::{first_match, Hit, Scope};
+use journal::store::{Listed, Summary};
+use journal::time::Time;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+/// One run found (the agent's fields, then what fisk-admin adds).
+#[derive(Serialize)]
+struct Found {
+    run_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    caller: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<String>,
+    status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    created: Option<Time>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    updated: Option<Time>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ended: Option<Time>,
+    prompt: String,
+    /// The first match inside the transcript (`--in` other than prompt).
+    #[serde(rename = "match", skip_serializing_if = "Option::is_none")]
+    hit: Option<Hit>,
+}
+
+/// A run that could not be read, and why.
+#[derive(Serialize)]
+struct Unreadable {
+    run_id: String,
+    problem: String,
+}
+
+#[derive(Serialize)]
+struct Document {
+    runs: Vec<Found>,
+    no_agent_excluded: usize,
+    unreadable: Vec<Unreadable>,
+}
+
+pub fn run(g: &Global, a: SearchArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+    let store = open_store(g)?;
+    let mut filter = a.filter;
+    // A pattern for the transcript is not a prompt filter.
+    let scope = match a.within {
+        SearchIn::Prompt => None,
+        SearchIn::Text => Some(Scope::Text),
+        SearchIn::Tools => Some(Scope::Tools),
+        SearchIn::All => Some(Scope::All),
+    };
+    let pattern = match scope {
+        Some(_) => filter.matches.take(),
+        None => None,
+    };
+    let all = store.summaries()?;
+    let (readable, corrupt): (Vec<Summary>, Vec<Summary>) =
+        all.into_iter().partition(|s| s.status != Listed::Corrupt);
+    let mut unreadable: Vec<Unreadable> = corrupt
+        .into_iter()
+        .map(|s| Unreadable {
+            problem: s.problem.unwrap_or_default(),
+            run_id: s.run_id,
+        })
+        .collect();
+    let selected = filter.select(readable, TimeOf::Created);
+    let mut found: Vec<(Summary, Option<Hit>)> = match (scope, &pattern) {
+        (Some(scope), Some(re)) => {
+            let read: Vec<_> = selected
+                .runs
+                .into_par_iter()
+                .map(|s| match store.read(&s.run_id) {
+                    Ok(j) => Ok(first_match(j.records(), scope, re).map(|h| (s, Some(h)))),
+                    Err(e) => Err(Unreadable {
+                        run_id: s.run_id.clone(),
+                        problem: e.to_string(),
+                    }),
+                })
+                .collect();
+            let mut hits = Vec::new();
+            for r in read {
+                match r {
+                    Ok(Some(x)) => hits.push(x),
+                    Ok(None) => {}
+                    Err(u) => unreadable.push(u),
+                }
+            }
+            hits
+        }
+        _ => selected.runs.into_iter().map(|s| (s, None)).collect(),
+    };
+    // Newest first, as the agent's.
+    found.sort_by(|(a, _), (b, _)| b.updated.cmp(&a.updated).then(a.run_id.cmp(&b.run_id)));
+    unreadable.sort_by(|a, b| a.run_id.cmp(&b.run_id));
+    let doc = Document {
+        runs: found.into_iter().map(|(s, hit)| found_of(s, hit)).collect(),
+        no_agent_excluded: selected.no_agent_excluded,
+        unreadable,
+    };
+    match style.format {
+        Format::Json => json_pretty(out, &doc)?,
+        Format::Text => render(out, &doc, &filter, scope.is_some(), &store.describe())?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn found_of(s: Summary, hit: Option<Hit>) -> Found {
+    let some = |v: Option<String>| v.filter(|x| !x.is_empty());
+    Found {
+        status: s.status.to_string(),
+        created: s.created.filter(|c| !c.is_zero()),
+        updated: s.updated,
+        ended: s.ended,
+        agent: some(s.agent),
+        caller: some(s.caller),
+        model: some(s.model),
+        prompt: s.prompt.unwrap_or_default(),
+        run_id: s.run_id,
+        hit,
+    }
+}
+
+/// The runs as `ls` lists them, with agent, caller and created columns
+/// where a filter made them relevant, and the match where the transcript
+/// was searched; then what was left out and what could not be read.
+fn render(
+    out: &mut dyn Write,
+    doc: &Document,
+    f: &crate::filter::FilterArgs,
+    transcript: bool,
+    store: &str,
+) -> io::Result<()> {
+    if doc.runs.is_empty() {
+        writeln!(out, "no run matched in {}", sanitize(store, false))?;
+    } else {
+        let mut headers = vec!["RUN"];
+        let (agent, caller) = (f.agent.is_some(), f.caller.is_some());
+        let created = f.since.is_some() || f.until.is_some();
+        if agent {
+            headers.push("AGENT");
+        }
+        if caller {
+            headers.push("CALLER");
+        }
+        headers.extend(["MODEL", "STATUS"]);
+        if created {
+            headers.push("CREATED");
+        }
+        headers.push("UPDATED");
+        headers.push(if transcript { "MATCH" } else { "PROMPT" });
+        let mut t = table(&headers);
+        let time = |t: Option<Time>| t.map_or_else(|| "-".to_owned(), |t| t.to_rfc3339());
+        for r in &doc.runs {
+            let mut row = vec![cell(&r.run_id, 40)];
+            if agent {
+                row.push(cell(r.agent.as_deref().unwrap_or("-"), 30));
+            }
+            if caller {
+                row.push(cell(r.caller.as_deref().unwrap_or("-"), 30));
+            }
+            row.push(cell(r.model.as_deref().unwrap_or("-"), 30));
+            row.push(cell(&r.status, 20));
+            if created {
+                row.push(time(r.created));
+            }
+            row.push(time(r.updated));
+            row.push(match &r.hit {
+                Some(h) => cell(&format!("seq {}: {}", h.seq, h.excerpt), 90),
+                None => cell(&r.prompt, 50),
+            });
+            t.add_row(row);
+        }
+        writeln!(out, "{t}")?;
+    }
+    if doc.no_agent_excluded > 0 {
+        writeln!(
+            out,
+            "{}",
+            crate::cmd::ls::excluded_note(doc.no_agent_excluded)
+        )?;
+    }
+    if !doc.unreadable.is_empty() {
+        let names: Vec<String> = doc
+            .unreadable
+            .iter()
+            .map(|u| sanitize(&u.run_id, false).into_owned())
+            .collect();
+        writeln!(
+            out,
+            "{} run(s) unreadable, not searched: {} (`fisk-admin verify RUN` says why)",
+            names.len(),
+            names.join(", ")
+        )?;
+    }
+    Ok(())
+}
