@@ -397,8 +397,8 @@ pub struct StreamCreateArgs {
 pub struct AnswerArgs {
     /// The run id
     pub run: String,
-    /// The deferred call's tool_use id
-    pub tool_use_id: String,
+    /// The deferred call's tool_use id (may be left out when exactly one call waits)
+    pub tool_use_id: Option<String>,
     /// The answer's text (else --content-file, else standard input)
     #[arg(long, conflicts_with = "content_file")]
     pub content: Option<String>,

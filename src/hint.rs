@@ -86,7 +86,9 @@ pub fn advice(remedy: Remedy, run: Option<&str>, stream: Option<&str>) -> String
         Remedy::CheckStream => {
             format!("`fisk-admin stream check {stream}` lists every problem")
         }
-        Remedy::Answer => format!("answer with `fisk-admin answer {run} TOOL_USE_ID`"),
+        Remedy::Answer => format!(
+            "answer it with `fisk-admin answer {run}` (name the TOOL_USE_ID when several calls wait)"
+        ),
     }
 }
 
@@ -199,7 +201,7 @@ mod tests {
                 "`fisk-admin stream create S --subject 'PREFIX.>'`",
             ),
             (Remedy::CheckStream, "`fisk-admin stream check S`"),
-            (Remedy::Answer, "`fisk-admin answer r-1 TOOL_USE_ID`"),
+            (Remedy::Answer, "`fisk-admin answer r-1`"),
         ];
         for (r, want) in cases {
             let a = advice(r, Some("r-1"), Some("S"));

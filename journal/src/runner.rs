@@ -211,14 +211,33 @@ impl Runner<'_> {
                 "is completed and there is nothing new to do; pass --prompt TEXT to continue it with a new user turn".into(),
             ));
         }
-        // Gate 2: the interactive flag.
+        // Gate 2: waiting on open deferrals (SPEC 4): refused before
+        // anything is written, so a retry loop cannot bloat the journal
+        // with a claim and a new suspension each time.
+        if let Some(p) = st.pending.as_ref().filter(|p| !p.open_deferrals.is_empty()) {
+            let ids: Vec<String> = p
+                .open_deferrals
+                .iter()
+                .map(|d| format!("{} ({})", d.tool_use_id, d.tool_name))
+                .collect();
+            return Err(Error::refused_until(
+                run,
+                format!(
+                    "waits on {} deferred call(s) nobody has answered: {}; nothing was written",
+                    ids.len(),
+                    ids.join(", ")
+                ),
+                Remedy::Answer,
+            ));
+        }
+        // Gate 3: the interactive flag.
         if st.interactive {
             return Err(refuse(
                 "was started interactive, and this runner is not: resume it with the fisk agent"
                     .into(),
             ));
         }
-        // Gates 3 and 4: provider, then blocking drift.
+        // Gates 4 and 5: provider, then blocking drift.
         let d = fingerprint::diff(&st.fingerprint, &self.agent.fingerprint);
         let describe = |c: &fingerprint::Change| match (&c.from, &c.to) {
             (Some(a), Some(b)) => format!("{} {a} -> {b}", c.field),

@@ -27,7 +27,11 @@ pub fn run(g: &Global, a: AnswerArgs, style: Style, out: &mut dyn Write) -> CmdR
             a.run
         ))
     })?;
-    check(&st, &a.run, &a.tool_use_id)?;
+    let tool_use_id = match a.tool_use_id.clone() {
+        Some(id) => id,
+        None => only_waiting(&st, &a.run)?,
+    };
+    check(&st, &a.run, &tool_use_id)?;
     if store.is_live(&a.run)? {
         return Err(journal::Error::Live {
             run: a.run.clone(),
@@ -51,7 +55,7 @@ pub fn run(g: &Global, a: AnswerArgs, style: Style, out: &mut dyn Write) -> CmdR
     let deferred = st
         .pending
         .as_ref()
-        .and_then(|p| p.deferred.iter().find(|d| d.tool_use_id == a.tool_use_id));
+        .and_then(|p| p.deferred.iter().find(|d| d.tool_use_id == tool_use_id));
     let (kind, dispatched) =
         deferred.map_or((String::new(), false), |d| (d.kind.clone(), d.dispatched));
     let generation = st.generation.ok_or_else(|| {
@@ -62,9 +66,9 @@ pub fn run(g: &Global, a: AnswerArgs, style: Style, out: &mut dyn Write) -> CmdR
     })?;
     let record = app.append_next(
         Payload::ToolResult(ToolResult {
-            tool_use_id: a.tool_use_id.clone(),
+            tool_use_id: tool_use_id.clone(),
             result: ToolResultBlock {
-                tool_use_id: a.tool_use_id.clone(),
+                tool_use_id: tool_use_id.clone(),
                 content,
                 is_error: a.is_error,
                 ..ToolResultBlock::default()
@@ -82,7 +86,7 @@ pub fn run(g: &Global, a: AnswerArgs, style: Style, out: &mut dyn Write) -> CmdR
         seq: record.seq,
         record: serde_json::from_slice(&bytes).map_err(|e| Failure::new(e.to_string()))?,
         resume: format!("fisk-admin resume {}", a.run),
-        tool_use_id: &a.tool_use_id,
+        tool_use_id: &tool_use_id,
         line: String::from_utf8_lossy(&bytes).into_owned(),
     };
     match style.format {
@@ -90,6 +94,31 @@ pub fn run(g: &Global, a: AnswerArgs, style: Style, out: &mut dyn Write) -> CmdR
         Format::Text => render(out, &answered)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The one deferred call the run waits on, for `answer RUN` without an id;
+/// with none or several waiting, the id must be given.
+fn only_waiting(st: &RunState, run: &str) -> Result<String, Failure> {
+    let open = st
+        .pending
+        .as_ref()
+        .map_or(&[][..], |p| &p.open_deferrals[..]);
+    match open {
+        [one] => Ok(one.tool_use_id.clone()),
+        [] => Err(Failure::refused(format!(
+            "run {run} waits on no deferred call; nothing was written"
+        ))),
+        several => Err(Failure::refused(format!(
+            "run {run} waits on {} deferred calls ({}); name the one to answer",
+            several.len(),
+            several
+                .iter()
+                .map(|d| sanitize(&d.tool_use_id, false).into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+        .help(format!("fisk-admin answer {run} TOOL_USE_ID"))),
+    }
 }
 
 /// The answer written (keys sorted: `output::sorted`).

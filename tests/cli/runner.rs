@@ -152,15 +152,24 @@ fn a_deferred_call_is_never_run_again_and_the_run_waits_until_it_is_answered() {
     assert!(r.stdout.contains("waiting on d1"), "{}", r.stdout);
     assert_eq!(f.fold("d")["status"], "suspended");
     assert_eq!(f.fold("d")["waiting"], true);
-    // Resuming before the answer suspends again, naming what it waits on,
-    // and runs nothing.
-    let r = f.resume("d", &[]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.contains("waiting on d1"), "{}", r.stdout);
+    // Resuming before the answer is refused before anything is written
+    // (SPEC 4), naming what it waits on and how to answer it; nothing runs.
+    let before = f.bytes("d");
+    for _ in 0..3 {
+        let r = f.resume("d", &[]);
+        assert_eq!(r.code, 1, "{}", r.stderr);
+        assert!(
+            r.stderr
+                .contains("waits on 1 deferred call(s) nobody has answered: d1 (defer)")
+                && r.stderr.contains("fisk-admin answer d"),
+            "{}",
+            r.stderr
+        );
+    }
+    assert_eq!(f.bytes("d"), before, "a refused resume writes nothing");
     assert_eq!(counter(&f), ["e1"]);
-    assert_eq!(f.fold("d")["status"], "suspended");
-    assert_eq!(f.fold("d")["waiting"], true);
-    assert_eq!(f.store(&["answer", "d", "d1", "--content", "yes"]).code, 0);
+    // The one waiting call is answered without naming it.
+    assert_eq!(f.store(&["answer", "d", "--content", "yes"]).code, 0);
     let r = f.resume("d", &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(counter(&f), ["e1"]);
@@ -492,4 +501,40 @@ fn a_completed_run_reopened_by_a_claim_is_still_refused_with_nothing_new() {
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     assert!(r.stderr.contains("nothing new"), "{}", r.stderr);
     assert_eq!(f.bytes("c"), bytes, "a refused resume wrote");
+}
+
+#[test]
+fn answer_without_an_id_takes_the_one_waiting_call_and_refuses_when_it_is_not_one() {
+    let f = Fixture::new(&[
+        turn(
+            "",
+            &[
+                ("d1", "defer", json!({"note": "first"})),
+                ("d2", "defer", json!({"note": "second"})),
+            ],
+        ),
+        turn("done", &[]),
+    ]);
+    assert_eq!(f.run("two", "go").code, 0);
+    let before = f.bytes("two");
+    let r = f.store(&["answer", "two", "--content", "x"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("waits on 2 deferred calls (d1, d2)"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(f.bytes("two"), before);
+    assert_eq!(f.store(&["answer", "two", "d2", "--content", "x"]).code, 0);
+    // Now one waits: no id needed.
+    let r = f.store(&["answer", "two", "--content", "y"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("answered d1"), "{}", r.stdout);
+    let r = f.store(&["answer", "two", "--content", "z"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("waits on no deferred call"),
+        "{}",
+        r.stderr
+    );
 }
