@@ -25,7 +25,7 @@ pub struct Global {
     #[arg(long, global = true, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
     /// The store: file:DIR or jetstream:STREAM
-    #[arg(long, global = true, value_name = "URI")]
+    #[arg(long, global = true, value_name = "URI", env = "FISK_ADMIN_STORE")]
     pub store: Option<String>,
     /// An agent file whose harness.sessions block chooses the store
     #[arg(long, global = true, value_name = "FILE")]
@@ -34,20 +34,38 @@ pub struct Global {
     #[arg(long, global = true, value_name = "NAME")]
     pub context: Option<String>,
     /// NATS server URL(s), comma-separated; overrides the context
-    #[arg(long, global = true, value_name = "URL")]
+    #[arg(long, global = true, value_name = "URL", env = "NATS_URL")]
     pub server: Option<String>,
     /// NATS credentials file; overrides the context
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, global = true, value_name = "FILE", env = "NATS_CREDS")]
     pub creds: Option<PathBuf>,
     /// NATS user; overrides the context
-    #[arg(long, global = true, value_name = "USER")]
+    #[arg(long, global = true, value_name = "USER", env = "NATS_USER")]
     pub user: Option<String>,
-    /// NATS password; overrides the context
-    #[arg(long, global = true, value_name = "PASSWORD")]
+    /// NATS password; overrides the context (visible to ps: prefer NATS_PASSWORD or --password-file)
+    #[arg(
+        long,
+        global = true,
+        value_name = "PASSWORD",
+        env = "NATS_PASSWORD",
+        hide_env_values = true
+    )]
     pub password: Option<String>,
-    /// NATS token; overrides the context
-    #[arg(long, global = true, value_name = "TOKEN")]
+    /// Read the NATS password from this file ("-": standard input)
+    #[arg(long, global = true, value_name = "FILE", conflicts_with = "password")]
+    pub password_file: Option<PathBuf>,
+    /// NATS token; overrides the context (visible to ps: prefer NATS_TOKEN or --token-file)
+    #[arg(
+        long,
+        global = true,
+        value_name = "TOKEN",
+        env = "NATS_TOKEN",
+        hide_env_values = true
+    )]
     pub token: Option<String>,
+    /// Read the NATS token from this file ("-": standard input)
+    #[arg(long, global = true, value_name = "FILE", conflicts_with = "token")]
+    pub token_file: Option<PathBuf>,
     /// Output for people (text) or scripts (json)
     #[arg(long, short = 'o', global = true, value_enum, default_value_t = Format::Text)]
     pub format: Format,

@@ -43,10 +43,42 @@ pub fn nats_settings(
         server: g.server.clone(),
         creds: g.creds.clone(),
         user: g.user.clone(),
-        password: g.password.clone(),
-        token: g.token.clone(),
+        password: match &g.password_file {
+            Some(f) => Some(secret_from(f, "--password-file")?),
+            None => g.password.clone(),
+        },
+        token: match &g.token_file {
+            Some(f) => Some(secret_from(f, "--token-file")?),
+            None => g.token.clone(),
+        },
     };
     Ok(journal::nats::resolve(&o, agent_context)?)
+}
+
+/// A secret read from a file, or standard input for `-`: its first line,
+/// without the line end. The secret itself never appears in an error.
+fn secret_from(path: &Path, flag: &str) -> Result<String, Failure> {
+    use std::io::Read;
+    let mut text = String::new();
+    let read = if path == Path::new("-") {
+        std::io::stdin().read_to_string(&mut text)
+    } else {
+        std::fs::File::open(path).and_then(|mut f| f.read_to_string(&mut text))
+    };
+    read.map_err(|e| {
+        Failure::new(format!(
+            "{flag} {}: cannot read it: {e}",
+            crate::output::sanitize(&path.to_string_lossy(), false)
+        ))
+    })?;
+    let secret = text.lines().next().unwrap_or("").to_owned();
+    if secret.is_empty() {
+        return Err(Failure::new(format!(
+            "{flag} {}: the file is empty",
+            crate::output::sanitize(&path.to_string_lossy(), false)
+        )));
+    }
+    Ok(secret)
 }
 
 /// The help for a failure about a JetStream stream: what was being done

@@ -110,18 +110,42 @@ pub fn context_path(name: &str) -> Result<PathBuf> {
     Ok(dir.join("context").join(format!("{name}.json")))
 }
 
+/// The names of the saved contexts, sorted.
+pub fn known_contexts() -> Vec<String> {
+    let Some(dir) = nats_config_dir().map(|d| d.join("context")) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.strip_suffix(".json").map(str::to_owned)
+        })
+        .filter(|n| !n.is_empty() && !n.starts_with('.'))
+        .collect();
+    names.sort();
+    names
+}
+
 /// Load a context file by name.
 pub fn load_context(name: &str) -> Result<ContextFile> {
     let path = context_path(name)?;
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let known = known_contexts();
+            let listed = match known.is_empty() {
+                true => "there are none".to_owned(),
+                false => format!("the contexts there are {}", known.join(", ")),
+            };
             return Err(Error::Config {
                 at: Where::Path(path),
                 message: format!(
-                    "NATS context {name:?} does not exist; create it with `nats context save {name} --server URL` or pass --server"
+                    "NATS context {name:?} does not exist ({listed}); create it with `nats context save {name} --server URL`, or give the server instead"
                 ),
-            })
+            });
         }
         Err(e) => return Err(Error::io(path, e)),
     };

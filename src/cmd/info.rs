@@ -35,6 +35,8 @@ struct Info {
 
 pub fn run(g: &Global, style: Style, out: &mut dyn Write) -> CmdResult {
     let loc = locate(g)?;
+    // 2 when the server did not answer, 1 when the stream is missing.
+    let mut exit = 0u8;
     let mut info = Info {
         backend: "file",
         location: String::new(),
@@ -70,6 +72,11 @@ pub fn run(g: &Global, style: Style, out: &mut dyn Write) -> CmdResult {
                     info.problems = r.problems.iter().map(ToString::to_string).collect();
                 }
                 Err(e) => {
+                    exit = match &e {
+                        journal::Error::NoStream { .. } => 1,
+                        journal::Error::Unavailable { .. } => 2,
+                        _ => 2,
+                    };
                     info.stream_ok = Some(false);
                     info.stream_error = Some(e.to_string());
                 }
@@ -80,31 +87,38 @@ pub fn run(g: &Global, style: Style, out: &mut dyn Write) -> CmdResult {
         Format::Json => json_pretty(out, &sorted(&info)?)?,
         Format::Text => render(out, &info)?,
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitCode::from(exit))
+}
+
+/// Paths, names and the server's words are untrusted when printed.
+fn clean(s: &str) -> std::borrow::Cow<'_, str> {
+    sanitize(s, false)
 }
 
 fn render(out: &mut dyn Write, info: &Info) -> io::Result<()> {
     writeln!(out, "Sessions")?;
     writeln!(out, "  backend:  {}", info.backend)?;
     match info.backend {
-        "file" => writeln!(out, "  directory: {}", info.location)?,
-        _ => writeln!(out, "  stream:   {}", info.location)?,
+        "file" => writeln!(out, "  directory: {}", clean(&info.location))?,
+        _ => writeln!(out, "  stream:   {}", clean(&info.location))?,
     }
-    writeln!(out, "  chosen by: {}", info.why)?;
+    writeln!(out, "  chosen by: {}", clean(&info.why))?;
     if info.exists == Some(false) {
         writeln!(out, "  (the directory does not exist yet)")?;
     }
     if let Some(c) = &info.nats_context {
-        writeln!(out, "  nats context: {c}")?;
+        writeln!(out, "  nats context: {}", clean(c))?;
     }
     if let Some(server) = &info.server {
-        writeln!(out, "  server:   {server}")?;
+        writeln!(out, "  server:   {}", clean(server))?;
         writeln!(
             out,
             "  context:  {}",
-            info.context
-                .as_deref()
-                .unwrap_or("none (defaults and flags)")
+            clean(
+                info.context
+                    .as_deref()
+                    .unwrap_or("none (defaults and flags)")
+            )
         )?;
         match &info.stream_error {
             None => {

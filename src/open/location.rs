@@ -145,7 +145,17 @@ pub fn resolve(
             },
             "--state-dir".to_owned(),
         ),
-        (None, Some(b), _) => (b, "--store".to_owned()),
+        // Given on the command line, or by FISK_ADMIN_STORE (clap reads
+        // the variable as the flag's default).
+        (None, Some(b), _) => (
+            b,
+            match std::env::var_os("FISK_ADMIN_STORE") {
+                Some(_) if !std::env::args().any(|a| a == "--store" || a.starts_with("--store=")) => {
+                    "FISK_ADMIN_STORE".to_owned()
+                }
+                _ => "--store".to_owned(),
+            },
+        ),
         (None, None, Some((b, why))) => (b, why),
         (None, None, None) => (
             Backend::File { dir: default_dir()? },

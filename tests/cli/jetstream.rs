@@ -1584,3 +1584,106 @@ fn a_rerun_finds_every_run_complete_and_may_then_delete_the_sources() {
         assert_eq!(have, bytes, "{id}");
     }
 }
+
+/// The `nats` CLI's environment (NATS_URL, NATS_USER, NATS_PASSWORD,
+/// NATS_TOKEN, NATS_CREDS) and FISK_ADMIN_STORE, flags winning; a password
+/// from a file or standard input instead of argv; no secret in any message.
+#[test]
+fn connection_settings_come_from_the_environment_and_files_and_flags_win() {
+    let srv = NatsServer::start_with(&["--user", "ops", "--pass", "s3cret"]);
+    let home = tempfile::tempdir().unwrap();
+    let create = ["stream", "create", STREAM, "--subject", SUBJECT];
+    let env = [
+        ("NATS_URL", srv.url.as_str()),
+        ("NATS_USER", "ops"),
+        ("NATS_PASSWORD", "s3cret"),
+    ];
+    let r = crate::support::fisk_env(home.path(), &create, &env, None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // FISK_ADMIN_STORE chooses the store.
+    let mut env_store = env.to_vec();
+    let store = format!("jetstream:{STREAM}");
+    env_store.push(("FISK_ADMIN_STORE", store.as_str()));
+    let r = crate::support::fisk_env(home.path(), &["info", "-o", "json"], &env_store, None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json()["backend"], "jetstream");
+    assert_eq!(r.json()["why"], "FISK_ADMIN_STORE");
+    // A flag wins over the environment.
+    let bad = [
+        ("NATS_URL", "nats://127.0.0.1:1"),
+        ("NATS_USER", "ops"),
+        ("NATS_PASSWORD", "s3cret"),
+    ];
+    let mut args = vec!["--server", srv.url.as_str()];
+    args.extend_from_slice(&["stream", "check", STREAM]);
+    let r = crate::support::fisk_env(home.path(), &args, &bad, None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // The password from a file, and from standard input.
+    let pw = home.path().join("pw");
+    std::fs::write(&pw, "s3cret\n").unwrap();
+    let base = ["--server", srv.url.as_str(), "--user", "ops"];
+    let mut a = base.to_vec();
+    a.extend_from_slice(&["--password-file", s(&pw), "stream", "check", STREAM]);
+    let r = fisk_in(home.path(), &a, None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let mut a = base.to_vec();
+    a.extend_from_slice(&["--password-file", "-", "stream", "check", STREAM]);
+    let r = fisk_in(home.path(), &a, Some(b"s3cret\n"));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // A wrong secret from the environment is refused and never echoed.
+    let wrong = [
+        ("NATS_URL", srv.url.as_str()),
+        ("NATS_USER", "ops"),
+        ("NATS_PASSWORD", "hunter2-wrong"),
+    ];
+    let r = crate::support::fisk_env(home.path(), &["stream", "check", STREAM], &wrong, None);
+    assert_eq!(r.code, 2);
+    assert!(
+        !r.stderr.contains("hunter2") && !r.stdout.contains("hunter2"),
+        "{}",
+        r.stderr
+    );
+    // --help does not show the environment's secret values.
+    let r = crate::support::fisk_env(home.path(), &["--help"], &wrong, None);
+    assert!(!r.stdout.contains("hunter2"), "{}", r.stdout);
+}
+
+#[test]
+fn info_exits_2_when_the_server_does_not_answer_and_an_unknown_context_lists_the_others() {
+    let home = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let r = fisk_in(
+        home.path(),
+        &[
+            "--server",
+            "nats://127.0.0.1:1",
+            "--store",
+            "jetstream:S",
+            "info",
+        ],
+        None,
+    );
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("unreachable:"), "{}", r.stdout);
+    assert!(started.elapsed() < Duration::from_secs(8));
+    let ctx = home.path().join("config/nats/context");
+    std::fs::create_dir_all(&ctx).unwrap();
+    for name in ["dev", "prod"] {
+        std::fs::write(
+            ctx.join(format!("{name}.json")),
+            r#"{"url":"nats://127.0.0.1:1"}"#,
+        )
+        .unwrap();
+    }
+    let r = fisk_in(
+        home.path(),
+        &["--context", "staging", "--store", "jetstream:S", "ls"],
+        None,
+    );
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("\"staging\" does not exist") && r.stderr.contains("dev, prod"),
+        "{}",
+        r.stderr
+    );
+}

@@ -56,6 +56,11 @@ impl From<Output> for Run {
 /// Run `fisk-admin args...` with no terminal, no colour, a private HOME and
 /// XDG dirs under `home`, and optional stdin.
 pub fn fisk_in(home: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
+    fisk_env(home, args, &[], stdin)
+}
+
+/// `fisk_in` with environment variables `env` set as well.
+pub fn fisk_env(home: &Path, args: &[&str], env: &[(&str, &str)], stdin: Option<&[u8]>) -> Run {
     let mut cmd = Command::new(bin());
     cmd.args(args)
         .env_clear()
@@ -64,6 +69,7 @@ pub fn fisk_in(home: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
         .env("XDG_STATE_HOME", home.join("state"))
         .env("XDG_CONFIG_HOME", home.join("config"))
         .env("NO_COLOR", "1")
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .stdin(if stdin.is_some() {
