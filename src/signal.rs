@@ -1,27 +1,42 @@
 //! SIGINT and SIGTERM for `run` and `resume`: the first asks the runner to
-//! finish the step it is in and suspend the run; the second exits at once.
+//! finish the step it is in and suspend the run, and says so at once; the
+//! second leaves at once (status 130), saying that the journal is
+//! consistent (every record is appended whole, so a crash repeats at most
+//! the one tool call in flight) and how to continue.
 //!
 //! Handlers are installed with `signal-hook`, not `rustix`: rustix 1.x can
 //! send and name signals but installs handlers only in its `runtime`
 //! module, which is unsafe and meant for libc-free runtimes (origin), not
-//! for a program on libc. signal-hook's flag handlers are async-signal-safe
-//! by construction (an atomic store, or `_exit`), which is all this needs.
+//! for a program on libc. signal-hook's handler only records the signal;
+//! the words are printed by an ordinary thread that waits for it.
 
 use crate::error::Failure;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// SIGINT/SIGTERM: the first sets the returned flag (finish the step,
-/// suspend); the second exits at once with status 130.
-pub fn stop_flag() -> Result<Arc<AtomicBool>, Failure> {
+/// Install the handlers. `resume` is the command that continues the run
+/// after a second signal. Returns the flag the runner polls.
+pub fn stop_flag(resume: String) -> Result<Arc<AtomicBool>, Failure> {
     use signal_hook::consts::{SIGINT, SIGTERM};
-    use signal_hook::flag;
     let stop = Arc::new(AtomicBool::new(false));
-    for sig in [SIGINT, SIGTERM] {
-        // Registered first, so it sees the flag as it was before this signal.
-        flag::register_conditional_shutdown(sig, 130, Arc::clone(&stop))
-            .and_then(|_| flag::register(sig, Arc::clone(&stop)))
-            .map_err(|e| Failure::new(format!("installing signal handlers: {e}")))?;
-    }
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
+        .map_err(|e| Failure::new(format!("installing signal handlers: {e}")))?;
+    let flag = Arc::clone(&stop);
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            for _ in signals.forever() {
+                if flag.swap(true, Ordering::SeqCst) {
+                    eprintln!(
+                        "fisk-admin: left at once. The journal is consistent: every record stored is whole, and at most the tool call in flight runs again. Continue with: {resume}"
+                    );
+                    std::process::exit(130);
+                }
+                eprintln!(
+                    "fisk-admin: stopping: the current step finishes, then the run is suspended (interrupt again to leave at once)"
+                );
+            }
+        })
+        .map_err(|e| Failure::new(format!("starting the signal thread: {e}")))?;
     Ok(stop)
 }

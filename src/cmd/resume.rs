@@ -24,7 +24,10 @@ pub fn run(g: &Global, a: ResumeArgs, style: Style, out: &mut dyn Write) -> CmdR
     journal::id::check(&a.run)?;
     let agent = Agent::load(&path)?;
     let store = agent_store(g, &path, true)?;
-    let stop = stop_flag()?;
+    let stop = stop_flag(crate::hint::command(
+        g,
+        &["resume", &a.run, "--agent", &path.to_string_lossy()],
+    ))?;
     let mut events = printer();
     let mut runner = Runner {
         store: &store,

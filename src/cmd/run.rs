@@ -15,7 +15,15 @@ pub fn run(g: &Global, a: RunArgs, style: Style, out: &mut dyn Write) -> CmdResu
         journal::id::check(id)?;
     }
     let store = agent_store(g, &a.agent, false)?;
-    let stop = stop_flag()?;
+    let agent_file = a.agent.to_string_lossy();
+    let stop = stop_flag(match &a.id {
+        Some(id) => crate::hint::command(g, &["resume", id, "--agent", &agent_file]),
+        // The id is made when the run starts: `run` prints it first.
+        None => format!(
+            "{} (RUN: the id printed when the run started)",
+            crate::hint::command(g, &["resume", "RUN", "--agent", &agent_file])
+        ),
+    })?;
     let mut events = printer();
     let mut runner = Runner {
         store: &store,

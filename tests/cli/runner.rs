@@ -371,6 +371,12 @@ fn a_first_sigint_finishes_the_step_and_suspends_and_resume_repeats_nothing() {
     assert!(kill.success());
     let out: Run = child.wait_with_output().unwrap().into();
     assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("stopping: the current step finishes, then the run is suspended"),
+        "{}",
+        out.stderr
+    );
     let st = f.fold("sig");
     assert_eq!(st["terminal"]["reason"], "suspended");
     // s1 was running when the signal came: it finished and was stored.
@@ -537,4 +543,44 @@ fn answer_without_an_id_takes_the_one_waiting_call_and_refuses_when_it_is_not_on
         "{}",
         r.stderr
     );
+}
+
+#[test]
+fn a_second_interrupt_leaves_at_once_saying_how_to_continue() {
+    let f = Fixture::new(&[
+        turn("", &[exec("s1", "sleep 3; echo s1 >> counter.txt")]),
+        turn("done", &[]),
+    ]);
+    let child = f
+        .command(&["run", "--agent", "agent.yaml", "--id", "twice", "go"])
+        .spawn()
+        .unwrap();
+    wait_for(&f, "twice", "\"s1\",\"name\"");
+    let started = std::time::Instant::now();
+    for _ in 0..2 {
+        std::thread::sleep(Duration::from_millis(150));
+        let kill = std::process::Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(kill.success());
+    }
+    let out: Run = child.wait_with_output().unwrap().into();
+    assert_eq!(out.code, 130, "{}", out.stderr);
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "it left before the tool finished"
+    );
+    assert!(out.stderr.contains("stopping:"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("left at once. The journal is consistent")
+            && out.stderr.contains("resume twice --agent agent.yaml"),
+        "{}",
+        out.stderr
+    );
+    // The hint works when pasted: the run resumes and completes.
+    let r = f.resume("twice", &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(f.fold("twice")["status"], "completed");
 }
