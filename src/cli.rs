@@ -118,6 +118,8 @@ pub enum Command {
     Search(SearchArgs),
     /// Answer a deferred tool call by hand (SPEC 6), then resume the run
     Answer(AnswerArgs),
+    /// Approve a gated call once, or a tool for the rest of the run (SPEC 6), then resume the run
+    Approve(ApproveArgs),
     /// Fix a damaged tail: cut a torn final line (kept in a backup) or add a missing final newline
     Repair(RepairArgs),
     /// Delete runs (journal and lock), keeping a backup of each; refuses live runs
@@ -426,6 +428,18 @@ pub struct AnswerArgs {
     /// Mark the answer as an error result
     #[arg(long)]
     pub is_error: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ApproveArgs {
+    /// The run id
+    pub run: String,
+    /// The pending call to approve for one dispatch
+    #[arg(required_unless_present = "tool", conflicts_with = "tool")]
+    pub tool_use_id: Option<String>,
+    /// Approve every call of this tool for the rest of the run instead
+    #[arg(long, value_name = "NAME")]
+    pub tool: Option<String>,
 }
 
 #[derive(Args, Debug)]

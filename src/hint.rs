@@ -86,6 +86,9 @@ pub fn advice(remedy: Remedy, run: Option<&str>, stream: Option<&str>) -> String
         Remedy::CheckStream => {
             format!("`fisk-admin stream check {stream}` lists every problem")
         }
+        Remedy::Approve => format!(
+            "approve a call with `fisk-admin approve {run} TOOL_USE_ID`, or its tool for the rest of the run with `fisk-admin approve {run} --tool NAME`"
+        ),
         Remedy::Answer => format!(
             "answer it with `fisk-admin answer {run}` (name the TOOL_USE_ID when several calls wait)"
         ),
@@ -202,6 +205,7 @@ mod tests {
             ),
             (Remedy::CheckStream, "`fisk-admin stream check S`"),
             (Remedy::Answer, "`fisk-admin answer r-1`"),
+            (Remedy::Approve, "`fisk-admin approve r-1 TOOL_USE_ID`"),
         ];
         for (r, want) in cases {
             let a = advice(r, Some("r-1"), Some("S"));

@@ -48,6 +48,7 @@ fn main() -> ExitCode {
         cli::Command::Query(a) => cmd::query::run(g, a, style, &mut out),
         cli::Command::Search(a) => cmd::search::run(g, a, style, &mut out),
         cli::Command::Answer(a) => cmd::answer::run(g, a, style, &mut out),
+        cli::Command::Approve(a) => cmd::approve::run(g, a, style, &mut out),
         cli::Command::Repair(a) => cmd::repair::run(g, a, style, &mut out),
         cli::Command::Rm(a) => cmd::rm::run(g, a, style, &mut out),
         cli::Command::Upgrade(a) => cmd::upgrade::run(g, a, style, &mut out),

@@ -13,6 +13,8 @@ pub struct AgentFile {
     /// `None` when absent or `null` (Go's nil slice; hashes as `null`).
     pub system: Option<Vec<String>>,
     pub tools: Vec<String>,
+    /// Tools whose calls run only with an operator's approval (CLI.md).
+    pub gate: Vec<String>,
     /// Written as `meta.agent` on the runs it starts (absent: none).
     pub agent: Option<String>,
     pub harness: Harness,
@@ -165,6 +167,15 @@ impl AgentFile {
         }
         if self.llm.budget.max_iterations < 0 {
             return Err(self.field_error("llm.budget.max_iterations", "must be >= 0 (0: no limit)"));
+        }
+        if let Some(t) = self.gate.iter().find(|t| !self.tools.contains(t)) {
+            return Err(self.field_error(
+                "gate",
+                format!(
+                    "{t:?} is not one of the tools ({}): a gate names a tool the agent has",
+                    self.tools.join(", ")
+                ),
+            ));
         }
         Ok(())
     }

@@ -107,6 +107,8 @@ pub enum Remedy {
     CheckStream,
     /// Answer the deferred calls the run waits on.
     Answer,
+    /// Approve the gated calls the run waits on.
+    Approve,
 }
 
 impl Remedy {

@@ -60,7 +60,30 @@ pub struct Outcome {
     pub terminal: Terminal,
     /// Open deferrals when the run suspended waiting on a person.
     pub waiting_on: Vec<Deferred>,
+    /// Gated calls it suspended for, waiting on an approval.
+    pub needs_approval: Vec<Gated>,
     pub last_seq: u64,
+}
+
+/// A call to a gated tool the run holds no approval for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Gated {
+    pub tool_use_id: String,
+    pub tool: String,
+}
+
+/// What lets a gated call run: a standing approval of its tool (a
+/// `decision`) or a one-shot approval of the call (a `call_approval`).
+#[derive(Debug, Clone, Default)]
+struct Approvals {
+    tools: BTreeSet<String>,
+    calls: BTreeSet<String>,
+}
+
+impl Approvals {
+    fn allow(&self, call: &ToolUseBlock) -> bool {
+        self.tools.contains(&call.name) || self.calls.contains(&call.id)
+    }
 }
 
 /// Options of `resume`.
@@ -177,7 +200,7 @@ impl Runner<'_> {
             next_iteration: 0,
             tokens: 0,
         };
-        self.drive(&mut w, &id, pos, None)
+        self.drive(&mut w, &id, pos, None, &Approvals::default())
     }
 
     /// Resume `run`: lock, fold, gates, claim, finish the batch, continue.
@@ -267,7 +290,33 @@ impl Runner<'_> {
                 blocking.join(", ")
             ));
         }
-        if d.changes.iter().any(|c| c.class == Class::Tools) {
+        let tools_changed = d.changes.iter().any(|c| c.class == Class::Tools);
+        let approvals = Approvals {
+            // A tools drift drops the standing approvals (SPEC 4).
+            tools: match tools_changed {
+                true => BTreeSet::new(),
+                false => st.approvals.iter().cloned().collect(),
+            },
+            calls: st
+                .call_approvals
+                .iter()
+                .map(|a| a.tool_use_id.clone())
+                .collect(),
+        };
+        // Waiting on an approval: refused before anything is written, as
+        // a wait on a deferral is.
+        let unapproved = self.unapproved(st.pending.as_ref(), &approvals);
+        if !unapproved.is_empty() {
+            return Err(Error::refused_until(
+                run,
+                format!(
+                    "needs approval: {}; nothing was written",
+                    gated_list(&unapproved)
+                ),
+                Remedy::Approve,
+            ));
+        }
+        if tools_changed {
             self.warn(format!(
                 "the tools changed since the run started; its standing approvals ({}) are dropped for this run",
                 st.approvals.len()
@@ -321,7 +370,34 @@ impl Runner<'_> {
         if answered {
             return self.end(&mut w, run, Reason::Completed, String::new(), Vec::new());
         }
-        self.drive(&mut w, run, pos, st.pending.as_ref())
+        self.drive(&mut w, run, pos, st.pending.as_ref(), &approvals)
+    }
+
+    /// The calls of a pending batch that still have to run, are gated, and
+    /// hold no approval.
+    fn unapproved(&self, pending: Option<&Pending>, approvals: &Approvals) -> Vec<Gated> {
+        let Some(p) = pending else {
+            return Vec::new();
+        };
+        let deferred: BTreeSet<&str> = p.deferred.iter().map(|d| d.tool_use_id.as_str()).collect();
+        p.assistant
+            .blocks()
+            .iter()
+            .filter_map(|b| match b {
+                Block::ToolUse(c) => Some(c),
+                _ => None,
+            })
+            .filter(|c| !p.answered.contains(&c.id) && !deferred.contains(c.id.as_str()))
+            .filter(|c| self.gated(c) && !approvals.allow(c))
+            .map(|c| Gated {
+                tool_use_id: c.id.clone(),
+                tool: c.name.clone(),
+            })
+            .collect()
+    }
+
+    fn gated(&self, call: &ToolUseBlock) -> bool {
+        self.agent.file.gate.contains(&call.name) && self.agent.file.tools.contains(&call.name)
     }
 
     fn end(
@@ -338,6 +414,7 @@ impl Runner<'_> {
             run: run.to_owned(),
             terminal,
             waiting_on,
+            needs_approval: Vec::new(),
             last_seq: seq,
         })
     }
@@ -348,18 +425,17 @@ impl Runner<'_> {
         run: &str,
         mut pos: Pos,
         pending: Option<&Pending>,
+        approvals: &Approvals,
     ) -> Result<Outcome> {
         if let Some(p) = pending {
             let deferred: BTreeSet<String> =
                 p.deferred.iter().map(|d| d.tool_use_id.clone()).collect();
-            if let Some(o) = self.batch(
-                w,
-                run,
-                &p.assistant,
-                &p.answered,
-                &deferred,
-                &p.open_deferrals,
-            )? {
+            let done = Done {
+                answered: &p.answered,
+                deferred: &deferred,
+                open: &p.open_deferrals,
+            };
+            if let Some(o) = self.batch(w, run, &p.assistant, &done, approvals)? {
                 return Ok(o);
             }
         }
@@ -424,7 +500,12 @@ impl Runner<'_> {
                 return self.end(w, run, Reason::Completed, String::new(), Vec::new());
             }
             let none = BTreeSet::new();
-            if let Some(o) = self.batch(w, run, &turn.message, &none, &none, &[])? {
+            let done = Done {
+                answered: &none,
+                deferred: &none,
+                open: &[],
+            };
+            if let Some(o) = self.batch(w, run, &turn.message, &done, approvals)? {
                 return Ok(o);
             }
         }
@@ -437,11 +518,16 @@ impl Runner<'_> {
         w: &mut Writer,
         run: &str,
         message: &Message,
-        answered: &BTreeSet<String>,
-        deferred: &BTreeSet<String>,
-        open: &[Deferred],
+        done: &Done,
+        approvals: &Approvals,
     ) -> Result<Option<Outcome>> {
+        let Done {
+            answered,
+            deferred,
+            open,
+        } = *done;
         let mut waiting: Vec<Deferred> = open.to_vec();
+        let mut gated: Vec<Gated> = Vec::new();
         for block in message.blocks() {
             let Block::ToolUse(call) = block else {
                 continue;
@@ -461,6 +547,16 @@ impl Runner<'_> {
                     .map(Some);
             }
             let available = self.agent.file.tools.contains(&call.name);
+            // A gated call without an approval is not run: the rest of the
+            // batch is, then the run suspends for it.
+            if self.gated(call) && !approvals.allow(call) {
+                self.step(format!("{} ({}) needs approval", call.id, call.name));
+                gated.push(Gated {
+                    tool_use_id: call.id.clone(),
+                    tool: call.name.clone(),
+                });
+                continue;
+            }
             match call.name.as_str() {
                 "defer" if available => {
                     let d = defer_record(call);
@@ -498,7 +594,7 @@ impl Runner<'_> {
                 }
             }
         }
-        if waiting.is_empty() {
+        if waiting.is_empty() && gated.is_empty() {
             return Ok(None);
         }
         waiting.sort_by(|a, b| a.tool_use_id.cmp(&b.tool_use_id));
@@ -512,10 +608,34 @@ impl Runner<'_> {
                 }
             })
             .collect();
-        let message = format!("waiting on deferred call(s): {}", names.join(", "));
-        self.end(w, run, Reason::Suspended, message, waiting)
-            .map(Some)
+        let mut parts = Vec::new();
+        if !gated.is_empty() {
+            parts.push(format!("needs approval: {}", gated_list(&gated)));
+        }
+        if !names.is_empty() {
+            parts.push(format!("waiting on deferred call(s): {}", names.join(", ")));
+        }
+        let mut o = self.end(w, run, Reason::Suspended, parts.join("; "), waiting)?;
+        o.needs_approval = gated;
+        Ok(Some(o))
     }
+}
+
+/// What of a batch is already settled: the calls with a result, the calls
+/// deferred, and the deferrals still open.
+#[derive(Clone, Copy)]
+struct Done<'b> {
+    answered: &'b BTreeSet<String>,
+    deferred: &'b BTreeSet<String>,
+    open: &'b [Deferred],
+}
+
+/// `ID (TOOL), ...`, as the suspension message and the refusal name them.
+fn gated_list(g: &[Gated]) -> String {
+    g.iter()
+        .map(|c| format!("{} ({})", c.tool_use_id, c.tool))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[derive(Deserialize, Default)]

@@ -2,6 +2,7 @@
 //! load, check, act, then render its outcome once, as text or JSON.
 
 pub mod answer;
+pub mod approve;
 pub mod completions;
 pub mod diff;
 pub mod fingerprint;

@@ -40,5 +40,5 @@ pub fn run(g: &Global, a: ResumeArgs, style: Style, out: &mut dyn Write) -> CmdR
         prompt: a.prompt,
     };
     let outcome = runner.resume(&a.run, &opts)?;
-    report(&outcome, style, out)
+    report(&outcome, g, &path, style, out)
 }

@@ -32,5 +32,5 @@ pub fn run(g: &Global, a: RunArgs, style: Style, out: &mut dyn Write) -> CmdResu
         events: &mut events,
     };
     let outcome = runner.start(&a.prompt, a.id.as_deref())?;
-    report(&outcome, style, out)
+    report(&outcome, g, &a.agent, style, out)
 }

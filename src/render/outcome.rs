@@ -4,7 +4,7 @@
 use crate::error::CmdResult;
 use crate::output::{json_pretty, sanitize, sorted, Format, Style};
 use journal::record::Deferred;
-use journal::runner::{Event, Outcome};
+use journal::runner::{Event, Gated, Outcome};
 use serde::Serialize;
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
@@ -25,6 +25,7 @@ struct Report<'a> {
     run: &'a str,
     terminal: Ended<'a>,
     waiting_on: &'a [Deferred],
+    needs_approval: &'a [Gated],
     last_seq: u64,
     /// The command that goes on from here.
     next: String,
@@ -40,14 +41,45 @@ struct Ended<'a> {
 /// How a run or resume ended, and how to go on. Exit 0 when the run
 /// completed or suspended (it can be resumed), 1 when it ended in error,
 /// budget or max_iterations.
-pub fn report(o: &Outcome, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn report(
+    o: &Outcome,
+    g: &crate::cli::Global,
+    agent: &std::path::Path,
+    style: Style,
+    out: &mut dyn Write,
+) -> CmdResult {
+    use crate::hint::command;
+    // The store came from the agent file: say so, so that `approve` and
+    // `answer` (which take no --agent) find the same store.
+    let mut with_store = g.clone();
+    if g.state_dir.is_none() && g.store.is_none() && g.config.is_none() {
+        with_store.config = Some(agent.to_path_buf());
+    }
+    let g = &with_store;
+    let agent = agent.to_string_lossy();
+    let resume = command(g, &["resume", &o.run, "--agent", &agent]);
+    // Every step is a whole command with this invocation's store flags.
     let next = match o.terminal.reason.as_str() {
-        "completed" => format!("fisk-admin resume {} --prompt TEXT", o.run),
-        _ if !o.waiting_on.is_empty() => format!(
-            "fisk-admin answer {} TOOL_USE_ID --content TEXT, then fisk-admin resume {}",
-            o.run, o.run
+        "completed" => format!(
+            "{} --prompt TEXT",
+            command(g, &["resume", &o.run, "--agent", &agent])
         ),
-        _ => format!("fisk-admin resume {}", o.run),
+        _ if !o.needs_approval.is_empty() || !o.waiting_on.is_empty() => {
+            let mut steps: Vec<String> = o
+                .needs_approval
+                .iter()
+                .map(|c| command(g, &["approve", &o.run, &c.tool_use_id]))
+                .collect();
+            steps.extend(o.waiting_on.iter().map(|d| {
+                format!(
+                    "{} --content TEXT",
+                    command(g, &["answer", &o.run, &d.tool_use_id])
+                )
+            }));
+            steps.push(resume);
+            steps.join(" && ")
+        }
+        _ => resume,
     };
     let report = Report {
         run: &o.run,
@@ -56,6 +88,7 @@ pub fn report(o: &Outcome, style: Style, out: &mut dyn Write) -> CmdResult {
             message: Some(o.terminal.message.as_str()).filter(|m| !m.is_empty()),
         },
         waiting_on: &o.waiting_on,
+        needs_approval: &o.needs_approval,
         last_seq: o.last_seq,
         next,
     };
@@ -95,6 +128,14 @@ fn render(out: &mut dyn Write, r: &Report) -> io::Result<()> {
             sanitize(&d.tool_name, false),
             labelled("note", &d.note),
             labelled("handle", &d.handle),
+        )?;
+    }
+    for c in r.needs_approval {
+        writeln!(
+            out,
+            "  needs approval: {} ({})",
+            sanitize(&c.tool_use_id, false),
+            sanitize(&c.tool, false)
         )?;
     }
     writeln!(out, "  next: {}", r.next)

@@ -8,6 +8,7 @@ mod nats_support;
 mod support;
 
 mod answer;
+mod approve;
 mod corpus;
 mod crash;
 mod docs;

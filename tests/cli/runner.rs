@@ -62,7 +62,8 @@ fn a_run_stores_each_step_in_order_and_completes() {
         .to_owned();
     assert!(id.starts_with("r-") && id.len() == 18, "{id}");
     assert!(
-        r.stdout.contains(&format!("fisk-admin resume {id}")),
+        r.stdout
+            .contains(&format!("resume {id} --agent agent.yaml --prompt TEXT")),
         "{}",
         r.stdout
     );

@@ -181,7 +181,12 @@ impl Record {
             seq,
             protocol: payload.kind().protocol().to_owned(),
             time: None,
-            optional: false,
+            // SPEC 1.3: decisions, call approvals and memory revisions are
+            // written optional, so an agent that does not know them skips them.
+            optional: matches!(
+                payload,
+                Payload::Decision(_) | Payload::CallApproval(_) | Payload::MemoryRevisions(_)
+            ),
             payload: Some(payload),
             extra_keys: Vec::new(),
         }

@@ -1,0 +1,215 @@
+//! `approve RUN TOOL_USE_ID` and `approve RUN --tool NAME`: approve a gated
+//! call once (`call_approval`) or a tool for the rest of the run
+//! (`decision`), both written `"optional": true` (SPEC 6), so the resume
+//! dispatches the call without asking again. A one-shot approval is spent
+//! by the run's next terminal (SPEC 3 rule 9); a standing one is dropped
+//! when the tools change (SPEC 4).
+//!
+//! As `answer`: load and check first with no lock, so every refusal leaves
+//! the journal exactly as it was; then take the writer's place, make sure
+//! nothing was appended in between, and append exactly one record.
+
+use crate::cli::{ApproveArgs, Global};
+use crate::error::{CmdResult, Failure};
+use crate::hint;
+use crate::open::open_store;
+use crate::output::{json_pretty, sanitize, sorted, Format, Style};
+use journal::fold::{fold, RunState};
+use journal::record::{Block, CallApproval, Decision, Payload};
+use serde::Serialize;
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+/// The longest tool name `--tool` takes.
+const MAX_TOOL: usize = 256;
+
+/// The approval written (keys sorted: `output::sorted`).
+#[derive(Serialize)]
+struct Approved {
+    run: String,
+    seq: u64,
+    /// `call_approval` or `decision`.
+    kind: &'static str,
+    tool: String,
+    tool_use_id: Option<String>,
+    /// The record as stored.
+    record: serde_json::Value,
+    /// What continues the run.
+    next: String,
+}
+
+pub fn run(g: &Global, a: ApproveArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+    let store = open_store(g)?;
+    let journal = store.read(&a.run)?;
+    let st = fold(journal.records()).map_err(|source| journal::Error::Fold {
+        run: a.run.clone(),
+        at: store.refused_at(&a.run, &journal, &source),
+        source,
+    })?;
+    let (payload, tool, id) = match (&a.tool_use_id, &a.tool) {
+        (Some(id), None) => {
+            let tool = check_call(&st, &a.run, id)?;
+            let p = Payload::CallApproval(CallApproval {
+                tool_use_id: id.clone(),
+                tool_name: tool.clone(),
+                ..CallApproval::default()
+            });
+            (p, tool, Some(id.clone()))
+        }
+        (None, Some(tool)) => {
+            check_tool(&st, &a.run, tool)?;
+            let p = Payload::Decision(Decision {
+                tool: tool.clone(),
+                ..Decision::default()
+            });
+            (p, tool.clone(), None)
+        }
+        _ => {
+            return Err(Failure::new(
+                "give the call to approve (TOOL_USE_ID) or a tool to approve for the rest of the run (--tool NAME), not both",
+            ))
+        }
+    };
+    if store.is_live(&a.run)? {
+        return Err(journal::Error::Live {
+            run: a.run.clone(),
+            holder: None,
+        }
+        .into());
+    }
+    let generation = st.generation.ok_or_else(|| {
+        Failure::refused(format!(
+            "run {}: format version {} is not one this tool writes to; nothing was written",
+            a.run, st.version
+        ))
+    })?;
+    let mut app = store.open_appender(&a.run)?;
+    if app.last_seq() != journal.last_seq() {
+        return Err(Failure::refused(format!(
+            "run {}: the journal changed while it was being checked (seq {} then {}); nothing was written",
+            a.run,
+            journal.last_seq(),
+            app.last_seq()
+        ))
+        .help("run the command again"));
+    }
+    let kind = match payload {
+        Payload::CallApproval(_) => "call_approval",
+        _ => "decision",
+    };
+    let record = app.append_next(payload, generation)?;
+    drop(app);
+    let bytes = record.encode().unwrap_or_default();
+    let approved = Approved {
+        seq: record.seq,
+        kind,
+        tool,
+        tool_use_id: id,
+        record: serde_json::from_slice(&bytes).map_err(|e| Failure::new(e.to_string()))?,
+        next: format!(
+            "{} (with the agent file the run was started with)",
+            hint::command(g, &["resume", &a.run, "--agent", "AGENT_FILE"])
+        ),
+        run: a.run,
+    };
+    match style.format {
+        Format::Json => json_pretty(out, &sorted(&approved)?)?,
+        Format::Text => render(out, &approved)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn render(out: &mut dyn Write, a: &Approved) -> io::Result<()> {
+    match &a.tool_use_id {
+        Some(id) => writeln!(
+            out,
+            "approved {} ({}) once in run {} (seq {})",
+            sanitize(id, false),
+            sanitize(&a.tool, false),
+            a.run,
+            a.seq
+        )?,
+        None => writeln!(
+            out,
+            "approved tool {} for the rest of run {} (seq {})",
+            sanitize(&a.tool, false),
+            a.run,
+            a.seq
+        )?,
+    }
+    writeln!(out, "next: {}", a.next)
+}
+
+/// The refusals for a one-shot approval; the call's tool when it is one
+/// that waits.
+fn check_call(st: &RunState, run: &str, id: &str) -> Result<String, Failure> {
+    let shown = sanitize(id, false);
+    let committed = st.messages.iter().any(|m| {
+        m.blocks()
+            .iter()
+            .any(|b| matches!(b, Block::ToolResult(r) if r.tool_use_id == id))
+    });
+    let Some(p) = &st.pending else {
+        let why = match committed {
+            true => "it is already answered",
+            false => "the run has no pending batch",
+        };
+        return Err(Failure::refused(format!(
+            "run {run}: tool call {shown} waits on nothing: {why}; nothing was written"
+        )));
+    };
+    let Some(call) = p.assistant.blocks().iter().find_map(|b| match b {
+        Block::ToolUse(c) if c.id == id => Some(c),
+        _ => None,
+    }) else {
+        let pending: Vec<String> = p
+            .assistant
+            .tool_use_ids()
+            .map(|t| sanitize(t, false).into_owned())
+            .collect();
+        return Err(Failure::refused(format!(
+            "run {run}: {shown} is not a call of the pending batch ({}); nothing was written",
+            pending.join(", ")
+        )));
+    };
+    if committed || p.answered.contains(id) {
+        return Err(Failure::refused(format!(
+            "run {run}: tool call {shown} is already answered; nothing was written"
+        )));
+    }
+    if p.deferred.iter().any(|d| d.tool_use_id == id) {
+        return Err(Failure::refused(format!(
+            "run {run}: tool call {shown} was deferred: it waits on an answer, not an approval; nothing was written"
+        ))
+        .help(hint::advice(journal::Remedy::Answer, Some(run), None)));
+    }
+    if st.call_approvals.iter().any(|c| c.tool_use_id == id) {
+        return Err(Failure::refused(format!(
+            "run {run}: tool call {shown} is already approved; nothing was written"
+        )));
+    }
+    if st.approvals.contains(&call.name) {
+        return Err(Failure::refused(format!(
+            "run {run}: tool {} is approved for the whole run already; nothing was written",
+            sanitize(&call.name, false)
+        )));
+    }
+    Ok(call.name.clone())
+}
+
+/// The refusals for a standing approval.
+fn check_tool(st: &RunState, run: &str, tool: &str) -> Result<(), Failure> {
+    if tool.is_empty() || tool.len() > MAX_TOOL || tool.chars().any(char::is_control) {
+        return Err(Failure::refused(format!(
+            "--tool {:?} is not a tool name (1 to {MAX_TOOL} bytes, no control characters); nothing was written",
+            sanitize(tool, false)
+        )));
+    }
+    if st.approvals.iter().any(|t| t == tool) {
+        return Err(Failure::refused(format!(
+            "run {run}: tool {} is approved for the whole run already; nothing was written",
+            sanitize(tool, false)
+        )));
+    }
+    Ok(())
+}
