@@ -1,10 +1,13 @@
 //! Deleting runs: migrate's delete of a verified copy's source, and `rm`,
-//! which first keeps every message of the run as a one-run file store.
+//! which first keeps every message of the run as a one-run file store,
+//! written by the file store itself ([`FileStore::new_backup`] and
+//! [`FileStore::write_whole`], its public API).
 
 use super::{as_lines, sort_by_seq, JetStreamStore};
 use crate::error::{Error, Result};
 use crate::id;
-use std::path::PathBuf;
+use crate::store::file::FileStore;
+use std::path::{Path, PathBuf};
 
 impl JetStreamStore {
     /// Delete a copied run by purging `<prefix>.<id>.>` (no backup: its
@@ -75,7 +78,7 @@ impl JetStreamStore {
                 others.extend_from_slice(line.to_string().as_bytes());
                 others.push(b'\n');
             }
-            let kept = keep_new(keep, run, &bytes, &others)?;
+            let kept = keep_run(keep, run, &bytes, &others)?;
             let purged = self.purge_through(run, upto).await?;
             let warning = match self.last_of_run(run).await {
                 Ok(None) => None,
@@ -94,76 +97,35 @@ impl JetStreamStore {
     }
 }
 
-/// `bytes` as `<dir>/<run>.json` in a new directory `dir` = `<keep>-<N>`
-/// (the first free N, none for the first), 0700, the file 0600, all
-/// fsynced with every directory created on the way: a file store holding
-/// the one run, which `migrate` copies back. `others` (messages on no
-/// record subject, JSON lines), when any, go to `<dir>/<run>.other.jsonl`.
-/// On failure nothing half-written is left behind.
-///
-/// Not [`FileStore::create_whole`](crate::store::file::FileStore::create_whole):
-/// that writer keeps the appender's rules, and a backup must hold whatever
-/// the stream held, byte for byte, damaged runs above all. It refuses an
-/// empty body or one holding a raw newline, and a gap in the seqs; it
-/// writes no file for a run with no records; where there are no unnamed
-/// files it takes the run lock, leaving `<run>.lock` in the backup; and it
-/// does not fsync the directories it creates on the way.
-pub(super) fn keep_new(
-    keep: &std::path::Path,
-    run: &str,
-    bytes: &[u8],
-    others: &[u8],
-) -> Result<PathBuf> {
-    use std::os::unix::fs::DirBuilderExt;
-    let sync = |d: &std::path::Path| crate::durable::sync_dir(d).map_err(|e| Error::io(d, e));
-    let parent = keep.parent().unwrap_or(std::path::Path::new("."));
-    // Each missing ancestor, top down, fsynced into its own parent.
-    let missing: Vec<&std::path::Path> = parent
-        .ancestors()
-        .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
-        .collect();
-    for d in missing.into_iter().rev() {
-        match std::fs::DirBuilder::new().mode(0o700).create(d) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(Error::io(d, e)),
-        }
-        if let Some(up) = d.parent() {
-            sync(up)?;
-        }
+/// Keep a run as a one-run file store: `journal` as `<dir>/<run>.json`, in
+/// a new directory `dir` = `<keep>[-<N>]` (the first free N, none for the
+/// first), which `migrate` copies back. The file store makes both: the
+/// directory ([`FileStore::new_backup`]: 0700, every directory created on
+/// the way fsynced into its parent) and the journal
+/// ([`FileStore::write_whole`]: byte for byte, whatever the stream held,
+/// damaged runs above all; 0600, fsynced, named only once durable, no run
+/// lock). `others` (messages on no record subject, JSON lines), when any,
+/// go to `<dir>/<run>.other.jsonl` (not a journal, so written here),
+/// fsynced with the directory. On failure nothing half-written is left
+/// behind. Returns the journal's path.
+pub(super) fn keep_run(keep: &Path, run: &str, journal: &[u8], others: &[u8]) -> Result<PathBuf> {
+    let store = FileStore::new_backup(keep)?;
+    let dir = store.dir();
+    let file = dir.join(format!("{run}.json"));
+    let other = dir.join(format!("{run}.other.jsonl"));
+    let written = store
+        .write_whole(run, journal)
+        .and_then(|_| match others.is_empty() {
+            true => Ok(()),
+            false => crate::durable::write_new(&other, others)
+                .map_err(|e| Error::io(&other, e))
+                .and_then(|()| crate::durable::sync_dir(dir).map_err(|e| Error::io(dir, e))),
+        });
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&file);
+        let _ = std::fs::remove_file(&other);
+        let _ = std::fs::remove_dir(dir);
+        return Err(e);
     }
-    for n in 0..100 {
-        let dir = match n {
-            0 => keep.to_path_buf(),
-            _ => PathBuf::from(format!("{}-{n}", keep.display())),
-        };
-        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(Error::io(&dir, e)),
-        }
-        let file = dir.join(format!("{run}.json"));
-        let other = dir.join(format!("{run}.other.jsonl"));
-        let written = crate::durable::write_new(&file, bytes)
-            .map_err(|e| Error::io(&file, e))
-            .and_then(|()| match others.is_empty() {
-                true => Ok(()),
-                false => {
-                    crate::durable::write_new(&other, others).map_err(|e| Error::io(&other, e))
-                }
-            })
-            .and_then(|()| sync(&dir))
-            .and_then(|()| sync(parent));
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&file);
-            let _ = std::fs::remove_file(&other);
-            let _ = std::fs::remove_dir(&dir);
-            return Err(e);
-        }
-        return Ok(file);
-    }
-    Err(Error::NoFreeName {
-        dir: keep.to_path_buf(),
-        like: "a backup directory".into(),
-    })
+    Ok(file)
 }

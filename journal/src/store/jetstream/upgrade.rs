@@ -103,7 +103,7 @@ impl JetStreamStore {
         let resumed = meta.is_none();
         // The whole run, kept before the stream changes (on a resumed
         // upgrade, the version-1 run as it stands).
-        let kept = super::delete::keep_new(keep, run, &bytes, &[])?;
+        let kept = super::delete::keep_run(keep, run, &bytes, &[])?;
         if let Some(meta) = meta {
             fence = self.rollup(run, 1, meta, fence).await?;
         }
