@@ -396,13 +396,13 @@ fn create_one_by_one(
     exists: &std::collections::HashSet<String>,
     mut between: impl FnMut(usize) + Send,
 ) -> Vec<(u64, journal::error::Result<()>)> {
-    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    let (tx, rx) = journal::store::jetstream::new_runs(1);
     let (reported_tx, reported_rx) = std::sync::mpsc::channel::<usize>();
     let mut ended: BTreeMap<usize, (u64, journal::error::Result<()>)> = BTreeMap::new();
     std::thread::scope(|s| {
         s.spawn(move || {
             for i in 0..runs.len() {
-                tx.blocking_send(new_run(runs, i)).unwrap();
+                tx.send(new_run(runs, i)).unwrap();
                 assert_eq!(reported_rx.recv().unwrap(), i, "reported out of turn");
                 between(i);
             }
@@ -434,9 +434,9 @@ fn create_all_at_once(
     runs: &[(String, Vec<Vec<u8>>)],
     exists: &std::collections::HashSet<String>,
 ) -> BTreeMap<usize, (u64, journal::error::Result<()>)> {
-    let (tx, rx) = tokio::sync::mpsc::channel(runs.len());
+    let (tx, rx) = journal::store::jetstream::new_runs(runs.len());
     for i in 0..runs.len() {
-        tx.try_send(new_run(runs, i)).unwrap();
+        tx.send(new_run(runs, i)).unwrap();
     }
     drop(tx);
     let mut ended = BTreeMap::new();
