@@ -582,3 +582,39 @@ fn the_create_pipeline_fails_fast_and_names_the_server_when_it_stops() {
         assert!(e.contains(&url) && e.contains("re-run"), "{e}");
     }
 }
+
+#[test]
+fn callbacks_run_outside_the_runtime_so_they_may_call_the_store() {
+    // Calling a blocking method inside the runtime would panic ("Cannot
+    // start a runtime from within a runtime"): the facade calls `done`
+    // and `deliver` on the caller's thread, outside it.
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let store = srv.store(STREAM);
+    let runs = new_runs(3, 5);
+    let (tx, rx) = journal::store::jetstream::new_runs(runs.len());
+    for i in 0..runs.len() {
+        tx.send(new_run(&runs, i)).unwrap();
+    }
+    drop(tx);
+    let mut seen = Vec::new();
+    store.create_runs(rx, 4, &Default::default(), |i, n, r| {
+        r.unwrap();
+        assert_eq!(n, 5);
+        let id = &runs[i].0;
+        assert!(store.exists(id).unwrap(), "{id}");
+        assert_eq!(store.read(id).unwrap().entries.len(), 5);
+        seen.push(i);
+    });
+    seen.sort();
+    assert_eq!(seen, [0, 1, 2]);
+    let ids: Vec<String> = runs.iter().map(|(id, _)| id.clone()).collect();
+    let held = std::sync::atomic::AtomicU64::new(0);
+    let mut delivered = 0;
+    store.stream_runs(&ids, ReadBudget::UNLIMITED, &held, |i, m| {
+        let got = m.expect("read in bulk");
+        assert_eq!(store.read_messages(&ids[i]).unwrap().len(), got.len());
+        delivered += 1;
+    });
+    assert_eq!(delivered, 3);
+}
