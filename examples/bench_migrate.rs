@@ -177,7 +177,7 @@ fn main() {
         let raw = JetStreamStore::connect(&settings, "RAW").expect("bind RAW");
         let c0 = cpu(sp);
         let started = Instant::now();
-        let (tx, rx) = tokio::sync::mpsc::channel(jobs);
+        let (tx, rx) = jetstream::new_runs(jobs);
         std::thread::scope(|s| {
             s.spawn(|| {
                 for (i, (id, b)) in bodies.iter().enumerate() {
@@ -186,7 +186,7 @@ fn main() {
                         .enumerate()
                         .map(|(k, x)| (k as u64 + 1, x.clone()))
                         .collect();
-                    if tx.blocking_send((i, id.clone(), batch)).is_err() {
+                    if tx.send((i, id.clone(), batch)).is_err() {
                         break;
                     }
                 }

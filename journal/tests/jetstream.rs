@@ -396,13 +396,13 @@ fn create_one_by_one(
     exists: &std::collections::HashSet<String>,
     mut between: impl FnMut(usize) + Send,
 ) -> Vec<(u64, journal::error::Result<()>)> {
-    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    let (tx, rx) = journal::store::jetstream::new_runs(1);
     let (reported_tx, reported_rx) = std::sync::mpsc::channel::<usize>();
     let mut ended: BTreeMap<usize, (u64, journal::error::Result<()>)> = BTreeMap::new();
     std::thread::scope(|s| {
         s.spawn(move || {
             for i in 0..runs.len() {
-                tx.blocking_send(new_run(runs, i)).unwrap();
+                tx.send(new_run(runs, i)).unwrap();
                 assert_eq!(reported_rx.recv().unwrap(), i, "reported out of turn");
                 between(i);
             }
@@ -434,9 +434,9 @@ fn create_all_at_once(
     runs: &[(String, Vec<Vec<u8>>)],
     exists: &std::collections::HashSet<String>,
 ) -> BTreeMap<usize, (u64, journal::error::Result<()>)> {
-    let (tx, rx) = tokio::sync::mpsc::channel(runs.len());
+    let (tx, rx) = journal::store::jetstream::new_runs(runs.len());
     for i in 0..runs.len() {
-        tx.try_send(new_run(runs, i)).unwrap();
+        tx.send(new_run(runs, i)).unwrap();
     }
     drop(tx);
     let mut ended = BTreeMap::new();
@@ -581,4 +581,40 @@ fn the_create_pipeline_fails_fast_and_names_the_server_when_it_stops() {
         let e = r.as_ref().err().map(|e| e.to_string()).unwrap_or_default();
         assert!(e.contains(&url) && e.contains("re-run"), "{e}");
     }
+}
+
+#[test]
+fn callbacks_run_outside_the_runtime_so_they_may_call_the_store() {
+    // Calling a blocking method inside the runtime would panic ("Cannot
+    // start a runtime from within a runtime"): the facade calls `done`
+    // and `deliver` on the caller's thread, outside it.
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let store = srv.store(STREAM);
+    let runs = new_runs(3, 5);
+    let (tx, rx) = journal::store::jetstream::new_runs(runs.len());
+    for i in 0..runs.len() {
+        tx.send(new_run(&runs, i)).unwrap();
+    }
+    drop(tx);
+    let mut seen = Vec::new();
+    store.create_runs(rx, 4, &Default::default(), |i, n, r| {
+        r.unwrap();
+        assert_eq!(n, 5);
+        let id = &runs[i].0;
+        assert!(store.exists(id).unwrap(), "{id}");
+        assert_eq!(store.read(id).unwrap().entries.len(), 5);
+        seen.push(i);
+    });
+    seen.sort();
+    assert_eq!(seen, [0, 1, 2]);
+    let ids: Vec<String> = runs.iter().map(|(id, _)| id.clone()).collect();
+    let held = std::sync::atomic::AtomicU64::new(0);
+    let mut delivered = 0;
+    store.stream_runs(&ids, ReadBudget::UNLIMITED, &held, |i, m| {
+        let got = m.expect("read in bulk");
+        assert_eq!(store.read_messages(&ids[i]).unwrap().len(), got.len());
+        delivered += 1;
+    });
+    assert_eq!(delivered, 3);
 }

@@ -309,8 +309,7 @@ impl Creator<'_> {
         exists: &std::collections::HashSet<String>,
         done: impl FnMut(usize, u64, crate::Result<()>),
     ) {
-        self.js
-            .create_runs(self.rx.into_inner(), inflight, exists, done)
+        self.js.create_runs(self.rx, inflight, exists, done)
     }
 }
 

@@ -4,11 +4,11 @@
 //! name linked to the real one; unnamed: `O_TMPFILE` linked through
 //! `/proc`).
 
-use super::append::{DirMedia, FileAppender, Scan};
+use super::append::{DirMedia, FileAppender, Media, Scan};
 use super::dir::{exists, open_error, remove_if_present};
 use super::seam::{Dir, DirFile, OsDir};
 use super::FileStore;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::store::Appender;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -100,6 +100,57 @@ impl FileStore {
         }
         let unnamed = os.create_unnamed();
         self.create_whole_in(os, run, &path, records, unnamed)
+    }
+
+    /// A new run whose journal holds exactly `bytes`: what another store
+    /// held, kept byte for byte (a backup), so no record rule applies (an
+    /// empty or damaged journal is written as it is). Written in one step
+    /// and named only once durable, as [`create_whole`](Self::create_whole)
+    /// names a journal: an unnamed file linked to `<id>.json`, or where
+    /// there are none, `<id>.creating.tmp` (a new file: never another
+    /// creator's) linked to it; then the directory fsynced. No run lock is
+    /// taken and no lock file created. An existing journal is refused;
+    /// nothing is left behind on failure. Returns the journal's path.
+    pub fn write_whole(&self, run: &str, bytes: &[u8]) -> Result<PathBuf> {
+        let path = self.journal_path(run)?;
+        self.ensure_dir()?;
+        let os = OsDir::shared(self.dir());
+        if os.exists(&path) {
+            return Err(exists(run, self.dir()));
+        }
+        let (file, publish, tmp) = match os.create_unnamed() {
+            Some(file) => (file, Publish::Unnamed { real: path.clone() }, None),
+            None => {
+                let tmp = self.dir().join(format!("{run}.creating.tmp"));
+                let file = os.create(&tmp, false).map_err(|e| open_error(&tmp, e))?;
+                let publish = Publish::Named {
+                    tmp: tmp.clone(),
+                    real: path.clone(),
+                };
+                (file, publish, Some(tmp))
+            }
+        };
+        let mut media = DirMedia {
+            file,
+            dir: os.clone(),
+            publish: Some(publish),
+        };
+        let written = media
+            .write(bytes)
+            .and_then(|()| media.sync())
+            .and_then(|()| media.sync_dir());
+        match written {
+            Ok(()) => Ok(path),
+            Err(e) => {
+                if let Some(tmp) = tmp {
+                    let _ = os.unlink(&tmp);
+                }
+                match e.kind() {
+                    io::ErrorKind::AlreadyExists => Err(exists(run, self.dir())),
+                    _ => Err(Error::io(&path, e)),
+                }
+            }
+        }
     }
 
     /// An unnamed file in the store directory that can be linked (through
@@ -337,6 +388,50 @@ mod tests {
             assert_eq!(std::fs::read(&real).unwrap(), b"theirs\n");
             assert_eq!(names(dir.path()), ["r1.json"]);
         }
+    }
+
+    #[test]
+    fn a_journal_written_whole_from_bytes_keeps_them_exactly_and_takes_no_lock() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::new(dir.path().join("kept"));
+        // No record rule: a body with a raw newline, a gap, no final
+        // newline; and an empty journal.
+        let damaged = b"{\"seq\":1}\n\n{\"seq\":3}\nnot json";
+        let path = store.write_whole("r1", damaged).unwrap();
+        assert_eq!(path, store.dir().join("r1.json"));
+        assert_eq!(std::fs::read(&path).unwrap(), damaged);
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let empty = store.write_whole("r2", b"").unwrap();
+        assert_eq!(std::fs::read(empty).unwrap(), b"");
+        assert_eq!(names(store.dir()), ["r1.json", "r2.json"]);
+        // An existing journal is refused and left as it was.
+        let e = store.write_whole("r1", b"other\n").unwrap_err();
+        assert!(matches!(e, Error::Exists { .. }), "{e:?}");
+        assert_eq!(std::fs::read(&path).unwrap(), damaged);
+        assert!(store.write_whole("../x", b"").is_err());
+    }
+
+    #[test]
+    fn a_backup_store_takes_the_first_free_name_and_is_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("a/b/run-1");
+        let first = FileStore::new_backup(&base).unwrap();
+        assert_eq!(first.dir(), base);
+        for d in [dir.path().join("a"), dir.path().join("a/b"), base.clone()] {
+            let mode = std::fs::metadata(&d).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o700, "{d:?}");
+        }
+        let second = FileStore::new_backup(&base).unwrap();
+        assert_eq!(second.dir(), dir.path().join("a/b/run-1-1"));
+        assert!(names(second.dir()).is_empty());
+        for n in 2..100 {
+            std::fs::create_dir(dir.path().join(format!("a/b/run-1-{n}"))).unwrap();
+        }
+        let e = FileStore::new_backup(&base).unwrap_err();
+        assert!(matches!(e, Error::NoFreeName { .. }), "{e:?}");
     }
 
     /// Whether this directory has unnamed files, found without

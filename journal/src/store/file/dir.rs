@@ -50,6 +50,55 @@ pub(super) fn remove_if_present(dir: &dyn Dir, path: &Path) -> Result<bool> {
 }
 
 impl FileStore {
+    /// A new, empty store directory to keep a backup in: `base`, or
+    /// `<base>-<N>` for the first free N (below 100), created 0700 with
+    /// every missing directory above it (0700 too), each fsynced into its
+    /// parent. `Error::NoFreeName` when every name is taken.
+    pub fn new_backup(base: &Path) -> Result<FileStore> {
+        let sync = |d: &Path| crate::durable::sync_dir(d).map_err(|e| Error::io(d, e));
+        let mkdir = |d: &Path| std::fs::DirBuilder::new().mode(0o700).create(d);
+        let parent = base.parent().unwrap_or(Path::new("."));
+        // Each missing ancestor, top down, fsynced into its own parent.
+        let missing: Vec<&Path> = parent
+            .ancestors()
+            .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+            .collect();
+        for d in missing.into_iter().rev() {
+            match mkdir(d) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(Error::io(d, e)),
+            }
+            if let Some(up) = d.parent() {
+                sync(up)?;
+            }
+        }
+        for n in 0..100 {
+            let dir = match n {
+                0 => base.to_path_buf(),
+                _ => {
+                    let mut name = base.as_os_str().to_owned();
+                    name.push(format!("-{n}"));
+                    PathBuf::from(name)
+                }
+            };
+            match mkdir(&dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(Error::io(&dir, e)),
+            }
+            if let Err(e) = sync(parent) {
+                let _ = std::fs::remove_dir(&dir);
+                return Err(e);
+            }
+            return Ok(FileStore::new(dir));
+        }
+        Err(Error::NoFreeName {
+            dir: base.to_path_buf(),
+            like: "a backup directory".into(),
+        })
+    }
+
     /// The store directory, created 0700 when missing.
     pub(super) fn ensure_dir(&self) -> Result<()> {
         std::fs::DirBuilder::new()

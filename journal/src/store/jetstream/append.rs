@@ -1,14 +1,18 @@
 //! The fenced writer (SPEC 8): each record published with its msg id and
 //! the literal fence on the record before it, and a refused or unanswered
 //! publish told apart by what the target subject holds afterwards.
+//!
+//! [`Writer`] is the async core of it (no runtime); the public
+//! [`JetStreamAppender`](super::JetStreamAppender) wraps one.
 
 use super::conn::new_nonce;
-use super::JetStreamStore;
+use super::core::Core;
 use crate::error::{Error, Result};
 use crate::fold::{check_append, Append};
 use crate::id;
 use crate::nats;
 use async_nats::jetstream;
+use std::sync::Arc;
 
 /// The header the literal fence names its subject with (async-nats has no
 /// constant for it).
@@ -28,43 +32,36 @@ pub(super) fn error_code(e: &jetstream::context::PublishError) -> Option<u64> {
         .map(|j| j.error_code().0)
 }
 
-impl JetStreamStore {
+impl Core {
     /// A writer for a new run: its first append is seq 1 and fails when the
     /// run already exists.
-    pub fn create(&self, run: &str) -> Result<JetStreamAppender> {
+    pub(super) async fn create(self: &Arc<Self>, run: &str) -> Result<Writer> {
         id::check(run)?;
-        if self.block_on(self.last_of_run(run))?.is_some() {
-            return Err(Error::Exists {
-                run: run.to_owned(),
-                location: self.describe(),
-            });
+        if self.last_of_run(run).await?.is_some() {
+            return Err(self.exists_error(run));
         }
-        self.appender(run, 0, 0)
+        self.writer(run, 0, 0)
     }
 
     /// A writer for a new run without looking first: the fence of its seq 1
     /// refuses it when anything is stored under the run's subjects
     /// (`Error::Exists` when the meta record is there, `Error::Live`
-    /// otherwise). One round trip less than [`create`](Self::create).
-    pub fn create_new(&self, run: &str) -> Result<JetStreamAppender> {
+    /// otherwise). One round trip less than [`create`](Self::create), and
+    /// none at all here.
+    pub(super) fn create_new(self: &Arc<Self>, run: &str) -> Result<Writer> {
         id::check(run)?;
-        self.appender(run, 0, 0)
+        self.writer(run, 0, 0)
     }
 
     /// A writer for an existing run, continuing after its last record.
-    pub fn open(&self, run: &str) -> Result<JetStreamAppender> {
-        let (last, n) = self.block_on(self.tail(run))?;
-        self.appender(run, n, last.sequence)
+    pub(super) async fn open(self: &Arc<Self>, run: &str) -> Result<Writer> {
+        let (last, n) = self.tail(run).await?;
+        self.writer(run, n, last.sequence)
     }
 
-    fn appender(
-        &self,
-        run: &str,
-        last_seq: u64,
-        last_stream_seq: u64,
-    ) -> Result<JetStreamAppender> {
-        Ok(JetStreamAppender {
-            store: self.clone(),
+    fn writer(self: &Arc<Self>, run: &str, last_seq: u64, last_stream_seq: u64) -> Result<Writer> {
+        Ok(Writer {
+            core: Arc::clone(self),
             run: run.to_owned(),
             nonce: new_nonce()?,
             last_seq,
@@ -73,11 +70,12 @@ impl JetStreamStore {
     }
 }
 
-/// A fenced writer for one run (SPEC 8). The nonce is fresh for every open,
-/// so a msg id never repeats across runs or opens.
+/// A fenced writer for one run (SPEC 8), async: the core of a
+/// [`JetStreamAppender`](super::JetStreamAppender). The nonce is fresh for
+/// every open, so a msg id never repeats across runs or opens.
 #[derive(Clone)]
-pub struct JetStreamAppender {
-    store: JetStreamStore,
+pub(super) struct Writer {
+    pub(super) core: Arc<Core>,
     pub(super) run: String,
     nonce: String,
     pub(super) last_seq: u64,
@@ -85,17 +83,13 @@ pub struct JetStreamAppender {
     pub(super) last_stream_seq: u64,
 }
 
-impl JetStreamAppender {
+impl Writer {
     /// This open's nonce: record N is published with msg id `<nonce>-<N>`.
-    pub fn nonce(&self) -> &str {
+    pub(super) fn nonce(&self) -> &str {
         &self.nonce
     }
-    pub fn msg_id(&self, seq: u64) -> String {
+    pub(super) fn msg_id(&self, seq: u64) -> String {
         format!("{}-{seq}", self.nonce)
-    }
-    /// Stream sequence of the last stored record.
-    pub fn last_stream_seq(&self) -> u64 {
-        self.last_stream_seq
     }
 
     /// Record `seq` as SPEC 8 publishes it: msg id `<nonce>-<seq>` and the
@@ -107,7 +101,7 @@ impl JetStreamAppender {
         prev: u64,
         body: bytes::Bytes,
     ) -> jetstream::message::PublishMessage {
-        let st = &self.store;
+        let st = &self.core;
         let msg = jetstream::message::PublishMessage::build()
             .payload(body)
             .message_id(self.msg_id(seq));
@@ -128,13 +122,22 @@ impl JetStreamAppender {
         }
     }
 
-    async fn publish(&self, seq: u64, raw: &[u8]) -> Result<u64> {
-        self.publish_bytes(seq, bytes::Bytes::copy_from_slice(raw))
-            .await
+    /// [`Appender::append_raw`](crate::store::Appender::append_raw):
+    /// `Ok(false)` for a duplicate, skipped.
+    pub(super) async fn append_raw(&mut self, seq: u64, raw: &[u8]) -> Result<bool> {
+        if !self.admit(seq)? {
+            return Ok(false);
+        }
+        let stream_seq = self
+            .publish_bytes(seq, bytes::Bytes::copy_from_slice(raw))
+            .await?;
+        self.last_seq = seq;
+        self.last_stream_seq = stream_seq;
+        Ok(true)
     }
 
     async fn publish_bytes(&self, seq: u64, raw: bytes::Bytes) -> Result<u64> {
-        let st = &self.store;
+        let st = &self.core;
         let raw_len = raw.len();
         let subject = st.subject(&self.run, seq);
         let msg = self.fenced(seq, self.last_stream_seq, raw);
@@ -215,50 +218,14 @@ impl JetStreamAppender {
     }
 }
 
-impl crate::store::Appender for JetStreamAppender {
-    fn run(&self) -> &str {
-        &self.run
-    }
-
-    fn last_seq(&self) -> u64 {
-        self.last_seq
-    }
-
-    fn append_raw(&mut self, seq: u64, raw: &[u8]) -> Result<bool> {
-        if !self.admit(seq)? {
-            return Ok(false);
-        }
-        let stream_seq = self.store.block_on(self.publish(seq, raw))?;
-        self.last_seq = seq;
-        self.last_stream_seq = stream_seq;
-        Ok(true)
-    }
-
-    fn append_batch(&mut self, records: Vec<(u64, Vec<u8>)>) -> (u64, Result<()>) {
-        let mut me = self.clone();
-        let task = async move {
-            let records = records.into_iter().map(|(s, b)| (s, b.into())).collect();
-            let (stored, result) = me.append_bytes(records).await;
-            Ok((me, stored, result))
-        };
-        match self.store.run_task(task) {
-            Ok((me, stored, result)) => {
-                *self = me;
-                (stored, result)
-            }
-            Err(e) => (0, Err(e)),
-        }
-    }
-}
-
-impl JetStreamAppender {
+impl Writer {
     /// SPEC 2's decision for record `seq`: `true` to store it next,
     /// `false` for a duplicate (skipped), an error for a gap.
     fn admit(&self, seq: u64) -> Result<bool> {
         match check_append(self.last_seq, seq) {
             Append::Next => Ok(true),
             Append::Duplicate => Ok(false),
-            Append::Gap => Err(self.store.err(
+            Append::Gap => Err(self.core.err(
                 Some(&self.run),
                 format!(
                     "seq {seq} does not follow the last stored seq {}: a gap",

@@ -3,8 +3,9 @@
 //! one per group of runs instead of a read per run, within a memory
 //! budget.
 
+use super::core::Core;
 use super::pull::Reading;
-use super::{JetStreamStore, RunMessage};
+use super::RunMessage;
 use crate::error::{Error, Result};
 use crate::id;
 use futures_util::StreamExt;
@@ -15,7 +16,8 @@ const FETCH_BATCH: usize = 1000;
 /// Runs one filtered consumer reads at most.
 const GROUP: usize = 256;
 
-/// How much of a JetStream source [`JetStreamStore::stream_runs`] may hold,
+/// How much of a JetStream source
+/// [`JetStreamStore::stream_runs`](super::JetStreamStore::stream_runs) may hold,
 /// in body bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReadBudget {
@@ -35,7 +37,8 @@ impl ReadBudget {
     };
 }
 
-/// Take `bytes` off the count of source bytes [`JetStreamStore::stream_runs`]
+/// Take `bytes` off the count of source bytes
+/// [`JetStreamStore::stream_runs`](super::JetStreamStore::stream_runs)
 /// holds (never below zero): the caller's side once it is done with a run.
 pub fn release(held: &std::sync::atomic::AtomicU64, bytes: u64) {
     use std::sync::atomic::Ordering;
@@ -44,7 +47,7 @@ pub fn release(held: &std::sync::atomic::AtomicU64, bytes: u64) {
     });
 }
 
-impl JetStreamStore {
+impl Core {
     /// How the runs `items` stand for, `expected` messages in all, are read:
     /// whether through one consumer over the whole prefix, and in which
     /// groups. When these runs are most of the stream (at least half its
@@ -69,41 +72,27 @@ impl JetStreamStore {
         Ok((whole, groups))
     }
 
-    /// Count and SHA-256 (over each body followed by `\n`) of each run, read
-    /// back through one consumer (over the whole prefix when `records`, the
-    /// records expected in these runs, are at least half the stream, else
-    /// one per group of runs) instead of a read per run. `Ok(None)` for a run whose messages are not exactly its record
-    /// subjects 1..N in stream order (absent, gaps, stray subjects, records
-    /// rewritten out of order): the caller reads such a run on its own.
-    /// The whole call fails when a group cannot be read.
-    pub fn digests(&self, runs: &[String], records: u64) -> Vec<Result<Option<(u64, String)>>> {
-        let st = self.clone();
-        let runs_owned = runs.to_vec();
-        let task = async move {
-            let (whole, groups) = st.groups(runs_owned, records).await?;
-            let done = futures_util::stream::iter(groups)
-                .map(|g| {
-                    let st = st.clone();
-                    async move {
-                        let n = g.len();
-                        match st.digest_group(&g, whole).await {
-                            Ok(v) => v.into_iter().map(Ok).collect::<Vec<_>>(),
-                            Err(e) => (0..n).map(|_| Err(st.err(None, e.to_string()))).collect(),
-                        }
-                    }
-                })
-                .buffered(2)
-                .collect::<Vec<_>>()
-                .await;
-            Ok(done.into_iter().flatten().collect::<Vec<_>>())
-        };
-        match self.run_task(task) {
-            Ok(v) => v,
-            Err(e) => runs
-                .iter()
-                .map(|_| Err(self.err(None, e.to_string())))
-                .collect(),
-        }
+    /// Count and SHA-256 of each run, read back in bulk: see
+    /// [`JetStreamStore::digests`](super::JetStreamStore::digests). Fails
+    /// as a whole when a group cannot be read.
+    pub(super) async fn digests(
+        &self,
+        runs: Vec<String>,
+        records: u64,
+    ) -> Result<Vec<Result<Option<(u64, String)>>>> {
+        let (whole, groups) = self.groups(runs, records).await?;
+        let done = futures_util::stream::iter(groups)
+            .map(|g| async move {
+                let n = g.len();
+                match self.digest_group(&g, whole).await {
+                    Ok(v) => v.into_iter().map(Ok).collect::<Vec<_>>(),
+                    Err(e) => (0..n).map(|_| Err(self.err(None, e.to_string()))).collect(),
+                }
+            })
+            .buffered(2)
+            .collect::<Vec<_>>()
+            .await;
+        Ok(done.into_iter().flatten().collect())
     }
 
     /// `whole`: read every message under the prefix (and keep only these
@@ -142,53 +131,11 @@ impl JetStreamStore {
             .collect())
     }
 
-    /// Read these runs for copying, handing each to `deliver` (with its
-    /// index in `runs`) as soon as all of it has been read, so that copies
-    /// overlap the reading: each run's messages in seq order, or `None` for
-    /// a run this read cannot vouch for (absent, gaps, stray subjects, or
-    /// more interleaved with other runs than `budget` allows): the caller
-    /// reads that one on its own. Every run is delivered exactly once.
-    ///
-    /// When these runs hold at least half the stream's messages, one
-    /// consumer reads the whole prefix in a single pass (filtering costs
-    /// the server more than reading the few other messages); otherwise one
-    /// consumer per group of runs, filtered to them. Each run is complete
-    /// at the stream sequence of its last message, looked up first.
-    ///
-    /// Memory: `held` counts the body bytes read and not yet released by
-    /// the caller (who subtracts a delivered run's bytes when done with
-    /// it). Reading pauses while the runs handed over and not yet released
-    /// hold more than `budget.waiting`, and gives up the runs still open
-    /// once their bytes exceed `budget.open`. So at most `open + waiting`
-    /// is held, and one pull more may be in flight: at most 8 MiB, or one
-    /// larger message.
-    pub fn stream_runs(
-        &self,
-        runs: &[String],
-        budget: ReadBudget,
-        held: &std::sync::atomic::AtomicU64,
-        mut deliver: impl FnMut(usize, Option<Vec<RunMessage>>),
-    ) {
-        let mut sent = vec![false; runs.len()];
-        let mut give = |i: usize, m: Option<Vec<RunMessage>>| {
-            if let Some(s) = sent.get_mut(i) {
-                if !*s {
-                    *s = true;
-                    deliver(i, m);
-                }
-            }
-        };
-        // A failed pass is not reported here: the runs it did not deliver
-        // are read run by run, which reports the store's failure per run.
-        let _ = self.block_on(self.stream_pass(runs, budget, held, &mut give));
-        for i in 0..runs.len() {
-            give(i, None);
-        }
-    }
-
-    /// The reading of [`stream_runs`](Self::stream_runs); runs it does not
+    /// The reading of
+    /// [`JetStreamStore::stream_runs`](super::JetStreamStore::stream_runs)
+    /// (see there), handing each run read to `give`; runs it does not
     /// deliver are delivered `None` by the caller.
-    async fn stream_pass(
+    pub(super) async fn stream_pass(
         &self,
         runs: &[String],
         budget: ReadBudget,

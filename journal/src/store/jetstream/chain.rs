@@ -33,25 +33,32 @@
 //! server or the connection failed) fails the runs left and every run
 //! after them, which a re-run continues.
 
+use super::append::Writer;
 use super::append::{error_code, MESSAGE_TOO_LARGE, SUBJECT_FULL, WRONG_LAST_SEQUENCE};
-use super::{JetStreamAppender, JetStreamStore};
-use crate::error::{Error, Result};
+use super::core::Core;
+use crate::error::Result;
 use async_nats::jetstream::context::PublishAckFuture;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use std::collections::{HashSet, VecDeque};
+use std::sync::Arc;
 
-/// A run for [`JetStreamStore::create_runs`]: its index (for the caller),
-/// id, and records (seq, body).
+/// A run for
+/// [`JetStreamStore::create_runs`](super::JetStreamStore::create_runs):
+/// its index (for the caller), id, and records (seq, body).
 pub type NewRun = (usize, String, Vec<(u64, Vec<u8>)>);
 
-/// The feeding side of [`JetStreamStore::create_runs`], for threads outside
-/// the runtime: [`send`](Self::send) blocks while the creator is
-/// `capacity` runs behind. Dropping every sender ends the creator's input.
+/// The feeding side of
+/// [`JetStreamStore::create_runs`](super::JetStreamStore::create_runs),
+/// for threads outside the runtime: [`send`](Self::send) blocks while the
+/// creator is `capacity` runs behind. Dropping every sender ends the creator's input.
+/// Part of the blocking facade: the async core is only ever handed the
+/// receiving side.
 pub struct NewRunSender(tokio::sync::mpsc::Sender<NewRun>);
 
 /// The creator's side of a [`NewRunSender`], handed to
-/// [`JetStreamStore::create_runs`].
+/// [`JetStreamStore::create_runs`](super::JetStreamStore::create_runs)
+/// (which awaits it in the core).
 pub struct NewRunReceiver(tokio::sync::mpsc::Receiver<NewRun>);
 
 /// A channel of new runs holding at most `capacity` (at least 1) not yet
@@ -70,9 +77,10 @@ impl NewRunSender {
 }
 
 impl NewRunReceiver {
-    /// The channel itself, for [`JetStreamStore::create_runs`].
-    pub fn into_inner(self) -> tokio::sync::mpsc::Receiver<NewRun> {
-        self.0
+    /// The next run, waiting for it on this thread: for the facade only,
+    /// outside the runtime (the core awaits the channel instead).
+    pub(super) fn recv_here(&mut self) -> Option<NewRun> {
+        self.0.blocking_recv()
     }
 }
 
@@ -89,7 +97,7 @@ const WRONG_LAST_MSG_ID: u64 = 10070;
 struct Chained {
     /// The caller's index.
     i: usize,
-    app: JetStreamAppender,
+    app: Writer,
     records: Vec<(u64, Bytes)>,
     /// Records published, and acknowledged (a prefix of them).
     sent: usize,
@@ -123,98 +131,85 @@ enum Ended {
     Failed(String),
 }
 
-impl JetStreamStore {
-    /// Create each run received on `items` (`(index, run, records)`, the
-    /// records exactly seqs 1..N) as [`create_new`](Self::create_new) and
-    /// [`Appender::append_batch`](crate::store::Appender::append_batch)
-    /// would, with the appends of many runs pipelined (see the module
-    /// notes). A run named in `exists` is not written: it is reported as
-    /// existing. `inflight` bounds the runs finished one by one at a time
-    /// (after an interruption, or once another writer is busy on the
-    /// stream). `done` gets each run's index, the records stored, and how
-    /// it ended.
-    pub fn create_runs(
-        &self,
-        items: tokio::sync::mpsc::Receiver<NewRun>,
+impl Core {
+    /// [`JetStreamStore::create_runs`](super::JetStreamStore::create_runs)
+    /// (see there), awaited: `done` gets each run's index, the records
+    /// stored, and how it ended.
+    pub(super) async fn create_runs(
+        self: &Arc<Self>,
+        items: NewRunReceiver,
         inflight: usize,
         exists: &HashSet<String>,
         mut done: impl FnMut(usize, u64, Result<()>),
     ) {
-        let mut rx = items;
+        let mut rx = items.0;
         // A clustered stream checks a fence before the message before it
         // is stored (while it is still being proposed), so a pipeline
         // would be refused at every second record: runs go one by one.
         let mut pipelined = self.config.num_replicas <= 1;
-        self.block_on(async {
-            while pipelined {
-                let mut left = Vec::new();
-                let ended = self.pipeline(&mut rx, exists, &mut done, &mut left).await;
-                if let Ended::Failed(why) = &ended {
-                    for c in left.drain(..) {
-                        let e = self.err(Some(&c.app.run), format!("{why}; re-run to continue"));
-                        done(c.i, c.acked as u64, Err(e));
-                    }
-                }
-                let finished = futures_util::stream::iter(left)
-                    .map(|mut c| async move {
-                        let rest = c.records.split_off(c.acked);
-                        let (n, r) = c.app.append_bytes(rest).await;
-                        (c.i, c.acked as u64 + n, r)
-                    })
-                    .buffer_unordered(inflight.max(1));
-                let mut finished = std::pin::pin!(finished);
-                while let Some((i, n, r)) = finished.next().await {
-                    done(i, n, r);
-                }
-                match ended {
-                    Ended::Closed => return,
-                    Ended::Refused => {}
-                    Ended::Foreign => pipelined = false,
-                    // Every run would wait out the same timeout: none is
-                    // attempted (migrate stops handing them in).
-                    Ended::Failed(why) => {
-                        while let Some((i, run, _)) = rx.recv().await {
-                            let e = self.err(
-                                Some(&run),
-                                format!("not attempted: {why}; re-run to continue"),
-                            );
-                            done(i, 0, Err(e));
-                        }
-                        return;
-                    }
+        while pipelined {
+            let mut left = Vec::new();
+            let ended = self.pipeline(&mut rx, exists, &mut done, &mut left).await;
+            if let Ended::Failed(why) = &ended {
+                for c in left.drain(..) {
+                    let e = self.err(Some(&c.app.run), format!("{why}; re-run to continue"));
+                    done(c.i, c.acked as u64, Err(e));
                 }
             }
-            // Another writer is busy on the stream, or the stream is
-            // replicated: each run on its own.
-            let runs = futures_util::stream::unfold(rx, |mut rx| async move {
-                rx.recv().await.map(|x| (x, rx))
-            });
-            let ended = runs
-                .map(|(i, run, records)| async move {
-                    if exists.contains(&run) {
-                        return (i, 0, Err(self.exists_error(&run)));
-                    }
-                    match self.create_new(&run) {
-                        Ok(mut app) => {
-                            let records = records.into_iter().map(|(s, b)| (s, b.into()));
-                            let (n, r) = app.append_bytes(records.collect()).await;
-                            (i, n, r)
-                        }
-                        Err(e) => (i, 0, Err(e)),
-                    }
+            let finished = futures_util::stream::iter(left)
+                .map(|mut c| async move {
+                    let rest = c.records.split_off(c.acked);
+                    let (n, r) = c.app.append_bytes(rest).await;
+                    (c.i, c.acked as u64 + n, r)
                 })
                 .buffer_unordered(inflight.max(1));
-            let mut ended = std::pin::pin!(ended);
-            while let Some((i, n, r)) = ended.next().await {
+            let mut finished = std::pin::pin!(finished);
+            while let Some((i, n, r)) = finished.next().await {
                 done(i, n, r);
             }
-        });
-    }
-
-    fn exists_error(&self, run: &str) -> Error {
-        Error::Exists {
-            run: run.to_owned(),
-            location: self.describe(),
+            match ended {
+                Ended::Closed => return,
+                Ended::Refused => {}
+                Ended::Foreign => pipelined = false,
+                // Every run would wait out the same timeout: none is
+                // attempted (migrate stops handing them in).
+                Ended::Failed(why) => {
+                    while let Some((i, run, _)) = rx.recv().await {
+                        let e = self.err(
+                            Some(&run),
+                            format!("not attempted: {why}; re-run to continue"),
+                        );
+                        done(i, 0, Err(e));
+                    }
+                    return;
+                }
+            }
+        }
+        // Another writer is busy on the stream, or the stream is
+        // replicated: each run on its own.
+        let runs =
+            futures_util::stream::unfold(
+                rx,
+                |mut rx| async move { rx.recv().await.map(|x| (x, rx)) },
+            );
+        let ended = runs
+            .map(|(i, run, records)| async move {
+                if exists.contains(&run) {
+                    return (i, 0, Err(self.exists_error(&run)));
+                }
+                match self.create_new(&run) {
+                    Ok(mut app) => {
+                        let records = records.into_iter().map(|(s, b)| (s, b.into()));
+                        let (n, r) = app.append_bytes(records.collect()).await;
+                        (i, n, r)
+                    }
+                    Err(e) => (i, 0, Err(e)),
+                }
+            })
+            .buffer_unordered(inflight.max(1));
+        let mut ended = std::pin::pin!(ended);
+        while let Some((i, n, r)) = ended.next().await {
+            done(i, n, r);
         }
     }
 
@@ -222,7 +217,7 @@ impl JetStreamStore {
     /// refused. Returns how it ended; the runs it left unfinished are
     /// added to `left`.
     async fn pipeline(
-        &self,
+        self: &Arc<Self>,
         rx: &mut tokio::sync::mpsc::Receiver<NewRun>,
         exists: &HashSet<String>,
         done: &mut impl FnMut(usize, u64, Result<()>),
@@ -360,7 +355,7 @@ impl JetStreamStore {
     /// ready for the pipeline (`true`) or for its own appender (`false`:
     /// its records are not exactly seqs 1..N, which the appender reports).
     fn start(
-        &self,
+        self: &Arc<Self>,
         i: usize,
         run: &str,
         records: Vec<(u64, Vec<u8>)>,

@@ -2,9 +2,10 @@
 //! be, the problems and notes `stream check` and `verify` report, and the
 //! configuration `stream create` makes. Pure apart from [`inspect`] and
 //! [`create_stream`], which look at (or create) a stream without binding
-//! to it. An existing stream is never changed.
+//! to it: each is blocking facade over one async function (its own runtime
+//! blocks on it). An existing stream is never changed.
 
-use super::conn::Conn;
+use super::conn::{Conn, Rt};
 use crate::error::{Error, Result};
 use crate::nats::Settings;
 use async_nats::jetstream::stream;
@@ -182,19 +183,21 @@ pub struct StreamReport {
 
 /// Look at a stream without binding to it (`stream check`, `verify`).
 pub fn inspect(settings: &Settings, name: &str) -> Result<StreamReport> {
-    let conn = Conn::open(settings)?;
-    conn.rt.block_on(async {
-        let mut s = conn.stream(name).await?;
-        let info = conn.info(&mut s, name).await?;
-        Ok(StreamReport {
-            name: name.to_owned(),
-            server: conn.server.clone(),
-            problems: check_config(&info.config),
-            notes: config_notes(&info.config),
-            config: info.config.clone(),
-            messages: info.state.messages,
-            bytes: info.state.bytes,
-        })
+    Rt::new()?.block_on(inspect_async(settings, name))
+}
+
+async fn inspect_async(settings: &Settings, name: &str) -> Result<StreamReport> {
+    let conn = Conn::open(settings).await?;
+    let mut s = conn.stream(name).await?;
+    let info = conn.info(&mut s, name).await?;
+    Ok(StreamReport {
+        name: name.to_owned(),
+        server: conn.server.clone(),
+        problems: check_config(&info.config),
+        notes: config_notes(&info.config),
+        config: info.config.clone(),
+        messages: info.state.messages,
+        bytes: info.state.bytes,
     })
 }
 
@@ -208,37 +211,44 @@ pub fn create_stream(settings: &Settings, name: &str, subject: &str) -> Result<b
             "subject {subject:?} is not of the form PREFIX.> (for example fisk.sessions.>)"
         )));
     }
-    let conn = Conn::open(settings)?;
-    conn.rt.block_on(async {
-        if let Ok(mut s) = conn.js.get_stream(name).await {
-            let info = conn.info(&mut s, name).await?;
-            let problems = check_config(&info.config);
-            if !problems.is_empty() {
-                return Err(Error::Config {
-                    at: conn.at(name),
-                    message: format!(
-                        "the stream exists with another configuration; fisk-admin does not change a stream it does not own: {}",
-                        problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
-                    ),
-                });
-            }
-            if info.config.subjects != want.subjects {
-                return Err(Error::Config {
-                    at: conn.at(name),
-                    message: format!(
-                        "the stream exists with subjects {:?}, not {subject:?}; use that prefix or another stream name",
-                        info.config.subjects
-                    ),
-                });
-            }
-            return Ok(false);
+    Rt::new()?.block_on(create_stream_async(settings, name, subject, want))
+}
+
+async fn create_stream_async(
+    settings: &Settings,
+    name: &str,
+    subject: &str,
+    want: stream::Config,
+) -> Result<bool> {
+    let conn = Conn::open(settings).await?;
+    if let Ok(mut s) = conn.js.get_stream(name).await {
+        let info = conn.info(&mut s, name).await?;
+        let problems = check_config(&info.config);
+        if !problems.is_empty() {
+            return Err(Error::Config {
+                at: conn.at(name),
+                message: format!(
+                    "the stream exists with another configuration; fisk-admin does not change a stream it does not own: {}",
+                    problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+                ),
+            });
         }
-        conn.js
-            .create_stream(want)
-            .await
-            .map_err(|e| conn.err(name, format!("cannot create the stream: {e}")))?;
-        Ok(true)
-    })
+        if info.config.subjects != want.subjects {
+            return Err(Error::Config {
+                at: conn.at(name),
+                message: format!(
+                    "the stream exists with subjects {:?}, not {subject:?}; use that prefix or another stream name",
+                    info.config.subjects
+                ),
+            });
+        }
+        return Ok(false);
+    }
+    conn.js
+        .create_stream(want)
+        .await
+        .map_err(|e| conn.err(name, format!("cannot create the stream: {e}")))?;
+    Ok(true)
 }
 
 #[cfg(test)]

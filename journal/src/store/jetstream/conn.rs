@@ -1,14 +1,15 @@
-//! The connection: the tokio runtime this backend owns (the rest of the
-//! crate is synchronous), the client and JetStream context built inside it,
-//! the error mapping of a stream lookup, and the blocking facade every
-//! public function goes through. Also the msg-id nonce, fresh for every
-//! open.
+//! The runtime and the connection: [`Rt`], the tokio runtime this backend
+//! owns (the rest of the crate is synchronous) and the only way into it,
+//! which the blocking facade holds and the async core never does; and
+//! [`Conn`], the client and JetStream context built inside it, and the
+//! error mapping of a stream lookup. Also the msg-id nonce, fresh for
+//! every open.
 
-use super::JetStreamStore;
 use crate::error::{Error, Result, Where};
 use crate::nats::{self, Settings, CLIENT_CAPACITY, CONNECT_TIMEOUT, REQUEST_TIMEOUT};
 use async_nats::jetstream::{self, stream};
-use std::sync::Arc;
+use std::future::Future;
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 /// A random nonce, fresh for every open (SPEC 8): JetStream de-duplicates by
@@ -22,39 +23,93 @@ pub(super) fn new_nonce() -> Result<String> {
     Ok(crate::digest::hex(&b))
 }
 
-fn runtime() -> Result<Arc<tokio::runtime::Runtime>> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name("fisk-nats")
-        .enable_all()
-        .build()
-        .map(Arc::new)
-        .map_err(|e| Error::Unavailable {
-            at: Where::Process,
-            message: format!("cannot start the async runtime for JetStream: {e}"),
+/// The tokio runtime this backend owns: the one way from synchronous code
+/// into the async core. Only the blocking facade (`blocking.rs`, and
+/// `config.rs`'s two free functions) holds one; no core type does, so no
+/// async code can block on it (tokio panics when that happens).
+#[derive(Clone)]
+pub(super) struct Rt(Arc<tokio::runtime::Runtime>);
+
+impl Rt {
+    pub(super) fn new() -> Result<Rt> {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("fisk-nats")
+            .enable_all()
+            .build()
+            .map(|rt| Rt(Arc::new(rt)))
+            .map_err(|e| Error::Unavailable {
+                at: Where::Process,
+                message: format!("cannot start the async runtime for JetStream: {e}"),
+            })
+    }
+
+    /// Run `f` on this thread until it is done.
+    pub(super) fn block_on<F: Future>(&self, f: F) -> F::Output {
+        self.0.block_on(f)
+    }
+
+    /// Run `f` as a task on the runtime's workers and wait for it: the
+    /// caller's thread sleeps once instead of at every await (what makes
+    /// many concurrent callers cheap). `Err` says why the task failed.
+    pub(super) fn run_task<T, F>(&self, f: F) -> std::result::Result<T, String>
+    where
+        T: Send + 'static,
+        F: Future<Output = T> + Send + 'static,
+    {
+        let handle = self.0.spawn(f);
+        self.0
+            .block_on(handle)
+            .map_err(|e| format!("a JetStream task failed: {e}"))
+    }
+
+    /// Run the future `work` makes on a thread of its own, blocked on the
+    /// runtime, while this thread hands every value it sends to `each`:
+    /// the caller's code (`each`) never runs inside the runtime, so it may
+    /// call the facade or block as it likes. `Err` when no thread could be
+    /// started: then `work` did not run.
+    pub(super) fn bridge<T, R, W, F>(&self, work: W, mut each: impl FnMut(T)) -> Result<R>
+    where
+        T: Send,
+        R: Send,
+        W: FnOnce(mpsc::Sender<T>) -> F + Send,
+        F: Future<Output = R>,
+    {
+        let (tx, rx) = mpsc::channel();
+        std::thread::scope(|s| {
+            let worker = std::thread::Builder::new()
+                .name("fisk-nats-call".into())
+                .spawn_scoped(s, move || self.0.block_on(work(tx)))
+                .map_err(|e| Error::Unavailable {
+                    at: Where::Process,
+                    message: format!("cannot start a thread for JetStream: {e}"),
+                })?;
+            for v in rx {
+                each(v);
+            }
+            match worker.join() {
+                Ok(r) => Ok(r),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
         })
+    }
 }
 
-/// What a connection to one server is: shared by the store and appenders.
+/// What a connection to one server is: shared by the core and its
+/// writers. Every function here that talks to the server is async; this
+/// type holds no runtime.
 #[derive(Clone)]
 pub(super) struct Conn {
-    pub(super) rt: Arc<tokio::runtime::Runtime>,
     pub(super) js: jetstream::Context,
     pub(super) server: String,
 }
 
 impl Conn {
-    pub(super) fn open(settings: &Settings) -> Result<Conn> {
-        let rt = runtime()?;
-        let client = rt.block_on(connect(settings))?;
-        // The context spawns its ack handler: it must be built inside the runtime.
-        let js = {
-            let _inside = rt.enter();
-            jetstream_context(client, settings)
-        };
+    /// Connect. Inside the runtime: the context spawns its ack handler.
+    pub(super) async fn open(settings: &Settings) -> Result<Conn> {
+        let client = connect(settings).await?;
         Ok(Conn {
-            rt,
-            js,
+            js: jetstream_context(client, settings),
             server: settings.server_list(),
         })
     }
@@ -129,28 +184,7 @@ impl Conn {
     }
 }
 
-impl JetStreamStore {
-    pub(super) fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
-        self.conn.rt.block_on(f)
-    }
-
-    /// Run `f` as a task on the runtime's workers and wait for it: the
-    /// caller's thread sleeps once instead of at every await (what makes
-    /// many concurrent callers cheap).
-    pub(super) fn run_task<T, F>(&self, f: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: std::future::Future<Output = Result<T>> + Send + 'static,
-    {
-        let handle = self.conn.rt.spawn(f);
-        match self.conn.rt.block_on(handle) {
-            Ok(r) => r,
-            Err(e) => Err(self.err(None, format!("a JetStream task failed: {e}"))),
-        }
-    }
-}
-
-/// Connect with `s`, bounded in time. `rt` runs the connection's tasks.
+/// Connect with `s`, bounded in time.
 pub(super) async fn connect(s: &Settings) -> Result<async_nats::Client> {
     let servers = s.server_list();
     let fail = |message: String| Error::Unavailable {

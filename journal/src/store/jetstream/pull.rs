@@ -10,7 +10,7 @@
 //! that failed, and fails a read that stalls. Consumers count against the
 //! stream's limits: whoever opens a drain closes it, whatever happened.
 
-use super::JetStreamStore;
+use super::core::Core;
 use crate::error::{Error, Result};
 use crate::nats;
 use async_nats::jetstream;
@@ -139,7 +139,7 @@ pub(super) struct Reading<'a> {
 /// at creation, so the read knows where it ends (a consumer on an empty
 /// filter would otherwise wait forever).
 pub(super) struct Drain<'a> {
-    store: &'a JetStreamStore,
+    store: &'a Core,
     reading: Reading<'a>,
     pull: Pull,
     batch: Option<jetstream::consumer::pull::Batch>,
@@ -149,7 +149,7 @@ pub(super) struct Drain<'a> {
     before: u64,
 }
 
-impl JetStreamStore {
+impl Core {
     /// A drain of a new ephemeral consumer without acks over `filter` (or
     /// `filters`). The caller [closes](Drain::close) it.
     pub(super) async fn open_drain<'a>(

@@ -3,8 +3,9 @@
 //! for short runs, a consumer otherwise), decoding them with the reader's
 //! rule, and `ls` summaries from the meta record and the tail (SPEC 9).
 
+use super::core::Core;
 use super::pull::{Drain, Reading};
-use super::{sort_by_seq, JetStreamStore, RunMessage, CONCURRENCY};
+use super::{sort_by_seq, RunMessage, CONCURRENCY};
 use crate::error::{Error, Result};
 use crate::id;
 use crate::lines::Tail;
@@ -18,7 +19,7 @@ use std::time::Duration;
 /// consumer.
 const DIRECT_READ_MAX: u64 = 1000;
 
-impl JetStreamStore {
+impl Core {
     /// The last message stored on `subject` (which may be a wildcard).
     pub(super) async fn last_on(
         &self,
@@ -85,20 +86,11 @@ impl JetStreamStore {
         Ok(self.last_on(&self.subject(run, 2), false).await?.is_some())
     }
 
-    pub fn exists(&self, run: &str) -> Result<bool> {
-        Ok(self.block_on(self.last_of_run(run))?.is_some())
+    pub(super) async fn exists(&self, run: &str) -> Result<bool> {
+        Ok(self.last_of_run(run).await?.is_some())
     }
 
-    /// Every message of the run in stream order, exactly as stored.
-    pub fn read_messages(&self, run: &str) -> Result<Vec<RunMessage>> {
-        let (st, run) = (self.clone(), run.to_owned());
-        self.run_task(async move { st.read_messages_async(&run).await })
-    }
-
-    async fn read_messages_async(&self, run: &str) -> Result<Vec<RunMessage>> {
-        self.read_run(run, false).await
-    }
-
+    /// The run's messages (every one, in stream order, exactly as stored).
     /// `complete`: read through a consumer, which also sees messages on
     /// subjects that are not record subjects (verify needs them).
     pub(super) async fn read_run(&self, run: &str, complete: bool) -> Result<Vec<RunMessage>> {
@@ -206,21 +198,10 @@ impl JetStreamStore {
         Ok(out)
     }
 
-    /// Read a run with the reader's rule. Messages are atomic, so there is no
-    /// torn write; a final body that does not decode is still dropped (as a
-    /// file's final line would be) and one before it is corruption.
-    pub fn read(&self, run: &str) -> Result<Journal> {
-        let messages = self.read_messages(run)?;
-        self.decode_run(run, messages, false).map(|(j, _)| j)
-    }
-
-    /// Like [`read`](Self::read), but stop at the first message that breaks
-    /// the run instead of failing: the readable prefix and why it stopped.
-    pub fn read_prefix(&self, run: &str) -> Result<(Journal, Option<String>)> {
-        let messages = self.read_messages(run)?;
-        self.decode_run(run, messages, true)
-    }
-
+    /// A run's messages decoded with the reader's rule. Messages are
+    /// atomic, so there is no torn write; a final body that does not decode
+    /// is still dropped (as a file's final line would be) and one before it
+    /// is corruption, or with `lenient` where the readable prefix stops.
     pub(super) fn decode_run(
         &self,
         run: &str,
@@ -282,11 +263,7 @@ impl JetStreamStore {
 
     /// Summarise a run from its meta record and its tail (SPEC 9): the last
     /// message, then backwards by direct get to the last assistant record.
-    pub fn summary(&self, run: &str) -> Summary {
-        self.block_on(self.summary_async(run))
-    }
-
-    async fn summary_async(&self, run: &str) -> Summary {
+    pub(super) async fn summary(&self, run: &str) -> Summary {
         match self.summary_inner(run).await {
             Ok(s) => s,
             Err(e) => Summary::corrupt(run, &e),
@@ -354,38 +331,22 @@ impl JetStreamStore {
     }
 
     /// Summaries of `runs`, concurrently (bounded), in the order given.
-    pub fn summaries(&self, runs: &[String]) -> Vec<Summary> {
-        self.block_on(async {
-            futures_util::stream::iter(runs.iter())
-                .map(|r| self.summary_async(r))
-                .buffered(CONCURRENCY)
-                .collect()
-                .await
-        })
+    pub(super) async fn summaries(&self, runs: &[String]) -> Vec<Summary> {
+        futures_util::stream::iter(runs.iter())
+            .map(|r| self.summary(r))
+            .buffered(CONCURRENCY)
+            .collect()
+            .await
     }
 
     /// Read many runs completely (every message on `<prefix>.<id>.>`),
     /// concurrently (bounded), in the order given.
-    pub fn read_many(&self, runs: &[String]) -> Vec<Result<Vec<RunMessage>>> {
-        self.block_on(async {
-            futures_util::stream::iter(runs.iter())
-                .map(|r| self.read_run(r, true))
-                .buffered(CONCURRENCY)
-                .collect()
-                .await
-        })
-    }
-
-    /// A journal from messages read by [`stream_runs`](Self::stream_runs),
-    /// decoded exactly as [`read`](Self::read) (or, `lenient`,
-    /// [`read_prefix`](Self::read_prefix)) would.
-    pub fn journal_from(
-        &self,
-        run: &str,
-        messages: Vec<RunMessage>,
-        lenient: bool,
-    ) -> Result<(Journal, Option<String>)> {
-        self.decode_run(run, messages, lenient)
+    pub(super) async fn read_many(&self, runs: &[String]) -> Vec<Result<Vec<RunMessage>>> {
+        futures_util::stream::iter(runs.iter())
+            .map(|r| self.read_run(r, true))
+            .buffered(CONCURRENCY)
+            .collect()
+            .await
     }
 }
 

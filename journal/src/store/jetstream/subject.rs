@@ -3,7 +3,7 @@
 //! zero, `1`) names no record. And a run's messages as stored, and in seq
 //! order as the lines of a journal.
 
-use super::JetStreamStore;
+use super::core::Core;
 
 /// A message of a run as stored.
 #[derive(Debug, Clone)]
@@ -59,14 +59,14 @@ fn seq_of_token(token: &str) -> Option<u64> {
     token.parse().ok().filter(|n| *n >= 2)
 }
 
-impl JetStreamStore {
+impl Core {
     /// `<prefix>.<id>._meta` for seq 1, `<prefix>.<id>.<N>` otherwise.
-    pub fn subject(&self, run: &str, seq: u64) -> String {
+    pub(super) fn subject(&self, run: &str, seq: u64) -> String {
         subject(&self.prefix, run, seq)
     }
 
     /// The run's seq for a subject of this stream, if it is a record subject.
-    pub fn parse_subject<'a>(&self, subject: &'a str) -> Option<(&'a str, Option<u64>)> {
+    pub(super) fn parse_subject<'a>(&self, subject: &'a str) -> Option<(&'a str, Option<u64>)> {
         let rest = subject.strip_prefix(&self.prefix)?.strip_prefix('.')?;
         let (run, token) = rest.split_once('.')?;
         Some((run, seq_of_token(token)))

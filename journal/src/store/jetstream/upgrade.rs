@@ -18,47 +18,63 @@
 //! writer's is lost.
 //!
 //! Order of work: read and plan (a damaged run is refused); check the hold
-//! (SPEC 8); keep the run as a file journal under the XDG state home,
-//! fsynced, before anything on the stream changes; publish the new meta;
-//! publish the last record again. Killed at any point, every subject holds
-//! its record, and the meta record is the old one or the new one. Killed
-//! between the two publishes, the run's tail is its meta record: readers
-//! here notice (record 2 exists behind a tail of seq 1) and say to run
-//! `upgrade` again, which finishes the job; the agent refuses to append to
-//! it until then (its next seq is taken), so nothing is written wrongly.
+//! (SPEC 8) ([`Core::upgrade_plan`]); keep the run as a file journal under
+//! the XDG state home, fsynced, before anything on the stream changes (the
+//! blocking facade does, outside the runtime); publish the new meta and
+//! then the last record again ([`Core::upgrade_publish`]). Killed at any
+//! point, every subject holds its record, and the meta record is the old
+//! one or the new one. Killed between the two publishes, the run's tail is
+//! its meta record: readers here notice (record 2 exists behind a tail of
+//! seq 1) and say to run `upgrade` again, which finishes the job; the agent
+//! refuses to append to it until then (its next seq is taken), so nothing
+//! is written wrongly.
 
-use super::{as_lines, sort_by_seq, JetStreamStore, RunMessage, EXPECTED_SUBJECT_HEADER};
+use super::core::Core;
+use super::{as_lines, sort_by_seq, RunMessage, EXPECTED_SUBJECT_HEADER};
 use crate::error::{Error, Remedy, Result};
 use crate::record::{Kind, Record};
 use crate::upgrade::{plan, Outcome, Plan};
-use std::path::Path;
 use std::time::Duration;
 
-impl JetStreamStore {
-    /// Upgrade one run from version 3 to version 1, keeping it first in a
-    /// new directory `keep` (see the module doc). A run not at rest whose
-    /// last record is younger than `hold` is refused as live unless
-    /// `force`.
-    pub fn upgrade(
-        &self,
-        run: &str,
-        dry_run: bool,
-        keep: &Path,
-        hold: Duration,
-        force: bool,
-    ) -> Result<Outcome> {
-        crate::id::check(run)?;
-        self.block_on(self.upgrade_async(run, dry_run, keep, hold, force))
-    }
+/// What upgrading a run takes, once it is read, planned and checked.
+pub(super) enum Step {
+    /// Nothing to write: the run is current, or this is a dry run.
+    Done(Outcome),
+    /// Keep the run, then [`publish`](Core::upgrade_publish) this.
+    Write(Upgrade),
+}
 
-    async fn upgrade_async(
+/// An upgrade planned: the run as kept, and the two rollups.
+pub(super) struct Upgrade {
+    /// The run as it stands, as the lines of a journal: what is kept.
+    pub(super) bytes: Vec<u8>,
+    pub(super) records: usize,
+    /// The new meta record; `None` when an interrupted upgrade is resumed.
+    meta: Option<Vec<u8>>,
+    /// The last record (seq, body), published again after the meta.
+    last: Option<(u64, Vec<u8>)>,
+    /// The run's last stream sequence, which the first rollup is fenced on.
+    fence: u64,
+}
+
+impl Upgrade {
+    pub(super) fn resumed(&self) -> bool {
+        self.meta.is_none()
+    }
+}
+
+impl Core {
+    /// The first half of upgrading one run from version 3 to version 1
+    /// (see the module doc): read, plan, check the stream and the hold. A
+    /// run not at rest whose last record is younger than `hold` is refused
+    /// as live unless `force`.
+    pub(super) async fn upgrade_plan(
         &self,
         run: &str,
         dry_run: bool,
-        keep: &Path,
         hold: Duration,
         force: bool,
-    ) -> Result<Outcome> {
+    ) -> Result<Step> {
         let refused =
             |message: String| Error::refused(run, format!("{message}; nothing was changed"));
         // Everything on the run's subjects, whatever their order.
@@ -81,7 +97,7 @@ impl JetStreamStore {
         let tail = messages.iter().max_by_key(|m| m.stream_seq);
         let tail_in_place = tail.and_then(|m| m.subject_seq) == Some(last_record);
         let meta = match plan(run, &bytes).map_err(refused)? {
-            Plan::Current if tail_in_place => return Ok(Outcome::Current),
+            Plan::Current if tail_in_place => return Ok(Step::Done(Outcome::Current)),
             // A version-1 run whose tail is not its last record: an upgrade
             // of it was interrupted between its two publishes. Finish it.
             Plan::Current => None,
@@ -89,7 +105,7 @@ impl JetStreamStore {
         };
         let records = messages.len();
         if dry_run {
-            return Ok(Outcome::Would { records });
+            return Ok(Step::Done(Outcome::Would { records }));
         }
         if !self.config.allow_rollup {
             return Err(refused(format!(
@@ -99,22 +115,32 @@ impl JetStreamStore {
         }
         self.check_hold(run, &messages, hold, force).await?;
 
-        let mut fence = tail.map_or(0, |m| m.stream_seq);
-        let resumed = meta.is_none();
-        // The whole run, kept before the stream changes (on a resumed
-        // upgrade, the version-1 run as it stands).
-        let kept = super::delete::keep_new(keep, run, &bytes, &[])?;
-        if let Some(meta) = meta {
+        let fence = tail.map_or(0, |m| m.stream_seq);
+        let last = messages
+            .last()
+            .filter(|_| last_record > 1)
+            .map(|m| (last_record, m.body.clone()));
+        Ok(Step::Write(Upgrade {
+            bytes,
+            records,
+            meta,
+            last,
+            fence,
+        }))
+    }
+
+    /// The second half, once the run is kept (on a resumed upgrade, the
+    /// version-1 run as it stands): the new meta record, then the last
+    /// record again.
+    pub(super) async fn upgrade_publish(&self, run: &str, up: Upgrade) -> Result<()> {
+        let mut fence = up.fence;
+        if let Some(meta) = up.meta {
             fence = self.rollup(run, 1, meta, fence).await?;
         }
-        if let Some(m) = messages.last().filter(|_| last_record > 1) {
-            self.rollup(run, last_record, m.body.clone(), fence).await?;
+        if let Some((seq, body)) = up.last {
+            self.rollup(run, seq, body, fence).await?;
         }
-        Ok(Outcome::Upgraded {
-            records,
-            kept,
-            resumed,
-        })
+        Ok(())
     }
 
     /// SPEC 8's hold: a run whose last record is not at rest (a terminal,

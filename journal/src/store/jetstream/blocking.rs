@@ -1,0 +1,424 @@
+//! The blocking facade: [`JetStreamStore`] and [`JetStreamAppender`], the
+//! public, synchronous face of the async core (`core.rs`, `append.rs`'s
+//! `Writer`), as mini-redis's `BlockingClient` is of its `Client`.
+//!
+//! Each holds the runtime (`Rt`) and a core, and nothing else; every
+//! method is one call into the core, blocked on (`block_on`), run as a
+//! task and waited for (`task`: a caller's thread sleeps once instead of
+//! at every await, what keeps many concurrent callers cheap), or bridged
+//! (`bridge`: the core on a thread of its own, the caller's callback on
+//! the caller's thread, outside the runtime). Pure work (decoding, places)
+//! and file writes (the backups of `rm` and `upgrade`) run here, outside
+//! the runtime. The core holds no facade type and no runtime, so no async
+//! code can call back into a method here.
+
+use super::append::Writer;
+use super::bulk::ReadBudget;
+use super::chain::NewRunReceiver;
+use super::conn::Rt;
+use super::core::Core;
+use super::delete::keep_run;
+use super::upgrade::Step;
+use super::RunMessage;
+use crate::error::{Result, Where};
+use crate::nats::Settings;
+use crate::store::{Journal, Summary};
+use crate::upgrade::Outcome;
+use async_nats::jetstream::stream;
+use std::collections::HashSet;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A bound JetStream session store.
+#[derive(Clone)]
+pub struct JetStreamStore {
+    rt: Rt,
+    core: Arc<Core>,
+}
+
+impl JetStreamStore {
+    /// Connect and bind to `name`, refusing a stream that breaks SPEC 8.
+    pub fn connect(settings: &Settings, name: &str) -> Result<JetStreamStore> {
+        let s = JetStreamStore::connect_unchecked(settings, name)?;
+        s.core.check()?;
+        Ok(s)
+    }
+
+    /// Bind without checking the configuration beyond its subject (verify
+    /// reports the problems as findings instead).
+    pub fn connect_unchecked(settings: &Settings, name: &str) -> Result<JetStreamStore> {
+        let rt = Rt::new()?;
+        let core = rt.block_on(Core::bind(settings, name))?;
+        Ok(JetStreamStore {
+            rt,
+            core: Arc::new(core),
+        })
+    }
+
+    /// `f`, a core call, as a task on the runtime's workers, waited for.
+    fn task<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: Future<Output = Result<T>> + Send + 'static,
+    {
+        self.rt
+            .run_task(f)
+            .unwrap_or_else(|why| Err(self.core.err(None, why)))
+    }
+
+    pub fn name(&self) -> &str {
+        &self.core.name
+    }
+    pub fn prefix(&self) -> &str {
+        &self.core.prefix
+    }
+    pub fn server(&self) -> &str {
+        self.core.server()
+    }
+    pub fn settings(&self) -> &Settings {
+        &self.core.settings
+    }
+    pub fn config(&self) -> &stream::Config {
+        &self.core.config
+    }
+
+    /// For messages: "stream S on nats://..".
+    pub fn describe(&self) -> String {
+        self.core.describe()
+    }
+
+    /// The stream as a place.
+    pub fn place(&self) -> Where {
+        self.core.place()
+    }
+
+    /// Where record `seq` of `run` is stored: its subject.
+    pub fn at_record(&self, run: &str, seq: u64, position: usize) -> Where {
+        self.core.at_record(run, seq, position)
+    }
+
+    /// `<prefix>.<id>._meta` for seq 1, `<prefix>.<id>.<N>` otherwise.
+    pub fn subject(&self, run: &str, seq: u64) -> String {
+        self.core.subject(run, seq)
+    }
+
+    /// The run's seq for a subject of this stream, if it is a record subject.
+    pub fn parse_subject<'a>(&self, subject: &'a str) -> Option<(&'a str, Option<u64>)> {
+        self.core.parse_subject(subject)
+    }
+
+    /// Valid run ids with a meta record, sorted.
+    pub fn runs(&self) -> Result<Vec<String>> {
+        self.rt.block_on(self.core.runs())
+    }
+
+    pub fn exists(&self, run: &str) -> Result<bool> {
+        self.rt.block_on(self.core.exists(run))
+    }
+
+    /// Every message of the run in stream order, exactly as stored.
+    pub fn read_messages(&self, run: &str) -> Result<Vec<RunMessage>> {
+        let (core, run) = (self.core.clone(), run.to_owned());
+        self.task(async move { core.read_run(&run, false).await })
+    }
+
+    /// Read a run with the reader's rule. Messages are atomic, so there is no
+    /// torn write; a final body that does not decode is still dropped (as a
+    /// file's final line would be) and one before it is corruption.
+    pub fn read(&self, run: &str) -> Result<Journal> {
+        let messages = self.read_messages(run)?;
+        self.core.decode_run(run, messages, false).map(|(j, _)| j)
+    }
+
+    /// Like [`read`](Self::read), but stop at the first message that breaks
+    /// the run instead of failing: the readable prefix and why it stopped.
+    pub fn read_prefix(&self, run: &str) -> Result<(Journal, Option<String>)> {
+        let messages = self.read_messages(run)?;
+        self.core.decode_run(run, messages, true)
+    }
+
+    /// Summarise a run from its meta record and its tail (SPEC 9): the last
+    /// message, then backwards by direct get to the last assistant record.
+    pub fn summary(&self, run: &str) -> Summary {
+        self.rt.block_on(self.core.summary(run))
+    }
+
+    /// Summaries of `runs`, concurrently (bounded), in the order given.
+    pub fn summaries(&self, runs: &[String]) -> Vec<Summary> {
+        self.rt.block_on(self.core.summaries(runs))
+    }
+
+    /// Read many runs completely (every message on `<prefix>.<id>.>`),
+    /// concurrently (bounded), in the order given.
+    pub fn read_many(&self, runs: &[String]) -> Vec<Result<Vec<RunMessage>>> {
+        self.rt.block_on(self.core.read_many(runs))
+    }
+
+    /// A journal from messages read by [`stream_runs`](Self::stream_runs),
+    /// decoded exactly as [`read`](Self::read) (or, `lenient`,
+    /// [`read_prefix`](Self::read_prefix)) would.
+    pub fn journal_from(
+        &self,
+        run: &str,
+        messages: Vec<RunMessage>,
+        lenient: bool,
+    ) -> Result<(Journal, Option<String>)> {
+        self.core.decode_run(run, messages, lenient)
+    }
+
+    /// Count and SHA-256 (over each body followed by `\n`) of each run, read
+    /// back through one consumer (over the whole prefix when `records`, the
+    /// records expected in these runs, are at least half the stream, else
+    /// one per group of runs) instead of a read per run. `Ok(None)` for a
+    /// run whose messages are not exactly its record subjects 1..N in
+    /// stream order (absent, gaps, stray subjects, records rewritten out of
+    /// order): the caller reads such a run on its own. The whole call fails
+    /// when a group cannot be read.
+    pub fn digests(&self, runs: &[String], records: u64) -> Vec<Result<Option<(u64, String)>>> {
+        let (core, owned) = (self.core.clone(), runs.to_vec());
+        match self.task(async move { core.digests(owned, records).await }) {
+            Ok(v) => v,
+            Err(e) => runs
+                .iter()
+                .map(|_| Err(self.core.err(None, e.to_string())))
+                .collect(),
+        }
+    }
+
+    /// Read these runs for copying, handing each to `deliver` (with its
+    /// index in `runs`) as soon as all of it has been read, so that copies
+    /// overlap the reading: each run's messages in seq order, or `None` for
+    /// a run this read cannot vouch for (absent, gaps, stray subjects, or
+    /// more interleaved with other runs than `budget` allows): the caller
+    /// reads that one on its own. Every run is delivered exactly once, on
+    /// the caller's thread.
+    ///
+    /// When these runs hold at least half the stream's messages, one
+    /// consumer reads the whole prefix in a single pass (filtering costs
+    /// the server more than reading the few other messages); otherwise one
+    /// consumer per group of runs, filtered to them. Each run is complete
+    /// at the stream sequence of its last message, looked up first.
+    ///
+    /// Memory: `held` counts the body bytes read and not yet released by
+    /// the caller (who subtracts a delivered run's bytes when done with
+    /// it). Reading pauses while the runs handed over and not yet released
+    /// hold more than `budget.waiting`, and gives up the runs still open
+    /// once their bytes exceed `budget.open`. So at most `open + waiting`
+    /// is held, and one pull more may be in flight: at most 8 MiB, or one
+    /// larger message.
+    pub fn stream_runs(
+        &self,
+        runs: &[String],
+        budget: ReadBudget,
+        held: &AtomicU64,
+        mut deliver: impl FnMut(usize, Option<Vec<RunMessage>>),
+    ) {
+        let mut sent = vec![false; runs.len()];
+        let mut give = |i: usize, m: Option<Vec<RunMessage>>| {
+            if let Some(s) = sent.get_mut(i) {
+                if !*s {
+                    *s = true;
+                    deliver(i, m);
+                }
+            }
+        };
+        let core = &self.core;
+        // A failed pass is not reported here: the runs it did not deliver
+        // are read run by run, which reports the store's failure per run.
+        let _ = self.rt.bridge(
+            move |tx| async move {
+                let mut send = |i, m| {
+                    let _ = tx.send((i, m));
+                };
+                core.stream_pass(runs, budget, held, &mut send).await
+            },
+            |(i, m)| give(i, m),
+        );
+        for i in 0..runs.len() {
+            give(i, None);
+        }
+    }
+
+    /// A writer for a new run: its first append is seq 1 and fails when the
+    /// run already exists.
+    pub fn create(&self, run: &str) -> Result<JetStreamAppender> {
+        let w = self.rt.block_on(self.core.create(run))?;
+        Ok(self.appender(w))
+    }
+
+    /// A writer for a new run without looking first: the fence of its seq 1
+    /// refuses it when anything is stored under the run's subjects
+    /// (`Error::Exists` when the meta record is there, `Error::Live`
+    /// otherwise). One round trip less than [`create`](Self::create).
+    pub fn create_new(&self, run: &str) -> Result<JetStreamAppender> {
+        self.core.create_new(run).map(|w| self.appender(w))
+    }
+
+    /// A writer for an existing run, continuing after its last record.
+    pub fn open(&self, run: &str) -> Result<JetStreamAppender> {
+        let w = self.rt.block_on(self.core.open(run))?;
+        Ok(self.appender(w))
+    }
+
+    fn appender(&self, w: Writer) -> JetStreamAppender {
+        JetStreamAppender {
+            rt: self.rt.clone(),
+            w,
+        }
+    }
+
+    /// Create each run received on `items` (`(index, run, records)`, the
+    /// records exactly seqs 1..N) as [`create_new`](Self::create_new) and
+    /// [`Appender::append_batch`](crate::store::Appender::append_batch)
+    /// would, with the appends of many runs pipelined (see `chain.rs`). A
+    /// run named in `exists` is not written: it is reported as existing.
+    /// `inflight` bounds the runs finished one by one at a time (after an
+    /// interruption, or once another writer is busy on the stream). `done`
+    /// gets each run's index, the records stored, and how it ended, on the
+    /// caller's thread.
+    pub fn create_runs(
+        &self,
+        items: NewRunReceiver,
+        inflight: usize,
+        exists: &HashSet<String>,
+        mut done: impl FnMut(usize, u64, Result<()>),
+    ) {
+        let core = &self.core;
+        // The receiver moves into the core's thread: keep a way back to it
+        // should that thread not start.
+        let items = std::sync::Mutex::new(Some(items));
+        let taken = &items;
+        let bridged = self.rt.bridge(
+            move |tx| async move {
+                let Some(rx) = taken.lock().ok().and_then(|mut g| g.take()) else {
+                    return;
+                };
+                let done = |i, n, r| {
+                    let _ = tx.send((i, n, r));
+                };
+                core.create_runs(rx, inflight, exists, done).await
+            },
+            |(i, n, r): (usize, u64, Result<()>)| done(i, n, r),
+        );
+        // No thread for the core: nothing was attempted, each run fails.
+        if let Err(e) = bridged {
+            if let Some(mut rx) = items.into_inner().ok().flatten() {
+                while let Some((i, run, _)) = rx.recv_here() {
+                    let why = format!("not attempted: {e}; re-run to continue");
+                    done(i, 0, Err(self.core.err(Some(&run), why)));
+                }
+            }
+        }
+    }
+
+    /// Delete a copied run by purging `<prefix>.<id>.>` (no backup: its
+    /// copy is verified), only when the run still ends at seq `last`;
+    /// returns how many messages were removed. The purge is bounded by the
+    /// stream sequence of that record, so a record appended meanwhile
+    /// survives it.
+    pub fn delete_copied(&self, run: &str, last: u64) -> Result<u64> {
+        self.rt.block_on(self.core.delete_copied(run, last))
+    }
+
+    /// Delete a run (`rm`), keeping it: every message of the run is first
+    /// written, in seq order and one line each (a file journal), to
+    /// `<keep>/<run>.json`, fsynced, by the file store (here, outside the
+    /// runtime); then exactly those messages are purged. A message stored
+    /// meanwhile is not purged, and makes this a warning. Returns the
+    /// messages purged, the file kept, and a warning when the run may not
+    /// be gone entirely (once the purge is done, the backup is always
+    /// reported).
+    pub fn delete_keeping(&self, run: &str, keep: &Path) -> Result<(u64, PathBuf, Option<String>)> {
+        let kept = self.rt.block_on(self.core.to_keep(run))?;
+        let file = keep_run(keep, run, &kept.journal, &kept.others)?;
+        let (purged, warning) = self.rt.block_on(self.core.purge_kept(run, kept.upto))?;
+        Ok((purged, file, warning))
+    }
+
+    /// Upgrade one run from version 3 to version 1, keeping it first in a
+    /// new directory `keep` (see `upgrade.rs`; kept here, outside the
+    /// runtime, between reading and publishing). A run not at rest whose
+    /// last record is younger than `hold` is refused as live unless
+    /// `force`.
+    pub fn upgrade(
+        &self,
+        run: &str,
+        dry_run: bool,
+        keep: &Path,
+        hold: Duration,
+        force: bool,
+    ) -> Result<Outcome> {
+        crate::id::check(run)?;
+        let up = match self
+            .rt
+            .block_on(self.core.upgrade_plan(run, dry_run, hold, force))?
+        {
+            Step::Done(outcome) => return Ok(outcome),
+            Step::Write(up) => up,
+        };
+        let (records, resumed) = (up.records, up.resumed());
+        let kept = keep_run(keep, run, &up.bytes, &[])?;
+        self.rt.block_on(self.core.upgrade_publish(run, up))?;
+        Ok(Outcome::Upgraded {
+            records,
+            kept,
+            resumed,
+        })
+    }
+}
+
+/// A fenced writer for one run (SPEC 8): the blocking face of the core's
+/// writer. The nonce is fresh for every open, so a msg id never repeats
+/// across runs or opens.
+#[derive(Clone)]
+pub struct JetStreamAppender {
+    rt: Rt,
+    w: Writer,
+}
+
+impl JetStreamAppender {
+    /// This open's nonce: record N is published with msg id `<nonce>-<N>`.
+    pub fn nonce(&self) -> &str {
+        self.w.nonce()
+    }
+    pub fn msg_id(&self, seq: u64) -> String {
+        self.w.msg_id(seq)
+    }
+    /// Stream sequence of the last stored record.
+    pub fn last_stream_seq(&self) -> u64 {
+        self.w.last_stream_seq
+    }
+}
+
+impl crate::store::Appender for JetStreamAppender {
+    fn run(&self) -> &str {
+        &self.w.run
+    }
+
+    fn last_seq(&self) -> u64 {
+        self.w.last_seq
+    }
+
+    fn append_raw(&mut self, seq: u64, raw: &[u8]) -> Result<bool> {
+        self.rt.block_on(self.w.append_raw(seq, raw))
+    }
+
+    fn append_batch(&mut self, records: Vec<(u64, Vec<u8>)>) -> (u64, Result<()>) {
+        let mut w = self.w.clone();
+        let task = async move {
+            let records = records.into_iter().map(|(s, b)| (s, b.into())).collect();
+            let (stored, result) = w.append_bytes(records).await;
+            (w, stored, result)
+        };
+        match self.rt.run_task(task) {
+            Ok((w, stored, result)) => {
+                self.w = w;
+                (stored, result)
+            }
+            Err(why) => (0, Err(self.w.core.err(None, why))),
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! The async core: [`Core`], a stream bound on one connection, whose every
+//! method that talks to the server is `async` (the rest are pure: places,
+//! errors, subjects). It holds no runtime and no facade type, so nothing
+//! reachable from here can block on the runtime; the blocking facade
+//! (`blocking.rs`) wraps it. The other files of this module add the jobs
+//! (`read`, `bulk`, `append`, `chain`, `delete`, `upgrade`) as `impl Core`
+//! blocks.
+
+use super::check_config;
+use super::config::prefix_of;
+use super::conn::Conn;
+use crate::error::{Error, Remedy, Result, Where};
+use crate::id;
+use crate::nats::Settings;
+use async_nats::jetstream::stream;
+use futures_util::TryStreamExt;
+
+/// A bound JetStream session stream.
+pub(super) struct Core {
+    pub(super) conn: Conn,
+    pub(super) stream: stream::Stream,
+    pub(super) name: String,
+    pub(super) prefix: String,
+    pub(super) direct: bool,
+    pub(super) config: stream::Config,
+    pub(super) settings: Settings,
+}
+
+impl Core {
+    /// Connect and bind to `name` without checking the configuration
+    /// beyond its subject ([`check`](Self::check) does the rest).
+    pub(super) async fn bind(settings: &Settings, name: &str) -> Result<Core> {
+        let conn = Conn::open(settings).await?;
+        let mut stream = conn.stream(name).await?;
+        let config = conn.info(&mut stream, name).await?.config.clone();
+        let prefix = prefix_of(&config.subjects).ok_or_else(|| Error::Config {
+            at: conn.at(name),
+            message: format!(
+                "subjects is {:?}: a session stream binds exactly one subject of the form PREFIX.>; fix: nats stream edit {name} --subjects 'PREFIX.>'",
+                config.subjects
+            ),
+        })?;
+        Ok(Core {
+            direct: config.allow_direct,
+            conn,
+            stream,
+            name: name.to_owned(),
+            prefix,
+            config,
+            settings: settings.clone(),
+        })
+    }
+
+    /// Refuse a stream that breaks SPEC 8, naming each setting.
+    pub(super) fn check(&self) -> Result<()> {
+        let problems = check_config(&self.config);
+        if problems.is_empty() {
+            return Ok(());
+        }
+        Err(Error::Config {
+            at: self.place(),
+            message: format!(
+                "the stream breaks the session-store rules (SPEC 8): {}",
+                problems
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        })
+    }
+
+    /// For messages: "stream S on nats://..".
+    pub(super) fn describe(&self) -> String {
+        format!("stream {} on {}", self.name, self.conn.server)
+    }
+
+    pub(super) fn server(&self) -> &str {
+        &self.conn.server
+    }
+
+    /// The server failed a request: about the stream (and a run's
+    /// subjects, when it was about one run).
+    pub(super) fn err(&self, run: Option<&str>, message: String) -> Error {
+        Error::Unavailable {
+            at: match run {
+                Some(r) => self.at_run(r),
+                None => self.place(),
+            },
+            message,
+        }
+    }
+
+    /// The stream as a place.
+    pub(super) fn place(&self) -> Where {
+        self.conn.at(&self.name)
+    }
+
+    /// A run's subjects (`<prefix>.<run>.>`) in this stream.
+    pub(super) fn at_run(&self, run: &str) -> Where {
+        self.at_subject(format!("{}.{run}.>", self.prefix), 0)
+    }
+
+    /// Where record `seq` of `run` is stored: its subject.
+    pub(super) fn at_record(&self, run: &str, seq: u64, position: usize) -> Where {
+        self.at_subject(self.subject(run, seq), position)
+    }
+
+    /// One subject of this stream, the `position`th record of its run.
+    pub(super) fn at_subject(&self, subject: String, position: usize) -> Where {
+        Where::Subject(Box::new(crate::error::Subject {
+            stream: self.name.clone(),
+            server: self.conn.server.clone(),
+            subject,
+            position,
+        }))
+    }
+
+    /// Valid run ids with a meta record, sorted.
+    pub(super) async fn runs(&self) -> Result<Vec<String>> {
+        let filter = format!("{}.*._meta", self.prefix);
+        let mut subjects = self
+            .stream
+            .info_with_subjects(&filter)
+            .await
+            .map_err(|e| self.err(None, format!("cannot list {filter}: {e}")))?;
+        let mut runs = Vec::new();
+        while let Some((subject, _count)) = subjects
+            .try_next()
+            .await
+            .map_err(|e| self.err(None, format!("cannot list {filter}: {e}")))?
+        {
+            if let Some((run, Some(1))) = self.parse_subject(&subject) {
+                if id::is_valid(run) {
+                    runs.push(run.to_owned());
+                }
+            }
+        }
+        runs.sort();
+        runs.dedup();
+        Ok(runs)
+    }
+
+    pub(super) fn interrupted(&self, run: &str) -> Error {
+        Error::refused_until(
+            run,
+            format!(
+                "its last message on stream {} is its meta record, but record 2 exists: an upgrade was interrupted",
+                self.name
+            ),
+            Remedy::Upgrade,
+        )
+    }
+
+    pub(super) fn not_found(&self, run: &str) -> Error {
+        Error::NotFound {
+            run: run.to_owned(),
+            at: self.at_run(run),
+        }
+    }
+
+    pub(super) fn exists_error(&self, run: &str) -> Error {
+        Error::Exists {
+            run: run.to_owned(),
+            location: self.describe(),
+        }
+    }
+}
