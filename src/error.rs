@@ -48,6 +48,7 @@ impl Failure {
 pub fn exit_of(e: &journal::Error) -> u8 {
     match e {
         journal::Error::Live { .. }
+        | journal::Error::Held { .. }
         | journal::Error::Refused { .. }
         | journal::Error::TornTail { .. }
         | journal::Error::Exists { .. } => 1,

@@ -86,6 +86,7 @@ pub fn advice(remedy: Remedy, run: Option<&str>, stream: Option<&str>) -> String
         Remedy::CheckStream => {
             format!("`fisk-admin stream check {stream}` lists every problem")
         }
+        Remedy::Unhold => "if its writer is known to be gone, override the hold with --hold 0".into(),
         Remedy::Approve => format!(
             "approve a call with `fisk-admin approve {run} TOOL_USE_ID`, or its tool for the rest of the run with `fisk-admin approve {run} --tool NAME`"
         ),
@@ -206,6 +207,7 @@ mod tests {
             (Remedy::CheckStream, "`fisk-admin stream check S`"),
             (Remedy::Answer, "`fisk-admin answer r-1`"),
             (Remedy::Approve, "`fisk-admin approve r-1 TOOL_USE_ID`"),
+            (Remedy::Unhold, "--hold 0"),
         ];
         for (r, want) in cases {
             let a = advice(r, Some("r-1"), Some("S"));

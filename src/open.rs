@@ -103,12 +103,14 @@ pub fn open_jetstream(
     why: &str,
 ) -> Result<JetStreamStore, Failure> {
     let settings = nats_settings(g, agent_context)?;
-    JetStreamStore::connect(&settings, stream).map_err(|e| {
-        stream_help(
-            e,
-            &format!("the jetstream store {stream:?} was chosen by {why}"),
-        )
-    })
+    JetStreamStore::connect(&settings, stream)
+        .map(|s| s.with_hold(g.hold))
+        .map_err(|e| {
+            stream_help(
+                e,
+                &format!("the jetstream store {stream:?} was chosen by {why}"),
+            )
+        })
 }
 
 /// The store the global flags select. It must exist: reading commands

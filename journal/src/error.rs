@@ -107,6 +107,8 @@ pub enum Remedy {
     CheckStream,
     /// Answer the deferred calls the run waits on.
     Answer,
+    /// Override the hold, once the run's writer is known to be gone.
+    Unhold,
     /// Approve the gated calls the run waits on.
     Approve,
 }
@@ -121,6 +123,7 @@ impl Remedy {
             }
             Error::TornTail { .. } => Some(Remedy::Repair),
             Error::NotFound { .. } => Some(Remedy::List),
+            Error::Held { .. } => Some(Remedy::Unhold),
             Error::NoStream { .. } => Some(Remedy::CreateStream),
             Error::Config {
                 at: Where::Stream { .. },
@@ -165,6 +168,16 @@ pub enum Error {
 
     #[error("run {run} is live: another process holds its lock{}; wait for it to finish or stop it first", holder.as_deref().map(|h| format!(" ({h})")).unwrap_or_default())]
     Live { run: String, holder: Option<String> },
+
+    /// SPEC 8's hold: a JetStream run not at rest whose last record is
+    /// younger than the hold is treated as live (no lock tells).
+    #[error("run {run} is live: a turn is in flight on {at}; its last record was stored {age_secs}s ago, within the {hold_secs}s hold; wait for it to end")]
+    Held {
+        run: String,
+        at: Where,
+        age_secs: u64,
+        hold_secs: u64,
+    },
 
     #[error("run {run} already exists in {location}; pick another id, or continue it instead of creating it")]
     Exists { run: String, location: String },

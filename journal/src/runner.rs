@@ -205,6 +205,8 @@ impl Runner<'_> {
 
     /// Resume `run`: lock, fold, gates, claim, finish the batch, continue.
     pub fn resume(&mut self, run: &str, opts: &ResumeOptions) -> Result<Outcome> {
+        // JetStream has no lock: SPEC 8's hold refuses a run in flight.
+        self.store.check_writable(run)?;
         let app = self.store.open_appender(run)?;
         let journal = self.store.read(run)?;
         let st = fold::fold(journal.records()).map_err(|source| Error::Fold {

@@ -32,13 +32,8 @@ pub fn run(g: &Global, a: AnswerArgs, style: Style, out: &mut dyn Write) -> CmdR
         None => only_waiting(&st, &a.run)?,
     };
     check(&st, &a.run, &tool_use_id)?;
-    if store.is_live(&a.run)? {
-        return Err(journal::Error::Live {
-            run: a.run.clone(),
-            holder: None,
-        }
-        .into());
-    }
+    // A writer holds it (file: its lock; JetStream: SPEC 8's hold).
+    store.check_writable(&a.run)?;
 
     let mut app = store.open_appender(&a.run)?;
     if app.last_seq() != journal.last_seq() {

@@ -70,13 +70,8 @@ pub fn run(g: &Global, a: ApproveArgs, style: Style, out: &mut dyn Write) -> Cmd
             ))
         }
     };
-    if store.is_live(&a.run)? {
-        return Err(journal::Error::Live {
-            run: a.run.clone(),
-            holder: None,
-        }
-        .into());
-    }
+    // A writer holds it (file: its lock; JetStream: SPEC 8's hold).
+    store.check_writable(&a.run)?;
     let generation = st.generation.ok_or_else(|| {
         Failure::refused(format!(
             "run {}: format version {} is not one this tool writes to; nothing was written",

@@ -1687,3 +1687,124 @@ fn info_exits_2_when_the_server_does_not_answer_and_an_unknown_context_lists_the
         r.stderr
     );
 }
+
+/// SPEC 8's hold: while a `run` on JetStream is inside a slow tool, `rm`,
+/// `answer`, `approve` and `migrate --delete-source` are refused (exit 1,
+/// the age and the hold named) and `ls` says live; the run completes
+/// untouched; once it rests they proceed.
+#[test]
+fn the_hold_refuses_writes_to_a_run_in_flight_on_jetstream() {
+    use crate::support::{turn, Fixture};
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let f = Fixture::new(&[
+        turn(
+            "",
+            &[
+                ("d1", "defer", serde_json::json!({"note": "later"})),
+                (
+                    "e1",
+                    "exec",
+                    serde_json::json!({"command": "sleep 3; echo done >> counter.txt"}),
+                ),
+            ],
+        ),
+        turn("done", &[]),
+    ]);
+    let agent = f.path("agent.yaml");
+    let text = std::fs::read_to_string(&agent).unwrap().replace(
+        "{backend: file, options: {directory: ./runs}}",
+        &format!("{{backend: jetstream, options: {{stream: {STREAM}}}}}"),
+    );
+    std::fs::write(&agent, text).unwrap();
+    let js = |args: &[&str]| {
+        let mut all = vec![
+            "--server",
+            srv.url.as_str(),
+            "--store",
+            "jetstream:SESSIONS",
+        ];
+        all.extend_from_slice(args);
+        f.fisk(&all)
+    };
+    let child = f
+        .command(&[
+            "--server",
+            &srv.url,
+            "run",
+            "--agent",
+            "agent.yaml",
+            "--id",
+            "busy",
+            "go",
+        ])
+        .spawn()
+        .unwrap();
+    // Wait until the deferral is stored: the exec is running.
+    let start = Instant::now();
+    loop {
+        let r = js(&["query", "busy", "-o", "json"]);
+        if r.code == 0 && r.stdout.contains("\"deferred\"") {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "{}", r.stderr);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let listed = js(&["ls", "--live", "-o", "json"]);
+    assert!(
+        listed.stdout.contains("\"busy\""),
+        "ls --live: {}",
+        listed.stdout
+    );
+    let dest = tempfile::tempdir().unwrap();
+    let to = format!("file:{}", s(dest.path()));
+    for args in [
+        vec!["rm", "busy", "--yes"],
+        vec!["answer", "busy", "d1", "--content", "x"],
+        vec!["approve", "busy", "--tool", "exec"],
+        vec![
+            "migrate",
+            "--from",
+            "jetstream:SESSIONS",
+            "--to",
+            &to,
+            "busy",
+            "--delete-source",
+        ],
+    ] {
+        let r = match args[0] {
+            "migrate" => {
+                let mut all = vec!["--server", srv.url.as_str()];
+                all.extend_from_slice(&args);
+                f.fisk(&all)
+            }
+            _ => js(&args),
+        };
+        let refused = r.code == 1
+            && r.stderr.contains("run busy is live: a turn is in flight")
+            && r.stderr.contains("hold")
+            && r.stderr.contains("--hold 0");
+        // migrate leaves a live source alone: nothing copied, nothing deleted.
+        let migrate_kept = args[0] == "migrate" && r.stdout.contains("skipped-live") && r.code == 1;
+        assert!(
+            refused || migrate_kept,
+            "{args:?}: {} {}{}",
+            r.code,
+            r.stdout,
+            r.stderr
+        );
+    }
+    let out: Run = child.wait_with_output().unwrap().into();
+    assert_eq!(out.code, 0, "the run completes untouched: {}", out.stderr);
+    assert_eq!(
+        std::fs::read_to_string(f.path("counter.txt")).unwrap_or_default(),
+        "done\n"
+    );
+    let st = js(&["fold", "busy", "-o", "json"]).json();
+    assert_eq!(st["terminal"]["reason"], "suspended");
+    // At rest now: they proceed.
+    let r = js(&["answer", "busy", "d1", "--content", "x"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = js(&["rm", "busy", "--yes"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}

@@ -484,6 +484,7 @@ impl Store {
                 })
             }
             Store::JetStream(j) => {
+                j.check_held(run)?;
                 let keep = keep_dir("removed", j.name(), run, "rm", "deleted")?;
                 let (n, kept, warning) = j.delete_keeping(run, &keep)?;
                 let dir = kept.parent().map(std::path::Path::to_path_buf);
@@ -537,11 +538,36 @@ impl Store {
         }
     }
 
-    /// Whether a writer holds the run now (JetStream cannot tell: false).
+    /// Whether a writer's presence is known for certain (a lock: the file
+    /// backend), rather than suspected from SPEC 8's hold (JetStream).
+    pub fn has_locks(&self) -> bool {
+        matches!(self, Store::File(_))
+    }
+
+    /// Whether a writer holds the run now: the lock (file), or SPEC 8's
+    /// hold (JetStream, which has no lock).
     pub fn is_live(&self, run: &str) -> crate::Result<bool> {
+        match self.check_writable(run) {
+            Ok(()) => Ok(false),
+            Err(crate::Error::Live { .. } | crate::Error::Held { .. }) => Ok(true),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Refused while a writer holds the run: `Error::Live` (file: its lock
+    /// is held) or `Error::Held` (JetStream: SPEC 8's hold). Every command
+    /// that writes or deletes asks first; the lock, taken after, is what
+    /// counts on the file backend.
+    pub fn check_writable(&self, run: &str) -> crate::Result<()> {
         match self {
-            Store::File(f) => f.is_live(run),
-            Store::JetStream(_) => Ok(false),
+            Store::File(f) => match f.is_live(run)? {
+                true => Err(crate::Error::Live {
+                    run: run.to_owned(),
+                    holder: None,
+                }),
+                false => Ok(()),
+            },
+            Store::JetStream(j) => j.check_held(run),
         }
     }
 }
@@ -784,7 +810,10 @@ impl Store {
     pub fn delete_copied(&self, run: &str, last: u64) -> crate::Result<()> {
         match self {
             Store::File(f) => f.delete_copied(run, last).map(|_| ()),
-            Store::JetStream(j) => j.delete_copied(run, last).map(|_| ()),
+            Store::JetStream(j) => {
+                j.check_held(run)?;
+                j.delete_copied(run, last).map(|_| ())
+            }
         }
     }
 }

@@ -37,7 +37,13 @@ use std::time::Duration;
 pub struct JetStreamStore {
     rt: Rt,
     core: Arc<Core>,
+    /// SPEC 8's hold: a run not at rest whose last record is younger than
+    /// this is live (zero: no hold).
+    hold: Duration,
 }
+
+/// The hold a store starts with (SPEC 8's default).
+pub const DEFAULT_HOLD: Duration = Duration::from_secs(600);
 
 impl JetStreamStore {
     /// Connect and bind to `name`, refusing a stream that breaks SPEC 8.
@@ -55,7 +61,20 @@ impl JetStreamStore {
         Ok(JetStreamStore {
             rt,
             core: Arc::new(core),
+            hold: DEFAULT_HOLD,
         })
+    }
+
+    /// This store with another hold (`--hold`; zero turns it off).
+    pub fn with_hold(mut self, hold: Duration) -> JetStreamStore {
+        self.hold = hold;
+        self
+    }
+
+    /// Refused (`Error::Held`) while the run is within the hold: for every
+    /// command that writes or deletes (SPEC 8).
+    pub fn check_held(&self, run: &str) -> Result<()> {
+        self.rt.block_on(self.core.check_held(run, self.hold))
     }
 
     /// `f`, a core call, as a task on the runtime's workers, waited for.
@@ -143,12 +162,12 @@ impl JetStreamStore {
     /// Summarise a run from its meta record and its tail (SPEC 9): the last
     /// message, then backwards by direct get to the last assistant record.
     pub fn summary(&self, run: &str) -> Summary {
-        self.rt.block_on(self.core.summary(run))
+        self.rt.block_on(self.core.summary(run, self.hold))
     }
 
     /// Summaries of `runs`, concurrently (bounded), in the order given.
     pub fn summaries(&self, runs: &[String]) -> Vec<Summary> {
-        self.rt.block_on(self.core.summaries(runs))
+        self.rt.block_on(self.core.summaries(runs, self.hold))
     }
 
     /// Read many runs completely (every message on `<prefix>.<id>.>`),

@@ -263,14 +263,59 @@ impl Core {
 
     /// Summarise a run from its meta record and its tail (SPEC 9): the last
     /// message, then backwards by direct get to the last assistant record.
-    pub(super) async fn summary(&self, run: &str) -> Summary {
-        match self.summary_inner(run).await {
+    pub(super) async fn summary(&self, run: &str, hold: std::time::Duration) -> Summary {
+        match self.summary_inner(run, hold).await {
             Ok(s) => s,
             Err(e) => Summary::corrupt(run, &e),
         }
     }
 
-    async fn summary_inner(&self, run: &str) -> Result<Summary> {
+    /// Whether the run is at rest (SPEC 8: its last record is a terminal,
+    /// or tool results after one) and how long ago its last message was
+    /// stored: reads the tail backwards past tool results only.
+    pub(super) async fn rest(&self, run: &str) -> Result<(bool, std::time::Duration)> {
+        let (last, last_n) = self.tail(run).await?;
+        let age = age_of(&last);
+        let mut n = last_n;
+        let mut m = Some(last);
+        while let Some(msg) = m {
+            match Record::decode(&msg.payload).ok().and_then(|r| r.kind()) {
+                Some(Kind::ToolResult) if n > 1 => {
+                    n -= 1;
+                    m = self.last_on(&self.subject(run, n), false).await?;
+                }
+                Some(Kind::Terminal) => return Ok((true, age)),
+                _ => return Ok((false, age)),
+            }
+        }
+        Ok((false, age))
+    }
+
+    /// SPEC 8's hold: `Err(Held)` when the run is not at rest and its last
+    /// message is younger than `hold` (zero: no hold).
+    pub(super) async fn check_held(&self, run: &str, hold: std::time::Duration) -> Result<()> {
+        if hold.is_zero() {
+            return Ok(());
+        }
+        let (at_rest, age) = match self.rest(run).await {
+            Ok(x) => x,
+            // A tail no writer can append after (not on a record subject,
+            // or an interrupted upgrade's meta record): nothing holds it.
+            Err(Error::Corrupt { .. } | Error::Refused { .. }) => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        if !at_rest && age < hold {
+            return Err(Error::Held {
+                run: run.to_owned(),
+                at: self.at_run(run),
+                age_secs: age.as_secs(),
+                hold_secs: hold.as_secs(),
+            });
+        }
+        Ok(())
+    }
+
+    async fn summary_inner(&self, run: &str, hold: std::time::Duration) -> Result<Summary> {
         let (last, last_n) = self.tail(run).await?;
         let stored = crate::time::Time::from_system(system_time(&last));
         let decode = |m: &StreamMessage| {
@@ -321,7 +366,16 @@ impl Core {
             n -= 1;
         }
         tail.reverse();
+        // SPEC 8/9: live while not at rest and younger than the hold.
+        let at_rest = tail
+            .iter()
+            .rev()
+            .filter_map(Record::kind)
+            .find(|k| *k != Kind::ToolResult)
+            == Some(Kind::Terminal);
+        let age = age_of(&last);
         let mut s = Summary::from_tail(run, &meta, &tail);
+        s.live = !at_rest && !hold.is_zero() && age < hold;
         if let Some(p) = s.problem.as_mut() {
             *p = format!("stream {} run {run}: {p}", self.name);
         }
@@ -331,9 +385,13 @@ impl Core {
     }
 
     /// Summaries of `runs`, concurrently (bounded), in the order given.
-    pub(super) async fn summaries(&self, runs: &[String]) -> Vec<Summary> {
+    pub(super) async fn summaries(
+        &self,
+        runs: &[String],
+        hold: std::time::Duration,
+    ) -> Vec<Summary> {
         futures_util::stream::iter(runs.iter())
-            .map(|r| self.summary(r))
+            .map(|r| self.summary(r, hold))
             .buffered(CONCURRENCY)
             .collect()
             .await
@@ -348,6 +406,19 @@ impl Core {
             .collect()
             .await
     }
+}
+
+/// How old a run's last record is (SPEC 8's hold): by the record's own
+/// `time` when it carries one (version 1: when its writer appended it,
+/// which a copy between stores keeps), else by when the stream stored it.
+fn age_of(m: &StreamMessage) -> std::time::Duration {
+    let at = Record::decode(&m.payload)
+        .ok()
+        .and_then(|r| r.time)
+        .map_or_else(|| system_time(m), |t| t.to_system());
+    std::time::SystemTime::now()
+        .duration_since(at)
+        .unwrap_or_default()
 }
 
 fn system_time(m: &StreamMessage) -> std::time::SystemTime {
