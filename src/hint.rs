@@ -87,6 +87,14 @@ pub fn advice(remedy: Remedy, run: Option<&str>, stream: Option<&str>) -> String
             format!("`fisk-admin stream check {stream}` lists every problem")
         }
         Remedy::Answer => format!("answer with `fisk-admin answer {run} TOOL_USE_ID`"),
+        Remedy::Salvage => format!(
+            "`fisk-admin migrate --from URI --to file:DIR --include-corrupt {run}` copies the records before the damage"
+        ),
+        Remedy::Remove => format!("`fisk-admin rm {run}` deletes it (keeping a backup)"),
+        Remedy::ChmodJournal | Remedy::ChmodJournals => {
+            "chmod 600 the journal(s), as the finding says".into()
+        }
+        Remedy::ChmodStore => "chmod 700 the store directory".into(),
     }
 }
 
