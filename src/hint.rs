@@ -6,7 +6,7 @@
 
 use crate::cli::Global;
 use crate::output::sanitize;
-use journal::store::Restore;
+use journal::store::{Restore, Store};
 use journal::{Error, Remedy, Where};
 
 /// The default `--hold` (CLI.md): left out of a hint when unchanged.
@@ -96,6 +96,62 @@ pub fn advice(remedy: Remedy, run: Option<&str>, stream: Option<&str>) -> String
         }
         Remedy::ChmodStore => "chmod 700 the store directory".into(),
     }
+}
+
+/// The command that applies `remedy` to `run` in `store`, complete for
+/// pasting: `fisk-admin` with this invocation's store flags, or the
+/// `chmod` a permissions finding asks for. `None` where no one command
+/// does it.
+pub fn fix(g: &Global, store: &Store, remedy: Remedy, run: &str) -> Option<String> {
+    let file_dir = match store {
+        Store::File(f) => Some(f.dir()),
+        Store::JetStream(_) => None,
+    };
+    Some(match remedy {
+        Remedy::Verify => command(g, &["verify", run]),
+        Remedy::Repair => command(g, &["repair", run]),
+        Remedy::Upgrade => command(g, &["upgrade", run]),
+        Remedy::Remove => command(g, &["rm", run]),
+        Remedy::Answer => command(g, &["answer", run, "TOOL_USE_ID", "--content", "TEXT"]),
+        Remedy::List => command(g, &["ls"]),
+        Remedy::CheckStream => command(g, &["stream", "check", run]),
+        Remedy::Salvage => {
+            // migrate names its stores itself: only the connection flags.
+            let conn = Global {
+                state_dir: None,
+                store: None,
+                ..g.clone()
+            };
+            let from = match store {
+                Store::File(f) => format!("file:{}", f.dir().to_string_lossy()),
+                Store::JetStream(j) => format!("jetstream:{}", j.name()),
+            };
+            command(
+                &conn,
+                &[
+                    "migrate",
+                    "--from",
+                    &from,
+                    "--to",
+                    "file:salvaged",
+                    "--include-corrupt",
+                    run,
+                ],
+            )
+        }
+        Remedy::ChmodJournal => {
+            let path = match store {
+                Store::File(f) => f.journal_path(run).ok()?,
+                Store::JetStream(_) => return None,
+            };
+            format!("chmod 600 {}", quote(&path.to_string_lossy()))
+        }
+        Remedy::ChmodJournals => {
+            format!("chmod 600 {}/*.json", quote(&file_dir?.to_string_lossy()))
+        }
+        Remedy::ChmodStore => format!("chmod 700 {}", quote(&file_dir?.to_string_lossy())),
+        Remedy::Again | Remedy::Force | Remedy::CreateStream => return None,
+    })
 }
 
 /// The command that puts a deleted run back, and whether it needs this
