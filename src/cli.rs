@@ -1,6 +1,6 @@
 //! The whole command surface, in one place (CLI.md).
 
-use crate::output::Format;
+use crate::output::{ColorChoice, Format};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -69,7 +69,10 @@ pub struct Global {
     /// Output for people (text) or scripts (json)
     #[arg(long, short = 'o', global = true, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// No colour (also NO_COLOR)
+    /// Colour: on a terminal only (auto, and not with NO_COLOR), always (for less -R), or never
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// No colour: the same as --color never (also NO_COLOR)
     #[arg(long, global = true)]
     pub no_color: bool,
     /// JetStream: a run not at rest whose last record is younger than this is live (SPEC 8)
@@ -210,6 +213,9 @@ pub struct ShowArgs {
     /// With --transcript in line mode: print straight to the terminal, not through $PAGER (less -FRX when unset)
     #[arg(long, requires = "transcript")]
     pub no_pager: bool,
+    /// The run as of this seq; a damaged run reads up to its first bad line when N is before it
+    #[arg(long, value_name = "N", conflicts_with = "transcript")]
+    pub until_seq: Option<u64>,
 }
 
 #[derive(Args, Debug)]
@@ -219,6 +225,9 @@ pub struct VerifyArgs {
     /// Exit 1 on warnings too
     #[arg(long)]
     pub strict: bool,
+    /// Under each finding, the offending line (neutralised, cut to the width)
+    #[arg(long)]
+    pub details: bool,
     /// Skip the JSON Schema check of every record
     #[arg(long)]
     pub no_schema: bool,

@@ -6,7 +6,7 @@
 
 use crate::cli::Global;
 use crate::output::sanitize;
-use journal::store::Restore;
+use journal::store::{Restore, Store};
 use journal::{Error, Remedy, Where};
 
 /// The default `--hold` (CLI.md): left out of a hint when unchanged.
@@ -93,7 +93,73 @@ pub fn advice(remedy: Remedy, run: Option<&str>, stream: Option<&str>) -> String
         Remedy::Answer => format!(
             "answer it with `fisk-admin answer {run}` (name the TOOL_USE_ID when several calls wait)"
         ),
+        Remedy::Salvage => format!(
+            "`fisk-admin migrate --from URI --to file:DIR --include-corrupt {run}` copies the records before the damage"
+        ),
+        Remedy::Remove => format!("`fisk-admin rm {run}` deletes it (keeping a backup)"),
+        Remedy::ChmodJournal | Remedy::ChmodJournals => {
+            "chmod 600 the journal(s), as the finding says".into()
+        }
+        Remedy::ChmodStore => "chmod 700 the store directory".into(),
     }
+}
+
+/// The command that applies `remedy` to `run` in `store`, complete for
+/// pasting: `fisk-admin` with this invocation's store flags, or the
+/// `chmod` a permissions finding asks for. `None` where no one command
+/// does it.
+pub fn fix(g: &Global, store: &Store, remedy: Remedy, run: &str) -> Option<String> {
+    // The store as a place: a directory, or a stream.
+    let place = store.place();
+    let file_dir = match &place {
+        Where::Path(d) => Some(d.as_path()),
+        _ => None,
+    };
+    Some(match remedy {
+        Remedy::Verify => command(g, &["verify", run]),
+        Remedy::Repair => command(g, &["repair", run]),
+        Remedy::Upgrade => command(g, &["upgrade", run]),
+        Remedy::Remove => command(g, &["rm", run]),
+        Remedy::Answer => command(g, &["answer", run, "--content", "TEXT"]),
+        Remedy::List => command(g, &["ls"]),
+        Remedy::CheckStream => command(g, &["stream", "check", run]),
+        Remedy::Salvage => {
+            // migrate names its stores itself: only the connection flags.
+            let conn = Global {
+                state_dir: None,
+                store: None,
+                ..g.clone()
+            };
+            let from = match &place {
+                Where::Path(d) => format!("file:{}", d.to_string_lossy()),
+                Where::Stream { stream, .. } => format!("jetstream:{stream}"),
+                _ => return None,
+            };
+            command(
+                &conn,
+                &[
+                    "migrate",
+                    "--from",
+                    &from,
+                    "--to",
+                    "file:salvaged",
+                    "--include-corrupt",
+                    run,
+                ],
+            )
+        }
+        Remedy::ChmodJournal => {
+            let path = file_dir?.join(format!("{run}.json"));
+            format!("chmod 600 {}", quote(&path.to_string_lossy()))
+        }
+        Remedy::ChmodJournals => {
+            format!("chmod 600 {}/*.json", quote(&file_dir?.to_string_lossy()))
+        }
+        Remedy::ChmodStore => format!("chmod 700 {}", quote(&file_dir?.to_string_lossy())),
+        Remedy::Again | Remedy::Force | Remedy::CreateStream | Remedy::Unhold | Remedy::Approve => {
+            return None
+        }
+    })
 }
 
 /// The command that puts a deleted run back, and whether it needs this

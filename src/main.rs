@@ -25,7 +25,8 @@ fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let style = output::Style {
         format: cli.global.format,
-        color: output::want_color(cli.global.no_color),
+        color: output::want_color(cli.global.color, cli.global.no_color),
+        width: output::table_width(),
     };
     // The worker threads start here, where failing to start them (a tight
     // `ulimit -v` or thread limit) is an error; left to the first parallel

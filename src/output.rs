@@ -1,7 +1,7 @@
 //! Rendering: text for people, JSON for scripts, and the one place where
 //! untrusted journal text is made safe to print.
 
-use comfy_table::{ContentArrangement, Table};
+use comfy_table::{Cell, Color, ColumnConstraint, ContentArrangement, Row, Table, Width};
 use std::borrow::Cow;
 use std::io::{self, IsTerminal, Write};
 
@@ -16,6 +16,8 @@ pub enum Format {
 pub struct Style {
     pub format: Format,
     pub color: bool,
+    /// The width tables fit: the terminal's, or `COLUMNS`; none in a pipe.
+    pub width: Option<u16>,
 }
 
 impl Style {
@@ -108,13 +110,250 @@ pub fn cell(s: &str, max: usize) -> String {
     truncate(&sanitize(&one_line, false), max)
 }
 
-pub fn table(headers: &[&str]) -> Table {
+/// A table as every command prints it: built with [`table`], printed
+/// with [`print_table`], which fits it to the terminal.
+pub struct Tab {
+    t: Table,
+    /// The column cut first when the table is wider than the terminal.
+    flex: Option<usize>,
+    /// Columns never cut (a command to paste).
+    keep: Vec<usize>,
+    /// Columns left out, in this order, while the table does not fit.
+    drop: Vec<usize>,
+}
+
+impl Tab {
+    pub fn add_row<T: Into<Row>>(&mut self, row: T) -> &mut Self {
+        self.t.add_row(row);
+        self
+    }
+    /// Cut this column first when the table does not fit (a prompt).
+    pub fn flex(mut self, col: usize) -> Self {
+        self.flex = Some(col);
+        self
+    }
+    /// Never cut this column.
+    pub fn keep(mut self, col: usize) -> Self {
+        self.keep.push(col);
+        self
+    }
+    /// Leave these columns out, in this order, while the table does not
+    /// fit even with the flex column cut to its narrowest.
+    pub fn drop_first(mut self, cols: &[usize]) -> Self {
+        self.drop.extend_from_slice(cols);
+        self
+    }
+}
+
+pub fn table(headers: &[&str]) -> Tab {
     let mut t = Table::new();
+    let mut header = Row::from(headers.iter().copied());
+    header.max_height(1);
     // Only a rule under the header: listings of thousands of rows stay readable.
     t.load_preset("     ──            ")
         .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(headers.iter().copied());
-    t
+        .set_truncation_indicator("…")
+        .set_header(header);
+    Tab {
+        t,
+        flex: None,
+        keep: Vec::new(),
+        drop: Vec::new(),
+    }
+}
+
+/// The one way a table is printed. Wider than `style.width` (a terminal,
+/// or `COLUMNS`), its rows stay one line each: the flex column is cut
+/// first (to no less than `FLEX_MIN`), then the droppable columns are left
+/// out in their order (a line under the table names them), then the
+/// widest of the others are cut in turn; a kept column is never cut.
+/// Without a width nothing is cut. Colour (statuses, severities) only
+/// with `style.color`. No line ends in padding.
+pub fn print_table(out: &mut dyn Write, tab: Tab, style: Style) -> io::Result<()> {
+    let Tab {
+        mut t,
+        flex,
+        keep,
+        drop,
+    } = tab;
+    if style.color {
+        // crossterm, which draws comfy-table's colours, leaves them out
+        // under NO_COLOR; `--color always` outranks it.
+        ratatui::crossterm::style::force_color_output(true);
+        t.enforce_styling();
+    } else {
+        t.force_no_tty();
+    }
+    let mut hidden_names = Vec::new();
+    if let Some(width) = style.width {
+        let natural: Vec<usize> = t
+            .column_max_content_widths()
+            .into_iter()
+            .map(usize::from)
+            .collect();
+        if let Some(fit) = fit(&natural, usize::from(width), flex, &keep, &drop) {
+            // Cut by character, not at a space: no cell holds a NUL
+            // (sanitised), so a cell is one word, cut where it must be.
+            t.set_content_arrangement(ContentArrangement::Dynamic)
+                .set_width(width)
+                .set_delimiter('\u{0}');
+            for r in t.row_iter_mut() {
+                r.max_height(1);
+            }
+            let names: Vec<String> = t
+                .header()
+                .map(|h| h.cell_iter().map(|c| c.content()).collect())
+                .unwrap_or_default();
+            for (i, w) in fit.iter().enumerate() {
+                let constraint = match w {
+                    None => {
+                        hidden_names.extend(names.get(i).cloned());
+                        ColumnConstraint::Hidden
+                    }
+                    // The width comfy-table is given includes the padding.
+                    Some(w) => ColumnConstraint::Absolute(Width::Fixed(
+                        u16::try_from(w + 2).unwrap_or(u16::MAX),
+                    )),
+                };
+                if let Some(c) = t.column_mut(i) {
+                    c.set_constraint(constraint);
+                }
+            }
+        }
+    }
+    for line in t.lines() {
+        out.write_all(line.trim_end().as_bytes())?;
+        out.write_all(b"\n")?;
+    }
+    if !hidden_names.is_empty() {
+        let note = format!("(too narrow for {})", hidden_names.join(", "));
+        let width = style.width.map_or(usize::MAX, usize::from);
+        writeln!(out, "{}", truncate(&note, width))?;
+    }
+    Ok(())
+}
+
+/// The width of each column (`None`: left out) when content of widths
+/// `natural` does not fit in `width`; `None` when it fits as it is. Each
+/// column takes its width and one space either side, and columns are
+/// one space apart.
+fn fit(
+    natural: &[usize],
+    width: usize,
+    flex: Option<usize>,
+    keep: &[usize],
+    drop: &[usize],
+) -> Option<Vec<Option<usize>>> {
+    // Content, a space either side, and a space between columns.
+    let total = |w: &[Option<usize>]| {
+        let shown = w.iter().flatten();
+        shown
+            .clone()
+            .map(|w| w + 3)
+            .sum::<usize>()
+            .saturating_sub(1)
+    };
+    let mut w: Vec<Option<usize>> = natural.iter().copied().map(Some).collect();
+    if total(&w) <= width {
+        return None;
+    }
+    if let Some(f) = flex.and_then(|f| w.get_mut(f)) {
+        *f = f.map(|n| n.min(FLEX_MIN));
+    }
+    for d in drop {
+        if total(&w) <= width {
+            break;
+        }
+        if let Some(c) = w.get_mut(*d) {
+            *c = None;
+        }
+    }
+    // The flex column takes what the others leave.
+    if let Some(f) = flex {
+        let others: usize = w
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != f)
+            .filter_map(|(_, c)| c.map(|c| c + 3))
+            .sum();
+        let room = width.saturating_sub(others + 2);
+        if let (Some(Some(c)), Some(n)) = (w.get_mut(f), natural.get(f)) {
+            *c = room.clamp(FLEX_MIN.min(*n), *n);
+        }
+    }
+    // Then the widest column that may be cut loses one character at a
+    // time, down to COLUMN_MIN.
+    while total(&w) > width {
+        let widest = w
+            .iter()
+            .enumerate()
+            .filter(|(i, c)| !keep.contains(i) && c.is_some_and(|c| c > COLUMN_MIN))
+            .max_by_key(|(i, c)| (c.unwrap_or(0), usize::MAX - i))
+            .map(|(i, _)| i);
+        match widest.and_then(|i| w.get_mut(i)) {
+            Some(Some(c)) => *c -= 1,
+            _ => break,
+        }
+    }
+    Some(w)
+}
+
+/// The narrowest any column is cut to.
+const COLUMN_MIN: usize = 4;
+
+/// The narrowest a flex column is cut to before the others are cut too.
+const FLEX_MIN: usize = 12;
+
+/// A run's status, coloured by what it asks of an operator.
+pub fn status_cell(text: String, status: &str) -> Cell {
+    let color = match status {
+        "completed" => Some(Color::Green),
+        "error" | "corrupt" => Some(Color::Red),
+        "suspended" | "budget" | "max_iterations" => Some(Color::Yellow),
+        "open" => Some(Color::Cyan),
+        _ => None,
+    };
+    paint(text, color)
+}
+
+/// A severity (`error`, `warning`, `info`), coloured as diagnostics are.
+pub fn severity_cell(text: &str) -> Cell {
+    let color = match text {
+        "error" => Some(Color::Red),
+        "warning" => Some(Color::Yellow),
+        "info" => Some(Color::Blue),
+        _ => None,
+    };
+    paint(text.to_owned(), color)
+}
+
+/// A cell saying whether something worked: green, or red.
+pub fn outcome_cell(text: String, ok: bool) -> Cell {
+    paint(text, Some(if ok { Color::Green } else { Color::Red }))
+}
+
+fn paint(text: String, color: Option<Color>) -> Cell {
+    match color {
+        Some(c) => Cell::new(text).fg(c),
+        None => Cell::new(text),
+    }
+}
+
+/// Text in a colour when `on`: the severity word of a verify line.
+pub fn colored(text: &str, color: Color, on: bool) -> String {
+    if !on {
+        return text.to_owned();
+    }
+    let code = match color {
+        Color::Red => 31,
+        Color::Green => 32,
+        Color::Yellow => 33,
+        Color::Blue => 34,
+        Color::Magenta => 35,
+        Color::Cyan => 36,
+        _ => 39,
+    };
+    format!("\u{1b}[{code}m{text}\u{1b}[0m")
 }
 
 /// Print a JSON document on one line.
@@ -184,11 +423,44 @@ pub fn json_safe(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// Colour only on a terminal, and never with NO_COLOR or --no-color.
-pub fn want_color(no_color: bool) -> bool {
-    !no_color
-        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-        && io::stdout().is_terminal()
+/// `--color`: colour on a terminal (`auto`), always (for `less -R`), or
+/// never.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// `--color always` colours even into a pipe and whatever NO_COLOR says
+/// (a flag wins over the environment); `never` and `--no-color` never do;
+/// `auto` only on a terminal and without NO_COLOR.
+pub fn want_color(choice: ColorChoice, no_color: bool) -> bool {
+    match (choice, no_color) {
+        (ColorChoice::Never, _) | (_, true) => false,
+        (ColorChoice::Always, false) => true,
+        (ColorChoice::Auto, false) => {
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && io::stdout().is_terminal()
+        }
+    }
+}
+
+/// The width tables are fitted to: `COLUMNS` when it holds a width (set by
+/// hand, or by a shell that exports it), else the terminal's when stdout is
+/// one; `None` into a pipe, where nothing is cut.
+pub fn table_width() -> Option<u16> {
+    let columns = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<u16>().ok())
+        .filter(|w| *w > 0);
+    columns.or_else(|| {
+        io::stdout()
+            .is_terminal()
+            .then(ratatui::crossterm::terminal::size)
+            .and_then(Result::ok)
+            .map(|(w, _)| w)
+            .filter(|w| *w > 0)
+    })
 }
 
 /// The miette handler every diagnostic and failure is drawn with: in

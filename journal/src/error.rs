@@ -111,6 +111,17 @@ pub enum Remedy {
     Unhold,
     /// Approve the gated calls the run waits on.
     Approve,
+    /// Copy the readable prefix (the records before the first bad one) to
+    /// another store: `migrate --include-corrupt`.
+    Salvage,
+    /// Delete the run (it holds nothing to keep), keeping a backup.
+    Remove,
+    /// Make the run's journal readable by its owner only (0600).
+    ChmodJournal,
+    /// Make every journal of the store readable by its owner only (0600).
+    ChmodJournals,
+    /// Make the store directory its owner's only (0700).
+    ChmodStore,
 }
 
 impl Remedy {

@@ -73,6 +73,33 @@ pub struct Violation {
 }
 
 impl Violation {
+    /// `/path: message (schema#keyword)`, as verify reports it.
+    pub fn describe(&self) -> String {
+        let at = if self.instance_path.is_empty() {
+            "/"
+        } else {
+            &self.instance_path
+        };
+        match (&self.schema, &self.keyword_location) {
+            (Some(s), Some(k)) => format!("{at}: {} ({s}#{k})", self.message),
+            _ => format!("{at}: {}", self.message),
+        }
+    }
+
+    /// Whether this says again what a structural finding about the
+    /// record's top-level `key` said (a payload missing or null, a key
+    /// that should not be there, the meta record's seq): the violation is
+    /// at that key or inside it, or at the record's root naming it.
+    pub fn is_about_key(&self, key: &str) -> bool {
+        let path = self.instance_path.as_str();
+        let inside = path
+            .strip_prefix('/')
+            .and_then(|p| p.strip_prefix(key))
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+        let names = |q: char| self.message.contains(&format!("{q}{key}{q}"));
+        inside || (path.is_empty() && (names('"') || names('\'')))
+    }
+
     pub fn plain(protocol: Option<String>, message: String) -> Violation {
         Violation {
             protocol,
@@ -230,21 +257,8 @@ fn parse(path: &Path, text: &str) -> Result<Value> {
 }
 
 impl RecordCheck for SchemaSet {
-    fn check(&self, record: &Value) -> Vec<String> {
+    fn check(&self, record: &Value) -> Vec<Violation> {
         self.validate(record)
-            .into_iter()
-            .map(|v| {
-                let at = if v.instance_path.is_empty() {
-                    "/"
-                } else {
-                    &v.instance_path
-                };
-                match (&v.schema, &v.keyword_location) {
-                    (Some(s), Some(k)) => format!("{at}: {} ({s}#{k})", v.message),
-                    _ => format!("{at}: {}", v.message),
-                }
-            })
-            .collect()
     }
 }
 

@@ -5,6 +5,7 @@
 use crate::fold::{fold_with, FoldOptions};
 use crate::lines::{self, RawLine};
 use crate::record::{Kind, Payload, Record, VERSION, VERSION_AUGUST};
+use crate::schema::Violation;
 use serde::Serialize;
 use std::collections::HashSet;
 
@@ -28,6 +29,10 @@ pub struct Finding {
     /// The offending line's bytes (for display; never printed unsanitised).
     #[serde(skip)]
     pub excerpt: Option<Vec<u8>>,
+    /// What clears it: the code's [`Code::remedy`], or one particular to
+    /// the finding (which permissions to fix).
+    #[serde(skip)]
+    pub remedy: Option<crate::Remedy>,
 }
 
 /// Every finding code of SPEC 11 (and the two of JetStream), with its
@@ -197,6 +202,16 @@ impl Code {
             }
             Code::VersionThree | Code::MixedGeneration => Some(R::Upgrade),
             Code::OpenDeferrals => Some(R::Answer),
+            // The reader stops at the first bad record; migrate copies
+            // the records before it.
+            Code::InteriorCorruption
+            | Code::SeqGap
+            | Code::SeqNotIncreasing
+            | Code::DuplicateMeta
+            | Code::SubjectMismatch => Some(R::Salvage),
+            Code::EmptyJournal => Some(R::Remove),
+            Code::Permissions => Some(R::ChmodJournal),
+            Code::StreamConfig => Some(R::CheckStream),
             _ => None,
         }
     }
@@ -213,9 +228,8 @@ pub fn severity_of(code: &str) -> Severity {
 
 /// A per-record check run by verify beside its own (the schema check).
 pub trait RecordCheck: Sync {
-    /// Messages describing how the record breaks the check; empty when it
-    /// passes.
-    fn check(&self, record: &serde_json::Value) -> Vec<String>;
+    /// How the record breaks the check; empty when it passes.
+    fn check(&self, record: &serde_json::Value) -> Vec<Violation>;
 }
 
 /// Decode one line, and when there is a check, run it on the same parse.
@@ -224,7 +238,7 @@ pub trait RecordCheck: Sync {
 fn decode_checked(
     bytes: &[u8],
     check: Option<&dyn RecordCheck>,
-) -> Result<(Record, Vec<String>), crate::record::DecodeError> {
+) -> Result<(Record, Vec<Violation>), crate::record::DecodeError> {
     let Some(check) = check else {
         return Record::decode(bytes).map(|r| (r, Vec::new()));
     };
@@ -243,7 +257,7 @@ fn decode_checked(
         // beyond f64, say): decode as the reader does, say it went unchecked.
         Err(e) => Record::decode(bytes).map(|r| {
             let msg = format!("the record could not be checked against its schema: {e}");
-            (r, vec![msg])
+            (r, vec![Violation::plain(None, msg)])
         }),
     }
 }
@@ -272,6 +286,7 @@ impl Sink<'_> {
             seq,
             message: msg,
             excerpt: at.map(|l| l.bytes.iter().take(4096).copied().collect()),
+            remedy: code.remedy(),
         });
     }
     fn has_error(&self) -> bool {
@@ -287,7 +302,7 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
     };
     let all: Vec<RawLine> = lines::split(bytes).collect();
     let mut parsed: Vec<(RawLine, Record)> = Vec::with_capacity(all.len());
-    let mut checked: Vec<Vec<String>> = Vec::with_capacity(all.len());
+    let mut checked: Vec<Vec<Violation>> = Vec::with_capacity(all.len());
     let mut after_corrupt = vec![];
     let mut skip_gap = false;
     for (i, l) in all.iter().enumerate() {
@@ -368,6 +383,9 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
     for (k, (l, r)) in parsed.iter().enumerate() {
         let seq = Some(r.seq);
         let kind = r.kind();
+        // The top-level keys a structural finding below is about: a schema
+        // violation there is the same finding again (b-13).
+        let mut covered: Vec<&str> = Vec::new();
         match kind {
             None if r.optional => sink.add(
                 Code::SkippedOptional,
@@ -384,15 +402,19 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
                     r.protocol
                 ),
             ),
-            Some(kind) if r.payload.is_none() => sink.add(
-                Code::MissingPayload,
-                Some(l),
-                seq,
-                format!("the `{}` payload is absent or null", kind.key()),
-            ),
+            Some(kind) if r.payload.is_none() => {
+                covered.push(kind.key());
+                sink.add(
+                    Code::MissingPayload,
+                    Some(l),
+                    seq,
+                    format!("the `{}` payload is absent or null", kind.key()),
+                )
+            }
             Some(_) => {}
         }
         if kind.is_some() && !r.extra_keys.is_empty() {
+            covered.extend(r.extra_keys.iter().map(String::as_str));
             sink.add(
                 Code::ExtraPayload,
                 Some(l),
@@ -417,6 +439,7 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
                     "a second meta record".into(),
                 );
             } else if r.seq != 1 {
+                covered.push("seq");
                 sink.add(
                     Code::MetaSeq,
                     Some(l),
@@ -541,8 +564,10 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
             }
             _ => {}
         }
-        for msg in checked.get_mut(k).map(std::mem::take).unwrap_or_default() {
-            sink.add(Code::Schema, Some(l), seq, msg);
+        for v in checked.get_mut(k).map(std::mem::take).unwrap_or_default() {
+            if !covered.iter().any(|key| v.is_about_key(key)) {
+                sink.add(Code::Schema, Some(l), seq, v.describe());
+            }
         }
     }
 
@@ -624,6 +649,7 @@ pub(crate) fn file_finding(run: &str, code: Code, message: String) -> Finding {
         seq: None,
         message,
         excerpt: None,
+        remedy: code.remedy(),
     }
 }
 

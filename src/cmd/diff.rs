@@ -11,7 +11,7 @@
 use crate::cli::{DiffArgs, Global};
 use crate::error::{CmdResult, Failure};
 use crate::open::open_store;
-use crate::output::{json_pretty, sanitize, sorted, table, Format, Style};
+use crate::output::{json_pretty, print_table, sanitize, sorted, table, Format, Style};
 use journal::fingerprint::{diff, Change, Class};
 use journal::record::{Fingerprint, Payload};
 use serde::Serialize;
@@ -49,7 +49,7 @@ pub fn run(g: &Global, a: DiffArgs, style: Style, out: &mut dyn Write) -> CmdRes
     };
     match style.format {
         Format::Json => json_pretty(out, &sorted(&compared)?)?,
-        Format::Text => render(out, &compared)?,
+        Format::Text => render(out, &compared, style)?,
     }
     Ok(if compared.proceeds {
         ExitCode::SUCCESS
@@ -58,7 +58,7 @@ pub fn run(g: &Global, a: DiffArgs, style: Style, out: &mut dyn Write) -> CmdRes
     })
 }
 
-fn render(out: &mut dyn Write, c: &Compared) -> io::Result<()> {
+fn render(out: &mut dyn Write, c: &Compared, style: Style) -> io::Result<()> {
     writeln!(out, "A: {}", sanitize(&c.a, false))?;
     writeln!(out, "B: {}", sanitize(&c.b, false))?;
     if !c.changes.is_empty() {
@@ -76,7 +76,7 @@ fn render(out: &mut dyn Write, c: &Compared) -> io::Result<()> {
             };
             t.add_row(vec![ch.field.to_owned(), class.to_owned(), change]);
         }
-        writeln!(out, "{t}")?;
+        print_table(out, t, style)?;
     }
     writeln!(out, "verdict: {}", c.verdict)
 }

@@ -3,7 +3,7 @@
 use crate::cli::{FoldArgs, Global};
 use crate::error::{CmdResult, Failure};
 use crate::open::open_store;
-use crate::output::{json_pretty, Format, Style};
+use crate::output::{json_pretty, sanitize, Format, Style};
 use crate::render::state::render_state;
 use journal::fold::{fold_with, FoldOptions, RunState};
 use journal::store::{Journal, Store};
@@ -13,17 +13,41 @@ use std::process::ExitCode;
 pub fn run(g: &Global, a: FoldArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     let store = open_store(g)?;
     if a.until_seq == Some(0) {
-        return Err(Failure::new(
-            "--until-seq 0 folds nothing: seqs start at 1 (the meta record)",
-        ));
+        return Err(until_zero());
     }
-    let journal = store.read(&a.run)?;
+    let journal = match a.until_seq {
+        Some(n) => store.read_until(&a.run, n)?,
+        None => store.read(&a.run)?,
+    };
     let st = fold_journal(&store, &a.run, &journal, a.until_seq)?;
     match style.format {
         Format::Json => json_pretty(out, &st)?,
-        Format::Text => render_state(out, &st)?,
+        Format::Text => {
+            // What this is the state of: the run, and as of which record.
+            let run = sanitize(&st.run_id, false);
+            match a.until_seq {
+                Some(n) if n > st.last_seq => writeln!(
+                    out,
+                    "Run {run} as of seq {} (its last record: --until-seq {n} is past it)",
+                    st.last_seq
+                )?,
+                Some(_) => writeln!(out, "Run {run} as of seq {}", st.last_seq)?,
+                None => writeln!(out, "Run {run} as of seq {} (its last record)", st.last_seq)?,
+            }
+            writeln!(
+                out,
+                "  status:      {}",
+                sanitize(&st.status.to_string(), false)
+            )?;
+            render_state(out, &st, g, style)?
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--until-seq 0`: refused, as no record has it.
+pub fn until_zero() -> Failure {
+    Failure::new("--until-seq 0 folds nothing: seqs start at 1 (the meta record)")
 }
 
 /// Fold a run of any version, up to `until_seq`; a refusal says where the

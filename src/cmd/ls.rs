@@ -5,7 +5,8 @@ use crate::cli::{Global, LsArgs, SortKey};
 use crate::error::CmdResult;
 use crate::filter::{Selected, TimeOf};
 use crate::open::open_store;
-use crate::output::{cell, json_line, sanitize, table, Style};
+use crate::output::{cell, json_line, print_table, sanitize, status_cell, table, Style};
+use comfy_table::Cell;
 use journal::store::Summary;
 use std::io::Write;
 use std::process::ExitCode;
@@ -53,41 +54,47 @@ pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResul
         }
         return Ok(ExitCode::SUCCESS);
     }
+    // On a narrow terminal the prompt is cut first, then CREATED, RECORDS,
+    // VER, SIZE, MODEL and LIVE are left out, in that order.
     let mut t = table(&[
         "RUN", "STATUS", "LIVE", "VER", "MODEL", "RECORDS", "SIZE", "CREATED", "UPDATED", "PROMPT",
-    ]);
+    ])
+    .flex(9)
+    .drop_first(&[7, 5, 3, 6, 4, 2]);
     for s in &runs {
+        let status = s.status.to_string();
+        let plain = |text: String| Cell::new(text);
         t.add_row(vec![
-            cell(&s.run_id, 40),
+            plain(cell(&s.run_id, 40)),
             if s.waiting {
-                cell(
-                    &format!("{}, waiting on {}", s.status, s.open_deferrals),
-                    60,
+                status_cell(
+                    cell(&format!("{status}, waiting on {}", s.open_deferrals), 60),
+                    "suspended",
                 )
             } else {
-                cell(&s.status.to_string(), 40)
+                status_cell(cell(&status, 40), &status)
             },
-            if s.live { "live".into() } else { String::new() },
+            plain(if s.live { "live".into() } else { String::new() }),
             // The generation (SPEC 1.1): 3 is the August agent's, which the
             // current agent will not resume until it is upgraded.
-            s.version.map_or("-".into(), |v| v.to_string()),
-            cell(s.model.as_deref().unwrap_or("-"), 24),
-            s.records.map_or("-".into(), |n| n.to_string()),
-            s.bytes.map_or("-".into(), human_bytes),
-            cell(&short_time(s.created.as_ref()), 20),
-            cell(&short_time(s.updated.as_ref()), 20),
+            plain(s.version.map_or("-".into(), |v| v.to_string())),
+            plain(cell(s.model.as_deref().unwrap_or("-"), 24)),
+            plain(s.records.map_or("-".into(), |n| n.to_string())),
+            plain(s.bytes.map_or("-".into(), human_bytes)),
+            plain(cell(&short_time(s.created.as_ref()), 20)),
+            plain(cell(&short_time(s.updated.as_ref()), 20)),
             // A run that could not be summarised says why instead (the
             // row names the run already); `verify RUN` says the rest.
-            match &s.problem {
+            plain(match &s.problem {
                 Some(p) => {
                     let p = p.strip_prefix(&format!("run {}: ", s.run_id)).unwrap_or(p);
                     cell(p, 100)
                 }
                 None => cell(s.prompt.as_deref().unwrap_or(""), 50),
-            },
+            }),
         ]);
     }
-    writeln!(out, "{t}")?;
+    print_table(out, t, style)?;
     if no_agent_excluded > 0 {
         writeln!(out, "{}", excluded_note(no_agent_excluded))?;
     }

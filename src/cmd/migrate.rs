@@ -7,7 +7,10 @@
 use crate::cli::{Global, MigrateArgs};
 use crate::error::{CmdResult, Failure};
 use crate::open::{open_store_uri, same_store, IfMissing};
-use crate::output::{cell, json_pretty, sanitize, sorted, table, Format, Style};
+use crate::output::{
+    cell, json_pretty, outcome_cell, print_table, sanitize, sorted, table, Format, Style,
+};
+use comfy_table::Cell;
 use journal::migrate::{self, Options, Progress, RunReport};
 use serde::Serialize;
 use std::io::{self, IsTerminal, Write};
@@ -68,7 +71,7 @@ pub fn run(g: &Global, a: MigrateArgs, style: Style, out: &mut dyn Write) -> Cmd
     };
     match style.format {
         Format::Json => json_pretty(out, &sorted(&migrated)?)?,
-        Format::Text => render(out, &migrated)?,
+        Format::Text => render(out, &migrated, style)?,
     }
     Ok(if migrated.summary.failed == 0 {
         ExitCode::SUCCESS
@@ -97,18 +100,18 @@ struct Summary {
     seconds: f64,
 }
 
-fn render(out: &mut dyn Write, m: &Migrated) -> io::Result<()> {
+fn render(out: &mut dyn Write, m: &Migrated, style: Style) -> io::Result<()> {
     let mut t = table(&["RUN", "RECORDS", "BYTES", "RESULT", "NOTE"]);
     for r in &m.runs {
         t.add_row(vec![
-            cell(&r.run, 40),
-            r.records.to_string(),
-            r.bytes.to_string(),
-            r.result.word().to_owned(),
-            sanitize(&r.notes.join("; "), false).into_owned(),
+            Cell::new(cell(&r.run, 40)),
+            Cell::new(r.records),
+            Cell::new(r.bytes),
+            outcome_cell(r.result.word().to_owned(), r.result.ok()),
+            Cell::new(sanitize(&r.notes.join("; "), false)),
         ]);
     }
-    writeln!(out, "{t}")?;
+    print_table(out, t, style)?;
     let s = &m.summary;
     writeln!(
         out,

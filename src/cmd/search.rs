@@ -10,7 +10,8 @@ use crate::cli::{Global, SearchArgs, SearchIn};
 use crate::error::CmdResult;
 use crate::filter::TimeOf;
 use crate::open::open_store;
-use crate::output::{cell, json_pretty, sanitize, table, Format, Style};
+use crate::output::{cell, json_pretty, print_table, sanitize, status_cell, table, Format, Style};
+use comfy_table::Cell;
 use journal::search::{first_match, Hit, Scope};
 use journal::store::{Listed, Summary};
 use journal::time::Time;
@@ -116,7 +117,14 @@ pub fn run(g: &Global, a: SearchArgs, style: Style, out: &mut dyn Write) -> CmdR
     };
     match style.format {
         Format::Json => json_pretty(out, &doc)?,
-        Format::Text => render(out, &doc, &filter, scope.is_some(), &store.describe())?,
+        Format::Text => render(
+            out,
+            &doc,
+            &filter,
+            scope.is_some(),
+            &store.describe(),
+            style,
+        )?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -146,6 +154,7 @@ fn render(
     f: &crate::filter::FilterArgs,
     transcript: bool,
     store: &str,
+    style: Style,
 ) -> io::Result<()> {
     if doc.runs.is_empty() {
         writeln!(out, "no run matched in {}", sanitize(store, false))?;
@@ -165,29 +174,35 @@ fn render(
         }
         headers.push("UPDATED");
         headers.push(if transcript { "MATCH" } else { "PROMPT" });
-        let mut t = table(&headers);
+        let droppable: Vec<usize> = ["CREATED", "MODEL"]
+            .iter()
+            .filter_map(|h| headers.iter().position(|x| x == h))
+            .collect();
+        let mut t = table(&headers)
+            .flex(headers.len().saturating_sub(1))
+            .drop_first(&droppable);
         let time = |t: Option<Time>| t.map_or_else(|| "-".to_owned(), |t| t.to_rfc3339());
         for r in &doc.runs {
-            let mut row = vec![cell(&r.run_id, 40)];
+            let mut row = vec![Cell::new(cell(&r.run_id, 40))];
             if agent {
-                row.push(cell(r.agent.as_deref().unwrap_or("-"), 30));
+                row.push(Cell::new(cell(r.agent.as_deref().unwrap_or("-"), 30)));
             }
             if caller {
-                row.push(cell(r.caller.as_deref().unwrap_or("-"), 30));
+                row.push(Cell::new(cell(r.caller.as_deref().unwrap_or("-"), 30)));
             }
-            row.push(cell(r.model.as_deref().unwrap_or("-"), 30));
-            row.push(cell(&r.status, 20));
+            row.push(Cell::new(cell(r.model.as_deref().unwrap_or("-"), 30)));
+            row.push(status_cell(cell(&r.status, 20), &r.status));
             if created {
-                row.push(time(r.created));
+                row.push(Cell::new(time(r.created)));
             }
-            row.push(time(r.updated));
-            row.push(match &r.hit {
+            row.push(Cell::new(time(r.updated)));
+            row.push(Cell::new(match &r.hit {
                 Some(h) => cell(&format!("seq {}: {}", h.seq, h.excerpt), 90),
                 None => cell(&r.prompt, 50),
-            });
+            }));
             t.add_row(row);
         }
-        writeln!(out, "{t}")?;
+        print_table(out, t, style)?;
     }
     if doc.no_agent_excluded > 0 {
         writeln!(

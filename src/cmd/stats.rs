@@ -7,7 +7,7 @@
 use crate::cli::{Global, StatsArgs};
 use crate::error::{CmdResult, Failure};
 use crate::open::open_store;
-use crate::output::{cell, json_pretty, sanitize, table, Format, Style};
+use crate::output::{cell, json_pretty, print_table, sanitize, table, Format, Style};
 use journal::stats::{stats, Statistics, ToolStats};
 use journal::time::Time;
 use std::io::{self, Write};
@@ -27,12 +27,12 @@ pub fn run(g: &Global, a: StatsArgs, style: Style, out: &mut dyn Write) -> CmdRe
     let s = stats(journal.records());
     match style.format {
         Format::Json => json_pretty(out, &s)?,
-        Format::Text => render(out, run, &s)?,
+        Format::Text => render(out, run, &s, style)?,
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn render(out: &mut dyn Write, run: &str, s: &Statistics) -> io::Result<()> {
+fn render(out: &mut dyn Write, run: &str, s: &Statistics, style: Style) -> io::Result<()> {
     let text = |v: &str| match v {
         "" => "-".to_owned(),
         v => sanitize(v, false).into_owned(),
@@ -107,17 +107,17 @@ fn render(out: &mut dyn Write, run: &str, s: &Statistics) -> io::Result<()> {
                 r.tokens.total().to_string(),
             ]);
         }
-        writeln!(out, "{t}")?;
+        print_table(out, t, style)?;
     }
     if !s.tools.is_empty() {
         writeln!(out)?;
-        tools_table(out, &s.tools)?;
+        tools_table(out, &s.tools, style)?;
     }
     Ok(())
 }
 
 /// One row per tool: calls, what became of them, and their time.
-pub fn tools_table(out: &mut dyn Write, tools: &[ToolStats]) -> io::Result<()> {
+pub fn tools_table(out: &mut dyn Write, tools: &[ToolStats], style: Style) -> io::Result<()> {
     let mut t = table(&[
         "TOOL",
         "KINDS",
@@ -143,7 +143,7 @@ pub fn tools_table(out: &mut dyn Write, tools: &[ToolStats]) -> io::Result<()> {
             mean,
         ]);
     }
-    writeln!(out, "{t}")
+    print_table(out, t, style)
 }
 
 /// A tool's total and mean time over its timed calls; "untimed" when none

@@ -9,7 +9,7 @@
 use crate::cli::{GroupBy, StatsArgs};
 use crate::error::CmdResult;
 use crate::filter::TimeOf;
-use crate::output::{cell, json_pretty, sanitize, table, Format, Style};
+use crate::output::{cell, json_pretty, print_table, sanitize, table, Format, Style};
 use journal::stats::{stats, Totals};
 use journal::store::{Listed, Store, Summary};
 use rayon::prelude::*;
@@ -130,7 +130,7 @@ pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> C
     };
     match style.format {
         Format::Json => json_pretty(out, &doc)?,
-        Format::Text => render(out, &doc)?,
+        Format::Text => render(out, &doc, style)?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -141,7 +141,7 @@ fn day(rfc3339: &str) -> String {
     rfc3339.get(..10).unwrap_or(rfc3339).to_owned()
 }
 
-fn render(out: &mut dyn Write, doc: &Document) -> io::Result<()> {
+fn render(out: &mut dyn Write, doc: &Document, style: Style) -> io::Result<()> {
     let by_tool = doc.by.contains(&GroupBy::Tool);
     let keyed: Vec<GroupBy> = doc
         .by
@@ -214,7 +214,7 @@ fn render(out: &mut dyn Write, doc: &Document) -> io::Result<()> {
         }
     }
     t.add_row(row(None, &doc.totals));
-    writeln!(out, "{t}")?;
+    print_table(out, t, style)?;
     let tools: Vec<_> = doc.totals.tools.values().cloned().collect();
     if by_tool && !keyed.is_empty() {
         for g in &doc.groups {
@@ -226,11 +226,11 @@ fn render(out: &mut dyn Write, doc: &Document) -> io::Result<()> {
                 .join(" / ");
             writeln!(out, "\ntools of {name}:")?;
             let rows: Vec<_> = g.totals.tools.values().cloned().collect();
-            super::stats::tools_table(out, &rows)?;
+            super::stats::tools_table(out, &rows, style)?;
         }
     } else if !tools.is_empty() {
         writeln!(out)?;
-        super::stats::tools_table(out, &tools)?;
+        super::stats::tools_table(out, &tools, style)?;
     }
     if !doc.unreadable.is_empty() {
         let names: Vec<String> = doc

@@ -10,7 +10,9 @@
 use crate::cli::{Global, ValidateArgs};
 use crate::error::{CmdResult, Failure};
 use crate::open::{open_store, schemas};
-use crate::output::{diagnostic, json_line, sanitize, summary_line, table, Format, Style};
+use crate::output::{
+    diagnostic, json_line, print_table, sanitize, summary_line, table, Format, Style,
+};
 use journal::lines;
 use journal::schema::{SchemaSet, Violation};
 use journal::store::Store;
@@ -177,7 +179,7 @@ pub fn run(g: &Global, a: ValidateArgs, style: Style, out: &mut dyn Write) -> Cm
     };
     match style.format {
         Format::Json => summary_line(out, &summary)?,
-        Format::Text => render_summary(out, &summary)?,
+        Format::Text => render_summary(out, &summary, style)?,
     }
     Ok(if unreadable > 0 {
         ExitCode::from(2)
@@ -198,7 +200,7 @@ struct Summary {
     seconds: f64,
 }
 
-fn render_summary(out: &mut dyn Write, s: &Summary) -> std::io::Result<()> {
+fn render_summary(out: &mut dyn Write, s: &Summary, style: Style) -> std::io::Result<()> {
     let mut t = table(&["FILES", "RECORDS", "VALID", "INVALID", "SECONDS"]);
     t.add_row(vec![
         s.files.to_string(),
@@ -207,7 +209,7 @@ fn render_summary(out: &mut dyn Write, s: &Summary) -> std::io::Result<()> {
         s.invalid.to_string(),
         format!("{:.3}", s.seconds),
     ]);
-    writeln!(out, "{t}")
+    print_table(out, t, style)
 }
 
 fn validate_run(store: &Store, set: &SchemaSet, run: &str) -> Result<Tally, Failure> {

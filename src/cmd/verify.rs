@@ -1,6 +1,14 @@
-//! `verify [RUN...]`: every finding in every journal, with line and byte
-//! offset; a summary table; exit 0 clean, 1 errors (or warnings with
-//! `--strict`), 2 when the tool could not do its job.
+//! `verify [RUN...]`: every finding in every journal, one line each, then
+//! the runs that need something done with the command that does it; exit
+//! 0 clean, 1 errors (or warnings with `--strict`), 2 when the tool could
+//! not do its job.
+//!
+//! Text: `run:line:byte: severity[code]: message`, the parts not known
+//! left out (a JetStream record has a position, not a byte offset); with
+//! `--details` the offending line under it, neutralised and cut. Then a
+//! table of every run with an error or a warning (its worst finding and
+//! the command that clears it, from the finding's remedy through
+//! `src/hint.rs`), or one line saying the store is clean.
 //!
 //! JSON output (`--format json`) is JSON Lines: one finding object per line
 //! (`run, code, severity, line, offset, seq, message`), then one summary
@@ -9,9 +17,14 @@
 
 use crate::cli::{Global, VerifyArgs};
 use crate::error::CmdResult;
+use crate::hint;
 use crate::open::{inspect_store, schemas};
-use crate::output::{diagnostic, json_line, sanitize, summary_line, table, Format, Style};
-use journal::store::Verified;
+use crate::output::{
+    cell, colored, excerpt, json_line, print_table, sanitize, severity_cell, summary_line, table,
+    Format, Style,
+};
+use comfy_table::{Cell, Color};
+use journal::store::{Store, Verified};
 use journal::verify::{self, Finding, Severity};
 use serde::Serialize;
 use std::io::{self, Write};
@@ -43,7 +56,7 @@ pub fn run(g: &Global, a: VerifyArgs, style: Style, out: &mut dyn Write) -> CmdR
             }
             match style.format {
                 Format::Json => json_line(out, f)?,
-                Format::Text => render(out, f, style)?,
+                Format::Text => render(out, f, a.details, style)?,
             }
         }
     }
@@ -59,7 +72,10 @@ pub fn run(g: &Global, a: VerifyArgs, style: Style, out: &mut dyn Write) -> CmdR
     };
     match style.format {
         Format::Json => summary_line(out, &summary)?,
-        Format::Text => render_summary(out, &summary)?,
+        Format::Text => {
+            let flagged = worst_per_run(&reports);
+            render_closing(out, g, &store, &flagged, &summary, a.runs.is_empty(), style)?
+        }
     }
     let failed = errors > 0 || (a.strict && warnings > 0);
     Ok(if failed {
@@ -81,53 +97,132 @@ struct Summary {
     seconds: f64,
 }
 
-fn render_summary(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
-    let mut t = table(&[
-        "RUNS", "RECORDS", "BYTES", "ERRORS", "WARNINGS", "INFOS", "SECONDS",
-    ]);
-    t.add_row(vec![
-        s.runs.to_string(),
-        s.records.to_string(),
-        s.bytes.to_string(),
-        s.errors.to_string(),
-        s.warnings.to_string(),
-        s.infos.to_string(),
-        format!("{:.3}", s.seconds),
-    ]);
-    writeln!(out, "{t}")
+/// One finding: `run:line:byte: severity[code]: message`.
+fn render(out: &mut dyn Write, f: &Finding, details: bool, style: Style) -> io::Result<()> {
+    let mut at = sanitize(&f.run, false).into_owned();
+    if let Some(l) = f.line {
+        at.push_str(&format!(":{l}"));
+        if let Some(o) = f.offset {
+            at.push_str(&format!(":{o}"));
+        }
+    }
+    let (word, color) = severity_word(f.severity);
+    writeln!(
+        out,
+        "{at}: {}[{}]: {}",
+        colored(word, color, style.color),
+        f.code,
+        sanitize(&f.message, false)
+    )?;
+    if let (true, Some(bytes)) = (details, &f.excerpt) {
+        let width = usize::from(style.width.unwrap_or(160)).clamp(40, 400);
+        let gutter = f.line.map_or_else(String::new, |l| l.to_string());
+        let room = width.saturating_sub(gutter.len() + 7);
+        writeln!(out, "    {gutter} | {}", excerpt(bytes, room))?;
+    }
+    Ok(())
 }
 
-fn render(out: &mut dyn Write, f: &Finding, style: Style) -> std::io::Result<()> {
-    let sev = match f.severity {
-        Severity::Error => miette::Severity::Error,
-        Severity::Warning => miette::Severity::Warning,
-        Severity::Info => miette::Severity::Advice,
+fn severity_word(s: Severity) -> (&'static str, Color) {
+    match s {
+        Severity::Error => ("error", Color::Red),
+        Severity::Warning => ("warning", Color::Yellow),
+        Severity::Info => ("info", Color::Blue),
+    }
+}
+
+/// Each run (or store-level name) with an error or a warning, in report
+/// order, with the findings of its worst severity.
+fn worst_per_run(reports: &[verify::Report]) -> Vec<Vec<&Finding>> {
+    let mut order: Vec<&str> = Vec::new();
+    let mut worst: std::collections::HashMap<&str, Vec<&Finding>> = Default::default();
+    for f in reports.iter().flat_map(|r| &r.findings) {
+        if f.severity == Severity::Info {
+            continue;
+        }
+        let have = worst.entry(&f.run).or_insert_with(|| {
+            order.push(&f.run);
+            Vec::new()
+        });
+        match have.first().map(|w| w.severity) {
+            Some(s) if f.severity > s => {}
+            Some(s) if f.severity == s => have.push(f),
+            _ => *have = vec![f],
+        }
+    }
+    order.iter().filter_map(|r| worst.remove(r)).collect()
+}
+
+/// The runs to act on, each with the command that fixes its worst
+/// finding; or one line saying everything checked is clean. Then the
+/// totals.
+fn render_closing(
+    out: &mut dyn Write,
+    g: &Global,
+    store: &Store,
+    flagged: &[Vec<&Finding>],
+    s: &Summary,
+    whole_store: bool,
+    style: Style,
+) -> io::Result<()> {
+    let what = match (whole_store, s.runs) {
+        (true, _) => "the store is",
+        (false, 1) => "the run named is",
+        (false, _) => "the runs named are",
     };
-    let mut where_ = String::new();
-    if let Some(l) = f.line {
-        where_.push_str(&format!(" line {l}"));
-    }
-    if let Some(o) = f.offset {
-        where_.push_str(&format!(" (byte {o})"));
-    }
-    if let Some(s) = f.seq {
-        where_.push_str(&format!(" seq {s}"));
-    }
-    let mut message = format!(
-        "{}{}: {}",
-        sanitize(&f.run, false),
-        where_,
-        sanitize(&f.message, false)
+    let counts = format!(
+        "{} run(s), {} records, {} bytes, {:.3} s",
+        s.runs, s.records, s.bytes, s.seconds
     );
-    // What clears it, as a command of this tool.
-    if let Some(r) = verify::Code::parse(f.code).and_then(verify::Code::remedy) {
-        let run = (!f.run.is_empty()).then_some(f.run.as_str());
-        message.push_str("; ");
-        message.push_str(&sanitize(&crate::hint::advice(r, run, None), false));
+    if flagged.is_empty() {
+        let infos = match s.infos {
+            0 => String::new(),
+            n => format!("; {n} info finding(s) above"),
+        };
+        return writeln!(
+            out,
+            "{}: {what} clean: no errors or warnings ({counts}){infos}",
+            colored("ok", Color::Green, style.color)
+        );
     }
-    let source = match (&f.excerpt, f.line) {
-        (Some(bytes), Some(line)) => Some((format!("{}.json", f.run), line, bytes.as_slice())),
-        _ => None,
-    };
-    diagnostic(out, sev, f.code, &message, source, style)
+    writeln!(out)?;
+    // The command is never cut: it is there to be pasted.
+    let mut t = table(&["RUN", "WORST", "FINDING", "FIX"]).keep(3);
+    for findings in flagged {
+        // The one named: the first with a remedy, else the first. The fix:
+        // every distinct command its severity's findings ask for.
+        let Some(f) = findings
+            .iter()
+            .find(|f| f.remedy.is_some())
+            .or(findings.first())
+        else {
+            continue;
+        };
+        let mut fixes: Vec<String> = Vec::new();
+        for c in findings
+            .iter()
+            .filter_map(|x| x.remedy.and_then(|r| hint::fix(g, store, r, &x.run)))
+        {
+            if !fixes.contains(&c) {
+                fixes.push(c);
+            }
+        }
+        let fix = if fixes.is_empty() {
+            "-".to_owned()
+        } else {
+            sanitize(&fixes.join(" && "), false).into_owned()
+        };
+        t.add_row(vec![
+            Cell::new(cell(&f.run, 60)),
+            severity_cell(severity_word(f.severity).0),
+            Cell::new(f.code),
+            Cell::new(fix),
+        ]);
+    }
+    print_table(out, t, style)?;
+    writeln!(
+        out,
+        "{} error(s), {} warning(s), {} info(s) in {counts}",
+        s.errors, s.warnings, s.infos
+    )
 }

@@ -2,14 +2,20 @@
 //! what the run is, where it stands, and what it waits on. Every string
 //! from the journal is untrusted and goes through `sanitize` or `cell`.
 
-use crate::output::{cell, sanitize, table};
+use crate::cli::Global;
+use crate::output::{cell, print_table, sanitize, table, Style};
 use journal::fold::RunState;
 use journal::record::{Block, Generation};
 use std::io::{self, Write};
 
 /// The text form of a folded run (the conversation itself is
 /// `crate::transcript`).
-pub fn render_state(out: &mut dyn Write, st: &RunState) -> io::Result<()> {
+pub fn render_state(
+    out: &mut dyn Write,
+    st: &RunState,
+    g: &Global,
+    style: Style,
+) -> io::Result<()> {
     let s = |t: &str| sanitize(t, false).into_owned();
     let none = |t: &str| {
         if t.is_empty() {
@@ -21,15 +27,13 @@ pub fn render_state(out: &mut dyn Write, st: &RunState) -> io::Result<()> {
     let generation = match st.generation {
         Some(Generation::Current) => "the agent as it ships".to_owned(),
         Some(Generation::August) => format!(
-            "the August 2026 agent: the current agent will not resume it; `fisk-admin upgrade {}` converts it",
-            s(&st.run_id)
+            "the August 2026 agent: the current agent will not resume it; `{}` converts it",
+            crate::hint::command(g, &["upgrade", &st.run_id])
         ),
         None => "no agent resumes it: readable here only".to_owned(),
     };
     writeln!(out, "  version:     {} ({generation})", st.version)?;
-    if !st.agent.is_empty() {
-        writeln!(out, "  agent:       {}", s(&st.agent))?;
-    }
+    writeln!(out, "  agent:       {}", none(&st.agent))?;
     writeln!(out, "  prompt:      {}", cell(&st.prompt, 100))?;
     if st.interactive {
         writeln!(out, "  interactive: yes")?;
@@ -37,9 +41,7 @@ pub fn render_state(out: &mut dyn Write, st: &RunState) -> io::Result<()> {
     if !st.conversation_token.is_empty() {
         writeln!(out, "  token:       {}", s(&st.conversation_token))?;
     }
-    if !st.caller.is_empty() {
-        writeln!(out, "  caller:      {}", s(&st.caller))?;
-    }
+    writeln!(out, "  caller:      {}", none(&st.caller))?;
     if let Some(t) = &st.terminal {
         writeln!(
             out,
@@ -58,14 +60,20 @@ pub fn render_state(out: &mut dyn Write, st: &RunState) -> io::Result<()> {
         st.next_iteration,
         none(&st.last_stop_reason)
     )?;
+    writeln!(out, "  budget used: {}", budget_used(st))?;
 
     let f = &st.fingerprint;
     writeln!(out, "\nFingerprint")?;
+    // Three short lines: one would pass 80 columns with a long model name.
     writeln!(
         out,
-        "  provider {}  model {}  thinking {}  reasoning effort {}",
+        "  provider {}  model {}",
         none(&f.provider),
-        none(&f.model),
+        none(&f.model)
+    )?;
+    writeln!(
+        out,
+        "  thinking {}  reasoning effort {}",
         none(&f.thinking_mode),
         none(&f.reasoning_effort)
     )?;
@@ -152,7 +160,7 @@ pub fn render_state(out: &mut dyn Write, st: &RunState) -> io::Result<()> {
                 t.add_row(vec![cell(&u.id, 40), cell(&u.name, 30), state.to_owned()]);
             }
         }
-        writeln!(out, "{t}")?;
+        print_table(out, t, style)?;
         if !p.open_deferrals.is_empty() {
             writeln!(out, "\nWaiting on")?;
             let mut t = table(&["TOOL_USE ID", "TOOL", "NOTE", "HANDLE"]);
@@ -164,14 +172,35 @@ pub fn render_state(out: &mut dyn Write, st: &RunState) -> io::Result<()> {
                     cell(&d.handle, 40),
                 ]);
             }
-            writeln!(out, "{t}")?;
-            writeln!(
-                out,
-                "  answer with: fisk-admin answer {} TOOL_USE_ID --content TEXT",
-                s(&st.run_id)
-            )?;
+            print_table(out, t, style)?;
+            // The exact command for each call, store flags and all.
+            for d in &p.open_deferrals {
+                let cmd = crate::hint::command(
+                    g,
+                    &["answer", &st.run_id, &d.tool_use_id, "--content", "TEXT"],
+                );
+                writeln!(out, "  answer with: {cmd}")?;
+            }
         }
     }
 
     Ok(())
+}
+
+/// What the run has spent against its budget, as the runner counts it
+/// (input and output tokens over the whole run; model calls), "N of M"
+/// where the fingerprint sets a limit.
+fn budget_used(st: &RunState) -> String {
+    let f = &st.fingerprint;
+    let c = &st.counters;
+    let tokens = c.in_tokens.saturating_add(c.out_tokens);
+    let tokens = match f.max_tokens {
+        0 => format!("{tokens} tokens (no limit)"),
+        m => format!("{tokens} of {m} tokens"),
+    };
+    let iterations = match f.max_iterations {
+        0 => format!("{} (no limit)", st.next_iteration),
+        m => format!("{} of {m}", st.next_iteration),
+    };
+    format!("{tokens}, iterations {iterations}")
 }

@@ -242,13 +242,35 @@ fn verify_text_shows_the_offending_line_with_its_number() {
         "interior-corruption",
     ]);
     assert_eq!(r.code, 1);
-    assert!(r.stdout.contains("interior-corruption"), "{}", r.stdout);
+    // One line per finding (b-13): run, line and byte, severity and code.
     assert!(
-        r.stdout.contains(" 3 │ "),
-        "line number shown: {}",
+        r.stdout
+            .lines()
+            .any(|l| l.starts_with("interior-corruption:3:757: error[interior-corruption]: ")),
+        "{}",
         r.stdout
     );
-    assert!(r.stdout.contains("RECORDS"), "summary table: {}", r.stdout);
+    assert!(!r.stdout.contains(" 3 | "), "no line without --details");
+    let r = fisk(&[
+        "--state-dir",
+        s(store.path()),
+        "verify",
+        "--details",
+        "interior-corruption",
+    ]);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("interior-corruption:3:757: error"))
+        .expect("the finding");
+    // Under it, the offending line with its number, cut.
+    let shown = lines[at + 1];
+    assert!(shown.starts_with("    3 | {\"seq\":3,"), "{shown}");
+    assert!(
+        shown.ends_with('…') && shown.chars().count() <= 160,
+        "{shown}"
+    );
+    assert!(r.stdout.contains("records"), "totals: {}", r.stdout);
 }
 
 #[test]

@@ -611,6 +611,32 @@ fn show_fold_and_verify_work_on_jetstream() {
         None,
     );
     assert_eq!(findings(&on_js), findings(&on_file));
+    // In text: the record's position, no byte, no file (b-13).
+    let text = fisk_js(&srv, home.path(), &["--store", &js, "verify", "--details"]);
+    crate::output::assert_verify_text_names_no_file(&text.stdout, "tool-batch");
+    // The fix carries the store and connection flags.
+    let row = text
+        .stdout
+        .lines()
+        .find(|l| l.starts_with(" tool-batch "))
+        .unwrap_or_else(|| panic!("no row for tool-batch:\n{}", text.stdout));
+    assert!(
+        row.contains(&format!("fisk-admin --store {js} --server {}", srv.url))
+            && row.ends_with(" upgrade tool-batch"),
+        "{row}"
+    );
+    // fold and show as of a seq, on JetStream too.
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &["--store", &js, "show", "tool-batch", "--until-seq", "2"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.starts_with("Run tool-batch as of seq 2\n"),
+        "{}",
+        r.stdout
+    );
     let info = fisk_js(&srv, home.path(), &["--store", &js, "info"]);
     assert_eq!(info.code, 0);
     assert!(

@@ -18,6 +18,7 @@ mod inspect;
 mod jetstream;
 mod migrate;
 mod mutations;
+mod output;
 mod read;
 mod reference;
 mod repair;

@@ -184,7 +184,15 @@ fn show_names_what_a_waiting_run_waits_on() {
         assert!(waiting.contains(d["tool_use_id"].as_str().unwrap()));
         assert!(waiting.contains(d["tool_name"].as_str().unwrap()));
     }
-    assert!(waiting.contains("fisk-admin answer deferral-waiting"));
+    // The exact command, with the store flag and the call's id (b-1).
+    let id = fold["pending"]["open_deferrals"][0]["tool_use_id"]
+        .as_str()
+        .unwrap();
+    let want = format!(
+        "fisk-admin --state-dir {} answer deferral-waiting {id} --content TEXT",
+        s(store.path())
+    );
+    assert!(waiting.contains(&want), "{waiting}");
 }
 
 #[test]

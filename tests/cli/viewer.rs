@@ -337,3 +337,42 @@ fn viewer_keeps_the_cursors_block_on_screen_across_resizes() {
         assert!(sc.contains(" · block "), "no status bar at {w}x{h}:\n{sc}");
     }
 }
+
+/// b-12 in a real 80-column terminal: `ls` keeps each run on one screen
+/// line (nothing wraps), and statuses are coloured there (without
+/// NO_COLOR), with no colour under NO_COLOR.
+#[test]
+fn ls_in_an_80_column_terminal_keeps_runs_on_one_line_and_colours_statuses() {
+    let store = store_copy("runs");
+    let t = Tmux::start(80, 50);
+    let ls = format!(
+        "{} --state-dir {} ls --limit 12",
+        s(&bin()),
+        s(store.path())
+    );
+    t.type_line(&format!("env -u NO_COLOR {ls}; echo DONE-$((0+1))"));
+    let screen = t.wait_for("ls to finish", |sc| sc.contains("\nDONE-1"));
+    let out: Vec<&str> = screen
+        .lines()
+        .skip_while(|l| !l.contains(" RUN "))
+        .take_while(|l| *l != "DONE-1")
+        .collect();
+    // Header, rule, 12 runs, the note: a wrapped row would add lines.
+    assert_eq!(out.len(), 15, "{screen}");
+    assert!(
+        out[1].starts_with("─") && out[1].chars().count() <= 80,
+        "{screen}"
+    );
+    let raw = t.screen_raw();
+    assert!(
+        raw.contains("\u{1b}[3"),
+        "statuses coloured on a terminal:\n{raw}"
+    );
+    t.type_line("clear");
+    t.wait_for("a clear screen", |sc| !sc.contains("DONE-1"));
+    t.type_line(&format!("{ls}; echo DONE-$((0+2))"));
+    t.wait_for("ls to finish", |sc| sc.contains("\nDONE-2"));
+    let raw = t.screen_raw();
+    let body: String = raw.lines().filter(|l| !l.contains("PROMPT$")).collect();
+    assert!(!body.contains("\u{1b}[3"), "NO_COLOR honoured:\n{raw}");
+}

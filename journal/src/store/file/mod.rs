@@ -34,7 +34,7 @@ mod testing;
 
 pub use append::{scan, FileAppender, Scan};
 pub use lock::LiveLocks;
-pub use verify::{verify_file_run, verify_store_dir};
+pub use verify::{verify_file_run, verify_file_runs, verify_store_dir};
 
 /// The default store directory: `$XDG_STATE_HOME/fisk-ai/runs`, else
 /// `~/.local/state/fisk-ai/runs`. Never the working directory.

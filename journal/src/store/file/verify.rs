@@ -4,6 +4,7 @@
 
 use super::{FileStore, Listing, LiveLocks};
 use crate::verify::{file_finding, verify_bytes, Code, Finding, RecordCheck, Report, Severity};
+use crate::Remedy;
 use std::path::Path;
 
 /// Store-level findings: directory permissions, invalid names, orphan locks.
@@ -14,7 +15,10 @@ pub fn verify_store_dir(store: &FileStore, listing: &Listing) -> Vec<Finding> {
     if let Ok(md) = std::fs::metadata(store.dir()) {
         let mode = md.permissions().mode() & 0o777;
         if mode & 0o077 != 0 {
-            out.push(file_finding(&dir_name, Code::Permissions, format!("the store directory is mode {mode:04o}, not 0700: other users may read session journals (chmod 700 {dir_name})")));
+            out.push(Finding {
+                remedy: Some(Remedy::ChmodStore),
+                ..file_finding(&dir_name, Code::Permissions, format!("the store directory is mode {mode:04o}, not 0700: other users may read session journals (chmod 700 {dir_name})"))
+            });
         } else if mode != 0o700 {
             let cannot: Vec<&str> = [
                 (0o400, "list its runs"),
@@ -25,7 +29,10 @@ pub fn verify_store_dir(store: &FileStore, listing: &Listing) -> Vec<Finding> {
             .filter(|(bit, _)| mode & bit == 0)
             .map(|(_, what)| what)
             .collect();
-            out.push(file_finding(&dir_name, Code::Permissions, format!("the store directory is mode {mode:04o}, not 0700: its owner cannot {} (chmod 700 {dir_name})", cannot.join(" or "))));
+            out.push(Finding {
+                remedy: Some(Remedy::ChmodStore),
+                ..file_finding(&dir_name, Code::Permissions, format!("the store directory is mode {mode:04o}, not 0700: its owner cannot {} (chmod 700 {dir_name})", cannot.join(" or ")))
+            });
         }
     }
     for p in &listing.invalid {
@@ -51,17 +58,68 @@ pub fn verify_store_dir(store: &FileStore, listing: &Listing) -> Vec<Finding> {
     out
 }
 
-/// File-level checks for one run, then its content.
+/// Every run's checks, in parallel. With `whole_store` (no run named), a
+/// store whose journals all have the same loose mode gets one
+/// `permissions` finding for the store, with one chmod for them all,
+/// instead of one per journal: it is one condition, and 10,000 identical
+/// lines would hide every other finding. It comes first, about the store
+/// directory as the directory's own finding is.
+pub fn verify_file_runs(
+    store: &FileStore,
+    runs: &[String],
+    check: Option<&dyn RecordCheck>,
+    whole_store: bool,
+) -> Vec<Report> {
+    use rayon::prelude::*;
+    let locks = LiveLocks::snapshot();
+    let (mut reports, modes): (Vec<Report>, Vec<Option<u32>>) = runs
+        .par_iter()
+        .map(|r| verify_file_run(store, r, &locks, check))
+        .unzip();
+    let first = modes.first().copied().flatten();
+    let same = modes.len() >= 2 && modes.iter().all(|m| *m == first);
+    let (Some(mode), true, true) = (first, same, whole_store) else {
+        return reports;
+    };
+    for r in &mut reports {
+        r.findings.retain(|f| {
+            f.code != Code::Permissions.as_str() || f.remedy != Some(Remedy::ChmodJournal)
+        });
+    }
+    let dir = store.dir().display().to_string();
+    let finding = Finding {
+        remedy: Some(Remedy::ChmodJournals),
+        ..file_finding(
+            &dir,
+            Code::Permissions,
+            format!(
+                "every journal in the store ({}) is mode {mode:04o}: readable by group or others (chmod 600 {dir}/*.json)",
+                modes.len()
+            ),
+        )
+    };
+    reports.insert(
+        0,
+        Report {
+            findings: vec![finding],
+            ..Report::default()
+        },
+    );
+    reports
+}
+
+/// File-level checks for one run, then its content; and the journal's
+/// mode when it is reported as too loose.
 pub fn verify_file_run(
     store: &FileStore,
     run: &str,
     locks: &LiveLocks,
     check: Option<&dyn RecordCheck>,
-) -> Report {
+) -> (Report, Option<u32>) {
     use std::os::unix::fs::PermissionsExt;
     let mut pre = Vec::new();
     let (Ok(journal), Ok(lock)) = (store.journal_path(run), store.lock_path(run)) else {
-        return Report {
+        let report = Report {
             findings: vec![file_finding(
                 run,
                 Code::InvalidId,
@@ -69,7 +127,9 @@ pub fn verify_file_run(
             )],
             ..Report::default()
         };
+        return (report, None);
     };
+    let mut loose = None;
     for (what, p) in [("journal", &journal), ("lock", &lock)] {
         if std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()) {
             let target = std::fs::read_link(p)
@@ -88,6 +148,7 @@ pub fn verify_file_run(
     if let Ok(md) = std::fs::metadata(&journal) {
         let mode = md.permissions().mode() & 0o777;
         if mode & 0o077 != 0 {
+            loose = Some(mode);
             pre.push(file_finding(
                 run,
                 Code::Permissions,
@@ -122,7 +183,7 @@ pub fn verify_file_run(
     };
     pre.append(&mut report.findings);
     report.findings = pre;
-    report
+    (report, loose)
 }
 
 fn display(p: &Path) -> String {

@@ -1,0 +1,140 @@
+//! The `ls` summary of a run (SPEC 9): what both backends build from a
+//! run's meta record and tail.
+
+use crate::fold::{fold_with, FoldOptions};
+use crate::record::{Payload, Record};
+use crate::time::Time;
+
+/// What `ls` shows for a run (SPEC 9, SPEC 11), built from the meta record
+/// and the tail only. Serialised as SPEC 11's `ls --format json` object.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Summary {
+    pub run_id: String,
+    /// SPEC 9 status; `corrupt` when the run could not be summarised.
+    pub status: Listed,
+    /// The pending turn waits on deferred calls nobody has answered.
+    pub waiting: bool,
+    pub open_deferrals: usize,
+    pub live: bool,
+    pub version: Option<i64>,
+    pub agent: Option<String>,
+    pub model: Option<String>,
+    pub caller: Option<String>,
+    /// The last seq.
+    pub records: Option<u64>,
+    /// Stored size; `None` where the store cannot tell without reading the
+    /// whole run (JetStream keeps no per-run size).
+    pub bytes: Option<u64>,
+    pub created: Option<Time>,
+    /// The last record's `time`; else the file's mtime or the message's
+    /// store time (set by the backend).
+    pub updated: Option<Time>,
+    pub prompt: Option<String>,
+    /// Why the run could not be summarised (`None` unless `corrupt`).
+    pub problem: Option<String>,
+    /// What gets past the problem, for the binary to word as a command.
+    #[serde(skip)]
+    pub remedy: Option<crate::Remedy>,
+    /// When the run ended: the time of the last terminal record when
+    /// nothing follows it (not in `ls`'s document; `search` prints it).
+    #[serde(skip)]
+    pub ended: Option<Time>,
+}
+
+/// A listed run's status: the fold's (SPEC 9), or `corrupt` when the run
+/// could not be summarised.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(into = "String")]
+pub enum Listed {
+    Run(crate::fold::Status),
+    Corrupt,
+}
+
+impl From<Listed> for String {
+    fn from(s: Listed) -> String {
+        s.to_string()
+    }
+}
+
+impl std::fmt::Display for Listed {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            Listed::Run(s) => s.fmt(f),
+            Listed::Corrupt => f.write_str("corrupt"),
+        }
+    }
+}
+
+impl Summary {
+    /// Summarise from the meta record and the records from the last
+    /// assistant record onwards (or everything when there is none). The
+    /// fold over just those records gives the same status, waiting and
+    /// deferrals as a fold over the whole journal: nothing before the last
+    /// assistant can leave a turn open, and any record after the last
+    /// terminal is in the tail.
+    pub fn from_tail(run: &str, meta: &Record, tail: &[Record]) -> Summary {
+        let last = tail.last().unwrap_or(meta);
+        let mut s = Summary {
+            records: Some(last.seq),
+            updated: last.time,
+            ..Summary::unread(run)
+        };
+        if let Some(Payload::Meta(m)) = &meta.payload {
+            s.version = Some(m.version);
+            s.agent = Some(m.agent.clone()).filter(|a| !a.is_empty());
+            s.caller = Some(m.caller.clone()).filter(|a| !a.is_empty());
+            s.model = Some(m.fingerprint.model.clone());
+            s.created = Some(m.created);
+            s.prompt = Some(m.prompt.clone());
+        }
+        let opts = FoldOptions {
+            any_version: true,
+            until_seq: None,
+        };
+        match fold_with(std::iter::once(meta).chain(tail), opts) {
+            Ok(st) => {
+                s.ended = st.ended;
+                s.status = Listed::Run(st.status);
+                s.waiting = st.waiting;
+                s.open_deferrals = st.open_deferrals;
+            }
+            Err(e) => {
+                s.status = Listed::Corrupt;
+                s.problem = Some(e.to_string());
+                s.remedy = Some(crate::Remedy::Verify);
+            }
+        }
+        s
+    }
+
+    /// A run that could not be summarised, and why.
+    pub fn corrupt(run: &str, e: &crate::Error) -> Summary {
+        Summary {
+            problem: Some(e.to_string()),
+            remedy: crate::Remedy::of(e),
+            ..Summary::unread(run)
+        }
+    }
+
+    pub(crate) fn unread(run: &str) -> Summary {
+        Summary {
+            run_id: run.to_owned(),
+            status: Listed::Corrupt,
+            waiting: false,
+            open_deferrals: 0,
+            live: false,
+            version: None,
+            agent: None,
+            model: None,
+            caller: None,
+            records: None,
+            bytes: None,
+            created: None,
+            updated: None,
+            prompt: None,
+            problem: None,
+            remedy: None,
+            ended: None,
+        }
+    }
+}
