@@ -125,7 +125,7 @@ fn main() {
     );
 
     // Baseline: plain publishes, acks pipelined across runs, no fence.
-    jetstream::create_stream(&settings, "BASE", "base.>").expect("stream BASE");
+    jetstream::create_stream(&settings, "BASE", "base.>", Default::default()).expect("stream BASE");
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -173,7 +173,8 @@ fn main() {
     // The fenced appends alone (what migrate does minus reading and
     // verifying): the creator migrate uses, fed from memory.
     if !skip.contains(&"appender") {
-        jetstream::create_stream(&settings, "RAW", "raw.>").expect("stream RAW");
+        jetstream::create_stream(&settings, "RAW", "raw.>", Default::default())
+            .expect("stream RAW");
         let raw = JetStreamStore::connect(&settings, "RAW").expect("bind RAW");
         let c0 = cpu(sp);
         let started = Instant::now();
@@ -210,7 +211,8 @@ fn main() {
     }
 
     // migrate file -> JetStream.
-    jetstream::create_stream(&settings, "SESS", "fisk.s.>").expect("stream SESS");
+    jetstream::create_stream(&settings, "SESS", "fisk.s.>", Default::default())
+        .expect("stream SESS");
     let from = Store::File(FileStore::new(&src));
     let to = Store::JetStream(Box::new(
         JetStreamStore::connect(&settings, "SESS").expect("bind SESS"),

@@ -420,6 +420,19 @@ pub struct StreamCreateArgs {
     /// The one subject, PREFIX.> (for example fisk.sessions.>)
     #[arg(long, value_name = "PREFIX.>")]
     pub subject: String,
+    /// How many servers keep a copy (1 to 5; in a cluster, 3 survives the loss of one)
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=5))]
+    pub replicas: u8,
+    /// Where the servers keep it: on disk, or in memory (lost on restart)
+    #[arg(long, value_enum, default_value_t = Storage::File)]
+    pub storage: Storage,
+}
+
+/// `stream create --storage`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Storage {
+    File,
+    Memory,
 }
 
 #[derive(Args, Debug)]

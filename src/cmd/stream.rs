@@ -32,6 +32,9 @@ struct Checked<'a> {
     notes: &'a [String],
     messages: u64,
     bytes: u64,
+    replicas: usize,
+    storage: &'static str,
+    placement: &'a jetstream::Placement,
 }
 
 /// One way the stream breaks SPEC 8.
@@ -67,6 +70,12 @@ fn check(settings: &Settings, a: StreamCheckArgs, style: Style, out: &mut dyn Wr
         notes: &r.notes,
         messages: r.messages,
         bytes: r.bytes,
+        replicas: r.layout.replicas,
+        storage: match r.layout.memory {
+            true => "memory",
+            false => "file",
+        },
+        placement: &r.placement,
     };
     match style.format {
         Format::Json => json_pretty(out, &sorted(&checked)?)?,
@@ -96,6 +105,25 @@ fn render_check(out: &mut dyn Write, c: &Checked) -> io::Result<()> {
         writeln!(out, "  prefix:   {}", sanitize(p, false))?;
     }
     writeln!(out, "  messages: {} ({} bytes)", c.messages, c.bytes)?;
+    writeln!(out, "  storage:  {}", c.storage)?;
+    let mut replicas = format!("  replicas: {}", c.replicas);
+    if let Some(cluster) = &c.placement.cluster {
+        replicas.push_str(&format!(" in cluster {}", sanitize(cluster, false)));
+    }
+    if let Some(leader) = &c.placement.leader {
+        replicas.push_str(&format!(", leader {}", sanitize(leader, false)));
+    }
+    for (peer, current) in &c.placement.peers {
+        let state = if *current { "current" } else { "behind" };
+        replicas.push_str(&format!(", {} {state}", sanitize(peer, false)));
+    }
+    if !c.placement.tags.is_empty() {
+        replicas.push_str(&format!(
+            " (placement tags {})",
+            sanitize(&c.placement.tags.join(", "), false)
+        ));
+    }
+    writeln!(out, "{replicas}")?;
     for p in &c.problems {
         writeln!(out, "  error: {}", sanitize(&p.problem.to_string(), false))?;
     }
@@ -137,8 +165,16 @@ fn create(
         .help("for example: --subject 'fisk.sessions.>'"));
     }
     let created = Created {
-        created: jetstream::create_stream(settings, &a.stream, &a.subject)
-            .map_err(|e| about(e, "creating", &a.stream))?,
+        created: jetstream::create_stream(
+            settings,
+            &a.stream,
+            &a.subject,
+            jetstream::Layout {
+                replicas: usize::from(a.replicas),
+                memory: a.storage == crate::cli::Storage::Memory,
+            },
+        )
+        .map_err(|e| about(e, "creating", &a.stream))?,
         stream: &a.stream,
         subject: &a.subject,
         server: settings.server_list(),

@@ -1834,3 +1834,94 @@ fn the_hold_refuses_writes_to_a_run_in_flight_on_jetstream() {
     let r = js(&["rm", "busy", "--yes"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
 }
+
+/// `stream create --replicas 3` in a real three-server cluster makes an R3
+/// stream; `stream check` reports replicas, storage and placement, and
+/// notes an R1 stream (one server holds every session) and a memory one.
+#[test]
+fn stream_create_places_replicas_and_check_reports_them_in_a_cluster() {
+    let servers = NatsServer::cluster(journal::store::jetstream::spec_config("WARMUP", "warmup.>"));
+    let urls: Vec<&str> = servers.iter().map(|x| x.url.as_str()).collect();
+    let urls = urls.join(",");
+    let home = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let mut all = vec!["--server", urls.as_str()];
+        all.extend_from_slice(args);
+        fisk_in(home.path(), &all, None)
+    };
+    let r = run(&[
+        "stream",
+        "create",
+        "R3",
+        "--subject",
+        "r3.>",
+        "--replicas",
+        "3",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let start = Instant::now();
+    let check = loop {
+        let c = run(&["stream", "check", "R3", "-o", "json"]);
+        let v = c.json();
+        let peers = v["placement"]["peers"].as_array().map_or(0, Vec::len);
+        if peers == 2 || start.elapsed() > Duration::from_secs(15) {
+            break v;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(check["ok"], true, "{check}");
+    assert_eq!(check["replicas"], 3);
+    assert_eq!(check["storage"], "file");
+    assert_eq!(check["placement"]["cluster"], "fisk");
+    assert!(
+        check["placement"]["leader"]
+            .as_str()
+            .is_some_and(|l| l.starts_with('n')),
+        "{check}"
+    );
+    assert_eq!(
+        check["placement"]["peers"].as_array().map(Vec::len),
+        Some(2),
+        "{check}"
+    );
+    let text = run(&["stream", "check", "R3"]);
+    assert!(
+        text.stdout
+            .contains("replicas: 3 in cluster fisk, leader n"),
+        "{}",
+        text.stdout
+    );
+    // R1 in a cluster, in memory: usable, with a note saying what it risks.
+    let r = run(&[
+        "stream",
+        "create",
+        "R1",
+        "--subject",
+        "r1.>",
+        "--storage",
+        "memory",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let c = run(&["stream", "check", "R1", "-o", "json"]).json();
+    assert_eq!(
+        (c["replicas"].as_u64(), c["storage"].as_str()),
+        (Some(1), Some("memory"))
+    );
+    let notes = c["notes"].to_string();
+    assert!(
+        notes.contains("one replica in cluster fisk") && notes.contains("storage is memory"),
+        "{notes}"
+    );
+    // Out of range is refused by the flag.
+    let r = run(&[
+        "stream",
+        "create",
+        "R9",
+        "--subject",
+        "r9.>",
+        "--replicas",
+        "9",
+    ]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("--replicas"), "{}", r.stderr);
+}

@@ -192,8 +192,13 @@ impl NatsServer {
 
     /// Create a stream with exactly the SPEC 8 configuration.
     pub fn spec_stream(&self, name: &str, subject: &str) {
-        let created = journal::store::jetstream::create_stream(&self.settings(), name, subject)
-            .expect("create stream");
+        let created = journal::store::jetstream::create_stream(
+            &self.settings(),
+            name,
+            subject,
+            Default::default(),
+        )
+        .expect("create stream");
         assert!(created);
     }
 

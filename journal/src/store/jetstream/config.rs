@@ -149,7 +149,55 @@ pub fn config_notes(c: &stream::Config) -> Vec<String> {
     if c.deny_purge {
         out.push("deny_purge is true: runs cannot be deleted (rm, migrate --delete-source)".into());
     }
+    if c.storage == stream::StorageType::Memory {
+        out.push("storage is memory: every session is lost when the servers restart".into());
+    }
+    if c.max_bytes > 0 {
+        out.push(format!(
+            "max_bytes is {}: once the stream is that full, every append is refused (discard new)",
+            c.max_bytes
+        ));
+    }
+    if c.max_messages > 0 {
+        out.push(format!(
+            "max_msgs is {}: once the stream holds that many records, every append is refused (discard new)",
+            c.max_messages
+        ));
+    }
+    if c.duplicate_window.is_zero() {
+        out.push(
+            "duplicate_window is 0: a publish retried after a lost ack is not de-duplicated".into(),
+        );
+    }
     out
+}
+
+/// Where a stream's replicas are, from the server's stream info.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Placement {
+    /// The cluster the stream lives in; `None` on a server not in one.
+    pub cluster: Option<String>,
+    pub leader: Option<String>,
+    /// The other replicas and whether each is current.
+    pub peers: Vec<(String, bool)>,
+    /// Placement tags the stream asks for.
+    pub tags: Vec<String>,
+}
+
+/// How `stream create` lays a stream out: its replicas and storage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    pub replicas: usize,
+    pub memory: bool,
+}
+
+impl Default for Layout {
+    fn default() -> Layout {
+        Layout {
+            replicas: 1,
+            memory: false,
+        }
+    }
 }
 
 /// The configuration `stream create` makes (SPEC 8, plus direct gets).
@@ -179,6 +227,9 @@ pub struct StreamReport {
     pub notes: Vec<String>,
     pub messages: u64,
     pub bytes: u64,
+    pub placement: Placement,
+    /// The stream's replicas and storage, as `stream create` sets them.
+    pub layout: Layout,
 }
 
 /// Look at a stream without binding to it (`stream check`, `verify`).
@@ -190,11 +241,43 @@ async fn inspect_async(settings: &Settings, name: &str) -> Result<StreamReport> 
     let conn = Conn::open(settings).await?;
     let mut s = conn.stream(name).await?;
     let info = conn.info(&mut s, name).await?;
+    let mut notes = config_notes(&info.config);
+    let placement = Placement {
+        cluster: info.cluster.as_ref().and_then(|c| c.name.clone()),
+        leader: info.cluster.as_ref().and_then(|c| c.leader.clone()),
+        peers: info
+            .cluster
+            .as_ref()
+            .map(|c| {
+                c.replicas
+                    .iter()
+                    .map(|r| (r.name.clone(), r.current))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        tags: info
+            .config
+            .placement
+            .as_ref()
+            .map(|p| p.tags.clone())
+            .unwrap_or_default(),
+    };
+    if placement.cluster.is_some() && info.config.num_replicas <= 1 {
+        notes.push(format!(
+            "one replica in cluster {}: the sessions are on one server only; nats stream edit {name} --replicas 3",
+            placement.cluster.as_deref().unwrap_or("")
+        ));
+    }
     Ok(StreamReport {
+        placement,
+        layout: Layout {
+            replicas: info.config.num_replicas,
+            memory: info.config.storage == stream::StorageType::Memory,
+        },
         name: name.to_owned(),
         server: conn.server.clone(),
         problems: check_config(&info.config),
-        notes: config_notes(&info.config),
+        notes,
         config: info.config.clone(),
         messages: info.state.messages,
         bytes: info.state.bytes,
@@ -204,8 +287,20 @@ async fn inspect_async(settings: &Settings, name: &str) -> Result<StreamReport> 
 /// Create a stream with exactly the SPEC 8 configuration. An existing stream
 /// is never changed: one that already passes is reported as such (`Ok(false)`),
 /// any other is refused.
-pub fn create_stream(settings: &Settings, name: &str, subject: &str) -> Result<bool> {
-    let want = spec_config(name, subject);
+pub fn create_stream(
+    settings: &Settings,
+    name: &str,
+    subject: &str,
+    layout: Layout,
+) -> Result<bool> {
+    let want = stream::Config {
+        num_replicas: layout.replicas,
+        storage: match layout.memory {
+            true => stream::StorageType::Memory,
+            false => stream::StorageType::File,
+        },
+        ..spec_config(name, subject)
+    };
     if prefix_of(&want.subjects).is_none() {
         return Err(Error::Usage(format!(
             "subject {subject:?} is not of the form PREFIX.> (for example fisk.sessions.>)"

@@ -64,7 +64,7 @@ pub use bulk::{release, ReadBudget};
 pub use chain::{new_runs, NewRun, NewRunReceiver, NewRunSender};
 pub use config::{
     check_config, config_notes, create_stream, inspect, prefix_of, spec_config, ConfigProblem,
-    StreamReport,
+    Layout, Placement, StreamReport,
 };
 pub use subject::{as_lines, sort_by_seq, subject, RunMessage};
 pub use verify::{stream_config_findings, verify_jetstream_run};
