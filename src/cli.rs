@@ -397,6 +397,9 @@ pub struct MigrateArgs {
     /// Runs copied at once
     #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub jobs: u16,
+    /// Print only the runs that were not copied, and the summary
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 #[derive(Subcommand, Debug)]

@@ -71,7 +71,7 @@ pub fn run(g: &Global, a: MigrateArgs, style: Style, out: &mut dyn Write) -> Cmd
     };
     match style.format {
         Format::Json => json_pretty(out, &sorted(&migrated)?)?,
-        Format::Text => render(out, &migrated, style)?,
+        Format::Text => render(out, &migrated, style, a.quiet)?,
     }
     Ok(if migrated.summary.failed == 0 {
         ExitCode::SUCCESS
@@ -100,9 +100,10 @@ struct Summary {
     seconds: f64,
 }
 
-fn render(out: &mut dyn Write, m: &Migrated, style: Style) -> io::Result<()> {
+fn render(out: &mut dyn Write, m: &Migrated, style: Style, quiet: bool) -> io::Result<()> {
     let mut t = table(&["RUN", "RECORDS", "BYTES", "RESULT", "NOTE"]);
-    for r in &m.runs {
+    let shown: Vec<&RunReport> = m.runs.iter().filter(|r| !quiet || !r.result.ok()).collect();
+    for r in &shown {
         t.add_row(vec![
             Cell::new(cell(&r.run, 40)),
             Cell::new(r.records),
@@ -111,8 +112,16 @@ fn render(out: &mut dyn Write, m: &Migrated, style: Style) -> io::Result<()> {
             Cell::new(sanitize(&r.notes.join("; "), false)),
         ]);
     }
-    print_table(out, t, style)?;
+    if !shown.is_empty() {
+        print_table(out, t, style)?;
+    }
     let s = &m.summary;
+    if !m.dry_run && s.runs > 0 && s.failed == 0 && s.appended == 0 {
+        writeln!(
+            out,
+            "every run was complete at the destination already: nothing was copied"
+        )?;
+    }
     writeln!(
         out,
         "{} of {} runs {}; {} records appended in {:.2}s ({} to {})",

@@ -80,3 +80,92 @@ fn a_run_the_destination_refuses_does_not_stop_the_other_runs() {
         }
     }
 }
+
+/// Runs the agent refuses (no meta record, another run's meta, a version
+/// no agent reads) are reported and not copied unless --include-corrupt;
+/// --quiet prints only what was not copied; a re-run that finds everything
+/// complete says so.
+#[test]
+fn runs_the_agent_refuses_are_skipped_and_a_complete_rerun_says_so() {
+    let src = store_copy("damaged");
+    let dest = tempfile::tempdir().unwrap();
+    let to = format!("file:{}", s(&dest.path().join("copy")));
+    let from = format!("file:{}", s(src.path()));
+    let runs = [
+        "no-meta",
+        "run-id-mismatch",
+        "version-newer",
+        "version-older",
+    ];
+    let mut args = vec![
+        "migrate",
+        "--from",
+        from.as_str(),
+        "--to",
+        to.as_str(),
+        "-o",
+        "json",
+    ];
+    args.extend(runs);
+    let r = fisk(&args);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let doc = r.json();
+    for run in runs {
+        let rep = doc["runs"]
+            .as_array()
+            .and_then(|a| a.iter().find(|x| x["run"] == run))
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(rep["result"], "skipped-corrupt", "{run}: {rep}");
+        let note = rep["notes"].to_string();
+        assert!(
+            note.contains("the agent refuses this run") && note.contains("--include-corrupt"),
+            "{run}: {note}"
+        );
+        assert!(
+            !dest
+                .path()
+                .join("copy")
+                .join(format!("{run}.json"))
+                .exists(),
+            "{run} copied"
+        );
+    }
+    // With --include-corrupt they are copied, and say why they are odd.
+    let mut with = args.clone();
+    with.push("--include-corrupt");
+    let r = fisk(&with);
+    let copied = r.json()["runs"]
+        .as_array()
+        .map(|a| a.iter().filter(|x| x["result"] == "copied").count())
+        .unwrap_or(0);
+    assert_eq!(copied, runs.len(), "{}", r.stdout);
+    // A healthy store: --quiet prints the summary only; the re-run says
+    // that everything was complete.
+    let healthy = store_copy("runs");
+    let hfrom = format!("file:{}", s(healthy.path()));
+    let hto = format!("file:{}", s(&dest.path().join("healthy")));
+    let r = fisk(&[
+        "migrate", "--from", &hfrom, "--to", &hto, "--all", "--quiet",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        !r.stdout.contains("RESULT"),
+        "no table when every run was copied:\n{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("runs copied and verified"),
+        "{}",
+        r.stdout
+    );
+    let r = fisk(&[
+        "migrate", "--from", &hfrom, "--to", &hto, "--all", "--quiet",
+    ]);
+    assert!(
+        r.stdout
+            .contains("every run was complete at the destination already"),
+        "{}",
+        r.stdout
+    );
+}

@@ -113,6 +113,19 @@ pub(super) fn read_source(
             "the source run has no readable record; nothing to copy",
         ));
     }
+    // A run the agent would refuse to read is not put where it looks
+    // (a shared stream) without a word.
+    if let Some(why) = agent_refuses(run, &src) {
+        if !opts.include_corrupt {
+            return Err(rep.end(
+                Outcome::SkippedCorrupt,
+                format!("{why}: the agent refuses this run; --include-corrupt copies it anyway"),
+            ));
+        }
+        rep.notes.push(format!(
+            "{why}: copied although the agent refuses it (--include-corrupt)"
+        ));
+    }
     if opts.upgrade {
         upgrade_meta(&mut src, &mut rep)?;
     }
@@ -124,6 +137,32 @@ pub(super) fn read_source(
         journal: src,
         want,
     })
+}
+
+/// Why the agent would refuse `src` (verify's code and what it found), if
+/// it would: its first record is not a meta record at seq 1, the meta
+/// record names another run, or its version is one no agent reads.
+fn agent_refuses(run: &str, src: &crate::store::Journal) -> Option<String> {
+    use crate::record::{Payload, VERSION, VERSION_AUGUST};
+    let first = src.entries.first()?;
+    match &first.record.payload {
+        Some(Payload::Meta(m)) if first.record.seq == 1 => {
+            if m.run_id != run {
+                Some(format!("run-id-mismatch (meta.run_id is {:?})", m.run_id))
+            } else if m.version > VERSION_AUGUST {
+                Some(format!("version-newer (format version {})", m.version))
+            } else if m.version != VERSION && m.version != VERSION_AUGUST {
+                Some(format!("version-older (format version {})", m.version))
+            } else {
+                None
+            }
+        }
+        Some(Payload::Meta(_)) => Some(format!(
+            "meta-seq (the meta record has seq {})",
+            first.record.seq
+        )),
+        _ => Some("no-meta (the first record is not a meta record)".into()),
+    }
 }
 
 /// `--upgrade`: a version-3 source is copied as version 1, its meta
