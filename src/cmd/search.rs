@@ -13,7 +13,7 @@ use crate::open::open_store;
 use crate::output::{cell, json_pretty, print_table, sanitize, status_cell, table, Format, Style};
 use comfy_table::Cell;
 use journal::search::{first_match, Hit, Scope};
-use journal::store::{Listed, Summary};
+use journal::store::{Listed, Store, Summary};
 use journal::time::Time;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -84,17 +84,26 @@ pub fn run(g: &Global, a: SearchArgs, style: Style, out: &mut dyn Write) -> CmdR
     let selected = filter.select(readable, TimeOf::Created);
     let mut found: Vec<(Summary, Option<Hit>)> = match (scope, &pattern) {
         (Some(scope), Some(re)) => {
-            let read: Vec<_> = selected
-                .runs
-                .into_par_iter()
-                .map(|s| match store.read(&s.run_id) {
-                    Ok(j) => Ok(first_match(j.records(), scope, re).map(|h| (s, Some(h)))),
-                    Err(e) => Err(Unreadable {
-                        run_id: s.run_id.clone(),
-                        problem: e.to_string(),
-                    }),
-                })
-                .collect();
+            // A batch at a time, read together, matched in parallel.
+            let mut read = Vec::new();
+            let mut runs = selected.runs.into_iter().peekable();
+            while runs.peek().is_some() {
+                let batch: Vec<Summary> = runs.by_ref().take(Store::READ_BATCH).collect();
+                let ids: Vec<String> = batch.iter().map(|s| s.run_id.clone()).collect();
+                let journals = store.read_batch(&ids);
+                let part: Vec<_> = batch
+                    .into_par_iter()
+                    .zip(journals)
+                    .map(|(s, j)| match j {
+                        Ok(j) => Ok(first_match(j.records(), scope, re).map(|h| (s, Some(h)))),
+                        Err(e) => Err(Unreadable {
+                            run_id: s.run_id.clone(),
+                            problem: e.to_string(),
+                        }),
+                    })
+                    .collect();
+                read.extend(part);
+            }
             let mut hits = Vec::new();
             for r in read {
                 match r {

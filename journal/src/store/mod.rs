@@ -431,6 +431,25 @@ impl Store {
         }
     }
 
+    /// Read each of `runs` completely with the reader's rule, many at once:
+    /// in parallel (file) or concurrently on one connection (JetStream),
+    /// in the order given. For whole-store passes (`stats --all`,
+    /// `search`), a batch at a time so memory stays bounded.
+    pub fn read_batch(&self, runs: &[String]) -> Vec<crate::Result<Journal>> {
+        use rayon::prelude::*;
+        match self {
+            Store::File(f) => runs.par_iter().map(|r| f.read(r)).collect(),
+            Store::JetStream(j) => runs
+                .iter()
+                .zip(j.read_many(runs))
+                .map(|(r, m)| m.and_then(|m| j.journal_from(r, m, false).map(|(x, _)| x)))
+                .collect(),
+        }
+    }
+
+    /// How many runs [`read_batch`](Self::read_batch) is best given at once.
+    pub const READ_BATCH: usize = 32;
+
     /// Whether a writer's presence is known for certain (a lock: the file
     /// backend), rather than suspected from SPEC 8's hold (JetStream).
     pub fn has_locks(&self) -> bool {
