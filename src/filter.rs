@@ -41,6 +41,37 @@ pub struct FilterArgs {
     pub matches: Option<regex::Regex>,
 }
 
+/// A run a whole-store pass could not read, and why: counted and named,
+/// never left out silently.
+#[derive(Debug, serde::Serialize)]
+pub struct Unreadable {
+    pub run_id: String,
+    pub problem: String,
+}
+
+impl Unreadable {
+    pub fn new(run: &str, e: &journal::Error) -> Unreadable {
+        Unreadable {
+            run_id: run.to_owned(),
+            problem: e.to_string(),
+        }
+    }
+
+    /// Split off the runs whose summary already says they cannot be read.
+    pub fn split(all: Vec<Summary>) -> (Vec<Summary>, Vec<Unreadable>) {
+        let (ok, corrupt): (Vec<Summary>, Vec<Summary>) =
+            all.into_iter().partition(|s| s.status != Listed::Corrupt);
+        let bad = corrupt
+            .into_iter()
+            .map(|s| Unreadable {
+                problem: s.problem.unwrap_or_default(),
+                run_id: s.run_id,
+            })
+            .collect();
+        (ok, bad)
+    }
+}
+
 /// Which time `--since`/`--until` compare against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TimeOf {

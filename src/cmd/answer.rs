@@ -32,19 +32,7 @@ pub fn run(g: &Global, a: AnswerArgs, style: Style, out: &mut dyn Write) -> CmdR
         None => only_waiting(&st, &a.run)?,
     };
     check(&st, &a.run, &tool_use_id)?;
-    // A writer holds it (file: its lock; JetStream: SPEC 8's hold).
-    store.check_writable(&a.run)?;
-
-    let mut app = store.open_appender(&a.run)?;
-    if app.last_seq() != journal.last_seq() {
-        return Err(Failure::refused(format!(
-            "run {}: the journal changed while it was being checked (seq {} then {}); nothing was written",
-            a.run,
-            journal.last_seq(),
-            app.last_seq()
-        ))
-        .help("run the command again"));
-    }
+    let (mut app, generation) = writer_of(&store, &a.run, &journal, &st)?;
     // SPEC 6: the answer is counted under the provider that took the call,
     // so it carries the deferred record's kind and dispatched.
     let deferred = st
@@ -53,12 +41,6 @@ pub fn run(g: &Global, a: AnswerArgs, style: Style, out: &mut dyn Write) -> CmdR
         .and_then(|p| p.deferred.iter().find(|d| d.tool_use_id == tool_use_id));
     let (kind, dispatched) =
         deferred.map_or((String::new(), false), |d| (d.kind.clone(), d.dispatched));
-    let generation = st.generation.ok_or_else(|| {
-        Failure::refused(format!(
-            "run {}: format version {} is not one this tool writes to; nothing was written",
-            a.run, st.version
-        ))
-    })?;
     let record = app.append_next(
         Payload::ToolResult(ToolResult {
             tool_use_id: tool_use_id.clone(),
@@ -89,6 +71,41 @@ pub fn run(g: &Global, a: AnswerArgs, style: Style, out: &mut dyn Write) -> CmdR
         Format::Text => render(out, &answered)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Become the run's writer for a hand-written record (`answer`,
+/// `approve`), after every check passed: refused while a writer holds it
+/// (file: its lock; JetStream: SPEC 8's hold), for a version no agent
+/// writes, or when the journal grew since it was read and checked.
+pub fn writer_of(
+    store: &journal::store::Store,
+    run: &str,
+    journal: &journal::store::Journal,
+    st: &RunState,
+) -> Result<
+    (
+        Box<dyn journal::store::Appender>,
+        journal::record::Generation,
+    ),
+    Failure,
+> {
+    store.check_writable(run)?;
+    let generation = st.generation.ok_or_else(|| {
+        Failure::refused(format!(
+            "run {run}: format version {} is not one this tool writes to; nothing was written",
+            st.version
+        ))
+    })?;
+    let app = store.open_appender(run)?;
+    if app.last_seq() != journal.last_seq() {
+        return Err(Failure::refused(format!(
+            "run {run}: the journal changed while it was being checked (seq {} then {}); nothing was written",
+            journal.last_seq(),
+            app.last_seq()
+        ))
+        .help("run the command again"));
+    }
+    Ok((app, generation))
 }
 
 /// The one deferred call the run waits on, for `answer RUN` without an id;

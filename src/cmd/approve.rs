@@ -70,24 +70,7 @@ pub fn run(g: &Global, a: ApproveArgs, style: Style, out: &mut dyn Write) -> Cmd
             ))
         }
     };
-    // A writer holds it (file: its lock; JetStream: SPEC 8's hold).
-    store.check_writable(&a.run)?;
-    let generation = st.generation.ok_or_else(|| {
-        Failure::refused(format!(
-            "run {}: format version {} is not one this tool writes to; nothing was written",
-            a.run, st.version
-        ))
-    })?;
-    let mut app = store.open_appender(&a.run)?;
-    if app.last_seq() != journal.last_seq() {
-        return Err(Failure::refused(format!(
-            "run {}: the journal changed while it was being checked (seq {} then {}); nothing was written",
-            a.run,
-            journal.last_seq(),
-            app.last_seq()
-        ))
-        .help("run the command again"));
-    }
+    let (mut app, generation) = super::answer::writer_of(&store, &a.run, &journal, &st)?;
     let kind = match payload {
         Payload::CallApproval(_) => "call_approval",
         _ => "decision",

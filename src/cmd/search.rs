@@ -8,12 +8,12 @@
 
 use crate::cli::{Global, SearchArgs, SearchIn};
 use crate::error::CmdResult;
-use crate::filter::TimeOf;
+use crate::filter::{TimeOf, Unreadable};
 use crate::open::open_store;
 use crate::output::{cell, json_pretty, print_table, sanitize, status_cell, table, Format, Style};
 use comfy_table::Cell;
 use journal::search::{first_match, Hit, Scope};
-use journal::store::{Listed, Store, Summary};
+use journal::store::{Store, Summary};
 use journal::time::Time;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -43,13 +43,6 @@ struct Found {
     hit: Option<Hit>,
 }
 
-/// A run that could not be read, and why.
-#[derive(Serialize)]
-struct Unreadable {
-    run_id: String,
-    problem: String,
-}
-
 #[derive(Serialize)]
 struct Document {
     runs: Vec<Found>,
@@ -72,15 +65,7 @@ pub fn run(g: &Global, a: SearchArgs, style: Style, out: &mut dyn Write) -> CmdR
         None => None,
     };
     let all = store.summaries()?;
-    let (readable, corrupt): (Vec<Summary>, Vec<Summary>) =
-        all.into_iter().partition(|s| s.status != Listed::Corrupt);
-    let mut unreadable: Vec<Unreadable> = corrupt
-        .into_iter()
-        .map(|s| Unreadable {
-            problem: s.problem.unwrap_or_default(),
-            run_id: s.run_id,
-        })
-        .collect();
+    let (readable, mut unreadable) = Unreadable::split(all);
     let selected = filter.select(readable, TimeOf::Created);
     let mut found: Vec<(Summary, Option<Hit>)> = match (scope, &pattern) {
         (Some(scope), Some(re)) => {
@@ -96,10 +81,7 @@ pub fn run(g: &Global, a: SearchArgs, style: Style, out: &mut dyn Write) -> CmdR
                     .zip(journals)
                     .map(|(s, j)| match j {
                         Ok(j) => Ok(first_match(j.records(), scope, re).map(|h| (s, Some(h)))),
-                        Err(e) => Err(Unreadable {
-                            run_id: s.run_id.clone(),
-                            problem: e.to_string(),
-                        }),
+                        Err(e) => Err(Unreadable::new(&s.run_id, &e)),
                     })
                     .collect();
                 read.extend(part);

@@ -8,10 +8,10 @@
 
 use crate::cli::{GroupBy, StatsArgs};
 use crate::error::CmdResult;
-use crate::filter::TimeOf;
+use crate::filter::{TimeOf, Unreadable};
 use crate::output::{cell, json_pretty, print_table, sanitize, table, Format, Style};
 use journal::stats::{stats, Totals};
-use journal::store::{Listed, Store, Summary};
+use journal::store::{Store, Summary};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -36,12 +36,6 @@ struct Group {
     key: Key,
     #[serde(flatten)]
     totals: Totals,
-}
-
-#[derive(Serialize)]
-struct Unreadable {
-    run_id: String,
-    problem: String,
 }
 
 #[derive(Serialize)]
@@ -74,8 +68,7 @@ pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> C
     by.sort();
     by.dedup();
     let all = store.summaries()?;
-    let (readable, corrupt): (Vec<Summary>, Vec<Summary>) =
-        all.into_iter().partition(|s| s.status != Listed::Corrupt);
+    let (readable, corrupt) = Unreadable::split(all);
     let selected = a.filter.select(readable, TimeOf::Updated);
     let key_of = |s: &Summary| Key {
         model: by
@@ -106,10 +99,7 @@ pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> C
                         .entry(key_of(s))
                         .or_default()
                         .add(&stats(j.records())),
-                    Err(e) => acc.unreadable.push(Unreadable {
-                        run_id: s.run_id.clone(),
-                        problem: e.to_string(),
-                    }),
+                    Err(e) => acc.unreadable.push(Unreadable::new(&s.run_id, &e)),
                 }
                 acc
             })
@@ -121,10 +111,7 @@ pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> C
         totals.merge(t);
     }
     let mut unreadable = acc.unreadable;
-    unreadable.extend(corrupt.into_iter().map(|s| Unreadable {
-        problem: s.problem.unwrap_or_default(),
-        run_id: s.run_id,
-    }));
+    unreadable.extend(corrupt);
     unreadable.sort_by(|a, b| a.run_id.cmp(&b.run_id));
     let doc = Document {
         by,
