@@ -369,10 +369,132 @@ fn ls_in_an_80_column_terminal_keeps_runs_on_one_line_and_colours_statuses() {
         "statuses coloured on a terminal:\n{raw}"
     );
     t.type_line("clear");
-    t.wait_for("a clear screen", |sc| !sc.contains("DONE-1"));
+    t.wait_for("a clear screen", |sc| !sc.contains("FIN11"));
     t.type_line(&format!("{ls}; echo DONE-$((0+2))"));
     t.wait_for("ls to finish", |sc| sc.contains("\nDONE-2"));
     let raw = t.screen_raw();
     let body: String = raw.lines().filter(|l| !l.contains("PROMPT$")).collect();
     assert!(!body.contains("\u{1b}[3"), "NO_COLOR honoured:\n{raw}");
+}
+
+/// The viewer and line mode on JetStream: the same first screen, folding
+/// and output as on files (they read through the same Store API).
+#[test]
+fn viewer_and_line_mode_read_a_jetstream_run_as_a_file_one() {
+    let srv = crate::nats_support::NatsServer::start();
+    srv.spec_stream("VIEW", "view.>");
+    let home = tempfile::tempdir().unwrap();
+    let from = format!("file:{}", s(&testdata("runs")));
+    let r = crate::support::fisk_in(
+        home.path(),
+        &[
+            "--server",
+            &srv.url,
+            "migrate",
+            "--from",
+            &from,
+            "--to",
+            "jetstream:VIEW",
+            "tool-batch",
+        ],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    // Line mode: byte for byte what the file store gives.
+    let on_js = crate::support::fisk_in(
+        home.path(),
+        &[
+            "--server",
+            &srv.url,
+            "--store",
+            "jetstream:VIEW",
+            "show",
+            "tool-batch",
+            "--transcript",
+            "--no-tui",
+        ],
+        None,
+    );
+    let on_file = crate::support::fisk_in(
+        home.path(),
+        &[
+            "--state-dir",
+            s(&testdata("runs")),
+            "show",
+            "tool-batch",
+            "--transcript",
+            "--no-tui",
+        ],
+        None,
+    );
+    assert_eq!(on_js.code, 0, "{}", on_js.stderr);
+    let body = |t: &str| {
+        t.lines()
+            .skip(1)
+            .take_while(|l| !l.starts_with("Where the run stands"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert!(
+        body(&on_js.stdout).contains("[tool_result toolu_"),
+        "{}",
+        on_js.stdout
+    );
+    assert_eq!(body(&on_js.stdout), body(&on_file.stdout));
+    // The viewer in a real terminal.
+    let t = Tmux::start(80, 24);
+    let cmd = format!(
+        "{} --server {} --store jetstream:VIEW show tool-batch --transcript",
+        s(&bin()),
+        srv.url
+    );
+    t.type_line(&cmd);
+    t.wait_for("the viewer's first screen on JetStream", |sc| {
+        sc.contains("[prompt]") && sc.contains("tool-batch · block")
+    });
+    let sc = t.cursor_to("[tool_result toolu_");
+    assert!(
+        cursor_row(&sc).is_some_and(|r| r.contains("z opens")),
+        "{sc}"
+    );
+    t.keys(&["z"]);
+    t.wait_for("the block to open", |sc| {
+        cursor_row(sc).is_some_and(|r| !r.contains("z opens"))
+    });
+    t.keys(&["q"]);
+    t.wait_for("the shell again", |sc| sc.trim_end().ends_with("PROMPT$"));
+    assert!(!t.alternate_on());
+}
+
+/// Line mode on a terminal goes through $PAGER; --no-pager prints straight.
+#[test]
+fn line_mode_on_a_terminal_goes_through_the_pager_unless_no_pager() {
+    let t = Tmux::start(100, 30);
+    let out = tempfile::tempdir().unwrap();
+    let paged = out.path().join("paged.txt");
+    let cmd = format!(
+        "PAGER='cat > {}' {} --state-dir {} show tool-batch --transcript --no-tui; echo FIN$((10+1))",
+        s(&paged),
+        s(&bin()),
+        s(&testdata("runs"))
+    );
+    t.type_line(&cmd);
+    t.wait_for("the first command to end", |sc| sc.contains("FIN11"));
+    let text = std::fs::read_to_string(&paged).unwrap_or_default();
+    assert!(
+        text.contains("[tool_use exec toolu_"),
+        "the pager got: {text:?}"
+    );
+    let cmd = format!(
+        "PAGER='cat > {}.2' {} --state-dir {} show tool-batch --transcript --no-tui --no-pager; echo FIN$((20+2))",
+        s(&paged),
+        s(&bin()),
+        s(&testdata("runs"))
+    );
+    t.type_line(&cmd);
+    t.wait_for("the second command to end", |sc| sc.contains("FIN22"));
+    assert!(
+        !out.path().join("paged.txt.2").exists(),
+        "--no-pager still paged"
+    );
 }
