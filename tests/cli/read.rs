@@ -911,3 +911,55 @@ fn a_fold_refusal_shows_the_offending_line() {
     assert!(r.stderr.contains(" 3 │ {\"seq\":3,"), "{}", r.stderr);
     assert_printable("fold refusal", &r.stderr);
 }
+
+/// A journal that is a symbolic link to a file outside the store is never
+/// read: verify, validate, show, fold and ls name the link and print none
+/// of the target's bytes (issue 18: `x.json -> /etc/shadow`).
+#[test]
+fn a_journal_linked_to_a_file_outside_the_store_is_never_read() {
+    let store = store_copy("runs");
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("secret.json");
+    std::fs::write(&secret, "root:SECRET-HASH-1234:19000:0:99999:7:::\n").unwrap();
+    std::os::unix::fs::symlink(&secret, store.path().join("evil.json")).unwrap();
+    let d = s(store.path());
+    for args in [
+        vec!["verify"],
+        vec!["verify", "--format", "json"],
+        vec!["verify", "evil", "--details"],
+        vec!["validate", "--all"],
+        vec!["show", "evil"],
+        vec!["fold", "evil"],
+        vec!["ls"],
+        vec!["ls", "--format", "json"],
+        vec!["search", "--match", "SECRET", "--in", "all", "-o", "json"],
+    ] {
+        let mut all = vec!["--state-dir", d];
+        all.extend(&args);
+        let r = fisk(&all);
+        assert!(
+            !r.stdout.contains("SECRET-HASH") && !r.stderr.contains("SECRET-HASH"),
+            "{args:?} printed the link target's bytes:\n{}{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+    let r = fisk(&["--state-dir", d, "fold", "evil"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .contains("outside the store directory: it is not read"),
+        "{}",
+        r.stderr
+    );
+    let r = fisk(&["--state-dir", d, "verify", "evil", "--format", "json"]);
+    let codes: Vec<String> = r
+        .json_lines()
+        .iter()
+        .filter_map(|f| f["code"].as_str().map(str::to_owned))
+        .collect();
+    assert!(
+        codes.iter().any(|c| c == "symlink") && codes.iter().any(|c| c == "unreadable"),
+        "{codes:?}"
+    );
+}

@@ -16,10 +16,37 @@ use std::path::PathBuf;
 impl FileStore {
     fn open(&self, run: &str) -> Result<(PathBuf, File)> {
         let path = self.journal_path(run)?;
+        self.refuse_outside_link(&path)?;
         match whole::open(&path) {
             Ok(f) => Ok((path, f)),
             Err(e) => Err(missing_or(run, &path, e, |p, e| Error::io(p, e))),
         }
+    }
+
+    /// A journal that is a symbolic link is read only when its target is
+    /// inside the store directory: nothing outside the store (a link to
+    /// `/etc/shadow`) is ever read, let alone printed as "corruption".
+    fn refuse_outside_link(&self, path: &std::path::Path) -> Result<()> {
+        let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+        // Not a link, or one to something that is not a file at all (the
+        // open refuses that, naming what it is).
+        if !is_link || !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+            return Ok(());
+        }
+        let inside = match (
+            std::fs::canonicalize(path),
+            std::fs::canonicalize(self.dir()),
+        ) {
+            (Ok(target), Ok(dir)) => target.parent() == Some(dir.as_path()),
+            _ => false,
+        };
+        if inside {
+            return Ok(());
+        }
+        Err(Error::NotAFile {
+            path: path.to_path_buf(),
+            what: "a symbolic link to a file outside the store directory: it is not read".into(),
+        })
     }
 
     /// The journal's bytes, exactly as stored.
