@@ -1925,3 +1925,60 @@ fn stream_create_places_replicas_and_check_reports_them_in_a_cluster() {
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("--replicas"), "{}", r.stderr);
 }
+
+/// A stream at its max_bytes (discard new) refuses every append with
+/// 10077 "maximum bytes exceeded": that is the stream's limit, named with
+/// the fix, never "another writer holds the run" (issue 18).
+#[test]
+fn a_full_stream_is_named_as_full_not_as_a_live_writer() {
+    use crate::support::{turn, Fixture};
+    let srv = NatsServer::start();
+    srv.raw_stream(Config {
+        max_bytes: 4096,
+        ..journal::store::jetstream::spec_config(STREAM, SUBJECT)
+    });
+    let f = Fixture::new(&[
+        turn(
+            "",
+            &[(
+                "e1",
+                "exec",
+                serde_json::json!({"command": "head -c 6000 /dev/zero | tr '\\\\0' a"}),
+            )],
+        ),
+        turn("done", &[]),
+    ]);
+    let agent = f.path("agent.yaml");
+    let text = std::fs::read_to_string(&agent).unwrap().replace(
+        "{backend: file, options: {directory: ./runs}}",
+        &format!("{{backend: jetstream, options: {{stream: {STREAM}}}}}"),
+    );
+    std::fs::write(&agent, text).unwrap();
+    let r = f.fisk(&[
+        "--server",
+        &srv.url,
+        "run",
+        "--agent",
+        "agent.yaml",
+        "--id",
+        "full",
+        "go",
+    ]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("the stream is full and refuses every append")
+            && r.stderr.contains("maximum bytes exceeded")
+            && r.stderr.contains("--max-bytes -1"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !r.stderr.contains("another writer") && !r.stderr.contains("is live"),
+        "{}",
+        r.stderr
+    );
+    // stream check says why appends are refused.
+    let c = f.fisk(&["--server", &srv.url, "stream", "check", STREAM]);
+    assert!(c.stdout.contains("max_bytes is 4096"), "{}", c.stdout);
+}

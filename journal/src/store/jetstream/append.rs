@@ -26,6 +26,18 @@ pub(super) const SUBJECT_FULL: u64 = 10077;
 pub(super) const MESSAGE_TOO_LARGE: u64 = 10054;
 
 /// The JetStream error code a refused publish carries, if any.
+/// Whether a 10077 is the stream's own limit (`max_bytes`, `max_msgs`
+/// with discard new: every append is refused until there is room), not the
+/// one-message-per-subject rule that fences a second writer. The server
+/// words them "maximum bytes exceeded", "maximum messages exceeded" and
+/// "maximum messages per subject exceeded".
+pub(super) fn stream_full(e: &jetstream::context::PublishError) -> bool {
+    let text = e.to_string();
+    error_code(e) == Some(SUBJECT_FULL)
+        && (text.contains("maximum bytes exceeded")
+            || (text.contains("maximum messages exceeded") && !text.contains("per subject")))
+}
+
 pub(super) fn error_code(e: &jetstream::context::PublishError) -> Option<u64> {
     std::error::Error::source(e)
         .and_then(|s| s.downcast_ref::<jetstream::Error>())
@@ -163,6 +175,17 @@ impl Writer {
             Err(e) => {
                 use async_nats::jetstream::context::PublishErrorKind as K;
                 let code = error_code(&e);
+                // A full stream refuses every writer alike: it is the
+                // store's limit, not a fence (issue 18).
+                if stream_full(&e) {
+                    return Err(Error::Unavailable {
+                        at: st.place(),
+                        message: format!(
+                            "the stream is full and refuses every append ({e}); seq {seq} of run {} was not stored. Raise its limit (nats stream edit {} --max-bytes -1 --max-msgs -1) or make room",
+                            self.run, st.name
+                        ),
+                    });
+                }
                 let fenced = e.kind() == K::WrongLastSequence
                     || matches!(code, Some(WRONG_LAST_SEQUENCE | SUBJECT_FULL));
                 // Whether refused or unanswered, the target subject says
