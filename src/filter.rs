@@ -57,6 +57,23 @@ impl Unreadable {
         }
     }
 
+    /// `N run(s) unreadable, not DONE: a, b (...)` under a pass's output;
+    /// `None` when every run was read.
+    pub fn note(runs: &[Unreadable], done: &str) -> Option<String> {
+        if runs.is_empty() {
+            return None;
+        }
+        let names: Vec<String> = runs
+            .iter()
+            .map(|u| crate::output::sanitize(&u.run_id, false).into_owned())
+            .collect();
+        Some(format!(
+            "{} run(s) unreadable, not {done}: {} (`fisk-admin verify RUN` says why)",
+            names.len(),
+            names.join(", ")
+        ))
+    }
+
     /// Split off the runs whose summary already says they cannot be read.
     pub fn split(all: Vec<Summary>) -> (Vec<Summary>, Vec<Unreadable>) {
         let (ok, corrupt): (Vec<Summary>, Vec<Summary>) =

@@ -202,18 +202,8 @@ fn render(
             crate::cmd::ls::excluded_note(doc.no_agent_excluded)
         )?;
     }
-    if !doc.unreadable.is_empty() {
-        let names: Vec<String> = doc
-            .unreadable
-            .iter()
-            .map(|u| sanitize(&u.run_id, false).into_owned())
-            .collect();
-        writeln!(
-            out,
-            "{} run(s) unreadable, not searched: {} (`fisk-admin verify RUN` says why)",
-            names.len(),
-            names.join(", ")
-        )?;
+    if let Some(note) = Unreadable::note(&doc.unreadable, "searched") {
+        writeln!(out, "{note}")?;
     }
     Ok(())
 }

@@ -227,18 +227,8 @@ fn render(out: &mut dyn Write, doc: &Document, style: Style) -> io::Result<()> {
         writeln!(out)?;
         super::stats::tools_table(out, &tools, style)?;
     }
-    if !doc.unreadable.is_empty() {
-        let names: Vec<String> = doc
-            .unreadable
-            .iter()
-            .map(|u| sanitize(&u.run_id, false).into_owned())
-            .collect();
-        writeln!(
-            out,
-            "\n{} run(s) unreadable, not counted: {} (`fisk-admin verify RUN` says why)",
-            names.len(),
-            names.join(", ")
-        )?;
+    if let Some(note) = Unreadable::note(&doc.unreadable, "counted") {
+        writeln!(out, "\n{note}")?;
     }
     Ok(())
 }

@@ -1737,12 +1737,7 @@ fn the_hold_refuses_writes_to_a_run_in_flight_on_jetstream() {
         ),
         turn("done", &[]),
     ]);
-    let agent = f.path("agent.yaml");
-    let text = std::fs::read_to_string(&agent).unwrap().replace(
-        "{backend: file, options: {directory: ./runs}}",
-        &format!("{{backend: jetstream, options: {{stream: {STREAM}}}}}"),
-    );
-    std::fs::write(&agent, text).unwrap();
+    on_jetstream(&f);
     let js = |args: &[&str]| {
         let mut all = vec![
             "--server",
@@ -1948,12 +1943,7 @@ fn a_full_stream_is_named_as_full_not_as_a_live_writer() {
         ),
         turn("done", &[]),
     ]);
-    let agent = f.path("agent.yaml");
-    let text = std::fs::read_to_string(&agent).unwrap().replace(
-        "{backend: file, options: {directory: ./runs}}",
-        &format!("{{backend: jetstream, options: {{stream: {STREAM}}}}}"),
-    );
-    std::fs::write(&agent, text).unwrap();
+    on_jetstream(&f);
     let r = f.fisk(&[
         "--server",
         &srv.url,
@@ -1981,4 +1971,14 @@ fn a_full_stream_is_named_as_full_not_as_a_live_writer() {
     // stream check says why appends are refused.
     let c = f.fisk(&["--server", &srv.url, "stream", "check", STREAM]);
     assert!(c.stdout.contains("max_bytes is 4096"), "{}", c.stdout);
+}
+
+/// Point a runner fixture's agent file at the JetStream stream STREAM.
+fn on_jetstream(f: &crate::support::Fixture) {
+    let agent = f.path("agent.yaml");
+    let text = std::fs::read_to_string(&agent).unwrap().replace(
+        "{backend: file, options: {directory: ./runs}}",
+        &format!("{{backend: jetstream, options: {{stream: {STREAM}}}}}"),
+    );
+    std::fs::write(&agent, text).unwrap();
 }

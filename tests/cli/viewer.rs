@@ -129,6 +129,18 @@ impl Tmux {
         })
     }
 
+    /// The viewer's pid: the pane shell's child.
+    fn viewer_pid(&self) -> String {
+        let pid = self.tmux(&["display-message", "-p", "-t", "v", "#{pane_pid}"]);
+        let kids = Command::new("pgrep")
+            .args(["-P", pid.trim()])
+            .output()
+            .unwrap();
+        let child = String::from_utf8_lossy(&kids.stdout).trim().to_owned();
+        assert!(!child.is_empty(), "no viewer process under the shell");
+        child
+    }
+
     /// Move the cursor down until its block's label contains `label`.
     fn cursor_to(&self, label: &str) -> String {
         for _ in 0..60 {
@@ -235,14 +247,7 @@ fn viewer_q_leaves_the_alternate_screen_and_gives_the_shell_back() {
 fn viewer_leaves_cleanly_on_sigterm() {
     let t = Tmux::start(80, 24);
     t.view(&testdata("agent-journals/v1"), "g-tool-batch");
-    let pid = t.tmux(&["display-message", "-p", "-t", "v", "#{pane_pid}"]);
-    // The viewer is the shell's child.
-    let kids = Command::new("pgrep")
-        .args(["-P", pid.trim()])
-        .output()
-        .unwrap();
-    let child = String::from_utf8_lossy(&kids.stdout).trim().to_owned();
-    assert!(!child.is_empty(), "no viewer process under the shell");
+    let child = t.viewer_pid();
     Command::new("kill")
         .args(["-TERM", &child])
         .status()
@@ -259,13 +264,7 @@ fn viewer_leaves_cleanly_on_sigterm() {
 fn viewer_ends_when_its_terminal_goes_away() {
     let t = Tmux::start(80, 24);
     t.view(&testdata("agent-journals/v1"), "g-tool-batch");
-    let pid = t.tmux(&["display-message", "-p", "-t", "v", "#{pane_pid}"]);
-    let kids = Command::new("pgrep")
-        .args(["-P", pid.trim()])
-        .output()
-        .unwrap();
-    let child = String::from_utf8_lossy(&kids.stdout).trim().to_owned();
-    assert!(!child.is_empty(), "no viewer process under the shell");
+    let child = t.viewer_pid();
     t.tmux(&["kill-server"]);
     let proc_dir = std::path::PathBuf::from(format!("/proc/{child}"));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
