@@ -48,20 +48,68 @@ impl NatsServer {
 
     /// Start with extra arguments (e.g. `--user a --pass b`).
     pub fn start_with(extra: &[&str]) -> NatsServer {
-        NatsServer::start_at(free_port(), extra)
+        // A free port can be taken by a server another test starts at the
+        // same moment: then ours exits and another answers. Try a new one.
+        for _ in 0..5 {
+            if let Some(s) = NatsServer::try_start_at(free_port(), extra) {
+                return s;
+            }
+        }
+        panic!("nats-server did not start on any of 5 free ports");
     }
 
     fn start_at(port: u16, extra: &[&str]) -> NatsServer {
+        NatsServer::try_start_at(port, extra)
+            .unwrap_or_else(|| panic!("port {port} answers, but not with our nats-server"))
+    }
+
+    fn try_start_at(port: u16, extra: &[&str]) -> Option<NatsServer> {
+        let mut extra: Vec<String> = extra.iter().map(|x| x.to_string()).collect();
+        // A name of its own, to tell it from another server on the port.
+        if !extra.iter().any(|a| a == "--server_name") {
+            extra.push("--server_name".into());
+            extra.push(format!("fisk-test-{}-{port}", std::process::id()));
+        }
         let mut s = NatsServer {
             child: None,
             port,
             url: String::new(),
             store: tempfile::tempdir().expect("tempdir"),
-            extra: extra.iter().map(|x| x.to_string()).collect(),
+            extra,
         };
         s.url = format!("nats://127.0.0.1:{}", s.port);
         s.launch();
-        s
+        if s.answers_as_ours() {
+            Some(s)
+        } else {
+            s.stop();
+            None
+        }
+    }
+
+    /// Whether the server on our port is ours: its INFO names our name.
+    fn answers_as_ours(&self) -> bool {
+        use std::io::Read;
+        let name = self
+            .extra
+            .iter()
+            .skip_while(|a| *a != "--server_name")
+            .nth(1)
+            .cloned()
+            .unwrap_or_default();
+        let Ok(mut c) = TcpStream::connect(("127.0.0.1", self.port)) else {
+            return false;
+        };
+        let _ = c.set_read_timeout(Some(Duration::from_secs(5)));
+        let mut info = Vec::new();
+        let mut buf = [0u8; 1024];
+        while !info.contains(&b'\n') && info.len() < 16384 {
+            match c.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => info.extend_from_slice(&buf[..n]),
+            }
+        }
+        String::from_utf8_lossy(&info).contains(&format!("\"server_name\":\"{name}\""))
     }
 
     /// Three servers clustered with each other, JetStream on, each with
