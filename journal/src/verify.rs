@@ -3,6 +3,7 @@
 //! and every problem becomes a finding with its line, byte offset and seq.
 
 use crate::fold::{fold_with, FoldOptions};
+use crate::gojson::scan::{scan, within_depth, Note, SCHEMA_DEPTH};
 use crate::lines::{self, RawLine};
 use crate::record::{Kind, Payload, Record, VERSION, VERSION_AUGUST};
 use crate::schema::Violation;
@@ -74,10 +75,12 @@ pub enum Code {
     Unreadable,
     StreamConfig,
     SubjectMismatch,
+    DuplicateKey,
+    InvalidUtf8,
 }
 
 impl Code {
-    pub const ALL: [Code; 34] = [
+    pub const ALL: [Code; 36] = [
         Code::TornTail,
         Code::UnterminatedFinalRecord,
         Code::GarbageFinalLine,
@@ -112,6 +115,8 @@ impl Code {
         Code::Unreadable,
         Code::StreamConfig,
         Code::SubjectMismatch,
+        Code::DuplicateKey,
+        Code::InvalidUtf8,
     ];
 
     /// The code as SPEC 11 spells it.
@@ -151,6 +156,8 @@ impl Code {
             Code::Unreadable => "unreadable",
             Code::StreamConfig => "stream-config",
             Code::SubjectMismatch => "subject-mismatch",
+            Code::DuplicateKey => "duplicate-key",
+            Code::InvalidUtf8 => "invalid-utf8",
         }
     }
 
@@ -166,7 +173,9 @@ impl Code {
             | Code::DuplicateResult
             | Code::InvalidId
             | Code::Permissions
-            | Code::Symlink => Severity::Warning,
+            | Code::Symlink
+            | Code::DuplicateKey
+            | Code::InvalidUtf8 => Severity::Warning,
             Code::InteriorCorruption
             | Code::EmptyJournal
             | Code::NoMeta
@@ -232,32 +241,103 @@ pub trait RecordCheck: Sync {
     fn check(&self, record: &serde_json::Value) -> Vec<Violation>;
 }
 
-/// Decode one line, and when there is a check, run it on the same parse.
-/// The JSON value the check needs is parsed once and then moved into the
-/// record, so the check costs the validation, not a second parse.
-fn decode_checked(
+/// The raw JSON values a record holds as written: tool inputs, provider
+/// blocks' `raw`, blocks of another shape, a terminal's summary.
+fn raw_values(r: &Record) -> impl Iterator<Item = &serde_json::value::RawValue> {
+    use crate::record::Block;
+    let blocks = match &r.payload {
+        Some(Payload::Assistant(a)) => a.message.blocks(),
+        Some(Payload::User(u)) => u.message.blocks(),
+        _ => &[],
+    };
+    let summary = match &r.payload {
+        Some(Payload::Terminal(t)) => t.summary.as_deref(),
+        _ => None,
+    };
+    blocks
+        .iter()
+        .flat_map(|b| -> Vec<&serde_json::value::RawValue> {
+            match b {
+                Block::ToolUse(t) => t.input.as_deref().into_iter().collect(),
+                Block::Provider(p) => p.raw.as_deref().into_iter().collect(),
+                Block::Other(m) => m.0.iter().map(|(_, v)| &**v).collect(),
+                _ => Vec::new(),
+            }
+        })
+        .chain(summary)
+}
+
+/// One line as the agent reads it, with what verify and validate say of it.
+#[derive(Debug)]
+pub struct Checked {
+    pub record: Record,
+    /// What the agent reads differently from the bytes (a duplicate key,
+    /// invalid UTF-8): warnings, the line is read.
+    pub notes: Vec<Note>,
+    /// How the record breaks the check; empty without one.
+    pub violations: Vec<Violation>,
+}
+
+/// Decode one line as every reader does ([`Record::read`]), and when there
+/// is a check, run it on the same parse. The JSON value the check needs is
+/// parsed once and then moved into the record, so the check costs the
+/// validation, not a second parse. `verify` and `validate` both come here,
+/// so they cannot disagree with the readers on whether a line parses.
+pub fn check_line(
     bytes: &[u8],
     check: Option<&dyn RecordCheck>,
-) -> Result<(Record, Vec<Violation>), crate::record::DecodeError> {
+) -> Result<Checked, crate::record::DecodeError> {
     let Some(check) = check else {
-        return Record::decode(bytes).map(|r| (r, Vec::new()));
+        // The readers' fast path (`Record::decode`): what serde_json reads
+        // is what Go reads. Of what Go reads other than as written, only a
+        // raw value can still hold some (a repeated key, a lone surrogate:
+        // anything else made serde_json refuse), so only those are scanned.
+        if let Ok(record) = Record::decode_scanned(bytes) {
+            if within_depth(bytes) {
+                let notes = raw_values(&record)
+                    .filter_map(|raw| scan(raw.get().as_bytes()).ok())
+                    .flat_map(|s| s.notes)
+                    .collect();
+                return Ok(Checked {
+                    record,
+                    notes,
+                    violations: Vec::new(),
+                });
+            }
+        }
+        let scanned = scan(bytes)?;
+        return Ok(Checked {
+            record: Record::decode_scanned(&scanned.bytes)?,
+            notes: scanned.notes,
+            violations: Vec::new(),
+        });
     };
-    match serde_json::from_slice::<serde_json::Value>(bytes) {
+    let scanned = scan(bytes)?;
+    let notes = scanned.notes.clone();
+    match serde_json::from_slice::<serde_json::Value>(&scanned.shallow()) {
         Ok(v) => {
-            let known = v
-                .get("protocol")
-                .and_then(serde_json::Value::as_str)
-                .and_then(Kind::from_protocol)
-                .is_some();
-            // An unknown protocol is already a finding; its schema is unknown.
-            let msgs = if known { check.check(&v) } else { Vec::new() };
-            Record::from_value_of(v, bytes).map(|r| (r, msgs))
+            let violations = check.check(&v);
+            // A value cut for the schema check is not the record.
+            let record = if scanned.depth > SCHEMA_DEPTH {
+                Record::decode_scanned(&scanned.bytes)?
+            } else {
+                Record::from_value_of(v, &scanned.bytes)?
+            };
+            Ok(Checked {
+                record,
+                notes,
+                violations,
+            })
         }
         // Valid for the reader but not representable as a value (a number
         // beyond f64, say): decode as the reader does, say it went unchecked.
-        Err(e) => Record::decode(bytes).map(|r| {
-            let msg = format!("the record could not be checked against its schema: {e}");
-            (r, vec![Violation::plain(None, msg)])
+        Err(e) => Ok(Checked {
+            record: Record::decode_scanned(&scanned.bytes)?,
+            notes,
+            violations: vec![Violation::plain(
+                None,
+                format!("the record could not be checked against its schema: {e}"),
+            )],
         }),
     }
 }
@@ -307,9 +387,22 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
     let mut skip_gap = false;
     for (i, l) in all.iter().enumerate() {
         let last = i + 1 == all.len();
-        match decode_checked(l.bytes, check) {
-            Ok((r, msgs)) => {
-                checked.push(msgs);
+        match check_line(l.bytes, check) {
+            Ok(c) => {
+                // An unknown protocol is already a finding; its schema is
+                // unknown.
+                checked.push(match c.record.kind() {
+                    Some(_) => c.violations,
+                    None => Vec::new(),
+                });
+                for n in &c.notes {
+                    let code = match n {
+                        Note::DuplicateKey { .. } => Code::DuplicateKey,
+                        Note::InvalidUtf8 { .. } | Note::LoneSurrogate { .. } => Code::InvalidUtf8,
+                    };
+                    sink.add(code, Some(l), Some(c.record.seq), n.to_string());
+                }
+                let r = c.record;
                 if last && !l.terminated {
                     sink.add(
                         Code::UnterminatedFinalRecord,

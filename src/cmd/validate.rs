@@ -14,8 +14,10 @@ use crate::output::{
     diagnostic, json_line, print_table, sanitize, summary_line, table, Format, Style,
 };
 use journal::lines;
+use journal::record::DecodeError;
 use journal::schema::{SchemaSet, Violation};
 use journal::store::Store;
+use journal::verify::check_line;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::io::{Read, Write};
@@ -45,18 +47,34 @@ struct Tally {
     rows: Vec<Row>,
 }
 
+/// A line of JSON the agent's decoder refuses (a field of the wrong type,
+/// `1.0` for an integer): said so, with what the schema says of it too.
+fn refused(set: &SchemaSet, bytes: &[u8], e: &DecodeError) -> (Vec<Violation>, Option<u64>) {
+    let mut out = vec![Violation::plain(
+        None,
+        format!("the agent cannot read this record (the line does not parse for it): {e}"),
+    )];
+    let value = journal::gojson::scan::scan(bytes)
+        .ok()
+        .and_then(|s| serde_json::from_slice::<serde_json::Value>(&s.shallow()).ok());
+    let seq = value.as_ref().and_then(|v| v.get("seq")?.as_u64());
+    if let Some(v) = value {
+        out.extend(set.validate(&v));
+    }
+    (out, seq)
+}
+
 /// Check every line of one journal's bytes.
 fn check_lines(set: &SchemaSet, run: Option<&str>, file: Option<&str>, bytes: &[u8]) -> Tally {
     let mut t = Tally::default();
     let all: Vec<_> = lines::split(bytes).collect();
     for (i, l) in all.iter().enumerate() {
         let last = i + 1 == all.len();
-        let value: Result<serde_json::Value, _> = serde_json::from_slice(l.bytes);
-        let (violations, seq) = match value {
-            Ok(v) => {
-                let seq = v.get("seq").and_then(serde_json::Value::as_u64);
-                (set.validate(&v), seq)
-            }
+        // As every reader decodes the line (Go's reading), so validate never
+        // passes a line the readers refuse; then the schema check.
+        let (violations, seq) = match check_line(l.bytes, Some(set)) {
+            Ok(c) => (c.violations, Some(c.record.seq)),
+            Err(e) if e.json_ok => refused(set, l.bytes, &e),
             Err(e) if last && !l.terminated => (
                 vec![Violation::plain(
                     None,

@@ -203,7 +203,7 @@ fn of_block(b: &Block) -> Shown {
         ),
         Block::Other(m) => Shown::new(
             "[unknown block]".into(),
-            json_lines(&serde_json::Value::Object(m.clone()).to_string()),
+            json_lines(&serde_json::to_string(&Block::Other(m.clone())).unwrap_or_default()),
         ),
     }
 }

@@ -14,6 +14,7 @@ mod crash;
 mod docs;
 mod fingerprint;
 mod fleet;
+mod go_decode;
 mod inspect;
 mod jetstream;
 mod migrate;

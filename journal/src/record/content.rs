@@ -118,7 +118,24 @@ pub enum Block {
     ToolUse(ToolUseBlock),
     ToolResult(ToolResultBlock),
     Provider(ProviderBlock),
-    Other(serde_json::Map<String, serde_json::Value>),
+    /// Its members as written (raw values: nothing is parsed deeper, so a
+    /// block nested as deep as Go allows is kept).
+    Other(Members),
+}
+
+/// The members of a block of another shape, in the order written.
+#[derive(Clone, Debug, Default)]
+pub struct Members(pub Vec<(String, Box<RawValue>)>);
+
+impl PartialEq for Members {
+    fn eq(&self, other: &Members) -> bool {
+        self.0.len() == other.0.len()
+            && self
+                .0
+                .iter()
+                .zip(&other.0)
+                .all(|((ka, va), (kb, vb))| ka == kb && va.get() == vb.get())
+    }
 }
 
 impl Block {
@@ -129,8 +146,12 @@ impl Block {
 
 impl Serialize for Block {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if let Block::Other(m) = self {
-            return m.serialize(s);
+        if let Block::Other(Members(m)) = self {
+            let mut map = s.serialize_map(Some(m.len()))?;
+            for (k, v) in m {
+                map.serialize_entry(k, v)?;
+            }
+            return map.end();
         }
         let mut map = s.serialize_map(Some(1))?;
         match self {
@@ -175,6 +196,18 @@ impl Serialize for ProviderOut<'_> {
     }
 }
 
+/// A typed block's one member, as a raw value (for a block that turned out
+/// to have more members than one).
+fn typed_member(b: &Block) -> Option<(String, Box<RawValue>)> {
+    let text = serde_json::to_string(b).ok()?;
+    let mut m: Vec<(String, Box<RawValue>)> =
+        serde_json::from_str::<std::collections::BTreeMap<String, Box<RawValue>>>(&text)
+            .ok()?
+            .into_iter()
+            .collect();
+    m.pop()
+}
+
 impl<'de> Deserialize<'de> for Block {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Block, D::Error> {
         struct V;
@@ -185,8 +218,15 @@ impl<'de> Deserialize<'de> for Block {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Block, A::Error> {
                 let mut first: Option<Block> = None;
-                let mut other = serde_json::Map::new();
+                let mut first_key = String::new();
+                let mut other: Vec<(String, Box<RawValue>)> = Vec::new();
                 while let Some(key) = map.next_key::<String>()? {
+                    // A key given twice is refused here and settled by the
+                    // scanner (`Record::decode`).
+                    if (first.is_some() && key == first_key) || other.iter().any(|(k, _)| *k == key)
+                    {
+                        return Err(serde::de::Error::custom("a key is given twice"));
+                    }
                     if first.is_none() && other.is_empty() {
                         let typed = match key.as_str() {
                             "text" => Some(Block::Text(map.next_value::<Nullable<_>>()?.0)),
@@ -200,21 +240,22 @@ impl<'de> Deserialize<'de> for Block {
                         };
                         if let Some(b) = typed {
                             first = Some(b);
+                            first_key = key;
                             continue;
                         }
                     }
                     // A block of another shape: keep everything as JSON.
                     if let Some(b) = first.take() {
-                        if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(&b) {
-                            other.extend(m);
+                        if let Some((k, v)) = typed_member(&b) {
+                            other.push((k, v));
                         }
                     }
-                    let v: serde_json::Value = map.next_value()?;
-                    other.insert(key, v);
+                    let v: Box<RawValue> = map.next_value()?;
+                    other.push((key, v));
                 }
                 Ok(match first {
                     Some(b) => b,
-                    None => Block::Other(other),
+                    None => Block::Other(Members(other)),
                 })
             }
         }

@@ -1,9 +1,11 @@
 //! Decoding: a journal line's bytes, or its parsed JSON value, to a
-//! [`Record`], judged as the agent's decoder judges them (a time written
-//! with an escape included), and the per-kind payload decoders they share.
+//! [`Record`], judged as the agent's decoder judges them (Go's scanner
+//! first, [`crate::gojson::scan`]; a time written with an escape included),
+//! and the per-kind payload decoders they share.
 
 use super::field::Nullable;
 use super::{Kind, Payload, Record};
+use crate::gojson::scan::{scan, within_depth, Note, SyntaxError};
 use crate::time::Time;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
@@ -77,7 +79,28 @@ impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
                     others: Vec::new(),
                 };
                 let mut kind: Option<Kind> = None;
+                // A key given twice is refused here and settled by the
+                // scanner ([`Record::decode`]).
+                let mut seen = 0u8;
                 while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    let mut once = |bit: u8| {
+                        let again = seen & bit != 0;
+                        seen |= bit;
+                        again
+                    };
+                    let repeated = match key.as_ref() {
+                        "seq" => once(1),
+                        "protocol" => once(2),
+                        "time" => once(4),
+                        "optional" => once(8),
+                        k => {
+                            env.others.iter().any(|(o, _)| o == k)
+                                || (env.payload.is_some() && kind.is_some_and(|kd| kd.key() == k))
+                        }
+                    };
+                    if repeated {
+                        return Err(de::Error::custom("a key is given twice"));
+                    }
                     match key.as_ref() {
                         "seq" => {
                             env.seq = map
@@ -124,21 +147,46 @@ impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
     }
 }
 
+impl From<SyntaxError> for DecodeError {
+    fn from(e: SyntaxError) -> DecodeError {
+        DecodeError {
+            json_ok: false,
+            message: e.to_string(),
+        }
+    }
+}
+
 impl Record {
-    /// Decode one journal line (without its newline).
+    /// Decode one journal line (without its newline) as the agent does.
+    ///
+    /// serde_json alone reads every line the agent writes exactly as Go
+    /// does, and refuses (rather than misreads) each line where they differ
+    /// (a duplicate field, invalid UTF-8, a lone surrogate: the envelope and
+    /// block decoders refuse a repeated key too), so it goes first and the
+    /// scanner only sees what it refused. The one thing serde_json accepts
+    /// that Go refuses is nesting past Go's limit inside a raw value; a line
+    /// with no more opening brackets than the limit cannot nest that deep.
     pub fn decode(line: &[u8]) -> Result<Record, DecodeError> {
-        let env: Envelope = match serde_json::from_slice(line) {
-            Ok(e) => e,
-            Err(e) => {
-                // Tell "not JSON" from "JSON of the wrong shape".
-                let json_ok =
-                    e.is_data() && serde_json::from_slice::<serde::de::IgnoredAny>(line).is_ok();
-                return Err(DecodeError {
-                    json_ok,
-                    message: e.to_string(),
-                });
-            }
-        };
+        match Record::decode_scanned(line) {
+            Ok(r) if within_depth(line) => Ok(r),
+            _ => Record::decode_scanned(&scan(line)?.bytes),
+        }
+    }
+
+    /// [`Record::decode`], with what the agent reads differently from the
+    /// bytes as written (a duplicate key, invalid UTF-8).
+    pub fn read(line: &[u8]) -> Result<(Record, Vec<Note>), DecodeError> {
+        let s = scan(line)?;
+        Ok((Record::decode_scanned(&s.bytes)?, s.notes))
+    }
+
+    /// Decode the bytes [`scan`] gave for a line: JSON Go accepts, so any
+    /// error is a field of the wrong type.
+    pub fn decode_scanned(line: &[u8]) -> Result<Record, DecodeError> {
+        let env: Envelope = serde_json::from_slice(line).map_err(|e| DecodeError {
+            json_ok: true,
+            message: e.to_string(),
+        })?;
         let kind = Kind::from_protocol(&env.protocol);
         let decoded_inline = env.payload.is_some();
         let mut payload = env.payload.flatten();
@@ -223,7 +271,7 @@ impl Record {
     /// [`Record::decode`] judges the bytes: a time written with an escape
     /// (`\u0054`) is refused by Go, which parses a time's raw bytes, but a
     /// parsed value has lost the escape, so such a line is decoded from its
-    /// bytes instead (and fails there).
+    /// bytes instead (and fails there). `line` is what [`scan`] gave.
     pub fn from_value_of(v: serde_json::Value, line: &[u8]) -> Result<Record, DecodeError> {
         let literal = ["/time", "/meta/created", "/claim/claimed"]
             .iter()
@@ -238,7 +286,7 @@ impl Record {
         if literal {
             Record::from_value(v)
         } else {
-            Record::decode(line)
+            Record::decode_scanned(line)
         }
     }
 }

@@ -59,8 +59,13 @@ impl<'de> Deserialize<'de> for Unknown {
                 f.write_str("fields")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Unknown, A::Error> {
-                let mut keys = Vec::new();
+                let mut keys: Vec<String> = Vec::new();
                 while let Some((k, de::IgnoredAny)) = map.next_entry::<String, de::IgnoredAny>()? {
+                    // A key given twice is settled by the scanner
+                    // (`Record::decode`).
+                    if keys.contains(&k) {
+                        return Err(de::Error::custom("a key is given twice"));
+                    }
                     keys.push(k);
                 }
                 Ok(Unknown(keys))

@@ -1,4 +1,5 @@
-//! The Go agent's JSON encoding, byte for byte.
+//! The Go agent's JSON: its encoding, byte for byte, here, and how it reads
+//! a line in [`scan`].
 //!
 //! Go's `encoding/json` differs from serde_json's defaults in three ways that
 //! matter for byte identity: it escapes `<`, `>`, `&`, U+2028 and U+2029 inside
@@ -6,6 +7,8 @@
 //! values it embeds, and it sorts map keys. serde_json already writes control
 //! characters the way Go >= 1.22 does (`\b \f \n \r \t`, otherwise lowercase
 //! `\u00XX`), and `BTreeMap` gives sorted keys; this formatter adds the rest.
+
+pub mod scan;
 
 use serde::Serialize;
 use serde_json::ser::{CharEscape, Formatter};
