@@ -1982,3 +1982,72 @@ fn on_jetstream(f: &crate::support::Fixture) {
     );
     std::fs::write(&agent, text).unwrap();
 }
+
+/// A stream at its `max_msgs`: `answer` and `migrate` say the stream is
+/// full, with the fix, never that another writer holds the run (issue 18:
+/// both read the server's 10077 as the fence).
+#[test]
+fn an_answer_and_a_migrate_into_a_full_stream_are_told_it_is_full() {
+    use crate::support::{turn, Fixture};
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let f = Fixture::new(&[turn(
+        "",
+        &[("d1", "defer", serde_json::json!({"note": "by hand"}))],
+    )]);
+    on_jetstream(&f);
+    let js = |args: &[&str]| {
+        let mut all = vec!["--server", srv.url.as_str()];
+        if !matches!(args.first(), Some(&"run" | &"migrate")) {
+            all.extend(["--store", "jetstream:SESSIONS"]);
+        }
+        all.extend_from_slice(args);
+        f.fisk(&all)
+    };
+    let r = js(&["run", "--agent", "agent.yaml", "--id", "waits", "go"]);
+    assert!(
+        r.stdout.contains("d1") || r.stderr.contains("d1"),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+    let held = srv.messages(STREAM);
+    assert!(held >= 3, "{held}");
+    srv.with_js(async |j| {
+        j.update_stream(async_nats::jetstream::stream::Config {
+            max_messages: held as i64,
+            ..journal::store::jetstream::spec_config(STREAM, SUBJECT)
+        })
+        .await
+        .unwrap();
+    });
+    let full = |r: &Run, what: &str, code: i32| {
+        assert_eq!(r.code, code, "{what}: {}{}", r.stdout, r.stderr);
+        let said = format!("{}{}", r.stdout, r.stderr);
+        assert!(
+            said.contains("the stream is full") && said.contains("maximum messages exceeded"),
+            "{what}: {said}"
+        );
+        assert!(
+            !said.contains("another writer") && !said.contains("is live"),
+            "{what}: {said}"
+        );
+    };
+    let r = js(&["answer", "waits", "d1", "--content", "done"]);
+    full(&r, "answer", 2);
+    assert_eq!(srv.messages(STREAM), held, "nothing was stored");
+    let src = store_copy("runs");
+    let from = format!("file:{}", s(src.path()));
+    let r = js(&[
+        "migrate",
+        "--from",
+        &from,
+        "--to",
+        &format!("jetstream:{STREAM}"),
+        "--all",
+    ]);
+    // Runs failed (exit 1), each saying why; none is taken for live.
+    full(&r, "migrate", 1);
+    let r = js(&["stream", "check", STREAM]);
+    assert!(r.stdout.contains("max_msgs"), "{}", r.stdout);
+}
