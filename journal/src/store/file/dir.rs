@@ -145,7 +145,11 @@ impl FileStore {
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(open_error(&path, e)),
             }
-            dir.sync_dir().map_err(|e| Error::io(self.dir(), e))?;
+            if let Err(e) = dir.sync_dir() {
+                // The caller goes no further: the name goes too.
+                let _ = dir.unlink(&path);
+                return Err(Error::io(self.dir(), e));
+            }
             return Ok(path);
         }
         Err(Error::NoFreeName {

@@ -95,9 +95,13 @@ impl FileStore {
         offset: u64,
     ) -> Result<PathBuf> {
         let backup = self.keep_beside(dir, run, "torn", |p| write_new(dir, p, saved))?;
-        file.set_len(offset)
-            .and_then(|()| file.sync_all())
-            .map_err(|e| Error::io(path, e))?;
+        if let Err(e) = file.set_len(offset) {
+            // The journal is as it was: its backup is not needed.
+            let _ = dir.unlink(&backup);
+            return Err(Error::io(path, e));
+        }
+        // Cut, but maybe not durably: the backup stays, the bytes are in it.
+        file.sync_all().map_err(|e| Error::io(path, e))?;
         Ok(backup)
     }
 }

@@ -57,9 +57,10 @@ impl FileStore {
         path: &Path,
         new: &[u8],
     ) -> Result<PathBuf> {
-        let kept = self.keep_beside(dir, run, "v3", |p| dir.link(path, p))?;
+        // A stale temporary file goes first: a failure here leaves no backup.
         let tmp = self.dir().join(format!("{run}.upgrading.tmp"));
         remove_if_present(dir, &tmp)?;
+        let kept = self.keep_beside(dir, run, "v3", |p| dir.link(path, p))?;
         let written = write_new(dir, &tmp, new);
         if let Err(e) = written {
             // Nothing but the backup changed: take it back too.
