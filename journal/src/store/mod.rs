@@ -243,6 +243,17 @@ impl Store {
         }
     }
 
+    /// The directories a command that creates runs here may create (file:
+    /// the store directory and the missing ones above it; JetStream:
+    /// none), for it to remove again when it stored nothing
+    /// ([`file::MissingDirs::remove_empty`]).
+    pub fn missing_dirs(&self) -> file::MissingDirs {
+        match self {
+            Store::File(f) => f.missing_dirs(),
+            Store::JetStream(_) => file::MissingDirs::default(),
+        }
+    }
+
     /// Valid run ids, sorted.
     pub fn runs(&self) -> crate::Result<Vec<String>> {
         match self {

@@ -49,6 +49,24 @@ pub(super) fn remove_if_present(dir: &dyn Dir, path: &Path) -> Result<bool> {
     }
 }
 
+/// Directories a command may create (see [`FileStore::missing_dirs`]).
+#[derive(Debug, Default)]
+pub struct MissingDirs(Vec<PathBuf>);
+
+impl MissingDirs {
+    /// Remove each of the directories that is there and empty, deepest
+    /// first, stopping at the first that is not (it holds what was stored,
+    /// or what someone else put there meanwhile): what a command that
+    /// created the store and then stored nothing in it leaves behind.
+    pub fn remove_empty(&self) {
+        for d in &self.0 {
+            if std::fs::remove_dir(d).is_err() {
+                return;
+            }
+        }
+    }
+}
+
 impl FileStore {
     /// A new, empty store directory to keep a backup in: `base`, or
     /// `<base>-<N>` for the first free N (below 100), created 0700 with
@@ -97,6 +115,20 @@ impl FileStore {
             dir: base.to_path_buf(),
             like: "a backup directory".into(),
         })
+    }
+
+    /// The directories creating a run here would create: the store
+    /// directory and each missing one above it, deepest first (none when
+    /// the store directory exists). Taken before a command that may create
+    /// the store, so that it can remove them again if it stores nothing.
+    pub fn missing_dirs(&self) -> MissingDirs {
+        MissingDirs(
+            self.dir()
+                .ancestors()
+                .take_while(|a| !a.as_os_str().is_empty() && std::fs::symlink_metadata(a).is_err())
+                .map(Path::to_path_buf)
+                .collect(),
+        )
     }
 
     /// The store directory, created 0700 when missing.

@@ -33,6 +33,7 @@ mod sim;
 mod testing;
 
 pub use append::{scan, FileAppender, Scan};
+pub use dir::MissingDirs;
 pub use lock::LiveLocks;
 pub use verify::{verify_file_run, verify_file_runs, verify_store_dir};
 
