@@ -201,8 +201,28 @@ pub fn for_error(e: &Error) -> Option<String> {
         Error::Symlink { .. } => Some(
             "fisk-admin never writes through one; replace it with the file it points to".into(),
         ),
+        Error::Io { path, source } if is_full(source) => Some(full(path)),
         _ => Some(advice(Remedy::of(e)?, run_of(e), stream)),
     }
+}
+
+/// The file system (or the user's quota) has no room: no free blocks or
+/// no free inodes.
+fn is_full(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind;
+    matches!(e.kind(), ErrorKind::StorageFull | ErrorKind::QuotaExceeded)
+}
+
+/// What to do about a file system that is full at `path`. Writers leave
+/// nothing half written when they fail (journal/FORMAT.md, "No debris"),
+/// so the same command can simply be run again.
+fn full(path: &std::path::Path) -> String {
+    let dir = path.parent().unwrap_or(path);
+    let dir = quote(&dir.to_string_lossy());
+    format!(
+        "the file system holding {dir} is full: no free space, or no free inodes \
+         (`df -h {dir}` and `df -i {dir}` say which); free some, then run the same command again"
+    )
 }
 
 /// The run an error is about, when it is about one.
