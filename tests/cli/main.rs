@@ -14,6 +14,7 @@ mod crash;
 mod docs;
 mod fingerprint;
 mod fleet;
+mod full_disk;
 mod inspect;
 mod jetstream;
 mod migrate;
