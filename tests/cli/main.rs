@@ -19,6 +19,7 @@ mod inspect;
 mod jetstream;
 mod migrate;
 mod mutations;
+mod names;
 mod output;
 mod read;
 mod reference;

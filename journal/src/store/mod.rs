@@ -238,7 +238,7 @@ impl Store {
     /// For messages: "directory /x" or "stream S on nats://..".
     pub fn describe(&self) -> String {
         match self {
-            Store::File(f) => format!("directory {}", f.dir().display()),
+            Store::File(f) => format!("directory {}", crate::shell::shown(f.dir())),
             Store::JetStream(j) => j.describe(),
         }
     }
@@ -378,7 +378,7 @@ impl Store {
                 let (removed, kept) = f.delete(run)?;
                 let journal = f.journal_path(run)?;
                 Ok(Deleted {
-                    removed: removed.iter().map(|p| p.display().to_string()).collect(),
+                    removed: removed.iter().map(|p| crate::shell::shown(p)).collect(),
                     restore: kept.as_ref().map(|k| Restore::Link {
                         kept: k.clone(),
                         journal,

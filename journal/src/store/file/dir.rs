@@ -32,7 +32,7 @@ pub(super) fn open_error(path: &Path, e: io::Error) -> Error {
 pub(super) fn exists(run: &str, dir: &Path) -> Error {
     Error::Exists {
         run: run.to_owned(),
-        location: format!("directory {}", dir.display()),
+        location: format!("directory {}", crate::shell::shown(dir)),
     }
 }
 

@@ -116,7 +116,7 @@ fn decode(run: &str, path: &Path, bytes: &[u8]) -> Result<(usize, Tail)> {
                      {after} intact record(s) after it, and dropping just this line would leave \
                      a hole in the sequence that resume could not fold. Nothing was changed; \
                      recover the line from a backup or by hand.",
-                    path.display(),
+                    crate::shell::shown(path),
                     bad.line,
                     bad.offset,
                     bad.error,
