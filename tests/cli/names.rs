@@ -77,6 +77,60 @@ fn findings(r: &Run) -> Vec<serde_json::Value> {
         .collect()
 }
 
+fn codes_for<'a>(found: &'a [serde_json::Value], code: &str) -> Vec<&'a str> {
+    let mut v: Vec<&str> = found
+        .iter()
+        .filter(|f| f["code"] == code)
+        .filter_map(|f| f["run"].as_str())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Regression test for issue 18 ("`orphan-lock` is reported for `X.lock`
+/// when an invalid-id `X.json` sits beside it"): the lock is that
+/// journal's. Names that are not UTF-8 are compared as bytes: two that
+/// differ only in their invalid bytes are two names.
+#[test]
+fn the_lock_of_a_journal_whose_name_is_not_a_valid_id_is_not_an_orphan() {
+    let store = tempfile::tempdir().expect("store");
+    let d = store.path();
+    std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    let journal = std::fs::read(testdata("runs-v1/tool-batch.json")).expect("read");
+    for name in [
+        &b"x y.json"[..],
+        b"x y.lock",
+        b"bad\xff.json",
+        b"bad\xff.lock",
+        b"d\xfe.json",
+        b"d\xff.lock",
+        b"gone.lock",
+    ] {
+        let p = named(d, name);
+        let bytes: &[u8] = if name.ends_with(b".json") {
+            &journal
+        } else {
+            b""
+        };
+        std::fs::write(&p, bytes).expect("write");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    }
+    let r = fisk_at(d, &["verify", "--format", "json"]);
+    let found = findings(&r);
+    assert_eq!(
+        codes_for(&found, "invalid-id"),
+        [r"$'bad\377.json'", r"$'d\376.json'", "x y.json"],
+        "{}",
+        r.stdout
+    );
+    assert_eq!(
+        codes_for(&found, "orphan-lock"),
+        [r"$'d\377.lock'", "gone.lock"],
+        "{}",
+        r.stdout
+    );
+}
+
 /// Issue 18 item 7: `verify` names a file whose name is not UTF-8 by the
 /// shell word that names it, in its findings and in the fix it prints:
 /// pasted, the word is the file; the lossy form (U+FFFD) never appears.

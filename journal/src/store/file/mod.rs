@@ -68,7 +68,8 @@ pub struct Listing {
     pub runs: Vec<String>,
     /// `.json` files whose name is not a valid id: the agent cannot see them.
     pub invalid: Vec<PathBuf>,
-    /// Lock files with no journal beside them.
+    /// Lock files with no journal beside them (a journal whose name is not
+    /// a valid id still owns its lock).
     pub orphan_locks: Vec<PathBuf>,
 }
 
@@ -120,11 +121,11 @@ impl FileStore {
                 continue;
             }
             if let Some(stem) = name.strip_suffix(b".json") {
+                // Every journal owns the lock of its name, a valid id or
+                // not: its lock is no orphan.
+                journals.insert(stem.to_vec());
                 match std::str::from_utf8(stem).ok().filter(|s| id::is_valid(s)) {
-                    Some(run) => {
-                        journals.insert(stem.to_vec());
-                        listing.runs.push(run.to_owned())
-                    }
+                    Some(run) => listing.runs.push(run.to_owned()),
                     None => listing.invalid.push(entry.path().to_path_buf()),
                 }
             } else if let Some(stem) = name.strip_suffix(b".lock") {
