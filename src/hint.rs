@@ -5,57 +5,59 @@
 //! finding as a [`Remedy`]; [`advice`] turns it into words and a command.
 
 use crate::cli::Global;
-use crate::output::sanitize;
 use journal::store::{Restore, Store};
 use journal::{Error, Remedy, Where};
 
 /// The default `--hold` (CLI.md): left out of a hint when unchanged.
 const DEFAULT_HOLD_SECS: u64 = 600;
 
-/// `s` as one shell word: as is when it holds only characters no shell
-/// treats specially, else single-quoted. Control characters are made
-/// visible first (the hint is printed on a terminal).
+/// `s` as one shell word that pastes back to exactly `s`: as is when it
+/// holds only characters no shell treats specially, single-quoted when it
+/// holds nothing a terminal acts on, else `$'...'` with those characters
+/// as octal escapes ([`journal::shell::word`]).
 pub fn quote(s: &str) -> String {
-    let s = sanitize(s, false);
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:=+@%,".contains(c);
-    if !s.is_empty() && s.chars().all(plain) {
-        return s.into_owned();
-    }
-    format!("'{}'", s.replace('\'', r"'\''"))
+    journal::shell::word(std::ffi::OsStr::new(s))
+}
+
+/// [`quote`] for a path, which need not be UTF-8: a name that is not
+/// pastes back to its bytes, never to U+FFFD.
+pub fn quote_path(p: &std::path::Path) -> String {
+    journal::shell::path_word(p)
 }
 
 /// ` --state-dir DIR --context C ...`: the flags that chose the store and
 /// the connection, each with a leading space; empty when none were given.
 pub fn store_flags(g: &Global) -> String {
-    let mut out = String::new();
-    let mut flag = |name: &str, v: &str| {
-        out.push_str(&format!(" --{name} {}", quote(v)));
-    };
+    // Each flag and its value as one shell word.
+    let mut flags: Vec<(&str, String)> = Vec::new();
     if let Some(d) = &g.state_dir {
-        flag("state-dir", &d.to_string_lossy());
+        flags.push(("state-dir", quote_path(d)));
     }
     if let Some(s) = &g.store {
-        flag("store", s);
+        flags.push(("store", quote(s)));
     }
     if let Some(c) = &g.config {
-        flag("config", &c.to_string_lossy());
+        flags.push(("config", quote_path(c)));
     }
     if let Some(c) = &g.context {
-        flag("context", c);
+        flags.push(("context", quote(c)));
     }
     if let Some(s) = &g.server {
-        flag("server", s);
+        flags.push(("server", quote(s)));
     }
     if let Some(c) = &g.creds {
-        flag("creds", &c.to_string_lossy());
+        flags.push(("creds", quote_path(c)));
     }
     if let Some(u) = &g.user {
-        flag("user", u);
+        flags.push(("user", quote(u)));
     }
     if g.hold.as_secs() != DEFAULT_HOLD_SECS {
-        flag("hold", &format!("{}s", g.hold.as_secs()));
+        flags.push(("hold", format!("{}s", g.hold.as_secs())));
     }
-    out
+    flags
+        .iter()
+        .map(|(name, v)| format!(" --{name} {v}"))
+        .collect()
 }
 
 /// `fisk-admin <store flags> <args>`.
@@ -130,32 +132,31 @@ pub fn fix(g: &Global, store: &Store, remedy: Remedy, run: &str) -> Option<Strin
                 store: None,
                 ..g.clone()
             };
+            // `file:` and the directory, as one word (the directory need
+            // not be UTF-8).
             let from = match &place {
-                Where::Path(d) => format!("file:{}", d.to_string_lossy()),
-                Where::Stream { stream, .. } => format!("jetstream:{stream}"),
+                Where::Path(d) => {
+                    let mut uri = std::ffi::OsString::from("file:");
+                    uri.push(d.as_os_str());
+                    journal::shell::word(&uri)
+                }
+                Where::Stream { stream, .. } => quote(&format!("jetstream:{stream}")),
                 _ => return None,
             };
-            command(
-                &conn,
-                &[
-                    "migrate",
-                    "--from",
-                    &from,
-                    "--to",
-                    "file:salvaged",
-                    "--include-corrupt",
-                    run,
-                ],
+            format!(
+                "{} --from {from} --to file:salvaged --include-corrupt {}",
+                command(&conn, &["migrate"]),
+                quote(run)
             )
         }
         Remedy::ChmodJournal => {
             let path = file_dir?.join(format!("{run}.json"));
-            format!("chmod 600 {}", quote(&path.to_string_lossy()))
+            format!("chmod 600 {}", quote_path(&path))
         }
         Remedy::ChmodJournals => {
-            format!("chmod 600 {}/*.json", quote(&file_dir?.to_string_lossy()))
+            format!("chmod 600 {}/*.json", quote_path(file_dir?))
         }
-        Remedy::ChmodStore => format!("chmod 700 {}", quote(&file_dir?.to_string_lossy())),
+        Remedy::ChmodStore => format!("chmod 700 {}", quote_path(file_dir?)),
         Remedy::Again | Remedy::Force | Remedy::CreateStream | Remedy::Unhold | Remedy::Approve => {
             return None
         }
@@ -167,16 +168,17 @@ pub fn fix(g: &Global, store: &Store, remedy: Remedy, run: &str) -> Option<Strin
 pub fn restore(r: &Restore) -> (String, bool) {
     match r {
         Restore::Link { kept, journal } => {
-            let (k, j) = (
-                quote(&kept.to_string_lossy()),
-                quote(&journal.to_string_lossy()),
-            );
+            let (k, j) = (quote_path(kept), quote_path(journal));
             (format!("ln {k} {j} && rm {k}"), false)
         }
         Restore::Copy { from, stream, run } => (
             format!(
                 "fisk-admin migrate --from {} --to {} {run}",
-                quote(&format!("file:{}", from.to_string_lossy())),
+                {
+                    let mut uri = std::ffi::OsString::from("file:");
+                    uri.push(from.as_os_str());
+                    journal::shell::word(&uri)
+                },
                 quote(&format!("jetstream:{stream}"))
             ),
             true,
@@ -201,8 +203,28 @@ pub fn for_error(e: &Error) -> Option<String> {
         Error::Symlink { .. } => Some(
             "fisk-admin never writes through one; replace it with the file it points to".into(),
         ),
+        Error::Io { path, source } if is_full(source) => Some(full(path)),
         _ => Some(advice(Remedy::of(e)?, run_of(e), stream)),
     }
+}
+
+/// The file system (or the user's quota) has no room: no free blocks or
+/// no free inodes.
+fn is_full(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind;
+    matches!(e.kind(), ErrorKind::StorageFull | ErrorKind::QuotaExceeded)
+}
+
+/// What to do about a file system that is full at `path`. Writers leave
+/// nothing half written when they fail (journal/FORMAT.md, "No debris"),
+/// so the same command can simply be run again.
+fn full(path: &std::path::Path) -> String {
+    let dir = path.parent().unwrap_or(path);
+    let dir = quote_path(dir);
+    format!(
+        "the file system holding {dir} is full: no free space, or no free inodes \
+         (`df -h {dir}` and `df -i {dir}` say which); free some, then run the same command again"
+    )
 }
 
 /// The run an error is about, when it is about one.
@@ -254,7 +276,9 @@ mod tests {
             "fisk-admin --store jetstream:S --context 'prod ctx' --user ops answer r1 toolu_1"
         );
         assert!(!c.contains("hunter2") && !c.contains("t0k"));
-        assert_eq!(quote("it's\u{1b}"), r"'it'\''s\u{1b}'");
+        assert_eq!(quote("it's"), r"'it'\''s'");
+        // Pasted, it is the same text, and it prints no escape raw.
+        assert_eq!(quote("it's\u{1b}"), r"$'it\'s\033'");
     }
 
     #[test]

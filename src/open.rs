@@ -156,7 +156,7 @@ fn store_at(g: &Global, loc: Location, must_exist: bool) -> Result<Store, Failur
                 };
                 return Err(Failure::new(format!(
                     "store directory {} {what} (chosen by {})",
-                    dir.display(),
+                    journal::shell::shown(&dir),
                     loc.why
                 ))
                 .help("pass --state-dir DIR or --store file:DIR to point at the runs directory"));
@@ -196,7 +196,7 @@ pub fn open_store_uri(g: &Global, uri: &str, missing: IfMissing) -> Result<Store
                     IfMissing::Fail => {
                         return Err(Failure::new(format!(
                             "store directory {} does not exist ({uri})",
-                            dir.display()
+                            journal::shell::shown(&dir)
                         )))
                     }
                     IfMissing::Create => {
@@ -232,8 +232,8 @@ fn creatable(dir: &Path, uri: &str) -> Result<(), Failure> {
     match nearest {
         Some(p) if !p.is_dir() => Err(Failure::new(format!(
             "store directory {} cannot be created ({uri}): {} exists and is not a directory",
-            dir.display(),
-            p.display()
+            journal::shell::shown(dir),
+            journal::shell::shown(p)
         ))),
         _ => Ok(()),
     }

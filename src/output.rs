@@ -26,41 +26,9 @@ impl Style {
     }
 }
 
-/// Whether `c` must not reach a terminal as is: C0 and C1 controls, DEL,
-/// and the invisible format characters (Unicode category Cf): the
-/// bidirectional overrides and marks that can make text read differently
-/// from what it is, the line and paragraph separators, zero-width spaces
-/// and joiners, and the tag characters that can hide a whole text inside
-/// one that looks short. The zero-width joiner and non-joiner are kept:
-/// emoji sequences and Persian and Indic text need them.
-pub fn is_dangerous(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{ad}'
-                | '\u{600}'..='\u{605}'
-                | '\u{61c}'
-                | '\u{6dd}'
-                | '\u{70f}'
-                | '\u{890}'..='\u{891}'
-                | '\u{8e2}'
-                | '\u{180e}'
-                | '\u{200b}'
-                | '\u{200e}'..='\u{200f}'
-                | '\u{2028}'..='\u{202e}'
-                | '\u{2060}'..='\u{2064}'
-                | '\u{2066}'..='\u{206f}'
-                | '\u{feff}'
-                | '\u{fff9}'..='\u{fffb}'
-                | '\u{110bd}'
-                | '\u{110cd}'
-                | '\u{13430}'..='\u{1343f}'
-                | '\u{1bca0}'..='\u{1bca3}'
-                | '\u{1d173}'..='\u{1d17a}'
-                | '\u{e0001}'
-                | '\u{e0020}'..='\u{e007f}'
-        )
-}
+/// Whether `c` must not reach a terminal as is (the library decides, so
+/// that its names, [`journal::shell::word`], and this output agree).
+pub use journal::shell::is_dangerous;
 
 /// Neutralise untrusted text for a terminal: control characters (and so
 /// every escape sequence, which starts with ESC or a C1 control) and bidi

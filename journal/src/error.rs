@@ -6,6 +6,7 @@
 //! that into a command.
 
 use crate::fold::FoldError;
+use crate::shell::shown;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -63,9 +64,9 @@ impl Where {
 impl fmt::Display for Where {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Where::Path(p) => write!(f, "{}", p.display()),
+            Where::Path(p) => write!(f, "{}", shown(p)),
             Where::Line { path, line, offset } => {
-                write!(f, "{}", path.display())?;
+                write!(f, "{}", shown(path))?;
                 if *line > 0 {
                     write!(f, " line {line}")?;
                 }
@@ -153,7 +154,7 @@ pub enum Error {
     #[error("run {run} not found at {at}")]
     NotFound { run: String, at: Where },
 
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {source}", shown(path))]
     Io {
         path: PathBuf,
         #[source]
@@ -231,7 +232,10 @@ pub enum Error {
 
     /// A writer whose earlier write failed refuses every further one: what
     /// landed is unknown until the run is read again.
-    #[error("run {run} ({}): an earlier write failed ({why}); this writer stops", path.display())]
+    #[error(
+        "run {run} ({}): an earlier write failed ({why}); this writer stops",
+        shown(path)
+    )]
     Poisoned {
         run: String,
         path: PathBuf,
@@ -243,15 +247,18 @@ pub enum Error {
     Gap { run: String, seq: u64, last: u64 },
 
     /// A journal or lock that is a symbolic link, which no writer follows.
-    #[error("{}: is a symbolic link, which no writer here follows", path.display())]
+    #[error("{}: is a symbolic link, which no writer here follows", shown(path))]
     Symlink { path: PathBuf },
 
     /// Something other than a regular file where a journal must be.
-    #[error("{}: {what}", path.display())]
+    #[error("{}: {what}", shown(path))]
     NotAFile { path: PathBuf, what: String },
 
     /// Every name a backup could take is in use: nothing was changed.
-    #[error("{}: no free name like {like} for a backup; nothing was changed", dir.display())]
+    #[error(
+        "{}: no free name like {like} for a backup; nothing was changed",
+        shown(dir)
+    )]
     NoFreeName { dir: PathBuf, like: String },
 
     /// A source run changed while it was copied: it is not deleted.

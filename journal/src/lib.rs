@@ -20,6 +20,7 @@ pub mod record;
 pub mod runner;
 pub mod schema;
 pub mod search;
+pub mod shell;
 pub mod stats;
 pub mod store;
 pub mod time;

@@ -53,7 +53,7 @@ pub fn run(g: &Global, style: Style, out: &mut dyn Write) -> CmdResult {
     };
     match &loc.backend {
         Backend::File { dir } => {
-            info.location = dir.display().to_string();
+            info.location = journal::shell::shown(dir);
             info.exists = Some(dir.is_dir());
         }
         // The connection settings, and whether the stream answers (a

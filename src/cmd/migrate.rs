@@ -6,12 +6,13 @@
 
 use crate::cli::{Global, MigrateArgs};
 use crate::error::{CmdResult, Failure};
-use crate::open::{open_store_uri, same_store, IfMissing};
+use crate::open::{open_store_uri, parse_uri, same_store, Backend, IfMissing};
 use crate::output::{
     cell, json_pretty, outcome_cell, print_table, sanitize, sorted, table, Format, Style,
 };
 use comfy_table::Cell;
 use journal::migrate::{self, Options, Progress, RunReport};
+use journal::store::file::{FileStore, MissingDirs};
 use serde::Serialize;
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
@@ -26,6 +27,15 @@ pub fn run(g: &Global, a: MigrateArgs, style: Style, out: &mut dyn Write) -> Cmd
     }
     same_store(&a.from, &a.to)?;
     let from = open_store_uri(g, &a.from, IfMissing::Fail)?;
+    // The runs are chosen (their ids checked) before the destination is
+    // opened: a refusal creates nothing.
+    let runs = migrate::select(&from, if a.all { &[] } else { &a.runs })?;
+    // The directories opening a file destination creates, removed again
+    // if nothing is stored in them.
+    let made = match parse_uri(&a.to)? {
+        Backend::File { dir } => FileStore::new(dir).missing_dirs(),
+        Backend::JetStream { .. } => MissingDirs::default(),
+    };
     let to = open_store_uri(
         g,
         &a.to,
@@ -35,7 +45,6 @@ pub fn run(g: &Global, a: MigrateArgs, style: Style, out: &mut dyn Write) -> Cmd
             IfMissing::Create
         },
     )?;
-    let runs = migrate::select(&from, if a.all { &[] } else { &a.runs })?;
     let opts = Options {
         dry_run: a.dry_run,
         include_corrupt: a.include_corrupt,
@@ -55,6 +64,7 @@ pub fn run(g: &Global, a: MigrateArgs, style: Style, out: &mut dyn Write) -> Cmd
         done.store(true, Ordering::Relaxed);
         r
     });
+    made.remove_empty();
     let ok = reports.iter().filter(|r| r.result.ok()).count();
     let migrated = Migrated {
         summary: Summary {

@@ -54,7 +54,7 @@ pub fn run(g: &Global, a: RepairArgs, style: Style, out: &mut dyn Write) -> CmdR
             line,
             offset,
             bytes: len,
-            backup: backup.map(|b| b.display().to_string()),
+            backup: backup.map(|b| journal::shell::shown(&b)),
             records,
         },
     };

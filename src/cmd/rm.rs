@@ -61,7 +61,7 @@ pub fn run(g: &Global, mut a: RmArgs, style: Style, out: &mut dyn Write) -> CmdR
             Ok(d) => Deletion::Done(Removed {
                 run: r.clone(),
                 removed: d.removed,
-                kept: d.kept.map(|k| k.display().to_string()),
+                kept: d.kept.map(|k| journal::shell::shown(&k)),
                 restore: d.restore.as_ref().map(|r| crate::hint::restore(r).0),
                 restore_needs_connection: d
                     .restore

@@ -31,6 +31,11 @@ pub fn run(g: &Global, a: RunArgs, style: Style, out: &mut dyn Write) -> CmdResu
         stop: &stop,
         events: &mut events,
     };
-    let outcome = runner.start(&a.prompt, a.id.as_deref())?;
+    // A store directory this run creates goes again when the run never
+    // comes to exist (its first record could not be stored).
+    let made = store.missing_dirs();
+    let outcome = runner
+        .start(&a.prompt, a.id.as_deref())
+        .inspect_err(|_| made.remove_empty())?;
     report(&outcome, g, &a.agent, style, out)
 }

@@ -152,7 +152,7 @@ fn row(run: &str, o: Outcome) -> Row {
         } => Row {
             outcome: "upgraded",
             records: Some(records),
-            kept: Some(kept.display().to_string()),
+            kept: Some(journal::shell::shown(&kept)),
             resumed,
             ..base
         },

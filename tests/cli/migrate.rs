@@ -169,3 +169,48 @@ fn runs_the_agent_refuses_are_skipped_and_a_complete_rerun_says_so() {
         r.stdout
     );
 }
+
+/// Regression test for issue 18 ("`migrate` creates its destination
+/// directory before refusing an invalid run id"): a bad argument is
+/// refused before anything is created.
+#[test]
+fn migrate_refuses_an_invalid_run_id_before_it_creates_its_destination() {
+    let src = store_copy("runs");
+    let dest = tempfile::tempdir().expect("dest");
+    let to = dest.path().join("new/runs");
+    let r = fisk(&[
+        "migrate",
+        "--from",
+        &format!("file:{}", s(src.path())),
+        "--to",
+        &format!("file:{}", s(&to)),
+        "tool-batch",
+        "../escape",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("invalid run id"), "{}", r.stderr);
+    assert!(
+        !dest.path().join("new").exists(),
+        "the destination was created: {:?}",
+        std::fs::read_dir(dest.path()).map(|d| d.count())
+    );
+}
+
+/// A migrate that stores nothing (every run it was given is refused by
+/// the source) leaves no destination directory behind.
+#[test]
+fn a_migrate_that_copies_nothing_leaves_no_destination_directory() {
+    let src = store_copy("damaged");
+    let dest = tempfile::tempdir().expect("dest");
+    let to = dest.path().join("new/runs");
+    let r = fisk(&[
+        "migrate",
+        "--from",
+        &format!("file:{}", s(src.path())),
+        "--to",
+        &format!("file:{}", s(&to)),
+        "interior-corruption",
+    ]);
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(!dest.path().join("new").exists());
+}

@@ -198,3 +198,42 @@ fn rm_deletes_a_run_named_twice_once() {
     assert_eq!(r.stdout.matches("kept").count(), 1, "{}", r.stdout);
     assert!(!f.journal("c").exists());
 }
+
+/// Issue 18 item 6: a `repair` or `upgrade` that has nothing to do, or
+/// refuses, creates nothing, not even the lock file of a run that had none
+/// (one `migrate` created whole).
+#[test]
+fn a_repair_or_upgrade_that_does_nothing_or_refuses_creates_nothing() {
+    let names = |d: &std::path::Path| {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let store = tempfile::tempdir().unwrap();
+    for (from, name) in [
+        ("runs-v1/tool-batch.json", "tool-batch"),
+        ("damaged/interior-corruption.json", "interior-corruption"),
+    ] {
+        std::fs::copy(testdata(from), store.path().join(format!("{name}.json"))).unwrap();
+    }
+    let before = names(store.path());
+    let home = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let mut all = vec!["--state-dir", s(store.path())];
+        all.extend_from_slice(args);
+        fisk_in(home.path(), &all, None)
+    };
+    for (args, code) in [
+        (&["repair", "tool-batch"][..], 0),
+        (&["repair", "interior-corruption"][..], 1),
+        (&["upgrade", "tool-batch"][..], 0),
+        (&["upgrade", "interior-corruption"][..], 1),
+    ] {
+        let r = run(args);
+        assert_eq!(r.code, code, "{args:?}: {}{}", r.stdout, r.stderr);
+        assert_eq!(names(store.path()), before, "{args:?} created something");
+    }
+}

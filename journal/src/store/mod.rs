@@ -238,8 +238,19 @@ impl Store {
     /// For messages: "directory /x" or "stream S on nats://..".
     pub fn describe(&self) -> String {
         match self {
-            Store::File(f) => format!("directory {}", f.dir().display()),
+            Store::File(f) => format!("directory {}", crate::shell::shown(f.dir())),
             Store::JetStream(j) => j.describe(),
+        }
+    }
+
+    /// The directories a command that creates runs here may create (file:
+    /// the store directory and the missing ones above it; JetStream:
+    /// none), for it to remove again when it stored nothing
+    /// ([`file::MissingDirs::remove_empty`]).
+    pub fn missing_dirs(&self) -> file::MissingDirs {
+        match self {
+            Store::File(f) => f.missing_dirs(),
+            Store::JetStream(_) => file::MissingDirs::default(),
         }
     }
 
@@ -367,7 +378,7 @@ impl Store {
                 let (removed, kept) = f.delete(run)?;
                 let journal = f.journal_path(run)?;
                 Ok(Deleted {
-                    removed: removed.iter().map(|p| p.display().to_string()).collect(),
+                    removed: removed.iter().map(|p| crate::shell::shown(p)).collect(),
                     restore: kept.as_ref().map(|k| Restore::Link {
                         kept: k.clone(),
                         journal,

@@ -50,6 +50,66 @@ pub(crate) struct DirMedia {
     /// never exists without its meta record, whatever moment the process
     /// dies at.
     pub(super) publish: Option<Publish>,
+    /// A new journal until it has its name and the directory is fsynced:
+    /// what its creator made for it, removed when the media is dropped
+    /// before then (the run never came to exist).
+    pub(super) debris: Option<Debris>,
+}
+
+/// What the creator of a new journal made for it besides the journal.
+pub(super) struct Debris {
+    /// The journal's real name: while it does not exist, the run does not.
+    pub(super) real: PathBuf,
+    /// Its temporary name, when it has one (a new file: the creator's).
+    pub(super) tmp: Option<PathBuf>,
+    /// The lock file, when the creator created it (it is on the real file
+    /// system, as every run lock is, and still locked when this is dropped:
+    /// [`FileAppender`] drops its media before its lock).
+    pub(super) lock: Option<PathBuf>,
+}
+
+impl DirMedia {
+    /// The media of a new journal, to be named `real` by `publish`; `lock`
+    /// is the lock file its creator created, if it did.
+    pub(super) fn new_journal(
+        file: Box<dyn DirFile>,
+        dir: Arc<dyn Dir>,
+        publish: Publish,
+        lock: Option<PathBuf>,
+    ) -> DirMedia {
+        let (real, tmp) = match &publish {
+            Publish::Named { tmp, real } => (real.clone(), Some(tmp.clone())),
+            Publish::Unnamed { real } => (real.clone(), None),
+        };
+        DirMedia {
+            file,
+            dir,
+            publish: Some(publish),
+            debris: Some(Debris { real, tmp, lock }),
+        }
+    }
+}
+
+impl Drop for DirMedia {
+    /// A new journal that never got its name leaves nothing: its temporary
+    /// name is removed (also when the link made it a second name of a
+    /// journal that did get its name but was not fsynced into the
+    /// directory), and the lock file its creator made, unless a journal
+    /// exists under the real name after all. Errors are ignored: a process
+    /// that dies here leaves what the next writer of the id removes.
+    fn drop(&mut self) {
+        let Some(debris) = self.debris.take() else {
+            return;
+        };
+        if let Some(tmp) = &debris.tmp {
+            let _ = super::dir::remove_if_present(&*self.dir, tmp);
+        }
+        if let Some(lock) = &debris.lock {
+            if !self.dir.exists(&debris.real) {
+                let _ = std::fs::remove_file(lock);
+            }
+        }
+    }
 }
 
 impl Media for DirMedia {
@@ -63,7 +123,10 @@ impl Media for DirMedia {
         if let Some(publish) = self.publish.take() {
             publish.link(&*self.dir, &mut *self.file)?;
         }
-        self.dir.sync_dir()
+        self.dir.sync_dir()?;
+        // Named and durable: the run exists.
+        self.debris = None;
+        Ok(())
     }
     fn truncate(&mut self, len: u64) -> io::Result<()> {
         self.file.set_len(len)?;
@@ -78,6 +141,9 @@ impl Media for DirMedia {
 pub struct FileAppender {
     run: String,
     path: PathBuf,
+    /// Declared before the lock, so dropped while the lock is still held:
+    /// a new journal's media removes what its creator made (see
+    /// [`Debris`]) under the lock.
     media: Box<dyn Media>,
     /// The flock on `<id>.lock`; the kernel drops it when this closes or the
     /// process dies.
@@ -331,6 +397,7 @@ pub(super) fn open_media(dir: Arc<dyn Dir>, run: &str, path: &Path) -> Result<(D
         file,
         dir,
         publish: None,
+        debris: None,
     };
     Ok((media, found))
 }

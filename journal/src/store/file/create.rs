@@ -57,19 +57,40 @@ impl FileStore {
     /// its real name when its first record is durable (see `DirMedia`); a
     /// process killed before that leaves only that temporary file, which no
     /// reader takes for a journal.
+    ///
+    /// A creator that fails before the journal has its name leaves nothing
+    /// of the run: the temporary file, and the lock file when this created
+    /// it, are removed (under the lock) when the appender is dropped. An
+    /// existing run is refused before anything is created.
     pub fn create_appender(&self, run: &str) -> Result<FileAppender> {
         let path = self.journal_path(run)?;
-        self.ensure_dir()?;
-        let lock = self.lock(run)?;
         let os = OsDir::shared(self.dir());
         if os.exists(&path) {
             return Err(exists(run, self.dir()));
         }
-        let media = self.new_media(os, run, &path)?;
-        Ok(
-            FileAppender::with_media(run, &path, Box::new(media), Scan::default(), true)
-                .holding(lock),
-        )
+        self.ensure_dir()?;
+        let (lock, created) = self.lock_noting(run)?;
+        let lock_path = self.lock_path(run)?;
+        let made = created.then_some(lock_path);
+        let media = match os.exists(&path) {
+            true => Err(exists(run, self.dir())),
+            false => self.new_media(os.clone(), run, &path, made.clone()),
+        };
+        match media {
+            Ok(media) => {
+                Ok(
+                    FileAppender::with_media(run, &path, Box::new(media), Scan::default(), true)
+                        .holding(lock),
+                )
+            }
+            Err(e) => {
+                // The lock file is the run's when its journal exists.
+                if let (Some(made), false) = (made, os.exists(&path)) {
+                    let _ = std::fs::remove_file(made);
+                }
+                Err(e)
+            }
+        }
     }
 
     /// A new run written whole in one step (migrate's copies): its records
@@ -118,38 +139,30 @@ impl FileStore {
         if os.exists(&path) {
             return Err(exists(run, self.dir()));
         }
-        let (file, publish, tmp) = match os.create_unnamed() {
-            Some(file) => (file, Publish::Unnamed { real: path.clone() }, None),
+        let (file, publish) = match os.create_unnamed() {
+            Some(file) => (file, Publish::Unnamed { real: path.clone() }),
             None => {
                 let tmp = self.dir().join(format!("{run}.creating.tmp"));
                 let file = os.create(&tmp, false).map_err(|e| open_error(&tmp, e))?;
                 let publish = Publish::Named {
-                    tmp: tmp.clone(),
+                    tmp,
                     real: path.clone(),
                 };
-                (file, publish, Some(tmp))
+                (file, publish)
             }
         };
-        let mut media = DirMedia {
-            file,
-            dir: os.clone(),
-            publish: Some(publish),
-        };
+        // Dropped on failure: the temporary name goes with it.
+        let mut media = DirMedia::new_journal(file, os, publish, None);
         let written = media
             .write(bytes)
             .and_then(|()| media.sync())
             .and_then(|()| media.sync_dir());
         match written {
             Ok(()) => Ok(path),
-            Err(e) => {
-                if let Some(tmp) = tmp {
-                    let _ = os.unlink(&tmp);
-                }
-                match e.kind() {
-                    io::ErrorKind::AlreadyExists => Err(exists(run, self.dir())),
-                    _ => Err(Error::io(&path, e)),
-                }
-            }
+            Err(e) => match e.kind() {
+                io::ErrorKind::AlreadyExists => Err(exists(run, self.dir())),
+                _ => Err(Error::io(&path, e)),
+            },
         }
     }
 
@@ -162,18 +175,23 @@ impl FileStore {
 
     /// A new journal's media in `dir` (the run's lock held, its name
     /// checked free): the journal open under its temporary name, to be
-    /// linked to `path` once its first record is durable.
-    pub(super) fn new_media(&self, dir: Arc<dyn Dir>, run: &str, path: &Path) -> Result<DirMedia> {
+    /// linked to `path` once its first record is durable. `lock` is the
+    /// lock file when its creator created it: removed with the temporary
+    /// name if the journal never gets its name.
+    pub(super) fn new_media(
+        &self,
+        dir: Arc<dyn Dir>,
+        run: &str,
+        path: &Path,
+        lock: Option<PathBuf>,
+    ) -> Result<DirMedia> {
         let (tmp, _) = self.remove_stale_tmp(&*dir, run)?;
         let file = dir.create(&tmp, true).map_err(|e| open_error(&tmp, e))?;
-        Ok(DirMedia {
-            file,
-            dir,
-            publish: Some(Publish::Named {
-                tmp,
-                real: path.to_path_buf(),
-            }),
-        })
+        let publish = Publish::Named {
+            tmp,
+            real: path.to_path_buf(),
+        };
+        Ok(DirMedia::new_journal(file, dir, publish, lock))
     }
 
     /// [`create_whole`](Self::create_whole) into `unnamed`, or without one
@@ -192,13 +210,10 @@ impl FileStore {
                 Err(e) => (0, Err(e)),
             };
         };
-        let media = DirMedia {
-            file,
-            dir,
-            publish: Some(Publish::Unnamed {
-                real: path.to_path_buf(),
-            }),
+        let publish = Publish::Unnamed {
+            real: path.to_path_buf(),
         };
+        let media = DirMedia::new_journal(file, dir, publish, None);
         FileAppender::with_media(run, path, Box::new(media), Scan::default(), true)
             .append_batch(records)
     }
@@ -359,19 +374,29 @@ mod tests {
         std::fs::write(&real, b"theirs\n").unwrap();
         let tmp = dir.path().join("r1.creating.tmp");
         let media = |unnamed: bool| match unnamed {
-            true => store.unnamed_file().map(|file| DirMedia {
-                file: OsHandle::boxed(file),
-                dir: OsDir::shared(dir.path()),
-                publish: Some(Publish::Unnamed { real: real.clone() }),
+            true => store.unnamed_file().map(|file| {
+                let publish = Publish::Unnamed { real: real.clone() };
+                DirMedia::new_journal(
+                    OsHandle::boxed(file),
+                    OsDir::shared(dir.path()),
+                    publish,
+                    None,
+                )
             }),
-            false => Some(DirMedia {
-                file: OsHandle::boxed(nofollow().append(true).create_new(true).open(&tmp).unwrap()),
-                dir: OsDir::shared(dir.path()),
-                publish: Some(Publish::Named {
+            false => {
+                let file = nofollow().append(true).create_new(true).open(&tmp).unwrap();
+                let publish = Publish::Named {
                     tmp: tmp.clone(),
                     real: real.clone(),
-                }),
-            }),
+                };
+                let dir = OsDir::shared(dir.path());
+                Some(DirMedia::new_journal(
+                    OsHandle::boxed(file),
+                    dir,
+                    publish,
+                    None,
+                ))
+            }
         };
         // Both ways of publishing a new journal; without unnamed files
         // here, create_whole never uses one, so only the named way can race.

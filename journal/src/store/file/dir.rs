@@ -32,7 +32,7 @@ pub(super) fn open_error(path: &Path, e: io::Error) -> Error {
 pub(super) fn exists(run: &str, dir: &Path) -> Error {
     Error::Exists {
         run: run.to_owned(),
-        location: format!("directory {}", dir.display()),
+        location: format!("directory {}", crate::shell::shown(dir)),
     }
 }
 
@@ -46,6 +46,24 @@ pub(super) fn remove_if_present(dir: &dyn Dir, path: &Path) -> Result<bool> {
         Ok(()) => Ok(true),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(Error::io(path, e)),
+    }
+}
+
+/// Directories a command may create (see [`FileStore::missing_dirs`]).
+#[derive(Debug, Default)]
+pub struct MissingDirs(Vec<PathBuf>);
+
+impl MissingDirs {
+    /// Remove each of the directories that is there and empty, deepest
+    /// first, stopping at the first that is not (it holds what was stored,
+    /// or what someone else put there meanwhile): what a command that
+    /// created the store and then stored nothing in it leaves behind.
+    pub fn remove_empty(&self) {
+        for d in &self.0 {
+            if std::fs::remove_dir(d).is_err() {
+                return;
+            }
+        }
     }
 }
 
@@ -99,6 +117,20 @@ impl FileStore {
         })
     }
 
+    /// The directories creating a run here would create: the store
+    /// directory and each missing one above it, deepest first (none when
+    /// the store directory exists). Taken before a command that may create
+    /// the store, so that it can remove them again if it stores nothing.
+    pub fn missing_dirs(&self) -> MissingDirs {
+        MissingDirs(
+            self.dir()
+                .ancestors()
+                .take_while(|a| !a.as_os_str().is_empty() && std::fs::symlink_metadata(a).is_err())
+                .map(Path::to_path_buf)
+                .collect(),
+        )
+    }
+
     /// The store directory, created 0700 when missing.
     pub(super) fn ensure_dir(&self) -> Result<()> {
         std::fs::DirBuilder::new()
@@ -145,7 +177,11 @@ impl FileStore {
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(open_error(&path, e)),
             }
-            dir.sync_dir().map_err(|e| Error::io(self.dir(), e))?;
+            if let Err(e) = dir.sync_dir() {
+                // The caller goes no further: the name goes too.
+                let _ = dir.unlink(&path);
+                return Err(Error::io(self.dir(), e));
+            }
             return Ok(path);
         }
         Err(Error::NoFreeName {

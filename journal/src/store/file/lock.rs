@@ -11,22 +11,42 @@ use std::path::Path;
 impl FileStore {
     /// Take the run lock: an exclusive, non-blocking flock on `<id>.lock`.
     pub fn lock(&self, run: &str) -> Result<File> {
+        self.lock_noting(run).map(|(f, _)| f)
+    }
+
+    /// [`lock`](Self::lock), and whether this call created the lock file
+    /// (a creator that then fails removes it again: the run never came to
+    /// exist).
+    pub(super) fn lock_noting(&self, run: &str) -> Result<(File, bool)> {
         use std::os::unix::fs::MetadataExt;
         let path = self.lock_path(run)?;
         for _ in 0..8 {
-            let f = nofollow()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&path)
-                .map_err(|e| open_error(&path, e))?;
+            let open = |create_new: bool| {
+                nofollow()
+                    .read(true)
+                    .write(true)
+                    .create_new(create_new)
+                    .open(&path)
+            };
+            // Created here, or opened as another writer left it.
+            let (f, created) = match open(true) {
+                Ok(f) => (f, true),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match open(false) {
+                    Ok(f) => (f, false),
+                    // Removed in between (a concurrent rm): try again.
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                    Err(e) => return Err(open_error(&path, e)),
+                },
+                Err(e) => return Err(open_error(&path, e)),
+            };
             match f.try_lock() {
                 // `rm` unlinks the lock file while holding it: a lock taken
                 // on the unlinked file would not exclude a writer opening
                 // the path anew, so it must still be the file at the path.
                 Ok(()) => match (f.metadata(), std::fs::symlink_metadata(&path)) {
-                    (Ok(a), Ok(b)) if a.ino() == b.ino() && a.dev() == b.dev() => return Ok(f),
+                    (Ok(a), Ok(b)) if a.ino() == b.ino() && a.dev() == b.dev() => {
+                        return Ok((f, created))
+                    }
                     _ => continue,
                 },
                 Err(std::fs::TryLockError::WouldBlock) => {

@@ -13,6 +13,7 @@
 use crate::error::{Error, Result, Where};
 use crate::id;
 use std::collections::HashSet;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 mod append;
@@ -33,6 +34,7 @@ mod sim;
 mod testing;
 
 pub use append::{scan, FileAppender, Scan};
+pub use dir::MissingDirs;
 pub use lock::LiveLocks;
 pub use verify::{verify_file_run, verify_file_runs, verify_store_dir};
 
@@ -66,7 +68,8 @@ pub struct Listing {
     pub runs: Vec<String>,
     /// `.json` files whose name is not a valid id: the agent cannot see them.
     pub invalid: Vec<PathBuf>,
-    /// Lock files with no journal beside them.
+    /// Lock files with no journal beside them (a journal whose name is not
+    /// a valid id still owns its lock).
     pub orphan_locks: Vec<PathBuf>,
 }
 
@@ -109,22 +112,24 @@ impl FileStore {
                     .unwrap_or_else(|| std::io::Error::other("directory walk failed"));
                 Error::io(path, source)
             })?;
+            // Names are bytes: one that is not UTF-8 is compared, and
+            // reported, as it is (never lossily: two such names differ).
+            let name = entry.file_name().as_bytes();
             // A directory is not a run, unless it is named like a journal:
             // then it is listed, and reading it says what it is.
-            let named_like_journal = entry.file_name().to_string_lossy().ends_with(".json");
-            if entry.file_type().is_dir() && !named_like_journal {
+            if entry.file_type().is_dir() && !name.ends_with(b".json") {
                 continue;
             }
-            let name = entry.file_name().to_string_lossy();
-            if let Some(stem) = name.strip_suffix(".json") {
-                if id::is_valid(stem) {
-                    journals.insert(stem.to_owned());
-                    listing.runs.push(stem.to_owned());
-                } else {
-                    listing.invalid.push(entry.path().to_path_buf());
+            if let Some(stem) = name.strip_suffix(b".json") {
+                // Every journal owns the lock of its name, a valid id or
+                // not: its lock is no orphan.
+                journals.insert(stem.to_vec());
+                match std::str::from_utf8(stem).ok().filter(|s| id::is_valid(s)) {
+                    Some(run) => listing.runs.push(run.to_owned()),
+                    None => listing.invalid.push(entry.path().to_path_buf()),
                 }
-            } else if let Some(stem) = name.strip_suffix(".lock") {
-                locks.push((stem.to_owned(), entry.path().to_path_buf()));
+            } else if let Some(stem) = name.strip_suffix(b".lock") {
+                locks.push((stem.to_vec(), entry.path().to_path_buf()));
             }
         }
         listing.orphan_locks = locks

@@ -241,7 +241,7 @@ impl FileStore {
                 tail.reverse();
                 let mut s = Summary::from_tail(run, &meta, &tail);
                 if let Some(p) = s.problem.as_mut() {
-                    *p = format!("{}: {p}", path.display());
+                    *p = format!("{}: {p}", crate::shell::shown(&path));
                 }
                 s.bytes = Some(size);
                 // SPEC 9: the last record's time; an undated one, the mtime.

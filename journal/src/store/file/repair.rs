@@ -15,37 +15,19 @@ impl FileStore {
     /// Fix the tail only (see [`Repair`]); with `dry_run`, say what would be done.
     pub fn repair(&self, run: &str, dry_run: bool) -> Result<Repair> {
         let path = self.require(run)?;
+        // Looked at first without the lock, as a dry run looks: a live run,
+        // a clean tail and interior damage end here having created nothing
+        // (not even a lock file for a run that had none).
+        self.lock_unless_dry(run, true)?;
+        let bytes = open_journal(&path, false)?.read_regular(&path)?;
+        if let (records, Tail::Clean) = decode(run, &path, &bytes)? {
+            return Ok(Repair::Nothing { records });
+        }
         let _lock = self.lock_unless_dry(run, dry_run)?;
-        let file = nofollow()
-            .read(true)
-            .write(!dry_run)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .open(&path)
-            .map_err(|e| open_error(&path, e))?;
-        let mut file = OsHandle::boxed(file);
+        let mut file = open_journal(&path, !dry_run)?;
+        // Read again under the lock: that is what is cut.
         let bytes = file.read_regular(&path)?;
-        let (entries, tail) = match lines::decode_all(&bytes) {
-            Ok(x) => x,
-            Err(bad) => {
-                let after = lines::split(&bytes).filter(|l| l.line > bad.line).count();
-                return Err(Error::refused_until(
-                    run,
-                    format!(
-                        "{} line {} (byte {}) does not parse ({}), and {after} line(s) follow it. \
-                         repair only cuts a torn final line: cutting here would throw away the \
-                         {after} intact record(s) after it, and dropping just this line would leave \
-                         a hole in the sequence that resume could not fold. Nothing was changed; \
-                         recover the line from a backup or by hand.",
-                        path.display(),
-                        bad.line,
-                        bad.offset,
-                        bad.error,
-                    ),
-                    Remedy::Verify,
-                ));
-            }
-        };
-        let records = entries.len();
+        let (records, tail) = decode(run, &path, &bytes)?;
         match tail {
             Tail::Clean => Ok(Repair::Nothing { records }),
             Tail::Unterminated { line, .. } => {
@@ -95,10 +77,53 @@ impl FileStore {
         offset: u64,
     ) -> Result<PathBuf> {
         let backup = self.keep_beside(dir, run, "torn", |p| write_new(dir, p, saved))?;
-        file.set_len(offset)
-            .and_then(|()| file.sync_all())
-            .map_err(|e| Error::io(path, e))?;
+        if let Err(e) = file.set_len(offset) {
+            // The journal is as it was: its backup is not needed.
+            let _ = dir.unlink(&backup);
+            return Err(Error::io(path, e));
+        }
+        // Cut, but maybe not durably: the backup stays, the bytes are in it.
+        file.sync_all().map_err(|e| Error::io(path, e))?;
         Ok(backup)
+    }
+}
+
+/// The journal at `path`, opened as a writer opens it: never through a
+/// symbolic link, and without blocking (a FIFO in its place); for writing
+/// when `write`.
+fn open_journal(path: &Path, write: bool) -> Result<Box<dyn DirFile>> {
+    nofollow()
+        .read(true)
+        .write(write)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map(OsHandle::boxed)
+        .map_err(|e| open_error(path, e))
+}
+
+/// The journal `bytes` of `run` at `path` read with the reader's rule: its
+/// record count and its tail; interior damage refused (nothing cuts it).
+fn decode(run: &str, path: &Path, bytes: &[u8]) -> Result<(usize, Tail)> {
+    match lines::decode_all(bytes) {
+        Ok((entries, tail)) => Ok((entries.len(), tail)),
+        Err(bad) => {
+            let after = lines::split(bytes).filter(|l| l.line > bad.line).count();
+            Err(Error::refused_until(
+                run,
+                format!(
+                    "{} line {} (byte {}) does not parse ({}), and {after} line(s) follow it. \
+                     repair only cuts a torn final line: cutting here would throw away the \
+                     {after} intact record(s) after it, and dropping just this line would leave \
+                     a hole in the sequence that resume could not fold. Nothing was changed; \
+                     recover the line from a backup or by hand.",
+                    crate::shell::shown(path),
+                    bad.line,
+                    bad.offset,
+                    bad.error,
+                ),
+                Remedy::Verify,
+            ))
+        }
     }
 }
 

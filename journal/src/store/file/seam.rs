@@ -151,11 +151,17 @@ impl DirFile for OsHandle {
 
 /// A new file (never replacing one, never through a symbolic link)
 /// holding `bytes`, 0600, fsynced; the caller fsyncs the directory. The
-/// same system calls as [`crate::durable::write_new`].
+/// same system calls as [`crate::durable::write_new`]. A file it created
+/// and could not fill (a full disk) is removed again: no empty or partial
+/// file is left under the name.
 pub(super) fn write_new(dir: &dyn Dir, path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut f = dir.create(path, false)?;
-    f.write_all(bytes)?;
-    f.sync_all()
+    let written = f.write_all(bytes).and_then(|()| f.sync_all());
+    if written.is_err() {
+        drop(f);
+        let _ = dir.unlink(path);
+    }
+    written
 }
 
 /// An unnamed file in the directory `dir` that can be linked (through

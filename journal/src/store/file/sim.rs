@@ -41,6 +41,11 @@ struct State {
     syncs: usize,
     crash_at: Option<usize>,
     crashed: bool,
+    /// Calls that change something or sync it, so far.
+    calls: usize,
+    /// Fail this call (counted from 0) as a full disk does, once; the
+    /// process lives on (the fault sweep).
+    fail_at: Option<usize>,
 }
 
 fn dead() -> io::Error {
@@ -59,9 +64,21 @@ impl State {
         }
     }
 
+    /// One call that changes something or syncs it: fails, as on a full
+    /// disk, when it is the one the fault sweep armed.
+    fn call(&mut self) -> io::Result<()> {
+        self.alive()?;
+        let n = self.calls;
+        self.calls += 1;
+        match self.fail_at == Some(n) {
+            true => Err(io::ErrorKind::StorageFull.into()),
+            false => Ok(()),
+        }
+    }
+
     /// One fsync: fails, and kills the process, when it is the armed one.
     fn sync(&mut self) -> io::Result<()> {
-        self.alive()?;
+        self.call()?;
         if self.crash_at == Some(self.syncs) {
             self.crashed = true;
             return Err(dead());
@@ -137,6 +154,16 @@ impl SimDir {
         s.durable.insert(to.into(), i);
     }
 
+    /// What the directory holds now, for a process that lives on: the live
+    /// names and everything written to them.
+    fn live(&self) -> Image {
+        let s = self.state();
+        s.names
+            .iter()
+            .map(|(n, &i)| (n.clone(), s.inodes[i].written.clone()))
+            .collect()
+    }
+
     /// Every image a crash now can leave: for each prefix of the pending
     /// name changes, each file's durable bytes, or (a file written past its
     /// durable bytes) those plus half, or all, of what was written since.
@@ -176,7 +203,7 @@ impl SimDir {
 impl Dir for SimDir {
     fn create(&self, path: &Path, _append: bool) -> io::Result<Box<dyn DirFile>> {
         let mut s = self.state();
-        s.alive()?;
+        s.call()?;
         s.free(&name(path))?;
         let inode = s.new_inode();
         s.change(vec![(name(path), Some(inode))]);
@@ -205,7 +232,7 @@ impl Dir for SimDir {
     }
     fn link(&self, from: &Path, to: &Path) -> io::Result<()> {
         let mut s = self.state();
-        s.alive()?;
+        s.call()?;
         let i = s.named(from)?;
         s.free(&name(to))?;
         s.change(vec![(name(to), Some(i))]);
@@ -213,14 +240,14 @@ impl Dir for SimDir {
     }
     fn unlink(&self, path: &Path) -> io::Result<()> {
         let mut s = self.state();
-        s.alive()?;
+        s.call()?;
         s.named(path)?;
         s.change(vec![(name(path), None)]);
         Ok(())
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         let mut s = self.state();
-        s.alive()?;
+        s.call()?;
         let i = s.named(from)?;
         s.change(vec![(name(to), Some(i)), (name(from), None)]);
         Ok(())
@@ -243,6 +270,13 @@ impl SimFile {
         s.alive()?;
         Ok(f(&mut s.inodes[self.inode]))
     }
+    /// [`with`](Self::with) for a call that changes the file.
+    fn change_with(&self, f: impl FnOnce(&mut Inode)) -> io::Result<()> {
+        let mut s = self.state.lock().unwrap();
+        s.call()?;
+        f(&mut s.inodes[self.inode]);
+        Ok(())
+    }
     fn sync(&mut self) -> io::Result<()> {
         let mut s = self.state.lock().unwrap();
         s.sync()?;
@@ -254,7 +288,7 @@ impl SimFile {
 
 impl DirFile for SimFile {
     fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.with(|i| i.written.extend_from_slice(bytes))
+        self.change_with(|i| i.written.extend_from_slice(bytes))
     }
     fn sync_data(&mut self) -> io::Result<()> {
         self.sync()
@@ -263,7 +297,7 @@ impl DirFile for SimFile {
         self.sync()
     }
     fn set_len(&mut self, len: u64) -> io::Result<()> {
-        self.with(|i| i.written.resize(len as usize, 0))
+        self.change_with(|i| i.written.resize(len as usize, 0))
     }
     fn len(&mut self) -> io::Result<u64> {
         self.with(|i| i.written.len() as u64)
@@ -274,7 +308,7 @@ impl DirFile for SimFile {
     }
     fn link_unnamed(&self, to: &Path) -> io::Result<()> {
         let mut s = self.state.lock().unwrap();
-        s.alive()?;
+        s.call()?;
         s.free(&name(to))?;
         s.change(vec![(name(to), Some(self.inode))]);
         Ok(())
@@ -385,7 +419,7 @@ fn a_created_journal_crashed_at_any_fsync_is_absent_or_begins_with_its_meta_reco
         |sim| sim.put("r.creating.tmp", b"{\"seq\":1,\"ki"),
         |sim| {
             let p = path("r.json");
-            let Ok(media) = store().new_media(Arc::new(sim.clone()), "r", &p) else {
+            let Ok(media) = store().new_media(Arc::new(sim.clone()), "r", &p, None) else {
                 return false;
             };
             let scan = super::Scan::default();
@@ -590,4 +624,201 @@ fn an_upgrade_crashed_at_any_fsync_leaves_the_old_journal_or_the_new_one_and_the
     );
     // The backup's directory entry, the new file, the rename's entry.
     assert_eq!(count, 3);
+}
+
+/// The fault sweep (issue 18, no debris): `op` on a directory `setup`
+/// made, once to count its calls, then failing each call in turn as a full
+/// disk does, the process living on. `check` sees what the directory then
+/// holds (its live names and bytes), what it held before, and whether the
+/// operation said it succeeded. Returns the number of calls.
+fn fault_sweep(
+    setup: impl Fn(&SimDir),
+    op: impl Fn(&SimDir) -> bool,
+    check: impl Fn(&Image, &Image, bool),
+) -> usize {
+    let fresh = || {
+        let sim = SimDir::default();
+        setup(&sim);
+        sim
+    };
+    let sim = fresh();
+    let before = sim.live();
+    let calls_before = sim.state().calls;
+    assert!(op(&sim), "the operation fails with no fault");
+    let count = sim.state().calls - calls_before;
+    for k in 0..count {
+        let sim = fresh();
+        sim.state().fail_at = Some(calls_before + k);
+        let ok = op(&sim);
+        check(&sim.live(), &before, ok);
+    }
+    count
+}
+
+/// `image` without the names `skip`: what a writer may remove before it
+/// fails (a stale temporary file is debris of a dead writer).
+fn without(image: &Image, skip: &str) -> Image {
+    image
+        .iter()
+        .filter(|(n, _)| *n != skip)
+        .map(|(n, b)| (n.clone(), b.clone()))
+        .collect()
+}
+
+#[test]
+fn a_created_journal_that_fails_at_any_call_leaves_no_temporary_file() {
+    let count = fault_sweep(
+        |_| {},
+        |sim| {
+            let p = path("r.json");
+            let Ok(media) = store().new_media(Arc::new(sim.clone()), "r", &p, None) else {
+                return false;
+            };
+            let scan = super::Scan::default();
+            let mut a = super::FileAppender::with_media("r", &p, Box::new(media), scan, true);
+            a.append(&rec(1)).is_ok() && a.append(&rec(2)).is_ok()
+        },
+        |live, _, done| {
+            let names: Vec<&String> = live.keys().collect();
+            match live.get("r.json") {
+                // The run never came to exist: nothing of it is left.
+                None => assert!(names.is_empty() && !done, "{names:?}"),
+                // It exists from its meta record on; a later failure leaves
+                // it as a crash would (a second record whose fsync failed
+                // may be there: the writer then stops, SPEC 2).
+                Some(bytes) => {
+                    assert_eq!(names, ["r.json"]);
+                    let (seqs, tail) = read_back(bytes);
+                    assert!(tail.is_clean());
+                    assert!(seqs == [1, 2] || !done && seqs == [1], "{seqs:?}");
+                }
+            }
+        },
+    );
+    assert!(count >= 5, "{count}");
+}
+
+#[test]
+fn a_run_created_whole_that_fails_at_any_call_leaves_nothing() {
+    fault_sweep(
+        |_| {},
+        |sim| {
+            let p = path("r.json");
+            let records = [1, 2, 3].iter().map(|&s| raw(s)).collect();
+            let unnamed = sim.create_unnamed();
+            let (stored, r) =
+                store().create_whole_in(Arc::new(sim.clone()), "r", &p, records, unnamed);
+            r.is_ok() && stored == 3
+        },
+        |live, _, done| match live.get("r.json") {
+            None => assert!(live.is_empty() && !done, "{live:?}"),
+            Some(bytes) => {
+                assert_eq!(live.len(), 1);
+                assert_eq!(read_back(bytes), (vec![1, 2, 3], Tail::Clean));
+            }
+        },
+    );
+}
+
+#[test]
+fn a_repair_that_fails_at_any_call_leaves_the_journal_and_no_backup_or_the_cut_and_its_backup() {
+    let mut old = lines_of(&[1, 2]);
+    let offset = old.len();
+    old.extend_from_slice(b"{\"seq\":3,\"ki");
+    let torn = old[offset..].to_vec();
+    let count = fault_sweep(
+        |sim| sim.put("r.json", &old),
+        |sim| {
+            let p = path("r.json");
+            let Ok(mut file) = sim.open_append(&p) else {
+                return false;
+            };
+            store()
+                .cut_torn(sim, &mut *file, "r", &p, &torn, offset as u64)
+                .is_ok()
+        },
+        |live, before, _| {
+            if live == before {
+                return;
+            }
+            // Cut (the cut's own fsync may be the call that failed): only
+            // once the bytes are kept.
+            assert_eq!(live["r.json"], old[..offset]);
+            let backups: Vec<_> = live.iter().filter(|(n, _)| n.ends_with(".bak")).collect();
+            assert_eq!(backups.len(), 1, "{live:?}");
+            assert_eq!(*backups[0].1, torn);
+        },
+    );
+    // The backup created, written and fsynced, the directory, the cut and
+    // its fsync.
+    assert_eq!(count, 6);
+}
+
+#[test]
+fn an_rm_that_fails_at_any_call_leaves_the_run_or_deletes_it_with_its_backup() {
+    let journal = lines_of(&[1, 2]);
+    fault_sweep(
+        |sim| {
+            sim.put("r.json", &journal);
+            sim.put("r.lock", b"");
+            sim.put_link("r.json", "r.creating.tmp");
+        },
+        |sim| {
+            let (p, lock) = (path("r.json"), path("r.lock"));
+            store().unlink_run(sim, "r", &p, &lock, true, ()).is_ok()
+        },
+        |live, before, done| {
+            if live.contains_key("r.json") {
+                // Not deleted: as it was (a stale second name may be gone).
+                assert!(!done);
+                assert!(
+                    *live == *before || *live == without(before, "r.creating.tmp"),
+                    "{live:?}"
+                );
+                return;
+            }
+            // Deleted: only the backup is left, with the journal's bytes
+            // (the directory's fsync may be the call that failed), and the
+            // lock file when its unlink failed: an orphan lock, harmless.
+            let lock = live.contains_key("r.lock");
+            let names: Vec<&String> = live.keys().filter(|n| *n != "r.lock").collect();
+            assert_eq!(names.len(), 1, "{names:?}");
+            assert!(names[0].starts_with("r.removed-"), "{names:?}");
+            assert_eq!(live[names[0]], journal);
+            assert!(done || !lock, "{live:?}");
+        },
+    );
+}
+
+#[test]
+fn an_upgrade_that_fails_at_any_call_leaves_the_old_journal_and_no_backup_or_the_new_one_and_its_backup(
+) {
+    let old = lines_of(&[1, 2]);
+    let new = lines_of(&[1, 2, 3]);
+    fault_sweep(
+        |sim| {
+            sim.put("r.upgrading.tmp", b"half");
+            sim.put("r.json", &old);
+        },
+        |sim| {
+            store()
+                .replace_journal(sim, "r", &path("r.json"), &new)
+                .is_ok()
+        },
+        |live, before, done| {
+            if live["r.json"] == old {
+                assert!(!done);
+                assert!(
+                    *live == *before || *live == without(before, "r.upgrading.tmp"),
+                    "{live:?}"
+                );
+                return;
+            }
+            assert_eq!(live["r.json"], new);
+            let names: Vec<&String> = live.keys().filter(|n| *n != "r.json").collect();
+            assert_eq!(names.len(), 1, "{names:?}");
+            assert!(names[0].starts_with("r.v3-"), "{names:?}");
+            assert_eq!(live[names[0]], old);
+        },
+    );
 }

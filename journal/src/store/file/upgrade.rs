@@ -28,10 +28,19 @@ impl FileStore {
     /// Upgrade one run from version 3 to version 1 (see the module doc).
     pub fn upgrade(&self, run: &str, dry_run: bool) -> Result<Outcome> {
         let path = self.require(run)?;
-        let _lock = self.lock_unless_dry(run, dry_run)?;
-        let (_, bytes) = self.read_bytes(run)?;
         let refused =
             |message: String| Error::refused(run, format!("{message}; nothing was changed"));
+        // Planned first without the lock, as a dry run plans: a live run, a
+        // current one and a refusal end here having created nothing (not
+        // even a lock file for a run that had none).
+        self.lock_unless_dry(run, true)?;
+        let (_, bytes) = self.read_bytes(run)?;
+        if let Plan::Current = plan(run, &bytes).map_err(refused)? {
+            return Ok(Outcome::Current);
+        }
+        // Planned again under the lock: that is what is written.
+        let _lock = self.lock_unless_dry(run, dry_run)?;
+        let (_, bytes) = self.read_bytes(run)?;
         let (meta, records) = match plan(run, &bytes).map_err(refused)? {
             Plan::Current => return Ok(Outcome::Current),
             Plan::Upgrade { meta, records } => (meta, records),
@@ -57,9 +66,10 @@ impl FileStore {
         path: &Path,
         new: &[u8],
     ) -> Result<PathBuf> {
-        let kept = self.keep_beside(dir, run, "v3", |p| dir.link(path, p))?;
+        // A stale temporary file goes first: a failure here leaves no backup.
         let tmp = self.dir().join(format!("{run}.upgrading.tmp"));
         remove_if_present(dir, &tmp)?;
+        let kept = self.keep_beside(dir, run, "v3", |p| dir.link(path, p))?;
         let written = write_new(dir, &tmp, new);
         if let Err(e) = written {
             // Nothing but the backup changed: take it back too.

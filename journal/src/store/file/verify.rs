@@ -3,6 +3,7 @@
 //! mode, a live lock), then its bytes through the one line checker.
 
 use super::{FileStore, Listing, LiveLocks};
+use crate::shell::{path_word, shown};
 use crate::verify::{file_finding, verify_bytes, Code, Finding, RecordCheck, Report, Severity};
 use crate::Remedy;
 use std::path::Path;
@@ -11,13 +12,14 @@ use std::path::Path;
 pub fn verify_store_dir(store: &FileStore, listing: &Listing) -> Vec<Finding> {
     use std::os::unix::fs::PermissionsExt;
     let mut out = Vec::new();
-    let dir_name = store.dir().display().to_string();
+    let dir_name = shown(store.dir());
+    let dir_word = path_word(store.dir());
     if let Ok(md) = std::fs::metadata(store.dir()) {
         let mode = md.permissions().mode() & 0o777;
         if mode & 0o077 != 0 {
             out.push(Finding {
                 remedy: Some(Remedy::ChmodStore),
-                ..file_finding(&dir_name, Code::Permissions, format!("the store directory is mode {mode:04o}, not 0700: other users may read session journals (chmod 700 {dir_name})"))
+                ..file_finding(&dir_name, Code::Permissions, format!("the store directory is mode {mode:04o}, not 0700: other users may read session journals (chmod 700 {dir_word})"))
             });
         } else if mode != 0o700 {
             let cannot: Vec<&str> = [
@@ -31,28 +33,23 @@ pub fn verify_store_dir(store: &FileStore, listing: &Listing) -> Vec<Finding> {
             .collect();
             out.push(Finding {
                 remedy: Some(Remedy::ChmodStore),
-                ..file_finding(&dir_name, Code::Permissions, format!("the store directory is mode {mode:04o}, not 0700: its owner cannot {} (chmod 700 {dir_name})", cannot.join(" or ")))
+                ..file_finding(&dir_name, Code::Permissions, format!("the store directory is mode {mode:04o}, not 0700: its owner cannot {} (chmod 700 {dir_word})", cannot.join(" or ")))
             });
         }
     }
+    // A name is shown as it is when that is exact, and always quoted in
+    // the message as the shell word that names it (`shell::word`): a name
+    // that is not UTF-8 can then be copied to rename or remove it.
     for p in &listing.invalid {
-        let name = p
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        out.push(file_finding(&name, Code::InvalidId, format!("{name:?} is not a valid run id, so the agent cannot see this journal; rename it to a valid id to use it")));
+        let (name, word) = names_of(p);
+        out.push(file_finding(&name, Code::InvalidId, format!("{word} is not a valid run id, so the agent cannot see this journal; rename it to a valid id to use it")));
     }
     for p in &listing.orphan_locks {
-        let name = p
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let (name, word) = names_of(p);
         out.push(file_finding(
             &name,
             Code::OrphanLock,
-            format!(
-                "lock file {name:?} has no journal beside it; it is harmless and can be removed"
-            ),
+            format!("lock file {word} has no journal beside it; it is harmless and can be removed"),
         ));
     }
     out
@@ -86,14 +83,15 @@ pub fn verify_file_runs(
             f.code != Code::Permissions.as_str() || f.remedy != Some(Remedy::ChmodJournal)
         });
     }
-    let dir = store.dir().display().to_string();
+    let dir = shown(store.dir());
+    let glob = format!("{}/*.json", path_word(store.dir()));
     let finding = Finding {
         remedy: Some(Remedy::ChmodJournals),
         ..file_finding(
             &dir,
             Code::Permissions,
             format!(
-                "every journal in the store ({}) is mode {mode:04o}: readable by group or others (chmod 600 {dir}/*.json)",
+                "every journal in the store ({}) is mode {mode:04o}: readable by group or others (chmod 600 {glob})",
                 modes.len()
             ),
         )
@@ -133,14 +131,14 @@ pub fn verify_file_run(
     for (what, p) in [("journal", &journal), ("lock", &lock)] {
         if std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()) {
             let target = std::fs::read_link(p)
-                .map(|t| t.display().to_string())
-                .unwrap_or_default();
+                .map(|t| path_word(&t))
+                .unwrap_or_else(|_| "''".into());
             pre.push(file_finding(
                 run,
                 Code::Symlink,
                 format!(
-                    "the {what} {} is a symbolic link to {target:?}; writers refuse to follow it",
-                    display(p)
+                    "the {what} {} is a symbolic link to {target}; writers refuse to follow it",
+                    shown(p)
                 ),
             ));
         }
@@ -154,7 +152,7 @@ pub fn verify_file_run(
                 Code::Permissions,
                 format!(
                     "the journal is mode {mode:04o}: readable by group or others (chmod 600 {})",
-                    display(&journal)
+                    path_word(&journal)
                 ),
             ));
         }
@@ -186,6 +184,9 @@ pub fn verify_file_run(
     (report, loose)
 }
 
-fn display(p: &Path) -> String {
-    p.display().to_string()
+/// A file's name as a finding's `run` shows it ([`shown`]), and as the
+/// shell word that names it ([`path_word`]).
+fn names_of(p: &Path) -> (String, String) {
+    let name = Path::new(p.file_name().unwrap_or(p.as_os_str()));
+    (shown(name), path_word(name))
 }
