@@ -149,16 +149,30 @@ fn render(out: &mut dyn Write, m: &Migrated, style: Style, quiet: bool) -> io::R
     )
 }
 
-/// A one-line counter on stderr, redrawn with `\r`.
+/// A progress bar on stderr (a terminal only): runs copied of all, the
+/// records stored, their rate, and the time left. Cleared at the end, so
+/// the table that follows starts on a clean line.
 fn show_progress(p: &Progress, total: u64, done: &AtomicBool) {
-    let mut err = std::io::stderr();
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(total),
+        indicatif::ProgressDrawTarget::stderr_with_hz(10),
+    );
+    let style = indicatif::ProgressStyle::with_template(
+        "migrate [{bar:30}] {pos}/{len} runs, {msg}, {elapsed} elapsed, ETA {eta}",
+    )
+    .map(|s| s.progress_chars("=> "))
+    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    bar.set_style(style);
+    let started = Instant::now();
     while !done.load(Ordering::Relaxed) {
-        let runs = p.runs_done.load(Ordering::Relaxed);
         let records = p.records.load(Ordering::Relaxed);
-        let _ = write!(err, "\rmigrate: {runs}/{total} runs, {records} records");
-        let _ = err.flush();
+        let secs = started.elapsed().as_secs_f64().max(0.001);
+        bar.set_position(p.runs_done.load(Ordering::Relaxed).min(total));
+        bar.set_message(format!(
+            "{records} records ({:.0} records/s)",
+            records as f64 / secs
+        ));
         std::thread::sleep(Duration::from_millis(100));
     }
-    let _ = write!(err, "\r\x1b[2K");
-    let _ = err.flush();
+    bar.finish_and_clear();
 }

@@ -214,3 +214,60 @@ fn a_migrate_that_copies_nothing_leaves_no_destination_directory() {
     assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
     assert!(!dest.path().join("new").exists());
 }
+
+/// On a terminal `migrate` draws a progress bar on stderr (runs of all,
+/// records, their rate, the time left) and clears it before the table; on
+/// a pipe it draws nothing. The terminal is a real pty (`script`).
+#[test]
+fn migrate_shows_a_progress_bar_on_a_terminal_and_nothing_on_a_pipe() {
+    let src = store_copy("runs");
+    let dest = tempfile::tempdir().unwrap();
+    let from = format!("file:{}", s(src.path()));
+    let piped = fisk(&[
+        "migrate",
+        "--from",
+        &from,
+        "--to",
+        &format!("file:{}", s(&dest.path().join("piped"))),
+        "--all",
+    ]);
+    assert_eq!(piped.code, 0, "{}", piped.stderr);
+    assert!(
+        !piped.stderr.contains("runs,") && !piped.stderr.contains('\r'),
+        "nothing on a pipe: {:?}",
+        piped.stderr
+    );
+    let typescript = dest.path().join("typescript");
+    let cmd = format!(
+        "{} migrate --from {from} --to file:{} --all",
+        s(&bin()),
+        s(&dest.path().join("tty"))
+    );
+    let out = std::process::Command::new("script")
+        .args(["-q", "-e", "-c", &cmd, s(&typescript)])
+        .env("HOME", dest.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("script(1) from util-linux runs the command on a pty");
+    assert!(out.status.success(), "{out:?}");
+    let seen = String::from_utf8_lossy(&std::fs::read(&typescript).unwrap()).into_owned();
+    let total = std::fs::read_dir(src.path())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "json")
+        })
+        .count();
+    assert!(
+        seen.contains("migrate [") && seen.contains(&format!("/{total} runs, ")),
+        "a bar with the runs: {seen}"
+    );
+    assert!(seen.contains("records/s") && seen.contains("ETA"), "{seen}");
+    assert!(
+        seen.contains("runs copied and verified") || seen.contains("RESULT"),
+        "{seen}"
+    );
+}

@@ -61,7 +61,10 @@ pub struct Options {
 /// Counters a progress display can read while a migrate runs.
 #[derive(Debug, Default)]
 pub struct Progress {
+    /// Runs whose copy has ended (copied, complete, skipped or failed);
+    /// a copy read back in bulk is verified after every run is counted.
     pub runs_done: AtomicU64,
+    /// Records stored in the destination.
     pub records: AtomicU64,
 }
 
@@ -214,6 +217,7 @@ fn create_new_runs(cx: &Cx, creator: Creator) -> HashMap<usize, Created> {
     let inflight = CREATE_INFLIGHT_PER_JOB * cx.opts.jobs.max(1);
     creator.run(inflight, &exists, |i, n, r| {
         cx.progress.records.fetch_add(n, Ordering::Relaxed);
+        cx.progress.runs_done.fetch_add(1, Ordering::Relaxed);
         if r.as_ref().is_err_and(Error::is_store_failure) {
             cx.abort
                 .store_failed(cx.runs.get(i).map_or("?", String::as_str));
@@ -322,9 +326,7 @@ fn copy_one(
         if rep.result == Outcome::Failed && rep.store_failed {
             cx.abort.store_failed(&rep.run);
         }
-        if let Copied::Ended(_) = copied {
-            progress.runs_done.fetch_add(1, Ordering::Relaxed);
-        }
+        progress.runs_done.fetch_add(1, Ordering::Relaxed);
     }
     step
 }
@@ -374,11 +376,7 @@ fn finish_created(
         Step::Done(copied) => copied,
         Step::Sent(rep, check) => {
             let dest = held.get(&rep.run);
-            let copied = after_create(cx, rep, check, ended, dest);
-            if let Copied::Ended(_) = copied {
-                cx.progress.runs_done.fetch_add(1, Ordering::Relaxed);
-            }
-            copied
+            after_create(cx, rep, check, ended, dest)
         }
     })
 }
@@ -392,10 +390,6 @@ fn verify_all(cx: &Cx, pool: Option<&rayon::ThreadPool>, copied: Vec<Copied>) ->
     let verified = verify_bulk(cx.to, copied);
     on_pool(pool, verified, |checked| match checked {
         Checked::Earlier(rep) => rep,
-        Checked::Now(rep) => {
-            let rep = after_verify(cx.from, rep, cx.opts);
-            cx.progress.runs_done.fetch_add(1, Ordering::Relaxed);
-            rep
-        }
+        Checked::Now(rep) => after_verify(cx.from, rep, cx.opts),
     })
 }
