@@ -14,6 +14,9 @@ pub struct Failure {
     pub error: Option<Box<journal::Error>>,
     pub message: String,
     pub help: Option<String>,
+    /// More help, shown after what the error itself calls for (which is
+    /// worded when the failure is shown, with the invocation's flags).
+    pub also: Vec<String>,
     /// 1: a refusal (the tool worked and said no); 2: it could not do its job.
     pub exit: u8,
     pub broken_pipe: bool,
@@ -25,6 +28,7 @@ impl Failure {
             error: None,
             message: message.into(),
             help: None,
+            also: Vec::new(),
             exit: 2,
             broken_pipe: false,
         }
@@ -56,14 +60,10 @@ pub fn exit_of(e: &journal::Error) -> u8 {
     }
 }
 
-/// What to do next about a library error, as a command of this tool.
-pub fn help_for(e: &journal::Error) -> Option<String> {
-    crate::hint::for_error(e)
-}
-
-/// A library error as one line: its message, then what to run next.
-pub fn describe(e: &journal::Error) -> String {
-    match help_for(e) {
+/// A library error as one line: its message, then what to run next (with
+/// this invocation's flags).
+pub fn describe(g: &crate::cli::Global, e: &journal::Error) -> String {
+    match crate::hint::for_error(g, e) {
         Some(h) => format!("{e}; {h}"),
         None => e.to_string(),
     }
@@ -74,7 +74,8 @@ impl From<journal::Error> for Failure {
         Failure {
             exit: exit_of(&e),
             message: e.to_string(),
-            help: help_for(&e),
+            // Worded when shown ([`finish`]), with the invocation's flags.
+            help: None,
             error: Some(Box::new(e)),
             ..Failure::new("")
         }
@@ -126,12 +127,23 @@ pub type CmdResult = Result<ExitCode, Failure>;
 
 /// Render a failure as `fisk-admin: message` (with help) on stderr, and
 /// turn the result into the process's exit status.
-pub fn finish(result: CmdResult, style: Style) -> ExitCode {
+pub fn finish(result: CmdResult, g: Option<&crate::cli::Global>, style: Style) -> ExitCode {
     match result {
         Ok(code) => code,
         // A closed pipe (`| head`) is not an error.
         Err(f) if f.broken_pipe => ExitCode::SUCCESS,
-        Err(f) => {
+        Err(mut f) => {
+            if f.help.is_none() {
+                if let (Some(g), Some(e)) = (g, f.error.as_deref()) {
+                    f.help = crate::hint::for_error(g, e);
+                }
+            }
+            let also = std::mem::take(&mut f.also);
+            f.help = f
+                .help
+                .into_iter()
+                .chain(also)
+                .reduce(|a, b| format!("{a}; {b}"));
             // Messages quote what they are about (a fingerprint field, a
             // server's error, a stream's subject): untrusted text.
             let mut diag = miette::MietteDiagnostic::new(sanitize(&f.message, true));

@@ -66,39 +66,80 @@ pub fn command(g: &Global, args: &[&str]) -> String {
     format!("fisk-admin{} {}", store_flags(g), words.join(" "))
 }
 
-/// `remedy` as advice naming the command that applies it. `run` and
-/// `stream` fill the command's arguments where it takes them.
-pub fn advice(remedy: Remedy, run: Option<&str>, stream: Option<&str>) -> String {
+/// The command that resumes `run` after an answer or an approval. The
+/// journal holds only the agent file's fingerprint, not its path: the
+/// command is complete when this invocation named it (`--config`), else it
+/// says which file `--agent` takes.
+pub fn resume(g: &Global, run: &str) -> String {
+    match g.config {
+        Some(_) => command(g, &["resume", run]),
+        None => format!(
+            "{} (FILE: the agent file the run was started with)",
+            command(g, &["resume", run, "--agent", "FILE"])
+        ),
+    }
+}
+
+/// `remedy` as advice naming the command that applies it, complete for
+/// pasting (this invocation's store flags, the run, the stream, and each of
+/// `calls` where the command takes a call). `run` and `stream` are
+/// placeholders only where the error names neither.
+pub fn advice(
+    g: &Global,
+    remedy: Remedy,
+    run: Option<&str>,
+    stream: Option<&str>,
+    calls: &[String],
+) -> String {
     let run = run.unwrap_or("RUN");
     let stream = stream.unwrap_or("STREAM");
+    let c = |args: &[&str]| format!("`{}`", command(g, args));
+    // The command for each call, or for the run when no call is named.
+    let each = |verb: &str| -> String {
+        match calls {
+            [] => c(&[verb, run]),
+            _ => calls
+                .iter()
+                .map(|id| c(&[verb, run, id]))
+                .collect::<Vec<_>>()
+                .join(", "),
+        }
+    };
     match remedy {
-        Remedy::Verify => format!("run `fisk-admin verify {run}` for every finding with its line"),
+        Remedy::Verify => format!("run {} for every finding with its line", c(&["verify", run])),
         Remedy::Repair => format!(
-            "run `fisk-admin repair {run}` to cut it (its bytes are kept in a backup file), then try again"
+            "run {} to cut it (its bytes are kept in a backup file), then try again",
+            c(&["repair", run])
         ),
         Remedy::Upgrade => format!(
-            "run `fisk-admin upgrade {run}` to convert it to the current format (or finish a conversion)"
+            "run {} to convert it to the current format (or finish a conversion)",
+            c(&["upgrade", run])
         ),
         Remedy::Again => "run the same command again to finish it".into(),
         Remedy::Force => "pass --force once the other writer is known to be gone".into(),
-        Remedy::List => "`fisk-admin ls` lists the runs in this store".into(),
+        Remedy::List => format!("{} lists the runs in this store", c(&["ls"])),
         Remedy::CreateStream => format!(
-            "create it with `fisk-admin stream create {stream} --subject 'PREFIX.>'` (or ask the operator who owns it)"
+            "create it with {} (the subject prefix the agents write under; or ask the operator who owns it)",
+            c(&["stream", "create", stream, "--subject", "PREFIX.>"])
         ),
-        Remedy::CheckStream => {
-            format!("`fisk-admin stream check {stream}` lists every problem")
+        Remedy::CheckStream => format!("{} lists every problem", c(&["stream", "check", stream])),
+        Remedy::Unhold => {
+            "if its writer is known to be gone, run the same command with --hold 0".into()
         }
-        Remedy::Unhold => "if its writer is known to be gone, override the hold with --hold 0".into(),
         Remedy::Approve => format!(
-            "approve a call with `fisk-admin approve {run} TOOL_USE_ID`, or its tool for the rest of the run with `fisk-admin approve {run} --tool NAME`"
+            "approve with {} (one dispatch each), or the tool for the rest of the run with {}",
+            each("approve"),
+            c(&["approve", run, "--tool", "NAME"])
         ),
         Remedy::Answer => format!(
-            "answer it with `fisk-admin answer {run}` (name the TOOL_USE_ID when several calls wait)"
+            "answer with {} (the answer on standard input, or --content TEXT)",
+            each("answer")
         ),
         Remedy::Salvage => format!(
-            "`fisk-admin migrate --from URI --to file:DIR --include-corrupt {run}` copies the records before the damage"
+            "{} copies the records before the damage",
+            c(&["migrate", "--from", "URI", "--to", "file:salvaged", "--include-corrupt", run])
         ),
-        Remedy::Remove => format!("`fisk-admin rm {run}` deletes it (keeping a backup)"),
+        Remedy::Remove => format!("{} deletes it (keeping a backup)", c(&["rm", run])),
         Remedy::ChmodJournal | Remedy::ChmodJournals => {
             "chmod 600 the journal(s), as the finding says".into()
         }
@@ -186,8 +227,9 @@ pub fn restore(r: &Restore) -> (String, bool) {
     }
 }
 
-/// What to do next about a library error.
-pub fn for_error(e: &Error) -> Option<String> {
+/// What to do next about a library error, as commands with this
+/// invocation's flags.
+pub fn for_error(g: &Global, e: &Error) -> Option<String> {
     let stream = match e {
         Error::NoStream { stream, .. }
         | Error::Config {
@@ -198,13 +240,20 @@ pub fn for_error(e: &Error) -> Option<String> {
     };
     match e {
         Error::Poisoned { run, .. } => Some(format!(
-            "run `fisk-admin verify {run}`, then resume to continue from what was stored"
+            "run `{}`, then resume to continue from what was stored",
+            command(g, &["verify", run])
         )),
         Error::Symlink { .. } => Some(
             "fisk-admin never writes through one; replace it with the file it points to".into(),
         ),
         Error::Io { path, source } if is_full(source) => Some(full(path)),
-        _ => Some(advice(Remedy::of(e)?, run_of(e), stream)),
+        Error::Refused {
+            run,
+            remedy: Some(r),
+            calls,
+            ..
+        } => Some(advice(g, *r, Some(run), stream, calls)),
+        _ => Some(advice(g, Remedy::of(e)?, run_of(e), stream, &[])),
     }
 }
 
@@ -296,12 +345,26 @@ mod tests {
             ),
             (Remedy::CheckStream, "`fisk-admin stream check S`"),
             (Remedy::Answer, "`fisk-admin answer r-1`"),
-            (Remedy::Approve, "`fisk-admin approve r-1 TOOL_USE_ID`"),
+            (Remedy::Approve, "`fisk-admin approve r-1`"),
             (Remedy::Unhold, "--hold 0"),
         ];
+        let g = global(&[]);
         for (r, want) in cases {
-            let a = advice(r, Some("r-1"), Some("S"));
+            let a = advice(&g, r, Some("r-1"), Some("S"), &[]);
             assert!(a.contains(want), "{r:?}: {a}");
         }
+        // With the flags of the invocation, and one command per call.
+        let g = global(&["--state-dir", "/s t"]);
+        let calls = ["g1".to_owned(), "g2".to_owned()];
+        let a = advice(&g, Remedy::Approve, Some("r-1"), None, &calls);
+        assert!(
+            a.contains("`fisk-admin --state-dir '/s t' approve r-1 g1`, `fisk-admin --state-dir '/s t' approve r-1 g2`"),
+            "{a}"
+        );
+        let a = advice(&g, Remedy::Verify, Some("r-1"), None, &[]);
+        assert!(
+            a.contains("`fisk-admin --state-dir '/s t' verify r-1`"),
+            "{a}"
+        );
     }
 }

@@ -84,15 +84,12 @@ fn secret_from(path: &Path, flag: &str) -> Result<String, Failure> {
 /// The help for a failure about a JetStream stream: what was being done
 /// and where the connection settings come from.
 pub fn stream_help(f: impl Into<Failure>, doing: &str) -> Failure {
-    let f = f.into();
-    let settings = format!(
+    let mut f = f.into();
+    // After what the error itself calls for.
+    f.also.push(format!(
         "{doing}; connection settings come from --context, --server, --creds, --user, --password, --token"
-    );
-    match f.help.clone() {
-        // What the error itself calls for comes first.
-        Some(h) => f.help(format!("{h}; {settings}")),
-        None => f.help(settings),
-    }
+    ));
+    f
 }
 
 /// Bind to a JetStream stream, refusing one that breaks SPEC 8.

@@ -206,6 +206,9 @@ pub enum Error {
         message: String,
         /// What gets past it, for the binary to word as a command.
         remedy: Option<Remedy>,
+        /// The pending calls the remedy is for (answer, approve), by
+        /// tool_use id: the command is worded for each.
+        calls: Vec<String>,
     },
 
     /// A configuration (agent file, NATS context, a stream's settings)
@@ -280,6 +283,7 @@ impl Error {
             run: run.to_owned(),
             message: message.into(),
             remedy: None,
+            calls: Vec::new(),
         }
     }
 
@@ -289,6 +293,23 @@ impl Error {
             run: run.to_owned(),
             message: message.into(),
             remedy: Some(remedy),
+            calls: Vec::new(),
+        }
+    }
+
+    /// A refusal until the pending `calls` get `remedy` (answered,
+    /// approved).
+    pub fn refused_for_calls(
+        run: &str,
+        message: impl Into<String>,
+        remedy: Remedy,
+        calls: Vec<String>,
+    ) -> Error {
+        Error::Refused {
+            run: run.to_owned(),
+            message: message.into(),
+            remedy: Some(remedy),
+            calls,
         }
     }
 

@@ -245,7 +245,7 @@ impl Runner<'_> {
                 .iter()
                 .map(|d| format!("{} ({})", d.tool_use_id, d.tool_name))
                 .collect();
-            return Err(Error::refused_until(
+            return Err(Error::refused_for_calls(
                 run,
                 format!(
                     "waits on {} deferred call(s) nobody has answered: {}; nothing was written",
@@ -253,6 +253,10 @@ impl Runner<'_> {
                     ids.join(", ")
                 ),
                 Remedy::Answer,
+                p.open_deferrals
+                    .iter()
+                    .map(|d| d.tool_use_id.clone())
+                    .collect(),
             ));
         }
         // Gate 3: the interactive flag.
@@ -309,13 +313,14 @@ impl Runner<'_> {
         // a wait on a deferral is.
         let unapproved = self.unapproved(st.pending.as_ref(), &approvals);
         if !unapproved.is_empty() {
-            return Err(Error::refused_until(
+            return Err(Error::refused_for_calls(
                 run,
                 format!(
                     "needs approval: {}; nothing was written",
                     gated_list(&unapproved)
                 ),
                 Remedy::Approve,
+                unapproved.iter().map(|c| c.tool_use_id.clone()).collect(),
             ));
         }
         if tools_changed {

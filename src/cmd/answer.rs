@@ -22,16 +22,15 @@ pub fn run(g: &Global, a: AnswerArgs, style: Style, out: &mut dyn Write) -> CmdR
     let store = open_store(g)?;
     let journal = store.read(&a.run)?;
     let st = fold(journal.records()).map_err(|e| {
-        Failure::new(format!("run {}: the fold refuses the journal: {e}", a.run)).help(format!(
-            "run `fisk-admin verify {}` for every finding",
-            a.run
-        ))
+        Failure::new(format!("run {}: the fold refuses the journal: {e}", a.run)).help(
+            crate::hint::advice(g, journal::Remedy::Verify, Some(&a.run), None, &[]),
+        )
     })?;
     let tool_use_id = match a.tool_use_id.clone() {
         Some(id) => id,
-        None => only_waiting(&st, &a.run)?,
+        None => only_waiting(g, &st, &a.run)?,
     };
-    check(&st, &a.run, &tool_use_id)?;
+    check(g, &st, &a.run, &tool_use_id)?;
     let (mut app, generation) = writer_of(&store, &a.run, &journal, &st)?;
     // SPEC 6: the answer is counted under the provider that took the call,
     // so it carries the deferred record's kind and dispatched.
@@ -62,7 +61,7 @@ pub fn run(g: &Global, a: AnswerArgs, style: Style, out: &mut dyn Write) -> CmdR
         run: &a.run,
         seq: record.seq,
         record: serde_json::from_slice(&bytes).map_err(|e| Failure::new(e.to_string()))?,
-        resume: format!("fisk-admin resume {}", a.run),
+        resume: crate::hint::resume(g, &a.run),
         tool_use_id: &tool_use_id,
         line: String::from_utf8_lossy(&bytes).into_owned(),
     };
@@ -110,7 +109,7 @@ pub fn writer_of(
 
 /// The one deferred call the run waits on, for `answer RUN` without an id;
 /// with none or several waiting, the id must be given.
-fn only_waiting(st: &RunState, run: &str) -> Result<String, Failure> {
+fn only_waiting(g: &Global, st: &RunState, run: &str) -> Result<String, Failure> {
     let open = st
         .pending
         .as_ref()
@@ -129,7 +128,16 @@ fn only_waiting(st: &RunState, run: &str) -> Result<String, Failure> {
                 .collect::<Vec<_>>()
                 .join(", ")
         ))
-        .help(format!("fisk-admin answer {run} TOOL_USE_ID"))),
+        .help(crate::hint::advice(
+            g,
+            journal::Remedy::Answer,
+            Some(run),
+            None,
+            &several
+                .iter()
+                .map(|d| d.tool_use_id.clone())
+                .collect::<Vec<_>>(),
+        ))),
     }
 }
 
@@ -162,7 +170,7 @@ fn render(out: &mut dyn Write, a: &Answered) -> io::Result<()> {
 }
 
 /// The refusals of SPEC 6, each with its own message.
-fn check(st: &RunState, run: &str, id: &str) -> Result<(), Failure> {
+fn check(g: &Global, st: &RunState, run: &str, id: &str) -> Result<(), Failure> {
     let shown = sanitize(id, false);
     let committed = st.messages.iter().any(|m| {
         m.blocks()
@@ -175,14 +183,19 @@ fn check(st: &RunState, run: &str, id: &str) -> Result<(), Failure> {
             "run {run}: tool call {shown} is already answered; nothing was written"
         ))
         .help(format!(
-            "`fisk-admin show {run} --transcript` shows the answer; `fisk-admin resume {run}` continues the run"
+            "`{}` shows the answer; `{}` continues the run",
+            crate::hint::command(g, &["show", run, "--transcript"]),
+            crate::hint::resume(g, run)
         )));
     }
     let Some(p) = &st.pending else {
         return Err(Failure::refused(format!(
             "run {run} has no pending batch: no tool call waits for an answer, so {shown} is not deferred"
         ))
-        .help(format!("`fisk-admin show {run}` shows where the run stands")));
+        .help(format!(
+            "`{}` shows where the run stands",
+            crate::hint::command(g, &["show", run])
+        )));
     };
     if !p.deferred.iter().any(|d| d.tool_use_id == id) {
         let waiting: Vec<String> = p

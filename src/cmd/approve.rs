@@ -48,7 +48,7 @@ pub fn run(g: &Global, a: ApproveArgs, style: Style, out: &mut dyn Write) -> Cmd
     })?;
     let (payload, tool, id) = match (&a.tool_use_id, &a.tool) {
         (Some(id), None) => {
-            let tool = check_call(&st, &a.run, id)?;
+            let tool = check_call(g, &st, &a.run, id)?;
             let p = Payload::CallApproval(CallApproval {
                 tool_use_id: id.clone(),
                 tool_name: tool.clone(),
@@ -84,10 +84,7 @@ pub fn run(g: &Global, a: ApproveArgs, style: Style, out: &mut dyn Write) -> Cmd
         tool,
         tool_use_id: id,
         record: serde_json::from_slice(&bytes).map_err(|e| Failure::new(e.to_string()))?,
-        next: format!(
-            "{} (with the agent file the run was started with)",
-            hint::command(g, &["resume", &a.run, "--agent", "AGENT_FILE"])
-        ),
+        next: hint::resume(g, &a.run),
         run: a.run,
     };
     match style.format {
@@ -120,7 +117,7 @@ fn render(out: &mut dyn Write, a: &Approved) -> io::Result<()> {
 
 /// The refusals for a one-shot approval; the call's tool when it is one
 /// that waits.
-fn check_call(st: &RunState, run: &str, id: &str) -> Result<String, Failure> {
+fn check_call(g: &Global, st: &RunState, run: &str, id: &str) -> Result<String, Failure> {
     let shown = sanitize(id, false);
     let committed = st.messages.iter().any(|m| {
         m.blocks()
@@ -159,7 +156,13 @@ fn check_call(st: &RunState, run: &str, id: &str) -> Result<String, Failure> {
         return Err(Failure::refused(format!(
             "run {run}: tool call {shown} was deferred: it waits on an answer, not an approval; nothing was written"
         ))
-        .help(hint::advice(journal::Remedy::Answer, Some(run), None)));
+        .help(hint::advice(
+            g,
+            journal::Remedy::Answer,
+            Some(run),
+            None,
+            &[id.to_owned()],
+        )));
     }
     if st.call_approvals.iter().any(|c| c.tool_use_id == id) {
         return Err(Failure::refused(format!(

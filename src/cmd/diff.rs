@@ -111,7 +111,13 @@ fn side(g: &Global, arg: &str) -> Result<(Fingerprint, String), Failure> {
         _ => Err(Failure::new(format!(
             "run {arg}: the first record is not a meta record, so there is no fingerprint"
         ))
-        .help(format!("run `fisk-admin verify {arg}`"))),
+        .help(crate::hint::advice(
+            g,
+            journal::Remedy::Verify,
+            Some(arg),
+            None,
+            &[],
+        ))),
     }
 }
 

@@ -35,7 +35,7 @@ pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResul
         // What gets past the problem, as a command of this tool.
         if let (Some(p), Some(r)) = (s.problem.as_mut(), s.remedy) {
             p.push_str("; ");
-            p.push_str(&crate::hint::advice(r, Some(&s.run_id), None));
+            p.push_str(&crate::hint::advice(g, r, Some(&s.run_id), None, &[]));
         }
     }
     if style.json() {

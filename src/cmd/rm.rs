@@ -48,7 +48,13 @@ pub fn run(g: &Global, mut a: RmArgs, style: Style, out: &mut dyn Write) -> CmdR
                 "run {r} not found in {}; nothing was deleted",
                 store.describe()
             ))
-            .help("`fisk-admin ls` lists the runs in this store"));
+            .help(crate::hint::advice(
+                g,
+                journal::Remedy::List,
+                None,
+                None,
+                &[],
+            )));
         }
     }
     if !a.yes {
@@ -72,7 +78,7 @@ pub fn run(g: &Global, mut a: RmArgs, style: Style, out: &mut dyn Write) -> CmdR
             Err(e) => Deletion::Failed {
                 run: r.clone(),
                 exit: exit_of(&e),
-                error: crate::error::describe(&e),
+                error: crate::error::describe(g, &e),
             },
         })
         .collect();

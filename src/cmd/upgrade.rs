@@ -68,7 +68,7 @@ pub fn run(g: &Global, a: UpgradeArgs, style: Style, out: &mut dyn Write) -> Cmd
                         records: None,
                         kept: None,
                         resumed: false,
-                        error: Some(crate::error::describe(&e)),
+                        error: Some(crate::error::describe(g, &e)),
                     },
                     exit,
                 )

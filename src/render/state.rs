@@ -147,6 +147,16 @@ pub fn render_state(
 
     if let Some(p) = &st.pending {
         writeln!(out, "\nPending batch (iteration {})", p.iteration)?;
+        // Calls the run was suspended for, waiting on an approval: the
+        // gates are in the agent file, the suspension names the calls.
+        let suspended_for = st
+            .terminal
+            .as_ref()
+            .filter(|t| t.reason == "suspended")
+            .and_then(|t| t.message.strip_prefix("needs approval: "))
+            .unwrap_or_default();
+        let approved = |id: &str| st.call_approvals.iter().any(|a| a.tool_use_id == id);
+        let mut gated: Vec<(&str, &str)> = Vec::new();
         let mut t = table(&["TOOL_USE ID", "TOOL", "STATE"]);
         for b in p.assistant.blocks() {
             if let Block::ToolUse(u) = b {
@@ -154,6 +164,12 @@ pub fn render_state(
                     "answered"
                 } else if p.deferred.iter().any(|d| d.tool_use_id == u.id) {
                     "deferred, waiting"
+                } else if !u.id.is_empty()
+                    && suspended_for.contains(u.id.as_str())
+                    && !approved(&u.id)
+                {
+                    gated.push((&u.id, &u.name));
+                    "needs approval (runs once approved)"
                 } else {
                     "not run (runs again on resume)"
                 };
@@ -161,6 +177,15 @@ pub fn render_state(
             }
         }
         print_table(out, t, style)?;
+        if !gated.is_empty() {
+            writeln!(out, "\nWaiting on approval")?;
+            for (id, tool) in &gated {
+                let cmd = crate::hint::command(g, &["approve", &st.run_id, id]);
+                writeln!(out, "  {} ({}): approve with: {cmd}", s(id), s(tool))?;
+            }
+            let all = crate::hint::command(g, &["approve", &st.run_id, "--tool", "NAME"]);
+            writeln!(out, "  or approve a tool for the rest of the run: {all}")?;
+        }
         if !p.open_deferrals.is_empty() {
             writeln!(out, "\nWaiting on")?;
             let mut t = table(&["TOOL_USE ID", "TOOL", "NOTE", "HANDLE"]);
@@ -175,11 +200,11 @@ pub fn render_state(
             print_table(out, t, style)?;
             // The exact command for each call, store flags and all.
             for d in &p.open_deferrals {
-                let cmd = crate::hint::command(
-                    g,
-                    &["answer", &st.run_id, &d.tool_use_id, "--content", "TEXT"],
-                );
-                writeln!(out, "  answer with: {cmd}")?;
+                let cmd = crate::hint::command(g, &["answer", &st.run_id, &d.tool_use_id]);
+                writeln!(
+                    out,
+                    "  answer with: {cmd}  (the answer on standard input, or --content TEXT)"
+                )?;
             }
         }
     }

@@ -76,7 +76,7 @@ pub fn shown(t: &Transcript, item: &Item, record: Option<&Record>) -> Shown {
             format!("[torn final line {number} (byte {offset}): readers drop it]"),
             vec![
                 one(&e),
-                "fisk-admin repair cuts it (keeping its bytes)".into(),
+                format!("`{}` cuts it (keeping its bytes)", t.repair_hint),
             ],
         ),
         Err(e) => Shown::new(

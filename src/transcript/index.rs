@@ -92,6 +92,8 @@ pub struct Transcript {
     /// The command that checks this run (with the store flags), named
     /// when a line is refused.
     pub verify_hint: String,
+    /// The command that cuts a torn final line (with the store flags).
+    pub repair_hint: String,
     /// The closing section, appended as items once every line is indexed.
     pub end: Vec<crate::transcript::block::Shown>,
 }
@@ -118,6 +120,7 @@ impl Transcript {
             iteration: None,
             refused: Vec::new(),
             verify_hint: format!("fisk-admin verify {run}"),
+            repair_hint: format!("fisk-admin repair {run}"),
             end,
         }
     }

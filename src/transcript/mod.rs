@@ -34,6 +34,7 @@ pub fn show(g: &Global, a: &ShowArgs, style: Style, out: &mut dyn Write) -> CmdR
     let end = end::closing(g, &a.run, &bytes);
     let mut t = Transcript::new(&a.run, bytes, end);
     t.verify_hint = crate::hint::command(g, &["verify", &a.run]);
+    t.repair_hint = crate::hint::command(g, &["repair", &a.run]);
     let tty = io::stdout().is_terminal();
     if tty && !a.no_tui && !env_on("NO_TUI") {
         return crate::view::run(&mut t, style, out);

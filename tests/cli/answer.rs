@@ -174,7 +174,14 @@ fn an_answer_appends_exactly_one_tool_result_and_says_how_to_resume() {
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let out = r.json();
-    assert_eq!(out["resume"], "fisk-admin resume w");
+    // Complete but for the agent file, which the journal does not name.
+    assert_eq!(
+        out["resume"],
+        format!(
+            "fisk-admin --state-dir {} resume w --agent FILE (FILE: the agent file the run was started with)",
+            s(&f.runs())
+        )
+    );
     let after = f.bytes("w");
     assert!(after.starts_with(&before), "the answer must only append");
     let added = std::str::from_utf8(&after[before.len()..]).unwrap();

@@ -78,11 +78,24 @@ fn a_gated_call_waits_for_its_approval_and_then_runs_exactly_once() {
     assert!(
         r.stderr
             .contains("needs approval: g1 (exec); nothing was written")
-            && r.stderr.contains("fisk-admin approve gate TOOL_USE_ID"),
+            && r.stderr.contains("approve gate g1`"),
         "{}",
         r.stderr
     );
     assert_eq!(f.bytes("gate"), before);
+    // show lists the call under Waiting on approval, with the command.
+    let show = f.store(&["show", "gate"]);
+    assert_eq!(show.code, 0, "{}", show.stderr);
+    assert!(
+        show.stdout.contains("needs approval (runs once approved)")
+            && show.stdout.contains("Waiting on approval")
+            && show.stdout.contains(&format!(
+                "g1 (exec): approve with: fisk-admin --state-dir {} approve gate g1",
+                s(&f.runs())
+            )),
+        "{}",
+        show.stdout
+    );
     // Refusals that make no sense, each leaving the journal as it was.
     for (args, says) in [
         (
@@ -194,7 +207,7 @@ fn a_deferred_call_is_answered_not_approved_and_a_live_run_is_refused() {
     );
     let next = next_line(&r);
     assert!(
-        next.contains("approve mixed g1") && next.contains("answer mixed d1 --content TEXT"),
+        next.contains("approve mixed g1") && next.contains("answer mixed d1"),
         "{next}"
     );
     let r = f.store(&["approve", "mixed", "d1"]);
@@ -202,7 +215,7 @@ fn a_deferred_call_is_answered_not_approved_and_a_live_run_is_refused() {
     assert!(
         r.stderr
             .contains("was deferred: it waits on an answer, not an approval")
-            && r.stderr.contains("fisk-admin answer mixed"),
+            && r.stderr.contains("answer mixed d1`"),
         "{}",
         r.stderr
     );

@@ -106,7 +106,8 @@ fn a_bad_regex_or_flag_pair_is_refused_naming_the_flag() {
     let r = fisk(&["--state-dir", &d, "stats", "no-such-run"]);
     assert_eq!(r.code, 2);
     assert!(
-        r.stderr.contains("no-such-run") && r.stderr.contains("fisk-admin ls"),
+        r.stderr.contains("no-such-run")
+            && r.stderr.contains(&format!("fisk-admin --state-dir {d} ls")),
         "{}",
         r.stderr
     );

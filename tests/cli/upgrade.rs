@@ -783,7 +783,8 @@ fn an_upgrade_interrupted_between_its_two_publishes_is_seen_and_finished() {
     assert!(
         row["problem"]
             .as_str()
-            .is_some_and(|p| p.contains("fisk-admin upgrade tool-batch")),
+            .is_some_and(|p| p.contains("--store jetstream:UPGRADE --server")
+                && p.contains(" upgrade tool-batch`")),
         "{row}"
     );
     // The next upgrade finishes it, and says so.
