@@ -247,6 +247,27 @@ pub fn for_error(g: &Global, e: &Error) -> Option<String> {
             "fisk-admin never writes through one; replace it with the file it points to".into(),
         ),
         Error::Io { path, source } if is_full(source) => Some(full(path)),
+        Error::NotFound {
+            run,
+            at: Where::Path(p),
+        } => {
+            let list = advice(g, Remedy::List, None, None, &[]);
+            let dir = match p.extension() {
+                Some(x) if x == "json" => p.parent().unwrap_or(p),
+                _ => p.as_path(),
+            };
+            Some(match similar(run, dir).as_slice() {
+                [] => list,
+                names => format!(
+                    "did you mean {}? {list}",
+                    names
+                        .iter()
+                        .map(|n| format!("`{}`", quote(n)))
+                        .collect::<Vec<_>>()
+                        .join(" or ")
+                ),
+            })
+        }
         Error::Refused {
             run,
             remedy: Some(r),
@@ -255,6 +276,52 @@ pub fn for_error(g: &Global, e: &Error) -> Option<String> {
         } => Some(advice(g, *r, Some(run), stream, calls)),
         _ => Some(advice(g, Remedy::of(e)?, run_of(e), stream, &[])),
     }
+}
+
+/// The runs in the store directory `dir` whose ids are close to `run`: it
+/// is a prefix of one, or a few edits away (a typo). At most three, the
+/// closest first.
+fn similar(run: &str, dir: &std::path::Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut close: Vec<(usize, String)> = entries
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().into_string().ok()?;
+            let id = name.strip_suffix(".json")?.to_owned();
+            let d = if id.starts_with(run) {
+                0
+            } else {
+                distance(run, &id)
+            };
+            (d <= (run.chars().count() / 4).clamp(1, 3)).then_some((d, id))
+        })
+        .collect();
+    close.sort();
+    close.into_iter().take(3).map(|(_, id)| id).collect()
+}
+
+/// Levenshtein distance, in characters.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row.first().copied().unwrap_or(0);
+        if let Some(first) = row.first_mut() {
+            *first = i + 1;
+        }
+        for (j, cb) in b.iter().enumerate() {
+            let above = row.get(j + 1).copied().unwrap_or(usize::MAX);
+            let left = row.get(j).copied().unwrap_or(usize::MAX);
+            let cost = usize::from(ca != *cb);
+            let v = (prev + cost).min(above + 1).min(left + 1);
+            prev = above;
+            if let Some(cell) = row.get_mut(j + 1) {
+                *cell = v;
+            }
+        }
+    }
+    row.last().copied().unwrap_or(0)
 }
 
 /// The file system (or the user's quota) has no room: no free blocks or
@@ -328,6 +395,15 @@ mod tests {
         assert_eq!(quote("it's"), r"'it'\''s'");
         // Pasted, it is the same text, and it prints no escape raw.
         assert_eq!(quote("it's\u{1b}"), r"$'it\'s\033'");
+    }
+
+    #[test]
+    fn edit_distance_counts_characters() {
+        assert_eq!(distance("deferal-waiting", "deferral-waiting"), 1);
+        assert_eq!(distance("kitten", "sitting"), 3);
+        assert_eq!(distance("", "abc"), 3);
+        assert_eq!(distance("abc", "abc"), 0);
+        assert_eq!(distance("héllo", "hello"), 1);
     }
 
     #[test]

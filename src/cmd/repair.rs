@@ -5,9 +5,12 @@
 
 use crate::cli::{Global, RepairArgs};
 use crate::error::CmdResult;
+use crate::hint;
 use crate::open::open_store;
 use crate::output::{json_pretty, sorted, Format, Style};
 use journal::store::Repair;
+use journal::verify::Severity;
+use journal::Remedy;
 use serde::Serialize;
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -19,6 +22,13 @@ struct Repaired<'a> {
     dry_run: bool,
     #[serde(flatten)]
     action: Action,
+    /// Errors `verify` reports for the run that a repair of the tail does
+    /// not touch (`seq-gap at line 4`): the agent still refuses it.
+    other_errors: Vec<String>,
+    /// The commands for what is left: `verify`, or `rm` for a journal a
+    /// cut leaves with no record.
+    #[serde(skip)]
+    next: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -41,7 +51,22 @@ enum Action {
 
 pub fn run(g: &Global, a: RepairArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     let store = open_store(g)?;
-    let action = match store.repair(&a.run, a.dry_run)? {
+    let repaired = store.repair(&a.run, a.dry_run).map_err(|e| {
+        // Interior damage is refused: the readable records can still be
+        // copied out.
+        let salvage = (Remedy::of(&e) == Some(Remedy::Salvage))
+            .then(|| hint::fix(g, &store, Remedy::Salvage, &a.run))
+            .flatten();
+        let mut f = crate::error::Failure::from(e);
+        if let Some(cmd) = salvage {
+            f.help = Some(format!(
+                "copy the records before the damage to another store with `{cmd}`; `{}` lists every finding",
+                hint::command(g, &["verify", &a.run])
+            ));
+        }
+        f
+    })?;
+    let action = match repaired {
         Repair::Nothing { records } => Action::Nothing { records },
         Repair::AddedNewline { line, records } => Action::AddNewline { line, records },
         Repair::CutTorn {
@@ -58,10 +83,38 @@ pub fn run(g: &Global, a: RepairArgs, style: Style, out: &mut dyn Write) -> CmdR
             records,
         },
     };
+    // What else is wrong (a dry run reads the journal as it is: its tail
+    // findings are the ones the repair would clear).
+    let tail = [
+        "torn-tail",
+        "unterminated-final-record",
+        "garbage-final-line",
+    ];
+    let findings = store
+        .read_lines(&a.run)
+        .map(|b| journal::verify::verify_bytes(&a.run, &b, None).findings)
+        .unwrap_or_default();
+    let other_errors: Vec<String> = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error && !tail.contains(&f.code))
+        .map(|f| match f.line {
+            Some(l) => format!("{} at line {l}", f.code),
+            None => f.code.to_owned(),
+        })
+        .collect();
+    let mut next = Vec::new();
+    if !other_errors.is_empty() {
+        next.push(hint::command(g, &["verify", &a.run]));
+    }
+    if matches!(action, Action::CutTornTail { records: 0, .. }) {
+        next.push(hint::command(g, &["rm", &a.run]));
+    }
     let done = Repaired {
         run: &a.run,
         dry_run: a.dry_run,
         action,
+        other_errors,
+        next,
     };
     match style.format {
         Format::Json => json_pretty(out, &sorted(&done)?)?,
@@ -74,22 +127,42 @@ fn render(out: &mut dyn Write, done: &Repaired) -> io::Result<()> {
     let run = done.run;
     let would = if done.dry_run { "would " } else { "" };
     match &done.action {
-        Action::Nothing { records } => {
-            writeln!(out, "run {run}: the tail is clean ({records} records); nothing to do")
-        }
+        Action::Nothing { records } => writeln!(
+            out,
+            "run {run}: the tail is clean ({records} records); nothing to repair"
+        )?,
         Action::AddNewline { line, records } => writeln!(
             out,
-            "run {run}: {would}add the missing newline after the final record (line {line}); {records} records"
-        ),
+            "run {run}: {} the missing newline after the final record (line {line}); {records} records",
+            if done.dry_run { "would add" } else { "added" }
+        )?,
         Action::CutTornTail { line, offset, bytes, backup, records } => {
             writeln!(
                 out,
                 "run {run}: {would}cut the torn final line {line} ({bytes} bytes at byte {offset}); {records} intact records remain"
             )?;
             match backup {
-                Some(b) => writeln!(out, "  its bytes are saved in {b}"),
-                None => writeln!(out, "  its bytes would be saved beside the journal first"),
+                Some(b) => writeln!(out, "  its bytes are saved in {b}")?,
+                None => writeln!(out, "  its bytes would be saved beside the journal first")?,
+            }
+            if *records == 0 {
+                writeln!(
+                    out,
+                    "  the journal {} no record: nothing of the run is left to resume",
+                    if done.dry_run { "would hold" } else { "holds" }
+                )?;
             }
         }
     }
+    if !done.other_errors.is_empty() {
+        writeln!(
+            out,
+            "  a repair of the tail does not touch the run's other errors, and the agent refuses it for them: {}",
+            done.other_errors.join(", ")
+        )?;
+    }
+    for cmd in &done.next {
+        writeln!(out, "next: {cmd}")?;
+    }
+    Ok(())
 }

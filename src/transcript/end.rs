@@ -12,8 +12,33 @@ use journal::fold::{fold_with, FoldOptions};
 use journal::lines::split;
 use journal::record::{Block, Payload, Record};
 
-/// The closing blocks for the journal in `bytes`.
-pub fn closing(g: &Global, run: &str, bytes: &[u8]) -> Vec<Shown> {
+/// The command that answers the deferred call `id`.
+fn answer_command(g: &Global, run: &str, id: &str) -> String {
+    hint::command(g, &["answer", run, id])
+}
+
+/// The closing section: its blocks, and the commands that answer each call
+/// the run waits on, for the viewer to print on the normal screen when it
+/// leaves: there the terminal wraps a long line itself and a paste takes it
+/// whole (a line the viewer wraps is pasted broken).
+pub struct Closing {
+    pub blocks: Vec<Shown>,
+    pub next: Vec<String>,
+}
+
+/// The closing section for the journal in `bytes`.
+pub fn closing(g: &Global, run: &str, bytes: &[u8]) -> Closing {
+    let blocks = blocks(g, run, bytes);
+    let next = blocks
+        .iter()
+        .flat_map(|b| &b.body)
+        .filter_map(|l| l.strip_prefix("answer: "))
+        .map(str::to_owned)
+        .collect();
+    Closing { blocks, next }
+}
+
+fn blocks(g: &Global, run: &str, bytes: &[u8]) -> Vec<Shown> {
     let mut lines_rev: Vec<&[u8]> = split(bytes)
         .map(|l| l.bytes)
         .filter(|b| !b.iter().all(u8::is_ascii_whitespace))
@@ -98,7 +123,7 @@ pub fn closing(g: &Global, run: &str, bytes: &[u8]) -> Vec<Shown> {
         }
         body.push(format!(
             "answer: {}",
-            hint::command(g, &["answer", run, &d.tool_use_id])
+            answer_command(g, run, &d.tool_use_id)
         ));
         body.push("  (the answer on stdin, or add --content TEXT or --content-file FILE)".into());
         out.push(Shown::new(

@@ -114,6 +114,12 @@ pub fn key(m: &mut Model, k: KeyEvent) -> Step {
     m.message = None;
     match k.code {
         KeyCode::Char('q') | KeyCode::Esc => return Step::Quit,
+        // A test's way to reach the panic hook in a real terminal
+        // (tests/cli/viewer.rs); not in a release build.
+        #[cfg(debug_assertions)]
+        KeyCode::Char('!') if std::env::var_os("FISK_ADMIN_TEST_PANIC").is_some() => {
+            panic!("a panic the test asked for")
+        }
         KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => return Step::Quit,
         KeyCode::Char('j') | KeyCode::Down => m.move_cursor(true),
         KeyCode::Char('k') | KeyCode::Up => m.move_cursor(false),
@@ -133,7 +139,9 @@ pub fn key(m: &mut Model, k: KeyEvent) -> Step {
     Step::Stay
 }
 
-pub fn run(t: &mut Transcript, style: Style, out: &mut dyn Write) -> CmdResult {
+/// View `t`; on leaving, print `next` (the commands that answer what the
+/// run waits on) on the normal screen.
+pub fn run(t: &mut Transcript, next: &[String], style: Style, out: &mut dyn Write) -> CmdResult {
     let stop = signal_flag()?;
     let screen = Screen::enter()?;
     // A terminal that goes away (its window closed, tmux killed) leaves
@@ -198,5 +206,11 @@ pub fn run(t: &mut Transcript, style: Style, out: &mut dyn Write) -> CmdResult {
     };
     drop(term);
     drop(screen);
+    if code == ExitCode::SUCCESS {
+        let mut stdout = io::stdout().lock();
+        for cmd in next {
+            writeln!(stdout, "next: {cmd}")?;
+        }
+    }
     Ok(code)
 }

@@ -78,7 +78,8 @@ fn repair_with_nothing_to_do_says_so() {
     let before = f.bytes("c");
     let r = f.store(&["repair", "c"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.contains("nothing to do"), "{}", r.stdout);
+    assert!(r.stdout.contains("nothing to repair"), "{}", r.stdout);
+    assert!(!r.stdout.contains("next:"), "a healthy run needs nothing: {}", r.stdout);
     assert_eq!(f.bytes("c"), before);
 }
 
@@ -236,4 +237,52 @@ fn a_repair_or_upgrade_that_does_nothing_or_refuses_creates_nothing() {
         assert_eq!(r.code, code, "{args:?}: {}{}", r.stdout, r.stderr);
         assert_eq!(names(store.path()), before, "{args:?} created something");
     }
+}
+
+/// b-15: repair says what it leaves behind. A clean tail on a run with a
+/// seq gap names the gap and the verify command; a cut that leaves no
+/// record names `rm`; interior damage names the salvage command, complete.
+#[test]
+fn repair_names_what_it_does_not_fix_and_the_command_for_it() {
+    let store = store_copy("damaged");
+    let d = s(store.path()).to_owned();
+    let r = fisk(&["--state-dir", &d, "repair", "seq-gap"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("nothing to repair")
+            && r.stdout.contains("seq-gap at line")
+            && r.stdout
+                .contains(&format!("next: fisk-admin --state-dir {d} verify seq-gap")),
+        "{}",
+        r.stdout
+    );
+    let r = fisk(&[
+        "--state-dir",
+        &d,
+        "repair",
+        "empty-journal-torn",
+        "--dry-run",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("would hold no record")
+            && r.stdout.contains(&format!(
+                "next: fisk-admin --state-dir {d} rm empty-journal-torn"
+            )),
+        "{}",
+        r.stdout
+    );
+    let r = fisk(&["--state-dir", &d, "repair", "interior-corruption"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!(
+            "fisk-admin migrate --from file:{d} --to file:salvaged --include-corrupt interior-corruption"
+        )),
+        "{}",
+        r.stderr
+    );
+    // A run that is not there: the close ids are offered.
+    let r = fisk(&["--state-dir", &d, "repair", "seq-gapp"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("did you mean `seq-gap`?"), "{}", r.stderr);
 }

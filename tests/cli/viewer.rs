@@ -238,7 +238,48 @@ fn viewer_q_leaves_the_alternate_screen_and_gives_the_shell_back() {
         "the shell's screen is gone:\n{sc}"
     );
     assert!(!t.alternate_on(), "still on the alternate screen");
+    // The command that answers the waiting call, left on the normal
+    // screen, where the terminal wraps it and a paste takes it whole.
+    let joined = sc.replace('\n', "");
+    let want = format!(
+        "next: {} --state-dir {} answer g-deferral-waiting ",
+        "fisk-admin",
+        s(&testdata("agent-journals/v3"))
+    );
+    assert!(joined.contains(&want), "no answer command left:\n{sc}");
     // The terminal is back in cooked mode: the shell reads a line.
+    t.type_line("echo AFTER-$((40+2))");
+    t.wait_for("the shell to run a command", |sc| sc.contains("AFTER-42"));
+}
+
+/// A panic inside the viewer restores the terminal before the message
+/// is printed: the shell's screen is back, cooked mode reads a line, and
+/// the panic is said on the normal screen. (`!` panics in a debug build
+/// when FISK_ADMIN_TEST_PANIC is set: the only way to reach the hook from
+/// outside.)
+#[test]
+fn viewer_restores_the_terminal_when_it_panics() {
+    let t = Tmux::start(80, 24);
+    t.type_line("echo BEFORE-THE-PANIC; export FISK_ADMIN_TEST_PANIC=1");
+    t.wait_for("the echo", |sc| sc.contains("BEFORE-THE-PANIC\nPROMPT$"));
+    t.view(&testdata("agent-journals/v1"), "g-tool-batch");
+    assert!(
+        t.alternate_on(),
+        "the viewer is not on the alternate screen"
+    );
+    t.keys(&["!"]);
+    let sc = t.wait_for("the panic's message", |sc| {
+        sc.contains("a panic the test asked for")
+    });
+    assert!(
+        sc.contains("BEFORE-THE-PANIC"),
+        "the shell's screen is gone:\n{sc}"
+    );
+    assert!(
+        !sc.contains("[prompt]"),
+        "the viewer's screen is left:\n{sc}"
+    );
+    assert!(!t.alternate_on(), "still on the alternate screen");
     t.type_line("echo AFTER-$((40+2))");
     t.wait_for("the shell to run a command", |sc| sc.contains("AFTER-42"));
 }

@@ -115,13 +115,14 @@ fn decode(run: &str, path: &Path, bytes: &[u8]) -> Result<(usize, Tail)> {
                      repair only cuts a torn final line: cutting here would throw away the \
                      {after} intact record(s) after it, and dropping just this line would leave \
                      a hole in the sequence that resume could not fold. Nothing was changed; \
-                     recover the line from a backup or by hand.",
+                     the records before it can be copied to another store, and the line \
+                     recovered from a backup or by hand.",
                     crate::shell::shown(path),
                     bad.line,
                     bad.offset,
                     bad.error,
                 ),
-                Remedy::Verify,
+                Remedy::Salvage,
             ))
         }
     }
