@@ -20,6 +20,7 @@ pub struct Cli {
 }
 
 #[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "Global options")]
 pub struct Global {
     /// File backend at DIR (default: $XDG_STATE_HOME/fisk-ai/runs)
     #[arg(long, global = true, value_name = "DIR")]
@@ -75,7 +76,7 @@ pub struct Global {
     /// No colour: the same as --color never (also NO_COLOR)
     #[arg(long, global = true)]
     pub no_color: bool,
-    /// JetStream: a run not at rest whose last record is younger than this is live (SPEC 8)
+    /// JetStream: a run not at rest whose last record is younger than this is live
     #[arg(long, global = true, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
     pub hold: std::time::Duration,
 }
@@ -111,17 +112,17 @@ pub enum Command {
     Verify(VerifyArgs),
     /// Validate records against the JSON schemas
     Validate(ValidateArgs),
-    /// Print a run's folded state (SPEC 3)
+    /// Print a run's folded state
     Fold(FoldArgs),
-    /// What a run cost and where its time went: tokens per response, per-tool calls and times (SPEC 13)
+    /// What a run cost and where its time went: tokens per response, per-tool calls and times
     Stats(StatsArgs),
-    /// A run's tool calls, each with its input and the answer it got (SPEC 13)
+    /// A run's tool calls, each with its input and the answer it got
     Query(QueryArgs),
-    /// Find runs across the store by agent, model, caller, status, time, prompt or anything in their transcript (SPEC 13)
+    /// Find runs across the store by agent, model, caller, status, time, prompt or anything in their transcript
     Search(SearchArgs),
-    /// Answer a deferred tool call by hand (SPEC 6), then resume the run
+    /// Answer a deferred tool call by hand, then resume the run
     Answer(AnswerArgs),
-    /// Approve a gated call once, or a tool for the rest of the run (SPEC 6), then resume the run
+    /// Approve a gated call once, or a tool for the rest of the run, then resume the run
     Approve(ApproveArgs),
     /// Fix a damaged tail: cut a torn final line (kept in a backup) or add a missing final newline
     Repair(RepairArgs),
@@ -141,7 +142,7 @@ pub enum Command {
     Info,
     /// Copy runs between stores, byte-identical, resumable, verified
     Migrate(MigrateArgs),
-    /// Check or create a JetStream stream for sessions (SPEC 8)
+    /// Check or create a JetStream stream for sessions
     #[command(subcommand)]
     Stream(StreamCommand),
     /// Print shell completions
@@ -165,7 +166,7 @@ pub struct LsArgs {
     pub limit: Option<usize>,
 }
 
-/// What `ls --status` selects: a run's status (SPEC 9), or one of two
+/// What `ls --status` selects: a run's status, or one of two
 /// conditions beside it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum StatusFilter {
@@ -186,7 +187,7 @@ pub enum StatusFilter {
     Corrupt,
     /// A writer holds the run now
     Live,
-    /// Waiting on deferred calls: the same as --waiting (not a status since SPEC 9)
+    /// Waiting on deferred calls: the same as --waiting (no longer a status of its own)
     Waiting,
 }
 
@@ -404,7 +405,7 @@ pub struct MigrateArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum StreamCommand {
-    /// Check a stream against the session-store rules (SPEC 8)
+    /// Check a stream against the session-store rules
     Check(StreamCheckArgs),
     /// Create a stream with exactly the session-store configuration
     Create(StreamCreateArgs),

@@ -267,7 +267,7 @@ pub fn same_store(from: &str, to: &str) -> Result<(), Failure> {
 /// destination a migrate would create) is extended by name, or loses its
 /// last name on `..`. `None` only when the working directory cannot be
 /// read.
-fn canonical_dir(dir: &Path) -> Option<PathBuf> {
+pub fn canonical_dir(dir: &Path) -> Option<PathBuf> {
     let abs = std::env::current_dir().ok()?.join(dir);
     let mut key = PathBuf::new();
     for c in abs.components() {

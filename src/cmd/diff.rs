@@ -93,6 +93,13 @@ fn side(g: &Global, arg: &str) -> Result<(Fingerprint, String), Failure> {
     let p = Path::new(arg);
     if p.is_file() {
         let buf = std::fs::read(p).map_err(|e| Failure::new(format!("{}: {e}", p.display())))?;
+        // A fingerprint (JSON), or an agent file (YAML): the fingerprint a
+        // run started from it would have.
+        if serde_json::from_slice::<serde::de::IgnoredAny>(&buf).is_err() {
+            if let Ok(agent) = journal::runner::Agent::load(p) {
+                return Ok((agent.fingerprint, format!("agent file {arg}")));
+            }
+        }
         return Ok((parse(&buf, arg)?, format!("file {arg}")));
     }
     journal::id::check(arg).map_err(|e| {

@@ -53,7 +53,9 @@ pub fn run(g: &Global, style: Style, out: &mut dyn Write) -> CmdResult {
     };
     match &loc.backend {
         Backend::File { dir } => {
-            info.location = journal::shell::shown(dir);
+            // Absolute, with `.`, `..` and links resolved (b-21).
+            let shown = crate::open::canonical_dir(dir).unwrap_or_else(|| dir.clone());
+            info.location = journal::shell::shown(&shown);
             info.exists = Some(dir.is_dir());
         }
         // The connection settings, and whether the stream answers (a

@@ -43,9 +43,17 @@ pub fn render_state(
     }
     writeln!(out, "  caller:      {}", none(&st.caller))?;
     if let Some(t) = &st.terminal {
+        // A terminal that records came after (a resume's claim, a new
+        // turn) is history, not where the run stands (b-18).
+        let current = matches!(st.status, journal::fold::Status::Terminal(_));
         writeln!(
             out,
-            "  terminal:    {}{}",
+            "  {}{}{}",
+            if current {
+                "terminal:    "
+            } else {
+                "last terminal: "
+            },
             s(&t.reason),
             if t.message.is_empty() {
                 String::new()
@@ -53,6 +61,12 @@ pub fn render_state(
                 format!(": {}", cell(&t.message, 100))
             }
         )?;
+        if !current {
+            writeln!(
+                out,
+                "               (records came after it: the run was taken up again and has not ended since)"
+            )?;
+        }
     }
     writeln!(
         out,

@@ -35,6 +35,26 @@ fn a_run_started_from_an_agent_file_carries_its_fingerprint() {
     assert!(r.stdout.contains("verdict: identical"), "{}", r.stdout);
 }
 
+/// b-20: `diff` takes an agent file as it is (CLI.md), no detour through
+/// `fingerprint --agent`.
+#[test]
+fn diff_takes_an_agent_file_as_one_side() {
+    let f = Fixture::new(&[turn("ok", &[])]);
+    assert_eq!(f.run("r", "go").code, 0);
+    let r = f.store(&["diff", "r", "agent.yaml"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("verdict: identical"), "{}", r.stdout);
+    let text = std::fs::read_to_string(f.path("agent.yaml")).unwrap();
+    std::fs::write(f.path("other.yaml"), text.replace("demo-1", "demo-2")).unwrap();
+    let r = f.store(&["diff", "r", "other.yaml"]);
+    assert!(
+        r.stdout.contains("demo-1 -> demo-2") || r.stdout.contains("model"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("verdict: identical"), "{}", r.stdout);
+}
+
 fn diff_with(f: &Fixture, b: serde_json::Value) -> Run {
     let a = f.fisk(&["fingerprint", "--agent", "agent.yaml"]).json();
     std::fs::write(f.path("a.json"), a.to_string()).unwrap();

@@ -336,7 +336,9 @@ fn info_says_which_store_and_why() {
         &["--config", s(&agent), "info", "--format", "json"],
         None,
     );
-    assert_eq!(r.json()["location"], s(&home.path().join("agents/./runs")));
+    // Absolute and resolved: `./runs` beside the agent file (b-21).
+    let home_real = std::fs::canonicalize(home.path()).unwrap();
+    assert_eq!(r.json()["location"], s(&home_real.join("agents/runs")));
     assert!(r.json()["why"]
         .as_str()
         .unwrap()

@@ -79,7 +79,11 @@ fn repair_with_nothing_to_do_says_so() {
     let r = f.store(&["repair", "c"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("nothing to repair"), "{}", r.stdout);
-    assert!(!r.stdout.contains("next:"), "a healthy run needs nothing: {}", r.stdout);
+    assert!(
+        !r.stdout.contains("next:"),
+        "a healthy run needs nothing: {}",
+        r.stdout
+    );
     assert_eq!(f.bytes("c"), before);
 }
 

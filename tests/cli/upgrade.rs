@@ -723,9 +723,9 @@ fn a_jetstream_upgrade_killed_at_any_moment_is_finished_by_the_next() {
                     .unwrap_or_default();
                 assert_eq!(row["status"], "corrupt", "{ctx}, {run}: {row}");
                 assert!(
-                    row["problem"]
-                        .as_str()
-                        .is_some_and(|p| p.contains(&format!("fisk-admin upgrade {run}"))),
+                    row["problem"].as_str().is_some_and(|p| p
+                        .contains("fisk-admin --store jetstream:UPGRADE --server ")
+                        && p.contains(&format!(" upgrade {run}`"))),
                     "{ctx}, {run}: {row}"
                 );
             }
