@@ -496,7 +496,11 @@ impl Runner<'_> {
                 out_tokens: turn.out_tokens,
                 ..Default::default()
             }))?;
-            self.step(format!("seq {seq}: model turn {}", pos.llm_calls + 1));
+            self.step(format!(
+                "seq {seq}: model call {} (iteration {})",
+                pos.llm_calls + 1,
+                pos.next_iteration
+            ));
             pos.llm_calls += 1;
             pos.next_iteration += 1;
             pos.tokens = pos

@@ -197,7 +197,7 @@ pub fn run(g: &Global, a: ValidateArgs, style: Style, out: &mut dyn Write) -> Cm
     };
     match style.format {
         Format::Json => summary_line(out, &summary)?,
-        Format::Text => render_summary(out, &summary, style)?,
+        Format::Text => render_summary(out, &summary, a.file.is_some(), style)?,
     }
     Ok(if unreadable > 0 {
         ExitCode::from(2)
@@ -218,8 +218,15 @@ struct Summary {
     seconds: f64,
 }
 
-fn render_summary(out: &mut dyn Write, s: &Summary, style: Style) -> std::io::Result<()> {
-    let mut t = table(&["FILES", "RECORDS", "VALID", "INVALID", "SECONDS"]);
+fn render_summary(
+    out: &mut dyn Write,
+    s: &Summary,
+    file: bool,
+    style: Style,
+) -> std::io::Result<()> {
+    // What was validated: a file, or the store's runs (b-27).
+    let what = if file { "FILES" } else { "RUNS" };
+    let mut t = table(&[what, "RECORDS", "VALID", "INVALID", "SECONDS"]);
     t.add_row(vec![
         s.files.to_string(),
         s.records.to_string(),

@@ -132,9 +132,19 @@ pub fn render_state(
         if st.approvals.is_empty() {
             "none".into()
         } else {
-            st.approvals
-                .iter()
-                .map(|a| s(a))
+            // Each tool once, with how many decisions named it (b-27).
+            let mut seen: Vec<(&str, usize)> = Vec::new();
+            for a in &st.approvals {
+                match seen.iter_mut().find(|(t, _)| *t == a.as_str()) {
+                    Some((_, n)) => *n += 1,
+                    None => seen.push((a, 1)),
+                }
+            }
+            seen.iter()
+                .map(|(t, n)| match n {
+                    1 => s(t),
+                    n => format!("{} ({n} decisions)", s(t)),
+                })
                 .collect::<Vec<_>>()
                 .join(", ")
         }

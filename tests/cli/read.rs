@@ -965,3 +965,35 @@ fn a_journal_linked_to_a_file_outside_the_store_is_never_read() {
         "{codes:?}"
     );
 }
+
+/// b-27, small but misleading: `show` lists a standing approval once (with
+/// how many decisions named it), `validate` of runs counts RUNS, and `rm`
+/// reports only names the run had (not a lock file it made to take the
+/// lock).
+#[test]
+fn show_validate_and_rm_say_exactly_what_is_there() {
+    let store = store_copy("runs");
+    let d = s(store.path()).to_owned();
+    let r = fisk(&["--state-dir", &d, "show", "approvals"]);
+    assert!(
+        r.stdout
+            .contains("standing: exec (2 decisions), read_file\n"),
+        "{}",
+        r.stdout
+    );
+    let r = fisk(&["--state-dir", &d, "validate", "approvals"]);
+    assert!(
+        r.stdout.contains("RUNS") && !r.stdout.contains("FILES"),
+        "{}",
+        r.stdout
+    );
+    assert!(!store.path().join("approvals.lock").exists());
+    let r = fisk(&["--state-dir", &d, "rm", "approvals", "--yes"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("approvals.json"), "{}", r.stdout);
+    assert!(!r.stdout.contains("approvals.lock"), "{}", r.stdout);
+    assert!(
+        !store.path().join("approvals.lock").exists(),
+        "and it is gone"
+    );
+}

@@ -26,6 +26,9 @@ impl FileStore {
     fn delete_if(&self, run: &str, last: Option<u64>) -> Result<(Vec<PathBuf>, Option<PathBuf>)> {
         let path = self.require(run)?;
         let lock_path = self.lock_path(run)?;
+        // A lock file this delete makes only to take the lock is not one
+        // of the run's names to report (b-27).
+        let had_lock = std::fs::symlink_metadata(&lock_path).is_ok();
         let lock = self.lock(run)?;
         if let Some(want) = last {
             let (_, bytes) = self.read_bytes(run)?;
@@ -40,7 +43,12 @@ impl FileStore {
             }
         }
         let os = OsDir(self.dir().to_path_buf());
-        self.unlink_run(&os, run, &path, &lock_path, last.is_none(), lock)
+        let (mut removed, kept) =
+            self.unlink_run(&os, run, &path, &lock_path, last.is_none(), lock)?;
+        if !had_lock {
+            removed.retain(|p| p != &lock_path);
+        }
+        Ok((removed, kept))
     }
 
     /// The names of `run` removed from `dir` (its journal at `path`, its
