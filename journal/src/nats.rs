@@ -151,8 +151,25 @@ pub fn load_context(name: &str) -> Result<ContextFile> {
     };
     serde_json::from_str(&text).map_err(|e| Error::Config {
         at: Where::Path(path),
-        message: format!("not a valid NATS context file: {e}"),
+        message: context_error(&e),
     })
+}
+
+/// Why a context file does not parse, without its values: serde_json's
+/// message quotes a value of the wrong type (`invalid type: integer
+/// `12345``), and a context file holds passwords and tokens (issue 18).
+fn context_error(e: &serde_json::Error) -> String {
+    use serde_json::error::Category;
+    let what = match e.classify() {
+        Category::Data => "a field holds a value of the wrong type (a string where text is meant, say); the value is not shown, as a context file holds secrets",
+        Category::Syntax | Category::Eof => "it is not JSON",
+        Category::Io => "it could not be read",
+    };
+    format!(
+        "not a valid NATS context file: {what} (line {}, column {})",
+        e.line(),
+        e.column()
+    )
 }
 
 /// The context to use: the flag, then the agent file, then `NATS_CONTEXT`,
@@ -323,6 +340,22 @@ fn expand_home(p: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_context_file_of_the_wrong_shape_is_refused_without_echoing_its_values() {
+        for text in [
+            r#"{"url": "nats://x", "password": 91827364}"#,
+            r#"{"token": ["s3cr3t-token"]}"#,
+            r#"{"nkey": 55512345}"#,
+        ] {
+            let e = serde_json::from_str::<ContextFile>(text).unwrap_err();
+            let said = context_error(&e);
+            for secret in ["91827364", "s3cr3t-token", "55512345"] {
+                assert!(!said.contains(secret), "{said}");
+            }
+            assert!(said.contains("wrong type") && said.contains("line 1"), "{said}");
+        }
+    }
 
     #[test]
     fn credentials_in_a_url_are_taken_out() {
