@@ -353,7 +353,10 @@ mod tests {
             for secret in ["91827364", "s3cr3t-token", "55512345"] {
                 assert!(!said.contains(secret), "{said}");
             }
-            assert!(said.contains("wrong type") && said.contains("line 1"), "{said}");
+            assert!(
+                said.contains("wrong type") && said.contains("line 1"),
+                "{said}"
+            );
         }
     }
 

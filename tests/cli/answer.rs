@@ -207,3 +207,43 @@ fn an_answer_appends_exactly_one_tool_result_and_says_how_to_resume() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(f.fold("w")["status"], "completed");
 }
+
+/// Issue 18: with the last seq at the top of the range, the next seq would
+/// wrap to 0 and be skipped as a duplicate; `answer` said "answered (seq
+/// 0)" and wrote nothing. It is refused, exit 1, the journal untouched.
+#[test]
+fn an_answer_past_the_largest_seq_is_refused_not_lost() {
+    let store = store_copy("runs-v1");
+    let path = store.path().join("deferral-waiting.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let last = text.lines().last().unwrap();
+    let v: serde_json::Value = serde_json::from_str(last).unwrap();
+    let seq = v["seq"].as_u64().unwrap();
+    let bumped = text.replacen(
+        &format!("{{\"seq\":{seq},"),
+        &format!("{{\"seq\":{},", u64::MAX),
+        1,
+    );
+    assert_ne!(bumped, text);
+    std::fs::write(&path, &bumped).unwrap();
+    let r = fisk_in(
+        store.path(),
+        &[
+            "--state-dir",
+            s(store.path()),
+            "answer",
+            "deferral-waiting",
+            "--content",
+            "ok",
+        ],
+        None,
+    );
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("largest there is") && r.stderr.contains("nothing was written"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stdout.contains("answered"), "{}", r.stdout);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), bumped);
+}

@@ -1,0 +1,79 @@
+//! Issue 18 item 1: seq arithmetic at the edges of the range. A writer that
+//! means to add a record (an answer, a claim) never produces one its own
+//! checks reject, and never takes a skipped duplicate for success: at the
+//! largest seq there is, nothing is written and it says so.
+
+// A test crate: a panic is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use journal::record::{Generation, Payload, ToolResult};
+use journal::schema::SchemaSet;
+use journal::store::file::FileStore;
+use journal::store::Store;
+use journal::verify::check_line;
+
+const META: &str = r#"{"seq":1,"protocol":"io.choria.fisk-ai.v1.session.meta","time":"2026-12-01T08:25:39Z","meta":{"version":1,"run_id":"r","created":"2026-12-01T08:25:39Z","fingerprint":{"provider":"script","model":"demo-1","system_hash":"","tools_hash":"","thinking_mode":"off","max_tokens":0,"max_iterations":0},"prompt":"p"}}"#;
+
+fn answer() -> Payload {
+    Payload::ToolResult(ToolResult {
+        tool_use_id: "t1".into(),
+        ..ToolResult::default()
+    })
+}
+
+#[test]
+fn an_append_at_every_edge_of_the_seq_range_is_valid_or_refused_with_nothing_written() {
+    let set = SchemaSet::embedded().unwrap();
+    let edges: [u64; 8] = [
+        1,
+        2,
+        (i64::MAX as u64) - 1,
+        i64::MAX as u64,
+        (i64::MAX as u64) + 1,
+        u64::MAX - 2,
+        u64::MAX - 1,
+        u64::MAX,
+    ];
+    for last in edges {
+        let dir = tempfile::tempdir().unwrap();
+        let mut bytes = format!("{META}\n");
+        if last > 1 {
+            bytes.push_str(&format!(
+                r#"{{"seq":{last},"protocol":"io.choria.fisk-ai.v1.session.terminal","time":"2026-12-01T08:25:40Z","terminal":{{"reason":"suspended"}}}}"#
+            ));
+            bytes.push('\n');
+        }
+        let path = dir.path().join("r.json");
+        std::fs::write(&path, &bytes).unwrap();
+        let store = Store::File(FileStore::new(dir.path()));
+        let mut app = store.open_appender("r").unwrap();
+        assert_eq!(app.last_seq(), last);
+        match app.append_next(answer(), Generation::Current) {
+            Ok(record) => {
+                assert_eq!(record.seq, last + 1, "last {last}");
+                drop(app);
+                let after = std::fs::read(&path).unwrap();
+                assert!(
+                    after.starts_with(bytes.as_bytes()),
+                    "last {last}: only appended"
+                );
+                let line = after[bytes.len()..].strip_suffix(b"\n").unwrap();
+                let c = check_line(line, Some(&set)).unwrap_or_else(|e| {
+                    panic!("last {last}: the record written does not parse: {e}")
+                });
+                assert!(
+                    c.violations.is_empty(),
+                    "last {last}: its own schema rejects what it wrote: {:?}",
+                    c.violations
+                );
+                assert_eq!(c.record.seq, last + 1);
+            }
+            Err(e) => {
+                assert_eq!(last, u64::MAX, "refused below the top: {e}");
+                assert!(e.to_string().contains("nothing was written"), "{e}");
+                drop(app);
+                assert_eq!(std::fs::read(&path).unwrap(), bytes.as_bytes(), "untouched");
+            }
+        }
+    }
+}
