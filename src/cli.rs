@@ -201,6 +201,7 @@ pub enum SortKey {
 #[derive(Args, Debug)]
 pub struct ShowArgs {
     /// The run id
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
     pub run: String,
     /// The whole conversation: a full-screen viewer on a terminal (z/Z fold, / search, q quits), labelled lines otherwise
     #[arg(long)]
@@ -222,6 +223,7 @@ pub struct ShowArgs {
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
     /// Runs to check (default: every journal in the store)
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
     pub runs: Vec<String>,
     /// Exit 1 on warnings too
     #[arg(long)]
@@ -241,6 +243,7 @@ pub struct VerifyArgs {
 pub struct ValidateArgs {
     /// Runs to validate (default: every run in the store)
     #[arg(conflicts_with_all = ["all", "file"])]
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
     pub runs: Vec<String>,
     /// Validate every run in the store
     #[arg(long)]
@@ -256,6 +259,7 @@ pub struct ValidateArgs {
 #[derive(Args, Debug)]
 pub struct FoldArgs {
     /// The run id
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
     pub run: String,
     /// Fold only the records up to this seq
     #[arg(long, value_name = "N")]
@@ -323,6 +327,7 @@ pub enum SearchIn {
 #[derive(Args, Debug)]
 pub struct QueryArgs {
     /// The run id
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
     pub run: String,
     /// Only calls to this tool (repeat for several)
     #[arg(long, value_name = "NAME")]
@@ -375,6 +380,7 @@ pub struct MigrateArgs {
     pub to: String,
     /// Runs to copy (or --all)
     #[arg(required_unless_present = "all", conflicts_with = "all")]
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
     pub runs: Vec<String>,
     /// Copy every run of the source
     #[arg(long)]
@@ -442,6 +448,7 @@ pub enum Storage {
 #[derive(Args, Debug)]
 pub struct AnswerArgs {
     /// The run id
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
     pub run: String,
     /// The deferred call's tool_use id (may be left out when exactly one call waits)
     pub tool_use_id: Option<String>,
@@ -459,6 +466,7 @@ pub struct AnswerArgs {
 #[derive(Args, Debug)]
 pub struct ApproveArgs {
     /// The run id
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
     pub run: String,
     /// The pending call to approve for one dispatch
     #[arg(required_unless_present = "tool", conflicts_with = "tool")]
@@ -471,6 +479,7 @@ pub struct ApproveArgs {
 #[derive(Args, Debug)]
 pub struct RepairArgs {
     /// The run id
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
     pub run: String,
     /// Say what would be done, change nothing
     #[arg(long)]
@@ -481,6 +490,7 @@ pub struct RepairArgs {
 pub struct RmArgs {
     /// The runs to delete
     #[arg(required = true)]
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
     pub runs: Vec<String>,
     /// Do not ask (required when standard input is not a terminal)
     #[arg(long, short = 'y')]
@@ -490,6 +500,7 @@ pub struct RmArgs {
 #[derive(Args, Debug)]
 pub struct UpgradeArgs {
     /// The runs to upgrade
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
     pub runs: Vec<String>,
     /// Every run in the store (version-1 runs are left alone)
     #[arg(long)]
@@ -532,6 +543,7 @@ pub struct RunArgs {
 #[derive(Args, Debug)]
 pub struct ResumeArgs {
     /// The run id
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
     pub run: String,
     /// The agent file (default: the one given with --config)
     #[arg(long, value_name = "FILE")]

@@ -3,6 +3,7 @@
 
 mod cli;
 mod cmd;
+mod complete;
 mod error;
 mod filter;
 mod hint;
@@ -22,6 +23,10 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // `COMPLETE=bash fisk-admin` (and each shell's own): the dynamic
+    // completion's protocol, run ids included (src/complete.rs).
+    clap_complete::CompleteEnv::with_factory(<cli::Cli as clap::CommandFactory>::command)
+        .complete();
     let cli = cli::Cli::parse();
     let style = output::Style {
         format: cli.global.format,

@@ -43,3 +43,57 @@ fn completions_are_generated_for_common_shells() {
         assert!(r.stdout.contains("verify"), "{shell}");
     }
 }
+
+/// b-28, the brief: completion is dynamic. The script `completions bash`
+/// prints, sourced in a real bash, completes `show defer<TAB>` with the
+/// run ids of the store the command line names, through the binary
+/// itself; and a subcommand name still completes.
+#[test]
+fn bash_completion_offers_the_stores_run_ids() {
+    let store = store_copy("runs");
+    let bindir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(bin(), bindir.path().join("fisk-admin")).unwrap();
+    let complete = |line: &str| -> Vec<String> {
+        let words: Vec<&str> = line.split(' ').collect();
+        let script = format!(
+            "source <(fisk-admin completions bash) || exit 9
+             COMP_WORDS=({line}); COMP_CWORD={}; COMP_LINE='{line}'; COMP_POINT=${{#COMP_LINE}}; COMP_TYPE=9
+             _clap_complete_fisk_admin fisk-admin '{}' '{}'
+             printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            words.len() - 1,
+            words[words.len() - 1],
+            words[words.len() - 2],
+        );
+        let out = std::process::Command::new("bash")
+            .args(["--norc", "-c", &script])
+            .env(
+                "PATH",
+                format!("{}:{}", s(bindir.path()), std::env::var("PATH").unwrap()),
+            )
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| l.trim().to_owned())
+            .filter(|l| !l.is_empty())
+            .collect()
+    };
+    let d = s(store.path()).to_owned();
+    let got = complete(&format!("fisk-admin --state-dir {d} show defer"));
+    assert_eq!(
+        got,
+        [
+            "deferral-answered",
+            "deferral-answered-unresumed",
+            "deferral-partly-answered",
+            "deferral-waiting"
+        ],
+        "{got:?}"
+    );
+    let got = complete(&format!("fisk-admin --state-dir {d} rm tool"));
+    assert_eq!(got, ["tool-batch"], "{got:?}");
+    let got = complete("fisk-admin verif");
+    assert!(got.iter().any(|c| c == "verify"), "{got:?}");
+}
