@@ -97,3 +97,54 @@ fn bash_completion_offers_the_stores_run_ids() {
     let got = complete("fisk-admin verif");
     assert!(got.iter().any(|c| c == "verify"), "{got:?}");
 }
+
+/// b-28: the example agent in examples/agent works as its comments say:
+/// run, answer the deferral by hand, resume to the end.
+#[test]
+fn the_example_agent_runs_waits_and_resumes_as_documented() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["agent.yaml", "turns.jsonl"] {
+        std::fs::copy(repo().join("examples/agent").join(f), dir.path().join(f)).unwrap();
+    }
+    let run = |args: &[&str], stdin: Option<&[u8]>| {
+        let out = std::process::Command::new(bin())
+            .args(args)
+            .current_dir(dir.path())
+            .env("HOME", dir.path())
+            .stdin(if stdin.is_some() {
+                std::process::Stdio::piped()
+            } else {
+                std::process::Stdio::null()
+            })
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = out;
+        if let Some(b) = stdin {
+            use std::io::Write;
+            out.stdin.take().unwrap().write_all(b).unwrap();
+        }
+        out.wait_with_output().unwrap()
+    };
+    let r = run(
+        &["run", "--agent", "agent.yaml", "--id", "ex", "check ORDERS"],
+        None,
+    );
+    let said = String::from_utf8_lossy(&r.stdout);
+    assert!(
+        said.contains("waiting on toolu_ex_2") && said.contains("CHG-1042"),
+        "{r:?}"
+    );
+    let a = run(
+        &["--config", "agent.yaml", "answer", "ex"],
+        Some(b"approved"),
+    );
+    assert!(a.status.success(), "{a:?}");
+    let z = run(&["--config", "agent.yaml", "resume", "ex"], None);
+    assert!(z.status.success(), "{z:?}");
+    assert!(
+        String::from_utf8_lossy(&z.stdout).contains("ended: completed"),
+        "{z:?}"
+    );
+}
