@@ -152,8 +152,8 @@ struct Answered<'a> {
     resume: String,
     #[serde(skip)]
     tool_use_id: &'a str,
-    /// The record's line, as stored.
-    #[serde(skip)]
+    /// The record's line, byte for byte as stored (`record` is the same
+    /// record as a value, its keys sorted).
     line: String,
 }
 

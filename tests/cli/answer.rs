@@ -202,6 +202,11 @@ fn an_answer_appends_exactly_one_tool_result_and_says_how_to_resume() {
         out["record"],
         serde_json::from_str::<serde_json::Value>(added).unwrap()
     );
+    // The line as written, byte for byte (b-27: `record` sorts the keys).
+    assert_eq!(
+        out["line"].as_str().map(|l| format!("{l}\n")).as_deref(),
+        Some(added)
+    );
     // And the run finishes on resume.
     let r = f.resume("w", &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);
