@@ -181,15 +181,19 @@ fn create(
     };
     match style.format {
         Format::Json => json_pretty(out, &sorted(&created)?)?,
+        // The name and subject are a flag's, the server a context's:
+        // untrusted text, neutralised as journal text is (issue 18).
         Format::Text if created.created => writeln!(
             out,
             "created stream {} on {} for subject {}",
-            created.stream, created.server, created.subject
+            sanitize(&created.stream, false),
+            sanitize(&created.server, false),
+            sanitize(&created.subject, false)
         )?,
         Format::Text => writeln!(
             out,
             "stream {} already exists with the session-store configuration; nothing changed",
-            created.stream
+            sanitize(&created.stream, false)
         )?,
     }
     Ok(ExitCode::SUCCESS)

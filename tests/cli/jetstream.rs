@@ -2051,3 +2051,23 @@ fn an_answer_and_a_migrate_into_a_full_stream_are_told_it_is_full() {
     let r = js(&["stream", "check", STREAM]);
     assert!(r.stdout.contains("max_msgs"), "{}", r.stdout);
 }
+
+/// Issue 18: `stream create` printed the stream's name and subject (a
+/// flag's text) raw; an escape sequence in them reached the terminal.
+#[test]
+fn stream_create_neutralises_the_names_it_echoes() {
+    let srv = NatsServer::start();
+    let home = tempfile::tempdir().unwrap();
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &["stream", "create", "ESC", "--subject", "esc\u{1b}[2J.>"],
+    );
+    for text in [&r.stdout, &r.stderr] {
+        assert!(!text.contains('\u{1b}'), "a raw escape: {text:?}");
+    }
+    assert_printable("stream create", &r.stdout);
+    if r.code == 0 {
+        assert!(r.stdout.contains("created stream ESC"), "{}", r.stdout);
+    }
+}
