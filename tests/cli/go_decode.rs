@@ -49,7 +49,8 @@ fn findings(store: &tempfile::TempDir) -> (i32, Vec<Value>) {
     )
 }
 
-fn fold(store: &tempfile::TempDir) -> Value {
+/// `fold RUN --format json`, as text.
+fn fold_text(store: &tempfile::TempDir) -> Run {
     let r = fisk(&[
         "--state-dir",
         s(store.path()),
@@ -59,7 +60,11 @@ fn fold(store: &tempfile::TempDir) -> Value {
         "json",
     ]);
     assert_eq!(r.code, 0, "fold: {}", r.stderr);
-    r.json()
+    r
+}
+
+fn fold(store: &tempfile::TempDir) -> Value {
+    fold_text(store).json()
 }
 
 #[test]
@@ -166,15 +171,7 @@ fn nesting_go_accepts_passes_verify_and_validate_and_deeper_does_not_parse() {
         let v = fisk(&["--state-dir", s(store.path()), "validate", RUN]);
         assert_eq!(v.code, 0, "{n} levels: {}{}", v.stdout, v.stderr);
         // (Too deep for the test's own JSON parser: read as text.)
-        let f = fisk(&[
-            "--state-dir",
-            s(store.path()),
-            "fold",
-            RUN,
-            "--format",
-            "json",
-        ]);
-        assert_eq!(f.code, 0, "{n} levels: {}", f.stderr);
+        let f = fold_text(&store);
         assert!(f.stdout.contains(&format!("\"run_id\": \"{RUN}\"")));
     }
     let store = deep(10_000 - 5);
