@@ -186,14 +186,14 @@ fn create(
         Format::Text if created.created => writeln!(
             out,
             "created stream {} on {} for subject {}",
-            sanitize(&created.stream, false),
+            sanitize(created.stream, false),
             sanitize(&created.server, false),
-            sanitize(&created.subject, false)
+            sanitize(created.subject, false)
         )?,
         Format::Text => writeln!(
             out,
             "stream {} already exists with the session-store configuration; nothing changed",
-            sanitize(&created.stream, false)
+            sanitize(created.stream, false)
         )?,
     }
     Ok(ExitCode::SUCCESS)
