@@ -77,10 +77,11 @@ pub enum Code {
     SubjectMismatch,
     DuplicateKey,
     InvalidUtf8,
+    CounterOverflow,
 }
 
 impl Code {
-    pub const ALL: [Code; 36] = [
+    pub const ALL: [Code; 37] = [
         Code::TornTail,
         Code::UnterminatedFinalRecord,
         Code::GarbageFinalLine,
@@ -117,6 +118,7 @@ impl Code {
         Code::SubjectMismatch,
         Code::DuplicateKey,
         Code::InvalidUtf8,
+        Code::CounterOverflow,
     ];
 
     /// The code as SPEC 11 spells it.
@@ -158,6 +160,7 @@ impl Code {
             Code::SubjectMismatch => "subject-mismatch",
             Code::DuplicateKey => "duplicate-key",
             Code::InvalidUtf8 => "invalid-utf8",
+            Code::CounterOverflow => "counter-overflow",
         }
     }
 
@@ -175,7 +178,8 @@ impl Code {
             | Code::Permissions
             | Code::Symlink
             | Code::DuplicateKey
-            | Code::InvalidUtf8 => Severity::Warning,
+            | Code::InvalidUtf8
+            | Code::CounterOverflow => Severity::Warning,
             Code::InteriorCorruption
             | Code::EmptyJournal
             | Code::NoMeta
@@ -473,9 +477,45 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
     let mut mixed_reported = false;
     let mut unknown: Vec<String> = Vec::new();
     let mut unknown_at: Option<(RawLine, u64)> = None;
+    // The run's token totals as Go's int64 adds them: one that passes the
+    // largest there is wraps negative in the agent (and stops at the
+    // maximum here), reported once, at the record it happens.
+    let mut totals = [0i64; 5];
+    let mut overflowed = false;
     for (k, (l, r)) in parsed.iter().enumerate() {
         let seq = Some(r.seq);
         let kind = r.kind();
+        if let (Some(Payload::Assistant(a)), false) = (&r.payload, overflowed) {
+            let names = [
+                "in_tokens",
+                "out_tokens",
+                "cache_read_tokens",
+                "cache_create_tokens",
+                "thinking_tokens",
+            ];
+            let add = [
+                a.in_tokens,
+                a.out_tokens,
+                a.cache_read_tokens,
+                a.cache_create_tokens,
+                a.thinking_tokens,
+            ];
+            for ((total, n), name) in totals.iter_mut().zip(add).zip(names) {
+                match total.checked_add(n) {
+                    Some(t) => *total = t,
+                    None => {
+                        overflowed = true;
+                        sink.add(
+                            Code::CounterOverflow,
+                            Some(l),
+                            seq,
+                            format!("the run's {name} total passes the largest 64-bit integer at this record: the agent's counter wraps to a negative number here (fisk-admin's stops at the maximum), so its budget check and stats read nonsense from here on"),
+                        );
+                        break;
+                    }
+                }
+            }
+        }
         // The top-level keys a structural finding below is about: a schema
         // violation there is the same finding again (b-13).
         let mut covered: Vec<&str> = Vec::new();

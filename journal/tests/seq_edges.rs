@@ -77,3 +77,41 @@ fn an_append_at_every_edge_of_the_seq_range_is_valid_or_refused_with_nothing_wri
         }
     }
 }
+
+/// A token total past the int64 maximum is a `counter-overflow` warning at
+/// the record where it happens (the agent's int64 wraps negative there),
+/// not a silent saturation; a total just at the maximum is none.
+#[test]
+fn a_token_total_past_the_int64_maximum_is_a_finding_at_its_record() {
+    let assistant = |seq: u64, tokens: i64| {
+        format!(
+            r#"{{"seq":{seq},"protocol":"io.choria.fisk-ai.v1.session.assistant","time":"2026-12-01T08:25:40Z","assistant":{{"iteration":{},"message":{{"role":"assistant","content":[{{"text":{{"text":"t"}}}}]}},"stop_reason":"end_turn","in_tokens":{tokens},"out_tokens":1}}}}"#,
+            seq - 2
+        )
+    };
+    for (second, want) in [(0i64, false), (1, true)] {
+        let journal = format!(
+            "{META}\n{}\n{}\n",
+            assistant(2, i64::MAX),
+            assistant(3, second)
+        );
+        let report = journal::verify::verify_bytes("r", journal.as_bytes(), None);
+        let found: Vec<_> = report
+            .findings
+            .iter()
+            .filter(|f| f.code == "counter-overflow")
+            .collect();
+        match want {
+            true => {
+                assert_eq!(found.len(), 1, "{:?}", report.findings);
+                assert_eq!(found[0].line, Some(3));
+                assert!(
+                    found[0].message.contains("in_tokens"),
+                    "{}",
+                    found[0].message
+                );
+            }
+            false => assert!(found.is_empty(), "{found:?}"),
+        }
+    }
+}
