@@ -37,11 +37,25 @@ fn committed_man_pages_are_current() {
 
 #[test]
 fn completions_are_generated_for_common_shells() {
-    for shell in ["bash", "zsh", "fish"] {
+    // Each shell's script registers the binary as its own completer (the
+    // candidates come from `COMPLETE=<shell> fisk-admin -- ...`).
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
         let r = fisk(&["completions", shell]);
-        assert_eq!(r.code, 0);
-        assert!(r.stdout.contains("verify"), "{shell}");
+        assert_eq!(r.code, 0, "{shell}: {}", r.stderr);
+        assert!(
+            r.stdout.contains("COMPLETE") && r.stdout.contains("fisk-admin"),
+            "{shell}: {}",
+            r.stdout
+        );
     }
+    // The protocol itself, as fish speaks it: subcommands complete.
+    let out = std::process::Command::new(bin())
+        .args(["--", "fisk-admin", "verif"])
+        .env("COMPLETE", "fish")
+        .output()
+        .unwrap();
+    let got = String::from_utf8_lossy(&out.stdout);
+    assert!(got.lines().any(|l| l.starts_with("verify")), "{got}");
 }
 
 /// b-28, the brief: completion is dynamic. The script `completions bash`
