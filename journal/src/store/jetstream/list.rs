@@ -7,8 +7,9 @@
 //! (`read.rs`), that is two to four requests a run, the first through the
 //! leader's `STREAM.MSG.GET` (its answer is base64 inside JSON: about twice
 //! the server's work of a direct get). Here each run costs one request,
-//! the direct get of its last message (the wildcard in the request's body);
-//! everything after that is asked for a group of runs at once, in rounds,
+//! the direct get of its last message (the wildcard in the request's body;
+//! a group's go out together on one subscription, answers matched by reply
+//! subject); everything after that is asked for a group of runs at once, in rounds,
 //! by batched direct gets (`multi_last` over literal subjects, nats-server
 //! 2.11 and later): round one brings every meta record and each run's
 //! record before its last, the next rounds the records further back of the
@@ -130,16 +131,7 @@ impl Core {
     /// One group: the last message of each run, then rounds of batched
     /// gets until every tail is complete.
     async fn summarise_group(&self, runs: &[String], hold: Duration) -> Vec<Summary> {
-        let lasts: Vec<Result<Option<StreamMessage>>> = futures_util::stream::iter(0..runs.len())
-            .map(|i| async move {
-                match runs.get(i) {
-                    Some(r) => self.last_of_run_direct(r).await,
-                    None => Ok(None),
-                }
-            })
-            .buffered(CONCURRENCY)
-            .collect()
-            .await;
+        let lasts = self.lasts_of_runs(runs).await;
         let mut done: Vec<Option<Summary>> = vec![None; runs.len()];
         let mut open = Vec::new();
         for (index, (run, last)) in runs.iter().zip(lasts).enumerate() {
@@ -415,6 +407,125 @@ impl Core {
             }
             todo.retain(|s| !found.contains_key(s.as_str()));
         }
+    }
+
+    /// The last message of each run. The direct gets of a group go out
+    /// together on one subscription, each with a reply subject of its own
+    /// (`<inbox>.<index>`), and their answers are matched by it: no
+    /// request state, timer or wake-up per run. A run they leave
+    /// unanswered (no responder, a server that does not take the request)
+    /// is asked on its own.
+    async fn lasts_of_runs(&self, runs: &[String]) -> Vec<Got> {
+        let mut out: Vec<Option<Got>> = runs.iter().map(|_| None).collect();
+        if self.direct_wildcards.load(Ordering::Relaxed) {
+            if let Err(why) = self.direct_lasts(runs, &mut out).await {
+                for (slot, run) in out.iter_mut().zip(runs) {
+                    if slot.is_none() {
+                        let what = format!("{}.{run}.>", self.prefix);
+                        let e = self.err(Some(run), format!("cannot read {what}: {why}"));
+                        *slot = Some(Err(e));
+                    }
+                }
+            }
+        }
+        let left: Vec<usize> = (0..runs.len())
+            .filter(|i| out.get(*i).is_some_and(Option::is_none))
+            .collect();
+        let asked: Vec<(usize, Got)> = futures_util::stream::iter(left)
+            .map(|i| async move {
+                match runs.get(i) {
+                    Some(r) => (i, self.last_of_run_direct(r).await),
+                    None => (i, Ok(None)),
+                }
+            })
+            .buffered(CONCURRENCY)
+            .collect()
+            .await;
+        for (i, got) in asked {
+            if let Some(slot) = out.get_mut(i) {
+                *slot = Some(got);
+            }
+        }
+        out.into_iter()
+            .zip(runs)
+            .map(|(got, run)| got.unwrap_or_else(|| Err(self.not_found(run))))
+            .collect()
+    }
+
+    /// [`lasts_of_runs`](Self::lasts_of_runs)'s direct gets: fills `out`
+    /// with each answer, leaves `None` where the run is to be asked on its
+    /// own; `Err` when the server stops answering (what it has not
+    /// answered fails).
+    async fn direct_lasts(
+        &self,
+        runs: &[String],
+        out: &mut [Option<Got>],
+    ) -> std::result::Result<(), String> {
+        let client = self.conn.js.client();
+        let inbox = client.new_inbox();
+        let mut sub = client
+            .subscribe(format!("{inbox}.*"))
+            .await
+            .map_err(|e| e.to_string())?;
+        let to = format!("{}.DIRECT.GET.{}", self.conn.api, self.name);
+        let mut waiting = 0usize;
+        for (i, (run, slot)) in runs.iter().zip(out.iter_mut()).enumerate() {
+            if let Err(e) = id::check(run) {
+                *slot = Some(Err(e));
+                continue;
+            }
+            let subject = format!("{}.{run}.>", self.prefix);
+            let body = serde_json::json!({ "last_by_subj": subject });
+            let body = serde_json::to_vec(&body).map_err(|e| e.to_string())?;
+            client
+                .publish_with_reply(to.clone(), format!("{inbox}.{i}"), body.into())
+                .await
+                .map_err(|e| e.to_string())?;
+            waiting += 1;
+        }
+        while waiting > 0 {
+            let m = match tokio::time::timeout(REQUEST_TIMEOUT, sub.next()).await {
+                Ok(Some(m)) => m,
+                Ok(None) => return Err("the connection closed".into()),
+                Err(_) => return Err(format!("no answer within {}s", REQUEST_TIMEOUT.as_secs())),
+            };
+            let index = m
+                .subject
+                .rsplit('.')
+                .next()
+                .and_then(|t| t.parse::<usize>().ok());
+            let (Some(i), Some(run)) = (index, index.and_then(|i| runs.get(i))) else {
+                continue;
+            };
+            let Some(slot) = out.get_mut(i).filter(|s| s.is_none()) else {
+                continue;
+            };
+            waiting -= 1;
+            let fail = |e: String| {
+                let what = format!("{}.{run}.>", self.prefix);
+                Some(Err(self.err(Some(run), format!("cannot read {what}: {e}"))))
+            };
+            *slot = match m.status {
+                None => match StreamMessage::try_from(m) {
+                    Ok(m) => Some(Ok(Some(m))),
+                    Err(e) => fail(e.to_string()),
+                },
+                Some(StatusCode::NOT_FOUND) => Some(Ok(None)),
+                // A server that does not take the request: asked on its
+                // own, through the leader.
+                Some(StatusCode::TIMEOUT) => {
+                    self.direct_wildcards.store(false, Ordering::Relaxed);
+                    None
+                }
+                // No responder for direct gets: the same.
+                Some(StatusCode::NO_RESPONDERS) => None,
+                Some(s) => {
+                    let why = m.description.unwrap_or_default();
+                    fail(format!("{} {why}", s.as_u16()))
+                }
+            };
+        }
+        Ok(())
     }
 
     /// The run's last message (on `<prefix>.<id>.>`) by direct get, the
