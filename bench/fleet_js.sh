@@ -11,7 +11,7 @@ W=${1:-/tmp/fisk-bench}
 N=${2:-10000}
 mkdir -p "$W"
 cargo build --release --locked -q
-B=$PWD/target/release/fisk-admin
+B=${CARGO_TARGET_DIR:-$PWD/target}/release/fisk-admin
 S="$W/ls$N"
 [ -d "$S" ] || python3 bench/gen_store.py "$S" --runs "$N" --bytes 20000
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
