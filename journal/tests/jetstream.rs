@@ -774,7 +774,8 @@ fn batched_summaries_of_every_kind_of_run_are_those_read_run_by_run() {
     let mut ids = fast.runs().unwrap();
     assert_eq!(ids, slow.runs().unwrap());
     assert!(!ids.contains(&"no-meta".to_owned()));
-    ids.extend(["no-meta".to_owned(), "absent".to_owned()]);
+    // Named when not listed, and named twice.
+    ids.extend(["no-meta", "absent", "simple-completed"].map(String::from));
     let (a, b) = (fast.summaries(&ids), slow.summaries(&ids));
     assert_eq!(a.len(), ids.len());
     let mut by_id = BTreeMap::new();

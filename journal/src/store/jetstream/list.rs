@@ -7,14 +7,14 @@
 //! (`read.rs`), that is two to four requests a run, the first through the
 //! leader's `STREAM.MSG.GET` (its answer is base64 inside JSON: about twice
 //! the server's work of a direct get). Here each run costs one request,
-//! the direct get of its last message (the wildcard in the request's body;
-//! a group's go out together on one subscription, answers matched by reply
-//! subject); everything after that is asked for a group of runs at once, in rounds,
-//! by batched direct gets (`multi_last` over literal subjects, nats-server
-//! 2.11 and later): round one brings every meta record and each run's
-//! record before its last, the next rounds the records further back of the
-//! runs that need them, twice as many each round (up to [`LONGEST_STEP`]).
-//! bench/RESULTS.md ("issue 16 on JetStream") has the alternatives
+//! the direct get of its last message (the wildcard in the request's
+//! body; a group's go out together on one subscription, answers matched
+//! by reply subject); everything after that is asked for a group of runs
+//! at once, in rounds, by batched direct gets (`multi_last` over literal
+//! subjects, nats-server 2.11 and later): round one brings every meta
+//! record and each run's record before its last, the next rounds the
+//! records further back of the runs that need them, twice as many each
+//! round (up to [`LONGEST_STEP`]). bench/RESULTS.md ("issue 16 on JetStream") has the alternatives
 //! measured: an ordered consumer over `<prefix>.*._meta`, one over
 //! `<prefix>.>` (every record is a subject of its own, so its last message
 //! per subject is every message), the subject listing.
@@ -46,9 +46,9 @@ use std::time::Duration;
 /// Runs summarised together: their rounds of batched gets are shared.
 const GROUP: usize = 256;
 
-/// Groups summarised at a time. With [`CONCURRENCY`] last-message gets in
-/// flight in each, 128 at once: on one connection to a local server, more
-/// did not go faster (bench/RESULTS.md).
+/// Groups summarised at a time: up to 1,024 last-message gets in flight.
+/// On one connection to a local server, more than 128 in flight did not go
+/// faster (bench/RESULTS.md).
 const GROUPS: usize = 4;
 
 /// Subjects in one batched get: the server answers at most 1,024
@@ -112,8 +112,8 @@ impl Core {
         if !self.direct {
             return self.summaries_one_by_one(runs, hold).await;
         }
-        // Indices, not borrowed items, cross the stream combinators: their
-        // futures must be Send for any lifetime to run as a task.
+        // Indices, not borrowed items, cross the stream combinators: so
+        // the future is Send for any lifetime, and may run as a task.
         let groups = runs.len().div_ceil(GROUP);
         let group = |i: usize| runs.get(i * GROUP..runs.len().min((i + 1) * GROUP));
         let mut parts = futures_util::stream::iter(0..groups)
@@ -131,6 +131,24 @@ impl Core {
     /// One group: the last message of each run, then rounds of batched
     /// gets until every tail is complete.
     async fn summarise_group(&self, runs: &[String], hold: Duration) -> Vec<Summary> {
+        // A run named twice is read once (a round's answers are keyed by
+        // subject) and its summary given twice.
+        let mut unique: Vec<&String> = runs.iter().collect();
+        unique.sort_unstable();
+        unique.dedup();
+        if unique.len() < runs.len() {
+            let unique: Vec<String> = unique.into_iter().cloned().collect();
+            let once = Box::pin(self.summarise_group(&unique, hold)).await;
+            let by_run: HashMap<&str, &Summary> =
+                unique.iter().map(String::as_str).zip(&once).collect();
+            return runs
+                .iter()
+                .map(|r| match by_run.get(r.as_str()) {
+                    Some(s) => (*s).clone(),
+                    None => Summary::unread(r),
+                })
+                .collect();
+        }
         let lasts = self.lasts_of_runs(runs).await;
         let mut done: Vec<Option<Summary>> = vec![None; runs.len()];
         let mut open = Vec::new();
