@@ -108,25 +108,28 @@ pub struct Selected {
 
 impl FilterArgs {
     /// The summaries every set filter accepts, in the order given.
-    pub fn select(&self, runs: Vec<Summary>, time: TimeOf) -> Selected {
-        let mut out = Selected::default();
-        for s in runs {
-            if !self.others(&s, time) {
-                continue;
+    pub fn select(&self, mut runs: Vec<Summary>, time: TimeOf) -> Selected {
+        let mut no_agent_excluded = 0;
+        // In place: a listing of 100,000 runs is not copied (issue 16).
+        runs.retain(|s| {
+            if !self.others(s, time) {
+                return false;
             }
-            if let Some(want) = &self.agent {
-                match s.agent.as_deref() {
-                    None | Some("") => {
-                        out.no_agent_excluded += 1;
-                        continue;
-                    }
-                    Some(a) if a != want => continue,
-                    Some(_) => {}
+            let Some(want) = &self.agent else {
+                return true;
+            };
+            match s.agent.as_deref() {
+                None | Some("") => {
+                    no_agent_excluded += 1;
+                    false
                 }
+                Some(a) => a == want,
             }
-            out.runs.push(s);
+        });
+        Selected {
+            runs,
+            no_agent_excluded,
         }
-        out
     }
 
     /// Every filter but `--agent`.

@@ -1,6 +1,7 @@
 //! The JetStream backend's library API against a real nats-server (SPEC 8):
 //! fencing and lost acks on the appender, the bulk reader and its budget,
-//! the bulk digests, `delete_copied` and the create pipeline. Each test
+//! the bulk digests, `delete_copied`, the create pipeline and the batched
+//! listing (against the run-by-run one, on damaged runs). Each test
 //! starts its own server. What goes through the `fisk-admin` binary is in
 //! `tests/cli/jetstream.rs`.
 // A test (or benchmark) crate: a panic is a failed test.
@@ -617,4 +618,200 @@ fn callbacks_run_outside_the_runtime_so_they_may_call_the_store() {
         delivered += 1;
     });
     assert_eq!(delivered, 3);
+}
+
+/// `body` (a record line) with its seq set to `seq`.
+fn with_seq(body: &[u8], seq: usize) -> Vec<u8> {
+    let text = std::str::from_utf8(body).unwrap();
+    let rest = text.split_once(',').unwrap().1;
+    format!("{{\"seq\":{seq},{rest}").into_bytes()
+}
+
+/// A run to publish: its id, and its messages in publish order (the last
+/// token of the subject, the body).
+type Published = (String, Vec<(String, Vec<u8>)>);
+
+/// Damaged and unusual runs for the listing tests, besides every testdata
+/// run.
+fn listing_runs() -> Vec<Published> {
+    let td = testdata_runs();
+    let lines = |id: &str| -> Vec<Vec<u8>> {
+        td[id]
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect()
+    };
+    let token = |k: usize| match k {
+        1 => "_meta".to_owned(),
+        k => k.to_string(),
+    };
+    let numbered = |bodies: Vec<Vec<u8>>| -> Vec<(String, Vec<u8>)> {
+        bodies
+            .into_iter()
+            .enumerate()
+            .map(|(i, b)| (token(i + 1), b))
+            .collect()
+    };
+    let mut runs: Vec<Published> = td
+        .keys()
+        .map(|id| (id.clone(), numbered(lines(id))))
+        .collect();
+    let simple = lines("simple-completed"); // meta, assistant, terminal
+    let batch = lines("tool-batch"); // meta, assistant, 3 results, assistant, terminal
+                                     // A message on no record subject after the records.
+    let mut stray = numbered(simple.clone());
+    stray.push(("junk".into(), b"{\"stray\":1}".to_vec()));
+    runs.push(("stray-last".into(), stray));
+    // An upgrade interrupted between its two publishes: the meta record is
+    // the last message, record 2 exists.
+    let mut behind = numbered(simple.clone());
+    behind.rotate_left(1);
+    runs.push(("upgrade-interrupted".into(), behind));
+    // The record before the last is gone.
+    let mut lost = numbered(simple.clone());
+    lost.remove(1);
+    runs.push(("record-lost".into(), lost));
+    // A final body that does not parse (dropped), one before it that does
+    // not (corruption), a meta record that does not.
+    let mut torn = numbered(batch.clone());
+    torn.last_mut().unwrap().1 = b"{\"seq\":7,".to_vec();
+    runs.push(("torn-last".into(), torn));
+    let mut bad = numbered(batch.clone());
+    bad[5].1 = b"not json".to_vec();
+    runs.push(("bad-before-last".into(), bad));
+    let mut bad_meta = numbered(batch.clone());
+    bad_meta[0].1 = b"{\"seq\":1,".to_vec();
+    runs.push(("bad-meta".into(), bad_meta));
+    runs.push(("meta-only".into(), numbered(vec![simple[0].clone()])));
+    // Records but no meta record (not listed; summarised when named).
+    let mut no_meta = numbered(simple.clone());
+    no_meta.remove(0);
+    runs.push(("no-meta".into(), no_meta));
+    // Long tails: many tool results after the last assistant record (read
+    // back in growing steps, more subjects than one batched get takes),
+    // and a run with no assistant record at all.
+    for r in 0..20 {
+        let mut long = vec![batch[0].clone(), batch[1].clone()];
+        long.extend((3..=150).map(|k| with_seq(&batch[2], k)));
+        runs.push((format!("long-tail-{r:02}"), numbered(long)));
+    }
+    let mut none = vec![batch[0].clone()];
+    none.extend((2..=40).map(|k| with_seq(&batch[2], k)));
+    runs.push(("no-assistant".into(), numbered(none)));
+    // Tails of large records: more bytes than one batched get brings.
+    let big = String::from_utf8(batch[2].clone()).unwrap().replace(
+        "\\\"lag\\\":0",
+        &format!("\\\"lag\\\":0,\\\"pad\\\":\\\"{}\\\"", "x".repeat(900_000)),
+    );
+    for r in 0..12 {
+        let run = vec![
+            batch[0].clone(),
+            batch[1].clone(),
+            with_seq(big.as_bytes(), 3),
+            with_seq(&batch[6], 4),
+        ];
+        runs.push((format!("big-tail-{r:02}"), numbered(run)));
+    }
+    // More runs than one group summarises.
+    for r in 0..300 {
+        runs.push((format!("copy-{r:03}"), numbered(simple.clone())));
+    }
+    runs
+}
+
+/// Publish `runs` under `prefix`, run after run, each in the order given.
+fn publish_runs(srv: &NatsServer, prefix: &str, runs: &[Published]) {
+    let msgs: Vec<(String, Vec<u8>)> = runs
+        .iter()
+        .flat_map(|(id, m)| {
+            m.iter()
+                .map(move |(t, b)| (format!("{prefix}.{id}.{t}"), b.clone()))
+        })
+        .collect();
+    srv.with_js(async move |js| {
+        // Sent one after another (stream order is publish order), the
+        // acks awaited after.
+        let mut acks = Vec::new();
+        for (s, b) in msgs {
+            acks.push(js.publish(s, b.into()).await.unwrap());
+        }
+        for a in acks {
+            a.await.unwrap();
+        }
+    });
+}
+
+/// A summary as JSON with the stream's names taken out, plus what `ls`
+/// does not print (the remedy, when the run ended).
+fn comparable(s: &journal::store::Summary, stream: &str, prefix: &str) -> serde_json::Value {
+    let mut v = serde_json::to_value(s).unwrap();
+    let text = v
+        .to_string()
+        .replace(stream, "STREAM")
+        .replace(prefix, "PREFIX");
+    v = serde_json::from_str(&text).unwrap();
+    v["remedy"] = format!("{:?}", s.remedy).into();
+    v["ended"] = format!("{:?}", s.ended).into();
+    // Undated records are dated by when the stream stored them.
+    v["updated"] = serde_json::Value::Null;
+    v
+}
+
+#[test]
+fn batched_summaries_of_every_kind_of_run_are_those_read_run_by_run() {
+    let srv = NatsServer::start();
+    // One stream reads by batched direct gets, the other (no direct gets)
+    // run by run.
+    srv.spec_stream("FAST", "fast.>");
+    let mut slow = journal::store::jetstream::spec_config("SLOW", "slow.>");
+    slow.allow_direct = false;
+    srv.raw_stream(slow);
+    let runs = listing_runs();
+    publish_runs(&srv, "fast", &runs);
+    publish_runs(&srv, "slow", &runs);
+    let (fast, slow) = (srv.store("FAST"), srv.store("SLOW"));
+    let mut ids = fast.runs().unwrap();
+    assert_eq!(ids, slow.runs().unwrap());
+    assert!(!ids.contains(&"no-meta".to_owned()));
+    // Named when not listed, and named twice.
+    ids.extend(["no-meta", "absent", "simple-completed"].map(String::from));
+    let (a, b) = (fast.summaries(&ids), slow.summaries(&ids));
+    assert_eq!(a.len(), ids.len());
+    let mut by_id = BTreeMap::new();
+    for ((id, x), y) in ids.iter().zip(&a).zip(&b) {
+        assert_eq!(&x.run_id, id);
+        let (x, y) = (comparable(x, "FAST", "fast"), comparable(y, "SLOW", "slow"));
+        assert_eq!(x, y, "run {id}");
+        by_id.insert(id.as_str(), x);
+    }
+    // And they are what each damage makes of a run.
+    let problem = |id: &str| by_id[id]["problem"].as_str().unwrap_or("").to_owned();
+    let status = |id: &str| by_id[id]["status"].as_str().unwrap().to_owned();
+    assert_eq!(status("simple-completed"), "completed");
+    assert_eq!(status("copy-299"), "completed");
+    assert!(
+        problem("stray-last").contains("not on a record subject"),
+        "{}",
+        problem("stray-last")
+    );
+    assert!(problem("upgrade-interrupted").contains("upgrade was interrupted"));
+    assert!(
+        problem("record-lost").contains("record 2 is missing"),
+        "{}",
+        problem("record-lost")
+    );
+    // The torn terminal is dropped: the run reads as ending at seq 6.
+    assert_eq!(status("torn-last"), "open");
+    assert_eq!(by_id["torn-last"]["records"], 6);
+    assert!(problem("bad-before-last").contains("does not parse"));
+    assert!(problem("bad-meta").contains("does not parse"));
+    assert!(problem("no-meta").contains("no meta record"));
+    assert!(problem("absent").contains("not found"));
+    assert_eq!(by_id["meta-only"]["records"], 1);
+    assert_eq!(by_id["long-tail-00"]["records"], 150);
+    assert_eq!(by_id["big-tail-11"]["records"], 4);
+    for id in ["no-assistant", "long-tail-19", "big-tail-00"] {
+        assert!(by_id[id]["status"].is_string(), "{id}");
+    }
 }

@@ -5,7 +5,7 @@ use crate::cli::{Global, LsArgs, SortKey};
 use crate::error::CmdResult;
 use crate::filter::{Selected, TimeOf};
 use crate::open::open_store;
-use crate::output::{cell, json_line, print_table, sanitize, status_cell, table, Style};
+use crate::output::{cell, json_array, print_table, sanitize, status_cell, table, Style};
 use comfy_table::Cell;
 use journal::store::Summary;
 use std::io::Write;
@@ -39,7 +39,7 @@ pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResul
         }
     }
     if style.json() {
-        json_line(out, &runs)?;
+        json_array(out, &runs)?;
         return Ok(ExitCode::SUCCESS);
     }
     if runs.is_empty() {

@@ -102,6 +102,9 @@ impl Rt {
 pub(super) struct Conn {
     pub(super) js: jetstream::Context,
     pub(super) server: String,
+    /// The JetStream API prefix (`$JS.API`, or the domain's or the one
+    /// given): for the requests async-nats has no call for.
+    pub(super) api: String,
 }
 
 impl Conn {
@@ -111,6 +114,7 @@ impl Conn {
         Ok(Conn {
             js: jetstream_context(client, settings),
             server: settings.server_list(),
+            api: api_prefix(settings),
         })
     }
 
@@ -252,6 +256,15 @@ pub(super) async fn connect(s: &Settings) -> Result<async_nats::Client> {
             "cannot connect within {}s; is the server running and reachable?",
             total.as_secs()
         ))),
+    }
+}
+
+/// The JetStream API prefix the context of [`jetstream_context`] uses.
+fn api_prefix(s: &Settings) -> String {
+    match (&s.jetstream_api_prefix, &s.jetstream_domain) {
+        (Some(p), _) => p.clone(),
+        (None, Some(d)) => format!("$JS.{d}.API"),
+        (None, None) => "$JS.API".to_owned(),
     }
 }
 

@@ -14,6 +14,7 @@ use crate::id;
 use crate::nats::Settings;
 use async_nats::jetstream::stream;
 use futures_util::TryStreamExt;
+use std::sync::atomic::AtomicBool;
 
 /// A bound JetStream session stream.
 pub(super) struct Core {
@@ -24,6 +25,11 @@ pub(super) struct Core {
     pub(super) direct: bool,
     pub(super) config: stream::Config,
     pub(super) settings: Settings,
+    /// Whether the server answers a direct get of a wildcard subject (in
+    /// the request's body) and batched direct gets (`list.rs`): true with
+    /// direct gets until it says otherwise.
+    pub(super) direct_wildcards: AtomicBool,
+    pub(super) batched_gets: AtomicBool,
 }
 
 impl Core {
@@ -42,6 +48,8 @@ impl Core {
         })?;
         Ok(Core {
             direct: config.allow_direct,
+            direct_wildcards: AtomicBool::new(config.allow_direct),
+            batched_gets: AtomicBool::new(config.allow_direct),
             conn,
             stream,
             name: name.to_owned(),

@@ -39,7 +39,8 @@
 //! The module is split by job: `blocking` (the facade), `core` (binding,
 //! places, listing), `config` (the stream policy, pure), `conn` (the
 //! runtime and the connection), `subject` (the subject layout), `read`
-//! (single runs and summaries), `pull` (the one pull-consumer drain),
+//! (single runs and summaries), `list` (the summaries of many runs,
+//! batched), `pull` (the one pull-consumer drain),
 //! `bulk` (migrate's many-run reads), `append` (the fenced writer),
 //! `chain` (the pipelined create), `delete` (`rm` and migrate's delete)
 //! and `upgrade`.
@@ -52,6 +53,7 @@ mod config;
 mod conn;
 mod core;
 mod delete;
+mod list;
 mod pull;
 mod read;
 mod subject;

@@ -62,18 +62,24 @@ impl Core {
         let Some(last) = self.last_of_run(run).await? else {
             return Err(self.not_found(run));
         };
-        let n = self
-            .parse_subject(&last.subject)
+        let n = self.tail_seq(run, &last)?;
+        if self.tail_behind(run, n).await? {
+            return Err(self.interrupted(run));
+        }
+        Ok((last, n))
+    }
+
+    /// The seq a run's last message names: the run's length (unless the
+    /// tail is behind, see [`tail_behind`](Self::tail_behind)). Corrupt
+    /// when it is on no record subject.
+    pub(super) fn tail_seq(&self, run: &str, last: &StreamMessage) -> Result<u64> {
+        self.parse_subject(&last.subject)
             .and_then(|(_, s)| s)
             .ok_or_else(|| Error::Corrupt {
                 run: run.to_owned(),
                 at: self.at_subject(last.subject.to_string(), 0),
                 message: "the run's last message is not on a record subject".into(),
-            })?;
-        if self.tail_behind(run, n).await? {
-            return Err(self.interrupted(run));
-        }
-        Ok((last, n))
+            })
     }
 
     /// Whether a run's tail (its last message) is its meta record while
@@ -317,22 +323,14 @@ impl Core {
 
     async fn summary_inner(&self, run: &str, hold: std::time::Duration) -> Result<Summary> {
         let (last, last_n) = self.tail(run).await?;
-        let stored = crate::time::Time::from_system(system_time(&last));
-        let decode = |m: &StreamMessage| {
-            Record::decode(&m.payload).map_err(|e| {
-                self.err(
-                    Some(run),
-                    format!("the body on {} does not parse: {e}", m.subject),
-                )
-            })
-        };
+        let decode = |m: &StreamMessage| self.decode_body(run, m);
         let meta = if last_n == 1 {
             decode(&last)?
         } else {
             let subject = self.subject(run, 1);
             match self.last_on(&subject, false).await? {
                 Some(m) => decode(&m)?,
-                None => return Err(self.err(Some(run), format!("no meta record on {subject}"))),
+                None => return Err(self.no_meta(run)),
             }
         };
         let mut tail = Vec::new();
@@ -344,12 +342,7 @@ impl Core {
                 let subject = self.subject(run, n);
                 match self.last_on(&subject, false).await? {
                     Some(m) => m,
-                    None => {
-                        return Err(self.err(
-                            Some(run),
-                            format!("record {n} is missing ({subject}): records were lost"),
-                        ))
-                    }
+                    None => return Err(self.missing(run, n)),
                 }
             };
             match decode(&m) {
@@ -366,6 +359,45 @@ impl Core {
             n -= 1;
         }
         tail.reverse();
+        Ok(self.summary_of(run, &meta, &tail, &last, hold))
+    }
+
+    /// The body of a stored message as a record.
+    pub(super) fn decode_body(&self, run: &str, m: &StreamMessage) -> Result<Record> {
+        Record::decode(&m.payload).map_err(|e| {
+            self.err(
+                Some(run),
+                format!("the body on {} does not parse: {e}", m.subject),
+            )
+        })
+    }
+
+    /// A run whose last message is a record but whose meta record is gone.
+    pub(super) fn no_meta(&self, run: &str) -> Error {
+        let subject = self.subject(run, 1);
+        self.err(Some(run), format!("no meta record on {subject}"))
+    }
+
+    /// Record `n`, before the run's last, is gone.
+    pub(super) fn missing(&self, run: &str, n: u64) -> Error {
+        let subject = self.subject(run, n);
+        self.err(
+            Some(run),
+            format!("record {n} is missing ({subject}): records were lost"),
+        )
+    }
+
+    /// The summary from the meta record, the `tail` (in seq order, from the
+    /// last assistant record on) and the run's last message.
+    pub(super) fn summary_of(
+        &self,
+        run: &str,
+        meta: &Record,
+        tail: &[Record],
+        last: &StreamMessage,
+        hold: std::time::Duration,
+    ) -> Summary {
+        let stored = crate::time::Time::from_system(system_time(last));
         // SPEC 8/9: live while not at rest and younger than the hold.
         let at_rest = tail
             .iter()
@@ -373,25 +405,33 @@ impl Core {
             .filter_map(Record::kind)
             .find(|k| *k != Kind::ToolResult)
             == Some(Kind::Terminal);
-        let age = age_of(&last);
-        let mut s = Summary::from_tail(run, &meta, &tail);
+        let age = age_of(last);
+        let mut s = Summary::from_tail(run, meta, tail);
         s.live = !at_rest && !hold.is_zero() && age < hold;
         if let Some(p) = s.problem.as_mut() {
             *p = format!("stream {} run {run}: {p}", self.name);
         }
         // SPEC 9: the last record's time; an undated one, its store time.
         s.updated = s.updated.or(Some(stored));
-        Ok(s)
+        s
     }
 
-    /// Summaries of `runs`, concurrently (bounded), in the order given.
-    pub(super) async fn summaries(
+    /// Summaries of `runs` read run by run (concurrently, bounded), in the
+    /// order given: for a stream without direct gets (`list.rs` batches
+    /// them otherwise).
+    pub(super) async fn summaries_one_by_one(
         &self,
         runs: &[String],
         hold: std::time::Duration,
     ) -> Vec<Summary> {
-        futures_util::stream::iter(runs.iter())
-            .map(|r| self.summary(r, hold))
+        // Indices cross the combinators (see `list.rs`'s `summaries`).
+        futures_util::stream::iter(0..runs.len())
+            .map(|i| async move {
+                match runs.get(i) {
+                    Some(r) => self.summary(r, hold).await,
+                    None => Summary::unread(""),
+                }
+            })
             .buffered(CONCURRENCY)
             .collect()
             .await
