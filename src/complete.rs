@@ -9,34 +9,35 @@ use clap_complete::engine::CompletionCandidate;
 use std::ffi::OsStr;
 use std::path::PathBuf;
 
-/// The store directory the command line being completed names.
+/// The store directory the command line being completed names: the last
+/// `--state-dir`, else a `--store` (or `FISK_ADMIN_STORE`) read as the
+/// tool reads it, else the default directory. `None` for a JetStream store.
 fn store_dir() -> Option<PathBuf> {
+    use crate::open::{parse_uri, Backend};
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let mut dir = None;
-    for (i, a) in args.iter().enumerate() {
-        let text = a.to_string_lossy();
-        let value = |flag: &str| -> Option<std::ffi::OsString> {
-            match text.strip_prefix(&format!("{flag}=")) {
-                Some(v) => Some(v.into()),
-                None if text == flag => args.get(i + 1).cloned(),
-                None => None,
+    let flag = |name: &str| -> Option<std::ffi::OsString> {
+        let mut found = None;
+        for (i, a) in args.iter().enumerate() {
+            let text = a.to_string_lossy();
+            match text.strip_prefix(name).and_then(|r| r.strip_prefix('=')) {
+                Some(v) => found = Some(v.into()),
+                None if text == name => found = args.get(i + 1).cloned(),
+                None => {}
             }
-        };
-        if let Some(v) = value("--state-dir") {
-            dir = Some(PathBuf::from(v));
-        } else if let Some(v) = value("--store") {
-            dir = v
-                .to_str()
-                .and_then(|s| s.strip_prefix("file:"))
-                .map(PathBuf::from);
         }
+        found
+    };
+    if let Some(d) = flag("--state-dir") {
+        return Some(PathBuf::from(d));
     }
-    dir.or_else(|| {
-        std::env::var("FISK_ADMIN_STORE")
-            .ok()
-            .and_then(|s| s.strip_prefix("file:").map(PathBuf::from))
-    })
-    .or_else(|| journal::paths::state_home().map(|(h, _)| h.join("fisk-ai").join("runs")))
+    let uri = flag("--store")
+        .and_then(|s| s.into_string().ok())
+        .or_else(|| std::env::var("FISK_ADMIN_STORE").ok());
+    match uri.map(|u| parse_uri(&u)) {
+        Some(Ok(Backend::File { dir })) => Some(dir),
+        Some(_) => None,
+        None => journal::store::file::default_dir().ok(),
+    }
 }
 
 /// The run ids of the store that start with what is typed.

@@ -127,14 +127,14 @@ pub type CmdResult = Result<ExitCode, Failure>;
 
 /// Render a failure as `fisk-admin: message` (with help) on stderr, and
 /// turn the result into the process's exit status.
-pub fn finish(result: CmdResult, g: Option<&crate::cli::Global>, style: Style) -> ExitCode {
+pub fn finish(result: CmdResult, g: &crate::cli::Global, style: Style) -> ExitCode {
     match result {
         Ok(code) => code,
         // A closed pipe (`| head`) is not an error.
         Err(f) if f.broken_pipe => ExitCode::SUCCESS,
         Err(mut f) => {
             if f.help.is_none() {
-                if let (Some(g), Some(e)) = (g, f.error.as_deref()) {
+                if let Some(e) = f.error.as_deref() {
                     f.help = crate::hint::for_error(g, e);
                 }
             }

@@ -135,10 +135,18 @@ pub fn advice(
             "answer with {} (the answer on standard input, or --content TEXT)",
             each("answer")
         ),
-        Remedy::Salvage => format!(
-            "{} copies the records before the damage",
-            c(&["migrate", "--from", "URI", "--to", "file:salvaged", "--include-corrupt", run])
-        ),
+        Remedy::Salvage => {
+            // migrate names its stores itself: only the connection flags.
+            let conn = Global {
+                state_dir: None,
+                store: None,
+                ..g.clone()
+            };
+            format!(
+                "`{}` copies the records before the damage (URI: this store, file:DIR or jetstream:STREAM)",
+                command(&conn, &["migrate", "--from", "URI", "--to", "file:salvaged", "--include-corrupt", run])
+            )
+        }
         Remedy::Remove => format!("{} deletes it (keeping a backup)", c(&["rm", run])),
         Remedy::ChmodJournal | Remedy::ChmodJournals => {
             "chmod 600 the journal(s), as the finding says".into()
@@ -335,7 +343,11 @@ fn is_full(e: &std::io::Error) -> bool {
 /// nothing half written when they fail (journal/FORMAT.md, "No debris"),
 /// so the same command can simply be run again.
 fn full(path: &std::path::Path) -> String {
-    let dir = path.parent().unwrap_or(path);
+    // A bare name's parent is "": the working directory.
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
     let dir = quote_path(dir);
     format!(
         "the file system holding {dir} is full: no free space, or no free inodes \

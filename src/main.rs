@@ -39,7 +39,7 @@ fn main() -> ExitCode {
     if let Err(e) = rayon::ThreadPoolBuilder::new().build_global() {
         let why = error::Failure::new(format!("cannot start worker threads: {e}"))
             .help("raise the limits on this process's memory or threads (ulimit -v, ulimit -u)");
-        return error::finish(Err(why), Some(&cli.global), style);
+        return error::finish(Err(why), &cli.global, style);
     }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -68,5 +68,5 @@ fn main() -> ExitCode {
         cli::Command::Completions(a) => cmd::completions::run(a, &mut out),
         cli::Command::Man(a) => cmd::man::run(a, &mut out),
     };
-    error::finish(result, Some(g), style)
+    error::finish(result, g, style)
 }

@@ -451,11 +451,14 @@ pub fn table_width() -> Option<u16> {
 /// The miette handler every diagnostic and failure is drawn with: in
 /// colour, or with the same characters and no colour.
 pub fn report_handler(color: bool) -> miette::GraphicalReportHandler {
-    if color {
+    let h = if color {
         miette::GraphicalReportHandler::new()
     } else {
         miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
-    }
+    };
+    // A help line carries commands to paste: one that miette wrapped
+    // would be pasted in halves. The terminal wraps long lines itself.
+    h.with_wrap_lines(false)
 }
 
 /// One journal line presented to miette with its true line number.

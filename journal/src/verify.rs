@@ -258,15 +258,21 @@ fn raw_values(r: &Record) -> impl Iterator<Item = &serde_json::value::RawValue> 
         Some(Payload::Terminal(t)) => t.summary.as_deref(),
         _ => None,
     };
+    // Per block: its one raw value, or an other-shaped block's members
+    // (no allocation per block).
     blocks
         .iter()
-        .flat_map(|b| -> Vec<&serde_json::value::RawValue> {
-            match b {
-                Block::ToolUse(t) => t.input.as_deref().into_iter().collect(),
-                Block::Provider(p) => p.raw.as_deref().into_iter().collect(),
-                Block::Other(m) => m.0.iter().map(|(_, v)| &**v).collect(),
-                _ => Vec::new(),
-            }
+        .flat_map(|b| {
+            let one = match b {
+                Block::ToolUse(t) => t.input.as_deref(),
+                Block::Provider(p) => p.raw.as_deref(),
+                _ => None,
+            };
+            let members: &[(String, Box<serde_json::value::RawValue>)] = match b {
+                Block::Other(m) => &m.0,
+                _ => &[],
+            };
+            one.into_iter().chain(members.iter().map(|(_, v)| &**v))
         })
         .chain(summary)
 }
@@ -282,7 +288,7 @@ pub struct Checked {
     pub violations: Vec<Violation>,
 }
 
-/// Decode one line as every reader does ([`Record::read`]), and when there
+/// Decode one line as every reader does ([`Record::decode`]), and when there
 /// is a check, run it on the same parse. The JSON value the check needs is
 /// parsed once and then moved into the record, so the check costs the
 /// validation, not a second parse. `verify` and `validate` both come here,
@@ -293,9 +299,13 @@ pub fn check_line(
 ) -> Result<Checked, crate::record::DecodeError> {
     let Some(check) = check else {
         // The readers' fast path (`Record::decode`): what serde_json reads
-        // is what Go reads. Of what Go reads other than as written, only a
-        // raw value can still hold some (a repeated key, a lone surrogate:
-        // anything else made serde_json refuse), so only those are scanned.
+        // is what Go reads. Of what Go reads other than as written, what the
+        // record holds raw can still hold some (a repeated key, a lone
+        // surrogate: in a decoded field they make serde_json refuse), so
+        // those are scanned. Not scanned here: a repeated key in a map
+        // (memory revisions: Go's map takes the last too) and anything
+        // inside a field the agent ignores; `verify` with schemas scans
+        // whole lines and warns of those as well (docs/OUTPUT.md).
         if let Ok(record) = Record::decode_scanned(bytes) {
             if within_depth(bytes) {
                 let notes = raw_values(&record)

@@ -97,6 +97,10 @@ pub fn run(g: &Global, a: RepairArgs, style: Style, out: &mut dyn Write) -> CmdR
     let other_errors: Vec<String> = findings
         .iter()
         .filter(|f| f.severity == Severity::Error && !tail.contains(&f.code))
+        // A cut that leaves no record: `rm` is the next step, said below.
+        .filter(|f| {
+            !(f.code == "empty-journal" && matches!(action, Action::CutTornTail { records: 0, .. }))
+        })
         .map(|f| match f.line {
             Some(l) => format!("{} at line {l}", f.code),
             None => f.code.to_owned(),

@@ -64,7 +64,7 @@ pub fn render_state(
         if !current {
             writeln!(
                 out,
-                "               (records came after it: the run was taken up again and has not ended since)"
+                "               (records came after it, so it is not where the run stands)"
             )?;
         }
     }
@@ -173,13 +173,19 @@ pub fn render_state(
         writeln!(out, "\nPending batch (iteration {})", p.iteration)?;
         // Calls the run was suspended for, waiting on an approval: the
         // gates are in the agent file, the suspension names the calls.
-        let suspended_for = st
+        // `needs approval: g1 (exec), g2 (exec)[; ...]`: the ids, exactly.
+        let suspended_for: Vec<&str> = st
             .terminal
             .as_ref()
             .filter(|t| t.reason == "suspended")
             .and_then(|t| t.message.strip_prefix("needs approval: "))
+            .and_then(|m| m.split(';').next())
+            .map(|m| m.split(", ").filter_map(|c| c.split(' ').next()).collect())
             .unwrap_or_default();
-        let approved = |id: &str| st.call_approvals.iter().any(|a| a.tool_use_id == id);
+        let approved = |id: &str, tool: &str| {
+            st.call_approvals.iter().any(|a| a.tool_use_id == id)
+                || st.approvals.iter().any(|t| t == tool)
+        };
         let mut gated: Vec<(&str, &str)> = Vec::new();
         let mut t = table(&["TOOL_USE ID", "TOOL", "STATE"]);
         for b in p.assistant.blocks() {
@@ -188,10 +194,7 @@ pub fn render_state(
                     "answered"
                 } else if p.deferred.iter().any(|d| d.tool_use_id == u.id) {
                     "deferred, waiting"
-                } else if !u.id.is_empty()
-                    && suspended_for.contains(u.id.as_str())
-                    && !approved(&u.id)
-                {
+                } else if suspended_for.contains(&u.id.as_str()) && !approved(&u.id, &u.name) {
                     gated.push((&u.id, &u.name));
                     "needs approval (runs once approved)"
                 } else {

@@ -28,17 +28,14 @@ pub struct Closing {
 
 /// The closing section for the journal in `bytes`.
 pub fn closing(g: &Global, run: &str, bytes: &[u8]) -> Closing {
-    let blocks = blocks(g, run, bytes);
-    let next = blocks
-        .iter()
-        .flat_map(|b| &b.body)
-        .filter_map(|l| l.strip_prefix("answer: "))
-        .map(str::to_owned)
-        .collect();
+    let mut next = Vec::new();
+    let blocks = blocks(g, run, bytes, &mut next);
     Closing { blocks, next }
 }
 
-fn blocks(g: &Global, run: &str, bytes: &[u8]) -> Vec<Shown> {
+/// The blocks; the answer commands are pushed to `next` as they are made
+/// (never read back from the blocks: a note is the journal's text).
+fn blocks(g: &Global, run: &str, bytes: &[u8], next: &mut Vec<String>) -> Vec<Shown> {
     let mut lines_rev: Vec<&[u8]> = split(bytes)
         .map(|l| l.bytes)
         .filter(|b| !b.iter().all(u8::is_ascii_whitespace))
@@ -121,10 +118,9 @@ fn blocks(g: &Global, run: &str, bytes: &[u8]) -> Vec<Shown> {
         if !d.handle.is_empty() {
             body.extend(lines(&format!("handle: {}", d.handle)));
         }
-        body.push(format!(
-            "answer: {}",
-            answer_command(g, run, &d.tool_use_id)
-        ));
+        let cmd = answer_command(g, run, &d.tool_use_id);
+        body.push(format!("answer: {cmd}"));
+        next.push(cmd);
         body.push("  (the answer on stdin, or add --content TEXT or --content-file FILE)".into());
         out.push(Shown::new(
             format!(

@@ -211,6 +211,12 @@ pub fn run(t: &mut Transcript, next: &[String], style: Style, out: &mut dyn Writ
         for cmd in next {
             writeln!(stdout, "next: {cmd}")?;
         }
+        if !next.is_empty() {
+            writeln!(
+                stdout,
+                "  (each reads the answer on standard input, or add --content TEXT)"
+            )?;
+        }
     }
     Ok(code)
 }

@@ -101,7 +101,7 @@ impl fmt::Display for Note {
         match self {
             Note::DuplicateKey { key, count, .. } => write!(
                 f,
-                "the key {key:?} is given {count} times in one object; the agent reads the last"
+                "the key {key:?} is given {count} times in one object; the agent reads the last (journal/FORMAT.md, \"Decoding\", says when it does not)"
             ),
             Note::InvalidUtf8 { count, .. } => write!(
                 f,

@@ -5,7 +5,7 @@
 
 use super::field::Nullable;
 use super::{Kind, Payload, Record};
-use crate::gojson::scan::{scan, within_depth, Note, SyntaxError};
+use crate::gojson::scan::{scan, within_depth, SyntaxError};
 use crate::time::Time;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
@@ -171,13 +171,6 @@ impl Record {
             Ok(r) if within_depth(line) => Ok(r),
             _ => Record::decode_scanned(&scan(line)?.bytes),
         }
-    }
-
-    /// [`Record::decode`], with what the agent reads differently from the
-    /// bytes as written (a duplicate key, invalid UTF-8).
-    pub fn read(line: &[u8]) -> Result<(Record, Vec<Note>), DecodeError> {
-        let s = scan(line)?;
-        Ok((Record::decode_scanned(&s.bytes)?, s.notes))
     }
 
     /// Decode the bytes [`scan`] gave for a line: JSON Go accepts, so any
