@@ -388,7 +388,7 @@ impl Store {
                 })
             }
             Store::JetStream(j) => {
-                j.check_held(run)?;
+                // The hold is checked on the run as the delete reads it.
                 let keep = keep_dir("removed", j.name(), run, "rm", "deleted")?;
                 let (n, kept, warning) = j.delete_keeping(run, &keep)?;
                 let dir = kept.parent().map(std::path::Path::to_path_buf);
@@ -729,10 +729,8 @@ impl Store {
     pub fn delete_copied(&self, run: &str, last: u64) -> crate::Result<()> {
         match self {
             Store::File(f) => f.delete_copied(run, last).map(|_| ()),
-            Store::JetStream(j) => {
-                j.check_held(run)?;
-                j.delete_copied(run, last).map(|_| ())
-            }
+            // The hold is checked on the run as the delete reads it.
+            Store::JetStream(j) => j.delete_copied(run, last).map(|_| ()),
         }
     }
 }

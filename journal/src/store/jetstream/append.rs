@@ -7,7 +7,8 @@
 
 use super::conn::new_nonce;
 use super::core::Core;
-use crate::error::{Error, Result};
+use super::delete::is_tombstone;
+use crate::error::{Error, Remedy, Result};
 use crate::fold::{check_append, Append};
 use crate::id;
 use crate::nats;
@@ -17,7 +18,7 @@ use std::sync::Arc;
 /// The header the literal fence names its subject with (async-nats has no
 /// constant for it).
 pub const EXPECTED_SUBJECT_HEADER: &str = "Nats-Expected-Last-Subject-Sequence-Subject";
-const MSG_ID_HEADER: &str = "Nats-Msg-Id";
+pub(super) const MSG_ID_HEADER: &str = "Nats-Msg-Id";
 
 /// JetStream's error codes for a failed fence.
 pub(super) const WRONG_LAST_SEQUENCE: u64 = 10071;
@@ -66,9 +67,30 @@ impl Core {
     }
 
     /// A writer for an existing run, continuing after its last record.
+    /// A run that ends on a delete's fence is refused: that delete was
+    /// interrupted (or is under way), and nothing may follow the fence.
     pub(super) async fn open(self: &Arc<Self>, run: &str) -> Result<Writer> {
         let (last, n) = self.tail(run).await?;
+        if is_tombstone(&last.payload) {
+            return Err(self.being_deleted(run, format!(
+                "its last message, on {}, is the fence of a delete that was interrupted or is under way; nothing is appended after it",
+                last.subject
+            )));
+        }
         self.writer(run, n, last.sequence)
+    }
+
+    /// A writer refused because the run is being deleted (`why`).
+    fn being_deleted(&self, run: &str, why: String) -> Error {
+        Error::refused_until(
+            run,
+            format!(
+                "is being deleted in stream {} on {}: {why}",
+                self.name,
+                self.server()
+            ),
+            Remedy::Remove,
+        )
     }
 
     fn writer(self: &Arc<Self>, run: &str, last_seq: u64, last_stream_seq: u64) -> Result<Writer> {
@@ -215,6 +237,19 @@ impl Writer {
                     ));
                 }
                 if fenced {
+                    if let Ok(Some(m)) = &found {
+                        if is_tombstone(&m.payload) {
+                            let why = format!("a delete fenced it; seq {seq} was not stored, nor will any other record be");
+                            return Err(st.being_deleted(&self.run, why));
+                        }
+                    }
+                    // Nothing left of the run: a delete purged it.
+                    if let (Ok(None), true) = (&found, seq > 1) {
+                        if let Ok(None) = st.last_of_run(&self.run).await {
+                            let why = format!("it was purged while this writer appended to it; seq {seq} was not stored");
+                            return Err(st.being_deleted(&self.run, why));
+                        }
+                    }
                     return Err(match found {
                         Ok(Some(_)) if seq == 1 => Error::Exists {
                             run: self.run.clone(),

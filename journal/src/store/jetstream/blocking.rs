@@ -17,7 +17,7 @@ use super::bulk::ReadBudget;
 use super::chain::NewRunReceiver;
 use super::conn::Rt;
 use super::core::Core;
-use super::delete::keep_run;
+use super::delete::{keep_run, Fence};
 use super::upgrade::Step;
 use super::RunMessage;
 use crate::error::{Result, Where};
@@ -334,27 +334,50 @@ impl JetStreamStore {
     }
 
     /// Delete a copied run by purging `<prefix>.<id>.>` (no backup: its
-    /// copy is verified), only when the run still ends at seq `last`;
-    /// returns how many messages were removed. The purge is bounded by the
-    /// stream sequence of that record, so a record appended meanwhile
-    /// survives it.
+    /// copy is verified), only when the run still ends at seq `last` and
+    /// is not within the hold (SPEC 8); returns how many messages were
+    /// removed. The run is fenced first (`delete.rs`): a writer that
+    /// appended meanwhile makes this `Error::SourceChanged` and nothing is
+    /// deleted; one that tries later is refused.
     pub fn delete_copied(&self, run: &str, last: u64) -> Result<u64> {
-        self.rt.block_on(self.core.delete_copied(run, last))
+        self.rt
+            .block_on(self.core.delete_copied(run, last, self.hold))
     }
 
-    /// Delete a run (`rm`), keeping it: every message of the run is first
-    /// written, in seq order and one line each (a file journal), to
-    /// `<keep>/<run>.json`, fsynced, by the file store (here, outside the
-    /// runtime); then exactly those messages are purged. A message stored
-    /// meanwhile is not purged, and makes this a warning. Returns the
-    /// messages purged, the file kept, and a warning when the run may not
-    /// be gone entirely (once the purge is done, the backup is always
+    /// Delete a run (`rm`), keeping it: every message of the run is read,
+    /// the run is checked against the hold (SPEC 8) and fenced
+    /// (`delete.rs`: `Error::Live`, nothing deleted, when a writer
+    /// appended since it was read), then written, in seq order and one
+    /// line each (a file journal), to `<keep>/<run>.json`, fsynced, by the
+    /// file store (here, outside the runtime); then exactly those messages
+    /// and the fence are purged. Returns the messages purged (fences not
+    /// counted), the file kept, and a warning when the run may not be
+    /// gone entirely (once the purge is done, the backup is always
     /// reported).
     pub fn delete_keeping(&self, run: &str, keep: &Path) -> Result<(u64, PathBuf, Option<String>)> {
         let kept = self.rt.block_on(self.core.to_keep(run))?;
-        let file = keep_run(keep, run, &kept.journal, &kept.others)?;
-        let (purged, warning) = self.rt.block_on(self.core.purge_kept(run, kept.upto))?;
-        Ok((purged, file, warning))
+        // The hold judges the run as read: the fence keeps it so.
+        if !kept.fenced {
+            self.check_held(run)?;
+        }
+        let fence = self
+            .rt
+            .block_on(self.core.fence(run, kept.last, kept.upto))?;
+        let file = match keep_run(keep, run, &kept.journal, &kept.others) {
+            Ok(file) => file,
+            Err(e) => {
+                if let Fence::At(at) = fence {
+                    self.rt.block_on(self.core.unfence(run, kept.last, at))?;
+                }
+                return Err(e);
+            }
+        };
+        let (upto, fences) = match fence {
+            Fence::At(at) => (at, kept.fences + 1),
+            Fence::Unfenced => (kept.upto, kept.fences),
+        };
+        let (purged, warning) = self.rt.block_on(self.core.purge_kept(run, upto))?;
+        Ok((purged.saturating_sub(fences), file, warning))
     }
 
     /// Upgrade one run from version 3 to version 1, keeping it first in a

@@ -41,8 +41,8 @@
 //! runtime and the connection), `subject` (the subject layout), `read`
 //! (single runs and summaries), `pull` (the one pull-consumer drain),
 //! `bulk` (migrate's many-run reads), `append` (the fenced writer),
-//! `chain` (the pipelined create), `delete` (`rm` and migrate's delete)
-//! and `upgrade`.
+//! `chain` (the pipelined create), `delete` (`rm` and migrate's delete,
+//! each fencing the run first) and `upgrade`.
 
 mod append;
 mod blocking;

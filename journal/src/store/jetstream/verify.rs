@@ -3,6 +3,7 @@
 //! before their bodies go through the one line checker as the lines of a
 //! journal.
 
+use super::delete::is_tombstone;
 use super::{ConfigProblem, RunMessage};
 use crate::record::Record;
 use crate::verify::{file_finding, verify_bytes, Code, Finding, RecordCheck, Report};
@@ -56,6 +57,21 @@ pub fn verify_jetstream_run(
     // Offsets into a message stream mean nothing: the line is the position.
     for f in &mut report.findings {
         f.offset = None;
+    }
+    // The fence of an interrupted delete is a final body that does not
+    // parse, but no repair is what it needs: deleting again finishes it.
+    let fences: Vec<usize> = ordered
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| is_tombstone(&m.body))
+        .map(|(i, _)| i + 1)
+        .collect();
+    for f in &mut report.findings {
+        if f.code == Code::GarbageFinalLine.as_str() && f.line.is_some_and(|l| fences.contains(&l))
+        {
+            f.message = "the final message is the fence of a delete (rm, migrate --delete-source) that was interrupted: readers drop it and no writer can append after it; delete the run again to finish".into();
+            f.remedy = Some(crate::Remedy::Remove);
+        }
     }
     pre.append(&mut report.findings);
     report.findings = pre;
