@@ -127,6 +127,14 @@ pub trait Appender: Send {
     /// Append bytes exactly as given (a copied record; no newline).
     fn append_raw(&mut self, seq: u64, raw: &[u8]) -> crate::Result<bool>;
 
+    /// Whether this writer still holds the run, asked before an effect
+    /// that cannot be taken back (a tool): `Error::Live` when another
+    /// writer has stored a record since this one's last. A lock (file)
+    /// cannot be taken over, so the default says yes.
+    fn check_held(&self) -> crate::Result<()> {
+        Ok(())
+    }
+
     /// Append copied records in order, stopping at the first error: how many
     /// were stored (duplicates skipped are not counted) and how it ended. A
     /// backend may do this faster than one `append_raw` at a time (JetStream
@@ -474,6 +482,19 @@ impl Store {
             Ok(()) => Ok(false),
             Err(crate::Error::Live { .. } | crate::Error::Held { .. }) => Ok(true),
             Err(e) => Err(e),
+        }
+    }
+
+    /// For a writer that holds the run's appender already: refused
+    /// (`Error::Held`) while SPEC 8's hold says another writer may be at
+    /// work (JetStream). The tail it judges is no older than the
+    /// appender's fence, so what the hold let through is what the next
+    /// append extends, or that append is refused. On the file backend the
+    /// lock the appender holds is the answer: nothing more to check.
+    pub fn check_hold(&self, run: &str) -> crate::Result<()> {
+        match self {
+            Store::File(_) => Ok(()),
+            Store::JetStream(j) => j.check_held(run),
         }
     }
 

@@ -277,6 +277,39 @@ impl Writer {
 }
 
 impl Writer {
+    /// [`Appender::check_held`](crate::store::Appender::check_held): the
+    /// run's last message (over `<prefix>.<id>.>`) is still this writer's
+    /// last record, else another writer (or a delete) took the run. A
+    /// writer that has stored nothing yet has nothing to compare.
+    pub(super) async fn check_held(&self) -> Result<()> {
+        if self.last_stream_seq == 0 {
+            return Ok(());
+        }
+        let st = &self.core;
+        let last = st.last_of_run(&self.run).await?;
+        match last {
+            Some(m) if m.sequence == self.last_stream_seq => Ok(()),
+            Some(m) if is_tombstone(&m.payload) => Err(st.being_deleted(
+                &self.run,
+                format!("a delete fenced it after seq {}; nothing more is run or stored", self.last_seq),
+            )),
+            None => Err(st.being_deleted(
+                &self.run,
+                format!("it was purged after seq {}; nothing more is run or stored", self.last_seq),
+            )),
+            Some(m) => Err(Error::Live {
+                run: self.run.clone(),
+                holder: Some(format!(
+                    "another writer took it over in stream {} on {}: {} was stored after this writer's seq {}; nothing more is run or stored here",
+                    st.name,
+                    st.server(),
+                    m.subject,
+                    self.last_seq
+                )),
+            }),
+        }
+    }
+
     /// SPEC 2's decision for record `seq`: `true` to store it next,
     /// `false` for a duplicate (skipped), an error for a gap.
     fn admit(&self, seq: u64) -> Result<bool> {

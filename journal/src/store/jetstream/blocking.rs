@@ -448,6 +448,10 @@ impl crate::store::Appender for JetStreamAppender {
         self.rt.block_on(self.w.append_raw(seq, raw))
     }
 
+    fn check_held(&self) -> Result<()> {
+        self.rt.block_on(self.w.check_held())
+    }
+
     fn append_batch(&mut self, records: Vec<(u64, Vec<u8>)>) -> (u64, Result<()>) {
         let mut w = self.w.clone();
         let task = async move {
