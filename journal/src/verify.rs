@@ -77,10 +77,11 @@ pub enum Code {
     SubjectMismatch,
     DuplicateKey,
     InvalidUtf8,
+    OrphanMessages,
 }
 
 impl Code {
-    pub const ALL: [Code; 36] = [
+    pub const ALL: [Code; 37] = [
         Code::TornTail,
         Code::UnterminatedFinalRecord,
         Code::GarbageFinalLine,
@@ -117,6 +118,7 @@ impl Code {
         Code::SubjectMismatch,
         Code::DuplicateKey,
         Code::InvalidUtf8,
+        Code::OrphanMessages,
     ];
 
     /// The code as SPEC 11 spells it.
@@ -158,6 +160,7 @@ impl Code {
             Code::SubjectMismatch => "subject-mismatch",
             Code::DuplicateKey => "duplicate-key",
             Code::InvalidUtf8 => "invalid-utf8",
+            Code::OrphanMessages => "orphan-messages",
         }
     }
 
@@ -193,7 +196,8 @@ impl Code {
             | Code::Fold
             | Code::Unreadable
             | Code::StreamConfig
-            | Code::SubjectMismatch => Severity::Error,
+            | Code::SubjectMismatch
+            | Code::OrphanMessages => Severity::Error,
             Code::SkippedOptional
             | Code::UnknownField
             | Code::OrphanLock
@@ -217,7 +221,8 @@ impl Code {
             | Code::SeqGap
             | Code::SeqNotIncreasing
             | Code::DuplicateMeta
-            | Code::SubjectMismatch => Some(R::Salvage),
+            | Code::SubjectMismatch
+            | Code::OrphanMessages => Some(R::Salvage),
             Code::EmptyJournal => Some(R::Remove),
             Code::Permissions => Some(R::ChmodJournal),
             Code::StreamConfig => Some(R::CheckStream),

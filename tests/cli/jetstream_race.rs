@@ -1,6 +1,7 @@
 //! Races on JetStream (issue 18 item 4): a delete racing a writer leaves
 //! the whole run or none of it, never records without their meta record;
-//! two resumes of one run never both run its tool. Each race is tried 50 times and
+//! two resumes of one run never both run its tool; messages without a meta
+//! record are found, listed and copied. Each race is tried 50 times and
 //! every outcome is checked, not just that some try succeeded.
 
 use crate::nats_support::NatsServer;
@@ -398,4 +399,201 @@ fn judge_resumes(
         });
     }
     Ok(how.into_iter().collect::<Vec<_>>().join(", "))
+}
+
+/// Messages on a run's subjects with no meta record (what a split left):
+/// `verify` reports them as `orphan-messages` (an error, named or not),
+/// `ls` leaves them out as the agent does and `ls --all` lists them as
+/// corrupt, `migrate --include-corrupt` copies them byte for byte at their
+/// own seqs (into files and into another stream; without the flag it skips
+/// them and says why), and `rm` deletes them, keeping them in its backup
+/// (issue 18 item 4: they were invisible to `ls`, `verify` and `migrate
+/// --all`).
+#[test]
+fn messages_without_a_meta_record_are_found_listed_and_copied() {
+    use crate::schema::{assert_valid, output_validator};
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    srv.spec_stream("OTHER", "other.>");
+    let home = tempfile::tempdir().unwrap();
+    let fisk = |args: &[&str]| {
+        let mut all = vec!["--server", srv.url.as_str()];
+        if !matches!(args.first(), Some(&"migrate")) {
+            all.extend(["--store", "jetstream:SESSIONS"]);
+        }
+        all.extend_from_slice(args);
+        crate::support::fisk_in(home.path(), &all, None)
+    };
+    let src = crate::support::store_copy("runs");
+    let r = fisk(&[
+        "migrate",
+        "--from",
+        &format!("file:{}", s(src.path())),
+        "--to",
+        "jetstream:SESSIONS",
+        "approvals",
+        "tool-batch",
+    ]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    // The split: the meta record and records 2-5 gone, 6-16 left.
+    srv.with_js(async |j| {
+        let s = j.get_stream(STREAM).await.unwrap();
+        for t in ["_meta", "2", "3", "4", "5"] {
+            s.purge()
+                .filter(format!("fisk.sessions.approvals.{t}"))
+                .await
+                .unwrap();
+        }
+    });
+    let journal = std::fs::read_to_string(src.path().join("approvals.json")).unwrap();
+    let lines: Vec<&str> = journal.lines().collect();
+    let headless: String = lines[5..].iter().map(|l| format!("{l}\n")).collect();
+
+    // ls: as the agent lists, without it; --all, as corrupt.
+    let r = fisk(&["ls", "-o", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ids: Vec<String> = r
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["run_id"].to_string())
+        .collect();
+    assert_eq!(ids, ["\"tool-batch\""]);
+    let r = fisk(&["ls", "--all", "-o", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc = r.json();
+    assert_valid(&output_validator("ls.json"), &doc, "ls --all");
+    let orphan = doc
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["run_id"] == "approvals")
+        .unwrap_or_else(|| panic!("ls --all lists it: {doc}"));
+    assert_eq!(orphan["status"], "corrupt");
+    assert_eq!(orphan["records"], 16);
+    let problem = orphan["problem"].as_str().unwrap();
+    assert!(
+        problem.contains("orphan-messages") && problem.contains("records 6-16"),
+        "{problem}"
+    );
+    let r = fisk(&["ls", "--all"]);
+    assert!(
+        r.stdout.contains("approvals") && r.stdout.contains("corrupt"),
+        "{}",
+        r.stdout
+    );
+
+    // verify: one error, for the whole store and for the run named.
+    let verifier = output_validator("verify.json");
+    for args in [
+        vec!["verify", "-o", "json"],
+        vec!["verify", "approvals", "-o", "json"],
+    ] {
+        let r = fisk(&args);
+        assert_eq!(r.code, 1, "{args:?}: {}{}", r.stdout, r.stderr);
+        let found = r.json_lines();
+        for f in &found {
+            assert_valid(&verifier, f, "verify line");
+        }
+        let orphaned: Vec<_> = found.iter().filter(|f| f["run"] == "approvals").collect();
+        assert_eq!(orphaned.len(), 1, "{args:?}: {}", r.stdout);
+        assert_eq!(orphaned[0]["code"], "orphan-messages");
+        assert_eq!(orphaned[0]["severity"], "error");
+        assert!(orphaned[0]["line"].is_null());
+        let message = orphaned[0]["message"].as_str().unwrap();
+        assert!(
+            message.contains("11 message(s) on fisk.sessions.approvals.>"),
+            "{message}"
+        );
+        assert!(!found
+            .iter()
+            .any(|f| f["run"] == "tool-batch" && f["severity"] == "error"));
+    }
+    let r = fisk(&["verify"]);
+    assert!(
+        r.stdout.contains("--include-corrupt approvals"),
+        "the fix is named: {}",
+        r.stdout
+    );
+
+    // migrate: not selected by --all, skipped when named, copied with
+    // --include-corrupt (files, then another stream), never deleted.
+    let migrate = |to: &str, extra: &[&str]| {
+        let mut all = vec![
+            "migrate",
+            "--from",
+            "jetstream:SESSIONS",
+            "--to",
+            to,
+            "-o",
+            "json",
+        ];
+        all.extend_from_slice(extra);
+        fisk(&all)
+    };
+    let dest = tempfile::tempdir().unwrap();
+    let to = format!("file:{}", s(dest.path()));
+    let r = migrate(&to, &["--all", "--dry-run"]);
+    assert!(!r.stdout.contains("\"approvals\""), "{}", r.stdout);
+    let r = migrate(&to, &["approvals"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let rep = &r.json()["runs"][0];
+    assert_eq!(rep["result"], "skipped-corrupt", "{rep}");
+    assert!(
+        rep["notes"].to_string().contains("orphan-messages"),
+        "{rep}"
+    );
+    let r = migrate(&to, &["--all", "--include-corrupt", "--delete-source"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let doc = r.json();
+    assert_valid(&output_validator("migrate.json"), &doc, "migrate");
+    let rep = doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["run"] == "approvals")
+        .unwrap()
+        .clone();
+    assert_eq!(rep["result"], "copied", "{rep}");
+    assert_eq!(rep["records"], 11);
+    assert_eq!(rep["source_deleted"], false, "{rep}");
+    assert!(rep["notes"].to_string().contains("records 6-16"), "{rep}");
+    assert_eq!(
+        std::fs::read_to_string(dest.path().join("approvals.json")).unwrap(),
+        headless
+    );
+    let r = migrate(&to, &["approvals", "--include-corrupt"]);
+    assert_eq!(r.json()["runs"][0]["result"], "complete", "{}", r.stdout);
+    let r = migrate("jetstream:OTHER", &["approvals", "--include-corrupt"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let copied: Vec<String> = srv.with_js(async |j| {
+        use futures_util::TryStreamExt;
+        let st = j.get_stream("OTHER").await.unwrap();
+        let subjects = st.info_with_subjects("other.approvals.>").await.unwrap();
+        let all: Vec<(String, usize)> = subjects.try_collect().await.unwrap();
+        all.into_iter().map(|(s, _)| s).collect()
+    });
+    let mut want: Vec<String> = (6..=16).map(|n| format!("other.approvals.{n}")).collect();
+    let mut copied = copied;
+    copied.sort();
+    want.sort();
+    assert_eq!(copied, want);
+    let r = migrate("jetstream:OTHER", &["approvals", "--include-corrupt"]);
+    assert_eq!(r.json()["runs"][0]["result"], "complete", "{}", r.stdout);
+    assert!(
+        !subjects_of(&srv, "approvals").is_empty(),
+        "the source is kept"
+    );
+
+    // rm: gone from the stream, kept in the backup (its records were
+    // stored a moment ago, and version 3 records carry no time: the hold
+    // is off).
+    let r = fisk(&["--hold", "0", "rm", "approvals", "--yes", "-o", "json"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let kept = r.json()[0]["kept"].as_str().unwrap().to_owned();
+    assert_eq!(std::fs::read_to_string(kept).unwrap(), headless);
+    assert!(subjects_of(&srv, "approvals").is_empty());
+    let r = fisk(&["verify", "-o", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
 }

@@ -66,6 +66,15 @@ impl Core {
         self.writer(run, 0, 0)
     }
 
+    /// A writer for a new run whose first record is seq `first` (a copy
+    /// of records without their meta record): like
+    /// [`create_new`](Self::create_new), its first publish expects nothing
+    /// stored under the run's subjects.
+    pub(super) fn create_from(self: &Arc<Self>, run: &str, first: u64) -> Result<Writer> {
+        id::check(run)?;
+        self.writer(run, first.saturating_sub(1), 0)
+    }
+
     /// A writer for an existing run, continuing after its last record.
     /// A run that ends on a delete's fence is refused: that delete was
     /// interrupted (or is under way), and nothing may follow the fence.
@@ -128,7 +137,8 @@ impl Writer {
 
     /// Record `seq` as SPEC 8 publishes it: msg id `<nonce>-<seq>` and the
     /// fence, on the record before it (stored at stream sequence `prev`)
-    /// or, for seq 1, on the whole run being empty.
+    /// or, for seq 1 (and the first record of a headless copy, which has
+    /// no record before it: `prev` 0), on the whole run being empty.
     pub(super) fn fenced(
         &self,
         seq: u64,
@@ -139,7 +149,7 @@ impl Writer {
         let msg = jetstream::message::PublishMessage::build()
             .payload(body)
             .message_id(self.msg_id(seq));
-        if seq == 1 {
+        if seq == 1 || prev == 0 {
             // A new run: nothing may exist anywhere under the run's
             // subjects (the agent's wildcard fence, here on an empty run,
             // so constant cost). This is what makes a create safe without

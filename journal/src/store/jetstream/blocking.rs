@@ -19,7 +19,7 @@ use super::conn::Rt;
 use super::core::Core;
 use super::delete::{keep_run, Fence};
 use super::upgrade::Step;
-use super::RunMessage;
+use super::{Headless, Orphan, RunMessage};
 use crate::error::{Result, Where};
 use crate::nats::Settings;
 use crate::store::{Journal, Summary};
@@ -132,6 +132,32 @@ impl JetStreamStore {
     /// Valid run ids with a meta record, sorted.
     pub fn runs(&self) -> Result<Vec<String>> {
         self.rt.block_on(self.core.runs())
+    }
+
+    /// Runs (valid ids) with messages and no meta record, sorted: found
+    /// by listing every subject of the stream (`orphan.rs`).
+    pub fn orphans(&self) -> Result<Vec<Orphan>> {
+        self.rt.block_on(self.core.orphans())
+    }
+
+    /// `run` when it has messages and no meta record.
+    pub fn orphan(&self, run: &str) -> Result<Option<Orphan>> {
+        self.rt.block_on(self.core.orphan(run))
+    }
+
+    /// The records of a run without a meta record, as stored, in seq
+    /// order, and how many of its messages are on no record subject. A
+    /// delete's fence is neither.
+    pub fn read_headless(&self, run: &str) -> Result<Headless> {
+        let mut messages = self.read_messages(run)?;
+        messages.retain(|m| !super::delete::is_tombstone(&m.body));
+        super::sort_by_seq(&mut messages);
+        let others = messages.iter().filter(|m| m.subject_seq.is_none()).count();
+        let records = messages
+            .into_iter()
+            .filter_map(|m| m.subject_seq.map(|s| (s, m.body)))
+            .collect();
+        Ok(Headless { records, others })
     }
 
     pub fn exists(&self, run: &str) -> Result<bool> {
@@ -274,6 +300,15 @@ impl JetStreamStore {
     /// otherwise). One round trip less than [`create`](Self::create).
     pub fn create_new(&self, run: &str) -> Result<JetStreamAppender> {
         self.core.create_new(run).map(|w| self.appender(w))
+    }
+
+    /// A writer for a new run without a meta record, whose first record
+    /// is seq `first` (a copy of an orphan's records, `migrate
+    /// --include-corrupt`): its first append is refused, as
+    /// [`create_new`](Self::create_new)'s, when anything is stored under
+    /// the run's subjects.
+    pub fn create_headless(&self, run: &str, first: u64) -> Result<JetStreamAppender> {
+        self.core.create_from(run, first).map(|w| self.appender(w))
     }
 
     /// A writer for an existing run, continuing after its last record.
