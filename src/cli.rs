@@ -164,6 +164,11 @@ pub struct LsArgs {
     /// At most this many runs (after sorting)
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
+    /// Also list what the agent's listing cannot see: on JetStream, runs
+    /// whose messages have no meta record (as corrupt; lists every subject
+    /// of the stream)
+    #[arg(long)]
+    pub all: bool,
 }
 
 /// What `ls --status` selects: a run's status, or one of two
@@ -388,7 +393,9 @@ pub struct MigrateArgs {
     /// Say what would be copied; write nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// Copy the readable prefix of a run with interior corruption
+    /// Copy the readable prefix of a run with interior corruption, and
+    /// (JetStream) the records of a run without a meta record as they are
+    /// stored (with --all: every such run)
     #[arg(long)]
     pub include_corrupt: bool,
     /// Copy runs that a writer holds now

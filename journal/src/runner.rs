@@ -8,10 +8,16 @@
 //!   runs; each tool's result (or its `deferred` record) is stored the
 //!   moment the tool completes. A crash therefore repeats at most the one
 //!   tool in flight, and a clean suspend repeats nothing.
-//! - A resume takes the run lock first, folds what is stored, passes the
-//!   gates (SPEC 4) and appends its `claim` before anything with effects
-//!   (SPEC 5). Every later seq is `last_seq() + 1` read from the appender,
-//!   which only advances once a record is durable.
+//! - A resume takes the run lock first (JetStream: the appender's fence,
+//!   then SPEC 8's hold), folds what is stored, passes the gates (SPEC 4)
+//!   and appends its `claim` before anything with effects (SPEC 5). Every
+//!   later seq is `last_seq() + 1` read from the appender, which only
+//!   advances once a record is durable.
+//! - Before each tool runs, the appender is asked whether the run is
+//!   still its own ([`Appender::check_held`]): a writer that was taken
+//!   over (`--hold 0`, a hold that ran out during a long tool) stops
+//!   before its next effect rather than at its next append, as the agent
+//!   does.
 //! - The pending batch is finished before the script continues: answered
 //!   calls keep their results, calls neither answered nor deferred run
 //!   (again), a deferred call never runs again.
@@ -205,9 +211,15 @@ impl Runner<'_> {
 
     /// Resume `run`: lock, fold, gates, claim, finish the batch, continue.
     pub fn resume(&mut self, run: &str, opts: &ResumeOptions) -> Result<Outcome> {
-        // JetStream has no lock: SPEC 8's hold refuses a run in flight.
-        self.store.check_writable(run)?;
+        // The appender first: its fence is the run's last record as it
+        // stands now, and the claim is appended on it. JetStream has no
+        // lock, so SPEC 8's hold then refuses a run in flight, judged on
+        // a tail no older than that fence; the gates judge the run as read
+        // after it. Whatever another writer stores after the fence was
+        // taken (its own claim) refuses this one's claim, so of two
+        // resumes one claims and the other stops before any tool.
         let app = self.store.open_appender(run)?;
+        self.store.check_hold(run)?;
         let journal = self.store.read(run)?;
         let st = fold::fold(journal.records()).map_err(|source| Error::Fold {
             run: run.to_owned(),
@@ -576,6 +588,9 @@ impl Runner<'_> {
                     waiting.push(d);
                 }
                 name => {
+                    if name == "exec" && available {
+                        w.app.check_held()?;
+                    }
                     // CLI.md: `builtin` for the runner's own tools (dispatched
                     // when they ran), `unknown` for a tool it does not have.
                     let (result, kind, dispatched) = match name {

@@ -78,10 +78,11 @@ pub enum Code {
     DuplicateKey,
     InvalidUtf8,
     CounterOverflow,
+    OrphanMessages,
 }
 
 impl Code {
-    pub const ALL: [Code; 37] = [
+    pub const ALL: [Code; 38] = [
         Code::TornTail,
         Code::UnterminatedFinalRecord,
         Code::GarbageFinalLine,
@@ -119,6 +120,7 @@ impl Code {
         Code::DuplicateKey,
         Code::InvalidUtf8,
         Code::CounterOverflow,
+        Code::OrphanMessages,
     ];
 
     /// The code as SPEC 11 spells it.
@@ -161,6 +163,7 @@ impl Code {
             Code::DuplicateKey => "duplicate-key",
             Code::InvalidUtf8 => "invalid-utf8",
             Code::CounterOverflow => "counter-overflow",
+            Code::OrphanMessages => "orphan-messages",
         }
     }
 
@@ -197,7 +200,8 @@ impl Code {
             | Code::Fold
             | Code::Unreadable
             | Code::StreamConfig
-            | Code::SubjectMismatch => Severity::Error,
+            | Code::SubjectMismatch
+            | Code::OrphanMessages => Severity::Error,
             Code::SkippedOptional
             | Code::UnknownField
             | Code::OrphanLock
@@ -221,7 +225,8 @@ impl Code {
             | Code::SeqGap
             | Code::SeqNotIncreasing
             | Code::DuplicateMeta
-            | Code::SubjectMismatch => Some(R::Salvage),
+            | Code::SubjectMismatch
+            | Code::OrphanMessages => Some(R::Salvage),
             Code::EmptyJournal => Some(R::Remove),
             Code::Permissions => Some(R::ChmodJournal),
             Code::StreamConfig => Some(R::CheckStream),

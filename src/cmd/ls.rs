@@ -1,5 +1,6 @@
 //! `ls`: one line per run, from the meta record and the tail only, in
-//! parallel across journals.
+//! parallel across journals. `--all` adds what the agent's listing cannot
+//! see (JetStream: runs whose messages have no meta record, as corrupt).
 
 use crate::cli::{Global, LsArgs, SortKey};
 use crate::error::CmdResult;
@@ -13,7 +14,10 @@ use std::process::ExitCode;
 
 pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     let store = open_store(g)?;
-    let all: Vec<Summary> = store.summaries()?;
+    let mut all: Vec<Summary> = store.summaries()?;
+    if a.all {
+        all.extend(store.unlisted_summaries()?);
+    }
     let total = all.len();
     let Selected {
         mut runs,

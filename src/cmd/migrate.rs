@@ -29,7 +29,8 @@ pub fn run(g: &Global, a: MigrateArgs, style: Style, out: &mut dyn Write) -> Cmd
     let from = open_store_uri(g, &a.from, IfMissing::Fail)?;
     // The runs are chosen (their ids checked) before the destination is
     // opened: a refusal creates nothing.
-    let runs = migrate::select(&from, if a.all { &[] } else { &a.runs })?;
+    let named: &[String] = if a.all { &[] } else { &a.runs };
+    let runs = migrate::select(&from, named, a.include_corrupt)?;
     // The directories opening a file destination creates, removed again
     // if nothing is stored in them.
     let made = match parse_uri(&a.to)? {

@@ -18,6 +18,7 @@ mod full_disk;
 mod go_decode;
 mod inspect;
 mod jetstream;
+mod jetstream_race;
 mod migrate;
 mod mutations;
 mod names;

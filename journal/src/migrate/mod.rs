@@ -5,7 +5,9 @@
 //! - The source is read with the reader's rule: a torn tail is dropped and
 //!   reported. Interior corruption (or seqs that are not 1..N) skips the run
 //!   with an error, unless `include_corrupt` copies the readable prefix and
-//!   says so. A live source run is skipped unless `allow_live`.
+//!   says so. A live source run is skipped unless `allow_live`. A run
+//!   whose messages have no meta record (JetStream, `orphan-messages`) is
+//!   copied as it is stored only with `include_corrupt` (`orphan`).
 //! - The destination is compared first. Absent: the run is created. A
 //!   byte-identical prefix of the source: the copy continues after it (so an
 //!   interrupted migrate resumes, and a finished one is a no-op). Anything
@@ -23,11 +25,13 @@
 //! for a copy), not by the number of runs.
 //!
 //! The parts: `select` (which runs, and each source run read and
-//! checked), `copy` (into the destination), `check` (reading copies back,
-//! then deleting sources) and `report` (what each run ends with).
+//! checked), `copy` (into the destination), `orphan` (runs without a meta
+//! record), `check` (reading copies back, then deleting sources) and
+//! `report` (what each run ends with).
 
 mod check;
 mod copy;
+mod orphan;
 mod report;
 mod select;
 
@@ -303,7 +307,13 @@ fn copy_one(
         );
         return Step::Done(Copied::Ended(RunReport::new(r).end(Outcome::Failed, note)));
     }
+    // A run without a meta record (JetStream; never one the bulk read
+    // vouched for) has a copy of its own, with `--include-corrupt`.
+    let orphan = opts.include_corrupt && pre.is_none() && matches!(from.orphan(r), Ok(Some(_)));
     let step = match tx {
+        _ if orphan => Step::Done(Copied::Ended(orphan::copy_orphan(
+            from, to, r, opts, progress,
+        ))),
         Some(tx) => match read_source(from, r, opts, pre) {
             Err(rep) => Step::Done(Copied::Ended(rep)),
             Ok(src) => {

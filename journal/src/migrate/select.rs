@@ -10,10 +10,17 @@ use crate::lines::Tail;
 use crate::record::Entry;
 use crate::store::{Journal, Prefetched, Store};
 
-/// The runs to copy: the named ones (checked) or every run of the source.
-pub fn select(from: &Store, named: &[String]) -> Result<Vec<String>> {
+/// The runs to copy: the named ones (checked) or every run of the source,
+/// with `include_corrupt` those whose messages have no meta record too
+/// (JetStream, `orphan-messages`), in id order.
+pub fn select(from: &Store, named: &[String], include_corrupt: bool) -> Result<Vec<String>> {
     if named.is_empty() {
-        return from.runs();
+        let mut runs = from.runs()?;
+        if include_corrupt {
+            runs.extend(from.orphans()?.into_iter().map(|o| o.run));
+            runs.sort();
+        }
+        return Ok(runs);
     }
     let mut runs = Vec::with_capacity(named.len());
     for r in named {
@@ -95,6 +102,14 @@ pub(super) fn read_source(
             bad + 1
         );
         if !opts.include_corrupt {
+            // No record before it: a run without its meta record
+            // (`orphan-messages`), which the flag copies whole.
+            if bad == 0 && matches!(from.orphan(run), Ok(Some(_))) {
+                return Err(rep.end(
+                    Outcome::SkippedCorrupt,
+                    format!("{what}: it has no meta record (orphan-messages); --include-corrupt copies its records as they are stored"),
+                ));
+            }
             return Err(rep.end(
                 Outcome::SkippedCorrupt,
                 format!("{what}; --include-corrupt copies the records before it"),

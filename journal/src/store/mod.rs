@@ -127,6 +127,14 @@ pub trait Appender: Send {
     /// Append bytes exactly as given (a copied record; no newline).
     fn append_raw(&mut self, seq: u64, raw: &[u8]) -> crate::Result<bool>;
 
+    /// Whether this writer still holds the run, asked before an effect
+    /// that cannot be taken back (a tool): `Error::Live` when another
+    /// writer has stored a record since this one's last. A lock (file)
+    /// cannot be taken over, so the default says yes.
+    fn check_held(&self) -> crate::Result<()> {
+        Ok(())
+    }
+
     /// Append copied records in order, stopping at the first error: how many
     /// were stored (duplicates skipped are not counted) and how it ended. A
     /// backend may do this faster than one `append_raw` at a time (JetStream
@@ -330,6 +338,89 @@ impl Store {
         }
     }
 
+    /// Runs with messages and no meta record (JetStream, `orphan-messages`;
+    /// the file backend has none: its runs are its journals), sorted.
+    /// Lists every subject of the stream.
+    pub fn orphans(&self) -> crate::Result<Vec<jetstream::Orphan>> {
+        match self {
+            Store::File(_) => Ok(Vec::new()),
+            Store::JetStream(j) => j.orphans(),
+        }
+    }
+
+    /// `run` when its messages have no meta record (JetStream).
+    pub fn orphan(&self, run: &str) -> crate::Result<Option<jetstream::Orphan>> {
+        match self {
+            Store::File(_) => Ok(None),
+            Store::JetStream(j) => j.orphan(run),
+        }
+    }
+
+    /// The records of `run`, an orphan (see [`orphan`](Self::orphan)), as
+    /// stored, in seq order, and how many of its messages are on no record
+    /// subject. The file backend has no orphans.
+    pub fn read_headless(&self, run: &str) -> crate::Result<jetstream::Headless> {
+        match self {
+            Store::File(_) => Err(crate::Error::NotFound {
+                run: run.to_owned(),
+                at: self.place(),
+            }),
+            Store::JetStream(j) => j.read_headless(run),
+        }
+    }
+
+    /// A new run of these records, consecutive seqs that start after 1 (a
+    /// copy of an orphan's records: no meta record), written as they are:
+    /// how many were stored and how it ended. File: the journal written
+    /// whole, byte for byte, as a backup is ([`file::FileStore::write_whole`]);
+    /// JetStream: each record on its own subject, the first fenced on the
+    /// run being empty. An existing run is refused.
+    pub fn create_headless(
+        &self,
+        run: &str,
+        records: Vec<(u64, Vec<u8>)>,
+    ) -> (u64, crate::Result<()>) {
+        let n = records.len() as u64;
+        match self {
+            Store::File(f) => {
+                let mut bytes = Vec::with_capacity(records.iter().map(|(_, b)| b.len() + 1).sum());
+                for (_, b) in &records {
+                    bytes.extend_from_slice(b);
+                    bytes.push(b'\n');
+                }
+                match f.write_whole(run, &bytes) {
+                    Ok(_) => (n, Ok(())),
+                    Err(e) => (0, Err(e)),
+                }
+            }
+            Store::JetStream(j) => {
+                let first = records.first().map_or(1, |(s, _)| *s);
+                match j.create_headless(run, first) {
+                    Ok(mut a) => a.append_batch(records),
+                    Err(e) => (0, Err(e)),
+                }
+            }
+        }
+    }
+
+    /// `ls --all`: what the agent's listing cannot see, as `corrupt` runs
+    /// (JetStream: runs whose messages have no meta record; the file
+    /// backend lists every journal already).
+    pub fn unlisted_summaries(&self) -> crate::Result<Vec<Summary>> {
+        let Store::JetStream(j) = self else {
+            return Ok(Vec::new());
+        };
+        Ok(j.orphans()?
+            .into_iter()
+            .map(|o| Summary {
+                records: o.seqs.map(|(_, last)| last),
+                problem: Some(format!("orphan-messages: {}", o.describe(j.prefix()))),
+                remedy: Some(crate::Remedy::Salvage),
+                ..Summary::unread(&o.run)
+            })
+            .collect())
+    }
+
     /// Start a new run: the returned appender is its only writer. Refuses a
     /// run that exists.
     pub fn create_appender(&self, run: &str) -> crate::Result<Box<dyn Appender>> {
@@ -388,7 +479,7 @@ impl Store {
                 })
             }
             Store::JetStream(j) => {
-                j.check_held(run)?;
+                // The hold is checked on the run as the delete reads it.
                 let keep = keep_dir("removed", j.name(), run, "rm", "deleted")?;
                 let (n, kept, warning) = j.delete_keeping(run, &keep)?;
                 let dir = kept.parent().map(std::path::Path::to_path_buf);
@@ -477,6 +568,19 @@ impl Store {
         }
     }
 
+    /// For a writer that holds the run's appender already: refused
+    /// (`Error::Held`) while SPEC 8's hold says another writer may be at
+    /// work (JetStream). The tail it judges is no older than the
+    /// appender's fence, so what the hold let through is what the next
+    /// append extends, or that append is refused. On the file backend the
+    /// lock the appender holds is the answer: nothing more to check.
+    pub fn check_hold(&self, run: &str) -> crate::Result<()> {
+        match self {
+            Store::File(_) => Ok(()),
+            Store::JetStream(j) => j.check_held(run),
+        }
+    }
+
     /// Refused while a writer holds the run: `Error::Live` (file: its lock
     /// is held) or `Error::Held` (JetStream: SPEC 8's hold). Every command
     /// that writes or deletes asks first; the lock, taken after, is what
@@ -519,7 +623,8 @@ impl Store {
 
     /// Verify `runs` (every run when none is named): the store's own
     /// findings first (file: the directory's mode, names that are not run
-    /// ids, orphan locks; JetStream: the stream's configuration), then each
+    /// ids, orphan locks; JetStream: the stream's configuration, and runs
+    /// whose messages have no meta record, `orphan-messages`), then each
     /// run's, read in parallel. A named run the store does not hold is an
     /// error.
     pub fn verify(
@@ -530,6 +635,7 @@ impl Store {
         use crate::verify::Report;
         let named = !runs.is_empty();
         let mut reports = Vec::new();
+        let mut orphaned = 0;
         let runs: Vec<String> = match self {
             Store::File(f) => {
                 let listing = f.list()?;
@@ -551,11 +657,36 @@ impl Store {
                     ),
                     ..Report::default()
                 });
-                if runs.is_empty() {
-                    j.runs()?
-                } else {
-                    runs.to_vec()
-                }
+                // Runs without a meta record: found by listing every
+                // subject (every run is read below anyway), or for a
+                // named run its own; reported once each, not read as runs.
+                let orphans = match runs.is_empty() {
+                    true => j.orphans()?,
+                    false => {
+                        let mut found = Vec::new();
+                        for r in runs {
+                            crate::id::check(r)?;
+                            found.extend(j.orphan(r)?);
+                        }
+                        found
+                    }
+                };
+                orphaned = orphans.len();
+                reports.extend(
+                    orphans
+                        .iter()
+                        .map(|o| jetstream::orphan_report(j.prefix(), o)),
+                );
+                let orphans: std::collections::HashSet<&str> =
+                    orphans.iter().map(|o| o.run.as_str()).collect();
+                let listed = match runs.is_empty() {
+                    true => j.runs()?,
+                    false => runs.to_vec(),
+                };
+                listed
+                    .into_iter()
+                    .filter(|r| !orphans.contains(r.as_str()))
+                    .collect()
             }
         };
         let named = if named { runs.as_slice() } else { &[] };
@@ -583,7 +714,7 @@ impl Store {
         }
         Ok(Verified {
             reports,
-            runs: runs.len(),
+            runs: runs.len() + orphaned,
         })
     }
 
@@ -729,10 +860,8 @@ impl Store {
     pub fn delete_copied(&self, run: &str, last: u64) -> crate::Result<()> {
         match self {
             Store::File(f) => f.delete_copied(run, last).map(|_| ()),
-            Store::JetStream(j) => {
-                j.check_held(run)?;
-                j.delete_copied(run, last).map(|_| ())
-            }
+            // The hold is checked on the run as the delete reads it.
+            Store::JetStream(j) => j.delete_copied(run, last).map(|_| ()),
         }
     }
 }

@@ -7,7 +7,8 @@
 
 use super::conn::new_nonce;
 use super::core::Core;
-use crate::error::{Error, Result};
+use super::delete::is_tombstone;
+use crate::error::{Error, Remedy, Result};
 use crate::fold::{check_append, Append};
 use crate::id;
 use crate::nats;
@@ -17,7 +18,7 @@ use std::sync::Arc;
 /// The header the literal fence names its subject with (async-nats has no
 /// constant for it).
 pub const EXPECTED_SUBJECT_HEADER: &str = "Nats-Expected-Last-Subject-Sequence-Subject";
-const MSG_ID_HEADER: &str = "Nats-Msg-Id";
+pub(super) const MSG_ID_HEADER: &str = "Nats-Msg-Id";
 
 /// JetStream's error codes for a failed fence.
 pub(super) const WRONG_LAST_SEQUENCE: u64 = 10071;
@@ -65,10 +66,40 @@ impl Core {
         self.writer(run, 0, 0)
     }
 
+    /// A writer for a new run whose first record is seq `first` (a copy
+    /// of records without their meta record): like
+    /// [`create_new`](Self::create_new), its first publish expects nothing
+    /// stored under the run's subjects.
+    pub(super) fn create_from(self: &Arc<Self>, run: &str, first: u64) -> Result<Writer> {
+        id::check(run)?;
+        self.writer(run, first.saturating_sub(1), 0)
+    }
+
     /// A writer for an existing run, continuing after its last record.
+    /// A run that ends on a delete's fence is refused: that delete was
+    /// interrupted (or is under way), and nothing may follow the fence.
     pub(super) async fn open(self: &Arc<Self>, run: &str) -> Result<Writer> {
         let (last, n) = self.tail(run).await?;
+        if is_tombstone(&last.payload) {
+            return Err(self.being_deleted(run, format!(
+                "its last message, on {}, is the fence of a delete that was interrupted or is under way; nothing is appended after it",
+                last.subject
+            )));
+        }
         self.writer(run, n, last.sequence)
+    }
+
+    /// A writer refused because the run is being deleted (`why`).
+    fn being_deleted(&self, run: &str, why: String) -> Error {
+        Error::refused_until(
+            run,
+            format!(
+                "is being deleted in stream {} on {}: {why}",
+                self.name,
+                self.server()
+            ),
+            Remedy::Remove,
+        )
     }
 
     fn writer(self: &Arc<Self>, run: &str, last_seq: u64, last_stream_seq: u64) -> Result<Writer> {
@@ -106,7 +137,8 @@ impl Writer {
 
     /// Record `seq` as SPEC 8 publishes it: msg id `<nonce>-<seq>` and the
     /// fence, on the record before it (stored at stream sequence `prev`)
-    /// or, for seq 1, on the whole run being empty.
+    /// or, for seq 1 (and the first record of a headless copy, which has
+    /// no record before it: `prev` 0), on the whole run being empty.
     pub(super) fn fenced(
         &self,
         seq: u64,
@@ -117,7 +149,7 @@ impl Writer {
         let msg = jetstream::message::PublishMessage::build()
             .payload(body)
             .message_id(self.msg_id(seq));
-        if seq == 1 {
+        if seq == 1 || prev == 0 {
             // A new run: nothing may exist anywhere under the run's
             // subjects (the agent's wildcard fence, here on an empty run,
             // so constant cost). This is what makes a create safe without
@@ -215,6 +247,19 @@ impl Writer {
                     ));
                 }
                 if fenced {
+                    if let Ok(Some(m)) = &found {
+                        if is_tombstone(&m.payload) {
+                            let why = format!("a delete fenced it; seq {seq} was not stored, nor will any other record be");
+                            return Err(st.being_deleted(&self.run, why));
+                        }
+                    }
+                    // Nothing left of the run: a delete purged it.
+                    if let (Ok(None), true) = (&found, seq > 1) {
+                        if let Ok(None) = st.last_of_run(&self.run).await {
+                            let why = format!("it was purged while this writer appended to it; seq {seq} was not stored");
+                            return Err(st.being_deleted(&self.run, why));
+                        }
+                    }
                     return Err(match found {
                         Ok(Some(_)) if seq == 1 => Error::Exists {
                             run: self.run.clone(),
@@ -242,6 +287,39 @@ impl Writer {
 }
 
 impl Writer {
+    /// [`Appender::check_held`](crate::store::Appender::check_held): the
+    /// run's last message (over `<prefix>.<id>.>`) is still this writer's
+    /// last record, else another writer (or a delete) took the run. A
+    /// writer that has stored nothing yet has nothing to compare.
+    pub(super) async fn check_held(&self) -> Result<()> {
+        if self.last_stream_seq == 0 {
+            return Ok(());
+        }
+        let st = &self.core;
+        let last = st.last_of_run(&self.run).await?;
+        match last {
+            Some(m) if m.sequence == self.last_stream_seq => Ok(()),
+            Some(m) if is_tombstone(&m.payload) => Err(st.being_deleted(
+                &self.run,
+                format!("a delete fenced it after seq {}; nothing more is run or stored", self.last_seq),
+            )),
+            None => Err(st.being_deleted(
+                &self.run,
+                format!("it was purged after seq {}; nothing more is run or stored", self.last_seq),
+            )),
+            Some(m) => Err(Error::Live {
+                run: self.run.clone(),
+                holder: Some(format!(
+                    "another writer took it over in stream {} on {}: {} was stored after this writer's seq {}; nothing more is run or stored here",
+                    st.name,
+                    st.server(),
+                    m.subject,
+                    self.last_seq
+                )),
+            }),
+        }
+    }
+
     /// SPEC 2's decision for record `seq`: `true` to store it next,
     /// `false` for a duplicate (skipped), an error for a gap.
     fn admit(&self, seq: u64) -> Result<bool> {

@@ -17,9 +17,9 @@ use super::bulk::ReadBudget;
 use super::chain::NewRunReceiver;
 use super::conn::Rt;
 use super::core::Core;
-use super::delete::keep_run;
+use super::delete::{keep_run, Fence};
 use super::upgrade::Step;
-use super::RunMessage;
+use super::{Headless, Orphan, RunMessage};
 use crate::error::{Result, Where};
 use crate::nats::Settings;
 use crate::store::{Journal, Summary};
@@ -132,6 +132,32 @@ impl JetStreamStore {
     /// Valid run ids with a meta record, sorted.
     pub fn runs(&self) -> Result<Vec<String>> {
         self.rt.block_on(self.core.runs())
+    }
+
+    /// Runs (valid ids) with messages and no meta record, sorted: found
+    /// by listing every subject of the stream (`orphan.rs`).
+    pub fn orphans(&self) -> Result<Vec<Orphan>> {
+        self.rt.block_on(self.core.orphans())
+    }
+
+    /// `run` when it has messages and no meta record.
+    pub fn orphan(&self, run: &str) -> Result<Option<Orphan>> {
+        self.rt.block_on(self.core.orphan(run))
+    }
+
+    /// The records of a run without a meta record, as stored, in seq
+    /// order, and how many of its messages are on no record subject. A
+    /// delete's fence is neither.
+    pub fn read_headless(&self, run: &str) -> Result<Headless> {
+        let mut messages = self.read_messages(run)?;
+        messages.retain(|m| !super::delete::is_tombstone(&m.body));
+        super::sort_by_seq(&mut messages);
+        let others = messages.iter().filter(|m| m.subject_seq.is_none()).count();
+        let records = messages
+            .into_iter()
+            .filter_map(|m| m.subject_seq.map(|s| (s, m.body)))
+            .collect();
+        Ok(Headless { records, others })
     }
 
     pub fn exists(&self, run: &str) -> Result<bool> {
@@ -276,6 +302,15 @@ impl JetStreamStore {
         self.core.create_new(run).map(|w| self.appender(w))
     }
 
+    /// A writer for a new run without a meta record, whose first record
+    /// is seq `first` (a copy of an orphan's records, `migrate
+    /// --include-corrupt`): its first append is refused, as
+    /// [`create_new`](Self::create_new)'s, when anything is stored under
+    /// the run's subjects.
+    pub fn create_headless(&self, run: &str, first: u64) -> Result<JetStreamAppender> {
+        self.core.create_from(run, first).map(|w| self.appender(w))
+    }
+
     /// A writer for an existing run, continuing after its last record.
     pub fn open(&self, run: &str) -> Result<JetStreamAppender> {
         let w = self.rt.block_on(self.core.open(run))?;
@@ -334,27 +369,50 @@ impl JetStreamStore {
     }
 
     /// Delete a copied run by purging `<prefix>.<id>.>` (no backup: its
-    /// copy is verified), only when the run still ends at seq `last`;
-    /// returns how many messages were removed. The purge is bounded by the
-    /// stream sequence of that record, so a record appended meanwhile
-    /// survives it.
+    /// copy is verified), only when the run still ends at seq `last` and
+    /// is not within the hold (SPEC 8); returns how many messages were
+    /// removed. The run is fenced first (`delete.rs`): a writer that
+    /// appended meanwhile makes this `Error::SourceChanged` and nothing is
+    /// deleted; one that tries later is refused.
     pub fn delete_copied(&self, run: &str, last: u64) -> Result<u64> {
-        self.rt.block_on(self.core.delete_copied(run, last))
+        self.rt
+            .block_on(self.core.delete_copied(run, last, self.hold))
     }
 
-    /// Delete a run (`rm`), keeping it: every message of the run is first
-    /// written, in seq order and one line each (a file journal), to
-    /// `<keep>/<run>.json`, fsynced, by the file store (here, outside the
-    /// runtime); then exactly those messages are purged. A message stored
-    /// meanwhile is not purged, and makes this a warning. Returns the
-    /// messages purged, the file kept, and a warning when the run may not
-    /// be gone entirely (once the purge is done, the backup is always
+    /// Delete a run (`rm`), keeping it: every message of the run is read,
+    /// the run is checked against the hold (SPEC 8) and fenced
+    /// (`delete.rs`: `Error::Live`, nothing deleted, when a writer
+    /// appended since it was read), then written, in seq order and one
+    /// line each (a file journal), to `<keep>/<run>.json`, fsynced, by the
+    /// file store (here, outside the runtime); then exactly those messages
+    /// and the fence are purged. Returns the messages purged (fences not
+    /// counted), the file kept, and a warning when the run may not be
+    /// gone entirely (once the purge is done, the backup is always
     /// reported).
     pub fn delete_keeping(&self, run: &str, keep: &Path) -> Result<(u64, PathBuf, Option<String>)> {
         let kept = self.rt.block_on(self.core.to_keep(run))?;
-        let file = keep_run(keep, run, &kept.journal, &kept.others)?;
-        let (purged, warning) = self.rt.block_on(self.core.purge_kept(run, kept.upto))?;
-        Ok((purged, file, warning))
+        // The hold judges the run as read: the fence keeps it so.
+        if !kept.fenced {
+            self.check_held(run)?;
+        }
+        let fence = self
+            .rt
+            .block_on(self.core.fence(run, kept.last, kept.upto))?;
+        let file = match keep_run(keep, run, &kept.journal, &kept.others) {
+            Ok(file) => file,
+            Err(e) => {
+                if let Fence::At(at) = fence {
+                    self.rt.block_on(self.core.unfence(run, kept.last, at))?;
+                }
+                return Err(e);
+            }
+        };
+        let (upto, fences) = match fence {
+            Fence::At(at) => (at, kept.fences + 1),
+            Fence::Unfenced => (kept.upto, kept.fences),
+        };
+        let (purged, warning) = self.rt.block_on(self.core.purge_kept(run, upto))?;
+        Ok((purged.saturating_sub(fences), file, warning))
     }
 
     /// Upgrade one run from version 3 to version 1, keeping it first in a
@@ -423,6 +481,10 @@ impl crate::store::Appender for JetStreamAppender {
 
     fn append_raw(&mut self, seq: u64, raw: &[u8]) -> Result<bool> {
         self.rt.block_on(self.w.append_raw(seq, raw))
+    }
+
+    fn check_held(&self) -> Result<()> {
+        self.rt.block_on(self.w.check_held())
     }
 
     fn append_batch(&mut self, records: Vec<(u64, Vec<u8>)>) -> (u64, Result<()>) {

@@ -42,8 +42,9 @@
 //! (single runs and summaries), `list` (the summaries of many runs,
 //! batched), `pull` (the one pull-consumer drain),
 //! `bulk` (migrate's many-run reads), `append` (the fenced writer),
-//! `chain` (the pipelined create), `delete` (`rm` and migrate's delete)
-//! and `upgrade`.
+//! `chain` (the pipelined create), `delete` (`rm` and migrate's delete,
+//! each fencing the run first), `orphan` (runs without a meta record) and
+//! `upgrade`.
 
 mod append;
 mod blocking;
@@ -54,6 +55,7 @@ mod conn;
 mod core;
 mod delete;
 mod list;
+mod orphan;
 mod pull;
 mod read;
 mod subject;
@@ -68,8 +70,9 @@ pub use config::{
     check_config, config_notes, create_stream, inspect, prefix_of, spec_config, ConfigProblem,
     Layout, Placement, StreamReport,
 };
+pub use orphan::{Headless, Orphan};
 pub use subject::{as_lines, sort_by_seq, subject, RunMessage};
-pub use verify::{stream_config_findings, verify_jetstream_run};
+pub use verify::{orphan_report, stream_config_findings, verify_jetstream_run};
 
 /// How many runs are read or summarised at once.
 pub const CONCURRENCY: usize = 32;

@@ -1,9 +1,10 @@
 //! `verify`'s JetStream checks: the stream's configuration as findings,
-//! and each run's messages (a subject that does not name its record's seq)
-//! before their bodies go through the one line checker as the lines of a
-//! journal.
+//! runs without a meta record (`orphan-messages`), and each run's messages
+//! (a subject that does not name its record's seq) before their bodies go
+//! through the one line checker as the lines of a journal.
 
-use super::{ConfigProblem, RunMessage};
+use super::delete::is_tombstone;
+use super::{ConfigProblem, Orphan, RunMessage};
 use crate::record::Record;
 use crate::verify::{file_finding, verify_bytes, Code, Finding, RecordCheck, Report};
 
@@ -13,6 +14,21 @@ pub fn stream_config_findings(stream: &str, problems: &[ConfigProblem]) -> Vec<F
         .iter()
         .map(|p| file_finding(stream, Code::StreamConfig, format!("stream {stream}: {p}")))
         .collect()
+}
+
+/// The report on a run whose messages have no meta record: one
+/// `orphan-messages` finding (error: no agent lists or reads them, and the
+/// records cannot be read as a run without their head), and no finding per
+/// message, which would only say the same again.
+pub fn orphan_report(prefix: &str, orphan: &Orphan) -> Report {
+    let message = format!(
+        "{}; copy them out with migrate --include-corrupt, or delete them with rm (which keeps a backup)",
+        orphan.describe(prefix)
+    );
+    Report {
+        findings: vec![file_finding(&orphan.run, Code::OrphanMessages, message)],
+        ..Report::default()
+    }
 }
 
 /// Verify a run read from JetStream: its bodies as the lines of a journal
@@ -56,6 +72,21 @@ pub fn verify_jetstream_run(
     // Offsets into a message stream mean nothing: the line is the position.
     for f in &mut report.findings {
         f.offset = None;
+    }
+    // The fence of an interrupted delete is a final body that does not
+    // parse, but no repair is what it needs: deleting again finishes it.
+    let fences: Vec<usize> = ordered
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| is_tombstone(&m.body))
+        .map(|(i, _)| i + 1)
+        .collect();
+    for f in &mut report.findings {
+        if f.code == Code::GarbageFinalLine.as_str() && f.line.is_some_and(|l| fences.contains(&l))
+        {
+            f.message = "the final message is the fence of a delete (rm, migrate --delete-source) that was interrupted: readers drop it and no writer can append after it; delete the run again to finish".into();
+            f.remedy = Some(crate::Remedy::Remove);
+        }
     }
     pre.append(&mut report.findings);
     report.findings = pre;
