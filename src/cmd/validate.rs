@@ -158,6 +158,15 @@ pub fn run(g: &Global, a: ValidateArgs, style: Style, out: &mut dyn Write) -> Cm
         };
         for r in &runs {
             journal::id::check(r)?;
+            // A run named that is not there is refused before any output,
+            // as verify refuses it (b-26), with the close ids offered.
+            if !a.runs.is_empty() && !store.exists(r)? {
+                return Err(journal::Error::NotFound {
+                    run: r.clone(),
+                    at: store.place(),
+                }
+                .into());
+            }
         }
         // Bounded parallelism: a chunk of runs at a time, so at most a
         // chunk's journals are in memory, and output keeps run order.

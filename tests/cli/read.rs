@@ -987,6 +987,15 @@ fn show_validate_and_rm_say_exactly_what_is_there() {
         "{}",
         r.stdout
     );
+    // b-26: a run named that is not there is refused before any output.
+    let r = fisk(&["--state-dir", &d, "validate", "approvalz"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stdout.is_empty(), "no summary table first: {}", r.stdout);
+    assert!(
+        r.stderr.contains("did you mean `approvals`?"),
+        "{}",
+        r.stderr
+    );
     assert!(!store.path().join("approvals.lock").exists());
     let r = fisk(&["--state-dir", &d, "rm", "approvals", "--yes"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
