@@ -101,7 +101,13 @@ pub struct Transcript {
 impl Transcript {
     /// Split `bytes` into lines (cheap: one memchr pass); nothing is
     /// decoded yet. Blank lines are skipped, as readers skip them.
-    pub fn new(run: &str, bytes: Vec<u8>, end: Vec<crate::transcript::block::Shown>) -> Self {
+    /// The transcript of `run`; its hints carry `g`'s store flags.
+    pub fn new(
+        g: &crate::cli::Global,
+        run: &str,
+        bytes: Vec<u8>,
+        end: Vec<crate::transcript::block::Shown>,
+    ) -> Self {
         let lines = split(&bytes)
             .filter(|l| !l.bytes.iter().all(u8::is_ascii_whitespace))
             .map(|l| Span {
@@ -119,8 +125,8 @@ impl Transcript {
             deferred: HashSet::new(),
             iteration: None,
             refused: Vec::new(),
-            verify_hint: format!("fisk-admin verify {run}"),
-            repair_hint: format!("fisk-admin repair {run}"),
+            verify_hint: crate::hint::command(g, &["verify", run]),
+            repair_hint: crate::hint::command(g, &["repair", run]),
             end,
         }
     }

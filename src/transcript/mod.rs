@@ -32,9 +32,7 @@ pub fn show(g: &Global, a: &ShowArgs, style: Style, out: &mut dyn Write) -> CmdR
     let store = open_store(g)?;
     let bytes = store.read_lines(&a.run)?;
     let end = end::closing(g, &a.run, &bytes);
-    let mut t = Transcript::new(&a.run, bytes, end.blocks);
-    t.verify_hint = crate::hint::command(g, &["verify", &a.run]);
-    t.repair_hint = crate::hint::command(g, &["repair", &a.run]);
+    let mut t = Transcript::new(g, &a.run, bytes, end.blocks);
     let tty = io::stdout().is_terminal();
     if tty && !a.no_tui && !env_on("NO_TUI") {
         return crate::view::run(&mut t, &end.next, style, out);

@@ -13,7 +13,7 @@ use ratatui::Terminal;
 fn transcript(bytes: &[u8], run: &str) -> Transcript {
     let g = crate::cli::Cli::parse_from(["fisk-admin", "--state-dir", "runs", "info"]).global;
     let end = closing(&g, run, bytes).blocks;
-    Transcript::new(run, bytes.to_vec(), end)
+    Transcript::new(&g, run, bytes.to_vec(), end)
 }
 
 fn tool_batch() -> Transcript {
