@@ -1,4 +1,4 @@
-//! Lowercase hex and the SHA-256 of a journal's bodies: the one copy of
+//! Lowercase hex, random hex and the SHA-256 of a journal's bodies: the one copy of
 //! both, so that a store backend or `migrate` never reaches into another
 //! module for a one-line helper.
 //!
@@ -11,6 +11,14 @@ use sha2::{Digest, Sha256};
 /// `bytes` as lowercase hex, two digits a byte.
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `N` bytes from the kernel's random source, as hex: the one use of
+/// `getrandom` (run ids, JetStream msg id nonces).
+pub fn random_hex<const N: usize>() -> Result<String, getrandom::Error> {
+    let mut b = [0u8; N];
+    getrandom::fill(&mut b)?;
+    Ok(hex(&b))
 }
 
 /// SHA-256 over the bodies, each followed by `\n`, in hex.

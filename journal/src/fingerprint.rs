@@ -96,10 +96,7 @@ impl Serialize for ToolDef {
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::digest::hex(Sha256::digest(bytes).as_slice())
 }
 
 /// `system_hash` of the system prompt parts (`None`: Go's nil slice).

@@ -150,16 +150,14 @@ pub fn worker_name() -> String {
 
 /// A fresh run id: `r-` and 16 hex digits from the kernel's random source.
 pub fn new_run_id() -> String {
-    let mut b = [0u8; 8];
-    if getrandom::fill(&mut b).is_err() {
+    let hex = crate::digest::random_hex::<8>().unwrap_or_else(|_| {
         // No /dev/urandom: time and pid still make a collision unlikely,
         // and create_appender refuses an id that exists.
         let t = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as u64);
-        b = (t ^ (u64::from(std::process::id()) << 32)).to_le_bytes();
-    }
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+        crate::digest::hex(&(t ^ (u64::from(std::process::id()) << 32)).to_le_bytes())
+    });
     format!("r-{hex}")
 }
 

@@ -4,6 +4,7 @@
 //! and the per-kind payload decoders they share.
 
 use super::field::Nullable;
+use super::payload::Source;
 use super::{Kind, Payload, Record};
 use crate::gojson::scan::{scan, within_depth, SyntaxError};
 use crate::time::Time;
@@ -43,21 +44,32 @@ struct PayloadSeed(Kind);
 impl<'de> de::DeserializeSeed<'de> for PayloadSeed {
     type Value = Option<Payload>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        fn p<'de, T: Deserialize<'de>, D: Deserializer<'de>>(d: D) -> Result<Option<T>, D::Error> {
-            Option::<T>::deserialize(d)
-        }
-        Ok(match self.0 {
-            Kind::Meta => p(d)?.map(Payload::Meta),
-            Kind::Assistant => p(d)?.map(Payload::Assistant),
-            Kind::User => p(d)?.map(Payload::User),
-            Kind::ToolResult => p(d)?.map(Payload::ToolResult),
-            Kind::Deferred => p(d)?.map(Payload::Deferred),
-            Kind::Decision => p(d)?.map(Payload::Decision),
-            Kind::CallApproval => p(d)?.map(Payload::CallApproval),
-            Kind::MemoryRevisions => p(d)?.map(Payload::MemoryRevisions),
-            Kind::Terminal => p(d)?.map(Payload::Terminal),
-            Kind::Claim => p(d)?.map(Payload::Claim),
-        })
+        Payload::decode_from(self.0, InPlace(d))
+    }
+}
+
+/// A payload read where it stands in the map; `null` is no payload.
+struct InPlace<D>(D);
+impl<'de, D: Deserializer<'de>> Source<'de> for InPlace<D> {
+    type Error = D::Error;
+    fn take<T: Deserialize<'de>>(self) -> Result<Option<T>, D::Error> {
+        Option::<T>::deserialize(self.0)
+    }
+}
+
+/// A payload read whole from a string or a value: `null` is refused, as a
+/// struct refuses it.
+struct Whole<S>(S);
+impl<'de> Source<'de> for Whole<&'de str> {
+    type Error = serde_json::Error;
+    fn take<T: Deserialize<'de>>(self) -> serde_json::Result<Option<T>> {
+        serde_json::from_str(self.0).map(Some)
+    }
+}
+impl<'de> Source<'de> for Whole<serde_json::Value> {
+    type Error = serde_json::Error;
+    fn take<T: Deserialize<'de>>(self) -> serde_json::Result<Option<T>> {
+        T::deserialize(self.0).map(Some)
     }
 }
 
@@ -286,34 +298,19 @@ impl Record {
 
 impl Payload {
     fn from_value(kind: Kind, v: serde_json::Value) -> serde_json::Result<Payload> {
-        use serde_json::from_value as p;
-        Ok(match kind {
-            Kind::Meta => Payload::Meta(p(v)?),
-            Kind::Assistant => Payload::Assistant(p(v)?),
-            Kind::User => Payload::User(p(v)?),
-            Kind::ToolResult => Payload::ToolResult(p(v)?),
-            Kind::Deferred => Payload::Deferred(p(v)?),
-            Kind::Decision => Payload::Decision(p(v)?),
-            Kind::CallApproval => Payload::CallApproval(p(v)?),
-            Kind::MemoryRevisions => Payload::MemoryRevisions(p(v)?),
-            Kind::Terminal => Payload::Terminal(p(v)?),
-            Kind::Claim => Payload::Claim(p(v)?),
-        })
+        Payload::whole(kind, Whole(v))
     }
 
     fn decode(kind: Kind, raw: &str) -> serde_json::Result<Payload> {
-        use serde_json::from_str as p;
-        Ok(match kind {
-            Kind::Meta => Payload::Meta(p(raw)?),
-            Kind::Assistant => Payload::Assistant(p(raw)?),
-            Kind::User => Payload::User(p(raw)?),
-            Kind::ToolResult => Payload::ToolResult(p(raw)?),
-            Kind::Deferred => Payload::Deferred(p(raw)?),
-            Kind::Decision => Payload::Decision(p(raw)?),
-            Kind::CallApproval => Payload::CallApproval(p(raw)?),
-            Kind::MemoryRevisions => Payload::MemoryRevisions(p(raw)?),
-            Kind::Terminal => Payload::Terminal(p(raw)?),
-            Kind::Claim => Payload::Claim(p(raw)?),
-        })
+        Payload::whole(kind, Whole(raw))
+    }
+
+    fn whole<'de, S>(kind: Kind, source: Whole<S>) -> serde_json::Result<Payload>
+    where
+        Whole<S>: Source<'de, Error = serde_json::Error>,
+    {
+        // A whole source gives a payload or an error, never `None`.
+        Payload::decode_from(kind, source)?
+            .ok_or_else(|| <serde_json::Error as de::Error>::custom("the payload is null"))
     }
 }

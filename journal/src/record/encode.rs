@@ -32,19 +32,7 @@ impl Serialize for CanonicalRecord<'_> {
         if r.optional {
             m.serialize_entry("optional", &true)?;
         }
-        let key = self.1.kind().key();
-        match self.1 {
-            Payload::Meta(p) => m.serialize_entry(key, p)?,
-            Payload::Assistant(p) => m.serialize_entry(key, p)?,
-            Payload::User(p) => m.serialize_entry(key, p)?,
-            Payload::ToolResult(p) => m.serialize_entry(key, p)?,
-            Payload::Deferred(p) => m.serialize_entry(key, p)?,
-            Payload::Decision(p) => m.serialize_entry(key, p)?,
-            Payload::CallApproval(p) => m.serialize_entry(key, p)?,
-            Payload::MemoryRevisions(p) => m.serialize_entry(key, p)?,
-            Payload::Terminal(p) => m.serialize_entry(key, p)?,
-            Payload::Claim(p) => m.serialize_entry(key, p)?,
-        }
+        m.serialize_entry(self.1.kind().key(), self.1)?;
         m.end()
     }
 }

@@ -29,7 +29,7 @@ pub use decode::DecodeError;
 pub use field::Unknown;
 pub use payload::{
     Assistant, CallApproval, Claim, Decision, Deferred, Fingerprint, MemoryRevisions, Meta,
-    Payload, Terminal, ToolResult, User,
+    Terminal, ToolResult, User,
 };
 pub use reason::Reason;
 
@@ -79,67 +79,87 @@ impl Generation {
 /// Every protocol id starts with this.
 pub const PROTOCOL_PREFIX: &str = "io.choria.fisk-ai.v1.session.";
 
-/// The ten record kinds.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, PartialOrd, Ord)]
-pub enum Kind {
-    Meta,
-    Assistant,
-    User,
-    ToolResult,
-    Deferred,
-    Decision,
-    CallApproval,
-    MemoryRevisions,
-    Terminal,
-    Claim,
+/// The ten kinds, written once. Each kind's variant is named after its
+/// payload struct, so one list gives [`Kind`] (with its key and protocol
+/// id), [`Payload`], and the matches from one to the other: a payload's
+/// kind, its encoding under its key, and its decoding from any
+/// [`payload::Source`].
+macro_rules! kinds {
+    ($($kind:ident => $key:literal,)*) => {
+        /// The ten record kinds.
+        #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, PartialOrd, Ord)]
+        pub enum Kind {
+            $($kind,)*
+        }
+
+        impl Kind {
+            pub const ALL: [Kind; 10] = [$(Kind::$kind,)*];
+
+            /// The protocol id's last segment, which is also the payload key.
+            pub fn key(self) -> &'static str {
+                match self {
+                    $(Kind::$kind => $key,)*
+                }
+            }
+
+            /// The full protocol id.
+            pub fn protocol(self) -> &'static str {
+                match self {
+                    $(Kind::$kind => concat!("io.choria.fisk-ai.v1.session.", $key),)*
+                }
+            }
+        }
+
+        /// A decoded payload.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum Payload {
+            $($kind(payload::$kind),)*
+        }
+
+        impl Payload {
+            pub fn kind(&self) -> Kind {
+                match self {
+                    $(Payload::$kind(_) => Kind::$kind,)*
+                }
+            }
+
+            /// Decode a payload of `kind` from `source`; `None` when the
+            /// source holds `null` and takes that as no payload.
+            pub(crate) fn decode_from<'de, S: payload::Source<'de>>(
+                kind: Kind,
+                source: S,
+            ) -> Result<Option<Payload>, S::Error> {
+                Ok(match kind {
+                    $(Kind::$kind => source.take()?.map(Payload::$kind),)*
+                })
+            }
+        }
+
+        /// The payload's own fields: what is written under its key.
+        impl serde::Serialize for Payload {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                match self {
+                    $(Payload::$kind(p) => p.serialize(s),)*
+                }
+            }
+        }
+    };
+}
+
+kinds! {
+    Meta => "meta",
+    Assistant => "assistant",
+    User => "user",
+    ToolResult => "tool_result",
+    Deferred => "deferred",
+    Decision => "decision",
+    CallApproval => "call_approval",
+    MemoryRevisions => "memory_revisions",
+    Terminal => "terminal",
+    Claim => "claim",
 }
 
 impl Kind {
-    pub const ALL: [Kind; 10] = [
-        Kind::Meta,
-        Kind::Assistant,
-        Kind::User,
-        Kind::ToolResult,
-        Kind::Deferred,
-        Kind::Decision,
-        Kind::CallApproval,
-        Kind::MemoryRevisions,
-        Kind::Terminal,
-        Kind::Claim,
-    ];
-
-    /// The protocol id's last segment, which is also the payload key.
-    pub fn key(self) -> &'static str {
-        match self {
-            Kind::Meta => "meta",
-            Kind::Assistant => "assistant",
-            Kind::User => "user",
-            Kind::ToolResult => "tool_result",
-            Kind::Deferred => "deferred",
-            Kind::Decision => "decision",
-            Kind::CallApproval => "call_approval",
-            Kind::MemoryRevisions => "memory_revisions",
-            Kind::Terminal => "terminal",
-            Kind::Claim => "claim",
-        }
-    }
-
-    /// The full protocol id.
-    pub fn protocol(self) -> &'static str {
-        match self {
-            Kind::Meta => "io.choria.fisk-ai.v1.session.meta",
-            Kind::Assistant => "io.choria.fisk-ai.v1.session.assistant",
-            Kind::User => "io.choria.fisk-ai.v1.session.user",
-            Kind::ToolResult => "io.choria.fisk-ai.v1.session.tool_result",
-            Kind::Deferred => "io.choria.fisk-ai.v1.session.deferred",
-            Kind::Decision => "io.choria.fisk-ai.v1.session.decision",
-            Kind::CallApproval => "io.choria.fisk-ai.v1.session.call_approval",
-            Kind::MemoryRevisions => "io.choria.fisk-ai.v1.session.memory_revisions",
-            Kind::Terminal => "io.choria.fisk-ai.v1.session.terminal",
-            Kind::Claim => "io.choria.fisk-ai.v1.session.claim",
-        }
-    }
-
     pub fn from_protocol(protocol: &str) -> Option<Kind> {
         let suffix = protocol.strip_prefix(PROTOCOL_PREFIX)?;
         Kind::ALL.into_iter().find(|k| k.key() == suffix)
@@ -203,4 +223,34 @@ pub struct Entry {
     /// The record's bytes exactly as stored, without the newline.
     pub raw: Vec<u8>,
     pub record: Record,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_is_named_by_its_protocol_and_its_payload() {
+        let keys: std::collections::BTreeSet<_> = Kind::ALL.iter().map(|k| k.key()).collect();
+        assert_eq!(keys.len(), 10, "ten distinct keys");
+        for k in Kind::ALL {
+            assert_eq!(k.protocol(), format!("{PROTOCOL_PREFIX}{}", k.key()));
+            assert_eq!(Kind::from_protocol(k.protocol()), Some(k));
+            // A record of each kind decodes to a payload of that kind and
+            // encodes back under its key.
+            let line = format!(
+                r#"{{"seq":1,"protocol":"{}","{}":{{}}}}"#,
+                k.protocol(),
+                k.key()
+            );
+            let r = Record::decode(line.as_bytes()).unwrap();
+            assert_eq!(r.payload.as_ref().map(Payload::kind), Some(k), "{line}");
+            let back = String::from_utf8(r.encode().unwrap()).unwrap();
+            assert!(back.contains(&format!(r#""{}":{{"#, k.key())), "{back}");
+        }
+        assert_eq!(
+            Kind::from_protocol("io.choria.fisk-ai.v1.session.nope"),
+            None
+        );
+    }
 }

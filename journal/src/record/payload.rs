@@ -4,7 +4,7 @@
 
 use super::content::{Message, ToolResultBlock};
 use super::field::{claimed, created, is_false, is_zero, nullable, Unknown};
-use super::Kind;
+use super::Payload;
 use crate::time::Time;
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
@@ -322,37 +322,15 @@ pub struct Claim {
     pub unknown: Unknown,
 }
 
-/// A decoded payload.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Payload {
-    Meta(Meta),
-    Assistant(Assistant),
-    User(User),
-    ToolResult(ToolResult),
-    Deferred(Deferred),
-    Decision(Decision),
-    CallApproval(CallApproval),
-    MemoryRevisions(MemoryRevisions),
-    Terminal(Terminal),
-    Claim(Claim),
+/// Where a payload is decoded from: a map value in place, a string, or a
+/// `serde_json::Value`. [`Payload::decode_from`] holds the one match from
+/// kind to type; a source says only how one type is read from it.
+pub(crate) trait Source<'de> {
+    type Error;
+    fn take<T: Deserialize<'de>>(self) -> Result<Option<T>, Self::Error>;
 }
 
 impl Payload {
-    pub fn kind(&self) -> Kind {
-        match self {
-            Payload::Meta(_) => Kind::Meta,
-            Payload::Assistant(_) => Kind::Assistant,
-            Payload::User(_) => Kind::User,
-            Payload::ToolResult(_) => Kind::ToolResult,
-            Payload::Deferred(_) => Kind::Deferred,
-            Payload::Decision(_) => Kind::Decision,
-            Payload::CallApproval(_) => Kind::CallApproval,
-            Payload::MemoryRevisions(_) => Kind::MemoryRevisions,
-            Payload::Terminal(_) => Kind::Terminal,
-            Payload::Claim(_) => Kind::Claim,
-        }
-    }
-
     /// The fields of this payload (and of the fingerprint or the result it
     /// holds) that this tool does not know, dotted (`fingerprint.x`).
     pub fn unknown_fields(&self) -> Vec<String> {

@@ -15,12 +15,10 @@ use std::time::Duration;
 /// A random nonce, fresh for every open (SPEC 8): JetStream de-duplicates by
 /// msg id across the whole stream.
 pub(super) fn new_nonce() -> Result<String> {
-    let mut b = [0u8; 12];
-    getrandom::fill(&mut b).map_err(|e| Error::Unavailable {
+    crate::digest::random_hex::<12>().map_err(|e| Error::Unavailable {
         at: Where::Process,
         message: format!("no randomness for a JetStream msg id nonce: {e}"),
-    })?;
-    Ok(crate::digest::hex(&b))
+    })
 }
 
 /// The tokio runtime this backend owns: the one way from synchronous code
