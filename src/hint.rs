@@ -255,6 +255,9 @@ pub fn for_error(g: &Global, e: &Error) -> Option<String> {
             "fisk-admin never writes through one; replace it with the file it points to".into(),
         ),
         Error::Io { path, source } if is_full(source) => Some(full(path)),
+        Error::NoStateHome => Some(
+            "name the store with --state-dir DIR (or --store URI), or set XDG_STATE_HOME".into(),
+        ),
         Error::NotFound {
             run,
             at: Where::Path(p),

@@ -223,6 +223,11 @@ pub enum Error {
     #[error("{0}")]
     Usage(String),
 
+    /// No store directory was named, and none follows from the
+    /// environment (the default is under the XDG state home).
+    #[error("neither XDG_STATE_HOME nor HOME is set to an absolute path, so there is no default store directory")]
+    NoStateHome,
+
     /// The stream the store names does not exist.
     #[error("stream {stream} does not exist on {server}")]
     NoStream { stream: String, server: String },

@@ -295,7 +295,7 @@ pub fn resolve(o: &Overrides, agent_context: Option<&str>) -> Result<Settings> {
     }
     if s.servers.is_empty() {
         return Err(Error::Usage(format!(
-            "no NATS server in {urls:?}: pass --server nats://HOST:4222"
+            "no NATS server in {urls:?}: a server URL looks like nats://HOST:4222"
         )));
     }
     // Credentials in a URL count as given with that URL.

@@ -347,7 +347,7 @@ impl Runner<'_> {
         }
         if opts.prompt.is_some() && st.pending.is_some() {
             return Err(refuse(
-                "has a pending tool batch; resume it without --prompt first, then add the new turn"
+                "has a pending tool batch; resume it once with no new prompt to finish that batch, then add the new turn"
                     .into(),
             ));
         }

@@ -48,12 +48,7 @@ pub fn default_dir() -> Result<PathBuf> {
 /// absolute path (the XDG spec says to ignore a relative one), else
 /// `~/.local/state`.
 pub fn state_home() -> Result<(PathBuf, &'static str)> {
-    crate::paths::state_home().ok_or_else(|| {
-        Error::Usage(
-            "neither XDG_STATE_HOME nor HOME is set to an absolute path; pass --state-dir DIR"
-                .into(),
-        )
-    })
+    crate::paths::state_home().ok_or(Error::NoStateHome)
 }
 
 #[derive(Debug, Clone)]

@@ -240,13 +240,13 @@ pub(super) async fn connect(s: &Settings) -> Result<async_nats::Client> {
             use async_nats::ConnectErrorKind as K;
             let hint = match e.kind() {
                 K::AuthorizationViolation | K::Authentication => {
-                    "the server refused the credentials: check --user/--password, --token, --creds or the context"
+                    "the server refused the credentials (the user and password, token or creds file given)"
                 }
                 K::TimedOut | K::Io | K::Dns => {
-                    "is the server running and reachable? check --server or the context's url"
+                    "is the server running, and reachable at the URL given?"
                 }
                 K::Tls => "TLS setup failed: check the context's cert, key and ca",
-                _ => "check --server, the credentials and the context",
+                _ => "check the server URL, the credentials and the context",
             };
             Err(fail(format!("cannot connect: {e}; {hint}")))
         }

@@ -30,9 +30,8 @@
 //! is written wrongly.
 
 use super::core::Core;
-use super::{as_lines, sort_by_seq, RunMessage, EXPECTED_SUBJECT_HEADER};
+use super::{as_lines, sort_by_seq, EXPECTED_SUBJECT_HEADER};
 use crate::error::{Error, Remedy, Result};
-use crate::record::{Kind, Record};
 use crate::upgrade::{plan, Outcome, Plan};
 use std::time::Duration;
 
@@ -113,7 +112,10 @@ impl Core {
                 self.name, self.name
             )));
         }
-        self.check_hold(run, &messages, hold, force).await?;
+        if !force {
+            // SPEC 8's hold, as every writer checks it.
+            self.check_held(run, hold).await?;
+        }
 
         let fence = tail.map_or(0, |m| m.stream_seq);
         let last = messages
@@ -139,51 +141,6 @@ impl Core {
         }
         if let Some((seq, body)) = up.last {
             self.rollup(run, seq, body, fence).await?;
-        }
-        Ok(())
-    }
-
-    /// SPEC 8's hold: a run whose last record is not at rest (a terminal,
-    /// or answers after one) and younger than `hold` is live.
-    async fn check_hold(
-        &self,
-        run: &str,
-        messages: &[RunMessage],
-        hold: Duration,
-        force: bool,
-    ) -> Result<()> {
-        if force || hold.is_zero() {
-            return Ok(());
-        }
-        let at_rest = messages
-            .iter()
-            .rev()
-            .filter_map(|m| Record::decode(&m.body).ok()?.kind())
-            .find(|k| *k != Kind::ToolResult)
-            == Some(Kind::Terminal);
-        if at_rest {
-            return Ok(());
-        }
-        let Some(last) = self.last_of_run(run).await? else {
-            return Err(self.not_found(run));
-        };
-        let stored = std::time::UNIX_EPOCH
-            + Duration::from_nanos(
-                u64::try_from(last.time.unix_timestamp_nanos()).unwrap_or_default(),
-            );
-        let age = std::time::SystemTime::now()
-            .duration_since(stored)
-            .unwrap_or_default();
-        if age < hold {
-            return Err(Error::Live {
-                run: run.to_owned(),
-                holder: Some(format!(
-                    "a turn is in flight on stream {}: its last record was stored {}s ago, within the {}s hold; wait, or pass --force if its writer is gone",
-                    self.name,
-                    age.as_secs(),
-                    hold.as_secs()
-                )),
-            });
         }
         Ok(())
     }

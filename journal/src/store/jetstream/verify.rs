@@ -22,7 +22,7 @@ pub fn stream_config_findings(stream: &str, problems: &[ConfigProblem]) -> Vec<F
 /// message, which would only say the same again.
 pub fn orphan_report(prefix: &str, orphan: &Orphan) -> Report {
     let message = format!(
-        "{}; copy them out with migrate --include-corrupt, or delete them with rm (which keeps a backup)",
+        "{}; their records can be copied out as they are stored, or the run deleted with a backup kept",
         orphan.describe(prefix)
     );
     Report {
@@ -84,7 +84,7 @@ pub fn verify_jetstream_run(
     for f in &mut report.findings {
         if f.code == Code::GarbageFinalLine.as_str() && f.line.is_some_and(|l| fences.contains(&l))
         {
-            f.message = "the final message is the fence of a delete (rm, migrate --delete-source) that was interrupted: readers drop it and no writer can append after it; delete the run again to finish".into();
+            f.message = "the final message is the fence of an interrupted delete: readers drop it and no writer can append after it; deleting the run again finishes it".into();
             f.remedy = Some(crate::Remedy::Remove);
         }
     }
