@@ -1,0 +1,309 @@
+//! The operations over many runs that `migrate`, `validate` and `verify`
+//! need (a bulk read for copying with its budget, a bulk create, digests,
+//! delete-after-copy, verifying a whole store), each done the way its
+//! backend does best, so that nothing outside `store/` knows a backend.
+
+use super::{file, jetstream, Appender, Journal, Store, Verified};
+
+pub use jetstream::{release, NewRun, NewRunSender, ReadBudget};
+
+/// A run's messages as [`Store::read_for_copy`] read them, for
+/// [`Store::journal_for_copy`].
+pub struct Prefetched(Vec<jetstream::RunMessage>);
+
+impl Prefetched {
+    /// Body bytes held (what [`Store::read_for_copy`] counts in `held`).
+    pub fn bytes(&self) -> u64 {
+        self.0.iter().map(|m| m.body.len() as u64).sum()
+    }
+}
+
+/// The creating side of [`Store::create_many`]: runs on a thread of its
+/// own, creating each run handed to its [`NewRunSender`].
+pub struct Creator<'a> {
+    js: &'a jetstream::JetStreamStore,
+    rx: jetstream::NewRunReceiver,
+}
+
+impl Creator<'_> {
+    /// Create every run sent until all senders are dropped, at most
+    /// `inflight` one by one at a time when the appends cannot be
+    /// pipelined; a run named in `exists` is reported as existing, not
+    /// written. `done` gets each run's index, the records stored, and how
+    /// it ended (see [`jetstream::JetStreamStore::create_runs`]).
+    pub fn run(
+        self,
+        inflight: usize,
+        exists: &std::collections::HashSet<String>,
+        done: impl FnMut(usize, u64, crate::Result<()>),
+    ) {
+        self.js.create_runs(self.rx, inflight, exists, done)
+    }
+}
+
+/// The operations over many runs that `migrate`, `validate` and `verify`
+/// need, each done the way its backend does best.
+impl Store {
+    /// The run's stored records in seq order as the lines of a journal
+    /// (each body followed by `\n`; a file journal's bytes as stored).
+    pub fn read_lines(&self, run: &str) -> crate::Result<Vec<u8>> {
+        match self {
+            Store::File(f) => Ok(f.read_bytes(run)?.1),
+            Store::JetStream(j) => {
+                let mut messages = j.read_messages(run)?;
+                jetstream::sort_by_seq(&mut messages);
+                Ok(jetstream::as_lines(&messages))
+            }
+        }
+    }
+
+    /// Whether a read failure is about the one run (a file) rather than
+    /// the whole store (a server: every other run would fail the same way).
+    pub fn read_failures_are_per_run(&self) -> bool {
+        matches!(self, Store::File(_))
+    }
+
+    /// Verify `runs` (every run when none is named): the store's own
+    /// findings first (file: the directory's mode, names that are not run
+    /// ids, orphan locks; JetStream: the stream's configuration, and runs
+    /// whose messages have no meta record, `orphan-messages`), then each
+    /// run's, read in parallel. A named run the store does not hold is an
+    /// error.
+    pub fn verify(
+        &self,
+        runs: &[String],
+        check: Option<&dyn crate::verify::RecordCheck>,
+    ) -> crate::Result<Verified> {
+        use crate::verify::Report;
+        let named = !runs.is_empty();
+        let mut reports = Vec::new();
+        let mut orphaned = 0;
+        let runs: Vec<String> = match self {
+            Store::File(f) => {
+                let listing = f.list()?;
+                if runs.is_empty() {
+                    reports.push(Report {
+                        findings: file::verify_store_dir(f, &listing),
+                        ..Report::default()
+                    });
+                    listing.runs
+                } else {
+                    runs.to_vec()
+                }
+            }
+            Store::JetStream(j) => {
+                reports.push(Report {
+                    findings: jetstream::stream_config_findings(
+                        j.name(),
+                        &jetstream::check_config(j.config()),
+                    ),
+                    ..Report::default()
+                });
+                // Runs without a meta record: found by listing every
+                // subject (every run is read below anyway), or for a
+                // named run its own; reported once each, not read as runs.
+                let orphans = match runs.is_empty() {
+                    true => j.orphans()?,
+                    false => {
+                        let mut found = Vec::new();
+                        for r in runs {
+                            crate::id::check(r)?;
+                            found.extend(j.orphan(r)?);
+                        }
+                        found
+                    }
+                };
+                orphaned = orphans.len();
+                reports.extend(
+                    orphans
+                        .iter()
+                        .map(|o| jetstream::orphan_report(j.prefix(), o)),
+                );
+                let orphans: std::collections::HashSet<&str> =
+                    orphans.iter().map(|o| o.run.as_str()).collect();
+                let listed = match runs.is_empty() {
+                    true => j.runs()?,
+                    false => runs.to_vec(),
+                };
+                listed
+                    .into_iter()
+                    .filter(|r| !orphans.contains(r.as_str()))
+                    .collect()
+            }
+        };
+        let named = if named { runs.as_slice() } else { &[] };
+        for r in named {
+            if !self.exists(r)? {
+                return Err(crate::Error::NotFound {
+                    run: r.clone(),
+                    at: self.place(),
+                });
+            }
+        }
+        match self {
+            Store::File(f) => {
+                let mut runs = file::verify_file_runs(f, &runs, check, named.is_empty());
+                reports.append(&mut runs);
+            }
+            Store::JetStream(j) => {
+                for (r, read) in runs.iter().zip(j.read_many(&runs)) {
+                    reports.push(match read {
+                        Ok(messages) => jetstream::verify_jetstream_run(r, &messages, check),
+                        Err(e) => crate::verify::unreadable(r, &e),
+                    });
+                }
+            }
+        }
+        Ok(Verified {
+            reports,
+            runs: runs.len() + orphaned,
+        })
+    }
+
+    /// The store as a place, for errors about it as a whole.
+    pub fn place(&self) -> crate::Where {
+        match self {
+            Store::File(f) => crate::Where::Path(f.dir().to_path_buf()),
+            Store::JetStream(j) => j.place(),
+        }
+    }
+
+    /// Whether many runs are best read at once (JetStream: one consumer
+    /// over many runs costs the server far less than a read per run).
+    /// Only then do [`read_for_copy`](Self::read_for_copy) and
+    /// [`digests`](Self::digests) read anything in bulk.
+    pub fn bulk_reads(&self) -> bool {
+        matches!(self, Store::JetStream(_))
+    }
+
+    /// Read `runs` for copying, handing each to `deliver` (with its index)
+    /// exactly once: its messages when the bulk read vouches for them, else
+    /// `None` (the run is read on its own by
+    /// [`journal_for_copy`](Self::journal_for_copy)). `held` counts the
+    /// bytes delivered and not yet [`release`]d, within `budget` (see
+    /// [`jetstream::JetStreamStore::stream_runs`]). Without
+    /// [`bulk_reads`](Self::bulk_reads), every run is delivered `None`.
+    pub fn read_for_copy(
+        &self,
+        runs: &[String],
+        budget: ReadBudget,
+        held: &std::sync::atomic::AtomicU64,
+        mut deliver: impl FnMut(usize, Option<Prefetched>),
+    ) {
+        match self {
+            Store::JetStream(j) => {
+                j.stream_runs(runs, budget, held, |i, m| deliver(i, m.map(Prefetched)))
+            }
+            Store::File(_) => (0..runs.len()).for_each(|i| deliver(i, None)),
+        }
+    }
+
+    /// The run to copy, from what [`read_for_copy`](Self::read_for_copy)
+    /// delivered or else read now, with the reader's rule; `lenient`: its
+    /// readable prefix and why reading stopped early, as
+    /// [`read_prefix`](Self::read_prefix).
+    pub fn journal_for_copy(
+        &self,
+        run: &str,
+        pre: Option<Prefetched>,
+        lenient: bool,
+    ) -> crate::Result<(Journal, Option<String>)> {
+        match (self, pre) {
+            (Store::JetStream(j), Some(Prefetched(messages))) => j
+                .journal_from(run, messages, lenient)
+                .map(|(journal, why)| (journal, why.filter(|_| lenient))),
+            _ if lenient => self.read_prefix(run),
+            _ => self.read(run).map(|j| (j, None)),
+        }
+    }
+
+    /// A creator of many new runs with their appends pipelined (JetStream),
+    /// fed through the sender (whose `send` blocks while `capacity` runs
+    /// wait): `None` when this backend creates runs one by one.
+    pub fn create_many(&self, capacity: usize) -> Option<(NewRunSender, Creator<'_>)> {
+        match self {
+            Store::JetStream(js) => {
+                let (tx, rx) = jetstream::new_runs(capacity);
+                Some((tx, Creator { js, rx }))
+            }
+            Store::File(_) => None,
+        }
+    }
+
+    /// A writer for a new run that does not look first: its first append
+    /// is refused when anything is stored under the run (JetStream's seq 1
+    /// fence: `Error::Exists` or `Error::Live`). `None` when this backend
+    /// cannot refuse that way: compare the destination first.
+    pub fn create_fenced(&self, run: &str) -> Option<crate::Result<Box<dyn Appender>>> {
+        match self {
+            Store::JetStream(j) => {
+                Some(j.create_new(run).map(|a| Box::new(a) as Box<dyn Appender>))
+            }
+            Store::File(_) => None,
+        }
+    }
+
+    /// Whether a new run is best written whole
+    /// ([`create_whole`](Self::create_whole): a file, one write and one
+    /// fsync) rather than through an appender.
+    pub fn writes_whole(&self) -> bool {
+        matches!(self, Store::File(_))
+    }
+
+    /// Write a new run of these records (exactly seqs 1..N) at once: how
+    /// many were stored and how it ended, as
+    /// [`Appender::append_batch`]. On JetStream, a created appender's
+    /// batch.
+    pub fn create_whole(
+        &self,
+        run: &str,
+        records: Vec<(u64, Vec<u8>)>,
+    ) -> (u64, crate::Result<()>) {
+        match self {
+            Store::File(f) => f.create_whole(run, records),
+            Store::JetStream(_) => match self.create_appender(run) {
+                Ok(mut a) => a.append_batch(records),
+                Err(e) => (0, Err(e)),
+            },
+        }
+    }
+
+    /// The run's record count and SHA-256 over its bodies (each followed
+    /// by `\n`), read back on its own. A file is hashed as raw bytes: the
+    /// digest of its bodies exactly when it is a clean journal of them.
+    pub fn digest(&self, run: &str) -> crate::Result<(usize, String)> {
+        match self {
+            Store::File(f) => f.digest(run).map(|(n, sha)| (n, crate::digest::hex(&sha))),
+            Store::JetStream(j) => j.read(run).map(|j| {
+                let have = crate::digest::digest(j.entries.iter().map(|e| e.raw.as_slice()));
+                (j.entries.len(), have)
+            }),
+        }
+    }
+
+    /// Record count and digest of each run read in bulk (`records`: what
+    /// they are expected to hold in all), in the order given: `Ok(None)`
+    /// for a run the bulk read cannot vouch for (read it with
+    /// [`digest`](Self::digest)), which without
+    /// [`bulk_reads`](Self::bulk_reads) is every run.
+    pub fn digests(
+        &self,
+        runs: &[String],
+        records: u64,
+    ) -> Vec<crate::Result<Option<(u64, String)>>> {
+        match self {
+            Store::JetStream(j) => j.digests(runs, records),
+            Store::File(_) => runs.iter().map(|_| Ok(None)).collect(),
+        }
+    }
+
+    /// Delete a run after it was copied and verified, only when it still
+    /// ends at seq `last` (what was copied).
+    pub fn delete_copied(&self, run: &str, last: u64) -> crate::Result<()> {
+        match self {
+            Store::File(f) => f.delete_copied(run, last).map(|_| ()),
+            // The hold is checked on the run as the delete reads it.
+            Store::JetStream(j) => j.delete_copied(run, last).map(|_| ()),
+        }
+    }
+}
