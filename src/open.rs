@@ -9,7 +9,7 @@ pub use location::{parse_uri, Backend, Location};
 
 use crate::cli::Global;
 use crate::error::Failure;
-use journal::store::file::FileStore;
+use journal::store::file::{FileStore, MissingDirs};
 use journal::store::jetstream::JetStreamStore;
 use journal::store::Store;
 use std::path::{Component, Path, PathBuf};
@@ -196,14 +196,7 @@ pub fn open_store_uri(g: &Global, uri: &str, missing: IfMissing) -> Result<Store
                             journal::shell::shown(&dir)
                         )))
                     }
-                    IfMissing::Create => {
-                        use std::os::unix::fs::DirBuilderExt;
-                        std::fs::DirBuilder::new()
-                            .recursive(true)
-                            .mode(0o700)
-                            .create(&dir)
-                            .map_err(|e| journal::Error::io(&dir, e))?;
-                    }
+                    IfMissing::Create => FileStore::new(dir.clone()).ensure_dir()?,
                     IfMissing::Empty => creatable(&dir, uri)?,
                 }
             }
@@ -216,6 +209,16 @@ pub fn open_store_uri(g: &Global, uri: &str, missing: IfMissing) -> Result<Store
             uri,
         )?))),
     }
+}
+
+/// The directories opening the store `uri` names would create (a file
+/// store's missing directory and parents; none for a stream), to remove
+/// again if nothing is stored in them.
+pub fn missing_dirs(uri: &str) -> Result<MissingDirs, Failure> {
+    Ok(match parse_uri(uri)? {
+        Backend::File { dir } => FileStore::new(dir).missing_dirs(),
+        Backend::JetStream { .. } => MissingDirs::default(),
+    })
 }
 
 /// Refuse a missing store directory that could not be created because the

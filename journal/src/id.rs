@@ -35,6 +35,18 @@ pub fn is_valid(id: &str) -> bool {
     check(id).is_ok()
 }
 
+/// The worker name in `claim.by`, and in what a JetStream delete leaves
+/// as its fence: this host and process.
+pub fn worker_name() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|h| h.trim().to_owned())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into());
+    format!("fisk-admin@{host} pid {}", std::process::id())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,6 @@
 
 use crate::error::{Error, Result, Where};
 use crate::record::PROTOCOL_PREFIX;
-use crate::verify::RecordCheck;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -254,6 +253,14 @@ fn parse(path: &Path, text: &str) -> Result<Value> {
         at: Where::Path(path.to_path_buf()),
         message: format!("not JSON: {e}"),
     })
+}
+
+/// A per-record check verify runs beside its own: the schema check, or
+/// none. Defined here, with the one check there is, so that `verify`
+/// depends on `schema` and not the other way round.
+pub trait RecordCheck: Sync {
+    /// How the record breaks the check; empty when it passes.
+    fn check(&self, record: &Value) -> Vec<Violation>;
 }
 
 impl RecordCheck for SchemaSet {

@@ -6,13 +6,12 @@
 
 use crate::cli::{Global, MigrateArgs};
 use crate::error::{CmdResult, Failure};
-use crate::open::{open_store_uri, parse_uri, same_store, Backend, IfMissing};
+use crate::open::{open_store_uri, same_store, IfMissing};
 use crate::output::{
     cell, json_pretty, outcome_cell, print_table, sanitize, sorted, table, Format, Style,
 };
 use comfy_table::Cell;
 use journal::migrate::{self, Options, Progress, RunReport};
-use journal::store::file::{FileStore, MissingDirs};
 use serde::Serialize;
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
@@ -33,10 +32,7 @@ pub fn run(g: &Global, a: MigrateArgs, style: Style, out: &mut dyn Write) -> Cmd
     let runs = migrate::select(&from, named, a.include_corrupt)?;
     // The directories opening a file destination creates, removed again
     // if nothing is stored in them.
-    let made = match parse_uri(&a.to)? {
-        Backend::File { dir } => FileStore::new(dir).missing_dirs(),
-        Backend::JetStream { .. } => MissingDirs::default(),
-    };
+    let made = crate::open::missing_dirs(&a.to)?;
     let to = open_store_uri(
         g,
         &a.to,

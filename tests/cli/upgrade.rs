@@ -598,7 +598,7 @@ fn upgrade_on_jetstream_replaces_the_meta_record_in_place_and_keeps_the_order() 
     assert!(
         row("pending-batch")["error"]
             .as_str()
-            .is_some_and(|e| e.contains("hold") && e.contains("--force")),
+            .is_some_and(|e| e.contains("within the 600s hold") && e.contains("--hold 0")),
         "{}",
         row("pending-batch")
     );

@@ -137,17 +137,6 @@ pub struct Runner<'a> {
     pub events: &'a mut dyn FnMut(Event),
 }
 
-/// The worker name in `claim.by`.
-pub fn worker_name() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
-        .map(|h| h.trim().to_owned())
-        .ok()
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "localhost".into());
-    format!("fisk-admin@{host} pid {}", std::process::id())
-}
-
 /// A fresh run id: `r-` and 16 hex digits from the kernel's random source.
 pub fn new_run_id() -> String {
     let hex = crate::digest::random_hex::<8>().unwrap_or_else(|_| {
@@ -362,7 +351,7 @@ impl Runner<'_> {
         })?;
         let mut w = Writer { app, generation };
         let seq = w.put(Payload::Claim(Claim {
-            by: worker_name(),
+            by: crate::id::worker_name(),
             claimed: Time::now(),
             ..Claim::default()
         }))?;

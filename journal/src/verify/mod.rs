@@ -6,18 +6,13 @@ use crate::fold::{fold_with, FoldOptions};
 use crate::gojson::scan::{scan, within_depth, Note, SCHEMA_DEPTH};
 use crate::lines::{self, RawLine};
 use crate::record::{Kind, Payload, Record, VERSION, VERSION_AUGUST};
+pub use crate::schema::RecordCheck;
 use crate::schema::Violation;
 use std::collections::HashSet;
 
 mod code;
 
 pub use code::{severity_of, Code, Finding, Severity};
-
-/// A per-record check run by verify beside its own (the schema check).
-pub trait RecordCheck: Sync {
-    /// How the record breaks the check; empty when it passes.
-    fn check(&self, record: &serde_json::Value) -> Vec<Violation>;
-}
 
 /// The raw JSON values a record holds as written: tool inputs, provider
 /// blocks' `raw`, blocks of another shape, a terminal's summary.

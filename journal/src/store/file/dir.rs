@@ -131,8 +131,9 @@ impl FileStore {
         )
     }
 
-    /// The store directory, created 0700 when missing.
-    pub(super) fn ensure_dir(&self) -> Result<()> {
+    /// The store directory, created 0700 (with every missing parent)
+    /// when missing: the one place a store directory is made.
+    pub fn ensure_dir(&self) -> Result<()> {
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)

@@ -151,7 +151,7 @@ impl Core {
         let body = format!(
             "{}run {run} is being deleted by fisk-admin ({}, {}); if this is its last message, that delete was interrupted: delete the run again (fisk-admin rm {run}) to finish",
             String::from_utf8_lossy(TOMBSTONE),
-            crate::runner::worker_name(),
+            crate::id::worker_name(),
             crate::time::Time::now(),
         );
         let msg = jetstream::message::PublishMessage::build()
