@@ -59,13 +59,7 @@ pub fn plan(run: &str, bytes: &[u8]) -> Result<Plan, String> {
     let problems: Vec<String> = report
         .findings
         .iter()
-        .filter(|f| {
-            f.severity == Severity::Error
-                || matches!(
-                    f.code,
-                    "torn-tail" | "garbage-final-line" | "unterminated-final-record"
-                )
-        })
+        .filter(|f| f.severity == Severity::Error || f.code.is_tail())
         .map(|f| match f.line {
             Some(l) => format!("line {l}: {} ({})", f.message, f.code),
             None => format!("{} ({})", f.message, f.code),

@@ -9,7 +9,7 @@ use crate::hint;
 use crate::open::open_store;
 use crate::output::{json_pretty, sorted, Format, Style};
 use journal::store::Repair;
-use journal::verify::Severity;
+use journal::verify::{Code, Severity};
 use journal::Remedy;
 use serde::Serialize;
 use std::io::{self, Write};
@@ -85,25 +85,21 @@ pub fn run(g: &Global, a: RepairArgs, style: Style, out: &mut dyn Write) -> CmdR
     };
     // What else is wrong (a dry run reads the journal as it is: its tail
     // findings are the ones the repair would clear).
-    let tail = [
-        "torn-tail",
-        "unterminated-final-record",
-        "garbage-final-line",
-    ];
     let findings = store
         .read_lines(&a.run)
         .map(|b| journal::verify::verify_bytes(&a.run, &b, None).findings)
         .unwrap_or_default();
     let other_errors: Vec<String> = findings
         .iter()
-        .filter(|f| f.severity == Severity::Error && !tail.contains(&f.code))
+        .filter(|f| f.severity == Severity::Error && !f.code.is_tail())
         // A cut that leaves no record: `rm` is the next step, said below.
         .filter(|f| {
-            !(f.code == "empty-journal" && matches!(action, Action::CutTornTail { records: 0, .. }))
+            !(f.code == Code::EmptyJournal
+                && matches!(action, Action::CutTornTail { records: 0, .. }))
         })
         .map(|f| match f.line {
             Some(l) => format!("{} at line {l}", f.code),
-            None => f.code.to_owned(),
+            None => f.code.to_string(),
         })
         .collect();
     let mut next = Vec::new();

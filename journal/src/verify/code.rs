@@ -15,7 +15,7 @@ pub enum Severity {
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
     pub run: String,
-    pub code: &'static str,
+    pub code: Code,
     pub severity: Severity,
     pub line: Option<usize>,
     pub offset: Option<u64>,
@@ -28,6 +28,19 @@ pub struct Finding {
     /// the finding (which permissions to fix).
     #[serde(skip)]
     pub remedy: Option<crate::Remedy>,
+}
+
+/// Written as SPEC 11 spells it.
+impl Serialize for Code {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Every finding code of SPEC 11 (and the two of JetStream), with its
@@ -116,6 +129,16 @@ impl Code {
         Code::CounterOverflow,
         Code::OrphanMessages,
     ];
+
+    /// A finding about the final line only, which `repair` clears (cut
+    /// or completed): the readers drop such a line, so it is no damage to
+    /// the records before it.
+    pub fn is_tail(self) -> bool {
+        matches!(
+            self,
+            Code::TornTail | Code::UnterminatedFinalRecord | Code::GarbageFinalLine
+        )
+    }
 
     /// The code as SPEC 11 spells it.
     pub fn as_str(self) -> &'static str {
@@ -208,9 +231,7 @@ impl Code {
     pub fn remedy(self) -> Option<crate::Remedy> {
         use crate::Remedy as R;
         match self {
-            Code::TornTail | Code::UnterminatedFinalRecord | Code::GarbageFinalLine => {
-                Some(R::Repair)
-            }
+            c if c.is_tail() => Some(R::Repair),
             Code::VersionThree | Code::MixedGeneration => Some(R::Upgrade),
             Code::OpenDeferrals => Some(R::Answer),
             // The reader stops at the first bad record; migrate copies
@@ -231,11 +252,6 @@ impl Code {
     pub fn parse(code: &str) -> Option<Code> {
         Code::ALL.into_iter().find(|c| c.as_str() == code)
     }
-}
-
-/// The severity of a code given as text (an unknown one is an error).
-pub fn severity_of(code: &str) -> Severity {
-    Code::parse(code).map_or(Severity::Error, Code::severity)
 }
 
 #[cfg(test)]

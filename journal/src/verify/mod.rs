@@ -12,7 +12,7 @@ use std::collections::HashSet;
 
 mod code;
 
-pub use code::{severity_of, Code, Finding, Severity};
+pub use code::{Code, Finding, Severity};
 
 /// The raw JSON values a record holds as written: tool inputs, provider
 /// blocks' `raw`, blocks of another shape, a terminal's summary.
@@ -142,7 +142,7 @@ impl Sink<'_> {
     fn add(&mut self, code: Code, at: Option<&RawLine>, seq: Option<u64>, msg: String) {
         self.out.push(Finding {
             run: self.run.to_owned(),
-            code: code.as_str(),
+            code,
             severity: code.severity(),
             line: at.map(|l| l.line),
             offset: at.map(|l| l.offset),
@@ -554,7 +554,7 @@ pub fn unreadable(run: &str, e: &crate::Error) -> Report {
 pub(crate) fn file_finding(run: &str, code: Code, message: String) -> Finding {
     Finding {
         run: run.to_owned(),
-        code: code.as_str(),
+        code,
         severity: code.severity(),
         line: None,
         offset: None,

@@ -79,9 +79,8 @@ pub fn verify_file_runs(
         return reports;
     };
     for r in &mut reports {
-        r.findings.retain(|f| {
-            f.code != Code::Permissions.as_str() || f.remedy != Some(Remedy::ChmodJournal)
-        });
+        r.findings
+            .retain(|f| f.code != Code::Permissions || f.remedy != Some(Remedy::ChmodJournal));
     }
     let dir = shown(store.dir());
     let glob = format!("{}/*.json", path_word(store.dir()));

@@ -82,8 +82,7 @@ pub fn verify_jetstream_run(
         .map(|(i, _)| i + 1)
         .collect();
     for f in &mut report.findings {
-        if f.code == Code::GarbageFinalLine.as_str() && f.line.is_some_and(|l| fences.contains(&l))
-        {
+        if f.code == Code::GarbageFinalLine && f.line.is_some_and(|l| fences.contains(&l)) {
             f.message = "the final message is the fence of an interrupted delete: readers drop it and no writer can append after it; deleting the run again finishes it".into();
             f.remedy = Some(crate::Remedy::Remove);
         }
