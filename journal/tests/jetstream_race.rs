@@ -164,7 +164,7 @@ fn a_delete_interrupted_after_its_fence_leaves_the_run_whole_and_closed_to_write
     let fence = report
         .findings
         .iter()
-        .find(|f| f.code == "garbage-final-line")
+        .find(|f| f.code == journal::verify::Code::GarbageFinalLine)
         .unwrap_or_else(|| panic!("{:?}", report.findings));
     assert_eq!(fence.line, Some(6));
     assert!(fence.message.contains("interrupted"), "{}", fence.message);

@@ -99,7 +99,7 @@ fn a_token_total_past_the_int64_maximum_is_a_finding_at_its_record() {
         let found: Vec<_> = report
             .findings
             .iter()
-            .filter(|f| f.code == "counter-overflow")
+            .filter(|f| f.code == journal::verify::Code::CounterOverflow)
             .collect();
         match want {
             true => {
