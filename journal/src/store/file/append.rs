@@ -12,9 +12,8 @@
 //! Every file is opened with `O_NOFOLLOW`: the tool never writes through a
 //! symbolic link. Journals and backups are created 0600, the directory 0700.
 
-use super::create::Publish;
 use super::dir::{exists, open_error};
-use super::seam::{Dir, DirFile, OsDir};
+use super::seam::{Dir, DirFile, OsDir, Publish};
 use super::{missing_or, FileStore};
 use crate::error::{Error, Result, Where};
 use crate::fold::{check_append, Append};

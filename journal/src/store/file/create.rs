@@ -6,50 +6,13 @@
 
 use super::append::{DirMedia, FileAppender, Media, Scan};
 use super::dir::{exists, open_error, remove_if_present};
-use super::seam::{Dir, DirFile, OsDir};
+use super::seam::{Dir, DirFile, OsDir, Publish};
 use super::FileStore;
 use crate::error::{Error, Result};
 use crate::store::Appender;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// How a new journal gets its real name.
-pub(super) enum Publish {
-    /// Written under a temporary name, linked to the real one, and the
-    /// temporary name removed.
-    Named { tmp: PathBuf, real: PathBuf },
-    /// An unnamed file (`O_TMPFILE`) linked to the real name: nothing is
-    /// left behind when the process dies first.
-    Unnamed { real: PathBuf },
-}
-
-impl Publish {
-    /// Give the new journal, open as `file` in `dir` and durable, its real
-    /// name. link(2) refuses an existing name: two creators cannot both win.
-    pub(super) fn link(self, dir: &dyn Dir, file: &mut dyn DirFile) -> io::Result<()> {
-        match self {
-            Publish::Named { tmp, real } => {
-                if let Err(e) = dir.link(&tmp, &real) {
-                    // Lost to another creator: leave nothing behind.
-                    let _ = dir.unlink(&tmp);
-                    return Err(e);
-                }
-                dir.unlink(&tmp)
-            }
-            Publish::Unnamed { real } => {
-                file.link_unnamed(&real)?;
-                // The fdatasync before the link wrote the inode with no
-                // link; without a journal (ext2, ext4 `^has_journal`) the
-                // directory's fsync does not write it again, and a power
-                // cut would leave the name on an unlinked inode. One more
-                // fsync of the file first (nearly free where a journal
-                // commits both together).
-                file.sync_all()
-            }
-        }
-    }
-}
 
 impl FileStore {
     /// A new run: lock, then create the journal (0600, refusing an existing
@@ -235,7 +198,7 @@ impl FileStore {
 
 #[cfg(test)]
 mod tests {
-    use super::super::dir::nofollow;
+    use super::super::seam::nofollow;
     use super::super::seam::{link_unnamed, OsHandle};
     use super::super::testing::{names, raw, rec};
     use super::*;

@@ -4,18 +4,9 @@
 use super::seam::Dir;
 use super::FileStore;
 use crate::error::{Error, Result};
-use std::fs::OpenOptions;
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
-
-/// Options for a file that is never opened through a symbolic link, and
-/// created 0600.
-pub(super) fn nofollow() -> OpenOptions {
-    let mut o = OpenOptions::new();
-    o.custom_flags(libc::O_NOFOLLOW).mode(0o600);
-    o
-}
 
 /// Map an open error: `ELOOP` under `O_NOFOLLOW` means a symbolic link.
 pub(super) fn open_error(path: &Path, e: io::Error) -> Error {
@@ -74,7 +65,7 @@ impl FileStore {
     /// parent. `Error::NoFreeName` when every name is taken.
     pub fn new_backup(base: &Path) -> Result<FileStore> {
         let sync = |d: &Path| crate::durable::sync_dir(d).map_err(|e| Error::io(d, e));
-        let mkdir = |d: &Path| std::fs::DirBuilder::new().mode(0o700).create(d);
+        let mkdir = |d: &Path| private_dir().create(d);
         let parent = base.parent().unwrap_or(Path::new("."));
         // Each missing ancestor, top down, fsynced into its own parent.
         let missing: Vec<&Path> = parent
@@ -91,30 +82,26 @@ impl FileStore {
                 sync(up)?;
             }
         }
-        for n in 0..100 {
-            let dir = match n {
-                0 => base.to_path_buf(),
-                _ => {
-                    let mut name = base.as_os_str().to_owned();
-                    name.push(format!("-{n}"));
-                    PathBuf::from(name)
-                }
-            };
-            match mkdir(&dir) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(Error::io(&dir, e)),
-            }
-            if let Err(e) = sync(parent) {
-                let _ = std::fs::remove_dir(&dir);
-                return Err(e);
-            }
-            return Ok(FileStore::new(dir));
+        let made = first_free_path(
+            |suffix| {
+                let mut name = base.as_os_str().to_owned();
+                name.push(suffix);
+                PathBuf::from(name)
+            },
+            mkdir,
+        )
+        .map_err(|(dir, e)| Error::io(&dir, e))?;
+        let Some(dir) = made else {
+            return Err(Error::NoFreeName {
+                dir: base.to_path_buf(),
+                like: "a backup directory".into(),
+            });
+        };
+        if let Err(e) = sync(parent) {
+            let _ = std::fs::remove_dir(&dir);
+            return Err(e);
         }
-        Err(Error::NoFreeName {
-            dir: base.to_path_buf(),
-            like: "a backup directory".into(),
-        })
+        Ok(FileStore::new(dir))
     }
 
     /// The directories creating a run here would create: the store
@@ -134,9 +121,8 @@ impl FileStore {
     /// The store directory, created 0700 (with every missing parent)
     /// when missing: the one place a store directory is made.
     pub fn ensure_dir(&self) -> Result<()> {
-        std::fs::DirBuilder::new()
+        private_dir()
             .recursive(true)
-            .mode(0o700)
             .create(self.dir())
             .map_err(|e| Error::io(self.dir(), e))
     }
@@ -166,28 +152,51 @@ impl FileStore {
         name: impl Fn(&str) -> String,
         make: impl Fn(&Path) -> io::Result<()>,
     ) -> Result<PathBuf> {
-        for n in 0..100 {
-            let suffix = if n == 0 {
-                String::new()
-            } else {
-                format!("-{n}")
-            };
-            let path = self.dir().join(name(&suffix));
-            match make(&path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(open_error(&path, e)),
-            }
-            if let Err(e) = dir.sync_dir() {
-                // The caller goes no further: the name goes too.
-                let _ = dir.unlink(&path);
-                return Err(Error::io(self.dir(), e));
-            }
-            return Ok(path);
+        let made = first_free_path(|suffix| self.dir().join(name(suffix)), make)
+            .map_err(|(path, e)| open_error(&path, e))?;
+        let Some(path) = made else {
+            return Err(Error::NoFreeName {
+                dir: self.dir().to_path_buf(),
+                like: name(""),
+            });
+        };
+        if let Err(e) = dir.sync_dir() {
+            // The caller goes no further: the name goes too.
+            let _ = dir.unlink(&path);
+            return Err(Error::io(self.dir(), e));
         }
-        Err(Error::NoFreeName {
-            dir: self.dir().to_path_buf(),
-            like: name(""),
-        })
+        Ok(path)
     }
+}
+
+/// Every directory this backend makes is its owner's only (0700).
+fn private_dir() -> std::fs::DirBuilder {
+    let mut b = std::fs::DirBuilder::new();
+    b.mode(0o700);
+    b
+}
+
+/// The first of `path("")`, `path("-1")` ... `path("-99")` that `make`
+/// creates: a name it finds taken fails with `AlreadyExists` and the next
+/// is tried. The one "first free name" rule of the backups beside a
+/// journal and the backup stores. `None` when every name is taken; the
+/// path and error of any other failure.
+fn first_free_path(
+    path: impl Fn(&str) -> PathBuf,
+    make: impl Fn(&Path) -> io::Result<()>,
+) -> std::result::Result<Option<PathBuf>, (PathBuf, io::Error)> {
+    for n in 0..100 {
+        let suffix = if n == 0 {
+            String::new()
+        } else {
+            format!("-{n}")
+        };
+        let p = path(&suffix);
+        match make(&p) {
+            Ok(()) => return Ok(Some(p)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err((p, e)),
+        }
+    }
+    Ok(None)
 }

@@ -1,7 +1,8 @@
 //! The run lock (SPEC 7): an exclusive flock on `<id>.lock`, and who holds
 //! one, read from `/proc/locks` in one place.
 
-use super::dir::{nofollow, open_error};
+use super::dir::open_error;
+use super::seam::nofollow;
 use super::FileStore;
 use crate::error::{Error, Result};
 use std::collections::HashMap;

@@ -2,8 +2,8 @@
 //! cut (its bytes kept beside the journal first) or a missing final
 //! newline added. Nothing else is ever changed.
 
-use super::dir::{nofollow, open_error};
-use super::seam::{write_new, Dir, DirFile, OsDir, OsHandle};
+use super::dir::open_error;
+use super::seam::{nofollow, write_new, Dir, DirFile, OsDir, OsHandle};
 use super::FileStore;
 use crate::error::{Error, Remedy, Result};
 use crate::lines::{self, Tail};

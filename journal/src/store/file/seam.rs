@@ -11,7 +11,6 @@
 //! Reads and the run lock stay on the real file system: they change
 //! nothing a crash could leave half done.
 
-use super::dir::nofollow;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
@@ -201,4 +200,49 @@ pub(super) fn link_unnamed(file: &File, real: &Path) -> io::Result<()> {
 fn proc_fd(file: &File) -> PathBuf {
     use std::os::unix::io::AsRawFd;
     PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()))
+}
+
+/// Options for a file that is never opened through a symbolic link, and
+/// created 0600.
+pub(super) fn nofollow() -> OpenOptions {
+    let mut o = OpenOptions::new();
+    o.custom_flags(libc::O_NOFOLLOW).mode(0o600);
+    o
+}
+
+/// How a new journal gets its real name.
+pub(super) enum Publish {
+    /// Written under a temporary name, linked to the real one, and the
+    /// temporary name removed.
+    Named { tmp: PathBuf, real: PathBuf },
+    /// An unnamed file (`O_TMPFILE`) linked to the real name: nothing is
+    /// left behind when the process dies first.
+    Unnamed { real: PathBuf },
+}
+
+impl Publish {
+    /// Give the new journal, open as `file` in `dir` and durable, its real
+    /// name. link(2) refuses an existing name: two creators cannot both win.
+    pub(super) fn link(self, dir: &dyn Dir, file: &mut dyn DirFile) -> io::Result<()> {
+        match self {
+            Publish::Named { tmp, real } => {
+                if let Err(e) = dir.link(&tmp, &real) {
+                    // Lost to another creator: leave nothing behind.
+                    let _ = dir.unlink(&tmp);
+                    return Err(e);
+                }
+                dir.unlink(&tmp)
+            }
+            Publish::Unnamed { real } => {
+                file.link_unnamed(&real)?;
+                // The fdatasync before the link wrote the inode with no
+                // link; without a journal (ext2, ext4 `^has_journal`) the
+                // directory's fsync does not write it again, and a power
+                // cut would leave the name on an unlinked inode. One more
+                // fsync of the file first (nearly free where a journal
+                // commits both together).
+                file.sync_all()
+            }
+        }
+    }
 }
