@@ -267,17 +267,7 @@ fn ser_deferred<S: serde::Serializer>(ds: &[Deferred], s: S) -> Result<S::Ok, S:
 }
 
 fn ser_fingerprint<S: serde::Serializer>(f: &Fingerprint, s: S) -> Result<S::Ok, S::Error> {
-    use serde::ser::SerializeMap;
-    let mut m = s.serialize_map(Some(8))?;
-    m.serialize_entry("provider", &f.provider)?;
-    m.serialize_entry("model", &f.model)?;
-    m.serialize_entry("system_hash", &f.system_hash)?;
-    m.serialize_entry("tools_hash", &f.tools_hash)?;
-    m.serialize_entry("thinking_mode", &f.thinking_mode)?;
-    m.serialize_entry("reasoning_effort", &f.reasoning_effort)?;
-    m.serialize_entry("max_tokens", &f.max_tokens)?;
-    m.serialize_entry("max_iterations", &f.max_iterations)?;
-    m.end()
+    f.every_key().serialize(s)
 }
 
 fn ser_terminal<S: serde::Serializer>(t: &Option<Terminal>, s: S) -> Result<S::Ok, S::Error> {
@@ -351,6 +341,16 @@ pub struct FoldOptions {
     pub any_version: bool,
     /// Fold only records with seq <= this.
     pub until_seq: Option<u64>,
+}
+
+impl FoldOptions {
+    /// For reading a run as it is: any format version, every record.
+    pub fn inspect() -> FoldOptions {
+        FoldOptions {
+            any_version: true,
+            until_seq: None,
+        }
+    }
 }
 
 /// What the fold accepts: records by reference (cloned as needed) or by

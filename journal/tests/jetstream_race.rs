@@ -158,7 +158,7 @@ fn a_delete_interrupted_after_its_fence_leaves_the_run_whole_and_closed_to_write
     assert!(matches!(j.tail, journal::lines::Tail::Torn { .. }));
     let report = journal::store::jetstream::verify_jetstream_run(
         "cut",
-        &store.read_messages("cut").unwrap(),
+        store.read_messages("cut").unwrap(),
         None,
     );
     let fence = report

@@ -162,7 +162,7 @@ fn exercise(ctx: &Ctx, run: &str, bytes: &[u8], k: usize) {
                 body: l.bytes.to_vec(),
             })
             .collect();
-        let _ = journal::store::jetstream::verify_jetstream_run(run, &messages, None);
+        let _ = journal::store::jetstream::verify_jetstream_run(run, messages, None);
     }
     std::fs::remove_file(&path).expect("remove the mutant");
 }

@@ -7,19 +7,10 @@ use journal::fold::{fold_with, FoldOptions};
 use journal::record::Record;
 use journal::store::Summary;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64*: deterministic, so a failure reproduces.
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+// The one xorshift generator of the test crates (deterministic, so a
+// failure reproduces).
+mod mutate;
+use mutate::Rng;
 
 const SNIPPETS: &[&str] = &[
     "null",

@@ -8,7 +8,7 @@ use crate::cli::{AnswerArgs, Global};
 use crate::error::{CmdResult, Failure};
 use crate::open::open_store;
 use crate::output::{json_pretty, sanitize, sorted, truncate, Format, Style};
-use journal::fold::{fold, RunState};
+use journal::fold::{FoldOptions, RunState};
 use journal::record::{Block, Payload, ToolResult, ToolResultBlock};
 use serde::Serialize;
 use std::io::{self, IsTerminal, Read, Write};
@@ -21,11 +21,7 @@ pub fn run(g: &Global, a: AnswerArgs, style: Style, out: &mut dyn Write) -> CmdR
     let content = read_content(&a)?;
     let store = open_store(g)?;
     let journal = store.read(&a.run)?;
-    let st = fold(journal.records()).map_err(|e| {
-        Failure::new(format!("run {}: the fold refuses the journal: {e}", a.run)).help(
-            crate::hint::advice(g, journal::Remedy::Verify, Some(&a.run), None, &[]),
-        )
-    })?;
+    let st = store.fold(&a.run, &journal, FoldOptions::default())?;
     let tool_use_id = match a.tool_use_id.clone() {
         Some(id) => id,
         None => only_waiting(g, &st, &a.run)?,

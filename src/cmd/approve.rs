@@ -14,7 +14,7 @@ use crate::error::{CmdResult, Failure};
 use crate::hint;
 use crate::open::open_store;
 use crate::output::{json_pretty, sanitize, sorted, Format, Style};
-use journal::fold::{fold, RunState};
+use journal::fold::{FoldOptions, RunState};
 use journal::record::{Block, CallApproval, Decision, Payload};
 use serde::Serialize;
 use std::io::{self, Write};
@@ -41,11 +41,7 @@ struct Approved {
 pub fn run(g: &Global, a: ApproveArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     let store = open_store(g)?;
     let journal = store.read(&a.run)?;
-    let st = fold(journal.records()).map_err(|source| journal::Error::Fold {
-        run: a.run.clone(),
-        at: store.refused_at(&a.run, &journal, &source),
-        source,
-    })?;
+    let st = store.fold(&a.run, &journal, FoldOptions::default())?;
     let (payload, tool, id) = match (&a.tool_use_id, &a.tool) {
         (Some(id), None) => {
             let tool = check_call(g, &st, &a.run, id)?;

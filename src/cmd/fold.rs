@@ -5,7 +5,7 @@ use crate::error::{CmdResult, Failure};
 use crate::open::open_store;
 use crate::output::{json_pretty, sanitize, Format, Style};
 use crate::render::state::render_state;
-use journal::fold::{fold_with, FoldOptions, RunState};
+use journal::fold::{FoldOptions, RunState};
 use journal::store::{Journal, Store};
 use std::io::Write;
 use std::process::ExitCode;
@@ -59,13 +59,8 @@ pub fn fold_journal(
     until_seq: Option<u64>,
 ) -> Result<RunState, Failure> {
     let opts = FoldOptions {
-        any_version: true,
         until_seq,
+        ..FoldOptions::inspect()
     };
-    let st = fold_with(journal.records(), opts).map_err(|source| journal::Error::Fold {
-        run: run.to_owned(),
-        at: store.refused_at(run, journal, &source),
-        source,
-    })?;
-    Ok(st)
+    Ok(store.fold(run, journal, opts)?)
 }

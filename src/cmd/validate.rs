@@ -104,7 +104,7 @@ fn check_lines(set: &SchemaSet, run: Option<&str>, file: Option<&str>, bytes: &[
                 schema: v.schema,
                 keyword_location: v.keyword_location,
                 message: v.message,
-                excerpt: l.bytes.iter().take(4096).copied().collect(),
+                excerpt: journal::verify::excerpt(l.bytes),
             });
         }
     }

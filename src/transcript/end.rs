@@ -58,11 +58,7 @@ fn blocks(g: &Global, run: &str, bytes: &[u8], next: &mut Vec<String>) -> Vec<Sh
             vec![format!("check it: {}", hint::command(g, &["verify", run]))],
         )];
     };
-    let opts = FoldOptions {
-        any_version: true,
-        until_seq: None,
-    };
-    let st = match fold_with(std::iter::once(&meta).chain(&tail), opts) {
+    let st = match fold_with(std::iter::once(&meta).chain(&tail), FoldOptions::inspect()) {
         Ok(st) => st,
         Err(e) => {
             return vec![Shown::new(

@@ -28,8 +28,8 @@ pub use content::{
 pub use decode::DecodeError;
 pub use field::Unknown;
 pub use payload::{
-    Assistant, CallApproval, Claim, Decision, Deferred, Fingerprint, MemoryRevisions, Meta,
-    Terminal, ToolResult, User,
+    Assistant, CallApproval, Claim, Decision, Deferred, EveryKey, Fingerprint, MemoryRevisions,
+    Meta, Terminal, ToolResult, User,
 };
 pub use reason::Reason;
 

@@ -37,6 +37,35 @@ pub struct Fingerprint {
     pub unknown: Unknown,
 }
 
+impl Fingerprint {
+    /// The eight keys in SPEC order, `reasoning_effort` included when
+    /// empty (the record leaves it out then): how `fold` and `fingerprint`
+    /// print a fingerprint, so that `diff` compares like with like.
+    pub fn every_key(&self) -> EveryKey<'_> {
+        EveryKey(self)
+    }
+}
+
+/// [`Fingerprint::every_key`].
+pub struct EveryKey<'a>(&'a Fingerprint);
+
+impl Serialize for EveryKey<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let f = self.0;
+        let mut m = s.serialize_map(Some(8))?;
+        m.serialize_entry("provider", &f.provider)?;
+        m.serialize_entry("model", &f.model)?;
+        m.serialize_entry("system_hash", &f.system_hash)?;
+        m.serialize_entry("tools_hash", &f.tools_hash)?;
+        m.serialize_entry("thinking_mode", &f.thinking_mode)?;
+        m.serialize_entry("reasoning_effort", &f.reasoning_effort)?;
+        m.serialize_entry("max_tokens", &f.max_tokens)?;
+        m.serialize_entry("max_iterations", &f.max_iterations)?;
+        m.end()
+    }
+}
+
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
 pub struct Meta {
     #[serde(default, deserialize_with = "nullable")]

@@ -208,11 +208,9 @@ impl Runner<'_> {
         let app = self.store.open_appender(run)?;
         self.store.check_hold(run)?;
         let journal = self.store.read(run)?;
-        let st = fold::fold(journal.records()).map_err(|source| Error::Fold {
-            run: run.to_owned(),
-            at: self.store.refused_at(run, &journal, &source),
-            source,
-        })?;
+        let st = self
+            .store
+            .fold(run, &journal, fold::FoldOptions::default())?;
         let refuse = |message: String| Error::refused(run, message);
         if st.run_id != run {
             return Err(Error::refused_until(

@@ -148,7 +148,7 @@ impl Store {
             Store::JetStream(j) => {
                 for (r, read) in runs.iter().zip(j.read_many(&runs)) {
                     reports.push(match read {
-                        Ok(messages) => jetstream::verify_jetstream_run(r, &messages, check),
+                        Ok(messages) => jetstream::verify_jetstream_run(r, messages, check),
                         Err(e) => crate::verify::unreadable(r, &e),
                     });
                 }

@@ -358,6 +358,21 @@ impl Store {
         })
     }
 
+    /// Fold a run read from this store, a refusal pointing at the record
+    /// it is about ([`refused_at`](Self::refused_at)).
+    pub fn fold(
+        &self,
+        run: &str,
+        journal: &Journal,
+        opts: crate::fold::FoldOptions,
+    ) -> crate::Result<crate::fold::RunState> {
+        crate::fold::fold_with(journal.records(), opts).map_err(|source| crate::Error::Fold {
+            run: run.to_owned(),
+            at: self.refused_at(run, journal, &source),
+            source,
+        })
+    }
+
     /// Delete a run (refusing a live one), keeping a backup first: what
     /// was removed, where the run was kept and how to put it back.
     pub fn delete(&self, run: &str) -> crate::Result<Deleted> {

@@ -87,11 +87,7 @@ impl Summary {
             s.created = Some(m.created);
             s.prompt = Some(m.prompt.clone());
         }
-        let opts = FoldOptions {
-            any_version: true,
-            until_seq: None,
-        };
-        match fold_with(std::iter::once(meta).chain(tail), opts) {
+        match fold_with(std::iter::once(meta).chain(tail), FoldOptions::inspect()) {
             Ok(st) => {
                 s.ended = st.ended;
                 s.status = Listed::Run(st.status);

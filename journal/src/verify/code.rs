@@ -43,6 +43,12 @@ impl std::fmt::Display for Code {
     }
 }
 
+/// The first bytes of an offending line, kept with its finding for
+/// display (`--details`): at most 4 KiB, never printed unsanitised.
+pub fn excerpt(line: &[u8]) -> Vec<u8> {
+    line.get(..4096).unwrap_or(line).to_vec()
+}
+
 /// Every finding code of SPEC 11 (and the two of JetStream), with its
 /// severity in the same place: a new code cannot forget its severity, and
 /// a test ties the list to `schemas/output/verify.json`.

@@ -12,7 +12,7 @@ use std::collections::HashSet;
 
 mod code;
 
-pub use code::{Code, Finding, Severity};
+pub use code::{excerpt, Code, Finding, Severity};
 
 /// The raw JSON values a record holds as written: tool inputs, provider
 /// blocks' `raw`, blocks of another shape, a terminal's summary.
@@ -148,7 +148,7 @@ impl Sink<'_> {
             offset: at.map(|l| l.offset),
             seq,
             message: msg,
-            excerpt: at.map(|l| l.bytes.iter().take(4096).copied().collect()),
+            excerpt: at.map(|l| excerpt(l.bytes)),
             remedy: code.remedy(),
         });
     }
@@ -495,10 +495,7 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
             ),
         );
     }
-    let opts = FoldOptions {
-        any_version: true,
-        until_seq: None,
-    };
+    let opts = FoldOptions::inspect();
     let (lines_of, records): (Vec<RawLine>, Vec<Record>) = parsed.into_iter().unzip();
     match fold_with(records, opts) {
         Err(e) if !sink.has_error() => {

@@ -4,7 +4,7 @@
 //! through the one line checker as the lines of a journal.
 
 use super::delete::is_tombstone;
-use super::{ConfigProblem, Orphan, RunMessage};
+use super::{as_lines, sort_by_seq, ConfigProblem, Orphan, RunMessage};
 use crate::record::Record;
 use crate::verify::{file_finding, verify_bytes, Code, Finding, RecordCheck, Report};
 
@@ -36,16 +36,14 @@ pub fn orphan_report(prefix: &str, orphan: &Orphan) -> Report {
 /// name the seq its record holds.
 pub fn verify_jetstream_run(
     run: &str,
-    messages: &[RunMessage],
+    mut messages: Vec<RunMessage>,
     check: Option<&dyn RecordCheck>,
 ) -> Report {
-    let mut ordered: Vec<_> = messages.iter().collect();
-    ordered.sort_by_key(|m| (m.subject_seq.unwrap_or(u64::MAX), m.stream_seq));
+    sort_by_seq(&mut messages);
+    let ordered = messages;
+    let buf = as_lines(&ordered);
     let mut pre = Vec::new();
-    let mut buf = Vec::new();
     for (i, m) in ordered.iter().enumerate() {
-        buf.extend_from_slice(&m.body);
-        buf.push(b'\n');
         let seq = Record::decode(&m.body).ok().map(|r| r.seq);
         let problem = match (m.subject_seq, seq) {
             (None, _) => Some(format!(
@@ -63,7 +61,7 @@ pub fn verify_jetstream_run(
             pre.push(Finding {
                 line: Some(i + 1),
                 seq,
-                excerpt: Some(m.body.iter().take(4096).copied().collect()),
+                excerpt: Some(crate::verify::excerpt(&m.body)),
                 ..file_finding(run, Code::SubjectMismatch, message)
             });
         }
