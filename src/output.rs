@@ -2,6 +2,7 @@
 //! untrusted journal text is made safe to print.
 
 use comfy_table::{Cell, Color, ColumnConstraint, ContentArrangement, Row, Table, Width};
+use journal::store::Listed;
 use std::borrow::Cow;
 use std::io::{self, IsTerminal, Write};
 
@@ -272,14 +273,21 @@ const COLUMN_MIN: usize = 4;
 /// The narrowest a flex column is cut to before the others are cut too.
 const FLEX_MIN: usize = 12;
 
-/// A run's status, coloured by what it asks of an operator.
-pub fn status_cell(text: String, status: &str) -> Cell {
+/// A run's status, coloured by what it asks of an operator: done, broken,
+/// waiting for someone (`waiting`: on a deferral), or running. A newer
+/// agent's reason is left plain.
+pub fn status_cell(text: String, status: &Listed, waiting: bool) -> Cell {
+    use journal::fold::Status as S;
+    use journal::record::Reason as R;
     let color = match status {
-        "completed" => Some(Color::Green),
-        "error" | "corrupt" => Some(Color::Red),
-        "suspended" | "budget" | "max_iterations" => Some(Color::Yellow),
-        "open" => Some(Color::Cyan),
-        _ => None,
+        _ if waiting => Some(Color::Yellow),
+        Listed::Run(S::Terminal(R::Completed)) => Some(Color::Green),
+        Listed::Corrupt | Listed::Run(S::Terminal(R::Error)) => Some(Color::Red),
+        Listed::Run(S::Terminal(R::Suspended | R::Budget | R::MaxIterations)) => {
+            Some(Color::Yellow)
+        }
+        Listed::Run(S::Open) => Some(Color::Cyan),
+        Listed::Run(S::Terminal(R::Other(_))) => None,
     };
     paint(text, color)
 }

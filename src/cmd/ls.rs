@@ -73,10 +73,11 @@ pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResul
             if s.waiting {
                 status_cell(
                     cell(&format!("{status}, waiting on {}", s.open_deferrals), 60),
-                    "suspended",
+                    &s.status,
+                    true,
                 )
             } else {
-                status_cell(cell(&status, 40), &status)
+                status_cell(cell(&status, 40), &s.status, false)
             },
             plain(if s.live { "live".into() } else { String::new() }),
             // The generation (SPEC 1.1): 3 is the August agent's, which the

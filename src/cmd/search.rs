@@ -13,6 +13,7 @@ use crate::open::open_store;
 use crate::output::{cell, json_pretty, print_table, sanitize, status_cell, table, Format, Style};
 use comfy_table::Cell;
 use journal::search::{first_match, Hit, Scope};
+use journal::store::Listed;
 use journal::store::{Store, Summary};
 use journal::time::Time;
 use rayon::prelude::*;
@@ -30,7 +31,7 @@ struct Found {
     caller: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     model: Option<String>,
-    status: String,
+    status: Listed,
     #[serde(skip_serializing_if = "Option::is_none")]
     created: Option<Time>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -123,7 +124,7 @@ pub fn run(g: &Global, a: SearchArgs, style: Style, out: &mut dyn Write) -> CmdR
 fn found_of(s: Summary, hit: Option<Hit>) -> Found {
     let some = |v: Option<String>| v.filter(|x| !x.is_empty());
     Found {
-        status: s.status.to_string(),
+        status: s.status,
         created: s.created.filter(|c| !c.is_zero()),
         updated: s.updated,
         ended: s.ended,
@@ -182,7 +183,11 @@ fn render(
                 row.push(Cell::new(cell(r.caller.as_deref().unwrap_or("-"), 30)));
             }
             row.push(Cell::new(cell(r.model.as_deref().unwrap_or("-"), 30)));
-            row.push(status_cell(cell(&r.status, 20), &r.status));
+            row.push(status_cell(
+                cell(&r.status.to_string(), 20),
+                &r.status,
+                false,
+            ));
             if created {
                 row.push(Cell::new(time(r.created)));
             }

@@ -4,6 +4,7 @@
 use crate::error::CmdResult;
 use crate::output::{json_pretty, sanitize, sorted, Format, Style};
 use journal::record::Deferred;
+use journal::record::Reason;
 use journal::runner::{Event, Gated, Outcome};
 use serde::Serialize;
 use std::io::{self, IsTerminal, Write};
@@ -59,8 +60,8 @@ pub fn report(
     let agent = agent.to_string_lossy();
     let resume = command(g, &["resume", &o.run, "--agent", &agent]);
     // Every step is a whole command with this invocation's store flags.
-    let next = match o.terminal.reason.as_str() {
-        "completed" => format!(
+    let next = match o.terminal.reason() {
+        Reason::Completed => format!(
             "{} --prompt TEXT",
             command(g, &["resume", &o.run, "--agent", &agent])
         ),
@@ -96,8 +97,8 @@ pub fn report(
         Format::Json => json_pretty(out, &sorted(&report)?)?,
         Format::Text => render(out, &report)?,
     }
-    Ok(match o.terminal.reason.as_str() {
-        "completed" | "suspended" => ExitCode::SUCCESS,
+    Ok(match o.terminal.reason() {
+        Reason::Completed | Reason::Suspended => ExitCode::SUCCESS,
         _ => ExitCode::from(1),
     })
 }

@@ -5,6 +5,7 @@
 use crate::cli::Global;
 use crate::output::{cell, print_table, sanitize, table, Style};
 use journal::fold::RunState;
+use journal::record::Reason;
 use journal::record::{Block, Generation};
 use std::io::{self, Write};
 
@@ -177,7 +178,7 @@ pub fn render_state(
         let suspended_for: Vec<&str> = st
             .terminal
             .as_ref()
-            .filter(|t| t.reason == "suspended")
+            .filter(|t| t.reason() == Reason::Suspended)
             .and_then(|t| t.message.strip_prefix("needs approval: "))
             .and_then(|m| m.split(';').next())
             .map(|m| m.split(", ").filter_map(|c| c.split(' ').next()).collect())

@@ -539,10 +539,11 @@ pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) ->
 /// The report of a run that could not be read at all.
 pub fn unreadable(run: &str, e: &crate::Error) -> Report {
     Report {
-        findings: vec![Finding {
-            severity: Severity::Error,
-            ..file_finding(run, Code::Unreadable, format!("cannot read the run: {e}"))
-        }],
+        findings: vec![file_finding(
+            run,
+            Code::Unreadable,
+            format!("cannot read the run: {e}"),
+        )],
         ..Report::default()
     }
 }

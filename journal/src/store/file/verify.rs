@@ -4,7 +4,7 @@
 
 use super::{FileStore, Listing, LiveLocks};
 use crate::shell::{path_word, shown};
-use crate::verify::{file_finding, verify_bytes, Code, Finding, RecordCheck, Report, Severity};
+use crate::verify::{file_finding, verify_bytes, Code, Finding, RecordCheck, Report};
 use crate::Remedy;
 use std::path::Path;
 
@@ -167,14 +167,11 @@ pub fn verify_file_run(
     let mut report = match store.read_bytes(run) {
         Ok((_, bytes)) => verify_bytes(run, &bytes, check),
         Err(e) => Report {
-            findings: vec![Finding {
-                severity: Severity::Error,
-                ..file_finding(
-                    run,
-                    Code::Unreadable,
-                    format!("cannot read the journal: {e}"),
-                )
-            }],
+            findings: vec![file_finding(
+                run,
+                Code::Unreadable,
+                format!("cannot read the journal: {e}"),
+            )],
             ..Report::default()
         },
     };
