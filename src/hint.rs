@@ -116,7 +116,19 @@ pub fn advice(
             c(&["upgrade", run])
         ),
         Remedy::Again => "run the same command again to finish it".into(),
-        Remedy::Force => "pass --force once the other writer is known to be gone".into(),
+        Remedy::Force => {
+            "if that is intended, run the same command with --force to continue anyway".into()
+        }
+        Remedy::NewTurn => format!(
+            "continue it with a new user turn: {}",
+            match g.config {
+                Some(_) => c(&["resume", run, "--prompt", "TEXT"]),
+                None => format!(
+                    "{} (FILE: the agent file the run was started with)",
+                    c(&["resume", run, "--agent", "FILE", "--prompt", "TEXT"])
+                ),
+            }
+        ),
         Remedy::List => format!("{} lists the runs in this store", c(&["ls"])),
         Remedy::CreateStream => format!(
             "create it with {} (the subject prefix the agents write under; or ask the operator who owns it)",
@@ -206,9 +218,12 @@ pub fn fix(g: &Global, store: &Store, remedy: Remedy, run: &str) -> Option<Strin
             format!("chmod 600 {}/*.json", quote_path(file_dir?))
         }
         Remedy::ChmodStore => format!("chmod 700 {}", quote_path(file_dir?)),
-        Remedy::Again | Remedy::Force | Remedy::CreateStream | Remedy::Unhold | Remedy::Approve => {
-            return None
-        }
+        Remedy::Again
+        | Remedy::Force
+        | Remedy::NewTurn
+        | Remedy::CreateStream
+        | Remedy::Unhold
+        | Remedy::Approve => return None,
     })
 }
 
@@ -286,6 +301,33 @@ pub fn for_error(g: &Global, e: &Error) -> Option<String> {
             ..
         } => Some(advice(g, *r, Some(run), stream, calls)),
         _ => Some(advice(g, Remedy::of(e)?, run_of(e), stream, &[])),
+    }
+}
+
+/// The help for a failed `resume RUN --agent AGENT`: the commands a
+/// refusal asks for name the agent file this resume was given.
+pub fn for_resume_error(
+    g: &Global,
+    run: &str,
+    agent: &std::path::Path,
+    e: &Error,
+) -> Option<String> {
+    let agent = agent.to_string_lossy();
+    let resume = |more: &[&str]| {
+        let mut args = vec!["resume", run, "--agent", &agent];
+        args.extend_from_slice(more);
+        format!("`{}`", command(g, &args))
+    };
+    match Remedy::of(e) {
+        Some(Remedy::NewTurn) => Some(format!(
+            "continue it with a new user turn: {}",
+            resume(&["--prompt", "TEXT"])
+        )),
+        Some(Remedy::Force) => Some(format!(
+            "if that is intended, {} continues anyway",
+            resume(&["--force"])
+        )),
+        _ => for_error(g, e),
     }
 }
 
@@ -438,6 +480,10 @@ mod tests {
             (Remedy::Answer, "`fisk-admin answer r-1`"),
             (Remedy::Approve, "`fisk-admin approve r-1`"),
             (Remedy::Unhold, "--hold 0"),
+            (
+                Remedy::NewTurn,
+                "`fisk-admin resume r-1 --agent FILE --prompt TEXT`",
+            ),
         ];
         let g = global(&[]);
         for (r, want) in cases {

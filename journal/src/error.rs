@@ -98,8 +98,11 @@ pub enum Remedy {
     Upgrade,
     /// The same command again finishes what was interrupted.
     Again,
-    /// `--force`, once the other writer is known to be gone.
+    /// The same command, forced: a refusal an operator may overrule
+    /// (an agent file that changes the conversation).
     Force,
+    /// Continue a completed run with a new user turn.
+    NewTurn,
     /// List the store to see what is there now.
     List,
     /// Create the stream the store names.

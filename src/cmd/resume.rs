@@ -39,6 +39,11 @@ pub fn run(g: &Global, a: ResumeArgs, style: Style, out: &mut dyn Write) -> CmdR
         force: a.force,
         prompt: a.prompt,
     };
-    let outcome = runner.resume(&a.run, &opts)?;
+    let outcome = runner.resume(&a.run, &opts).map_err(|e| {
+        let help = crate::hint::for_resume_error(g, &a.run, &path, &e);
+        let mut f = Failure::from(e);
+        f.help = help;
+        f
+    })?;
     report(&outcome, g, &path, style, out)
 }

@@ -30,18 +30,6 @@ fn gated(turns: &[String]) -> Fixture {
 
 /// Run a hint line (`next: ...`) the way an operator pastes it, in the
 /// fixture directory.
-fn paste(f: &Fixture, line: &str) -> Run {
-    let out = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(line.replacen("fisk-admin", &bin().display().to_string(), usize::MAX))
-        .current_dir(f.path(""))
-        .env("NO_COLOR", "1")
-        .env("HOME", f.path(""))
-        .output()
-        .unwrap();
-    out.into()
-}
-
 fn next_line(r: &Run) -> String {
     r.stdout
         .lines()
@@ -115,7 +103,7 @@ fn a_gated_call_waits_for_its_approval_and_then_runs_exactly_once() {
     }
     // The run's own hint, pasted: approve, then resume.
     assert!(next.contains("approve gate g1"), "{next}");
-    let r = paste(&f, &next);
+    let r = f.paste(&next);
     assert_eq!(r.code, 0, "{next}: {}{}", r.stdout, r.stderr);
     assert_eq!(counter(&f), ["g1"], "dispatched exactly once");
     let recs: Vec<serde_json::Value> = String::from_utf8(f.bytes("gate"))

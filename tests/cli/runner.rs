@@ -289,9 +289,45 @@ fn blocking_drift_is_refused_unless_forced() {
         r.stderr
     );
     assert_eq!(f.bytes("g"), before);
-    let r = f.resume("g", &["--force"]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    // The help is the forced resume, whole: pasted, it continues the run.
+    let forced = help_command(&r.stderr, "--force");
+    let r = f.paste(&forced);
+    assert_eq!(r.code, 0, "{forced}: {}", r.stderr);
     assert_eq!(f.fold("g")["status"], "completed");
+    // Completed with nothing new: the help continues it with a new turn.
+    let r = f.resume("g", &[]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("nothing new to do"), "{}", r.stderr);
+    let more = help_command(&r.stderr, "--prompt TEXT").replace("TEXT", "more");
+    let r = f.paste(&format!("{more} --force"));
+    // Past the gate: the new turn is in the journal (the script has no
+    // turn left to answer it, so the run then ends in error).
+    assert!(
+        !r.stderr.contains("nothing new to do"),
+        "{more}: {}",
+        r.stderr
+    );
+    let messages = f.fold("g")["messages"].to_string();
+    assert!(
+        messages.contains("more"),
+        "{more}: {}{}",
+        r.stdout,
+        r.stderr
+    );
+}
+
+/// The one backticked command of the `help:` text in `stderr` that holds
+/// `needle`.
+fn help_command(stderr: &str, needle: &str) -> String {
+    let help = stderr.split("help:").nth(1).unwrap_or_default();
+    let found = help
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .find(|c| c.contains(needle));
+    found
+        .unwrap_or_else(|| panic!("no `...{needle}...` in the help: {stderr}"))
+        .to_owned()
 }
 
 #[test]

@@ -227,6 +227,23 @@ impl Fixture {
         cmd
     }
 
+    /// A command line this tool printed for pasting, run by `sh` as an
+    /// operator would paste it (`fisk-admin` is this build), in the same
+    /// environment as [`fisk`](Self::fisk).
+    pub fn paste(&self, line: &str) -> Run {
+        let cmd = self.command(&[]);
+        let line = line.replacen("fisk-admin", &bin().display().to_string(), usize::MAX);
+        let mut sh = Command::new("sh");
+        sh.arg("-c").arg(line);
+        sh.current_dir(self.dir.path()).env_clear();
+        for (k, v) in cmd.get_envs() {
+            if let Some(v) = v {
+                sh.env(k, v);
+            }
+        }
+        sh.output().expect("run sh").into()
+    }
+
     pub fn fisk(&self, args: &[&str]) -> Run {
         self.command(args).output().expect("run fisk-admin").into()
     }

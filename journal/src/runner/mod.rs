@@ -229,8 +229,10 @@ impl Runner<'_> {
         let nothing_new =
             st.pending.is_none() && st.messages.last().is_some_and(|m| m.role == "assistant");
         if st.completed && nothing_new && opts.prompt.is_none() {
-            return Err(refuse(
-                "is completed and there is nothing new to do; pass --prompt TEXT to continue it with a new user turn".into(),
+            return Err(Error::refused_until(
+                run,
+                "is completed and there is nothing new to do",
+                Remedy::NewTurn,
             ));
         }
         // Gate 2: waiting on open deferrals (SPEC 4): refused before
@@ -271,7 +273,7 @@ impl Runner<'_> {
         };
         if let Some(c) = d.changes.iter().find(|c| c.class == Class::Hard) {
             return Err(refuse(format!(
-                "the agent file changes the provider ({}); a run never changes provider, and --force does not change that",
+                "the agent file changes the provider ({}); a run never changes provider, forced or not",
                 describe(c)
             )));
         }
@@ -283,13 +285,17 @@ impl Runner<'_> {
             .collect();
         if !blocking.is_empty() {
             if !opts.force {
-                return Err(refuse(format!(
-                    "the agent file differs in a way that changes the conversation ({}); fix the agent file, or pass --force to continue anyway",
-                    blocking.join(", ")
-                )));
+                return Err(Error::refused_until(
+                    run,
+                    format!(
+                        "the agent file differs in a way that changes the conversation ({}); fix the agent file",
+                        blocking.join(", ")
+                    ),
+                    Remedy::Force,
+                ));
             }
             self.warn(format!(
-                "--force: continuing despite {}",
+                "forced: continuing despite {}",
                 blocking.join(", ")
             ));
         }
