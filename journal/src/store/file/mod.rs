@@ -4,11 +4,14 @@
 //! The module is split by job: `whole` (opening and reading a whole
 //! journal file), `read` (reads, digests and `ls` summaries), `lock` (the
 //! run lock and who holds it, `/proc/locks` read in one place), `dir` (the
-//! directory: no-follow opens, the 0700 mkdir, backup names), `seam` (the
-//! one seam under every write, the OS's or a simulated directory's), `append` (the
-//! appender and its durability order), `create` (new runs, and how a new
-//! journal gets its name), `repair`, `delete` and `upgrade`. This file
-//! holds the store itself: its paths and its listing.
+//! directory: the 0700 mkdir, backup names, open errors), `seam` (the one
+//! seam under every write, the OS's or a simulated directory's, with the
+//! no-follow open and how a new journal gets its name), `append` (the
+//! appender and its durability order), `create` (new runs), `repair`,
+//! `delete`, `upgrade` and `verify` (the directory's own findings and each
+//! journal's). `sim` and `testing` are the simulated directory and the
+//! crash sweep, for tests only. This file holds the store itself: its
+//! paths and its listing.
 
 use crate::error::{Error, Result, Where};
 use crate::id;
