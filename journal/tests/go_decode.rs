@@ -15,7 +15,7 @@
 use journal::gojson::scan::{scan, Note, MAX_DEPTH, SCHEMA_DEPTH};
 use journal::record::{Block, Payload, Record};
 use journal::schema::SchemaSet;
-use journal::verify::check_line;
+use journal::verify::{check_line, check_line_scanned};
 use std::path::{Path, PathBuf};
 
 fn testdata() -> PathBuf {
@@ -71,7 +71,51 @@ fn every_line_the_agent_wrote_reads_unchanged_with_nothing_to_note() {
         assert!(s.notes.is_empty(), "{at}: {:?}", s.notes);
         let c = check_line(&line, Some(&set)).unwrap_or_else(|e| panic!("{at}: {e}"));
         assert!(agree(&Record::decode(&line).unwrap(), &c.record), "{at}");
+        same_as_scanned(&at, &line, &set);
     }
+}
+
+/// The schema check's fast path (one pass, refused at a repeated key) says
+/// of `line` exactly what scanning it whole says: the same refusal, or the
+/// same record, warnings and violations.
+fn same_as_scanned(name: &str, line: &[u8], set: &SchemaSet) {
+    let fast = check_line(line, Some(set));
+    let slow = check_line_scanned(line, set);
+    match (&fast, &slow) {
+        (Ok(a), Ok(b)) => {
+            assert!(agree(&a.record, &b.record), "{name}: the records differ");
+            assert_eq!(format!("{:?}", a.notes), format!("{:?}", b.notes), "{name}");
+            assert_eq!(
+                format!("{:?}", a.violations),
+                format!("{:?}", b.violations),
+                "{name}"
+            );
+        }
+        (Err(_), Err(_)) => {}
+        _ => panic!("{name}: the fast path says {fast:?}, the scan {slow:?}"),
+    }
+}
+
+/// Every line of the fuzz corpora (each file of record_decode, each line
+/// of verify_bytes' and lines_decode's) through both paths.
+#[test]
+fn the_schema_checks_fast_path_says_what_the_whole_scan_says() {
+    let set = SchemaSet::embedded().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus");
+    let mut n = 0;
+    for target in ["record_decode", "verify_bytes", "lines_decode"] {
+        for e in std::fs::read_dir(root.join(target)).unwrap() {
+            let p = e.unwrap().path();
+            let bytes = std::fs::read(&p).unwrap();
+            let name = p.display().to_string();
+            same_as_scanned(&name, &bytes, &set);
+            for line in bytes.split(|b| *b == b'\n') {
+                same_as_scanned(&name, line, &set);
+                n += 1;
+            }
+        }
+    }
+    assert!(n > 500, "only {n} lines: the corpus is missing");
 }
 
 /// An assistant record of the agent's shape with one text and one tool_use
@@ -304,6 +348,7 @@ fn mutants_get_the_verdict_go_gives_them() {
     cases.push(("an invalid byte outside a string", outside, Go::Refuses));
 
     for (name, line, go) in cases {
+        same_as_scanned(name, &line, &set);
         let checked = check_line(&line, Some(&set));
         let decoded = Record::decode(&line);
         // The readers' fast path gives what the scanner's path gives.

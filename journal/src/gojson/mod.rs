@@ -9,6 +9,7 @@
 //! `\u00XX`), and `BTreeMap` gives sorted keys; this formatter adds the rest.
 
 pub mod scan;
+pub mod unique;
 
 use serde::Serialize;
 use serde_json::ser::{CharEscape, Formatter};
