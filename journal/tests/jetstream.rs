@@ -68,6 +68,30 @@ fn two_writers_on_one_run_one_is_fenced_out() {
     }
 }
 
+/// A seq that would leave a gap is the run's own fault (`Error::Gap`,
+/// nothing published), not the store failing: `migrate` goes on with the
+/// next run.
+#[test]
+fn a_gap_is_the_runs_error_not_the_stores() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let store = srv.store(STREAM);
+    let mut app = store.create("gappy").unwrap();
+    assert!(app.append_raw(1, br#"{"seq":1}"#).unwrap());
+    match app.append_raw(3, br#"{"seq":3}"#) {
+        Err(
+            e @ journal::Error::Gap {
+                seq: 3, last: 1, ..
+            },
+        ) => {
+            assert!(!e.is_store_failure(), "{e}");
+        }
+        other => panic!("a gap not refused as one: {other:?}"),
+    }
+    assert_eq!(app.last_seq(), 1);
+    assert_eq!(srv.messages(STREAM), 1);
+}
+
 /// Publish record `seq` as the appender would, but drop the ack: the write
 /// lands, the appender never hears of it.
 fn publish_behind_its_back(

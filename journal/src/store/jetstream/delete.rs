@@ -164,9 +164,10 @@ impl Core {
             );
         let (why, code) = match self.conn.publish(subject.clone(), msg).await {
             Some(Ok(ack)) if ack.stream == self.name => return Ok(Fence::At(ack.sequence)),
+            // This subject's fault, not the store's.
             Some(Ok(ack)) => {
-                return Err(self.err(
-                    Some(run),
+                return Err(self.overlap(
+                    &subject,
                     format!(
                         "the delete's fence on {subject} was stored in stream {} instead of {}; the subjects overlap, check the stream configuration; nothing was deleted",
                         ack.stream, self.name
@@ -201,6 +202,8 @@ impl Core {
                     self.server()
                 )),
             }),
+            // Unanswered, or refused for no reason of the fence's (those are
+            // `Live` above, a full stream `Unfenced`): the server's failure.
             _ => Err(self.err(
                 Some(run),
                 format!("cannot fence the run on {subject} before deleting it ({why}); nothing was deleted"),
@@ -277,6 +280,8 @@ impl Core {
             .sequence(at.saturating_add(1))
             .await
             .map(|_| ())
+            // A purge request that failed: the server's failure (what it
+            // leaves of this run, and the way past it, is in the words).
             .map_err(|e| {
                 self.err(
                     Some(run),
