@@ -57,14 +57,12 @@ pub(super) fn verify_bulk(to: &Store, items: Vec<Copied>) -> Vec<Checked> {
             }
             // The store failed (the server gone): reading each run on its
             // own would wait out the same timeout once per run.
-            (Copied::ToVerify(rep, _), Some(Some(Err(e)))) => {
-                let mut rep = rep;
-                rep.store_failed = true;
+            (Copied::ToVerify(rep, _), Some(Some(Err(e)))) if e.is_store_failure() => {
                 let note = format!("cannot read the copy back to verify it: {e}; re-run to verify");
-                Checked::Now(rep.end(Outcome::Failed, note))
+                Checked::Now(failed_with(rep, &e, note))
             }
-            // Anything irregular: read this run on its own, which also says
-            // what is wrong.
+            // Anything irregular, or a failure that was this run's: read it
+            // on its own, which also says what is wrong.
             (Copied::ToVerify(rep, c), _) => Checked::Now(verify_by_read(to, rep, c)),
             (Copied::Ended(rep), _) => Checked::Earlier(rep),
         })
