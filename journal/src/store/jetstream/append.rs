@@ -7,7 +7,7 @@
 
 use super::conn::new_nonce;
 use super::core::Core;
-use super::delete::is_tombstone;
+use super::subject::is_tombstone;
 use crate::error::{Error, Remedy, Result};
 use crate::fold::{check_append, Append};
 use crate::id;

@@ -150,7 +150,7 @@ impl JetStreamStore {
     /// delete's fence is neither.
     pub fn read_headless(&self, run: &str) -> Result<Headless> {
         let mut messages = self.read_messages(run)?;
-        messages.retain(|m| !super::delete::is_tombstone(&m.body));
+        messages.retain(|m| !super::subject::is_tombstone(&m.body));
         super::sort_by_seq(&mut messages);
         let others = messages.iter().filter(|m| m.subject_seq.is_none()).count();
         let records = messages

@@ -22,6 +22,7 @@ use super::append::{error_code, stream_full, EXPECTED_SUBJECT_HEADER, SUBJECT_FU
 use super::append::{MSG_ID_HEADER, WRONG_LAST_SEQUENCE};
 use super::conn::new_nonce;
 use super::core::Core;
+use super::subject::TOMBSTONE;
 use super::{as_lines, sort_by_seq};
 use crate::error::{Error, Result};
 use crate::id;
@@ -29,16 +30,10 @@ use crate::store::file::FileStore;
 use async_nats::jetstream;
 use std::path::{Path, PathBuf};
 
-/// How a delete's tombstone body starts. It is not JSON, so no reader
-/// takes it for a record: the agent refuses the run (it does not parse),
-/// fisk-admin drops it as a final body that does not decode, and its
-/// writers refuse to open a run that ends on one.
-pub(super) const TOMBSTONE: &[u8] = b"fisk-admin tombstone: ";
-
-/// Whether a message body is a delete's tombstone.
-pub(super) fn is_tombstone(body: &[u8]) -> bool {
-    body.starts_with(TOMBSTONE)
-}
+// The tombstone is what a run's subject holds, which every reader (and
+// the appender) tells apart: it lives with the subject layout; named here
+// too for the verify code that imports it from here.
+pub(super) use super::subject::is_tombstone;
 
 /// What [`Core::fence`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
