@@ -1,17 +1,9 @@
 //! Verifying copies: read back on their own or in bulk, judged against
 //! the source's record count and digest; and deleting a verified source.
 
-use super::copy::Copied;
-use super::report::{failed_with, Outcome, RunReport};
+use super::report::{failed_with, Check, Copied, Outcome, RunReport};
 use super::Options;
 use crate::store::Store;
-
-/// What a copied run must look like when read back.
-#[derive(Debug, Clone)]
-pub(super) struct Check {
-    pub(super) records: usize,
-    pub(super) sha256: String,
-}
 
 /// A report after [`verify_bulk`].
 pub(super) enum Checked {

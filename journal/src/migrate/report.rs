@@ -1,5 +1,7 @@
-//! What migrate says about each run: its [`Outcome`] and [`RunReport`], and
-//! the reports a run ends with when it fails.
+//! What migrate says about each run: its [`Outcome`] and [`RunReport`],
+//! where its copy stands between the phases ([`Copied`], and the
+//! [`Check`] it is verified against), and the reports a run ends with
+//! when it fails.
 
 use crate::error::Error;
 use serde::Serialize;
@@ -100,6 +102,35 @@ impl RunReport {
             self.notes.push(note);
         }
         self
+    }
+}
+
+/// What a copied run must look like when read back.
+#[derive(Debug, Clone)]
+pub(super) struct Check {
+    pub(super) records: usize,
+    pub(super) sha256: String,
+}
+
+/// Where a run's copy stands.
+pub(super) enum Copied {
+    /// Written (or found already there): to be verified against the
+    /// [`Check`].
+    ToVerify(RunReport, Check),
+    /// Its final report (skipped, conflict, failed, dry run, or verified).
+    Ended(RunReport),
+}
+
+impl Copied {
+    pub(super) fn report(&self) -> &RunReport {
+        match self {
+            Copied::ToVerify(rep, _) | Copied::Ended(rep) => rep,
+        }
+    }
+    pub(super) fn into_report(self) -> RunReport {
+        match self {
+            Copied::ToVerify(rep, _) | Copied::Ended(rep) => rep,
+        }
     }
 }
 
