@@ -1,9 +1,9 @@
 //! The JetStream backend's library API against a real nats-server (SPEC 8):
 //! fencing and lost acks on the appender, the bulk reader and its budget,
 //! the bulk digests, `delete_copied`, the create pipeline and the batched
-//! listing (against the run-by-run one, on damaged runs). Each test
-//! starts its own server. What goes through the `fisk-admin` binary is in
-//! `tests/cli/jetstream.rs`.
+//! listing (against the run-by-run one, on damaged runs), and `migrate`'s
+//! bulk verification of copies. Each test starts its own server. What
+//! goes through the `fisk-admin` binary is in `tests/cli/jetstream.rs`.
 // A test (or benchmark) crate: a panic is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
@@ -12,7 +12,7 @@ mod nats_support;
 
 use async_nats::jetstream::stream::Config;
 use journal::store::jetstream::ReadBudget;
-use journal::store::Appender;
+use journal::store::{Appender, Store};
 use nats_support::{publish_interleaved, testdata_runs, NatsServer};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -66,6 +66,30 @@ fn two_writers_on_one_run_one_is_fenced_out() {
     for (e, l) in j.entries.iter().zip(&lines) {
         assert_eq!(e.raw, *l);
     }
+}
+
+/// A seq that would leave a gap is the run's own fault (`Error::Gap`,
+/// nothing published), not the store failing: `migrate` goes on with the
+/// next run.
+#[test]
+fn a_gap_is_the_runs_error_not_the_stores() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let store = srv.store(STREAM);
+    let mut app = store.create("gappy").unwrap();
+    assert!(app.append_raw(1, br#"{"seq":1}"#).unwrap());
+    match app.append_raw(3, br#"{"seq":3}"#) {
+        Err(
+            e @ journal::Error::Gap {
+                seq: 3, last: 1, ..
+            },
+        ) => {
+            assert!(!e.is_store_failure(), "{e}");
+        }
+        other => panic!("a gap not refused as one: {other:?}"),
+    }
+    assert_eq!(app.last_seq(), 1);
+    assert_eq!(srv.messages(STREAM), 1);
 }
 
 /// Publish record `seq` as the appender would, but drop the ack: the write
@@ -816,4 +840,152 @@ fn batched_summaries_of_every_kind_of_run_are_those_read_run_by_run() {
     for id in ["no-assistant", "long-tail-19", "big-tail-00"] {
         assert!(by_id[id]["status"].is_string(), "{id}");
     }
+}
+
+/// The SHA-256 migrate expects for a file journal's clean bytes.
+fn file_digest(bytes: &[u8]) -> (usize, String) {
+    let bodies: Vec<&[u8]> = bytes
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
+    (
+        bodies.len(),
+        journal::migrate::digest(bodies.iter().copied()),
+    )
+}
+
+/// `n` copies of the testdata run `template`, the meta record's run_id
+/// changed to each new id (`<template>-0000`, ...): id -> file bytes.
+fn synth_runs(n: usize, template: &str) -> BTreeMap<String, Vec<u8>> {
+    let text = String::from_utf8(testdata_runs()[template].clone()).unwrap();
+    let from = format!("\"run_id\":\"{template}\"");
+    assert!(text.contains(&from));
+    (0..n)
+        .map(|i| {
+            let id = format!("{template}-{i:04}");
+            let body = text.replacen(&from, &format!("\"run_id\":\"{id}\""), 1);
+            (id, body.into_bytes())
+        })
+        .collect()
+}
+
+/// Verifying copies in bulk (as `migrate` does into a stream) fails the
+/// runs whose records were lost, changed or added to since, and both bulk
+/// reads (one consumer over the prefix, or per group) agree.
+#[test]
+fn bulk_verification_fails_runs_with_missing_changed_or_extra_records() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    // Six copies of the testdata run tool-batch, each under its own id,
+    // stored as a copy stores them (the fenced appender, record by record).
+    let want = synth_runs(6, "tool-batch");
+    let js = srv.store(STREAM);
+    for (id, bytes) in &want {
+        let mut app = js.create(id).unwrap();
+        for (k, line) in bytes
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .enumerate()
+        {
+            assert!(app.append_raw(k as u64 + 1, line).unwrap());
+        }
+    }
+    let expected: Vec<(String, usize, String)> = want
+        .iter()
+        .map(|(id, bytes)| {
+            let (n, sha) = file_digest(bytes);
+            (id.clone(), n, sha)
+        })
+        .chain([("tool-batch-absent".to_owned(), 3, "00".repeat(32))])
+        .collect();
+    let n = expected[0].1 as u64;
+    assert!(n >= 4, "the template run is too short for this test");
+    let sub = |run: &str, seq: u64| journal::store::jetstream::subject("fisk.sessions", run, seq);
+
+    // 0001: record 3 deleted. 0002: record 3 replaced by other bytes.
+    // 0003: one record too many. 0004: the last record's body changed in
+    // place of the original (purged and rewritten). 0000 and 0005 intact.
+    let (s3_1, s3_2, extra, last4) = (
+        sub("tool-batch-0001", 3),
+        sub("tool-batch-0002", 3),
+        sub("tool-batch-0003", n + 1),
+        sub("tool-batch-0004", n),
+    );
+    let last_body = want["tool-batch-0004"]
+        .split(|b| *b == b'\n')
+        .rfind(|l| !l.is_empty())
+        .unwrap()
+        .to_vec();
+    srv.with_js(async move |js| {
+        let stream = js.get_stream(STREAM).await.unwrap();
+        let m = stream.get_last_raw_message_by_subject(&s3_1).await.unwrap();
+        stream.delete_message(m.sequence).await.unwrap();
+        stream.purge().filter(&s3_2).await.unwrap();
+        js.publish(s3_2, "{\"not\":\"the record\"}".into())
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+        js.publish(extra, "{\"extra\":true}".into())
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+        stream.purge().filter(&last4).await.unwrap();
+        let mut changed = last_body;
+        changed.push(b' ');
+        js.publish(last4, changed.into())
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+    });
+
+    let store = Store::JetStream(Box::new(srv.store(STREAM)));
+    let reports = journal::migrate::verify_copies(&store, &expected);
+    let results: BTreeMap<&str, &str> = reports
+        .iter()
+        .map(|r| (r.run.as_str(), r.result.word()))
+        .collect();
+    let failed = [
+        "tool-batch-0001",
+        "tool-batch-0002",
+        "tool-batch-0003",
+        "tool-batch-0004",
+        "tool-batch-absent",
+    ];
+    for r in &reports {
+        let bad = failed.contains(&r.run.as_str());
+        assert_eq!(r.result.ok(), !bad, "{}: {:?}", r.run, r.notes);
+        if bad {
+            assert!(r.sha256.is_none(), "{}", r.run);
+            assert!(!r.notes.is_empty(), "{} failed without a reason", r.run);
+        }
+    }
+    assert_eq!(results["tool-batch-0000"], "copied");
+    assert_eq!(results["tool-batch-0005"], "copied");
+
+    // Both ways of reading in bulk (one consumer over the prefix, filtered
+    // consumers per group) see the same thing; irregular runs are None.
+    let Store::JetStream(js) = &store else {
+        unreachable!()
+    };
+    let runs: Vec<String> = expected.iter().map(|e| e.0.clone()).collect();
+    let whole = js.digests(&runs, u64::MAX);
+    let grouped = js.digests(&runs, 0);
+    let flat = |v: Vec<journal::Result<Option<(u64, String)>>>| -> Vec<Option<(u64, String)>> {
+        v.into_iter().map(|x| x.unwrap()).collect()
+    };
+    let (whole, grouped) = (flat(whole), flat(grouped));
+    assert_eq!(whole, grouped);
+    let by_run: BTreeMap<&str, &Option<(u64, String)>> =
+        runs.iter().map(String::as_str).zip(&whole).collect();
+    assert_eq!(by_run["tool-batch-0000"], &Some((n, expected[0].2.clone())));
+    assert_eq!(by_run["tool-batch-0001"], &None, "a gap is irregular");
+    assert_eq!(
+        by_run["tool-batch-0002"], &None,
+        "a record rewritten out of order is irregular"
+    );
+    assert_eq!(by_run["tool-batch-absent"], &None);
+    assert_eq!(by_run["tool-batch-0003"].as_ref().map(|x| x.0), Some(n + 1));
 }

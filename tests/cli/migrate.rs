@@ -1,33 +1,70 @@
-//! `migrate` between file stores: what one run's failure does to the rest.
+//! `migrate` between file stores, and from and into JetStream: what one
+//! run's failure does to the rest.
 
+use crate::nats_support::{publish_interleaved, NatsServer};
 use crate::support::*;
+
+/// The three healthy runs the tests below copy.
+const THREE: [&str; 3] = ["all-counters", "approvals", "budget-terminal"];
 
 /// Three healthy runs, copied with `--jobs 1` so the first one's failure
 /// comes before the others are started.
 fn migrate_three(prepare: impl Fn(&std::path::Path)) -> (i32, Vec<(String, String, String)>) {
     let src = tempfile::tempdir().expect("src");
-    for run in ["all-counters", "approvals", "budget-terminal"] {
+    for run in THREE {
         std::fs::copy(
             testdata(&format!("runs/{run}.json")),
             src.path().join(format!("{run}.json")),
         )
         .expect("copy");
     }
+    migrate_into_file(&[], &format!("file:{}", s(src.path())), prepare)
+}
+
+/// [`migrate_three`] from a JetStream stream holding the three runs.
+fn migrate_three_from_jetstream(
+    prepare: impl Fn(&std::path::Path),
+) -> (i32, Vec<(String, String, String)>) {
+    let srv = NatsServer::start();
+    srv.spec_stream("SESSIONS", "fisk.sessions.>");
+    let runs: Vec<(String, Vec<Vec<u8>>)> = THREE
+        .iter()
+        .map(|run| {
+            let text = std::fs::read(testdata(&format!("runs/{run}.json"))).expect("read");
+            let bodies = text
+                .split(|b| *b == b'\n')
+                .filter(|l| !l.is_empty())
+                .map(<[u8]>::to_vec)
+                .collect();
+            (run.to_string(), bodies)
+        })
+        .collect();
+    publish_interleaved(&srv, &runs);
+    migrate_into_file(&["--server", &srv.url], "jetstream:SESSIONS", prepare)
+}
+
+/// `migrate --all --jobs 1 -o json` from `from` into a new file store
+/// `prepare` set up first (`global`: flags before the command): the exit
+/// status and each run's result and notes.
+fn migrate_into_file(
+    global: &[&str],
+    from: &str,
+    prepare: impl Fn(&std::path::Path),
+) -> (i32, Vec<(String, String, String)>) {
     let dst = tempfile::tempdir().expect("dst");
     prepare(dst.path());
-    let r = fisk(&[
-        "migrate",
-        "--from",
-        &format!("file:{}", s(src.path())),
-        "--to",
-        &format!("file:{}", s(dst.path())),
-        "--all",
-        "--jobs",
-        "1",
-        "-o",
-        "json",
+    let to = format!("file:{}", s(dst.path()));
+    let mut args = global.to_vec();
+    args.extend([
+        "migrate", "--from", from, "--to", &to, "--all", "--jobs", "1", "-o", "json",
     ]);
-    let rows = r.json()["runs"]
+    let r = fisk(&args);
+    (r.code, rows(&r))
+}
+
+/// Each run's result and notes in a `migrate -o json` report.
+fn rows(r: &Run) -> Vec<(String, String, String)> {
+    r.json()["runs"]
         .as_array()
         .cloned()
         .unwrap_or_default()
@@ -39,13 +76,13 @@ fn migrate_three(prepare: impl Fn(&std::path::Path)) -> (i32, Vec<(String, Strin
                 x["notes"].to_string(),
             )
         })
-        .collect();
-    (r.code, rows)
+        .collect()
 }
 
 /// Issue 14 (review 2.2): a destination run with a symbolic link for its
 /// lock, or a directory named like its journal, is that run's failure; it
-/// used to mark every later healthy run "not attempted".
+/// used to mark every later healthy run "not attempted". From a file store
+/// and from a JetStream stream alike.
 #[test]
 fn a_run_the_destination_refuses_does_not_stop_the_other_runs() {
     let first_line = || {
@@ -60,25 +97,89 @@ fn a_run_the_destination_refuses_does_not_stop_the_other_runs() {
     let directory_journal = |d: &std::path::Path| {
         std::fs::create_dir(d.join("all-counters.json")).expect("mkdir");
     };
-    for (case, prepare) in [
-        (
-            "a symlinked lock",
-            &symlinked_lock as &dyn Fn(&std::path::Path),
-        ),
-        ("a directory named like the journal", &directory_journal),
-    ] {
-        let (code, rows) = migrate_three(prepare);
-        assert_ne!(code, 0, "{case}: the failed run makes the exit non-zero");
-        assert_eq!(rows.len(), 3, "{case}: {rows:?}");
-        for (run, result, note) in &rows {
-            if run == "all-counters" {
-                assert_eq!(result, "failed", "{case}: {note}");
-                assert!(!note.contains("not attempted"), "{case}: {note}");
-            } else {
-                assert_eq!(result, "copied", "{case}: {run}: {note}");
+    type Prepare<'a> = &'a dyn Fn(&std::path::Path);
+    type Migrate = fn(Prepare) -> (i32, Vec<(String, String, String)>);
+    let sources: [(&str, Migrate); 2] = [
+        ("file", |p| migrate_three(p)),
+        ("jetstream", |p| migrate_three_from_jetstream(p)),
+    ];
+    for (from, migrate) in sources {
+        for (case, prepare) in [
+            ("a symlinked lock", &symlinked_lock as Prepare),
+            ("a directory named like the journal", &directory_journal),
+        ] {
+            let case = format!("from {from}, {case}");
+            let (code, rows) = migrate(prepare);
+            assert_ne!(code, 0, "{case}: the failed run makes the exit non-zero");
+            assert_eq!(rows.len(), 3, "{case}: {rows:?}");
+            for (run, result, note) in &rows {
+                if run == "all-counters" {
+                    assert_eq!(result, "failed", "{case}: {note}");
+                    assert!(!note.contains("not attempted"), "{case}: {note}");
+                } else {
+                    assert_eq!(result, "copied", "{case}: {run}: {note}");
+                }
             }
         }
     }
+}
+
+/// The same on a JetStream destination: a run whose subjects the server
+/// maps into another stream (its records would be stored there, not in
+/// the destination) fails on its own, as a fault of its subject's
+/// configuration; it used to count as the store failing, and every run
+/// not yet started was "not attempted".
+#[test]
+fn a_run_a_jetstream_destination_refuses_does_not_stop_the_other_runs() {
+    let conf = tempfile::tempdir().expect("conf");
+    let path = conf.path().join("nats.conf");
+    std::fs::write(
+        &path,
+        "mappings = {\n  \"fisk.sessions.all-counters.*\": \"elsewhere.all-counters.{{wildcard(1)}}\"\n}\n",
+    )
+    .expect("write nats.conf");
+    let srv = NatsServer::start_with(&["-c", s(&path)]);
+    srv.spec_stream("SESSIONS", "fisk.sessions.>");
+    srv.spec_stream("ELSEWHERE", "elsewhere.>");
+    // Every testdata run (fewer than migrate lists the destination for);
+    // all-counters sorts first, so with one job the others come after it.
+    let src = store_copy("runs");
+    let from = format!("file:{}", s(src.path()));
+    let r = fisk(&[
+        "--server",
+        &srv.url,
+        "migrate",
+        "--from",
+        &from,
+        "--to",
+        "jetstream:SESSIONS",
+        "--all",
+        "--jobs",
+        "1",
+        "-o",
+        "json",
+    ]);
+    let rows = rows(&r);
+    assert_ne!(r.code, 0, "the failed run makes the exit non-zero");
+    assert!(rows.len() > 20, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(rows.first().map(|x| x.0.as_str()), Some("all-counters"));
+    for (run, result, note) in &rows {
+        if run == "all-counters" {
+            assert_eq!(result, "failed", "{note}");
+            assert!(
+                note.contains("ELSEWHERE") && note.contains("overlap"),
+                "{note}"
+            );
+            assert!(!note.contains("not attempted"), "{note}");
+        } else {
+            assert_eq!(result, "copied", "{run}: {note}");
+        }
+    }
+    // Nothing of it in the destination; the others all there.
+    let dest = srv.store("SESSIONS");
+    let stored = dest.runs().expect("runs");
+    assert!(!stored.iter().any(|x| x == "all-counters"), "{stored:?}");
+    assert_eq!(stored.len(), rows.len() - 1);
 }
 
 /// Runs the agent refuses (no meta record, another run's meta, a version

@@ -1,17 +1,9 @@
 //! Verifying copies: read back on their own or in bulk, judged against
 //! the source's record count and digest; and deleting a verified source.
 
-use super::copy::Copied;
-use super::report::{failed_with, Outcome, RunReport};
+use super::report::{failed_with, Check, Copied, Outcome, RunReport};
 use super::Options;
 use crate::store::Store;
-
-/// What a copied run must look like when read back.
-#[derive(Debug, Clone)]
-pub(super) struct Check {
-    pub(super) records: usize,
-    pub(super) sha256: String,
-}
 
 /// A report after [`verify_bulk`].
 pub(super) enum Checked {
@@ -57,14 +49,12 @@ pub(super) fn verify_bulk(to: &Store, items: Vec<Copied>) -> Vec<Checked> {
             }
             // The store failed (the server gone): reading each run on its
             // own would wait out the same timeout once per run.
-            (Copied::ToVerify(rep, _), Some(Some(Err(e)))) => {
-                let mut rep = rep;
-                rep.store_failed = true;
+            (Copied::ToVerify(rep, _), Some(Some(Err(e)))) if e.is_store_failure() => {
                 let note = format!("cannot read the copy back to verify it: {e}; re-run to verify");
-                Checked::Now(rep.end(Outcome::Failed, note))
+                Checked::Now(failed_with(rep, &e, note))
             }
-            // Anything irregular: read this run on its own, which also says
-            // what is wrong.
+            // Anything irregular, or a failure that was this run's: read it
+            // on its own, which also says what is wrong.
             (Copied::ToVerify(rep, c), _) => Checked::Now(verify_by_read(to, rep, c)),
             (Copied::Ended(rep), _) => Checked::Earlier(rep),
         })

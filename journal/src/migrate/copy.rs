@@ -1,8 +1,8 @@
 //! Copying one run into the destination: compared first, then continued or
 //! created, records appended as they are stored in the source.
 
-use super::check::{after_verify, judge, verify_by_read, Check};
-use super::report::{append_failed, changed_meanwhile, failed, Outcome, RunReport};
+use super::check::{after_verify, judge, verify_by_read};
+use super::report::{append_failed, changed_meanwhile, failed, Check, Copied, Outcome, RunReport};
 use super::select::{read_source, Source};
 use super::{Created, Cx, Options, Progress};
 use crate::digest::digest;
@@ -11,28 +11,6 @@ use crate::lines::Tail;
 use crate::record::Entry;
 use crate::store::{Appender, Journal, Prefetched, Store};
 use std::sync::atomic::Ordering;
-
-/// Where a run's copy stands.
-pub(super) enum Copied {
-    /// Written (or found already there): to be verified against the
-    /// [`Check`].
-    ToVerify(RunReport, Check),
-    /// Its final report (skipped, conflict, failed, dry run, or verified).
-    Ended(RunReport),
-}
-
-impl Copied {
-    pub(super) fn report(&self) -> &RunReport {
-        match self {
-            Copied::ToVerify(rep, _) | Copied::Ended(rep) => rep,
-        }
-    }
-    pub(super) fn into_report(self) -> RunReport {
-        match self {
-            Copied::ToVerify(rep, _) | Copied::Ended(rep) => rep,
-        }
-    }
-}
 
 /// How appending a run's records ended.
 enum AppendEnd {

@@ -27,7 +27,8 @@
 //! The parts: `select` (which runs, and each source run read and
 //! checked), `copy` (into the destination), `orphan` (runs without a meta
 //! record), `check` (reading copies back, then deleting sources) and
-//! `report` (what each run ends with).
+//! `report` (where each run's copy stands, and what it ends with: the
+//! leaf the others share, so no two of them import each other).
 
 mod check;
 mod copy;
@@ -41,8 +42,9 @@ pub use self::report::{Outcome, RunReport};
 pub use self::select::select;
 pub use crate::digest::{digest, hex};
 
-use self::check::{after_verify, verify_bulk, Check, Checked};
-use self::copy::{after_create, batch_of, copy_run, Copied};
+use self::check::{after_verify, verify_bulk, Checked};
+use self::copy::{after_create, batch_of, copy_run};
+use self::report::{Check, Copied};
 use self::select::read_source;
 use crate::error::{Error, Result};
 use crate::store::{release, Creator, NewRunSender, Prefetched, ReadBudget, Store};

@@ -1,5 +1,7 @@
-//! What migrate says about each run: its [`Outcome`] and [`RunReport`], and
-//! the reports a run ends with when it fails.
+//! What migrate says about each run: its [`Outcome`] and [`RunReport`],
+//! where its copy stands between the phases ([`Copied`], and the
+//! [`Check`] it is verified against), and the reports a run ends with
+//! when it fails.
 
 use crate::error::Error;
 use serde::Serialize;
@@ -103,6 +105,35 @@ impl RunReport {
     }
 }
 
+/// What a copied run must look like when read back.
+#[derive(Debug, Clone)]
+pub(super) struct Check {
+    pub(super) records: usize,
+    pub(super) sha256: String,
+}
+
+/// Where a run's copy stands.
+pub(super) enum Copied {
+    /// Written (or found already there): to be verified against the
+    /// [`Check`].
+    ToVerify(RunReport, Check),
+    /// Its final report (skipped, conflict, failed, dry run, or verified).
+    Ended(RunReport),
+}
+
+impl Copied {
+    pub(super) fn report(&self) -> &RunReport {
+        match self {
+            Copied::ToVerify(rep, _) | Copied::Ended(rep) => rep,
+        }
+    }
+    pub(super) fn into_report(self) -> RunReport {
+        match self {
+            Copied::ToVerify(rep, _) | Copied::Ended(rep) => rep,
+        }
+    }
+}
+
 /// The run failed with `e`: its message is the note.
 pub(super) fn failed(rep: RunReport, e: Error) -> RunReport {
     let note = e.to_string();
@@ -118,7 +149,9 @@ pub(super) fn failed_with(mut rep: RunReport, e: &Error, note: String) -> RunRep
 
 /// An append failed after `stored` records of the run.
 pub(super) fn append_failed(rep: RunReport, err: Error, stored: u64) -> RunReport {
-    let note = if matches!(err, Error::Refused { .. }) {
+    // A refusal, or a subject the destination's configuration gives to
+    // another stream: a re-run meets the same.
+    let note = if matches!(err, Error::Refused { .. } | Error::Config { .. }) {
         format!("{err} (after {stored} records of this run were copied; this destination cannot take the rest)")
     } else {
         format!("{err} (after {stored} records of this run were copied; re-run to continue)")

@@ -7,7 +7,7 @@
 
 use super::conn::new_nonce;
 use super::core::Core;
-use super::delete::is_tombstone;
+use super::subject::is_tombstone;
 use crate::error::{Error, Remedy, Result};
 use crate::fold::{check_append, Append};
 use crate::id;
@@ -197,8 +197,9 @@ impl Writer {
         };
         match outcome {
             Ok(ack) if ack.stream == st.name => Ok(ack.sequence),
-            Ok(ack) => Err(st.err(
-                Some(&self.run),
+            // This subject's fault, not the store's: other runs go on.
+            Ok(ack) => Err(st.overlap(
+                &subject,
                 format!(
                     "seq {seq} was stored in stream {} instead of {}; the subjects overlap, check the stream configuration",
                     ack.stream, st.name
@@ -275,6 +276,8 @@ impl Writer {
                         },
                     });
                 }
+                // Unanswered, or refused for none of the run's own reasons
+                // above: the server's failure.
                 Err(st.err(
                     Some(&self.run),
                     format!(
@@ -326,13 +329,12 @@ impl Writer {
         match check_append(self.last_seq, seq) {
             Append::Next => Ok(true),
             Append::Duplicate => Ok(false),
-            Append::Gap => Err(self.core.err(
-                Some(&self.run),
-                format!(
-                    "seq {seq} does not follow the last stored seq {}: a gap",
-                    self.last_seq
-                ),
-            )),
+            // The run's records, not the store: nothing is published.
+            Append::Gap => Err(Error::Gap {
+                run: self.run.clone(),
+                seq,
+                last: self.last_seq,
+            }),
         }
     }
 

@@ -150,7 +150,7 @@ impl JetStreamStore {
     /// delete's fence is neither.
     pub fn read_headless(&self, run: &str) -> Result<Headless> {
         let mut messages = self.read_messages(run)?;
-        messages.retain(|m| !super::delete::is_tombstone(&m.body));
+        messages.retain(|m| !super::subject::is_tombstone(&m.body));
         super::sort_by_seq(&mut messages);
         let others = messages.iter().filter(|m| m.subject_seq.is_none()).count();
         let records = messages
@@ -220,15 +220,16 @@ impl JetStreamStore {
     /// one per group of runs) instead of a read per run. `Ok(None)` for a
     /// run whose messages are not exactly its record subjects 1..N in
     /// stream order (absent, gaps, stray subjects, records rewritten out of
-    /// order): the caller reads such a run on its own. The whole call fails
-    /// when a group cannot be read.
+    /// order): the caller reads such a run on its own. When a group cannot
+    /// be read, each of its runs gets the store's failure (or, when it was
+    /// none, `Ok(None)`: read on its own).
     pub fn digests(&self, runs: &[String], records: u64) -> Vec<Result<Option<(u64, String)>>> {
         let (core, owned) = (self.core.clone(), runs.to_vec());
         match self.task(async move { core.digests(owned, records).await }) {
             Ok(v) => v,
             Err(e) => runs
                 .iter()
-                .map(|_| Err(self.core.err(None, e.to_string())))
+                .map(|_| self.core.for_each_run(&e).map_or(Ok(None), Err))
                 .collect(),
         }
     }

@@ -74,7 +74,9 @@ impl Core {
 
     /// Count and SHA-256 of each run, read back in bulk: see
     /// [`JetStreamStore::digests`](super::JetStreamStore::digests). Fails
-    /// as a whole when a group cannot be read.
+    /// as a whole when the stream's info cannot be read; a group that
+    /// cannot be read gives each of its runs the store's failure, or
+    /// `Ok(None)` (read on its own) when it was not one.
     pub(super) async fn digests(
         &self,
         runs: Vec<String>,
@@ -86,7 +88,9 @@ impl Core {
                 let n = g.len();
                 match self.digest_group(&g, whole).await {
                     Ok(v) => v.into_iter().map(Ok).collect::<Vec<_>>(),
-                    Err(e) => (0..n).map(|_| Err(self.err(None, e.to_string()))).collect(),
+                    Err(e) => (0..n)
+                        .map(|_| self.for_each_run(&e).map_or(Ok(None), Err))
+                        .collect(),
                 }
             })
             .buffered(2)

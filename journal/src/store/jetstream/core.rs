@@ -87,14 +87,81 @@ impl Core {
         &self.conn.server
     }
 
-    /// The server failed a request: about the stream (and a run's
-    /// subjects, when it was about one run).
+    /// The server or the connection failed a request: no answer, a
+    /// timeout, a transport error, an error the server gave for a request
+    /// it could not serve. `Error::Unavailable`, about the stream (and a
+    /// run's subjects, when the request was for one run): a store-wide
+    /// failure ([`Error::is_store_failure`]), on which `migrate` stops
+    /// starting runs, since every further one would fail the same way.
+    ///
+    /// The rule for every error this backend makes: `err` (and the other
+    /// `Unavailable`s: the runtime, a thread, randomness, the connection,
+    /// a full stream) only for what is the store's and not one run's. What
+    /// a run's own subjects or messages show is that run's, with its typed
+    /// variant, and the next run is tried: a seq that would leave a gap
+    /// (`Error::Gap`), a record stored in another stream because the
+    /// subject overlaps it ([`overlap`](Self::overlap): `Error::Config` at
+    /// the subject), a body that does not parse or a record missing
+    /// ([`corrupt`](Self::corrupt): `Error::Corrupt` at the subject), a
+    /// fence another writer or a delete holds (`Error::Live`,
+    /// `Error::Exists`, `Error::Refused`), a record too large
+    /// (`Error::Refused`), a run changed while copied
+    /// (`Error::SourceChanged`).
     pub(super) fn err(&self, run: Option<&str>, message: String) -> Error {
         Error::Unavailable {
             at: match run {
                 Some(r) => self.at_run(r),
                 None => self.place(),
             },
+            message,
+        }
+    }
+
+    /// A request over many runs failed with `e`: what each of them gets.
+    /// A store failure is each run's as it is (its place and words);
+    /// anything else (an invalid id among them) is no verdict on the
+    /// others: `None`, and each run is read on its own, which says what is
+    /// wrong with it.
+    pub(super) fn for_each_run(&self, e: &Error) -> Option<Error> {
+        if !e.is_store_failure() {
+            return None;
+        }
+        Some(match e {
+            Error::Unavailable { at, message } => Error::Unavailable {
+                at: at.clone(),
+                message: message.clone(),
+            },
+            Error::NoStream { stream, server } => Error::NoStream {
+                stream: stream.clone(),
+                server: server.clone(),
+            },
+            other => self.err(None, other.to_string()),
+        })
+    }
+
+    /// A message published on `subject` was stored in another stream:
+    /// that stream's subjects (or a subject mapping) take this run's
+    /// subject. A fault of this subject's configuration, not of the store:
+    /// other runs' subjects may well be this stream's.
+    pub(super) fn overlap(&self, subject: &str, message: String) -> Error {
+        Error::Config {
+            at: self.at_subject(subject.to_owned(), 0),
+            message,
+        }
+    }
+
+    /// What run `run` holds on `subject` (record `position` of it, 0 where
+    /// not known) breaks it: its own corruption.
+    pub(super) fn corrupt(
+        &self,
+        run: &str,
+        subject: String,
+        position: usize,
+        message: String,
+    ) -> Error {
+        Error::Corrupt {
+            run: run.to_owned(),
+            at: self.at_subject(subject, position),
             message,
         }
     }

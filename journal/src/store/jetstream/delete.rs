@@ -22,6 +22,7 @@ use super::append::{error_code, stream_full, EXPECTED_SUBJECT_HEADER, SUBJECT_FU
 use super::append::{MSG_ID_HEADER, WRONG_LAST_SEQUENCE};
 use super::conn::new_nonce;
 use super::core::Core;
+use super::subject::TOMBSTONE;
 use super::{as_lines, sort_by_seq};
 use crate::error::{Error, Result};
 use crate::id;
@@ -29,16 +30,10 @@ use crate::store::file::FileStore;
 use async_nats::jetstream;
 use std::path::{Path, PathBuf};
 
-/// How a delete's tombstone body starts. It is not JSON, so no reader
-/// takes it for a record: the agent refuses the run (it does not parse),
-/// fisk-admin drops it as a final body that does not decode, and its
-/// writers refuse to open a run that ends on one.
-pub(super) const TOMBSTONE: &[u8] = b"fisk-admin tombstone: ";
-
-/// Whether a message body is a delete's tombstone.
-pub(super) fn is_tombstone(body: &[u8]) -> bool {
-    body.starts_with(TOMBSTONE)
-}
+// The tombstone is what a run's subject holds, which every reader (and
+// the appender) tells apart: it lives with the subject layout; named here
+// too for the verify code that imports it from here.
+pub(super) use super::subject::is_tombstone;
 
 /// What [`Core::fence`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,9 +159,10 @@ impl Core {
             );
         let (why, code) = match self.conn.publish(subject.clone(), msg).await {
             Some(Ok(ack)) if ack.stream == self.name => return Ok(Fence::At(ack.sequence)),
+            // This subject's fault, not the store's.
             Some(Ok(ack)) => {
-                return Err(self.err(
-                    Some(run),
+                return Err(self.overlap(
+                    &subject,
                     format!(
                         "the delete's fence on {subject} was stored in stream {} instead of {}; the subjects overlap, check the stream configuration; nothing was deleted",
                         ack.stream, self.name
@@ -201,6 +197,8 @@ impl Core {
                     self.server()
                 )),
             }),
+            // Unanswered, or refused for no reason of the fence's (those are
+            // `Live` above, a full stream `Unfenced`): the server's failure.
             _ => Err(self.err(
                 Some(run),
                 format!("cannot fence the run on {subject} before deleting it ({why}); nothing was deleted"),
@@ -277,6 +275,8 @@ impl Core {
             .sequence(at.saturating_add(1))
             .await
             .map(|_| ())
+            // A purge request that failed: the server's failure (what it
+            // leaves of this run, and the way past it, is in the words).
             .map_err(|e| {
                 self.err(
                     Some(run),

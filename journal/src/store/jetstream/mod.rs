@@ -37,14 +37,15 @@
 //! wildcard fence refuses, in constant time.
 //!
 //! The module is split by job: `blocking` (the facade), `core` (binding,
-//! places, listing), `config` (the stream policy, pure), `conn` (the
-//! runtime and the connection), `subject` (the subject layout), `read`
-//! (single runs and summaries), `list` (the summaries of many runs,
-//! batched), `pull` (the one pull-consumer drain),
-//! `bulk` (migrate's many-run reads), `append` (the fenced writer),
-//! `chain` (the pipelined create), `delete` (`rm` and migrate's delete,
-//! each fencing the run first), `orphan` (runs without a meta record) and
-//! `upgrade`.
+//! places, listing, and which errors are the store's and which one
+//! run's), `config` (the stream policy, pure), `conn` (the runtime and
+//! the connection), `subject` (the subject layout, and a delete's
+//! tombstone told from a record), `read` (single runs and summaries),
+//! `list` (the summaries of many runs, batched), `pull` (the one
+//! pull-consumer drain), `bulk` (migrate's many-run reads), `append` (the
+//! fenced writer), `chain` (the pipelined create), `delete` (`rm` and
+//! migrate's delete, each fencing the run first), `orphan` (runs without
+//! a meta record) and `upgrade`.
 
 mod append;
 mod blocking;

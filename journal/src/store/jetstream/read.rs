@@ -186,6 +186,8 @@ impl Core {
         let count = drain.count();
         let mut out = Vec::with_capacity(usize::try_from(count).unwrap_or(0).min(1 << 16));
         while let Some(m) = drain.next().await? {
+            // A delivery the server sent without its metadata: the
+            // server's fault, not the run's.
             let stream_seq = m.info().map(|i| i.stream_sequence).map_err(|e| {
                 self.err(
                     Some(run),
@@ -365,8 +367,10 @@ impl Core {
     /// The body of a stored message as a record.
     pub(super) fn decode_body(&self, run: &str, m: &StreamMessage) -> Result<Record> {
         Record::decode(&m.payload).map_err(|e| {
-            self.err(
-                Some(run),
+            self.corrupt(
+                run,
+                m.subject.to_string(),
+                0,
                 format!("the body on {} does not parse: {e}", m.subject),
             )
         })
@@ -375,16 +379,15 @@ impl Core {
     /// A run whose last message is a record but whose meta record is gone.
     pub(super) fn no_meta(&self, run: &str) -> Error {
         let subject = self.subject(run, 1);
-        self.err(Some(run), format!("no meta record on {subject}"))
+        let message = format!("no meta record on {subject}");
+        self.corrupt(run, subject, 1, message)
     }
 
     /// Record `n`, before the run's last, is gone.
     pub(super) fn missing(&self, run: &str, n: u64) -> Error {
         let subject = self.subject(run, n);
-        self.err(
-            Some(run),
-            format!("record {n} is missing ({subject}): records were lost"),
-        )
+        let message = format!("record {n} is missing ({subject}): records were lost");
+        self.corrupt(run, subject, usize::try_from(n).unwrap_or(0), message)
     }
 
     /// The summary from the meta record, the `tail` (in seq order, from the

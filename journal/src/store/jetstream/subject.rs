@@ -1,9 +1,21 @@
 //! The subject layout: seq 1 (the meta record) on `<prefix>.<id>._meta`,
 //! seq N on `<prefix>.<id>.<N>`; a token that is neither (a sign, a leading
-//! zero, `1`) names no record. And a run's messages as stored, and in seq
-//! order as the lines of a journal.
+//! zero, `1`) names no record. And a run's messages as stored (a delete's
+//! tombstone told apart from a record), and in seq order as the lines of a
+//! journal.
 
 use super::core::Core;
+
+/// How a delete's tombstone body starts (`delete.rs` publishes it). It is
+/// not JSON, so no reader takes it for a record: the agent refuses the run
+/// (it does not parse), fisk-admin drops it as a final body that does not
+/// decode, and its writers refuse to open a run that ends on one.
+pub(super) const TOMBSTONE: &[u8] = b"fisk-admin tombstone: ";
+
+/// Whether a message body is a delete's tombstone.
+pub(super) fn is_tombstone(body: &[u8]) -> bool {
+    body.starts_with(TOMBSTONE)
+}
 
 /// A message of a run as stored.
 #[derive(Debug, Clone)]
