@@ -61,6 +61,14 @@ impl Where {
     }
 }
 
+/// A store as the place a run is in: "directory D", "stream S on URL".
+fn in_store(at: &Where) -> String {
+    match at {
+        Where::Path(d) => format!("directory {}", shown(d)),
+        other => other.to_string(),
+    }
+}
+
 impl fmt::Display for Where {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -194,8 +202,11 @@ pub enum Error {
         hold_secs: u64,
     },
 
-    #[error("run {run} already exists in {location}; pick another id, or continue it instead of creating it")]
-    Exists { run: String, location: String },
+    #[error(
+        "run {run} already exists in {}; pick another id, or continue it instead of creating it",
+        in_store(at)
+    )]
+    Exists { run: String, at: Where },
 
     #[error(
         "run {run}: {at} is a torn final line (an unfinished write); nothing is appended onto it"
@@ -325,6 +336,7 @@ impl Error {
     pub fn place(&self) -> Option<&Where> {
         match self {
             Error::NotFound { at, .. }
+            | Error::Exists { at, .. }
             | Error::Corrupt { at, .. }
             | Error::TornTail { at, .. }
             | Error::Config { at, .. }

@@ -3,7 +3,7 @@
 
 use super::seam::Dir;
 use super::FileStore;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Where};
 use std::io;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
@@ -23,7 +23,7 @@ pub(super) fn open_error(path: &Path, e: io::Error) -> Error {
 pub(super) fn exists(run: &str, dir: &Path) -> Error {
     Error::Exists {
         run: run.to_owned(),
-        location: format!("directory {}", crate::shell::shown(dir)),
+        at: Where::Path(dir.to_path_buf()),
     }
 }
 

@@ -264,7 +264,7 @@ impl Writer {
                     return Err(match found {
                         Ok(Some(_)) if seq == 1 => Error::Exists {
                             run: self.run.clone(),
-                            location: st.describe(),
+                            at: st.place(),
                         },
                         _ => Error::Live {
                             run: self.run.clone(),

@@ -237,7 +237,7 @@ impl Core {
     pub(super) fn exists_error(&self, run: &str) -> Error {
         Error::Exists {
             run: run.to_owned(),
-            location: self.describe(),
+            at: self.place(),
         }
     }
 }

@@ -22,18 +22,13 @@ use super::append::{error_code, stream_full, EXPECTED_SUBJECT_HEADER, SUBJECT_FU
 use super::append::{MSG_ID_HEADER, WRONG_LAST_SEQUENCE};
 use super::conn::new_nonce;
 use super::core::Core;
-use super::subject::TOMBSTONE;
+use super::subject::{is_tombstone, TOMBSTONE};
 use super::{as_lines, sort_by_seq};
 use crate::error::{Error, Result};
 use crate::id;
 use crate::store::file::FileStore;
 use async_nats::jetstream;
 use std::path::{Path, PathBuf};
-
-// The tombstone is what a run's subject holds, which every reader (and
-// the appender) tells apart: it lives with the subject layout; named here
-// too for the verify code that imports it from here.
-pub(super) use super::subject::is_tombstone;
 
 /// What [`Core::fence`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

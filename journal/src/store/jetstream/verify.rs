@@ -3,7 +3,7 @@
 //! (a subject that does not name its record's seq) before their bodies go
 //! through the one line checker as the lines of a journal.
 
-use super::delete::is_tombstone;
+use super::subject::is_tombstone;
 use super::{as_lines, sort_by_seq, ConfigProblem, Orphan, RunMessage};
 use crate::record::Record;
 use crate::verify::{file_finding, verify_bytes, Code, Finding, RecordCheck, Report};
