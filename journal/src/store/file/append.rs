@@ -105,7 +105,7 @@ impl Drop for DirMedia {
         }
         if let Some(lock) = &debris.lock {
             if !self.dir.exists(&debris.real) {
-                let _ = std::fs::remove_file(lock);
+                let _ = self.dir.unlink(lock);
             }
         }
     }

@@ -147,7 +147,9 @@ pub fn config_notes(c: &stream::Config) -> Vec<String> {
         ));
     }
     if c.deny_purge {
-        out.push("deny_purge is true: runs cannot be deleted (rm, migrate --delete-source)".into());
+        out.push(
+            "deny_purge is true: runs cannot be deleted from the stream, nor moved off it".into(),
+        );
     }
     if c.storage == stream::StorageType::Memory {
         out.push("storage is memory: every session is lost when the servers restart".into());
