@@ -85,11 +85,17 @@ pub(super) fn after_create(
     let (from, to, opts, progress) = (cx.from, cx.to, cx.opts, cx.progress);
     let want = check.records as u64;
     match ended {
-        Some((n, Ok(()))) if n == want => {
+        Some(Created {
+            stored: n,
+            end: Ok(()),
+        }) if n == want => {
             rep.appended = n;
             Copied::ToVerify(rep, check)
         }
-        Some((n, Ok(()))) => {
+        Some(Created {
+            stored: n,
+            end: Ok(()),
+        }) => {
             rep.appended = n;
             Copied::Ended(changed_meanwhile(rep, 0, check.records))
         }
@@ -98,7 +104,10 @@ pub(super) fn after_create(
         // the creator). `dest`, what the bulk read found there, settles a
         // byte-identical prefix; anything else is read on its own, which
         // also says where it differs.
-        Some((0, Err(Error::Exists { .. } | Error::Live { .. }))) => {
+        Some(Created {
+            stored: 0,
+            end: Err(Error::Exists { .. } | Error::Live { .. }),
+        }) => {
             let run = rep.run.clone();
             let source = match read_source(from, &run, opts, None) {
                 Ok(src) => src,
@@ -126,7 +135,10 @@ pub(super) fn after_create(
                 _ => write_dest(to, &run, opts, progress, source, false),
             }
         }
-        Some((n, Err(e))) => {
+        Some(Created {
+            stored: n,
+            end: Err(e),
+        }) => {
             rep.appended = n;
             Copied::Ended(append_failed(rep, e, n))
         }

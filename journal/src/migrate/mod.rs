@@ -159,8 +159,13 @@ impl Abort {
     }
 }
 
-/// How the creator ended a run: records stored, and the outcome.
-type Created = (u64, Result<()>);
+/// How the creator ended a run.
+struct Created {
+    /// Records stored (duplicates skipped not counted).
+    stored: u64,
+    /// How it ended.
+    end: Result<()>,
+}
 
 /// Where one run stands after the first pass.
 enum Step {
@@ -228,7 +233,7 @@ fn create_new_runs(cx: &Cx, creator: Creator) -> HashMap<usize, Created> {
             cx.abort
                 .store_failed(cx.runs.get(i).map_or("?", String::as_str));
         }
-        ended.insert(i, (n, r));
+        ended.insert(i, Created { stored: n, end: r });
     });
     ended
 }
@@ -366,9 +371,13 @@ fn finish_created(
     let refused: Vec<(String, u64)> = steps
         .iter()
         .filter_map(|(step, ended)| match (step, ended) {
-            (Step::Sent(rep, c), Some((0, Err(Error::Exists { .. } | Error::Live { .. })))) => {
-                Some((rep.run.clone(), c.records as u64))
-            }
+            (
+                Step::Sent(rep, c),
+                Some(Created {
+                    stored: 0,
+                    end: Err(Error::Exists { .. } | Error::Live { .. }),
+                }),
+            ) => Some((rep.run.clone(), c.records as u64)),
             _ => None,
         })
         .collect();
