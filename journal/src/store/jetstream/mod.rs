@@ -45,7 +45,8 @@
 //! pull-consumer drain), `bulk` (migrate's many-run reads), `append` (the
 //! fenced writer), `chain` (the pipelined create), `delete` (`rm` and
 //! migrate's delete, each fencing the run first), `orphan` (runs without
-//! a meta record) and `upgrade`.
+//! a meta record), `upgrade` and `verify` (the stream's findings and each
+//! run's, over its messages in seq order).
 
 mod append;
 mod blocking;
