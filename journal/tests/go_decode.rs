@@ -96,6 +96,40 @@ fn same_as_scanned(name: &str, line: &[u8], set: &SchemaSet) {
     }
 }
 
+/// serde_json's raw-value token key is an ordinary key for Go: both paths
+/// read it as one, on a line that takes the fast path and on one that a
+/// repeated key sends to the scan.
+#[test]
+fn a_key_serde_json_reserves_is_an_ordinary_key_on_both_paths() {
+    let set = SchemaSet::embedded().unwrap();
+    let top = r#"{"$serde_json::private::RawValue":"{\"seq\":3}"}"#;
+    let base = String::from_utf8(assistant("{}", "hi")).unwrap();
+    let nested = base.replacen(
+        r#""in_tokens":100"#,
+        r#""x":{"$serde_json::private::RawValue":"nope"},"in_tokens":100"#,
+        1,
+    );
+    let repeated = nested.replacen(r#""in_tokens":100"#, r#""in_tokens":1,"in_tokens":100"#, 1);
+    for (name, line) in [
+        ("top", top.to_owned()),
+        ("nested", nested),
+        ("repeated", repeated),
+    ] {
+        same_as_scanned(name, line.as_bytes(), &set);
+        let slow = check_line_scanned(line.as_bytes(), &set);
+        if let Ok(c) = &slow {
+            assert_ne!(c.record.seq, 3, "{name}: the token was read as raw JSON");
+            assert!(
+                c.violations
+                    .iter()
+                    .all(|v| !v.message.contains("could not be checked")),
+                "{name}: {:?}",
+                c.violations
+            );
+        }
+    }
+}
+
 /// Every line of the fuzz corpora (each file of record_decode, each line
 /// of verify_bytes' and lines_decode's) through both paths.
 #[test]

@@ -56,7 +56,7 @@ fn refused(set: &SchemaSet, bytes: &[u8], e: &DecodeError) -> (Vec<Violation>, O
     )];
     let value = journal::gojson::scan::scan(bytes)
         .ok()
-        .and_then(|s| serde_json::from_slice::<serde_json::Value>(&s.shallow()).ok());
+        .and_then(|s| journal::gojson::unique::value(&s.shallow()).ok());
     let seq = value.as_ref().and_then(|v| v.get("seq")?.as_u64());
     if let Some(v) = value {
         out.extend(set.validate(&v));

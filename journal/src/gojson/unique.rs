@@ -12,6 +12,13 @@
 //! scan would have noted nothing and left the bytes as they are, so the
 //! value is the one the scan's bytes parse to. When it gives `None` the
 //! caller scans, and says what the scan found.
+//!
+//! The scanned bytes are then built into a value by [`value`], the same
+//! visitor with the last of a repeated key kept. Neither goes through
+//! `serde_json::Value`'s own `Deserialize`: with serde_json's `raw_value`
+//! feature it takes an object whose only key is
+//! `$serde_json::private::RawValue` for a raw value token, where Go (and
+//! the readers) see an ordinary object.
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
@@ -26,6 +33,12 @@ pub fn parse(line: &[u8]) -> Option<(Value, usize)> {
         .map(|u| (u.value, u.depth))
 }
 
+/// `bytes` as a value, the last of a repeated key kept (as Go keeps it):
+/// for bytes the scan has already judged.
+pub fn value(bytes: &[u8]) -> serde_json::Result<Value> {
+    serde_json::from_slice::<LastWins>(bytes).map(|u| u.0.value)
+}
+
 struct Unique {
     value: Value,
     depth: usize,
@@ -33,11 +46,41 @@ struct Unique {
 
 impl<'de> Deserialize<'de> for Unique {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Unique, D::Error> {
-        d.deserialize_any(UniqueVisitor)
+        d.deserialize_any(UniqueVisitor { repeats: false })
     }
 }
 
-struct UniqueVisitor;
+/// [`Unique`], a repeated key's last value kept.
+struct LastWins(Unique);
+
+impl<'de> Deserialize<'de> for LastWins {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<LastWins, D::Error> {
+        d.deserialize_any(UniqueVisitor { repeats: true })
+            .map(LastWins)
+    }
+}
+
+/// Builds a value; `repeats`: a repeated key is let through (its last
+/// value kept) rather than refused.
+#[derive(Clone, Copy)]
+struct UniqueVisitor {
+    repeats: bool,
+}
+
+impl UniqueVisitor {
+    fn element<'de, A: SeqAccess<'de>>(self, seq: &mut A) -> Result<Option<Unique>, A::Error> {
+        match self.repeats {
+            true => Ok(seq.next_element::<LastWins>()?.map(|l| l.0)),
+            false => seq.next_element::<Unique>(),
+        }
+    }
+    fn member<'de, A: MapAccess<'de>>(self, map: &mut A) -> Result<Unique, A::Error> {
+        match self.repeats {
+            true => Ok(map.next_value::<LastWins>()?.0),
+            false => map.next_value::<Unique>(),
+        }
+    }
+}
 
 fn scalar<E>(value: Value) -> Result<Unique, E> {
     Ok(Unique { value, depth: 0 })
@@ -79,7 +122,7 @@ impl<'de> Visitor<'de> for UniqueVisitor {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Unique, A::Error> {
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
         let mut depth = 0;
-        while let Some(u) = seq.next_element::<Unique>()? {
+        while let Some(u) = self.element(&mut seq)? {
             depth = depth.max(u.depth);
             items.push(u.value);
         }
@@ -93,9 +136,9 @@ impl<'de> Visitor<'de> for UniqueVisitor {
         let mut members = Map::new();
         let mut depth = 0;
         while let Some(key) = map.next_key::<String>()? {
-            let u = map.next_value::<Unique>()?;
+            let u = self.member(&mut map)?;
             depth = depth.max(u.depth);
-            if members.insert(key, u.value).is_some() {
+            if members.insert(key, u.value).is_some() && !self.repeats {
                 return Err(de::Error::custom("a key repeats"));
             }
         }
@@ -131,5 +174,16 @@ mod tests {
         let ours = parse(line).unwrap().0;
         let theirs: Value = serde_json::from_slice(line).unwrap();
         assert_eq!(ours, theirs);
+        // A repeated key: refused by one, its last value kept by the other.
+        assert_eq!(
+            value(br#"{"a":1,"b":[{"a":2,"a":3}],"a":4}"#).unwrap(),
+            serde_json::json!({"a": 4, "b": [{"a": 3}]})
+        );
+        // serde_json's raw-value token is an ordinary key here, as in Go.
+        let token = br#"{"$serde_json::private::RawValue":"{\"seq\":3}"}"#;
+        let v = parse(token).unwrap().0;
+        assert_eq!(v.as_object().map(|o| o.len()), Some(1));
+        assert!(v.get("seq").is_none(), "{v}");
+        assert_eq!(value(token).unwrap(), v);
     }
 }

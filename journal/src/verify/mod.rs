@@ -119,7 +119,7 @@ pub fn check_line_scanned(
 ) -> Result<Checked, crate::record::DecodeError> {
     let scanned = scan(bytes)?;
     let notes = scanned.notes.clone();
-    match serde_json::from_slice::<serde_json::Value>(&scanned.shallow()) {
+    match crate::gojson::unique::value(&scanned.shallow()) {
         Ok(v) => {
             let violations = check.check(&v);
             // A value cut for the schema check is not the record.
