@@ -96,12 +96,11 @@ impl Core {
     ///
     /// The rule for every error this backend makes: `err` (and the other
     /// `Unavailable`s: the runtime, a thread, randomness, the connection,
-    /// a full stream) only for what is the store's and not one run's. What
+    /// a full stream, a subject another stream takes ([`overlap`](Self::overlap)))
+    /// only for what is the store's and not one run's. What
     /// a run's own subjects or messages show is that run's, with its typed
     /// variant, and the next run is tried: a seq that would leave a gap
-    /// (`Error::Gap`), a record stored in another stream because the
-    /// subject overlaps it ([`overlap`](Self::overlap): `Error::Config` at
-    /// the subject), a body that does not parse or a record missing
+    /// (`Error::Gap`), a body that does not parse or a record missing
     /// ([`corrupt`](Self::corrupt): `Error::Corrupt` at the subject), a
     /// fence another writer or a delete holds (`Error::Live`,
     /// `Error::Exists`, `Error::Refused`), a record too large
@@ -140,11 +139,13 @@ impl Core {
     }
 
     /// A message published on `subject` was stored in another stream:
-    /// that stream's subjects (or a subject mapping) take this run's
-    /// subject. A fault of this subject's configuration, not of the store:
-    /// other runs' subjects may well be this stream's.
+    /// that stream's subjects (or a mapping, an import) take this run's
+    /// subject. The store's fault, not the run's: in a stream bound to one
+    /// `PREFIX.>`, what takes one run's subject usually takes them all, and
+    /// going on would publish every further run's first record into a
+    /// stream that is not ours, where stopping costs only a re-run.
     pub(super) fn overlap(&self, subject: &str, message: String) -> Error {
-        Error::Config {
+        Error::Unavailable {
             at: self.at_subject(subject.to_owned(), 0),
             message,
         }
