@@ -71,11 +71,28 @@ pub fn command(g: &Global, args: &[&str]) -> String {
 /// command is complete when this invocation named it (`--config`), else it
 /// says which file `--agent` takes.
 pub fn resume(g: &Global, run: &str) -> String {
-    match g.config {
-        Some(_) => command(g, &["resume", run]),
-        None => format!(
-            "{} (FILE: the agent file the run was started with)",
-            command(g, &["resume", run, "--agent", "FILE"])
+    let (c, note) = resume_with(g, run, None, &[]);
+    format!("{c}{note}")
+}
+
+/// `resume RUN` with this invocation's flags, then `more`: the agent file
+/// `agent` (the one a failed resume was given), else `--config`'s, else
+/// `--agent FILE` with the note saying which file that is (empty when no
+/// note is needed), to go after the command.
+fn resume_with(
+    g: &Global,
+    run: &str,
+    agent: Option<&std::path::Path>,
+    more: &[&str],
+) -> (String, &'static str) {
+    let more: String = more.iter().map(|a| format!(" {}", quote(a))).collect();
+    let resume = command(g, &["resume", run]);
+    match (agent, &g.config) {
+        (Some(a), _) => (format!("{resume} --agent {}{more}", quote_path(a)), ""),
+        (None, Some(_)) => (format!("{resume}{more}"), ""),
+        (None, None) => (
+            format!("{resume} --agent FILE{more}"),
+            " (FILE: the agent file the run was started with)",
         ),
     }
 }
@@ -119,16 +136,10 @@ pub fn advice(
         Remedy::Force => {
             "if that is intended, run the same command with --force to continue anyway".into()
         }
-        Remedy::NewTurn => format!(
-            "continue it with a new user turn: {}",
-            match g.config {
-                Some(_) => c(&["resume", run, "--prompt", "TEXT"]),
-                None => format!(
-                    "{} (FILE: the agent file the run was started with)",
-                    c(&["resume", run, "--agent", "FILE", "--prompt", "TEXT"])
-                ),
-            }
-        ),
+        Remedy::NewTurn => {
+            let (c, note) = resume_with(g, run, None, &["--prompt", "TEXT"]);
+            format!("continue it with a new user turn: `{c}`{note}")
+        }
         Remedy::List => format!("{} lists the runs in this store", c(&["ls"])),
         Remedy::CreateStream => format!(
             "create it with {} (the subject prefix the agents write under; or ask the operator who owns it)",
@@ -306,28 +317,31 @@ pub fn for_error(g: &Global, e: &Error) -> Option<String> {
 
 /// The help for a failed `resume RUN --agent AGENT`: the commands a
 /// refusal asks for name the agent file this resume was given.
+/// The help for a failed `resume RUN --agent AGENT` (with `--prompt` when
+/// `prompted`): the commands a refusal asks for name the agent file this
+/// resume was given and keep its new turn. `None`: the error's own help.
 pub fn for_resume_error(
     g: &Global,
     run: &str,
     agent: &std::path::Path,
+    prompted: bool,
     e: &Error,
 ) -> Option<String> {
-    let agent = agent.to_string_lossy();
-    let resume = |more: &[&str]| {
-        let mut args = vec!["resume", run, "--agent", &agent];
-        args.extend_from_slice(more);
-        format!("`{}`", command(g, &args))
-    };
+    let resume = |more: &[&str]| format!("`{}`", resume_with(g, run, Some(agent), more).0);
     match Remedy::of(e) {
         Some(Remedy::NewTurn) => Some(format!(
             "continue it with a new user turn: {}",
             resume(&["--prompt", "TEXT"])
         )),
+        Some(Remedy::Force) if prompted => Some(format!(
+            "if that is intended, {} continues anyway (TEXT: the new turn)",
+            resume(&["--prompt", "TEXT", "--force"])
+        )),
         Some(Remedy::Force) => Some(format!(
             "if that is intended, {} continues anyway",
             resume(&["--force"])
         )),
-        _ => for_error(g, e),
+        _ => None,
     }
 }
 

@@ -35,12 +35,13 @@ pub fn run(g: &Global, a: ResumeArgs, style: Style, out: &mut dyn Write) -> CmdR
         stop: &stop,
         events: &mut events,
     };
+    let prompted = a.prompt.is_some();
     let opts = ResumeOptions {
         force: a.force,
         prompt: a.prompt,
     };
     let outcome = runner.resume(&a.run, &opts).map_err(|e| {
-        let help = crate::hint::for_resume_error(g, &a.run, &path, &e);
+        let help = crate::hint::for_resume_error(g, &a.run, &path, prompted, &e);
         let mut f = Failure::from(e);
         f.help = help;
         f

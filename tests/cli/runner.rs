@@ -289,6 +289,15 @@ fn blocking_drift_is_refused_unless_forced() {
         r.stderr
     );
     assert_eq!(f.bytes("g"), before);
+    // Refused with a new turn, the forced resume offered keeps the turn.
+    let r = f.resume("g", &["--prompt", "next"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        help_command(&r.stderr, "--force").ends_with("--prompt TEXT --force"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(f.bytes("g"), before);
     // The help is the forced resume, whole: pasted, it continues the run.
     let forced = help_command(&r.stderr, "--force");
     let r = f.paste(&forced);

@@ -228,11 +228,17 @@ impl Fixture {
     }
 
     /// A command line this tool printed for pasting, run by `sh` as an
-    /// operator would paste it (`fisk-admin` is this build), in the same
-    /// environment as [`fisk`](Self::fisk).
+    /// operator would paste it, with this build first on `PATH` as
+    /// `fisk-admin` (so a `fisk-admin` inside an argument stays as
+    /// printed), in the same environment as [`fisk`](Self::fisk).
     pub fn paste(&self, line: &str) -> Run {
+        let bin_dir = self.path(".paste-bin");
+        let link = bin_dir.join("fisk-admin");
+        if !link.exists() {
+            std::fs::create_dir_all(&bin_dir).expect("paste bin dir");
+            std::os::unix::fs::symlink(bin(), &link).expect("link fisk-admin");
+        }
         let cmd = self.command(&[]);
-        let line = line.replacen("fisk-admin", &bin().display().to_string(), usize::MAX);
         let mut sh = Command::new("sh");
         sh.arg("-c").arg(line);
         sh.current_dir(self.dir.path()).env_clear();
@@ -241,6 +247,8 @@ impl Fixture {
                 sh.env(k, v);
             }
         }
+        let path = std::env::var("PATH").unwrap_or_default();
+        sh.env("PATH", format!("{}:{path}", bin_dir.display()));
         sh.output().expect("run sh").into()
     }
 
