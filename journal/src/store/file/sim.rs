@@ -320,6 +320,18 @@ fn store() -> FileStore {
     FileStore::new("/sim")
 }
 
+/// Create run `r` in `sim` through the appender's media and append seqs 1
+/// and 2: whether both landed.
+fn create_two(sim: &SimDir) -> bool {
+    let p = path("r.json");
+    let Ok(media) = store().new_media(Arc::new(sim.clone()), "r", &p, None) else {
+        return false;
+    };
+    let scan = super::Scan::default();
+    let mut a = super::FileAppender::with_media("r", &p, Box::new(media), scan, true);
+    a.append(&rec(1)).is_ok() && a.append(&rec(2)).is_ok()
+}
+
 fn path(n: &str) -> std::path::PathBuf {
     store().dir().join(n)
 }
@@ -417,15 +429,7 @@ fn a_created_journal_crashed_at_any_fsync_is_absent_or_begins_with_its_meta_reco
     let (count, checked) = sweep(
         // A temporary journal left by a creator that died.
         |sim| sim.put("r.creating.tmp", b"{\"seq\":1,\"ki"),
-        |sim| {
-            let p = path("r.json");
-            let Ok(media) = store().new_media(Arc::new(sim.clone()), "r", &p, None) else {
-                return false;
-            };
-            let scan = super::Scan::default();
-            let mut a = super::FileAppender::with_media("r", &p, Box::new(media), scan, true);
-            a.append(&rec(1)).is_ok() && a.append(&rec(2)).is_ok()
-        },
+        create_two,
         |image, done| {
             assert!(journals(image).len() <= 1, "{image:?}");
             match image.get("r.json") {
@@ -669,15 +673,7 @@ fn without(image: &Image, skip: &str) -> Image {
 fn a_created_journal_that_fails_at_any_call_leaves_no_temporary_file() {
     let count = fault_sweep(
         |_| {},
-        |sim| {
-            let p = path("r.json");
-            let Ok(media) = store().new_media(Arc::new(sim.clone()), "r", &p, None) else {
-                return false;
-            };
-            let scan = super::Scan::default();
-            let mut a = super::FileAppender::with_media("r", &p, Box::new(media), scan, true);
-            a.append(&rec(1)).is_ok() && a.append(&rec(2)).is_ok()
-        },
+        create_two,
         |live, _, done| {
             let names: Vec<&String> = live.keys().collect();
             match live.get("r.json") {
