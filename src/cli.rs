@@ -459,12 +459,15 @@ pub struct AnswerArgs {
     pub run: String,
     /// The deferred call's tool_use id (may be left out when exactly one call waits)
     pub tool_use_id: Option<String>,
-    /// The answer's text (else --content-file, else standard input)
-    #[arg(long, conflicts_with = "content_file")]
+    /// The answer's text, stored exactly (else --content-file, else standard input; on a terminal it asks)
+    #[arg(long, conflicts_with_all = ["content_file", "edit"])]
     pub content: Option<String>,
-    /// Read the answer from this file (at most 256 KiB, UTF-8)
-    #[arg(long, value_name = "PATH")]
+    /// Read the answer from this file (at most 256 KiB, UTF-8; one trailing newline dropped)
+    #[arg(long, value_name = "PATH", conflicts_with = "edit")]
     pub content_file: Option<PathBuf>,
+    /// Write the answer in $VISUAL or $EDITOR (else vi), as git commit does
+    #[arg(long)]
+    pub edit: bool,
     /// Mark the answer as an error result
     #[arg(long)]
     pub is_error: bool,
@@ -552,13 +555,13 @@ pub struct ResumeArgs {
     /// The run id
     #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
     pub run: String,
-    /// The agent file (default: the one given with --config)
+    /// The agent file the run was started with (default: the one given with --config; on a terminal it asks)
     #[arg(long, value_name = "FILE")]
     pub agent: Option<PathBuf>,
     /// Continue despite blocking drift (model, system prompt, thinking, reasoning effort)
     #[arg(long)]
     pub force: bool,
-    /// Add a new user turn (also continues a completed run)
+    /// Add a new user turn (also continues a completed run); `-` reads it from standard input, or asks on a terminal
     #[arg(long, value_name = "TEXT")]
     pub prompt: Option<String>,
 }

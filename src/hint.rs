@@ -25,74 +25,264 @@ pub fn quote_path(p: &std::path::Path) -> String {
     journal::shell::path_word(p)
 }
 
-/// ` --state-dir DIR --context C ...`: the flags that chose the store and
-/// the connection, each with a leading space; empty when none were given.
-pub fn store_flags(g: &Global) -> String {
-    // Each flag and its value as one shell word.
-    let mut flags: Vec<(&str, String)> = Vec::new();
-    if let Some(d) = &g.state_dir {
-        flags.push(("state-dir", quote_path(d)));
-    }
-    if let Some(s) = &g.store {
-        flags.push(("store", quote(s)));
-    }
-    if let Some(c) = &g.config {
-        flags.push(("config", quote_path(c)));
-    }
-    if let Some(c) = &g.context {
-        flags.push(("context", quote(c)));
-    }
-    if let Some(s) = &g.server {
-        flags.push(("server", quote(s)));
-    }
-    if let Some(c) = &g.creds {
-        flags.push(("creds", quote_path(c)));
-    }
-    if let Some(u) = &g.user {
-        flags.push(("user", quote(u)));
-    }
-    if g.hold.as_secs() != DEFAULT_HOLD_SECS {
-        flags.push(("hold", format!("{}s", g.hold.as_secs())));
-    }
-    flags
-        .iter()
-        .map(|(name, v)| format!(" --{name} {v}"))
-        .collect()
+/// What an operator still gives a printed command when it runs. It is
+/// never a word of the command (a placeholder the command would accept
+/// and store, as `--content TEXT` stored "TEXT"): the command as printed
+/// either asks for it or cannot run without it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Need {
+    /// The answer to a deferred call: `answer` reads it from standard
+    /// input, or asks for it on a terminal.
+    Answer,
+    /// A new user turn: `resume --prompt -` reads it the same way.
+    Prompt,
+    /// The agent file the run was started with: `resume` asks for its
+    /// path on a terminal; elsewhere `--agent` must be added.
+    Agent,
+    /// The NATS password this invocation used, never printed: from
+    /// `NATS_PASSWORD`, `--password-file` or a context.
+    Password,
+    /// The NATS token this invocation used, never printed: from
+    /// `NATS_TOKEN`, `--token-file` or a context.
+    Token,
 }
 
-/// `fisk-admin <store flags> <args>`.
+impl Need {
+    /// How the operator gives it, in words.
+    pub fn says(self) -> &'static str {
+        match self {
+            Need::Answer => "it reads the answer from standard input, or asks for it on a terminal",
+            Need::Prompt => "it reads the new user turn from standard input, or asks for it on a terminal",
+            Need::Agent => {
+                "it asks for the agent file the run was started with (or add --agent and its path)"
+            }
+            Need::Password => {
+                "the NATS password is not printed: it comes from NATS_PASSWORD, --password-file or the context"
+            }
+            Need::Token => {
+                "the NATS token is not printed: it comes from NATS_TOKEN, --token-file or the context"
+            }
+        }
+    }
+}
+
+/// A command printed for an operator to paste: the words it runs, and what
+/// the operator still gives it ([`Need`]). In text it is one shell line
+/// (`Display`); in JSON `{argv, supply}`.
+/// A word is bytes (a path need not be UTF-8): the text form names exactly
+/// those bytes ([`journal::shell::word`]); JSON, which holds only Unicode,
+/// shows such a word lossily.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Cmd {
+    #[serde(serialize_with = "lossy_words")]
+    pub argv: Vec<std::ffi::OsString>,
+    pub supply: Vec<Need>,
+}
+
+fn lossy_words<S: serde::Serializer>(argv: &[std::ffi::OsString], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(argv.iter().map(|w| w.to_string_lossy()))
+}
+
+impl Cmd {
+    /// The command, then what it still needs in parentheses (nothing when
+    /// it needs nothing).
+    pub fn line(&self) -> String {
+        match self.supply.as_slice() {
+            [] => self.to_string(),
+            needs => format!(
+                "{self}  ({})",
+                needs
+                    .iter()
+                    .map(|n| n.says())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        }
+    }
+
+    fn arg(mut self, a: impl AsRef<std::ffi::OsStr>) -> Cmd {
+        self.argv.push(a.as_ref().to_owned());
+        self
+    }
+
+    fn needs(mut self, n: Need) -> Cmd {
+        if !self.supply.contains(&n) {
+            self.supply.push(n);
+            self.supply.sort();
+        }
+        self
+    }
+}
+
+impl std::fmt::Display for Cmd {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        let words: Vec<String> = self.argv.iter().map(|a| journal::shell::word(a)).collect();
+        f.write_str(&words.join(" "))
+    }
+}
+
+/// A server URL list as a hint prints it: each URL without its userinfo
+/// (`nats://u:p@host` is `nats://host`), with the user named in it, and
+/// whether a password or a token was left out.
+fn server_without_secrets(urls: &str) -> (String, Option<String>, Option<Need>) {
+    let mut user = None;
+    let mut need = None;
+    let shown: Vec<String> = urls
+        .split(',')
+        .map(|url| {
+            let (scheme, rest) = match url.find("://") {
+                Some(i) => url.split_at(i + 3),
+                None => ("", url),
+            };
+            let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+            let (authority, path) = rest.split_at(authority_end);
+            match authority.rfind('@') {
+                None => url.to_owned(),
+                Some(at) => {
+                    let (info, host) = authority.split_at(at);
+                    match info.split_once(':') {
+                        Some((u, _)) => {
+                            user.get_or_insert_with(|| u.to_owned());
+                            need = Some(Need::Password);
+                        }
+                        // A bare userinfo is a token (nats.go reads it so).
+                        None => {
+                            need.get_or_insert(Need::Token);
+                        }
+                    }
+                    format!("{scheme}{}{path}", host.trim_start_matches('@'))
+                }
+            }
+        })
+        .collect();
+    (shown.join(","), user, need)
+}
+
+/// The flags that chose the store and the connection, as words
+/// (`--state-dir DIR --context C ...`), and what of the connection is left
+/// out because it is secret: a password or token (given as a flag, from
+/// the environment, or inside the server URL) is never printed.
+fn store_words(g: &Global) -> Cmd {
+    let mut c = Cmd {
+        argv: vec!["fisk-admin".into()],
+        supply: Vec::new(),
+    };
+    if let Some(d) = &g.state_dir {
+        c = c.arg("--state-dir").arg(d);
+    }
+    if let Some(s) = &g.store {
+        c = c.arg("--store").arg(s);
+    }
+    if let Some(f) = &g.config {
+        c = c.arg("--config").arg(f);
+    }
+    if let Some(x) = &g.context {
+        c = c.arg("--context").arg(x);
+    }
+    let mut user = g.user.clone();
+    if let Some(s) = &g.server {
+        let (shown, in_url, need) = server_without_secrets(s);
+        c = c.arg("--server").arg(shown);
+        if user.is_none() {
+            user = in_url;
+        }
+        if let Some(n) = need {
+            c = c.needs(n);
+        }
+    }
+    if let Some(f) = &g.creds {
+        c = c.arg("--creds").arg(f);
+    }
+    if let Some(u) = &user {
+        c = c.arg("--user").arg(u);
+    }
+    // A file that holds the secret is named; the secret itself never is.
+    match (&g.password_file, &g.password) {
+        (Some(f), _) => c = c.arg("--password-file").arg(f),
+        (None, Some(_)) => c = c.needs(Need::Password),
+        (None, None) => {}
+    }
+    match (&g.token_file, &g.token) {
+        (Some(f), _) => c = c.arg("--token-file").arg(f),
+        (None, Some(_)) => c = c.needs(Need::Token),
+        (None, None) => {}
+    }
+    if g.hold.as_secs() != DEFAULT_HOLD_SECS {
+        c = c.arg("--hold").arg(format!("{}s", g.hold.as_secs()));
+    }
+    c
+}
+
+/// `fisk-admin <store flags> <args>`, with what it still needs.
+pub fn cmd(g: &Global, args: &[&str]) -> Cmd {
+    args.iter().fold(store_words(g), |c, a| c.arg(a))
+}
+
+/// `fisk-admin <store flags> <args>` as one shell line.
 pub fn command(g: &Global, args: &[&str]) -> String {
-    let words: Vec<String> = args.iter().map(|a| quote(a)).collect();
-    format!("fisk-admin{} {}", store_flags(g), words.join(" "))
+    cmd(g, args).to_string()
+}
+
+/// The command that answers the deferred call `id` of `run`: it reads the
+/// answer from standard input, or asks for it on a terminal.
+pub fn answer(g: &Global, run: &str, id: &str) -> Cmd {
+    cmd(g, &["answer", run, id]).needs(Need::Answer)
 }
 
 /// The command that resumes `run` after an answer or an approval. The
 /// journal holds only the agent file's fingerprint, not its path: the
-/// command is complete when this invocation named it (`--config`), else it
-/// says which file `--agent` takes.
-pub fn resume(g: &Global, run: &str) -> String {
-    let (c, note) = resume_with(g, run, None, &[]);
-    format!("{c}{note}")
+/// command is complete when this invocation named it (`--config`), else
+/// it asks for the file ([`Need::Agent`]).
+pub fn resume(g: &Global, run: &str) -> Cmd {
+    resume_with(g, run, None, false)
 }
 
-/// `resume RUN` with this invocation's flags, then `more`: the agent file
-/// `agent` (the one a failed resume was given), else `--config`'s, else
-/// `--agent FILE` with the note saying which file that is (empty when no
-/// note is needed), to go after the command.
-fn resume_with(
-    g: &Global,
-    run: &str,
-    agent: Option<&std::path::Path>,
-    more: &[&str],
-) -> (String, &'static str) {
-    let more: String = more.iter().map(|a| format!(" {}", quote(a))).collect();
-    let resume = command(g, &["resume", run]);
+/// `resume RUN` with this invocation's flags and the agent file `agent`
+/// (the one a run or a failed resume was given), else `--config`'s, else
+/// asked for; with `--prompt -` (the new turn asked for) when `new_turn`.
+pub fn resume_with(g: &Global, run: &str, agent: Option<&std::path::Path>, new_turn: bool) -> Cmd {
+    let mut c = cmd(g, &["resume", run]);
     match (agent, &g.config) {
-        (Some(a), _) => (format!("{resume} --agent {}{more}", quote_path(a)), ""),
-        (None, Some(_)) => (format!("{resume}{more}"), ""),
-        (None, None) => (
-            format!("{resume} --agent FILE{more}"),
-            " (FILE: the agent file the run was started with)",
+        (Some(a), _) => c = c.arg("--agent").arg(a),
+        (None, Some(_)) => {}
+        (None, None) => c = c.needs(Need::Agent),
+    }
+    if new_turn {
+        c = c.arg("--prompt").arg("-").needs(Need::Prompt);
+    }
+    c
+}
+
+/// This invocation's flags for the hints of a `run` or `resume` given the
+/// agent file `agent`: when no flag chose the store, the agent file did,
+/// so the hints name it with `--config` (`approve` and `answer` take no
+/// `--agent`) and find the same store.
+pub fn with_agent_store(g: &Global, agent: &std::path::Path) -> Global {
+    let mut with_store = g.clone();
+    if g.state_dir.is_none() && g.store.is_none() && g.config.is_none() {
+        with_store.config = Some(agent.to_path_buf());
+    }
+    with_store
+}
+
+/// `answer RUN` for the one call a run waits on (the id left out): it
+/// reads the answer likewise.
+fn answer_run(g: &Global, run: &str) -> Cmd {
+    cmd(g, &["answer", run]).needs(Need::Answer)
+}
+
+/// A command in running text: in backticks, what it still needs after it.
+pub fn ticked(c: &Cmd) -> String {
+    match c.supply.as_slice() {
+        [] => format!("`{c}`"),
+        needs => format!(
+            "`{c}` ({})",
+            needs
+                .iter()
+                .map(|n| n.says())
+                .collect::<Vec<_>>()
+                .join("; ")
         ),
     }
 }
@@ -136,28 +326,23 @@ pub fn advice(
         Remedy::Force => {
             "if that is intended, run the same command with --force to continue anyway".into()
         }
-        Remedy::NewTurn => {
-            let (c, note) = resume_with(g, run, None, &["--prompt", "TEXT"]);
-            format!("continue it with a new user turn: `{c}`{note}")
-        }
+        Remedy::NewTurn => format!(
+            "continue it with a new user turn: {}",
+            ticked(&resume_with(g, run, None, true))
+        ),
         Remedy::List => format!("{} lists the runs in this store", c(&["ls"])),
+        // The subject is the operator's to choose: the command is printed
+        // without it and refuses to run until `--subject` is added.
         Remedy::CreateStream => format!(
-            "create it with {} (the subject prefix the agents write under; or ask the operator who owns it)",
-            c(&["stream", "create", stream, "--subject", "PREFIX.>"])
+            "create it with {}, the subject the agents write under added, quoted (its prefix and `.>`); or ask the operator who owns it",
+            c(&["stream", "create", stream, "--subject"])
         ),
         Remedy::CheckStream => format!("{} lists every problem", c(&["stream", "check", stream])),
         Remedy::Unhold => {
             "if its writer is known to be gone, run the same command with --hold 0".into()
         }
-        Remedy::Approve => format!(
-            "approve with {} (one dispatch each), or the tool for the rest of the run with {}",
-            each("approve"),
-            c(&["approve", run, "--tool", "NAME"])
-        ),
-        Remedy::Answer => format!(
-            "answer with {} (the answer on standard input, or --content TEXT)",
-            each("answer")
-        ),
+        Remedy::Approve => format!("approve with {} (one dispatch each)", each("approve")),
+        Remedy::Answer => format!("answer with {} ({})", each("answer"), Need::Answer.says()),
         Remedy::Salvage => {
             // migrate names its stores itself: only the connection flags.
             let conn = Global {
@@ -165,10 +350,29 @@ pub fn advice(
                 store: None,
                 ..g.clone()
             };
-            format!(
-                "`{}` copies the records before the damage (URI: this store, file:DIR or jetstream:STREAM)",
-                command(&conn, &["migrate", "--from", "URI", "--to", "file:salvaged", "--include-corrupt", run])
-            )
+            // This store as a URI when the invocation named it; else the
+            // command names none and refuses to run until --from is given.
+            let from = match (&g.store, &g.state_dir) {
+                (Some(uri), _) => Some(std::ffi::OsString::from(uri)),
+                (None, Some(d)) => {
+                    let mut uri = std::ffi::OsString::from("file:");
+                    uri.push(d.as_os_str());
+                    Some(uri)
+                }
+                (None, None) => None,
+            };
+            let mut m = cmd(&conn, &["migrate"]);
+            if let Some(from) = &from {
+                m = m.arg("--from").arg(from);
+            }
+            let m = m.arg("--to").arg("file:salvaged").arg("--include-corrupt").arg(run);
+            match from {
+                Some(_) => format!("{} copies the records before the damage", ticked(&m)),
+                None => format!(
+                    "{} copies the records before the damage once --from and this store's URI (file:DIR or jetstream:STREAM) are added",
+                    ticked(&m)
+                ),
+            }
         }
         Remedy::Remove => format!("{} deletes it (keeping a backup)", c(&["rm", run])),
         Remedy::ChmodJournal | Remedy::ChmodJournals => {
@@ -194,7 +398,7 @@ pub fn fix(g: &Global, store: &Store, remedy: Remedy, run: &str) -> Option<Strin
         Remedy::Repair => command(g, &["repair", run]),
         Remedy::Upgrade => command(g, &["upgrade", run]),
         Remedy::Remove => command(g, &["rm", run]),
-        Remedy::Answer => command(g, &["answer", run, "--content", "TEXT"]),
+        Remedy::Answer => answer_run(g, run).line(),
         Remedy::List => command(g, &["ls"]),
         Remedy::CheckStream => command(g, &["stream", "check", run]),
         Remedy::Salvage => {
@@ -327,19 +531,21 @@ pub fn for_resume_error(
     prompted: bool,
     e: &Error,
 ) -> Option<String> {
-    let resume = |more: &[&str]| format!("`{}`", resume_with(g, run, Some(agent), more).0);
+    let resume = |new_turn: bool, force: bool| {
+        let c = resume_with(g, run, Some(agent), new_turn);
+        ticked(&match force {
+            true => c.arg("--force"),
+            false => c,
+        })
+    };
     match Remedy::of(e) {
         Some(Remedy::NewTurn) => Some(format!(
             "continue it with a new user turn: {}",
-            resume(&["--prompt", "TEXT"])
-        )),
-        Some(Remedy::Force) if prompted => Some(format!(
-            "if that is intended, {} continues anyway (TEXT: the new turn)",
-            resume(&["--prompt", "TEXT", "--force"])
+            resume(true, false)
         )),
         Some(Remedy::Force) => Some(format!(
             "if that is intended, {} continues anyway",
-            resume(&["--force"])
+            resume(prompted, true)
         )),
         _ => None,
     }
@@ -488,15 +694,18 @@ mod tests {
             (Remedy::List, "`fisk-admin ls`"),
             (
                 Remedy::CreateStream,
-                "`fisk-admin stream create S --subject 'PREFIX.>'`",
+                "`fisk-admin stream create S --subject`",
             ),
             (Remedy::CheckStream, "`fisk-admin stream check S`"),
-            (Remedy::Answer, "`fisk-admin answer r-1`"),
+            (
+                Remedy::Answer,
+                "`fisk-admin answer r-1` (it reads the answer from standard input",
+            ),
             (Remedy::Approve, "`fisk-admin approve r-1`"),
             (Remedy::Unhold, "--hold 0"),
             (
                 Remedy::NewTurn,
-                "`fisk-admin resume r-1 --agent FILE --prompt TEXT`",
+                "`fisk-admin resume r-1 --prompt -` (it reads the new user turn",
             ),
         ];
         let g = global(&[]);
@@ -516,6 +725,36 @@ mod tests {
         assert!(
             a.contains("`fisk-admin --state-dir '/s t' verify r-1`"),
             "{a}"
+        );
+    }
+
+    #[test]
+    fn a_server_url_is_printed_without_its_password_or_token() {
+        let g = global(&["--server", "nats://ops:hunter2@10.0.0.1:4222,tls://t0k@h2"]);
+        let c = cmd(&g, &["ls"]);
+        let line = c.line();
+        assert!(!line.contains("hunter2") && !line.contains("t0k"), "{line}");
+        assert_eq!(
+            c.to_string(),
+            "fisk-admin --server nats://10.0.0.1:4222,tls://h2 --user ops ls"
+        );
+        assert_eq!(c.supply, vec![Need::Password]);
+        // A token alone in the URL.
+        let g = global(&["--server", "nats://s3cret@host"]);
+        let c = cmd(&g, &["ls"]);
+        assert_eq!(c.to_string(), "fisk-admin --server nats://host ls");
+        assert_eq!(c.supply, vec![Need::Token]);
+        // A file that holds the secret is named; it is not the secret.
+        let g = global(&["--server", "nats://host", "--password-file", "/run/pw"]);
+        assert_eq!(
+            cmd(&g, &["ls"]).to_string(),
+            "fisk-admin --server nats://host --password-file /run/pw ls"
+        );
+        // JSON: argv words and what is still needed.
+        let v = serde_json::to_value(answer(&global(&[]), "r1", "t1")).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"argv": ["fisk-admin", "answer", "r1", "t1"], "supply": ["answer"]})
         );
     }
 }

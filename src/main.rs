@@ -1,6 +1,7 @@
 //! fisk-admin: parse, dispatch, turn errors into exit codes. Nothing else.
 #![forbid(unsafe_code)]
 
+mod ask;
 mod cli;
 mod cmd;
 mod complete;

@@ -11,14 +11,16 @@ use crate::output::{json_pretty, sanitize, sorted, truncate, Format, Style};
 use journal::fold::{FoldOptions, RunState};
 use journal::record::{Block, Payload, ToolResult, ToolResultBlock};
 use serde::Serialize;
-use std::io::{self, IsTerminal, Read, Write};
+use std::io::{self, Read, Write};
 use std::process::ExitCode;
 
 /// The largest answer accepted (SPEC 6).
 pub const MAX_CONTENT: usize = 256 * 1024;
 
 pub fn run(g: &Global, a: AnswerArgs, style: Style, out: &mut dyn Write) -> CmdResult {
-    let content = read_content(&a)?;
+    // A file is read before the store is opened: a missing one is the
+    // operator's typo, said before anything else.
+    let given = given_content(&a)?;
     let store = open_store(g)?;
     let journal = store.read(&a.run)?;
     let st = store.fold(&a.run, &journal, FoldOptions::default())?;
@@ -27,13 +29,19 @@ pub fn run(g: &Global, a: AnswerArgs, style: Style, out: &mut dyn Write) -> CmdR
         None => only_waiting(g, &st, &a.run)?,
     };
     check(g, &st, &a.run, &tool_use_id)?;
-    let (mut app, generation) = writer_of(&store, &a.run, &journal, &st)?;
     // SPEC 6: the answer is counted under the provider that took the call,
     // so it carries the deferred record's kind and dispatched.
     let deferred = st
         .pending
         .as_ref()
         .and_then(|p| p.deferred.iter().find(|d| d.tool_use_id == tool_use_id));
+    // Asked for only once every check passed: nobody types an answer the
+    // run would refuse.
+    let content = match given {
+        Some(c) => c,
+        None => ask_content(&a, &tool_use_id, deferred)?,
+    };
+    let (mut app, generation) = writer_of(&store, &a.run, &journal, &st)?;
     let (kind, dispatched) =
         deferred.map_or((String::new(), false), |d| (d.kind.clone(), d.dispatched));
     let record = app.append_next(
@@ -145,7 +153,7 @@ struct Answered<'a> {
     /// The record as stored.
     record: serde_json::Value,
     /// The command that continues the run.
-    resume: String,
+    resume: crate::hint::Cmd,
     #[serde(skip)]
     tool_use_id: &'a str,
     /// The record's line, byte for byte as stored (`record` is the same
@@ -162,7 +170,7 @@ fn render(out: &mut dyn Write, a: &Answered) -> io::Result<()> {
         a.seq
     )?;
     writeln!(out, "  {}", truncate(&sanitize(&a.line, false), 400))?;
-    writeln!(out, "resume the run with: {}", a.resume)
+    writeln!(out, "resume the run with: {}", a.resume.line())
 }
 
 /// The refusals of SPEC 6, each with its own message.
@@ -179,9 +187,9 @@ fn check(g: &Global, st: &RunState, run: &str, id: &str) -> Result<(), Failure> 
             "run {run}: tool call {shown} is already answered; nothing was written"
         ))
         .help(format!(
-            "`{}` shows the answer; `{}` continues the run",
+            "`{}` shows the answer; {} continues the run",
             crate::hint::command(g, &["show", run, "--transcript"]),
-            crate::hint::resume(g, run)
+            crate::hint::ticked(&crate::hint::resume(g, run))
         )));
     }
     let Some(p) = &st.pending else {
@@ -216,56 +224,88 @@ fn check(g: &Global, st: &RunState, run: &str, id: &str) -> Result<(), Failure> 
     Ok(())
 }
 
-/// The answer from --content, --content-file or standard input.
-fn read_content(a: &AnswerArgs) -> Result<String, Failure> {
-    let too_big = || {
-        Failure::refused(format!(
-            "the answer is larger than {MAX_CONTENT} bytes (256 KiB); nothing was written"
-        ))
-        .help("shorten it, or store it elsewhere and answer with a reference to it")
-    };
-    let bytes = if let Some(c) = &a.content {
-        c.as_bytes().to_vec()
-    } else {
-        let (name, reader): (String, Box<dyn Read>) = match &a.content_file {
-            Some(p) => (
-                p.display().to_string(),
-                Box::new(std::fs::File::open(p).map_err(|e| {
-                    Failure::new(format!("reading the answer from {}: {e}", p.display()))
-                })?),
-            ),
-            None => {
-                if std::io::stdin().is_terminal() {
-                    return Err(Failure::refused("no answer given").help(
-                        "pass --content TEXT or --content-file PATH, or pipe the answer on standard input",
-                    ));
-                }
-                ("standard input".to_owned(), Box::new(std::io::stdin()))
-            }
-        };
-        let mut buf = Vec::new();
-        reader
-            .take(MAX_CONTENT as u64 + 1)
-            .read_to_end(&mut buf)
-            .map_err(|e| Failure::new(format!("reading the answer from {name}: {e}")))?;
-        // An empty file or stream is far more often a mistake (a script
-        // that forgot --content, a cron job with no input) than an answer,
-        // and an answer cannot be taken back.
-        if buf.is_empty() {
-            return Err(Failure::refused(format!(
-                "the answer read from {name} is empty; nothing was written"
-            ))
-            .help("to answer with empty content on purpose, pass --content ''"));
+/// The answer as given on the command line: `--content` exactly, or
+/// `--content-file` (one trailing newline dropped, as an editor ends a
+/// file with one); `None` when it is to be read or asked for.
+fn given_content(a: &AnswerArgs) -> Result<Option<String>, Failure> {
+    if let Some(c) = &a.content {
+        if c.len() > MAX_CONTENT {
+            return Err(too_big());
         }
-        buf
+        return Ok(Some(c.clone()));
+    }
+    let Some(p) = &a.content_file else {
+        return Ok(None);
     };
-    if bytes.len() > MAX_CONTENT {
+    let name = crate::hint::quote_path(p);
+    let file = std::fs::File::open(p)
+        .map_err(|e| Failure::new(format!("reading the answer from {name}: {e}")))?;
+    let mut buf = Vec::new();
+    file.take(MAX_CONTENT as u64 + 2)
+        .read_to_end(&mut buf)
+        .map_err(|e| Failure::new(format!("reading the answer from {name}: {e}")))?;
+    if buf.last() == Some(&b'\n') {
+        buf.pop();
+        if buf.last() == Some(&b'\r') {
+            buf.pop();
+        }
+    }
+    // An empty file is far more often a mistake than an answer, and an
+    // answer cannot be taken back.
+    if buf.is_empty() {
+        return Err(Failure::refused(format!(
+            "the answer read from {name} is empty; nothing was written"
+        ))
+        .help("to answer with empty content on purpose, pass --content ''"));
+    }
+    if buf.len() > MAX_CONTENT {
         return Err(too_big());
     }
-    String::from_utf8(bytes).map_err(|e| {
+    String::from_utf8(buf).map(Some).map_err(|e| {
         Failure::refused(format!(
-            "the answer is not UTF-8 text (byte {}); nothing was written",
+            "the answer in {name} is not UTF-8 text (byte {}); nothing was written",
             e.utf8_error().valid_up_to()
         ))
     })
+}
+
+/// The answer from standard input, the terminal or the editor, with the
+/// call it answers shown first where a person reads it.
+fn ask_content(
+    a: &AnswerArgs,
+    id: &str,
+    deferred: Option<&journal::record::Deferred>,
+) -> Result<String, Failure> {
+    let mut context = vec![format!(
+        "Answering {} in run {}",
+        sanitize(id, false),
+        a.run
+    )];
+    if let Some(d) = deferred {
+        context.push(format!("  tool: {}", sanitize(&d.tool_name, false)));
+        if !d.note.is_empty() {
+            context.push(format!("  note: {}", sanitize(&d.note, false)));
+        }
+        if !d.handle.is_empty() {
+            context.push(format!("  handle: {}", sanitize(&d.handle, false)));
+        }
+    }
+    let asked = crate::ask::Asked {
+        what: "the answer",
+        context: &context,
+        max: MAX_CONTENT,
+    };
+    crate::ask::text(&asked, a.edit)
+        .map(|(text, _)| text)
+        .map_err(|f| match f.help {
+            Some(_) => f,
+            None => f.help("to answer with empty content on purpose, pass --content ''"),
+        })
+}
+
+fn too_big() -> Failure {
+    Failure::refused(format!(
+        "the answer is larger than {MAX_CONTENT} bytes (256 KiB); nothing was written"
+    ))
+    .help("shorten it, or store it elsewhere and answer with a reference to it")
 }

@@ -35,7 +35,7 @@ struct Approved {
     /// The record as stored.
     record: serde_json::Value,
     /// What continues the run.
-    next: String,
+    next: hint::Cmd,
 }
 
 pub fn run(g: &Global, a: ApproveArgs, style: Style, out: &mut dyn Write) -> CmdResult {
@@ -62,7 +62,7 @@ pub fn run(g: &Global, a: ApproveArgs, style: Style, out: &mut dyn Write) -> Cmd
         }
         _ => {
             return Err(Failure::new(
-                "give the call to approve (TOOL_USE_ID) or a tool to approve for the rest of the run (--tool NAME), not both",
+                "give the call to approve (TOOL_USE_ID) or a tool to approve for the rest of the run (--tool and its name), not both",
             ))
         }
     };
@@ -108,7 +108,7 @@ fn render(out: &mut dyn Write, a: &Approved) -> io::Result<()> {
             a.seq
         )?,
     }
-    writeln!(out, "next: {}", a.next)
+    writeln!(out, "next: {}", a.next.line())
 }
 
 /// The refusals for a one-shot approval; the call's tool when it is one

@@ -1,4 +1,4 @@
-//! `resume RUN [--agent FILE] [--force] [--prompt TEXT]`: the resume path
+//! `resume RUN [--agent PATH] [--force] [--prompt TEXT|-]`: the resume path
 //! (SPEC 4, 5): gates, claim, finish the pending batch, continue.
 //!
 //! The journal stores only the agent's fingerprint, not where its file is,
@@ -14,20 +14,29 @@ use journal::runner::{Agent, ResumeOptions, Runner};
 use std::io::Write;
 
 pub fn run(g: &Global, a: ResumeArgs, style: Style, out: &mut dyn Write) -> CmdResult {
-    let Some(path) = a.agent.clone().or_else(|| g.config.clone()) else {
-        return Err(Failure::new(format!(
-            "resume needs the agent file run {} was started with: the journal stores only its fingerprint",
-            a.run
-        ))
-        .help("pass --agent FILE (or --config FILE)"));
-    };
     journal::id::check(&a.run)?;
+    let path = match a.agent.clone().or_else(|| g.config.clone()) {
+        Some(p) => p,
+        None => ask_agent(&a.run)?,
+    };
     let agent = Agent::load(&path)?;
     let store = agent_store(g, &path, true)?;
-    let stop = stop_flag(crate::hint::command(
-        g,
-        &["resume", &a.run, "--agent", &path.to_string_lossy()],
-    ))?;
+    // Hints find the store the agent file chose.
+    let g = &crate::hint::with_agent_store(g, &path);
+    let stop = stop_flag(crate::hint::resume_with(g, &a.run, Some(&path), false).to_string())?;
+    // `--prompt -`: the new turn from standard input, or asked for.
+    let prompt = match a.prompt.as_deref() {
+        Some("-") => {
+            let context = [format!("A new user turn for run {}", a.run)];
+            let asked = crate::ask::Asked {
+                what: "the new user turn",
+                context: &context,
+                max: MAX_PROMPT,
+            };
+            Some(crate::ask::text(&asked, false)?.0)
+        }
+        _ => a.prompt.clone(),
+    };
     let mut events = printer();
     let mut runner = Runner {
         store: &store,
@@ -35,16 +44,46 @@ pub fn run(g: &Global, a: ResumeArgs, style: Style, out: &mut dyn Write) -> CmdR
         stop: &stop,
         events: &mut events,
     };
-    let prompted = a.prompt.is_some();
+    let prompted = prompt.is_some();
     let opts = ResumeOptions {
         force: a.force,
-        prompt: a.prompt,
+        prompt,
     };
     let outcome = runner.resume(&a.run, &opts).map_err(|e| {
-        let help = crate::hint::for_resume_error(g, &a.run, &path, prompted, &e);
+        let help = crate::hint::for_resume_error(g, &a.run, &path, prompted, &e)
+            .or_else(|| crate::hint::for_error(g, &e));
         let mut f = Failure::from(e);
         f.help = help;
         f
     })?;
     report(&outcome, g, &path, style, out)
+}
+
+/// The largest new user turn read from standard input.
+const MAX_PROMPT: usize = 1024 * 1024;
+
+/// The agent file's path, asked for on a terminal: the journal stores only
+/// its fingerprint. Elsewhere the resume cannot go on without `--agent`.
+fn ask_agent(run: &str) -> Result<std::path::PathBuf, Failure> {
+    use std::io::{BufRead, IsTerminal};
+    let refuse = || {
+        Failure::new(format!(
+            "resume needs the agent file run {run} was started with: the journal stores only its fingerprint"
+        ))
+        .help("add --agent and the agent file's path (or --config and its path)")
+    };
+    if !std::io::stdin().is_terminal() {
+        return Err(refuse());
+    }
+    eprint!("The agent file run {run} was started with (its path; Ctrl-C leaves): ");
+    let mut line = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .map_err(|e| Failure::new(format!("reading the agent file's path: {e}")))?;
+    let path = line.trim_end_matches(['\n', '\r']);
+    if path.trim().is_empty() {
+        return Err(refuse());
+    }
+    Ok(std::path::PathBuf::from(path))
 }

@@ -15,15 +15,10 @@ pub fn run(g: &Global, a: RunArgs, style: Style, out: &mut dyn Write) -> CmdResu
         journal::id::check(id)?;
     }
     let store = agent_store(g, &a.agent, false)?;
-    let agent_file = a.agent.to_string_lossy();
-    let stop = stop_flag(match &a.id {
-        Some(id) => crate::hint::command(g, &["resume", id, "--agent", &agent_file]),
-        // The id is made when the run starts: `run` prints it first.
-        None => format!(
-            "{} (RUN: the id printed when the run started)",
-            crate::hint::command(g, &["resume", "RUN", "--agent", &agent_file])
-        ),
-    })?;
+    // The id is chosen here, not by the runner, so that the command an
+    // interrupt prints names the run.
+    let id = a.id.clone().unwrap_or_else(journal::runner::new_run_id);
+    let stop = stop_flag(crate::hint::resume_with(g, &id, Some(&a.agent), false).to_string())?;
     let mut events = printer();
     let mut runner = Runner {
         store: &store,
@@ -35,7 +30,7 @@ pub fn run(g: &Global, a: RunArgs, style: Style, out: &mut dyn Write) -> CmdResu
     // comes to exist (its first record could not be stored).
     let made = store.missing_dirs();
     let outcome = runner
-        .start(&a.prompt, a.id.as_deref())
+        .start(&a.prompt, Some(&id))
         .inspect_err(|_| made.remove_empty())?;
     report(&outcome, g, &a.agent, style, out)
 }

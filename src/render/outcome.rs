@@ -2,6 +2,7 @@
 //! on stderr while it works.
 
 use crate::error::CmdResult;
+use crate::hint::Cmd;
 use crate::output::{json_pretty, sanitize, sorted, Format, Style};
 use journal::record::Deferred;
 use journal::record::Reason;
@@ -28,8 +29,9 @@ struct Report<'a> {
     waiting_on: &'a [Deferred],
     needs_approval: &'a [Gated],
     last_seq: u64,
-    /// The command that goes on from here.
-    next: String,
+    /// The commands that go on from here, in order; none when nothing is
+    /// next.
+    next: Vec<Cmd>,
 }
 
 #[derive(Serialize)]
@@ -49,38 +51,28 @@ pub fn report(
     style: Style,
     out: &mut dyn Write,
 ) -> CmdResult {
-    use crate::hint::command;
-    // The store came from the agent file: say so, so that `approve` and
-    // `answer` (which take no --agent) find the same store.
-    let mut with_store = g.clone();
-    if g.state_dir.is_none() && g.store.is_none() && g.config.is_none() {
-        with_store.config = Some(agent.to_path_buf());
-    }
-    let g = &with_store;
-    let agent = agent.to_string_lossy();
-    let resume = command(g, &["resume", &o.run, "--agent", &agent]);
-    // Every step is a whole command with this invocation's store flags.
-    let next = match o.terminal.reason() {
-        Reason::Completed => format!(
-            "{} --prompt TEXT",
-            command(g, &["resume", &o.run, "--agent", &agent])
-        ),
-        _ if !o.needs_approval.is_empty() || !o.waiting_on.is_empty() => {
-            let mut steps: Vec<String> = o
+    let g = &crate::hint::with_agent_store(g, agent);
+    let resume = crate::hint::resume_with(g, &o.run, Some(agent), false);
+    // Every step is a whole command with this invocation's store flags,
+    // one step each (an answer is never chained into a resume: each is
+    // run and read on its own). A completed run has no next step: a new
+    // turn is the operator's idea, not a step.
+    let next: Vec<Cmd> = match o.terminal.reason() {
+        Reason::Completed => Vec::new(),
+        _ => {
+            let mut steps: Vec<Cmd> = o
                 .needs_approval
                 .iter()
-                .map(|c| command(g, &["approve", &o.run, &c.tool_use_id]))
+                .map(|c| crate::hint::cmd(g, &["approve", &o.run, &c.tool_use_id]))
                 .collect();
-            steps.extend(o.waiting_on.iter().map(|d| {
-                format!(
-                    "{} --content TEXT",
-                    command(g, &["answer", &o.run, &d.tool_use_id])
-                )
-            }));
+            steps.extend(
+                o.waiting_on
+                    .iter()
+                    .map(|d| crate::hint::answer(g, &o.run, &d.tool_use_id)),
+            );
             steps.push(resume);
-            steps.join(" && ")
+            steps
         }
-        _ => resume,
     };
     let report = Report {
         run: &o.run,
@@ -139,5 +131,9 @@ fn render(out: &mut dyn Write, r: &Report) -> io::Result<()> {
             sanitize(&c.tool, false)
         )?;
     }
-    writeln!(out, "  next: {}", r.next)
+    for (i, step) in r.next.iter().enumerate() {
+        let label = if i == 0 { "next" } else { "then" };
+        writeln!(out, "  {label}: {}", step.line())?;
+    }
+    Ok(())
 }

@@ -211,8 +211,18 @@ pub fn render_state(
                 let cmd = crate::hint::command(g, &["approve", &st.run_id, id]);
                 writeln!(out, "  {} ({}): approve with: {cmd}", s(id), s(tool))?;
             }
-            let all = crate::hint::command(g, &["approve", &st.run_id, "--tool", "NAME"]);
-            writeln!(out, "  or approve a tool for the rest of the run: {all}")?;
+            // A standing approval for each tool that waits, by its name.
+            let mut tools: Vec<&str> = gated.iter().map(|(_, tool)| *tool).collect();
+            tools.sort_unstable();
+            tools.dedup();
+            for tool in tools {
+                let all = crate::hint::command(g, &["approve", &st.run_id, "--tool", tool]);
+                writeln!(
+                    out,
+                    "  or approve {} for the rest of the run: {all}",
+                    s(tool)
+                )?;
+            }
         }
         if !p.open_deferrals.is_empty() {
             writeln!(out, "\nWaiting on")?;
@@ -228,11 +238,8 @@ pub fn render_state(
             print_table(out, t, style)?;
             // The exact command for each call, store flags and all.
             for d in &p.open_deferrals {
-                let cmd = crate::hint::command(g, &["answer", &st.run_id, &d.tool_use_id]);
-                writeln!(
-                    out,
-                    "  answer with: {cmd}  (the answer on standard input, or --content TEXT)"
-                )?;
+                let cmd = crate::hint::answer(g, &st.run_id, &d.tool_use_id);
+                writeln!(out, "  answer with: {}", cmd.line())?;
             }
         }
     }

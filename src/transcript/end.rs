@@ -117,7 +117,7 @@ fn blocks(g: &Global, run: &str, bytes: &[u8], next: &mut Vec<String>) -> Vec<Sh
         let cmd = answer_command(g, run, &d.tool_use_id);
         body.push(format!("answer: {cmd}"));
         next.push(cmd);
-        body.push("  (the answer on stdin, or add --content TEXT or --content-file FILE)".into());
+        body.push(format!("  ({})", hint::Need::Answer.says()));
         out.push(Shown::new(
             format!(
                 "[waiting on {} {}]",

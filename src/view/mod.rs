@@ -212,10 +212,7 @@ pub fn run(t: &mut Transcript, next: &[String], style: Style, out: &mut dyn Writ
             writeln!(stdout, "next: {cmd}")?;
         }
         if !next.is_empty() {
-            writeln!(
-                stdout,
-                "  (each reads the answer on standard input, or add --content TEXT)"
-            )?;
+            writeln!(stdout, "  ({})", crate::hint::Need::Answer.says())?;
         }
     }
     Ok(code)

@@ -174,13 +174,14 @@ fn an_answer_appends_exactly_one_tool_result_and_says_how_to_resume() {
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let out = r.json();
-    // Complete but for the agent file, which the journal does not name.
+    // Complete but for the agent file, which the journal does not name:
+    // resume asks for it, and JSON says so.
     assert_eq!(
         out["resume"],
-        format!(
-            "fisk-admin --state-dir {} resume w --agent FILE (FILE: the agent file the run was started with)",
-            s(&f.runs())
-        )
+        serde_json::json!({
+            "argv": ["fisk-admin", "--state-dir", s(&f.runs()), "resume", "w"],
+            "supply": ["agent"],
+        })
     );
     let after = f.bytes("w");
     assert!(after.starts_with(&before), "the answer must only append");
@@ -251,4 +252,110 @@ fn an_answer_past_the_largest_seq_is_refused_not_lost() {
     );
     assert!(!r.stdout.contains("answered"), "{}", r.stdout);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), bumped);
+}
+
+/// The content of the answer record for `id` in `run`'s journal.
+fn answer_content(f: &Fixture, run: &str, id: &str) -> Option<serde_json::Value> {
+    String::from_utf8(f.bytes(run))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|r| r["tool_result"]["tool_use_id"] == id)
+        .map(|r| r["tool_result"]["result"]["content"].clone())
+}
+
+#[test]
+fn standard_input_loses_one_trailing_newline_and_content_is_stored_exactly() {
+    // `echo ok | answer` stores `ok`, as command substitution reads it.
+    let f = waiting();
+    let r = f.fisk_stdin(
+        &["--state-dir", "runs", "answer", "w", "d1"],
+        b"approved by security\n",
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        answer_content(&f, "w", "d1"),
+        Some(json!("approved by security"))
+    );
+    // Only one: the second newline is the operator's.
+    let f = waiting();
+    let r = f.fisk_stdin(&["--state-dir", "runs", "answer", "w"], b"two\n\n");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(answer_content(&f, "w", "d1"), Some(json!("two\n")));
+    // --content is stored as given, newline and all.
+    let f = waiting();
+    let r = f.store(&["answer", "w", "d1", "--content", "exact\n"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(answer_content(&f, "w", "d1"), Some(json!("exact\n")));
+    // A file loses one trailing newline, as an editor ends it with one.
+    let f = waiting();
+    std::fs::write(f.path("a.txt"), "from a file\n").unwrap();
+    let r = f.store(&["answer", "w", "d1", "--content-file", "a.txt"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(answer_content(&f, "w", "d1"), Some(json!("from a file")));
+}
+
+#[test]
+fn edit_writes_the_answer_in_the_editor_without_its_comment_lines() {
+    let f = waiting();
+    // The editor is run through sh with the file as its argument, as git
+    // runs it: this one writes an answer over the first (empty) line.
+    let run = |editor: &str| -> Run {
+        f.command(&["--state-dir", "runs", "answer", "w", "d1", "--edit"])
+            .env("EDITOR", editor)
+            .output()
+            .unwrap()
+            .into()
+    };
+    // An editor that leaves the text empty, or fails, writes nothing.
+    let before = f.bytes("w");
+    let r = run("true");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("is empty; nothing was written"),
+        "{}",
+        r.stderr
+    );
+    let r = run("false");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("exited with"), "{}", r.stderr);
+    assert_eq!(f.bytes("w"), before);
+    // The template names the call; its comment lines are dropped.
+    let r = run("sed -i -e '1s/^/signed off/' -e '$a\\\nsecond line'");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        answer_content(&f, "w", "d1"),
+        Some(json!("signed off\nsecond line"))
+    );
+}
+
+#[test]
+fn on_a_terminal_answer_asks_for_the_answer_and_resume_for_the_agent_file() {
+    let f = waiting();
+    let t = crate::viewer::Tmux::start(120, 30);
+    let dir = s(f.dir.path());
+    t.type_line(&format!(
+        "cd {dir} && {} --state-dir runs answer w d1",
+        s(&bin())
+    ));
+    // It says which call it answers (the note) and how to finish.
+    t.wait_for("the answer's prompt", |sc| {
+        sc.contains("note: sign-off") && sc.contains("Type the answer, then Ctrl-D")
+    });
+    t.type_line("approved by alice");
+    t.keys(&["C-d"]);
+    t.wait_for("the answer written", |sc| {
+        sc.contains("answered d1 in run w")
+    });
+    assert_eq!(
+        answer_content(&f, "w", "d1"),
+        Some(json!("approved by alice"))
+    );
+    // The resume it prints asks for the agent file; given, it runs.
+    t.type_line(&format!("{} --state-dir runs resume w", s(&bin())));
+    t.wait_for("the agent file's prompt", |sc| {
+        sc.contains("The agent file run w was started with")
+    });
+    t.type_line("agent.yaml");
+    t.wait_for("the run completed", |sc| sc.contains("ended: completed"));
 }

@@ -30,12 +30,23 @@ fn gated(turns: &[String]) -> Fixture {
 
 /// Run a hint line (`next: ...`) the way an operator pastes it, in the
 /// fixture directory.
-fn next_line(r: &Run) -> String {
+/// The steps a run report prints (`next:`, then each `then:`), each
+/// without the note on what it still needs.
+fn steps(r: &Run) -> Vec<String> {
     r.stdout
         .lines()
-        .find_map(|l| l.trim_start().strip_prefix("next: "))
-        .unwrap_or_default()
-        .to_owned()
+        .filter_map(|l| {
+            let l = l.trim_start();
+            l.strip_prefix("next: ")
+                .or_else(|| l.strip_prefix("then: "))
+        })
+        .map(|l| l.split("  (").next().unwrap_or(l).to_owned())
+        .collect()
+}
+
+/// Every step joined, for asserting what they name.
+fn next_line(r: &Run) -> String {
+    steps(r).join(" && ")
 }
 
 #[test]

@@ -61,12 +61,10 @@ fn a_run_stores_each_step_in_order_and_completes() {
         .unwrap()
         .to_owned();
     assert!(id.starts_with("r-") && id.len() == 18, "{id}");
-    assert!(
-        r.stdout
-            .contains(&format!("resume {id} --agent agent.yaml --prompt TEXT")),
-        "{}",
-        r.stdout
-    );
+    // Completed: nothing is next (a new turn is the operator's idea, and
+    // no placeholder for it is printed).
+    assert!(!r.stdout.contains("next:"), "{}", r.stdout);
+    assert!(!r.stdout.contains("TEXT"), "{}", r.stdout);
     assert_eq!(
         kinds(&f, &id),
         [
@@ -293,22 +291,31 @@ fn blocking_drift_is_refused_unless_forced() {
     let r = f.resume("g", &["--prompt", "next"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(
-        help_command(&r.stderr, "--force").ends_with("--prompt TEXT --force"),
+        help_command(&r.stderr, "--force").ends_with("--prompt - --force"),
         "{}",
         r.stderr
     );
     assert_eq!(f.bytes("g"), before);
-    // The help is the forced resume, whole: pasted, it continues the run.
+    // The help is the forced resume, whole: pasted, it reads the new turn
+    // from standard input and continues the run; with none, it refuses.
     let forced = help_command(&r.stderr, "--force");
     let r = f.paste(&forced);
+    assert_eq!(r.code, 1, "{forced}: {}", r.stderr);
+    assert!(
+        r.stderr.contains("is empty; nothing was written"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(f.bytes("g"), before);
+    let r = f.paste_stdin(&forced, b"next\n");
     assert_eq!(r.code, 0, "{forced}: {}", r.stderr);
     assert_eq!(f.fold("g")["status"], "completed");
     // Completed with nothing new: the help continues it with a new turn.
     let r = f.resume("g", &[]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("nothing new to do"), "{}", r.stderr);
-    let more = help_command(&r.stderr, "--prompt TEXT").replace("TEXT", "more");
-    let r = f.paste(&format!("{more} --force"));
+    let more = help_command(&r.stderr, "--prompt -");
+    let r = f.paste_stdin(&format!("{more} --force"), b"more\n");
     // Past the gate: the new turn is in the journal (the script has no
     // turn left to answer it, so the run then ends in error).
     assert!(

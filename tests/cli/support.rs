@@ -227,11 +227,8 @@ impl Fixture {
         cmd
     }
 
-    /// A command line this tool printed for pasting, run by `sh` as an
-    /// operator would paste it, with this build first on `PATH` as
-    /// `fisk-admin` (so a `fisk-admin` inside an argument stays as
-    /// printed), in the same environment as [`fisk`](Self::fisk).
-    pub fn paste(&self, line: &str) -> Run {
+    /// `sh -c line` with this build first on `PATH` as `fisk-admin`.
+    fn paste_command(&self, line: &str) -> Command {
         let bin_dir = self.path(".paste-bin");
         let link = bin_dir.join("fisk-admin");
         if !link.exists() {
@@ -249,7 +246,34 @@ impl Fixture {
         }
         let path = std::env::var("PATH").unwrap_or_default();
         sh.env("PATH", format!("{}:{path}", bin_dir.display()));
-        sh.output().expect("run sh").into()
+        sh
+    }
+
+    /// A command line this tool printed for pasting, run by `sh` as an
+    /// operator would paste it, with this build first on `PATH` as
+    /// `fisk-admin` (so a `fisk-admin` inside an argument stays as
+    /// printed), in the same environment as [`fisk`](Self::fisk), with no
+    /// standard input.
+    pub fn paste(&self, line: &str) -> Run {
+        self.paste_command(line)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run sh")
+            .into()
+    }
+
+    /// [`paste`](Self::paste) with `input` on standard input (what the
+    /// operator pipes into a command that reads it).
+    pub fn paste_stdin(&self, line: &str, input: &[u8]) -> Run {
+        let mut child = self
+            .paste_command(line)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run sh");
+        feed(&mut child, input);
+        child.wait_with_output().expect("wait").into()
     }
 
     pub fn fisk(&self, args: &[&str]) -> Run {

@@ -13,13 +13,13 @@ use std::time::{Duration, Instant};
 static NEXT: AtomicUsize = AtomicUsize::new(0);
 
 /// One tmux server with one pane running a shell.
-struct Tmux {
+pub struct Tmux {
     socket: String,
     _home: tempfile::TempDir,
 }
 
 impl Tmux {
-    fn start(width: u16, height: u16) -> Tmux {
+    pub fn start(width: u16, height: u16) -> Tmux {
         let found = Command::new("tmux").arg("-V").output();
         assert!(
             found.is_ok_and(|o| o.status.success()),
@@ -74,7 +74,7 @@ impl Tmux {
         String::from_utf8_lossy(&o.stdout).into_owned()
     }
 
-    fn screen(&self) -> String {
+    pub fn screen(&self) -> String {
         self.tmux(&["capture-pane", "-p", "-t", "v"])
     }
 
@@ -89,19 +89,19 @@ impl Tmux {
             == "1"
     }
 
-    fn keys(&self, keys: &[&str]) {
+    pub fn keys(&self, keys: &[&str]) {
         for k in keys {
             self.tmux(&["send-keys", "-t", "v", k]);
         }
     }
 
-    fn type_line(&self, text: &str) {
+    pub fn type_line(&self, text: &str) {
         self.tmux(&["send-keys", "-t", "v", "-l", text]);
         self.tmux(&["send-keys", "-t", "v", "Enter"]);
     }
 
     /// Poll the screen until `ok` holds; fail with the last screen after 15s.
-    fn wait_for(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+    pub fn wait_for(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + Duration::from_secs(15);
         loop {
             let screen = self.screen();
