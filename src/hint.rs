@@ -131,29 +131,16 @@ fn server_without_secrets(urls: &str) -> (String, Option<String>, Option<Need>) 
     let shown: Vec<String> = urls
         .split(',')
         .map(|url| {
-            let (scheme, rest) = match url.find("://") {
-                Some(i) => url.split_at(i + 3),
-                None => ("", url),
-            };
-            let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-            let (authority, path) = rest.split_at(authority_end);
-            match authority.rfind('@') {
-                None => url.to_owned(),
-                Some(at) => {
-                    let (info, host) = authority.split_at(at);
-                    match info.split_once(':') {
-                        Some((u, _)) => {
-                            user.get_or_insert_with(|| u.to_owned());
-                            need = Some(Need::Password);
-                        }
-                        // A bare userinfo is a token (nats.go reads it so).
-                        None => {
-                            need.get_or_insert(Need::Token);
-                        }
-                    }
-                    format!("{scheme}{}{path}", host.trim_start_matches('@'))
-                }
+            let p = journal::nats::split_url(url);
+            if p.password.is_some() {
+                need = Some(Need::Password);
+            } else if p.token.is_some() {
+                need.get_or_insert(Need::Token);
             }
+            if user.is_none() {
+                user = p.user;
+            }
+            p.url
         })
         .collect();
     (shown.join(","), user, need)

@@ -1948,3 +1948,96 @@ fn stream_create_neutralises_the_names_it_echoes() {
         assert!(r.stdout.contains("created stream ESC"), "{}", r.stdout);
     }
 }
+
+#[test]
+fn a_password_or_token_in_the_server_url_is_never_printed() {
+    let srv = NatsServer::start_with(&["--user", "ops", "--pass", "s3cret"]);
+    let home = tempfile::tempdir().unwrap();
+    let url = format!("nats://ops:s3cret@127.0.0.1:{}", srv.port);
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let r = crate::support::fisk_env(home.path(), args, env, None);
+        assert_ne!(r.code, 101, "{args:?}: {}", r.stderr);
+        r
+    };
+    let r = run(
+        &[
+            "--server",
+            &url,
+            "stream",
+            "create",
+            STREAM,
+            "--subject",
+            SUBJECT,
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let src = store_copy("runs");
+    let from = format!("file:{}", s(src.path()));
+    let to = format!("jetstream:{STREAM}");
+    let r = run(
+        &[
+            "--server", &url, "migrate", "--from", &from, "--to", &to, "--all",
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // Every command that prints a hint, given the secret in the URL by a
+    // flag or by NATS_URL.
+    let js = ["--store", to.as_str()];
+    let with_flag = |more: &[&str]| -> Vec<String> {
+        let mut a = vec!["--server", url.as_str()];
+        a.extend_from_slice(&js);
+        a.extend_from_slice(more);
+        a.into_iter().map(str::to_owned).collect()
+    };
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["show", "deferral-waiting"],
+        vec!["show", "deferral-waiting", "--transcript", "--no-tui"],
+        vec!["answer", "deferral-waiting"],
+        vec!["answer", "deferral-waiting", "nope", "--content", "x"],
+        vec![
+            "-o",
+            "json",
+            "answer",
+            "deferral-waiting",
+            "--content",
+            "ok",
+        ],
+        vec!["show", "no-such-run"],
+        vec!["verify", "deferral-waiting"],
+    ];
+    let mut saw_supply = false;
+    for case in &cases {
+        for by_env in [false, true] {
+            let (args, env): (Vec<String>, Vec<(&str, &str)>) = match by_env {
+                false => (with_flag(case), vec![]),
+                true => (
+                    js.iter()
+                        .chain(case.iter())
+                        .map(|a| (*a).to_owned())
+                        .collect(),
+                    vec![("NATS_URL", url.as_str())],
+                ),
+            };
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let r = run(&args, &env);
+            assert!(
+                !r.stdout.contains("s3cret") && !r.stderr.contains("s3cret"),
+                "{args:?} printed the password:\n{}\n{}",
+                r.stdout,
+                r.stderr
+            );
+            if r.stdout.contains("\"supply\"") {
+                let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+                let supply = v["resume"]["supply"].to_string();
+                assert!(supply.contains("password"), "{supply}");
+                saw_supply = true;
+            }
+        }
+    }
+    assert!(
+        saw_supply,
+        "the answer's JSON says the password is to be supplied"
+    );
+}
