@@ -120,9 +120,9 @@ pub enum Command {
     Query(QueryArgs),
     /// Find runs across the store by agent, model, caller, status, time, prompt or anything in their transcript
     Search(SearchArgs),
-    /// Answer a deferred tool call by hand, then resume the run
+    /// Answer a deferred tool call by hand (it prints the resume that goes on)
     Answer(AnswerArgs),
-    /// Approve a gated call once, or a tool for the rest of the run, then resume the run
+    /// Approve a gated call once, or a tool for the rest of the run (it prints the resume that goes on)
     Approve(ApproveArgs),
     /// Fix a damaged tail: cut a torn final line (kept in a backup) or add a missing final newline
     Repair(RepairArgs),
