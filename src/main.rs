@@ -16,6 +16,7 @@ mod transcript;
 mod view;
 
 use clap::Parser;
+use std::io::Write;
 
 // Decoding a journal allocates a string per field; mimalloc makes that
 // measurably cheaper than the system allocator (bench/RESULTS.md).
@@ -28,7 +29,10 @@ fn main() -> ExitCode {
     // completion's protocol, run ids included (src/complete.rs).
     clap_complete::CompleteEnv::with_factory(<cli::Cli as clap::CommandFactory>::command)
         .complete();
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     let style = output::Style {
         format: cli.global.format,
         color: output::want_color(cli.global.color, cli.global.no_color),
@@ -70,4 +74,24 @@ fn main() -> ExitCode {
         cli::Command::Man(a) => cmd::man::run(a, &mut out),
     };
     error::finish(result, g, style)
+}
+
+/// A command line clap refuses. Help and the version go out as clap prints
+/// them (our own text); an error quotes what was typed, which may hold
+/// escape sequences (`--status $'\e]2;...'`), so it is printed plain with
+/// every control character neutralised, never styled raw.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+    }
+    let text = e.render().to_string();
+    let _ = write!(std::io::stderr(), "{}", output::sanitize(&text, true));
+    ExitCode::from(2)
 }

@@ -6,13 +6,23 @@ use std::process::{Command, Stdio};
 
 /// Run `print` with its output going to the pager, or straight to `out`
 /// when there is none or it cannot be started. A pager that quits before
-/// the end (the operator pressed `q`) is not an error.
+/// the end (the operator pressed `q`) is not an error. One that names no
+/// program is said and passed over: the text goes straight to `out`, so a
+/// transcript is never lost to a broken `PAGER`; one that fails once
+/// started is said after it.
 pub fn through(
     out: &mut dyn Write,
     print: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
     let pager = std::env::var("PAGER").unwrap_or_else(|_| "less -FRX".to_owned());
     if pager.trim().is_empty() {
+        return print(out);
+    }
+    let shown = crate::output::sanitize(&pager, false).into_owned();
+    if !runnable(&pager) {
+        eprintln!(
+            "fisk-admin: warning: the pager ({shown}) names no program here; the transcript follows without it (--no-pager, or PAGER='' for none)"
+        );
         return print(out);
     }
     let child = Command::new("sh")
@@ -34,9 +44,36 @@ pub fn through(
         }
         None => Ok(()),
     };
-    let _ = child.wait();
+    let status = child.wait();
+    let cut_short = matches!(&result, Err(e) if e.kind() == io::ErrorKind::BrokenPipe);
+    if let Ok(s) = &status {
+        if matches!(s.code(), Some(126 | 127)) || (!s.success() && cut_short) {
+            eprintln!(
+                "fisk-admin: warning: the pager ({shown}) failed ({s}) and may not have shown it all; run again with --no-pager"
+            );
+        }
+    }
     match result {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
         r => r,
     }
+}
+
+/// Whether the pager's first word is a program the shell finds (a word
+/// with `=` is an assignment before the program: not checked).
+fn runnable(pager: &str) -> bool {
+    let Some(first) = pager.split_whitespace().next() else {
+        return false;
+    };
+    if first.contains('=') {
+        return true;
+    }
+    Command::new("sh")
+        .arg("-c")
+        .arg("command -v -- \"$1\" >/dev/null 2>&1")
+        .arg("sh")
+        .arg(first)
+        .stdin(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }

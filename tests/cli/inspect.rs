@@ -174,3 +174,60 @@ fn stats_text_reads_the_budget_and_tools_and_says_untimed_on_version_3() {
         assert!(row.contains("untimed") && !row.contains("0ns"), "{row}");
     }
 }
+
+#[test]
+fn a_regular_expression_too_large_to_search_with_is_refused_not_run_for_minutes() {
+    let store = store_copy("runs");
+    let dir = s(store.path());
+    for args in [
+        vec!["search", "--match", ".{0,5000}qqqqqq", "--in", "all"],
+        vec!["query", "tool-batch", "--output-match", ".{0,5000}qqqqqq"],
+        vec!["ls", "--match", "(\\w+\\s*){0,400}zz"],
+    ] {
+        let mut all = vec!["--state-dir", dir];
+        all.extend_from_slice(&args);
+        let started = std::time::Instant::now();
+        let r = fisk(&all);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("too large to search with"),
+            "{}",
+            r.stderr
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    }
+    // A bounded repetition of a sensible size is searched with.
+    let r = fisk(&[
+        "--state-dir",
+        dir,
+        "search",
+        "--match",
+        ".{0,1000}q",
+        "--in",
+        "all",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+#[test]
+fn a_bad_flag_value_is_echoed_neutralised_on_a_colour_terminal() {
+    // On a terminal (a pty from script(1)) clap styles its errors; the
+    // value typed must still not reach the terminal raw.
+    let line = format!(
+        "CLICOLOR_FORCE=1 {} ls --status \"$(printf 'x\\033]2;PWNED\\007y')\"",
+        s(&bin())
+    );
+    let o = std::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("script(1) from util-linux");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("invalid value"), "{out:?}");
+    assert_eq!(o.status.code(), Some(2), "{out:?}");
+    assert!(
+        !out.contains("\u{1b}]2;PWNED"),
+        "the escape reached the terminal: {out:?}"
+    );
+    assert!(!out.contains('\u{7}'), "{out:?}");
+}

@@ -177,3 +177,23 @@ fn an_unreadable_interior_line_is_marked_in_place_and_named_at_the_end() {
         ),
     );
 }
+
+#[test]
+fn a_pager_that_cannot_run_is_said_and_the_transcript_printed_without_it() {
+    let store = store_copy("runs");
+    let t = crate::viewer::Tmux::start(160, 120);
+    t.type_line(&format!(
+        "PAGER=no-such-pager-here {} --state-dir {} show deferral-waiting --transcript --no-tui; echo exit:$?",
+        s(&bin()),
+        s(store.path())
+    ));
+    let screen = t.wait_for("the transcript and the exit status", |sc| {
+        sc.lines().any(|l| l.starts_with("exit:"))
+    });
+    assert!(
+        screen.contains("the pager (no-such-pager-here) names no program here"),
+        "{screen}"
+    );
+    assert!(screen.contains("[deferred"), "{screen}");
+    assert!(screen.lines().any(|l| l == "exit:0"), "{screen}");
+}

@@ -60,7 +60,7 @@ impl Tmux {
         t
     }
 
-    fn tmux(&self, args: &[&str]) -> String {
+    pub fn tmux(&self, args: &[&str]) -> String {
         let o = Command::new("tmux")
             .args(["-L", &self.socket])
             .args(args)
