@@ -9,7 +9,7 @@ use journal::store::{Restore, Store};
 use journal::{Error, Remedy, Where};
 
 /// The default `--hold` (CLI.md): left out of a hint when unchanged.
-const DEFAULT_HOLD_SECS: u64 = 600;
+const DEFAULT_HOLD: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// `s` as one shell word that pastes back to exactly `s`: as is when it
 /// holds only characters no shell treats specially, single-quoted when it
@@ -51,8 +51,9 @@ pub fn store_flags(g: &Global) -> String {
     if let Some(u) = &g.user {
         flags.push(("user", quote(u)));
     }
-    if g.hold.as_secs() != DEFAULT_HOLD_SECS {
-        flags.push(("hold", format!("{}s", g.hold.as_secs())));
+    if g.hold != DEFAULT_HOLD {
+        // A form --hold reads back exactly, a fraction of a second included.
+        flags.push(("hold", journal::time::format_duration(g.hold)));
     }
     flags
         .iter()
