@@ -475,6 +475,8 @@ pub fn parse_when(s: &str) -> Result<Time, ArgError> {
 /// counted back from `now` (Go's duration syntax with `d` for 24 hours and
 /// `w` for 7 days, as the agent's `fisk.ParseDuration` counts them).
 /// Anything else is refused with [`WHEN_FORMS`]: nothing is read in part.
+/// A local time a clock change skips is read as the later instant, one it
+/// repeats as the earlier (jiff's compatible rule, as Temporal's).
 pub fn parse_when_in(s: &str, now: Time, tz: &jiff::tz::TimeZone) -> Result<Time, ArgError> {
     let bad = |why: &str| ArgError(format!("{s:?} is not a time{why}: {WHEN_FORMS}"));
     if let Ok(t) = Time::parse(s) {
