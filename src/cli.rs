@@ -76,30 +76,17 @@ pub struct Global {
     /// No colour: the same as --color never (also NO_COLOR)
     #[arg(long, global = true)]
     pub no_color: bool,
-    /// JetStream: a run not at rest whose last record is younger than this is live
+    /// JetStream: a run not at rest whose last record is younger than this is live. DURATION in Go's syntax, as the agent's hold: 300ms, 90s, 10m, 1.5h, 2h45m, 1d (0 for none)
     #[arg(long, global = true, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
     pub hold: std::time::Duration,
 }
 
-/// `90s`, `10m`, `2h`, `0` (seconds without a unit): how the agent's
-/// `hold` option reads, in whole units.
+/// Every duration argument (`--hold`, and any later one): Go's duration
+/// syntax as the agent's `hold` setting reads it (`300ms`, `1.5h`, `2h45m`)
+/// plus `d`; a bare number other than `0` and a negative one are refused
+/// ([`journal::time::parse_duration`]).
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (n, unit) = t.split_at(split);
-    let n: u64 = n.parse().map_err(|_| {
-        format!("{s:?} is not a duration: give a whole number and a unit, as 90s, 10m or 2h")
-    })?;
-    let secs = match unit {
-        "" | "s" => Some(n),
-        "m" => n.checked_mul(60),
-        "h" => n.checked_mul(3600),
-        _ => None,
-    }
-    .ok_or_else(|| {
-        format!("{s:?} is not a duration: give a whole number and a unit, as 90s, 10m or 2h")
-    })?;
-    Ok(std::time::Duration::from_secs(secs))
+    journal::time::parse_duration(s).map_err(|e| e.0)
 }
 
 #[derive(Subcommand, Debug)]

@@ -30,12 +30,18 @@ pub struct FilterArgs {
     /// Only runs started by this caller (exactly)
     #[arg(long, value_name = "CALLER")]
     pub caller: Option<String>,
-    /// Only runs at or after this: a duration ago (24h, 7d), a date (2026-11-30, local midnight) or RFC 3339
+    /// Only runs created at or after this (meta.created; a zero created is before every time). WHEN: RFC 3339, a date (local midnight), a date and time (2026-11-30 18:00, T or a space, minutes or seconds; local time unless a zone is given, as Z, +01:00 or UTC), or a span ago (90m, 24h, 7d, 2w)
     #[arg(long, value_name = "WHEN", value_parser = parse_when)]
     pub since: Option<Time>,
-    /// Only runs before this (as --since)
+    /// Only runs created before this (meta.created; a run whose created is zero is kept, as the agent's search keeps it). WHEN as --since: local time unless a zone is given
     #[arg(long, value_name = "WHEN", value_parser = parse_when)]
     pub until: Option<Time>,
+    /// Only runs whose last record (the last activity, UPDATED) is at or after this; runs whose last record has no time are left out. WHEN as --since: local time unless a zone is given
+    #[arg(long, value_name = "WHEN", value_parser = parse_when)]
+    pub active_since: Option<Time>,
+    /// Only runs whose last record (the last activity, UPDATED) is before this; runs whose last record has no time are left out. WHEN as --since: local time unless a zone is given
+    #[arg(long, value_name = "WHEN", value_parser = parse_when)]
+    pub active_until: Option<Time>,
     /// Only runs whose prompt matches this regular expression
     #[arg(long = "match", value_name = "RE", value_parser = parse_regex)]
     pub matches: Option<regex::Regex>,
@@ -89,15 +95,6 @@ impl Unreadable {
     }
 }
 
-/// Which time `--since`/`--until` compare against.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TimeOf {
-    /// The last record's time (`ls`, `stats --all`).
-    Updated,
-    /// meta.created (`search`, as the agent's).
-    Created,
-}
-
 /// What a filter left out for want of an agent (the agent's
 /// `no_agent_excluded`), beside what it selected.
 #[derive(Debug, Default)]
@@ -108,11 +105,11 @@ pub struct Selected {
 
 impl FilterArgs {
     /// The summaries every set filter accepts, in the order given.
-    pub fn select(&self, mut runs: Vec<Summary>, time: TimeOf) -> Selected {
+    pub fn select(&self, mut runs: Vec<Summary>) -> Selected {
         let mut no_agent_excluded = 0;
         // In place: a listing of 100,000 runs is not copied (issue 16).
         runs.retain(|s| {
-            if !self.others(s, time) {
+            if !self.others(s) {
                 return false;
             }
             let Some(want) = &self.agent else {
@@ -133,7 +130,7 @@ impl FilterArgs {
     }
 
     /// Every filter but `--agent`.
-    fn others(&self, s: &Summary, time: TimeOf) -> bool {
+    fn others(&self, s: &Summary) -> bool {
         if !self.status.is_empty() && !self.status.iter().any(|w| status_selects(*w, s)) {
             return false;
         }
@@ -147,15 +144,14 @@ impl FilterArgs {
         if !same(&self.model, &s.model) || !same(&self.caller, &s.caller) {
             return false;
         }
-        let at = match time {
-            TimeOf::Updated => s.updated,
-            TimeOf::Created => s.created.filter(|c| !c.is_zero()),
-        };
-        // A run with no time is outside any time bound.
-        if self.since.is_some_and(|b| at.is_none_or(|t| t < b)) {
+        // The agent's rule (runstate.SearchFilter): a window compares
+        // meta.created as an instant, a zero created being 0001-01-01 (so
+        // before every --since, and kept by every --until); a bound that is
+        // itself the zero time is no bound.
+        if !window(s.created, self.since, self.until) {
             return false;
         }
-        if self.until.is_some_and(|b| at.is_none_or(|t| t >= b)) {
+        if !window(s.updated, self.active_since, self.active_until) {
             return false;
         }
         if let Some(re) = &self.matches {
@@ -176,6 +172,8 @@ impl FilterArgs {
             || self.caller.is_some()
             || self.since.is_some()
             || self.until.is_some()
+            || self.active_since.is_some()
+            || self.active_until.is_some()
             || self.matches.is_some()
     }
 }
@@ -198,58 +196,24 @@ pub fn status_selects(want: StatusFilter, s: &Summary) -> bool {
     }
 }
 
-/// A `--since`/`--until` value: RFC 3339 (as Go reads it), a date (local
-/// midnight), or a duration counted back from now (`90m`, `24h`, `7d`,
-/// `2w`), as the agent reads them.
+/// A time argument (every `--since`, `--until` and the like): the one
+/// rule, [`journal::time::parse_when`].
 pub fn parse_when(s: &str) -> Result<Time, String> {
-    parse_when_at(s, jiff::Zoned::now())
+    journal::time::parse_when(s).map_err(|e| e.0)
 }
 
-fn parse_when_at(s: &str, now: jiff::Zoned) -> Result<Time, String> {
-    let bad = || {
-        format!(
-            "{s:?} is not a time: give a duration ago such as 24h or 7d, a date such as 2026-11-30, or an RFC 3339 time"
-        )
+/// Whether `at` is within `[since, until)`. A zero bound is no bound (the
+/// agent's `--since 0001-01-01T00:00:00Z` selects every run); a run with no
+/// such time at all (no meta record, or no time on its last record) is
+/// outside any other bound.
+fn window(at: Option<Time>, since: Option<Time>, until: Option<Time>) -> bool {
+    let since = since.filter(|b| !b.is_zero());
+    let until = until.filter(|b| !b.is_zero());
+    if since.is_none() && until.is_none() {
+        return true;
+    }
+    let Some(at) = at else {
+        return false;
     };
-    if let Ok(t) = Time::parse(s) {
-        return Ok(t);
-    }
-    let instant = if let Ok(d) = s.parse::<jiff::civil::Date>() {
-        d.to_zoned(now.time_zone().clone()).map_err(|_| bad())?
-    } else {
-        let span: jiff::Span = s.parse().map_err(|_| bad())?;
-        if span.is_negative() {
-            return Err(bad());
-        }
-        now.checked_sub(span).map_err(|_| bad())?
-    };
-    Ok(Time::from_system(std::time::SystemTime::from(
-        instant.timestamp(),
-    )))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn now() -> jiff::Zoned {
-        "2026-12-01T12:00:00+00:00[UTC]".parse().unwrap()
-    }
-
-    #[test]
-    fn a_time_is_rfc3339_a_date_or_a_duration_ago() {
-        let at = |s: &str| parse_when_at(s, now()).map(|t| t.to_rfc3339());
-        assert_eq!(
-            at("2026-11-30T08:00:00Z").as_deref(),
-            Ok("2026-11-30T08:00:00Z")
-        );
-        assert_eq!(at("2026-11-30").as_deref(), Ok("2026-11-30T00:00:00Z"));
-        assert_eq!(at("24h").as_deref(), Ok("2026-11-30T12:00:00Z"));
-        assert_eq!(at("7d").as_deref(), Ok("2026-11-24T12:00:00Z"));
-        assert_eq!(at("90m").as_deref(), Ok("2026-12-01T10:30:00Z"));
-        for bad in ["yesterday", "", "-3h", "2026-13-01"] {
-            let e = at(bad).unwrap_err();
-            assert!(e.contains("is not a time"), "{bad}: {e}");
-        }
-    }
+    since.is_none_or(|b| at >= b) && until.is_none_or(|b| at < b)
 }

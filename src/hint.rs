@@ -9,7 +9,7 @@ use journal::store::{Restore, Store};
 use journal::{Error, Remedy, Where};
 
 /// The default `--hold` (CLI.md): left out of a hint when unchanged.
-const DEFAULT_HOLD_SECS: u64 = 600;
+const DEFAULT_HOLD: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// `s` as one shell word that pastes back to exactly `s`: as is when it
 /// holds only characters no shell treats specially, single-quoted when it
@@ -195,8 +195,9 @@ fn store_words(g: &Global) -> Cmd {
         (None, Some(_)) => c = c.needs(Need::Token),
         (None, None) => {}
     }
-    if g.hold.as_secs() != DEFAULT_HOLD_SECS {
-        c = c.arg("--hold").arg(format!("{}s", g.hold.as_secs()));
+    if g.hold != DEFAULT_HOLD {
+        // A form --hold reads back exactly, a fraction of a second included.
+        c = c.arg("--hold").arg(journal::time::format_duration(g.hold));
     }
     c
 }

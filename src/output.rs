@@ -79,6 +79,17 @@ pub fn cell(s: &str, max: usize) -> String {
     truncate(&sanitize(&one_line, false), max)
 }
 
+/// A time as text output shows it (ls, search, stats): RFC 3339 to the
+/// second with the zone it was written with (`2026-09-22T14:44:03+05:30`,
+/// `2026-11-30T17:01:00Z`), which every time argument reads back; `-` for
+/// none and for Go's zero time. JSON keeps the times as journaled.
+pub fn time_cell(t: Option<&journal::time::Time>) -> String {
+    match t {
+        Some(t) if !t.is_zero() => t.to_rfc3339_seconds(),
+        _ => "-".to_owned(),
+    }
+}
+
 /// A table as every command prints it: built with [`table`], printed
 /// with [`print_table`], which fits it to the terminal.
 pub struct Tab {

@@ -4,9 +4,11 @@
 
 use crate::cli::{Global, LsArgs, SortKey};
 use crate::error::CmdResult;
-use crate::filter::{Selected, TimeOf};
+use crate::filter::Selected;
 use crate::open::open_store;
-use crate::output::{cell, json_array, print_table, sanitize, status_cell, table, Style};
+use crate::output::{
+    cell, json_array, print_table, sanitize, status_cell, table, time_cell, Style,
+};
 use comfy_table::Cell;
 use journal::store::Summary;
 use std::io::Write;
@@ -22,7 +24,7 @@ pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResul
     let Selected {
         mut runs,
         no_agent_excluded,
-    } = a.filter.select(all, TimeOf::Updated);
+    } = a.filter.select(all);
     sort(&mut runs, a.sort);
     if a.reverse {
         runs.reverse();
@@ -86,8 +88,8 @@ pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResul
             plain(cell(s.model.as_deref().unwrap_or("-"), 24)),
             plain(s.records.map_or("-".into(), |n| n.to_string())),
             plain(s.bytes.map_or("-".into(), human_bytes)),
-            plain(cell(&short_time(s.created.as_ref()), 20)),
-            plain(cell(&short_time(s.updated.as_ref()), 20)),
+            plain(time_cell(s.created.as_ref())),
+            plain(time_cell(s.updated.as_ref())),
             // A run that could not be summarised says why instead (the
             // row names the run already); `verify RUN` says the rest.
             plain(match &s.problem {
@@ -125,17 +127,6 @@ fn sort(runs: &mut [Summary], key: SortKey) {
         }
         SortKey::Size => runs.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.run_id.cmp(&b.run_id))),
     }
-}
-
-fn short_time(t: Option<&journal::time::Time>) -> String {
-    // "2026-11-02T09:14:03.5121Z" -> "2026-11-02T09:14:03"
-    t.map_or_else(
-        || "-".to_owned(),
-        |t| {
-            let s = t.to_rfc3339();
-            s.get(..19).unwrap_or(&s).to_owned()
-        },
-    )
 }
 
 pub fn human_bytes(n: u64) -> String {

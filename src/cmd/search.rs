@@ -8,9 +8,11 @@
 
 use crate::cli::{Global, SearchArgs, SearchIn};
 use crate::error::CmdResult;
-use crate::filter::{TimeOf, Unreadable};
+use crate::filter::Unreadable;
 use crate::open::open_store;
-use crate::output::{cell, json_pretty, print_table, sanitize, status_cell, table, Format, Style};
+use crate::output::{
+    cell, json_pretty, print_table, sanitize, status_cell, table, time_cell, Format, Style,
+};
 use comfy_table::Cell;
 use journal::search::{first_match, Hit, Scope};
 use journal::store::Listed;
@@ -67,7 +69,7 @@ pub fn run(g: &Global, a: SearchArgs, style: Style, out: &mut dyn Write) -> CmdR
     };
     let all = store.summaries()?;
     let (readable, mut unreadable) = Unreadable::split(all);
-    let selected = filter.select(readable, TimeOf::Created);
+    let selected = filter.select(readable);
     let mut found: Vec<(Summary, Option<Hit>)> = match (scope, &pattern) {
         (Some(scope), Some(re)) => {
             // A batch at a time, read together, matched in parallel.
@@ -173,7 +175,6 @@ fn render(
         let mut t = table(&headers)
             .flex(headers.len().saturating_sub(1))
             .drop_first(&droppable);
-        let time = |t: Option<Time>| t.map_or_else(|| "-".to_owned(), |t| t.to_rfc3339());
         for r in &doc.runs {
             let mut row = vec![Cell::new(cell(&r.run_id, 40))];
             if agent {
@@ -189,9 +190,9 @@ fn render(
                 false,
             ));
             if created {
-                row.push(Cell::new(time(r.created)));
+                row.push(Cell::new(time_cell(r.created.as_ref())));
             }
-            row.push(Cell::new(time(r.updated)));
+            row.push(Cell::new(time_cell(r.updated.as_ref())));
             row.push(Cell::new(match &r.hit {
                 Some(h) => cell(&format!("seq {}: {}", h.seq, h.excerpt), 90),
                 None => cell(&r.prompt, 50),

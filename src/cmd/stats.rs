@@ -45,7 +45,7 @@ fn render(out: &mut dyn Write, run: &str, s: &Statistics, style: Style) -> io::R
         text(&s.model),
         text(&s.caller)
     )?;
-    let when = |t: Option<Time>| t.map_or_else(|| "-".to_owned(), |t| t.to_rfc3339());
+    let when = |t: Option<Time>| crate::output::time_cell(t.as_ref());
     writeln!(
         out,
         "created    {}   updated {}",
@@ -59,7 +59,7 @@ fn render(out: &mut dyn Write, run: &str, s: &Statistics, style: Style) -> io::R
     match s.terminal.as_str() {
         "" => writeln!(out, "ended      no (open)")?,
         reason => match s.ended {
-            Some(at) => writeln!(out, "ended      {} at {}", text(reason), at.to_rfc3339())?,
+            Some(at) => writeln!(out, "ended      {} at {}", text(reason), when(Some(at)))?,
             None => writeln!(out, "ended      {} (untimed)", text(reason))?,
         },
     }

@@ -8,7 +8,7 @@
 
 use crate::cli::{GroupBy, StatsArgs};
 use crate::error::CmdResult;
-use crate::filter::{TimeOf, Unreadable};
+use crate::filter::Unreadable;
 use crate::output::{cell, json_pretty, print_table, sanitize, table, Format, Style};
 use journal::stats::{stats, Totals};
 use journal::store::{Store, Summary};
@@ -69,7 +69,7 @@ pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> C
     by.dedup();
     let all = store.summaries()?;
     let (readable, corrupt) = Unreadable::split(all);
-    let selected = a.filter.select(readable, TimeOf::Updated);
+    let selected = a.filter.select(readable);
     let key_of = |s: &Summary| Key {
         model: by
             .contains(&GroupBy::Model)

@@ -91,21 +91,48 @@ fn every_ls_filter(run: &dyn Fn(&[&str]) -> Run) {
         ls_ids(run, &["--match", "(?i)^TWELVE steps$"]),
         ["g-multi-iteration"]
     );
-    // Times compare `updated` as instants, whatever the offset.
+    // --active-since/--active-until compare `updated` as instants,
+    // whatever the offset.
     let since = "2026-12-01T08:25:39.35Z";
     let after = |v: &Value| {
         v["list"]["updated"]
             .as_str()
             .is_some_and(|u| u.starts_with("2026-12-01T08:25:39.") && u > "2026-12-01T08:25:39.35")
     };
-    assert_eq!(set(ls_ids(run, &["--since", since])), want(&exp, after));
-    let before = set(ls_ids(run, &["--until", since]));
+    assert_eq!(
+        set(ls_ids(run, &["--active-since", since])),
+        want(&exp, after)
+    );
+    let before = set(ls_ids(run, &["--active-until", since]));
     assert_eq!(before.len() + want(&exp, after).len(), 40);
     assert!(before.contains("g-times-offsets"));
+    // --since/--until compare meta.created, as the agent's search does
+    // (g-times-offsets: 14:44:03.123456789+05:30 is 09:14:03.123Z, the
+    // others 09:14:03Z, g-zero-times zero): a zero created is before every
+    // --since and kept by every --until, and the zero time is no bound.
+    let created = "2026-09-22T09:14:03.1Z";
+    assert_eq!(ls_ids(run, &["--since", created]), ["g-times-offsets"]);
+    let until = set(ls_ids(run, &["--until", created]));
+    assert_eq!(until.len(), 39, "all but g-times-offsets: {until:?}");
+    assert!(until.contains("g-zero-times"));
+    assert_eq!(set(ls_ids(run, &["--since", "0001-01-01T00:00:00Z"])), all);
+    assert_eq!(
+        set(ls_ids(run, &["--until", "0001-01-01T00:00:00Z"])),
+        all,
+        "the zero time is no bound"
+    );
+    assert_eq!(
+        ls_ids(run, &["--until", "0001-01-01T00:00:00.000000001Z"]),
+        ["g-zero-times"]
+    );
     // A duration counts back from now: every run is older than an hour,
-    // none older than ten years.
+    // none older than ten years (the zero-created one aside).
     assert!(ls_ids(run, &["--since", "1h"]).is_empty());
-    assert_eq!(set(ls_ids(run, &["--since", "3650d"])), all);
+    assert!(ls_ids(run, &["--active-since", "1h"]).is_empty());
+    assert_eq!(set(ls_ids(run, &["--active-since", "3650d"])), all);
+    let mut recent = all.clone();
+    recent.remove("g-zero-times");
+    assert_eq!(set(ls_ids(run, &["--since", "3650d"])), recent);
     // Limit and order.
     let newest = ls_ids(run, &["--limit", "3"]);
     assert_eq!(newest.len(), 3);
@@ -215,15 +242,16 @@ fn search_prints_the_agents_document_and_looks_inside_transcripts() {
     assert_eq!(batch["prompt"].as_str().map(|p| !p.is_empty()), Some(true));
     // --since and --until compare meta.created, as the agent's.
     // (g-times-offsets: 14:44:03.123456789+05:30 is 09:14:03.123Z, the
-    // others 09:14:03Z, g-zero-times none.)
+    // others 09:14:03Z, g-zero-times zero, which the agent's --until keeps
+    // and its --since 0001-01-01T00:00:00Z, no bound, too: SPEC 13.)
     let r = run(&["search", "--since", "2026-09-22T09:14:03.1Z", "-o", "json"]);
     assert_eq!(ids_of(&r.json()["runs"]), ["g-times-offsets"]);
     let r = run(&["search", "--until", "2026-09-22T09:14:03.1Z", "-o", "json"]);
-    assert_eq!(
-        ids_of(&r.json()["runs"]).len(),
-        38,
-        "all but that one and the undated one"
-    );
+    let until = ids_of(&r.json()["runs"]);
+    assert_eq!(until.len(), 39, "all but that one: {until:?}");
+    assert!(until.iter().any(|r| r == "g-zero-times"), "{until:?}");
+    let r = run(&["search", "--since", "0001-01-01T00:00:00Z", "-o", "json"]);
+    assert_eq!(ids_of(&r.json()["runs"]).len(), 40);
     // Inside transcripts: the first match's seq and an excerpt.
     let r = run(&["search", "--match", "ORDERS", "--in", "tools", "-o", "json"]);
     let runs = r.json()["runs"].as_array().cloned().unwrap_or_default();

@@ -32,3 +32,4 @@ mod schema;
 mod transcript;
 mod upgrade;
 pub mod viewer;
+mod window;
