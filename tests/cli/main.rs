@@ -31,3 +31,4 @@ mod schema;
 mod transcript;
 mod upgrade;
 mod viewer;
+mod waiting;
