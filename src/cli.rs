@@ -179,7 +179,7 @@ pub enum StatusFilter {
     Corrupt,
     /// A writer holds the run now
     Live,
-    /// Waiting on deferred calls: the same as --waiting (no longer a status of its own)
+    /// Waiting on a person (an answer or an approval): the same as --waiting (no longer a status of its own)
     Waiting,
 }
 

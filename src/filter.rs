@@ -15,7 +15,7 @@ pub struct FilterArgs {
     /// Only runs with one of these statuses (comma-separated or repeated)
     #[arg(long, value_enum, value_name = "STATUS", value_delimiter = ',')]
     pub status: Vec<StatusFilter>,
-    /// Only runs waiting on deferred calls a person has to answer
+    /// Only runs waiting on a person: deferred calls to answer or calls that need an approval
     #[arg(long)]
     pub waiting: bool,
     /// Only runs a writer holds now
@@ -134,7 +134,7 @@ impl FilterArgs {
         if !self.status.is_empty() && !self.status.iter().any(|w| status_selects(*w, s)) {
             return false;
         }
-        if (self.waiting && !s.waiting) || (self.live && !s.live) {
+        if (self.waiting && !s.waits_on_person()) || (self.live && !s.live) {
             return false;
         }
         let same = |want: &Option<String>, have: &Option<String>| match want {
@@ -192,7 +192,7 @@ pub fn status_selects(want: StatusFilter, s: &Summary) -> bool {
         StatusFilter::Live => s.live,
         // `waiting` is not a status since the agent's rule (SPEC 9); it is
         // still understood here as --waiting.
-        StatusFilter::Waiting => s.waiting,
+        StatusFilter::Waiting => s.waits_on_person(),
     }
 }
 

@@ -167,6 +167,11 @@ pub struct RunState {
     /// The pending turn has deferred calls nobody has answered.
     pub waiting: bool,
     pub open_deferrals: usize,
+    /// The calls of the pending turn the run was suspended for that still
+    /// need an approval (`needs_approval` below says when). Not in the fold's document:
+    /// the agent's fold has no such field (`ls` prints it).
+    #[serde(skip)]
+    pub needs_approval: Vec<crate::runner::Gated>,
     /// The last seq folded.
     #[serde(skip)]
     pub last_seq: u64,
@@ -441,12 +446,16 @@ pub fn fold_with<R: FoldInput>(
         status: Status::Open,
         waiting: false,
         open_deferrals: 0,
+        needs_approval: Vec::new(),
         last_seq: first_seq,
         last_time: first_time,
         generation,
     };
     let mut turn: Option<Turn> = None;
     let mut tail = StatusTracker::default();
+    // The last terminal was written while the turn still open at the end
+    // was open: its message may name that turn's gated calls.
+    let mut terminal_of_turn = false;
     for r in it {
         let (seq, known, optional, time) = {
             let rec = r.record();
@@ -495,6 +504,7 @@ pub fn fold_with<R: FoldInput>(
                     .saturating_add(a.cache_create_tokens);
                 st.next_iteration = a.iteration.saturating_add(1);
                 st.last_stop_reason = a.stop_reason.clone();
+                terminal_of_turn = false;
                 turn = Some(Turn {
                     message: a.message,
                     iteration: a.iteration,
@@ -549,6 +559,7 @@ pub fn fold_with<R: FoldInput>(
                 st.memory_revisions = m.revisions;
             }
             Payload::Terminal(t) => {
+                terminal_of_turn = turn.is_some();
                 tail.terminal(&t.reason, time);
                 st.terminal = Some(t);
                 st.call_approvals.clear();
@@ -569,9 +580,67 @@ pub fn fold_with<R: FoldInput>(
         .is_some_and(|t| t.reason() == crate::record::Reason::Completed);
     st.open_deferrals = st.pending.as_ref().map_or(0, |p| p.open_deferrals.len());
     st.waiting = st.open_deferrals > 0;
+    if terminal_of_turn {
+        st.needs_approval = needs_approval(&st);
+    }
     st.status = tail.status();
     st.ended = tail.ended();
     Ok(st)
+}
+
+/// What the minimal runner's suspension names before its gated calls.
+pub const NEEDS_APPROVAL: &str = "needs approval: ";
+/// What it names its open deferrals after, when there are any.
+const WAITING_ON_DEFERRED: &str = "; waiting on deferred call(s): ";
+
+/// The calls of the pending turn that wait on an operator's approval.
+///
+/// Neither generation of the agent records this: an approval nobody gave
+/// ends its run `suspended` with the prompt's error as the message, and
+/// the call is left with no result, like any call a suspend cut off. The
+/// record of it is fisk-admin's runner's suspension message,
+/// `needs approval: ID (TOOL)[, ID (TOOL)...][; waiting on deferred
+/// call(s): ...]`. A call of the pending turn counts when that message,
+/// the last terminal and written while the turn was open, names it with
+/// its own tool, and it has no result, no deferral, no `call_approval`
+/// and no standing `decision` for its tool. Called by [`fold_with`],
+/// which knows whether the terminal belongs to the pending turn.
+fn needs_approval(st: &RunState) -> Vec<crate::runner::Gated> {
+    let (Some(p), Some(t)) = (&st.pending, &st.terminal) else {
+        return Vec::new();
+    };
+    if t.reason() != crate::record::Reason::Suspended {
+        return Vec::new();
+    }
+    let Some(list) = t.message.strip_prefix(NEEDS_APPROVAL) else {
+        return Vec::new();
+    };
+    let list = list
+        .split_once(WAITING_ON_DEFERRED)
+        .map_or(list, |(gated, _)| gated);
+    // `ID (TOOL)` as one item of the `, `-joined list, whatever the id.
+    let named = |item: &str| {
+        list == item
+            || list.starts_with(&format!("{item}, "))
+            || list.ends_with(&format!(", {item}"))
+            || list.contains(&format!(", {item}, "))
+    };
+    let mut out: Vec<crate::runner::Gated> = Vec::new();
+    for b in p.assistant.blocks() {
+        let Block::ToolUse(u) = b else { continue };
+        let settled = p.answered.contains(&u.id)
+            || p.deferred.iter().any(|d| d.tool_use_id == u.id)
+            || st.call_approvals.iter().any(|a| a.tool_use_id == u.id)
+            || st.approvals.contains(&u.name)
+            || out.iter().any(|g| g.tool_use_id == u.id);
+        if !settled && named(&format!("{} ({})", u.id, u.name)) {
+            out.push(crate::runner::Gated {
+                tool_use_id: u.id.clone(),
+                tool: u.name.clone(),
+            });
+        }
+    }
+    out
 }
 
 /// SPEC 9's status rule, fed records in journal order. Shared by the fold
@@ -897,6 +966,65 @@ mod tests {
         ]);
         assert!(whole.pending.is_none());
         assert_eq!(whole.messages.len(), 3);
+    }
+
+    #[test]
+    fn the_calls_a_suspension_names_need_an_approval_until_approved_or_answered() {
+        let m = meta(1);
+        let t = turn(&["a", "b, c", "d"]);
+        let susp = r#"{"reason":"suspended","message":"needs approval: a (t), b, c (t); waiting on deferred call(s): d"}"#;
+        let base = [
+            (1, "meta", m.as_str()),
+            (2, "assistant", t.as_str()),
+            (3, "deferred", r#"{"tool_use_id":"d","tool_name":"t"}"#),
+            (4, "terminal", susp),
+        ];
+        let ids = |s: &RunState| -> Vec<String> {
+            s.needs_approval
+                .iter()
+                .map(|g| format!("{} {}", g.tool_use_id, g.tool))
+                .collect()
+        };
+        let s = st(&base);
+        assert_eq!(ids(&s), ["a t", "b, c t"], "an id with \", \" in it too");
+        assert_eq!(
+            (s.waiting, s.open_deferrals),
+            (true, 1),
+            "the agent's fields: deferrals only"
+        );
+        let with = |more: &[(u64, &str, &str)]| {
+            let mut all = base.to_vec();
+            all.extend_from_slice(more);
+            ids(&st(&all))
+        };
+        let once = r#"{"tool_use_id":"a","tool_name":"t"}"#;
+        assert_eq!(with(&[(5, "call_approval", once)]), ["b, c t"]);
+        assert!(with(&[(5, "decision", r#"{"tool":"t"}"#)]).is_empty());
+        assert!(with(&[(5, "decision", r#"{"tool":"other"}"#)]).len() == 2);
+        let answered = result("a", "");
+        assert_eq!(with(&[(5, "tool_result", &answered)]), ["b, c t"]);
+        // Another tool, another reason, a terminal before the turn: none.
+        for (kind, body) in [
+            (
+                "terminal",
+                r#"{"reason":"suspended","message":"needs approval: a (exec)"}"#,
+            ),
+            (
+                "terminal",
+                r#"{"reason":"error","message":"needs approval: a (t)"}"#,
+            ),
+            (
+                "terminal",
+                r#"{"reason":"suspended","message":"interrupted by a signal"}"#,
+            ),
+        ] {
+            assert!(with(&[(5, kind, body)]).is_empty(), "{body}");
+        }
+        let again = turn(&["a"]);
+        assert!(
+            with(&[(5, "claim", r#"{"by":"w"}"#), (6, "assistant", &again)]).is_empty(),
+            "the suspension was about the turn before"
+        );
     }
 
     #[test]

@@ -15,7 +15,7 @@ use crate::hint;
 use crate::open::open_store;
 use crate::output::{json_pretty, sanitize, sorted, Format, Style};
 use journal::fold::{FoldOptions, RunState};
-use journal::record::{Block, CallApproval, Decision, Payload};
+use journal::record::{Block, CallApproval, Decision, Kind, Payload, Reason};
 use serde::Serialize;
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -66,6 +66,9 @@ pub fn run(g: &Global, a: ApproveArgs, style: Style, out: &mut dyn Write) -> Cmd
             ))
         }
     };
+    // A run a writer holds is live, which says more than "not suspended".
+    store.check_writable(&a.run)?;
+    check_suspended(&journal, &st, &a.run, a.tool.as_deref())?;
     let (mut app, generation) = super::answer::writer_of(&store, &a.run, &journal, &st)?;
     let kind = match payload {
         Payload::CallApproval(_) => "call_approval",
@@ -172,6 +175,81 @@ fn check_call(g: &Global, st: &RunState, run: &str, id: &str) -> Result<String, 
         )));
     }
     Ok(call.name.clone())
+}
+
+/// CLI.md: an approval is for a suspended run. Taken when the run's last
+/// terminal is `suspended` and only what is written while a run rests
+/// follows it (answers and approvals by hand, the agent's
+/// `memory_revisions`, skipped optional records); or when the run stopped
+/// in the middle of a batch with no terminal after it (killed, or a resume
+/// killed after its claim) and the batch still has a call to approve (of
+/// `tool`, for a standing approval): the runner's resume refuses such a
+/// run until its gated calls are approved, so refusing here would leave
+/// it stuck. Refused otherwise, a completed or failed run above all: an
+/// approval would reopen it (SPEC 3 rule 13).
+fn check_suspended(
+    journal: &journal::store::Journal,
+    st: &RunState,
+    run: &str,
+    tool: Option<&str>,
+) -> Result<(), Failure> {
+    let records: Vec<&journal::record::Record> = journal.records().collect();
+    let last = records
+        .iter()
+        .rposition(|r| r.kind() == Some(Kind::Terminal));
+    let rests = |r: &&journal::record::Record| {
+        matches!(
+            r.kind(),
+            Some(Kind::ToolResult | Kind::CallApproval | Kind::Decision | Kind::MemoryRevisions)
+        ) || (r.kind().is_none() && r.optional)
+    };
+    let after = |i: usize| records.get(i + 1..).unwrap_or_default();
+    let nothing = "; nothing was written";
+    let open = match last {
+        Some(i) if after(i).iter().all(rests) => {
+            let reason = match records.get(i).and_then(|r| r.payload.as_ref()) {
+                Some(Payload::Terminal(t)) => t.reason(),
+                _ => Reason::parse(""),
+            };
+            if reason == Reason::Suspended {
+                return Ok(());
+            }
+            return Err(Failure::refused(format!(
+                "run {run} is not suspended: it ended {}; an approval is for a run suspended on a gated call, and would reopen this one{nothing}",
+                sanitize(reason.as_str(), false)
+            )));
+        }
+        Some(i) => match after(i).iter().find(|r| !rests(r)) {
+            Some(r) => format!(
+                "records follow its last terminal (seq {}, {})",
+                r.seq,
+                r.kind().map_or("a record", |k| k.key())
+            ),
+            None => "records follow its last terminal".to_owned(),
+        },
+        None => "it has no terminal record".to_owned(),
+    };
+    // Open: stopped mid-batch, or not waiting on an approval at all.
+    let waits = st.pending.as_ref().is_some_and(|p| {
+        p.assistant.blocks().iter().any(|b| match b {
+            Block::ToolUse(c) => {
+                !p.answered.contains(&c.id)
+                    && !p.deferred.iter().any(|d| d.tool_use_id == c.id)
+                    && tool.is_none_or(|t| t == c.name)
+            }
+            _ => false,
+        })
+    });
+    if waits {
+        return Ok(());
+    }
+    let of = match tool {
+        Some(t) => format!(" of tool {}", sanitize(t, false)),
+        None => String::new(),
+    };
+    Err(Failure::refused(format!(
+        "run {run} is not suspended: {open}, and no call{of} waits unanswered in a pending batch (it is running, or it stopped with nothing to approve){nothing}"
+    )))
 }
 
 /// The refusals for a standing approval.

@@ -61,26 +61,21 @@ pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResul
         return Ok(ExitCode::SUCCESS);
     }
     // On a narrow terminal the prompt is cut first, then CREATED, RECORDS,
-    // VER, SIZE, MODEL and LIVE are left out, in that order.
+    // VER, SIZE, MODEL and LIVE are left out, in that order. STATUS is
+    // one word; what the run waits on has its own column.
     let mut t = table(&[
-        "RUN", "STATUS", "LIVE", "VER", "MODEL", "RECORDS", "SIZE", "CREATED", "UPDATED", "PROMPT",
+        "RUN", "STATUS", "WAITING", "LIVE", "VER", "MODEL", "RECORDS", "SIZE", "CREATED",
+        "UPDATED", "PROMPT",
     ])
-    .flex(9)
-    .drop_first(&[7, 5, 3, 6, 4, 2]);
+    .flex(10)
+    .drop_first(&[8, 6, 4, 7, 5, 3]);
     for s in &runs {
         let status = s.status.to_string();
         let plain = |text: String| Cell::new(text);
         t.add_row(vec![
             plain(cell(&s.run_id, 40)),
-            if s.waiting {
-                status_cell(
-                    cell(&format!("{status}, waiting on {}", s.open_deferrals), 60),
-                    &s.status,
-                    true,
-                )
-            } else {
-                status_cell(cell(&status, 40), &s.status, false)
-            },
+            status_cell(cell(&status, 40), &s.status, s.waits_on_person()),
+            plain(waiting_cell(s)),
             plain(if s.live { "live".into() } else { String::new() }),
             // The generation (SPEC 1.1): 3 is the August agent's, which the
             // current agent will not resume until it is upgraded.
@@ -106,6 +101,24 @@ pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResul
         writeln!(out, "{}", excluded_note(no_agent_excluded))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a run waits on a person for: `1 approval`, `2 deferred`, both
+/// (`1 approval, 2 deferred`), or `-`.
+fn waiting_cell(s: &Summary) -> String {
+    let mut parts = Vec::new();
+    match s.needs_approval.len() {
+        0 => {}
+        1 => parts.push("1 approval".to_owned()),
+        n => parts.push(format!("{n} approvals")),
+    }
+    if s.open_deferrals > 0 {
+        parts.push(format!("{} deferred", s.open_deferrals));
+    }
+    match parts.is_empty() {
+        true => "-".to_owned(),
+        false => parts.join(", "),
+    }
 }
 
 /// What `--agent` left out for want of an agent, as the agent says it.

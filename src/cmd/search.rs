@@ -44,6 +44,10 @@ struct Found {
     /// The first match inside the transcript (`--in` other than prompt).
     #[serde(rename = "match", skip_serializing_if = "Option::is_none")]
     hit: Option<Hit>,
+    /// The calls waiting on an approval (beyond the agent; left out when
+    /// none, so the agent's document is unchanged for every other run).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    needs_approval: Vec<journal::runner::Gated>,
 }
 
 #[derive(Serialize)]
@@ -136,6 +140,7 @@ fn found_of(s: Summary, hit: Option<Hit>) -> Found {
         prompt: s.prompt.unwrap_or_default(),
         run_id: s.run_id,
         hit,
+        needs_approval: s.needs_approval,
     }
 }
 

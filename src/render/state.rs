@@ -5,7 +5,6 @@
 use crate::cli::Global;
 use crate::output::{cell, print_table, sanitize, table, Style};
 use journal::fold::RunState;
-use journal::record::Reason;
 use journal::record::{Block, Generation};
 use std::io::{self, Write};
 
@@ -173,20 +172,8 @@ pub fn render_state(
     if let Some(p) = &st.pending {
         writeln!(out, "\nPending batch (iteration {})", p.iteration)?;
         // Calls the run was suspended for, waiting on an approval: the
-        // gates are in the agent file, the suspension names the calls.
-        // `needs approval: g1 (exec), g2 (exec)[; ...]`: the ids, exactly.
-        let suspended_for: Vec<&str> = st
-            .terminal
-            .as_ref()
-            .filter(|t| t.reason() == Reason::Suspended)
-            .and_then(|t| t.message.strip_prefix("needs approval: "))
-            .and_then(|m| m.split(';').next())
-            .map(|m| m.split(", ").filter_map(|c| c.split(' ').next()).collect())
-            .unwrap_or_default();
-        let approved = |id: &str, tool: &str| {
-            st.call_approvals.iter().any(|a| a.tool_use_id == id)
-                || st.approvals.iter().any(|t| t == tool)
-        };
+        // library's reading of the suspension (`RunState::needs_approval`).
+        let needs = |id: &str| st.needs_approval.iter().any(|c| c.tool_use_id == id);
         let mut gated: Vec<(&str, &str)> = Vec::new();
         let mut t = table(&["TOOL_USE ID", "TOOL", "STATE"]);
         for b in p.assistant.blocks() {
@@ -195,7 +182,7 @@ pub fn render_state(
                     "answered"
                 } else if p.deferred.iter().any(|d| d.tool_use_id == u.id) {
                     "deferred, waiting"
-                } else if suspended_for.contains(&u.id.as_str()) && !approved(&u.id, &u.name) {
+                } else if needs(&u.id) {
                     gated.push((&u.id, &u.name));
                     "needs approval (runs once approved)"
                 } else {

@@ -32,4 +32,5 @@ mod schema;
 mod transcript;
 mod upgrade;
 pub mod viewer;
+mod waiting;
 mod window;

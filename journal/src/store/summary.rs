@@ -15,6 +15,10 @@ pub struct Summary {
     /// The pending turn waits on deferred calls nobody has answered.
     pub waiting: bool,
     pub open_deferrals: usize,
+    /// The calls the run was suspended for that wait on an operator's
+    /// approval, which the agent's `waiting` does not count (the fold's
+    /// `needs_approval`); `[]` when none.
+    pub needs_approval: Vec<crate::runner::Gated>,
     pub live: bool,
     pub version: Option<i64>,
     pub agent: Option<String>,
@@ -93,6 +97,7 @@ impl Summary {
                 s.status = Listed::Run(st.status);
                 s.waiting = st.waiting;
                 s.open_deferrals = st.open_deferrals;
+                s.needs_approval = st.needs_approval;
             }
             Err(e) => {
                 s.status = Listed::Corrupt;
@@ -101,6 +106,12 @@ impl Summary {
             }
         }
         s
+    }
+
+    /// The run waits on a person: on an answer to a deferred call (the
+    /// agent's `waiting`) or on an approval.
+    pub fn waits_on_person(&self) -> bool {
+        self.waiting || !self.needs_approval.is_empty()
     }
 
     /// A run that could not be summarised, and why.
@@ -118,6 +129,7 @@ impl Summary {
             status: Listed::Corrupt,
             waiting: false,
             open_deferrals: 0,
+            needs_approval: Vec::new(),
             live: false,
             version: None,
             agent: None,
