@@ -22,47 +22,41 @@ pub struct Cli {
 #[derive(Args, Debug, Clone)]
 #[command(next_help_heading = "Global options")]
 pub struct Global {
+    // The environment variables below are read in one place
+    // (`open::Env`), not by clap: a flag given on the command line must be
+    // told from its variable, because the flag wins (`info` says which).
     /// File backend at DIR (default: $XDG_STATE_HOME/fisk-ai/runs)
     #[arg(long, global = true, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
-    /// The store: file:DIR or jetstream:STREAM
-    #[arg(long, global = true, value_name = "URI", env = "FISK_ADMIN_STORE")]
+    /// The store: file:DIR or jetstream:STREAM [env: FISK_ADMIN_STORE]
+    #[arg(long, global = true, value_name = "URI")]
     pub store: Option<String>,
     /// An agent file whose harness.sessions block chooses the store
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// A NATS context as the nats CLI stores it (~/.config/nats/context/NAME.json)
+    /// The agent's root directory (its --root-dir): replaces the agent file's root_directory; the file store is DIR/runs unless the agent file names a directory
+    #[arg(long, global = true, value_name = "DIR")]
+    pub root_dir: Option<PathBuf>,
+    /// A NATS context as the nats CLI stores it (~/.config/nats/context/NAME.json) [env: NATS_CONTEXT]
     #[arg(long, global = true, value_name = "NAME")]
     pub context: Option<String>,
-    /// NATS server URL(s), comma-separated; overrides the context
-    #[arg(long, global = true, value_name = "URL", env = "NATS_URL")]
+    /// NATS server URL(s), comma-separated; overrides the context [env: NATS_URL]
+    #[arg(long, global = true, value_name = "URL")]
     pub server: Option<String>,
-    /// NATS credentials file; overrides the context
-    #[arg(long, global = true, value_name = "FILE", env = "NATS_CREDS")]
+    /// NATS credentials file; overrides the context [env: NATS_CREDS]
+    #[arg(long, global = true, value_name = "FILE")]
     pub creds: Option<PathBuf>,
-    /// NATS user; overrides the context
-    #[arg(long, global = true, value_name = "USER", env = "NATS_USER")]
+    /// NATS user; overrides the context [env: NATS_USER]
+    #[arg(long, global = true, value_name = "USER")]
     pub user: Option<String>,
-    /// NATS password; overrides the context (visible to ps: prefer NATS_PASSWORD or --password-file)
-    #[arg(
-        long,
-        global = true,
-        value_name = "PASSWORD",
-        env = "NATS_PASSWORD",
-        hide_env_values = true
-    )]
+    /// NATS password; overrides the context (visible to ps: prefer NATS_PASSWORD or --password-file) [env: NATS_PASSWORD]
+    #[arg(long, global = true, value_name = "PASSWORD")]
     pub password: Option<String>,
     /// Read the NATS password from this file ("-": standard input)
     #[arg(long, global = true, value_name = "FILE", conflicts_with = "password")]
     pub password_file: Option<PathBuf>,
-    /// NATS token; overrides the context (visible to ps: prefer NATS_TOKEN or --token-file)
-    #[arg(
-        long,
-        global = true,
-        value_name = "TOKEN",
-        env = "NATS_TOKEN",
-        hide_env_values = true
-    )]
+    /// NATS token; overrides the context (visible to ps: prefer NATS_TOKEN or --token-file) [env: NATS_TOKEN]
+    #[arg(long, global = true, value_name = "TOKEN")]
     pub token: Option<String>,
     /// Read the NATS token from this file ("-": standard input)
     #[arg(long, global = true, value_name = "FILE", conflicts_with = "token")]

@@ -164,6 +164,9 @@ fn store_words(g: &Global) -> Cmd {
     if let Some(f) = &g.config {
         c = c.arg("--config").arg(f);
     }
+    if let Some(r) = &g.root_dir {
+        c = c.arg("--root-dir").arg(r);
+    }
     if let Some(x) = &g.context {
         c = c.arg("--context").arg(x);
     }
@@ -473,6 +476,7 @@ pub fn for_error(g: &Global, e: &Error) -> Option<String> {
             "fisk-admin never writes through one; replace it with the file it points to".into(),
         ),
         Error::Io { path, source } if is_full(source) => Some(full(path)),
+        Error::InvalidId { .. } => for_run_path(std::env::args_os().skip(1)),
         Error::NoStateHome => Some(
             "name the store with --state-dir DIR (or --store URI), or set XDG_STATE_HOME".into(),
         ),
@@ -505,6 +509,57 @@ pub fn for_error(g: &Global, e: &Error) -> Option<String> {
         } => Some(advice(g, *r, Some(run), stream, calls)),
         _ => Some(advice(g, Remedy::of(e)?, run_of(e), stream, &[])),
     }
+}
+
+/// A run named by the path of its journal (`show runs/x.json`, an existing
+/// file ending in `.json` whose stem is a run id): the same command, `args`
+/// (this invocation's, without the program name), with `--state-dir` the
+/// file's directory and the run its id. The store flags given are left out
+/// (the directory replaces them), and so are secrets.
+pub fn for_run_path<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> Option<String> {
+    use std::path::Path;
+    let args: Vec<std::ffi::OsString> = args.into_iter().collect();
+    let (at, path, id) = args.iter().enumerate().find_map(|(i, a)| {
+        let p = Path::new(a);
+        let id = p.file_stem()?.to_str()?;
+        let journal = p.extension()? == "json" && journal::id::is_valid(id) && p.is_file();
+        journal.then_some((i, p, id))
+    })?;
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    // Flags whose value goes with them: the store's (replaced) and secrets.
+    let dropped = [
+        "--state-dir",
+        "--store",
+        "--config",
+        "--root-dir",
+        "--password",
+        "--token",
+    ];
+    let mut words = vec![format!("fisk-admin --state-dir {}", quote_path(dir))];
+    let mut skip = false;
+    for (i, a) in args.iter().enumerate() {
+        let text = a.to_string_lossy();
+        if std::mem::take(&mut skip) {
+            continue;
+        }
+        if dropped.contains(&text.as_ref()) {
+            skip = true;
+        } else if dropped.iter().any(|d| text.starts_with(&format!("{d}="))) {
+        } else if i == at {
+            words.push(quote(id));
+        } else {
+            words.push(journal::shell::word(a));
+        }
+    }
+    Some(format!(
+        "{} is the journal file of run {}: read it with `{}`",
+        quote_path(path),
+        quote(id),
+        words.join(" ")
+    ))
 }
 
 /// The help for a failed `resume RUN --agent AGENT`: the commands a

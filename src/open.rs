@@ -5,7 +5,7 @@
 
 mod location;
 
-pub use location::{parse_uri, Backend, Location};
+pub use location::{parse_uri, Backend, Chosen, Location};
 
 use crate::cli::Global;
 use crate::error::Failure;
@@ -14,13 +14,38 @@ use journal::store::jetstream::JetStreamStore;
 use journal::store::Store;
 use std::path::{Component, Path, PathBuf};
 
-/// The store the global flags select.
+/// A variable of the environment, when set and not empty. The variables
+/// that stand in for flags (`FISK_ADMIN_STORE`, `NATS_URL`, `NATS_CREDS`,
+/// `NATS_USER`, `NATS_PASSWORD`, `NATS_TOKEN`) are read through here only,
+/// and only where the flag was not given: a flag beats its variable.
+pub fn env_value(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// What the global flags and `FISK_ADMIN_STORE` ask for, with `agent` (the
+/// runner's `--agent`) standing in for `--config` when given.
+fn ask<'a>(
+    g: &'a Global,
+    env_store: Option<&'a str>,
+    agent: Option<&'a Path>,
+) -> location::Ask<'a> {
+    location::Ask {
+        state_dir: g.state_dir.as_deref(),
+        store: g.store.as_deref(),
+        agent: match (agent, &g.config) {
+            (Some(a), _) => Some((a, "--agent")),
+            (None, Some(c)) => Some((c.as_path(), "--config")),
+            (None, None) => None,
+        },
+        root_dir: g.root_dir.as_deref(),
+        env_store,
+    }
+}
+
+/// The store the global flags select (or, with none, FISK_ADMIN_STORE).
 pub fn locate(g: &Global) -> Result<Location, Failure> {
-    location::resolve(
-        g.state_dir.as_deref(),
-        g.store.as_deref(),
-        g.config.as_deref(),
-    )
+    let env_store = env_value("FISK_ADMIN_STORE");
+    location::resolve(&ask(g, env_store.as_deref(), None))
 }
 
 /// The NATS context the `--config` agent file names, if any: for the
@@ -32,25 +57,110 @@ pub fn config_context(g: &Global) -> Result<Option<String>, Failure> {
     })
 }
 
-/// The NATS connection settings from the global flags, the context they or
-/// the agent file name, and the defaults.
+/// Where a connection setting given to this invocation came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    Flag(&'static str),
+    Env(&'static str),
+}
+
+impl Source {
+    /// `--server` or `NATS_URL (environment)`.
+    pub fn describe(self) -> String {
+        match self {
+            Source::Flag(f) => f.to_owned(),
+            Source::Env(v) => format!("{v} (environment)"),
+        }
+    }
+}
+
+/// The connection settings this invocation gives (flags, else their
+/// variables), each with where it came from.
+#[derive(Debug, Clone, Default)]
+pub struct Given {
+    pub server: Option<(String, Source)>,
+    pub creds: Option<(PathBuf, Source)>,
+    pub user: Option<(String, Source)>,
+    pub password: Option<(String, Source)>,
+    pub token: Option<(String, Source)>,
+}
+
+/// The connection settings from the flags and, for each one not given as a
+/// flag, its variable (as the `nats` CLI reads them). A user given as a flag
+/// is not mixed with a token from the environment, nor a token given as a
+/// flag with a user and password from it: the flag's way of logging in wins.
+pub fn given(g: &Global) -> Result<Given, Failure> {
+    fn pick<T>(
+        flag: Option<T>,
+        name: &'static str,
+        var: &'static str,
+        from_env: impl Fn(String) -> T,
+    ) -> Option<(T, Source)> {
+        match flag {
+            Some(v) => Some((v, Source::Flag(name))),
+            None => env_value(var).map(|v| (from_env(v), Source::Env(var))),
+        }
+    }
+    let password = match &g.password_file {
+        Some(f) => Some((
+            secret_from(f, "--password-file")?,
+            Source::Flag("--password-file"),
+        )),
+        None => pick(g.password.clone(), "--password", "NATS_PASSWORD", |v| v),
+    };
+    let token = match &g.token_file {
+        Some(f) => Some((
+            secret_from(f, "--token-file")?,
+            Source::Flag("--token-file"),
+        )),
+        None => pick(g.token.clone(), "--token", "NATS_TOKEN", |v| v),
+    };
+    let mut s = Given {
+        server: pick(g.server.clone(), "--server", "NATS_URL", |v| v),
+        creds: pick(g.creds.clone(), "--creds", "NATS_CREDS", PathBuf::from),
+        user: pick(g.user.clone(), "--user", "NATS_USER", |v| v),
+        password,
+        token,
+    };
+    let by_flag = |x: &Option<(String, Source)>| matches!(x, Some((_, Source::Flag(_))));
+    let by_env = |x: &Option<(String, Source)>| matches!(x, Some((_, Source::Env(_))));
+    if by_flag(&s.user) && by_env(&s.token) {
+        s.token = None;
+    }
+    if by_flag(&s.token) {
+        if by_env(&s.user) {
+            s.user = None;
+        }
+        if by_env(&s.password) {
+            s.password = None;
+        }
+    }
+    Ok(s)
+}
+
+/// The NATS connection settings from the global flags (or their
+/// variables), the context they or the agent file name, and the defaults.
 pub fn nats_settings(
     g: &Global,
     agent_context: Option<&str>,
 ) -> Result<journal::nats::Settings, Failure> {
+    nats_settings_from(g, given(g)?, agent_context)
+}
+
+/// [`nats_settings`] from the settings [`given`] already read (a secret
+/// on standard input can be read once).
+pub fn nats_settings_from(
+    g: &Global,
+    s: Given,
+    agent_context: Option<&str>,
+) -> Result<journal::nats::Settings, Failure> {
     let o = journal::nats::Overrides {
         context: g.context.clone(),
-        server: g.server.clone(),
-        creds: g.creds.clone(),
-        user: g.user.clone(),
-        password: match &g.password_file {
-            Some(f) => Some(secret_from(f, "--password-file")?),
-            None => g.password.clone(),
-        },
-        token: match &g.token_file {
-            Some(f) => Some(secret_from(f, "--token-file")?),
-            None => g.token.clone(),
-        },
+        server: s.server.map(|(v, _)| v),
+        creds: s.creds.map(|(v, _)| v),
+        user: s.user.map(|(v, _)| v),
+        password: s.password.map(|(v, _)| v),
+        token: s.token.map(|(v, _)| v),
     };
     Ok(journal::nats::resolve(&o, agent_context)?)
 }
@@ -132,20 +242,57 @@ pub fn inspect_store(g: &Global) -> Result<Store, Failure> {
 }
 
 /// The store for `run`/`resume`: a store flag wins; otherwise the agent
-/// file's `harness.sessions` block (or the default) chooses, as `--config`
-/// would. `run` may create the directory; `resume` needs it to exist.
+/// file's `harness.sessions` block and root directory (or the default)
+/// choose, as `--config` would: the same resolution. `run` may create the
+/// directory; `resume` needs it to exist.
 pub fn agent_store(g: &Global, agent: &Path, must_exist: bool) -> Result<Store, Failure> {
     let loc = if g.state_dir.is_none() && g.store.is_none() && g.config.is_none() {
-        location::resolve(None, None, Some(agent))?
+        location::resolve(&ask(g, None, Some(agent)))?
     } else {
         locate(g)?
     };
     store_at(g, loc, must_exist)
 }
 
+/// What to do about a store directory that is missing, by what chose it:
+/// never "pass --state-dir" to someone who passed it.
+fn missing_help(loc: &Location) -> String {
+    // A run named by its journal's path: the command that reads it.
+    if let Some(h) = crate::hint::for_run_path(std::env::args_os().skip(1)) {
+        return h;
+    }
+    let cwd = std::env::current_dir()
+        .map(|d| format!(" ({})", journal::shell::shown(&d)))
+        .unwrap_or_default();
+    let root = match &loc.root {
+        Some(r) => format!(
+            " under the root directory {} ({})",
+            journal::shell::shown(&r.dir),
+            r.from
+        ),
+        None => String::new(),
+    };
+    match &loc.chosen {
+        Chosen::Flag(f @ ("--state-dir" | "--store")) => format!(
+            "check the directory given to {f}: a relative one is read from the working directory{cwd}"
+        ),
+        Chosen::Flag(f) => format!(
+            "{f} places the store{root}; check it, or name the runs directory with --state-dir DIR"
+        ),
+        Chosen::Env(v) => format!(
+            "{v} names it: correct the variable, or pass --state-dir DIR or --store URI (a flag wins over it)"
+        ),
+        Chosen::AgentFile { path, flag } => format!(
+            "the agent file {} ({flag}) places it{root}: correct harness.sessions.options.directory there, or pass --state-dir DIR (a flag wins over the agent file)",
+            journal::shell::shown(path)
+        ),
+        Chosen::Default => "pass --state-dir DIR or --store file:DIR (or set FISK_ADMIN_STORE) to point at the runs directory".into(),
+    }
+}
+
 fn store_at(g: &Global, loc: Location, must_exist: bool) -> Result<Store, Failure> {
     match loc.backend {
-        Backend::File { dir } => {
+        Backend::File { ref dir } => {
             if must_exist && !dir.is_dir() {
                 let what = match dir.exists() {
                     true => "is not a directory",
@@ -153,16 +300,16 @@ fn store_at(g: &Global, loc: Location, must_exist: bool) -> Result<Store, Failur
                 };
                 return Err(Failure::new(format!(
                     "store directory {} {what} (chosen by {})",
-                    journal::shell::shown(&dir),
+                    journal::shell::shown(dir),
                     loc.why
                 ))
-                .help("pass --state-dir DIR or --store file:DIR to point at the runs directory"));
+                .help(missing_help(&loc)));
             }
-            Ok(Store::File(FileStore::new(dir)))
+            Ok(Store::File(FileStore::new(dir.clone())))
         }
-        Backend::JetStream { stream } => Ok(Store::JetStream(Box::new(open_jetstream(
+        Backend::JetStream { ref stream } => Ok(Store::JetStream(Box::new(open_jetstream(
             g,
-            &stream,
+            stream,
             loc.nats_context.as_deref(),
             &loc.why,
         )?))),

@@ -19,6 +19,10 @@ pub struct AgentFile {
     pub agent: Option<String>,
     pub harness: Harness,
     pub nats_context: String,
+    /// The agent's root directory (its `--root-dir` replaces it): the base
+    /// a relative store directory resolves under, and the file store's
+    /// parent (`<root>/runs`) when the file names no directory.
+    pub root_directory: String,
     /// The directory the file was read from: relative paths resolve here.
     #[serde(skip)]
     pub base: PathBuf,
@@ -114,6 +118,106 @@ impl AgentFile {
                 "" | "off" | "false" | "none"
             ),
             Some(_) => true,
+        }
+    }
+}
+
+/// The agent's root directory, and what set it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Root {
+    /// Absolute.
+    pub dir: PathBuf,
+    /// `--root-dir`, or `root_directory in FILE`.
+    pub from: String,
+}
+
+/// The agent's root directory, as the agent settles it: the `--root-dir`
+/// flag (made absolute against the working directory) replaces the agent
+/// file's `root_directory`, which must itself be absolute (a file has no
+/// working directory to resolve against: the agent refuses a relative
+/// one). Either must name an existing directory. `None`: no root, and the
+/// store is where it would be without one.
+pub fn root(flag: Option<&Path>, file: Option<&AgentFile>) -> Result<Option<Root>> {
+    let (dir, from) = match (flag, file) {
+        (Some(d), _) => {
+            let abs = match d.is_absolute() {
+                true => d.to_path_buf(),
+                false => std::env::current_dir()
+                    .map_err(|e| {
+                        Error::Usage(format!(
+                            "--root-dir {}: the working directory cannot be read to resolve it: {e}",
+                            crate::shell::shown(d)
+                        ))
+                    })?
+                    .join(d),
+            };
+            (tidy(&abs), "--root-dir".to_owned())
+        }
+        (None, Some(a)) if !a.root_directory.is_empty() => {
+            let d = Path::new(&a.root_directory);
+            if !d.is_absolute() {
+                return Err(a.field_error(
+                    "root_directory",
+                    format!(
+                        "must be an absolute path, got {:?} (the agent refuses a relative one too); write it absolute, or give --root-dir DIR",
+                        a.root_directory
+                    ),
+                ));
+            }
+            (
+                tidy(d),
+                format!("root_directory in {}", crate::shell::shown(&a.path)),
+            )
+        }
+        _ => return Ok(None),
+    };
+    let problem = match std::fs::metadata(&dir) {
+        Ok(m) if m.is_dir() => None,
+        Ok(_) => Some("is not a directory"),
+        Err(_) => Some("does not exist"),
+    };
+    if let Some(p) = problem {
+        let message = format!(
+            "the root directory {} ({from}) {p}: the agent refuses to start with it",
+            crate::shell::shown(&dir)
+        );
+        return Err(match (flag, file) {
+            (None, Some(a)) => Error::Config {
+                at: Where::Path(a.path.clone()),
+                message,
+            },
+            _ => Error::Usage(message),
+        });
+    }
+    Ok(Some(Root { dir, from }))
+}
+
+/// `p` with its `.` components dropped (`././runs` is `./runs`), as
+/// `Path::components` reads it; `..` is kept, as a link may make it mean
+/// something other than the parent.
+pub fn tidy(p: &Path) -> PathBuf {
+    p.components().collect()
+}
+
+impl AgentFile {
+    /// The file store's directory this file names (`harness.sessions`
+    /// with the file backend), as the agent places it: an absolute
+    /// `options.directory` as written; a relative one under the root when
+    /// there is one, else beside this file; no directory: `<root>/runs`,
+    /// else `None` (the default store).
+    pub fn file_store_dir(&self, root: Option<&Root>) -> Option<PathBuf> {
+        let dir = self
+            .harness
+            .sessions
+            .as_ref()
+            .map(|s| s.options.directory.as_str())
+            .unwrap_or("");
+        match (dir, root) {
+            ("", Some(r)) => Some(r.dir.join("runs")),
+            ("", None) => None,
+            (d, _) if Path::new(d).is_absolute() => Some(tidy(Path::new(d))),
+            (d, Some(r)) => Some(tidy(&r.dir.join(d))),
+            (d, None) => Some(tidy(&self.resolve(d))),
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::cli::Global;
 use crate::error::CmdResult;
-use crate::open::{locate, nats_settings, Backend};
+use crate::open::{given, locate, nats_settings_from, Backend, Given};
 use crate::output::{json_pretty, sanitize, sorted, Format, Style};
 use journal::store::jetstream;
 use serde::Serialize;
@@ -17,6 +17,22 @@ struct Info {
     /// The directory or the stream.
     location: String,
     why: String,
+    /// What kind of setting chose the store: `flag`, `environment`,
+    /// `agent file` or `default`.
+    chosen_by: &'static str,
+    /// The flag or variable that chose it (`--state-dir`, `--store`,
+    /// `--config`, `--agent`, `--root-dir`, `FISK_ADMIN_STORE`); `null` for
+    /// the default.
+    setting: Option<&'static str>,
+    /// The agent's root directory, when it placed the store, and what set
+    /// it (`--root-dir`, `root_directory in FILE`).
+    root_directory: Option<String>,
+    root_from: Option<String>,
+    /// JetStream: where each connection setting in use came from
+    /// (`--server`, `NATS_URL (environment)`, `context NAME`, `the server
+    /// URL`, `default`), by setting (`server`, `creds`, `user`, `password`,
+    /// `token`).
+    connection: Option<std::collections::BTreeMap<&'static str, String>>,
     /// Whether the directory exists (file stores).
     exists: Option<bool>,
     nats_context: Option<String>,
@@ -41,6 +57,11 @@ pub fn run(g: &Global, style: Style, out: &mut dyn Write) -> CmdResult {
         backend: "file",
         location: String::new(),
         why: loc.why.clone(),
+        chosen_by: loc.chosen.kind(),
+        setting: loc.chosen.setting(),
+        root_directory: loc.root.as_ref().map(|r| journal::shell::shown(&r.dir)),
+        root_from: loc.root.as_ref().map(|r| r.from.clone()),
+        connection: None,
         exists: None,
         nats_context: loc.nats_context.clone(),
         server: None,
@@ -63,7 +84,9 @@ pub fn run(g: &Global, style: Style, out: &mut dyn Write) -> CmdResult {
         Backend::JetStream { stream } => {
             info.backend = "jetstream";
             info.location = stream.clone();
-            let settings = nats_settings(g, loc.nats_context.as_deref())?;
+            let given = given(g)?;
+            let settings = nats_settings_from(g, given.clone(), loc.nats_context.as_deref())?;
+            info.connection = Some(sources(&given, &settings));
             info.server = Some(settings.server_list());
             info.context = settings.context_description();
             match jetstream::inspect(&settings, stream) {
@@ -92,6 +115,81 @@ pub fn run(g: &Global, style: Style, out: &mut dyn Write) -> CmdResult {
     Ok(ExitCode::from(exit))
 }
 
+/// Where each connection setting in use came from: the flag or its
+/// variable, else the context, else the server URL (credentials written
+/// into it), else (the server) the default.
+fn sources(
+    given: &Given,
+    s: &journal::nats::Settings,
+) -> std::collections::BTreeMap<&'static str, String> {
+    let ctx = s.context.as_ref().map(|(name, _)| {
+        (
+            name.clone(),
+            journal::nats::load_context(name).unwrap_or_default(),
+        )
+    });
+    let in_context = |pick: fn(&journal::nats::ContextFile) -> &str| match &ctx {
+        Some((name, c)) if !pick(c).is_empty() => Some(format!("context {name}")),
+        _ => None,
+    };
+    let mut m = std::collections::BTreeMap::new();
+    let server = given
+        .server
+        .as_ref()
+        .map(|(_, src)| src.describe())
+        .or_else(|| in_context(|c| &c.url))
+        .unwrap_or_else(|| "default".into());
+    m.insert("server", server);
+    let mut put = |key: &'static str,
+                   set: bool,
+                   flag: Option<crate::open::Source>,
+                   pick: fn(&journal::nats::ContextFile) -> &str| {
+        if !set {
+            return;
+        }
+        let from = flag
+            .map(|f| f.describe())
+            .or_else(|| in_context(pick))
+            .unwrap_or_else(|| "the server URL".into());
+        m.insert(key, from);
+    };
+    put(
+        "creds",
+        s.creds.is_some(),
+        given.creds.as_ref().map(|x| x.1),
+        |c| &c.creds,
+    );
+    put(
+        "user",
+        s.user.is_some(),
+        given.user.as_ref().map(|x| x.1),
+        |c| &c.user,
+    );
+    put(
+        "password",
+        s.password.is_some(),
+        given.password.as_ref().map(|x| x.1),
+        |c| &c.password,
+    );
+    put(
+        "token",
+        s.token.is_some(),
+        given.token.as_ref().map(|x| x.1),
+        |c| &c.token,
+    );
+    m
+}
+
+/// The setting that chose the store, in words: `--state-dir (flag)`.
+fn chosen_text(info: &Info) -> String {
+    match (info.chosen_by, info.setting) {
+        ("flag", _) => format!("{} (flag)", info.why),
+        ("environment", _) => format!("{} (environment variable)", info.why),
+        ("agent file", Some(flag)) => format!("{} ({flag})", info.why),
+        _ => info.why.clone(),
+    }
+}
+
 /// Paths, names and the server's words are untrusted when printed.
 fn clean(s: &str) -> std::borrow::Cow<'_, str> {
     sanitize(s, false)
@@ -99,37 +197,60 @@ fn clean(s: &str) -> std::borrow::Cow<'_, str> {
 
 fn render(out: &mut dyn Write, info: &Info) -> io::Result<()> {
     writeln!(out, "Sessions")?;
-    writeln!(out, "  backend:  {}", info.backend)?;
+    writeln!(out, "  backend:   {}", info.backend)?;
     match info.backend {
         "file" => writeln!(out, "  directory: {}", clean(&info.location))?,
-        _ => writeln!(out, "  stream:   {}", clean(&info.location))?,
+        _ => writeln!(out, "  stream:    {}", clean(&info.location))?,
     }
-    writeln!(out, "  chosen by: {}", clean(&info.why))?;
+    writeln!(out, "  chosen by: {}", clean(&chosen_text(info)))?;
+    if let (Some(r), Some(from)) = (&info.root_directory, &info.root_from) {
+        writeln!(out, "  root:      {} ({})", clean(r), clean(from))?;
+    }
     if info.exists == Some(false) {
         writeln!(out, "  (the directory does not exist yet)")?;
     }
-    if let Some(c) = &info.nats_context {
-        writeln!(out, "  nats context: {}", clean(c))?;
-    }
     if let Some(server) = &info.server {
-        writeln!(out, "  server:   {}", clean(server))?;
+        let from = |key: &str| {
+            info.connection
+                .as_ref()
+                .and_then(|c| c.get(key))
+                .map(|f| format!(" (from {f})"))
+                .unwrap_or_default()
+        };
         writeln!(
             out,
-            "  context:  {}",
+            "  server:    {}{}",
+            clean(server),
+            clean(&from("server"))
+        )?;
+        writeln!(
+            out,
+            "  context:   {}",
             clean(
                 info.context
                     .as_deref()
                     .unwrap_or("none (defaults and flags)")
             )
         )?;
+        for key in ["creds", "user", "password", "token"] {
+            if let Some(f) = info.connection.as_ref().and_then(|c| c.get(key)) {
+                writeln!(
+                    out,
+                    "  {key}:{:w$}from {}",
+                    "",
+                    clean(f),
+                    w = 10 - key.len()
+                )?;
+            }
+        }
         match &info.stream_error {
             None => {
                 if let Some(p) = &info.prefix {
-                    writeln!(out, "  prefix:   {}", sanitize(p, false))?;
+                    writeln!(out, "  prefix:    {}", sanitize(p, false))?;
                 }
-                writeln!(out, "  messages: {}", info.messages.unwrap_or(0))?;
+                writeln!(out, "  messages:  {}", info.messages.unwrap_or(0))?;
                 for p in &info.problems {
-                    writeln!(out, "  error:    {}", sanitize(p, false))?;
+                    writeln!(out, "  error:     {}", sanitize(p, false))?;
                 }
             }
             Some(e) => writeln!(out, "  unreachable: {}", sanitize(e, false))?,

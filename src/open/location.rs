@@ -1,9 +1,11 @@
-//! Which store the flags name: `--state-dir`, `--store`, `--config` or the
-//! default, and why, so `info` can tell the operator. Pure: it reads the
-//! agent file named by `--config`, and opens nothing.
+//! Which store the flags name: `--state-dir`, `--store`, `--config` (or a
+//! runner's `--agent`), `--root-dir`, then `FISK_ADMIN_STORE`, then the
+//! default, and why, so `info` can tell the operator. A flag given on the
+//! command line beats the variable. Pure but for reading the agent file and
+//! checking its root directory: it opens nothing.
 
 use crate::error::Failure;
-use journal::agent::AgentFile;
+use journal::agent::{AgentFile, Root};
 use journal::store::file::{default_dir, state_home};
 use std::path::{Path, PathBuf};
 
@@ -18,8 +20,57 @@ pub struct Location {
     pub backend: Backend,
     /// Why this store: which flag, file or default chose it.
     pub why: String,
+    /// The setting that chose it.
+    pub chosen: Chosen,
+    /// The agent's root directory, when it placed the store.
+    pub root: Option<Root>,
     /// The NATS context named by the agent file, if any.
     pub nats_context: Option<String>,
+}
+
+/// The setting that chose the store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Chosen {
+    /// A flag on the command line: `--state-dir`, `--store`, `--root-dir`.
+    Flag(&'static str),
+    /// An environment variable: `FISK_ADMIN_STORE`.
+    Env(&'static str),
+    /// The agent file a flag (`--config`, `--agent`) named.
+    AgentFile { path: PathBuf, flag: &'static str },
+    /// Nothing was given.
+    Default,
+}
+
+impl Chosen {
+    /// `flag`, `environment`, `agent file` or `default`: for `info`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Chosen::Flag(_) => "flag",
+            Chosen::Env(_) => "environment",
+            Chosen::AgentFile { .. } => "agent file",
+            Chosen::Default => "default",
+        }
+    }
+
+    /// The flag or variable, when one chose the store.
+    pub fn setting(&self) -> Option<&'static str> {
+        match self {
+            Chosen::Flag(f) | Chosen::Env(f) | Chosen::AgentFile { flag: f, .. } => Some(f),
+            Chosen::Default => None,
+        }
+    }
+}
+
+/// What the command line and the environment say about the store.
+#[derive(Debug, Clone, Default)]
+pub struct Ask<'a> {
+    pub state_dir: Option<&'a Path>,
+    pub store: Option<&'a str>,
+    /// The agent file, and the flag that named it (`--config`, `--agent`).
+    pub agent: Option<(&'a Path, &'static str)>,
+    pub root_dir: Option<&'a Path>,
+    /// `FISK_ADMIN_STORE`, when set and not empty.
+    pub env_store: Option<&'a str>,
 }
 
 /// The NATS context an agent file names, if it names one.
@@ -47,7 +98,9 @@ pub fn parse_uri(uri: &str) -> Result<Backend, Failure> {
                 "store {uri:?}: file: needs a directory, e.g. file:/var/lib/fisk-ai/runs"
             )));
         }
-        Ok(Backend::File { dir: dir.into() })
+        Ok(Backend::File {
+            dir: journal::agent::tidy(Path::new(dir)),
+        })
     } else if let Some(stream) = uri.strip_prefix("jetstream:") {
         if stream.is_empty() || stream.contains(['.', '*', '>', ' ', '/', '\\']) {
             return Err(Failure::new(format!(
@@ -69,102 +122,163 @@ fn config_error(agent: &AgentFile, message: &str) -> Failure {
     Failure::new(format!("{}: {message}", agent.path.display()))
 }
 
-/// The store an agent file's `harness.sessions` block names, if it has one.
-fn from_agent(a: &AgentFile) -> Result<Option<(Backend, String)>, Failure> {
-    let Some(s) = &a.harness.sessions else {
-        return Ok(None);
-    };
-    let why = format!("harness.sessions in {}", a.path.display());
-    let backend = match s.backend.as_str() {
-        "" | "file" => Backend::File {
-            dir: if s.options.directory.is_empty() {
-                default_dir()?
-            } else {
-                a.resolve(&s.options.directory)
-            },
-        },
-        "jetstream" => {
-            if s.options.stream.is_empty() {
+/// The store an agent file chooses, as the agent would: its
+/// `harness.sessions` block, placed by the root directory; a file that
+/// names no store means the agent's default (`<root>/runs` under a root).
+fn from_agent(a: &AgentFile, root: Option<&Root>) -> Result<(Backend, String), Failure> {
+    let shown = journal::shell::shown(&a.path);
+    let backend = a.harness.sessions.as_ref().map(|s| s.backend.as_str());
+    match backend {
+        None | Some("" | "file") => {
+            // The root has its own line in `info` and its own help.
+            let dir = a.file_store_dir(root);
+            let why = match (&dir, backend) {
+                (Some(_), Some(_)) => format!("harness.sessions in {shown}"),
+                (Some(_), None) => {
+                    format!("{shown}: no harness.sessions, so the root directory's runs")
+                }
+                (None, Some(_)) => format!(
+                    "harness.sessions in {shown}: no directory, so the default, {}",
+                    default_base()?
+                ),
+                (None, None) => format!(
+                    "{shown}: no harness.sessions, so the default, {}",
+                    default_base()?
+                ),
+            };
+            let dir = dir.map_or_else(default_dir, Ok)?;
+            Ok((Backend::File { dir }, why))
+        }
+        Some("jetstream") => {
+            let stream = a
+                .harness
+                .sessions
+                .as_ref()
+                .map(|s| s.options.stream.clone())
+                .unwrap_or_default();
+            if stream.is_empty() {
                 return Err(config_error(
                     a,
                     "harness.sessions.backend is jetstream but options.stream is empty; name the stream",
                 ));
             }
-            Backend::JetStream {
-                stream: s.options.stream.clone(),
-            }
-        }
-        other => {
-            return Err(config_error(
-                a,
-                &format!("harness.sessions.backend {other:?} is not known: use file or jetstream"),
+            Ok((
+                Backend::JetStream { stream },
+                format!("harness.sessions in {shown}"),
             ))
         }
-    };
-    Ok(Some((backend, why)))
+        Some(other) => Err(config_error(
+            a,
+            &format!("harness.sessions.backend {other:?} is not known: use file or jetstream"),
+        )),
+    }
 }
 
-/// Resolve the store from the global flags.
+/// Where the default store is, as a rule rather than the path (which
+/// `info` and the errors show beside it): `under $XDG_STATE_HOME` or
+/// `under ~/.local/state (...)`.
+fn default_base() -> Result<String, Failure> {
+    Ok(match state_home()?.1 {
+        "$XDG_STATE_HOME" => "under $XDG_STATE_HOME".to_owned(),
+        other => format!("under {other} (XDG_STATE_HOME is not set to an absolute path)"),
+    })
+}
+
 /// The agent file `--config` or `--agent` names.
 pub fn load_agent(path: &Path) -> Result<AgentFile, Failure> {
     AgentFile::load(path)
         .map_err(|e| Failure::from(e).help("check the path given to --config or --agent"))
 }
 
-pub fn resolve(
-    state_dir: Option<&Path>,
-    store: Option<&str>,
-    config: Option<&Path>,
-) -> Result<Location, Failure> {
-    let agent = config.map(load_agent).transpose()?;
+/// Resolve the store: a store flag (`--state-dir`, `--store`), else the
+/// agent file (`--config`/`--agent`), else `--root-dir` (`DIR/runs`), else
+/// `FISK_ADMIN_STORE`, else the default. The variable is read only when no
+/// flag says where the store is.
+pub fn resolve(ask: &Ask) -> Result<Location, Failure> {
+    let agent = ask.agent.map(|(p, _)| load_agent(p)).transpose()?;
     let nats_context = agent.as_ref().and_then(nats_context);
-    let from_config = match &agent {
-        Some(a) => from_agent(a)?,
-        None => None,
-    };
-    let explicit = store.map(parse_uri).transpose()?;
-    let (backend, why) = match (state_dir, explicit, from_config) {
-        (Some(_), Some(Backend::JetStream { .. }), _) => {
+    let explicit = ask.store.map(parse_uri).transpose()?;
+    // The agent file's choice only matters when no store flag is given;
+    // a jetstream one still refuses --state-dir (below).
+    let agent_backend = agent
+        .as_ref()
+        .and_then(|a| a.harness.sessions.as_ref())
+        .map(|s| s.backend.as_str());
+    let mut root = None;
+    let (backend, why, chosen) = match (ask.state_dir, explicit) {
+        (Some(_), Some(Backend::JetStream { .. })) => {
             return Err(Failure::new(
                 "--state-dir applies only to the file backend; it cannot be combined with a jetstream store",
             ))
         }
-        (Some(_), Some(Backend::File { .. }), _) => {
+        (Some(_), Some(Backend::File { .. })) => {
             return Err(Failure::new(
                 "give the directory once: --state-dir DIR or --store file:DIR, not both",
             ))
         }
-        (Some(_), None, Some((Backend::JetStream { .. }, why))) => {
+        (Some(_), None) if agent_backend == Some("jetstream") => {
+            let shown = agent
+                .as_ref()
+                .map(|a| journal::shell::shown(&a.path))
+                .unwrap_or_default();
             return Err(Failure::new(format!(
-                "--state-dir applies only to the file backend, but {why} selects jetstream; drop one of them"
-            )))
+                "--state-dir applies only to the file backend, but harness.sessions in {shown} selects jetstream; drop one of them"
+            )));
         }
-        (Some(dir), None, _) => (
+        (Some(dir), None) => (
             Backend::File {
-                dir: dir.to_path_buf(),
+                dir: journal::agent::tidy(dir),
             },
             "--state-dir".to_owned(),
+            Chosen::Flag("--state-dir"),
         ),
-        // Given on the command line, or by FISK_ADMIN_STORE (clap reads
-        // the variable as the flag's default).
-        (None, Some(b), _) => (
-            b,
-            match std::env::var_os("FISK_ADMIN_STORE") {
-                Some(_) if !std::env::args().any(|a| a == "--store" || a.starts_with("--store=")) => {
-                    "FISK_ADMIN_STORE".to_owned()
-                }
-                _ => "--store".to_owned(),
+        (None, Some(b)) => (b, "--store".to_owned(), Chosen::Flag("--store")),
+        (None, None) => match (&agent, ask.agent, ask.root_dir) {
+            (Some(a), Some((path, flag)), _) => {
+                root = journal::agent::root(ask.root_dir, Some(a))?;
+                let (b, why) = from_agent(a, root.as_ref())?;
+                (
+                    b,
+                    why,
+                    Chosen::AgentFile {
+                        path: path.to_path_buf(),
+                        flag,
+                    },
+                )
+            }
+            (_, _, Some(_)) => {
+                root = journal::agent::root(ask.root_dir, None)?;
+                let dir = root
+                    .as_ref()
+                    .map(|r| r.dir.join("runs"))
+                    .map_or_else(default_dir, Ok)?;
+                (
+                    Backend::File { dir },
+                    "--root-dir (its runs directory)".to_owned(),
+                    Chosen::Flag("--root-dir"),
+                )
+            }
+            _ => match ask.env_store {
+                Some(uri) => (
+                    parse_uri(uri).map_err(|f| {
+                        f.help("FISK_ADMIN_STORE holds it: correct the variable, or pass --state-dir DIR or --store URI (a flag wins over it)")
+                    })?,
+                    "FISK_ADMIN_STORE".to_owned(),
+                    Chosen::Env("FISK_ADMIN_STORE"),
+                ),
+                None => (
+                    Backend::File { dir: default_dir()? },
+                    format!("default, {}", default_base()?),
+                    Chosen::Default,
+                ),
             },
-        ),
-        (None, None, Some((b, why))) => (b, why),
-        (None, None, None) => (
-            Backend::File { dir: default_dir()? },
-            format!("default ({}/fisk-ai/runs)", state_home()?.1),
-        ),
+        },
     };
     Ok(Location {
         backend,
         why,
+        chosen,
+        root,
         nats_context,
     })
 }

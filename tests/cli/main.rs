@@ -19,6 +19,7 @@ mod go_decode;
 mod inspect;
 mod jetstream;
 mod jetstream_race;
+mod location;
 mod migrate;
 mod mutations;
 mod names;

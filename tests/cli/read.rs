@@ -282,7 +282,14 @@ fn a_relative_xdg_state_home_is_ignored_and_info_says_so() {
             s(&home.path().join(".local/state/fisk-ai/runs")),
             "{xdg:?}"
         );
-        assert_eq!(v["why"], "default (~/.local/state/fisk-ai/runs)", "{xdg:?}");
+        // The rule, not the path again (c-28).
+        assert_eq!(
+            v["why"],
+            "default, under ~/.local/state (XDG_STATE_HOME is not set to an absolute path)",
+            "{xdg:?}"
+        );
+        assert_eq!(v["chosen_by"], "default", "{xdg:?}");
+        assert!(v["setting"].is_null(), "{xdg:?}");
     }
 }
 
