@@ -1,6 +1,7 @@
 //! Completion of run ids on the command line (clap_complete's dynamic
 //! completion): `show <TAB>` offers the runs of the store the words typed
-//! so far select (`--state-dir DIR`, `--store file:DIR`, or
+//! so far select, chosen as the tool chooses it (`--state-dir DIR`,
+//! `--store file:DIR`, `--config` or `resume --agent` with `--root-dir`,
 //! `FISK_ADMIN_STORE`, else the default directory). Only the file backend
 //! is listed: a completion must answer at once, and a JetStream listing
 //! needs the server.
@@ -9,11 +10,13 @@ use clap_complete::engine::CompletionCandidate;
 use std::ffi::OsStr;
 use std::path::PathBuf;
 
-/// The store directory the command line being completed names: the last
-/// `--state-dir`, else a `--store` (or `FISK_ADMIN_STORE`) read as the
-/// tool reads it, else the default directory. `None` for a JetStream store.
+/// The store directory the command line being completed names, chosen as
+/// the tool chooses it ([`crate::open::locate_typed`]): `--state-dir`,
+/// `--store`, `--config` (or `run`/`resume --agent`) with `--root-dir`,
+/// then `FISK_ADMIN_STORE`, then the default directory. `None` for a
+/// JetStream store or one the words do not name.
 fn store_dir() -> Option<PathBuf> {
-    use crate::open::{parse_uri, Backend};
+    use crate::open::Backend;
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let flag = |name: &str| -> Option<std::ffi::OsString> {
         let mut found = None;
@@ -27,16 +30,26 @@ fn store_dir() -> Option<PathBuf> {
         }
         found
     };
-    if let Some(d) = flag("--state-dir") {
-        return Some(PathBuf::from(d));
-    }
-    let uri = flag("--store")
-        .and_then(|s| s.into_string().ok())
-        .or_else(|| std::env::var("FISK_ADMIN_STORE").ok());
-    match uri.map(|u| parse_uri(&u)) {
-        Some(Ok(Backend::File { dir })) => Some(dir),
-        Some(_) => None,
-        None => journal::store::file::default_dir().ok(),
+    let state_dir = flag("--state-dir").map(PathBuf::from);
+    let store = flag("--store").and_then(|s| s.into_string().ok());
+    let config = flag("--config").map(PathBuf::from);
+    let agent = flag("--agent").map(PathBuf::from);
+    let root_dir = flag("--root-dir").map(PathBuf::from);
+    let named = match (&agent, &config) {
+        (Some(a), _) => Some((a.as_path(), "--agent")),
+        (None, Some(c)) => Some((c.as_path(), "--config")),
+        (None, None) => None,
+    };
+    let at = crate::open::locate_typed(
+        state_dir.as_deref(),
+        store.as_deref(),
+        named,
+        root_dir.as_deref(),
+    )
+    .ok()?;
+    match at.backend {
+        Backend::File { dir } => Some(dir),
+        Backend::JetStream { .. } => None,
     }
 }
 

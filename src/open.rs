@@ -48,6 +48,25 @@ pub fn locate(g: &Global) -> Result<Location, Failure> {
     location::resolve(&ask(g, env_store.as_deref(), None))
 }
 
+/// The store the words typed so far name, for completion (which has no
+/// parsed [`Global`]): the same choice as [`locate`], `agent` standing for
+/// `--config` or the runner's `--agent`, and the flag that named it.
+pub fn locate_typed(
+    state_dir: Option<&Path>,
+    store: Option<&str>,
+    agent: Option<(&Path, &'static str)>,
+    root_dir: Option<&Path>,
+) -> Result<Location, Failure> {
+    let env_store = env_value("FISK_ADMIN_STORE");
+    location::resolve(&location::Ask {
+        state_dir,
+        store,
+        agent,
+        root_dir,
+        env_store: env_store.as_deref(),
+    })
+}
+
 /// The NATS context the `--config` agent file names, if any: for the
 /// commands that take their store from elsewhere (`migrate`, `stream`).
 pub fn config_context(g: &Global) -> Result<Option<String>, Failure> {

@@ -110,6 +110,29 @@ fn bash_completion_offers_the_stores_run_ids() {
     assert_eq!(got, ["tool-batch"], "{got:?}");
     let got = complete("fisk-admin verif");
     assert!(got.iter().any(|c| c == "verify"), "{got:?}");
+    // The store an agent file chooses (`--config`, `resume --agent`), under
+    // its root directory, as the commands themselves choose it.
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir(root.path().join("runs")).unwrap();
+    std::fs::copy(
+        testdata("runs/tool-batch.json"),
+        root.path().join("runs/tool-batch.json"),
+    )
+    .unwrap();
+    let agent = root.path().join("agent.yaml");
+    std::fs::write(
+        &agent,
+        format!(
+            "llm: {{provider: script, model: m, script: t.jsonl}}\nroot_directory: {}\n",
+            s(root.path())
+        ),
+    )
+    .unwrap();
+    let a = s(&agent).to_owned();
+    let got = complete(&format!("fisk-admin --config {a} show tool"));
+    assert_eq!(got, ["tool-batch"], "{got:?}");
+    let got = complete(&format!("fisk-admin resume --agent {a} tool"));
+    assert_eq!(got, ["tool-batch"], "{got:?}");
 }
 
 /// b-28: the example agent in examples/agent works as its comments say:
