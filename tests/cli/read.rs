@@ -189,7 +189,7 @@ fn show_names_what_a_waiting_run_waits_on() {
         .as_str()
         .unwrap();
     let want = format!(
-        "fisk-admin --state-dir {} answer deferral-waiting {id}  (the answer on standard input",
+        "fisk-admin --state-dir {} answer deferral-waiting {id}  (it reads the answer from standard input",
         s(store.path())
     );
     assert!(waiting.contains(&want), "{waiting}");

@@ -160,7 +160,7 @@ fn a_deferred_call_is_never_run_again_and_the_run_waits_until_it_is_answered() {
         assert!(
             r.stderr
                 .contains("waits on 1 deferred call(s) nobody has answered: d1 (defer)")
-                && r.stderr.contains("fisk-admin answer d"),
+                && r.stderr.contains("fisk-admin --config agent.yaml answer d d1"),
             "{}",
             r.stderr
         );
@@ -369,7 +369,12 @@ fn resume_refuses_a_torn_tail_and_asks_for_repair() {
     std::fs::write(f.journal("g"), &bytes).unwrap();
     let r = f.resume("g", &[]);
     assert_eq!(r.code, 1, "{}", r.stderr);
-    assert!(r.stderr.contains("fisk-admin repair g"), "{}", r.stderr);
+    // The help names the store the agent file chose, so it works pasted.
+    assert!(
+        r.stderr.contains("fisk-admin --config agent.yaml repair g"),
+        "{}",
+        r.stderr
+    );
     assert_eq!(f.bytes("g"), bytes);
     assert_eq!(f.store(&["repair", "g"]).code, 0);
     assert_eq!(f.resume("g", &[]).code, 0);
