@@ -26,6 +26,7 @@ use crate::output::{
 use comfy_table::{Cell, Color};
 use journal::store::{Store, Verified};
 use journal::verify::{self, Finding, Severity};
+use journal::Remedy;
 use serde::Serialize;
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -153,6 +154,39 @@ fn worst_per_run(reports: &[verify::Report]) -> Vec<Vec<&Finding>> {
     order.iter().filter_map(|r| worst.remove(r)).collect()
 }
 
+/// The commands that fix a run's findings, in order, each once, as a
+/// chain that can run whole: `rm` ends it (nothing is left to fix after
+/// it), and `upgrade` is never chained after another fix, since an
+/// upgraded run can no longer be read by an August 2026 agent that may
+/// still use the store: it is offered alone, when it is the only fix.
+fn fix_chain(g: &Global, store: &Store, findings: &[&Finding]) -> Vec<String> {
+    let mut remedies: Vec<Remedy> = Vec::new();
+    for r in findings.iter().filter_map(|x| x.remedy) {
+        if !remedies.contains(&r) {
+            remedies.push(r);
+        }
+    }
+    if remedies.contains(&Remedy::Remove) {
+        remedies = vec![Remedy::Remove];
+    }
+    if remedies.len() > 1 {
+        remedies.retain(|r| *r != Remedy::Upgrade);
+    }
+    let Some(run) = findings.first().map(|f| f.run.as_str()) else {
+        return Vec::new();
+    };
+    let mut fixes: Vec<String> = Vec::new();
+    for c in remedies
+        .into_iter()
+        .filter_map(|r| hint::fix(g, store, r, run))
+    {
+        if !fixes.contains(&c) {
+            fixes.push(c);
+        }
+    }
+    fixes
+}
+
 /// The runs to act on, each with the command that fixes its worst
 /// finding; or one line saying everything checked is clean. Then the
 /// totals.
@@ -198,15 +232,7 @@ fn render_closing(
         else {
             continue;
         };
-        let mut fixes: Vec<String> = Vec::new();
-        for c in findings
-            .iter()
-            .filter_map(|x| x.remedy.and_then(|r| hint::fix(g, store, r, &x.run)))
-        {
-            if !fixes.contains(&c) {
-                fixes.push(c);
-            }
-        }
+        let fixes = fix_chain(g, store, findings);
         let fix = if fixes.is_empty() {
             "-".to_owned()
         } else {
@@ -225,4 +251,48 @@ fn render_closing(
         "{} error(s), {} warning(s), {} info(s) in {counts}",
         s.errors, s.warnings, s.infos
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use journal::verify::Code;
+
+    fn finding(code: Code, remedy: Remedy) -> Finding {
+        Finding {
+            run: "r1".into(),
+            code,
+            severity: code.severity(),
+            line: None,
+            offset: None,
+            seq: None,
+            message: String::new(),
+            excerpt: None,
+            remedy: Some(remedy),
+        }
+    }
+
+    #[test]
+    fn a_fix_chain_can_run_whole_and_never_chains_an_upgrade() {
+        let g = crate::cli::Cli::parse_from(["fisk-admin", "--state-dir", "/s", "info"]).global;
+        let store = Store::File(journal::store::file::FileStore::new("/s"));
+        let chain = |fs: &[Finding]| fix_chain(&g, &store, &fs.iter().collect::<Vec<_>>());
+        let v3 = finding(Code::VersionThree, Remedy::Upgrade);
+        // A repair is the fix; upgrading is a store-wide decision.
+        assert_eq!(
+            chain(&[v3.clone(), finding(Code::TornTail, Remedy::Repair)]),
+            ["fisk-admin --state-dir /s repair r1"]
+        );
+        // Alone, the upgrade is offered.
+        assert_eq!(
+            chain(&[v3.clone()]),
+            ["fisk-admin --state-dir /s upgrade r1"]
+        );
+        // rm ends the chain: `rm RUN && upgrade RUN` would fail "not found".
+        assert_eq!(
+            chain(&[v3, finding(Code::EmptyJournal, Remedy::Remove)]),
+            ["fisk-admin --state-dir /s rm r1"]
+        );
+    }
 }

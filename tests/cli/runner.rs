@@ -160,7 +160,8 @@ fn a_deferred_call_is_never_run_again_and_the_run_waits_until_it_is_answered() {
         assert!(
             r.stderr
                 .contains("waits on 1 deferred call(s) nobody has answered: d1 (defer)")
-                && r.stderr.contains("fisk-admin --config agent.yaml answer d d1"),
+                && r.stderr
+                    .contains("fisk-admin --config agent.yaml answer d d1"),
             "{}",
             r.stderr
         );
