@@ -53,6 +53,10 @@ pub struct FilterArgs {
 pub struct Unreadable {
     pub run_id: String,
     pub problem: String,
+    /// The store failed (the server gone, the disk full): not this run's
+    /// fault, and the answer is not the store's.
+    #[serde(skip)]
+    pub store_failed: bool,
 }
 
 impl Unreadable {
@@ -60,6 +64,7 @@ impl Unreadable {
         Unreadable {
             run_id: run.to_owned(),
             problem: e.to_string(),
+            store_failed: e.is_store_failure(),
         }
     }
 
@@ -80,6 +85,17 @@ impl Unreadable {
         ))
     }
 
+    /// The exit status of a pass over many runs: 0 when it read what it
+    /// selected (a corrupt run is named under the output, as `verify`
+    /// reports it), 2 when a read failed because the store did: then the
+    /// output is what could be read, not the store's answer.
+    pub fn exit(runs: &[Unreadable]) -> std::process::ExitCode {
+        match runs.iter().any(|u| u.store_failed) {
+            true => std::process::ExitCode::from(2),
+            false => std::process::ExitCode::SUCCESS,
+        }
+    }
+
     /// Split off the runs whose summary already says they cannot be read.
     pub fn split(all: Vec<Summary>) -> (Vec<Summary>, Vec<Unreadable>) {
         let (ok, corrupt): (Vec<Summary>, Vec<Summary>) =
@@ -88,6 +104,7 @@ impl Unreadable {
             .into_iter()
             .map(|s| Unreadable {
                 problem: s.problem.unwrap_or_default(),
+                store_failed: s.store_failed,
                 run_id: s.run_id,
             })
             .collect();
@@ -216,4 +233,32 @@ fn window(at: Option<Time>, since: Option<Time>, until: Option<Time>) -> bool {
         return false;
     };
     since.is_none_or(|b| at >= b) && until.is_none_or(|b| at < b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pass_over_many_runs_exits_2_only_when_the_store_failed() {
+        let server_gone = journal::Error::Unavailable {
+            at: journal::Where::Server("nats://127.0.0.1:4222".into()),
+            message: "no answer".into(),
+        };
+        let corrupt = journal::store::Summary::corrupt(
+            "r2",
+            &journal::Error::Config {
+                at: journal::Where::Path("/s/r2.json".into()),
+                message: "bad".into(),
+            },
+        );
+        let (_, mut bad) = Unreadable::split(vec![corrupt]);
+        assert_eq!(Unreadable::exit(&bad), std::process::ExitCode::SUCCESS);
+        // A summary the server could not give, and a read it could not.
+        let (_, gone) =
+            Unreadable::split(vec![journal::store::Summary::corrupt("r3", &server_gone)]);
+        assert_eq!(Unreadable::exit(&gone), std::process::ExitCode::from(2));
+        bad.push(Unreadable::new("r1", &server_gone));
+        assert_eq!(Unreadable::exit(&bad), std::process::ExitCode::from(2));
+    }
 }

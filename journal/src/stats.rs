@@ -8,34 +8,69 @@ use crate::record::{Payload, Record};
 use crate::time::Time;
 use serde::Serialize;
 
-/// A token count by the tiers a provider reports.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Tokens {
-    pub in_tokens: i64,
-    pub out_tokens: i64,
-    pub cache_read_tokens: i64,
-    pub cache_create_tokens: i64,
-    /// Part of `out_tokens`, not on top of it.
-    pub thinking_tokens: i64,
+/// A count in a statistics document: `i64` for one run, as the agent
+/// counts (saturating, as the agent's figures cannot exceed it), and
+/// `i128` for sums over many runs, which are exact: a total never
+/// saturates, and never depends on the order runs were added in (with
+/// negative counts in crafted journals, saturating sums did).
+pub trait Count:
+    Copy + Default + PartialEq + Eq + std::fmt::Debug + std::fmt::Display + Serialize
+{
+    /// `self + o`, saturating at the type's bounds.
+    fn plus(self, o: Self) -> Self;
 }
 
-impl Tokens {
+impl Count for i64 {
+    fn plus(self, o: i64) -> i64 {
+        self.saturating_add(o)
+    }
+}
+
+impl Count for i128 {
+    fn plus(self, o: i128) -> i128 {
+        self.saturating_add(o)
+    }
+}
+
+/// A token count by the tiers a provider reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Tokens<N: Count = i64> {
+    pub in_tokens: N,
+    pub out_tokens: N,
+    pub cache_read_tokens: N,
+    pub cache_create_tokens: N,
+    /// Part of `out_tokens`, not on top of it.
+    pub thinking_tokens: N,
+}
+
+impl<N: Count> Tokens<N> {
     /// What a token budget counts: input, output and both cache tiers.
-    pub fn total(&self) -> i64 {
+    pub fn total(&self) -> N {
         self.in_tokens
-            .saturating_add(self.out_tokens)
-            .saturating_add(self.cache_read_tokens)
-            .saturating_add(self.cache_create_tokens)
+            .plus(self.out_tokens)
+            .plus(self.cache_read_tokens)
+            .plus(self.cache_create_tokens)
     }
 
-    pub fn add(&mut self, o: &Tokens) {
-        self.in_tokens = self.in_tokens.saturating_add(o.in_tokens);
-        self.out_tokens = self.out_tokens.saturating_add(o.out_tokens);
-        self.cache_read_tokens = self.cache_read_tokens.saturating_add(o.cache_read_tokens);
-        self.cache_create_tokens = self
-            .cache_create_tokens
-            .saturating_add(o.cache_create_tokens);
-        self.thinking_tokens = self.thinking_tokens.saturating_add(o.thinking_tokens);
+    pub fn add(&mut self, o: &Tokens<N>) {
+        self.in_tokens = self.in_tokens.plus(o.in_tokens);
+        self.out_tokens = self.out_tokens.plus(o.out_tokens);
+        self.cache_read_tokens = self.cache_read_tokens.plus(o.cache_read_tokens);
+        self.cache_create_tokens = self.cache_create_tokens.plus(o.cache_create_tokens);
+        self.thinking_tokens = self.thinking_tokens.plus(o.thinking_tokens);
+    }
+}
+
+impl Tokens<i64> {
+    /// The same counts, for an exact sum.
+    pub fn widen(&self) -> Tokens<i128> {
+        Tokens {
+            in_tokens: self.in_tokens.into(),
+            out_tokens: self.out_tokens.into(),
+            cache_read_tokens: self.cache_read_tokens.into(),
+            cache_create_tokens: self.cache_create_tokens.into(),
+            thinking_tokens: self.thinking_tokens.into(),
+        }
     }
 }
 
@@ -50,34 +85,34 @@ pub struct Response {
 
 /// A run's calls to one tool.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct ToolStats {
+pub struct ToolStats<N: Count = i64> {
     pub tool: String,
     /// The kind tokens of the providers that answered, sorted.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub kinds: Vec<String>,
-    pub calls: i64,
-    pub dispatched: i64,
+    pub calls: N,
+    pub dispatched: N,
     /// Answered without running (a kind is recorded, `dispatched` false).
-    pub undispatched: i64,
-    pub unanswered: i64,
-    pub errors: i64,
+    pub undispatched: N,
+    pub unanswered: N,
+    pub errors: N,
     /// Total time of the timed calls.
-    pub duration_ns: i64,
-    pub timed: i64,
+    pub duration_ns: N,
+    pub timed: N,
     /// Ended (a result or deferral) but not timed.
-    pub untimed: i64,
+    pub untimed: N,
 }
 
-impl ToolStats {
-    /// Add another run's row for the same tool.
-    pub fn add(&mut self, o: &ToolStats) {
+impl<N: Count> ToolStats<N> {
+    /// Add another row for the same tool.
+    pub fn add(&mut self, o: &ToolStats<N>) {
         for k in &o.kinds {
             if !self.kinds.contains(k) {
                 self.kinds.push(k.clone());
             }
         }
         self.kinds.sort();
-        let sum = |a: &mut i64, b: i64| *a = a.saturating_add(b);
+        let sum = |a: &mut N, b: N| *a = a.plus(b);
         sum(&mut self.calls, o.calls);
         sum(&mut self.dispatched, o.dispatched);
         sum(&mut self.undispatched, o.undispatched);
@@ -86,6 +121,24 @@ impl ToolStats {
         sum(&mut self.duration_ns, o.duration_ns);
         sum(&mut self.timed, o.timed);
         sum(&mut self.untimed, o.untimed);
+    }
+}
+
+impl ToolStats<i64> {
+    /// The same row, for an exact sum.
+    pub fn widen(&self) -> ToolStats<i128> {
+        ToolStats {
+            tool: self.tool.clone(),
+            kinds: self.kinds.clone(),
+            calls: self.calls.into(),
+            dispatched: self.dispatched.into(),
+            undispatched: self.undispatched.into(),
+            unanswered: self.unanswered.into(),
+            errors: self.errors.into(),
+            duration_ns: self.duration_ns.into(),
+            timed: self.timed.into(),
+            untimed: self.untimed.into(),
+        }
     }
 }
 
@@ -237,25 +290,26 @@ fn tool_rows<'a>(records: impl IntoIterator<Item = &'a Record>) -> Vec<ToolStats
 }
 
 /// Statistics added up over many runs (`stats --all`): memory grows with
-/// the tools seen, not the runs.
+/// the tools seen, not the runs. Every sum is exact ([`Count`] for
+/// `i128`): 2^64 runs of counts at i64's bounds still fit.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Totals {
     pub runs: u64,
-    pub iterations: i64,
-    pub tokens: Tokens,
+    pub iterations: i128,
+    pub tokens: Tokens<i128>,
     /// What the token budget counts: input, output, both cache tiers.
-    pub total_tokens: i64,
+    pub total_tokens: i128,
     /// Wall clock summed over the runs that have one.
-    pub wall_clock_ns: i64,
+    pub wall_clock_ns: i128,
     /// Runs with no wall clock (no time on one end: version 3).
     pub untimed_runs: u64,
     /// One row per tool, by name.
     #[serde(serialize_with = "rows")]
-    pub tools: std::collections::BTreeMap<String, ToolStats>,
+    pub tools: std::collections::BTreeMap<String, ToolStats<i128>>,
 }
 
 fn rows<S: serde::Serializer>(
-    m: &std::collections::BTreeMap<String, ToolStats>,
+    m: &std::collections::BTreeMap<String, ToolStats<i128>>,
     s: S,
 ) -> Result<S::Ok, S::Error> {
     s.collect_seq(m.values())
@@ -265,23 +319,22 @@ impl Totals {
     /// Add one run.
     pub fn add(&mut self, s: &Statistics) {
         self.runs += 1;
-        self.iterations = self.iterations.saturating_add(s.iterations);
-        self.tokens.add(&s.tokens);
+        self.iterations = self.iterations.plus(s.iterations.into());
+        self.tokens.add(&s.tokens.widen());
         self.total_tokens = self.tokens.total();
         match s.wall_clock_ns() {
             Some(ns) => {
-                self.wall_clock_ns = self
-                    .wall_clock_ns
-                    .saturating_add(i64::try_from(ns).unwrap_or(i64::MAX))
+                let ns = i128::try_from(ns).unwrap_or(i128::MAX);
+                self.wall_clock_ns = self.wall_clock_ns.plus(ns);
             }
             None => self.untimed_runs += 1,
         }
         for t in &s.tools {
-            self.add_tool(t);
+            self.add_tool(&t.widen());
         }
     }
 
-    fn add_tool(&mut self, t: &ToolStats) {
+    fn add_tool(&mut self, t: &ToolStats<i128>) {
         self.tools
             .entry(t.tool.clone())
             .or_insert_with(|| ToolStats {
@@ -294,10 +347,10 @@ impl Totals {
     /// Add another set of totals (the parallel reduce).
     pub fn merge(&mut self, o: &Totals) {
         self.runs += o.runs;
-        self.iterations = self.iterations.saturating_add(o.iterations);
+        self.iterations = self.iterations.plus(o.iterations);
         self.tokens.add(&o.tokens);
         self.total_tokens = self.tokens.total();
-        self.wall_clock_ns = self.wall_clock_ns.saturating_add(o.wall_clock_ns);
+        self.wall_clock_ns = self.wall_clock_ns.plus(o.wall_clock_ns);
         self.untimed_runs += o.untimed_runs;
         for t in o.tools.values() {
             self.add_tool(t);

@@ -21,7 +21,6 @@ use journal::time::Time;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::io::{self, Write};
-use std::process::ExitCode;
 
 /// One run found (the agent's fields, then what fisk-admin adds).
 #[derive(Serialize)]
@@ -108,6 +107,7 @@ pub fn run(g: &Global, a: SearchArgs, style: Style, out: &mut dyn Write) -> CmdR
     // Newest first, as the agent's.
     found.sort_by(|(a, _), (b, _)| b.updated.cmp(&a.updated).then(a.run_id.cmp(&b.run_id)));
     unreadable.sort_by(|a, b| a.run_id.cmp(&b.run_id));
+    let code = Unreadable::exit(&unreadable);
     let doc = Document {
         runs: found.into_iter().map(|(s, hit)| found_of(s, hit)).collect(),
         no_agent_excluded: selected.no_agent_excluded,
@@ -124,7 +124,7 @@ pub fn run(g: &Global, a: SearchArgs, style: Style, out: &mut dyn Write) -> CmdR
             style,
         )?,
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(code)
 }
 
 fn found_of(s: Summary, hit: Option<Hit>) -> Found {

@@ -8,7 +8,7 @@ use crate::cli::{Global, StatsArgs};
 use crate::error::{CmdResult, Failure};
 use crate::open::open_store;
 use crate::output::{cell, json_pretty, print_table, sanitize, table, Format, Style};
-use journal::stats::{stats, Statistics, ToolStats};
+use journal::stats::{stats, Count, Statistics, ToolStats};
 use journal::time::Time;
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -117,7 +117,11 @@ fn render(out: &mut dyn Write, run: &str, s: &Statistics, style: Style) -> io::R
 }
 
 /// One row per tool: calls, what became of them, and their time.
-pub fn tools_table(out: &mut dyn Write, tools: &[ToolStats], style: Style) -> io::Result<()> {
+pub fn tools_table<N: Count + Into<i128>>(
+    out: &mut dyn Write,
+    tools: &[ToolStats<N>],
+    style: Style,
+) -> io::Result<()> {
     let mut t = table(&[
         "TOOL",
         "KINDS",
@@ -148,18 +152,19 @@ pub fn tools_table(out: &mut dyn Write, tools: &[ToolStats], style: Style) -> io
 
 /// A tool's total and mean time over its timed calls; "untimed" when none
 /// is timed, and how many are not where some are.
-pub fn times(row: &ToolStats) -> (String, String) {
-    let ns = u128::try_from(row.duration_ns).unwrap_or(0);
-    let timed = u128::try_from(row.timed).unwrap_or(0);
+pub fn times<N: Count + Into<i128>>(row: &ToolStats<N>) -> (String, String) {
+    let ns = u128::try_from(row.duration_ns.into()).unwrap_or(0);
+    let timed = u128::try_from(row.timed.into()).unwrap_or(0);
+    let untimed: i128 = row.untimed.into();
     if timed == 0 {
-        let what = match row.untimed {
+        let what = match untimed {
             0 => "-".to_owned(),
             _ => "untimed".to_owned(),
         };
         return (what.clone(), what);
     }
     let mut total = duration(ns);
-    if row.untimed > 0 {
+    if untimed > 0 {
         total.push_str(&format!(" (+{} untimed)", row.untimed));
     }
     (total, duration(ns / timed))
@@ -196,7 +201,7 @@ mod tests {
 
     #[test]
     fn a_tool_with_no_timed_call_reads_untimed_not_zero() {
-        let row = ToolStats {
+        let row: ToolStats = ToolStats {
             tool: "t".into(),
             calls: 2,
             untimed: 2,

@@ -16,7 +16,6 @@ use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
-use std::process::ExitCode;
 
 /// What a group is keyed on: one value per `--by` key (tool apart, which
 /// breaks each group down by tool instead).
@@ -113,6 +112,7 @@ pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> C
     let mut unreadable = acc.unreadable;
     unreadable.extend(corrupt);
     unreadable.sort_by(|a, b| a.run_id.cmp(&b.run_id));
+    let code = Unreadable::exit(&unreadable);
     let doc = Document {
         by,
         groups: acc
@@ -127,7 +127,7 @@ pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> C
         Format::Json => json_pretty(out, &doc)?,
         Format::Text => render(out, &doc, style)?,
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(code)
 }
 
 /// `2026-11-30T08:00:00.5Z` -> `2026-11-30` (the time is in UTC or with

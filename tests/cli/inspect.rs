@@ -231,3 +231,54 @@ fn a_bad_flag_value_is_echoed_neutralised_on_a_colour_terminal() {
     );
     assert!(!out.contains('\u{7}'), "{out:?}");
 }
+
+#[test]
+fn stats_all_sums_exactly_never_saturating_and_never_by_run_order() {
+    // Runs of one record each past the meta: an assistant record whose
+    // out_tokens is i64's bound, either sign (a crafted journal).
+    let dir = tempfile::tempdir().unwrap();
+    let meta = |id: &str| {
+        format!(
+            r#"{{"seq":1,"protocol":"io.choria.fisk-ai.v1.session.meta","meta":{{"version":1,"run_id":"{id}","created":"2026-11-30T10:00:00Z","fingerprint":{{"provider":"p","model":"m","system_hash":"","tools_hash":"","thinking_mode":"off","max_tokens":0,"max_iterations":0}},"prompt":"x"}}}}"#
+        )
+    };
+    let turn = |n: i64| {
+        format!(
+            r#"{{"seq":2,"protocol":"io.choria.fisk-ai.v1.session.assistant","assistant":{{"iteration":0,"message":{{"role":"assistant","content":[{{"text":{{"text":"t"}}}}]}},"stop_reason":"end_turn","in_tokens":0,"out_tokens":{n}}}}}"#
+        )
+    };
+    let write = |ids: &[(&str, i64)]| {
+        for (id, n) in ids {
+            std::fs::write(
+                dir.path().join(format!("{id}.json")),
+                format!("{}\n{}\n", meta(id), turn(*n)),
+            )
+            .unwrap();
+        }
+    };
+    let totals = || {
+        let r = fisk(&["--state-dir", s(dir.path()), "-o", "json", "stats", "--all"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        // Parsed exactly: serde_json's Value would read 2^64 as a float.
+        let text = r.stdout;
+        let at = text.rfind("\"totals\"").unwrap();
+        let out = &text[at..];
+        let n = out.find("\"out_tokens\":").unwrap() + "\"out_tokens\":".len();
+        out[n..]
+            .trim_start()
+            .split(|c: char| c != '-' && !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .to_owned()
+    };
+    // Two at the top: the sum is exact, past i64.
+    write(&[("a", i64::MAX), ("b", i64::MAX)]);
+    assert_eq!(totals(), (2 * i128::from(i64::MAX)).to_string());
+    // Plus and minus the bound, in either order of ids: exactly 0 more.
+    write(&[("c", i64::MIN + 1), ("d", i64::MAX), ("e", i64::MIN)]);
+    let want = 2 * i128::from(i64::MAX)
+        + i128::from(i64::MIN + 1)
+        + i128::from(i64::MAX)
+        + i128::from(i64::MIN);
+    assert_eq!(totals(), want.to_string());
+}

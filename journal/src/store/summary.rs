@@ -39,6 +39,11 @@ pub struct Summary {
     /// What gets past the problem, for the binary to word as a command.
     #[serde(skip)]
     pub remedy: Option<crate::Remedy>,
+    /// The run could not be summarised because the store failed (the
+    /// server gone, the disk full): not the run's fault
+    /// ([`crate::Error::is_store_failure`]).
+    #[serde(skip)]
+    pub store_failed: bool,
     /// When the run ended: the time of the last terminal record when
     /// nothing follows it (not in `ls`'s document; `search` prints it).
     #[serde(skip)]
@@ -119,6 +124,7 @@ impl Summary {
         Summary {
             problem: Some(e.to_string()),
             remedy: crate::Remedy::of(e),
+            store_failed: e.is_store_failure(),
             ..Summary::unread(run)
         }
     }
@@ -142,6 +148,7 @@ impl Summary {
             prompt: None,
             problem: None,
             remedy: None,
+            store_failed: false,
             ended: None,
         }
     }
