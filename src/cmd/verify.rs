@@ -286,7 +286,7 @@ mod tests {
         );
         // Alone, the upgrade is offered.
         assert_eq!(
-            chain(&[v3.clone()]),
+            chain(std::slice::from_ref(&v3)),
             ["fisk-admin --state-dir /s upgrade r1"]
         );
         // rm ends the chain: `rm RUN && upgrade RUN` would fail "not found".
