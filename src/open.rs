@@ -187,19 +187,23 @@ pub fn nats_settings_from(
 /// A secret read from a file, or standard input for `-`: its first line,
 /// without the line end. The secret itself never appears in an error.
 fn secret_from(path: &Path, flag: &str) -> Result<String, Failure> {
-    use std::io::Read;
-    let mut text = String::new();
-    let read = if path == Path::new("-") {
-        std::io::stdin().read_to_string(&mut text)
+    use journal::bounded::{read, SECRET};
+    let bytes = if path == Path::new("-") {
+        read(std::io::stdin().lock(), SECRET)
     } else {
-        std::fs::File::open(path).and_then(|mut f| f.read_to_string(&mut text))
+        std::fs::File::open(path).and_then(|f| read(f, SECRET))
     };
-    read.map_err(|e| {
-        Failure::new(format!(
-            "{flag} {}: cannot read it: {e}",
-            crate::output::sanitize(&path.to_string_lossy(), false)
-        ))
-    })?;
+    let text = bytes
+        .and_then(|b| {
+            String::from_utf8(b)
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()))
+        })
+        .map_err(|e| {
+            Failure::new(format!(
+                "{flag} {}: cannot read it: {e}",
+                crate::output::sanitize(&path.to_string_lossy(), false)
+            ))
+        })?;
     let secret = text.lines().next().unwrap_or("").to_owned();
     if secret.is_empty() {
         return Err(Failure::new(format!(

@@ -74,9 +74,11 @@ pub struct SessionOptions {
 
 impl AgentFile {
     pub fn load(path: &Path) -> Result<AgentFile> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::Config {
-            at: Where::Path(path.to_path_buf()),
-            message: format!("cannot read the agent file: {e}"),
+        let text = crate::bounded::read_string(path, crate::bounded::SETTINGS).map_err(|e| {
+            Error::Config {
+                at: Where::Path(path.to_path_buf()),
+                message: format!("cannot read the agent file: {e}"),
+            }
         })?;
         let mut a: AgentFile = serde_norway::from_str(&text).map_err(|e| {
             let at = e
@@ -311,7 +313,8 @@ impl ScriptTurn {
 /// `{"message": <assistant message>, "stop_reason"?, "in_tokens"?,
 /// "out_tokens"?}`. Errors name the file, the line and the field.
 pub fn load_turns(path: &Path) -> Result<Vec<ScriptTurn>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = crate::bounded::read_string(path, crate::bounded::RECORDS)
+        .map_err(|e| Error::io(path, e))?;
     let mut turns = Vec::new();
     let mut ids = std::collections::HashMap::new();
     for (i, raw) in text.lines().enumerate() {

@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 pub mod agent;
+pub mod bounded;
 pub mod calls;
 pub mod digest;
 pub mod durable;

@@ -132,7 +132,7 @@ pub fn known_contexts() -> Vec<String> {
 /// Load a context file by name.
 pub fn load_context(name: &str) -> Result<ContextFile> {
     let path = context_path(name)?;
-    let text = match std::fs::read_to_string(&path) {
+    let text = match crate::bounded::read_string(&path, crate::bounded::SETTINGS) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let known = known_contexts();

@@ -140,7 +140,8 @@ impl SchemaSet {
             if !name.ends_with(".json") {
                 continue;
             }
-            let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+            let text = crate::bounded::read_string(&path, crate::bounded::SETTINGS)
+                .map_err(|e| Error::io(&path, e))?;
             files.push((name, parse(&path, &text)?));
         }
         files.sort_by(|a, b| a.0.cmp(&b.0));

@@ -15,7 +15,7 @@ use crate::output::{json_pretty, print_table, sanitize, sorted, table, Format, S
 use journal::fingerprint::{diff, Change, Class};
 use journal::record::{Fingerprint, Payload};
 use serde::Serialize;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -84,15 +84,14 @@ fn render(out: &mut dyn Write, c: &Compared, style: Style) -> io::Result<()> {
 /// One side: its fingerprint and a description of where it came from.
 fn side(g: &Global, arg: &str) -> Result<(Fingerprint, String), Failure> {
     if arg == "-" {
-        let mut buf = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut buf)
+        let buf = journal::bounded::read(std::io::stdin().lock(), journal::bounded::SETTINGS)
             .map_err(|e| Failure::new(format!("reading standard input: {e}")))?;
         return Ok((parse(&buf, "standard input")?, "standard input".into()));
     }
     let p = Path::new(arg);
     if p.is_file() {
-        let buf = std::fs::read(p).map_err(|e| Failure::new(format!("{}: {e}", p.display())))?;
+        let buf = journal::bounded::read_path(p, journal::bounded::SETTINGS)
+            .map_err(|e| Failure::new(format!("{}: {e}", p.display())))?;
         // A fingerprint (JSON), or an agent file (YAML): the fingerprint a
         // run started from it would have.
         if serde_json::from_slice::<serde::de::IgnoredAny>(&buf).is_err() {

@@ -20,7 +20,7 @@ use journal::store::Store;
 use journal::verify::check_line;
 use rayon::prelude::*;
 use serde::Serialize;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -136,14 +136,11 @@ pub fn run(g: &Global, a: ValidateArgs, style: Style, out: &mut dyn Write) -> Cm
             ));
         }
         let (name, bytes) = if path.as_os_str() == "-" {
-            let mut buf = Vec::new();
-            std::io::stdin()
-                .lock()
-                .read_to_end(&mut buf)
+            let buf = journal::bounded::read(std::io::stdin().lock(), journal::bounded::RECORDS)
                 .map_err(|e| Failure::new(format!("reading stdin: {e}")))?;
             ("-".to_owned(), buf)
         } else {
-            let bytes = std::fs::read(path)
+            let bytes = journal::bounded::read_path(path, journal::bounded::RECORDS)
                 .map_err(|e| Failure::new(format!("{}: {e}", path.display())))?;
             (path.display().to_string(), bytes)
         };

@@ -282,3 +282,42 @@ fn stats_all_sums_exactly_never_saturating_and_never_by_run_order() {
         + i128::from(i64::MIN);
     assert_eq!(totals(), want.to_string());
 }
+
+#[test]
+fn what_an_operator_names_is_read_with_a_bound_never_until_memory_runs_out() {
+    // /dev/zero never ends: each is refused quickly, naming the bound.
+    for args in [
+        vec![
+            "--store",
+            "jetstream:S",
+            "--server",
+            "nats://127.0.0.1:1",
+            "--password-file",
+            "/dev/zero",
+            "ls",
+        ],
+        vec!["--config", "/dev/zero", "ls"],
+    ] {
+        let started = std::time::Instant::now();
+        let r = fisk(&args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("the most read here"),
+            "{args:?}: {}",
+            r.stderr
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "{args:?}"
+        );
+    }
+    // A fingerprint on standard input past its 16 MiB bound.
+    let home = tempfile::tempdir().unwrap();
+    let r = fisk_in(
+        home.path(),
+        &["diff", "-", "r1"],
+        Some(&vec![b' '; 17 << 20]),
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("the most read here"), "{}", r.stderr);
+}

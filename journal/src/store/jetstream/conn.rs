@@ -203,12 +203,15 @@ pub(super) async fn connect(s: &Settings) -> Result<async_nats::Client> {
         // Room for migrate's pipelined publishes (see CLIENT_CAPACITY).
         .client_capacity(CLIENT_CAPACITY);
     if let Some(c) = &s.creds {
+        // Read here, bounded: async-nats would read any file whole.
+        let text = crate::bounded::read_string(c, crate::bounded::SETTINGS)
+            .map_err(|e| fail(format!("cannot read credentials file {}: {e}", c.display())))?;
         opts = opts
-            .credentials_file(c)
-            .await
+            .credentials(&text)
             .map_err(|e| fail(format!("cannot read credentials file {}: {e}", c.display())))?;
     } else if let Some(n) = &s.nkey {
-        let seed = std::fs::read_to_string(n).map_err(|e| Error::io(n, e))?;
+        let seed =
+            crate::bounded::read_string(n, crate::bounded::SECRET).map_err(|e| Error::io(n, e))?;
         opts = opts.nkey(seed.trim().to_owned());
     }
     if let Some(t) = &s.token {
