@@ -841,3 +841,33 @@ fn migrate_upgrade_to_jetstream_copies_version_3_runs_as_version_1() {
         r.stdout
     );
 }
+
+#[test]
+fn a_journal_that_is_a_symbolic_link_is_refused_unchanged() {
+    let store = store_copy("damaged");
+    let dir = store.path();
+    let before: Vec<_> = {
+        let mut v: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        v.sort();
+        v
+    };
+    let target = std::fs::read(dir.join("link-target.json")).unwrap();
+    let r = fisk(&["--state-dir", s(dir), "upgrade", "linked"]);
+    assert_ne!(r.code, 0, "{}", r.stdout);
+    assert!(r.stderr.contains("symbolic link"), "{}", r.stderr);
+    // Nothing was written: no backup of the link, no lock, no temporary.
+    let mut after: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    after.sort();
+    assert_eq!(after, before);
+    assert!(std::fs::symlink_metadata(dir.join("linked.json"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read(dir.join("link-target.json")).unwrap(), target);
+}

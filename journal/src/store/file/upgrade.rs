@@ -28,6 +28,12 @@ impl FileStore {
     /// Upgrade one run from version 3 to version 1 (see the module doc).
     pub fn upgrade(&self, run: &str, dry_run: bool) -> Result<Outcome> {
         let path = self.require(run)?;
+        // A journal that is a symbolic link is refused, as every writer
+        // here refuses one: its backup would be the link, not the bytes,
+        // and the rename would part the run from the file the agent reads.
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(Error::Symlink { path });
+        }
         let refused =
             |message: String| Error::refused(run, format!("{message}; nothing was changed"));
         // Planned first without the lock, as a dry run plans: a live run, a
