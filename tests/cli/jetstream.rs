@@ -1948,3 +1948,81 @@ fn stream_create_neutralises_the_names_it_echoes() {
         assert!(r.stdout.contains("created stream ESC"), "{}", r.stdout);
     }
 }
+
+/// The runner fixture `turns` on JetStream with `gate: [exec]`.
+fn gated_on_jetstream(turns: &[String]) -> crate::support::Fixture {
+    let f = crate::support::Fixture::new(turns);
+    on_jetstream(&f);
+    let path = f.path("agent.yaml");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str("gate: [exec]\n");
+    std::fs::write(path, text).unwrap();
+    f
+}
+
+/// Issue 24.2: a run suspended on an approval, approved by hand and
+/// resumed at once, within the hold: the approval record follows the
+/// terminal, and a run whose last records are a terminal and what was
+/// written to it while suspended is at rest (SPEC 8), so the resume
+/// that `run` prints after the approve goes ahead.
+#[test]
+fn approve_then_resume_goes_ahead_within_the_hold_on_jetstream() {
+    use crate::support::turn;
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let exec = |id: &'static str| {
+        let command = format!("echo {id} >> counter.txt");
+        (id, "exec", serde_json::json!({ "command": command }))
+    };
+    let f = gated_on_jetstream(&[
+        turn("", &[exec("g1")]),
+        turn("", &[exec("g2")]),
+        turn("done", &[]),
+    ]);
+    let js = |args: &[&str]| {
+        let mut all = vec!["--server", srv.url.as_str()];
+        all.extend_from_slice(args);
+        f.fisk(&all)
+    };
+    let r = js(&["run", "--agent", "agent.yaml", "--id", "gate", "go"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let next = r
+        .stdout
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("next: "))
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        next.contains("approve gate g1") && next.contains("resume gate"),
+        "{next}"
+    );
+    // The one-shot approval, then the resume, as printed.
+    let r = f.paste(&next);
+    assert_eq!(r.code, 0, "{next}: {}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("needs approval: g2 (exec)"),
+        "{}",
+        r.stdout
+    );
+    // A standing approval, then the resume: the same within the hold.
+    let store = [
+        "--server",
+        srv.url.as_str(),
+        "--store",
+        "jetstream:SESSIONS",
+    ];
+    let mut approve = store.to_vec();
+    approve.extend_from_slice(&["approve", "gate", "--tool", "exec"]);
+    let r = f.fisk(&approve);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // Open by SPEC 9 (a record follows the terminal), but not live.
+    let ls = f.fisk(&[&store[..], &["ls", "-o", "json"]].concat());
+    assert_eq!(ls.code, 0, "{}", ls.stderr);
+    assert_eq!(ls.json()[0]["live"], false, "{}", ls.stdout);
+    let r = js(&["resume", "gate", "--agent", "agent.yaml"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(f.path("counter.txt")).unwrap_or_default(),
+        "g1\ng2\n"
+    );
+}
