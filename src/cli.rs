@@ -422,6 +422,21 @@ pub enum StreamCommand {
     Check(StreamCheckArgs),
     /// Create a stream with exactly the session-store configuration
     Create(StreamCreateArgs),
+    /// Allow or forbid rollups on a stream (upgrade needs them; forbid them after)
+    Edit(StreamEditArgs),
+}
+
+#[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("rollup").required(true)))]
+pub struct StreamEditArgs {
+    /// The stream name
+    pub stream: String,
+    /// Allow rollups, which upgrade needs to replace a record in place
+    #[arg(long, group = "rollup")]
+    pub allow_rollup: bool,
+    /// Forbid rollups again, to keep every record write-once
+    #[arg(long, group = "rollup")]
+    pub no_allow_rollup: bool,
 }
 
 #[derive(Args, Debug)]

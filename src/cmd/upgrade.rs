@@ -7,6 +7,7 @@ use crate::cli::{Global, UpgradeArgs};
 use crate::error::{exit_of, CmdResult, Failure};
 use crate::open::open_store;
 use crate::output::{json_pretty, sanitize, Style};
+use journal::store::Store;
 use journal::upgrade::Outcome;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -54,31 +55,60 @@ pub fn run(g: &Global, a: UpgradeArgs, style: Style, out: &mut dyn Write) -> Cmd
         }
     };
     let hold = g.hold;
-    let rows: Vec<(Row, u8)> = runs
-        .par_iter()
-        .map(|r| match store.upgrade(r, a.dry_run, hold, a.force) {
-            Ok(o) => (row(r, o), 0),
-            Err(e) => {
-                let exit = exit_of(&e);
-                let outcome = if exit == 1 { "refused" } else { "failed" };
-                (
-                    Row {
-                        run: r.clone(),
-                        outcome,
-                        records: None,
-                        kept: None,
-                        resumed: false,
-                        error: Some(crate::error::describe(g, &e)),
-                    },
-                    exit,
-                )
+    let upgrade_all = |dry_run: bool| -> Vec<(Row, u8)> {
+        runs.par_iter()
+            .map(|r| one(g, &store, r, dry_run, hold, a.force))
+            .collect()
+    };
+    // What the batch needs of the stream, asked once before any run is
+    // touched: a stream without rollups refuses every upgrade alike.
+    let rollups_off = match &store {
+        Store::JetStream(j) if !j.config().allow_rollup => Some(j.name().to_owned()),
+        _ => None,
+    };
+    let mut refusal = None;
+    let rows = match rollups_off {
+        None => upgrade_all(a.dry_run),
+        Some(stream) => {
+            let planned = upgrade_all(true);
+            let need = planned
+                .iter()
+                .filter(|(r, _)| r.outcome == "would-upgrade")
+                .count();
+            match (need, a.dry_run) {
+                // Nothing needs a rollup: planning was all there was to do.
+                (0, _) => planned,
+                (need, dry_run) => {
+                    let f = no_rollups(g, &stream, need, runs.len());
+                    if !dry_run {
+                        return Err(f);
+                    }
+                    refusal = Some(f);
+                    planned
+                }
             }
-        })
-        .collect();
-    let exit = rows.iter().map(|(_, e)| *e).max().unwrap_or(0);
+        }
+    };
+    let mut exit = rows.iter().map(|(_, e)| *e).max().unwrap_or(0);
+    if refusal.is_some() {
+        exit = exit.max(1);
+    }
     let rows: Vec<Row> = rows.into_iter().map(|(r, _)| r).collect();
+    // A dry run says once what the real one would refuse.
+    let say_refusal = || {
+        if let Some(f) = &refusal {
+            eprintln!(
+                "fisk-admin: the upgrade would be refused: {}",
+                sanitize(&f.message, false)
+            );
+            if let Some(h) = &f.help {
+                eprintln!("  help: {}", sanitize(h, false));
+            }
+        }
+    };
     if style.json() {
         json_pretty(out, &rows)?;
+        say_refusal();
         return Ok(ExitCode::from(exit));
     }
     let count = |o: &str| rows.iter().filter(|r| r.outcome == o).count();
@@ -126,7 +156,51 @@ pub fn run(g: &Global, a: UpgradeArgs, style: Style, out: &mut dyn Write) -> Cmd
         count("refused"),
         count("failed"),
     )?;
+    say_refusal();
     Ok(ExitCode::from(exit))
+}
+
+/// Upgrade (or, on a dry run, plan) one run: its row and exit status.
+fn one(
+    g: &Global,
+    store: &Store,
+    run: &str,
+    dry_run: bool,
+    hold: std::time::Duration,
+    force: bool,
+) -> (Row, u8) {
+    match store.upgrade(run, dry_run, hold, force) {
+        Ok(o) => (row(run, o), 0),
+        Err(e) => {
+            let exit = exit_of(&e);
+            let outcome = if exit == 1 { "refused" } else { "failed" };
+            (
+                Row {
+                    run: run.to_owned(),
+                    outcome,
+                    records: None,
+                    kept: None,
+                    resumed: false,
+                    error: Some(crate::error::describe(g, &e)),
+                },
+                exit,
+            )
+        }
+    }
+}
+
+/// The one refusal of a batch on a stream without rollups, with the
+/// commands that allow them and forbid them again.
+fn no_rollups(g: &Global, stream: &str, need: usize, of: usize) -> Failure {
+    let edit = |flag: &str| crate::hint::command(g, &["stream", "edit", stream, flag]);
+    Failure::refused(format!(
+        "stream {stream} does not allow rollups, which upgrade needs to replace a run's meta record in place; {need} of {of} run(s) need upgrading; nothing was changed"
+    ))
+    .help(format!(
+        "allow them with `{}`, run the upgrade again, then forbid them with `{}` to keep records write-once",
+        edit("--allow-rollup"),
+        edit("--no-allow-rollup")
+    ))
 }
 
 fn row(run: &str, o: Outcome) -> Row {

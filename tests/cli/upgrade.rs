@@ -636,21 +636,131 @@ fn upgrade_on_jetstream_replaces_the_meta_record_in_place_and_keeps_the_order() 
     assert_eq!(stream_runs(&srv), after);
 }
 
+/// A command a hint printed, run by `sh` as an operator pastes it, with
+/// this build first on `PATH` as `fisk-admin` and `home` as its home.
+fn paste_in(home: &Path, line: &str) -> Run {
+    let dir = bin().parent().expect("bin dir").to_owned();
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(line)
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", home)
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run sh")
+        .into()
+}
+
+/// The commands between backticks in `text`, in order.
+fn quoted_commands(text: &str) -> Vec<String> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_owned)
+        .collect()
+}
+
+fn allows_rollups(srv: &NatsServer) -> bool {
+    srv.with_js(async |js| {
+        let mut s = js.get_stream(STREAM).await.expect("stream");
+        s.info().await.expect("info").config.allow_rollup
+    })
+}
+
+/// Issue 23.5: a batch on a stream without rollups is refused once,
+/// before any run is touched, with a `stream edit` command that works
+/// pasted (it carries this invocation's `--server`); `--dry-run` says the
+/// same; the stream is then upgraded, and rollups forbidden again.
 #[test]
-fn upgrade_on_a_stream_without_rollups_is_refused_with_the_fix() {
+fn upgrade_on_a_stream_without_rollups_is_refused_once_with_a_fix_that_works() {
     let srv = NatsServer::start();
     let home = tempfile::tempdir().expect("home");
     stream_with_rollups(&srv, false);
     put_runs(&srv, home.path());
     let before = stream_runs(&srv);
-    let r = js(&srv, home.path(), &["upgrade", "tool-batch"]);
+    let total = before.len();
+    let once = |r: &Run| {
+        assert_eq!(
+            r.stderr.matches("does not allow rollups").count(),
+            1,
+            "{}",
+            r.stderr
+        );
+    };
+    // A dry run lists what would be upgraded and says the refusal once.
+    let r = js(&srv, home.path(), &["upgrade", "--all", "--dry-run"]);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    once(&r);
     assert!(
-        r.stderr.contains("nats stream edit UPGRADE --allow-rollup"),
+        r.stdout.contains("would upgrade tool-batch"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stderr.contains("would be refused"), "{}", r.stderr);
+    let r = js(
+        &srv,
+        home.path(),
+        &["upgrade", "--all", "--dry-run", "-o", "json"],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(rows_of(&r).as_array().map(Vec::len), Some(total));
+    once(&r);
+    // The real one: one refusal, nothing changed.
+    let r = js(&srv, home.path(), &["upgrade", "--all"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    once(&r);
+    assert!(
+        r.stderr
+            .contains(&format!("of {total} run(s) need upgrading")),
         "{}",
         r.stderr
     );
     assert_eq!(stream_runs(&srv), before);
+    let r = js(&srv, home.path(), &["upgrade", "tool-batch"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    once(&r);
+    assert_eq!(stream_runs(&srv), before);
+    let fixes = quoted_commands(&r.stderr.replace('\n', " "));
+    let [allow, forbid] = fixes.as_slice() else {
+        panic!("two commands in the help: {}", r.stderr);
+    };
+    assert!(
+        allow.contains(&format!("--server {}", srv.url))
+            && allow.ends_with("stream edit UPGRADE --allow-rollup"),
+        "{allow}"
+    );
+    assert!(
+        forbid.ends_with("stream edit UPGRADE --no-allow-rollup"),
+        "{forbid}"
+    );
+    // Pasted, they work.
+    let r = paste_in(home.path(), allow);
+    assert_eq!(r.code, 0, "{allow}: {}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("now allows rollups"), "{}", r.stdout);
+    assert!(allows_rollups(&srv));
+    let r = paste_in(home.path(), allow);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("nothing changed"), "{}", r.stdout);
+    let r = js(&srv, home.path(), &["upgrade", "--all", "--force"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_all_upgraded(&before, &stream_runs(&srv), "after allowing rollups");
+    let r = paste_in(home.path(), forbid);
+    assert_eq!(r.code, 0, "{forbid}: {}{}", r.stdout, r.stderr);
+    assert!(!allows_rollups(&srv));
+    // Nothing left to upgrade: no rollup needed, no refusal.
+    let r = js(&srv, home.path(), &["upgrade", "--all"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    // stream edit wants one of its two flags.
+    let r = js(&srv, home.path(), &["stream", "edit", "UPGRADE"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
 }
 
 #[test]

@@ -348,6 +348,33 @@ async fn create_stream_async(
     Ok(true)
 }
 
+/// Allow or forbid rollups on an existing stream (`stream edit
+/// --allow-rollup`, which `upgrade` needs to replace a record in place;
+/// `--no-allow-rollup` afterwards keeps records write-once): the one
+/// setting fisk-admin changes on a stream it did not create, and only on
+/// request. `Ok(false)` when the stream was so already (nothing changed).
+pub fn set_allow_rollup(settings: &Settings, name: &str, allow: bool) -> Result<bool> {
+    Rt::new()?.block_on(set_allow_rollup_async(settings, name, allow))
+}
+
+async fn set_allow_rollup_async(settings: &Settings, name: &str, allow: bool) -> Result<bool> {
+    let conn = Conn::open(settings).await?;
+    let mut s = conn.stream(name).await?;
+    let info = conn.info(&mut s, name).await?;
+    if info.config.allow_rollup == allow {
+        return Ok(false);
+    }
+    let config = stream::Config {
+        allow_rollup: allow,
+        ..info.config.clone()
+    };
+    conn.js
+        .update_stream(config)
+        .await
+        .map_err(|e| conn.err(name, format!("cannot change allow_rollup: {e}")))?;
+    Ok(true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
