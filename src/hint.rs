@@ -238,26 +238,31 @@ pub fn fix(g: &Global, store: &Store, remedy: Remedy, run: &str) -> Option<Strin
     })
 }
 
-/// The command that puts a deleted run back, and whether it needs this
-/// invocation's connection flags.
-pub fn restore(r: &Restore) -> (String, bool) {
+/// The command that puts a deleted run back, complete for pasting: on
+/// JetStream, `migrate` with this invocation's connection flags (not its
+/// store flags: migrate names its stores itself).
+pub fn restore(g: &Global, r: &Restore) -> String {
     match r {
         Restore::Link { kept, journal } => {
             let (k, j) = (quote_path(kept), quote_path(journal));
-            (format!("ln {k} {j} && rm {k}"), false)
+            format!("ln {k} {j} && rm {k}")
         }
-        Restore::Copy { from, stream, run } => (
+        Restore::Copy { from, stream, run } => {
+            let conn = Global {
+                state_dir: None,
+                store: None,
+                ..g.clone()
+            };
+            let mut uri = std::ffi::OsString::from("file:");
+            uri.push(from.as_os_str());
             format!(
-                "fisk-admin migrate --from {} --to {} {run}",
-                {
-                    let mut uri = std::ffi::OsString::from("file:");
-                    uri.push(from.as_os_str());
-                    journal::shell::word(&uri)
-                },
-                quote(&format!("jetstream:{stream}"))
-            ),
-            true,
-        ),
+                "{} --from {} --to {} {}",
+                command(&conn, &["migrate"]),
+                journal::shell::word(&uri),
+                quote(&format!("jetstream:{stream}")),
+                quote(run)
+            )
+        }
     }
 }
 

@@ -545,11 +545,30 @@ fn rm_on_jetstream_keeps_the_run_in_a_file_store_that_migrate_puts_back() {
     assert!(!after.contains("tool-batch"), "{after:?}");
     assert_eq!(after.len() + 1, before.len(), "only that run went");
 
-    // The command it prints puts the run back as it was.
+    // The command it prints, pasted as printed, puts the run back as it
+    // was: it carries this rm's connection flags (issue 23.5: without
+    // them it went to 127.0.0.1:4222).
     let restore = done["restore"].as_str().unwrap();
-    let words: Vec<&str> = restore.split_whitespace().collect();
-    assert_eq!(words[0], "fisk-admin", "{restore}");
-    let r = fisk_js(&srv, home.path(), &words[1..]);
+    assert!(
+        restore.starts_with(&format!("fisk-admin --server {} migrate ", srv.url)),
+        "{restore}"
+    );
+    let r = crate::upgrade::paste_in(home.path(), restore);
+    assert_eq!(r.code, 0, "{restore}: {}{}", r.stdout, r.stderr);
+    assert_eq!(ls(home.path()), before);
+    // The same in text.
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &["--store", &js, "rm", "--yes", "tool-batch"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let restore = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("restore with: "))
+        .unwrap_or_else(|| panic!("no restore line: {}", r.stdout));
+    let r = crate::upgrade::paste_in(home.path(), restore);
     assert_eq!(r.code, 0, "{restore}: {}{}", r.stdout, r.stderr);
     assert_eq!(ls(home.path()), before);
     let dest = tempfile::tempdir().unwrap();

@@ -638,7 +638,7 @@ fn upgrade_on_jetstream_replaces_the_meta_record_in_place_and_keeps_the_order() 
 
 /// A command a hint printed, run by `sh` as an operator pastes it, with
 /// this build first on `PATH` as `fisk-admin` and `home` as its home.
-fn paste_in(home: &Path, line: &str) -> Run {
+pub fn paste_in(home: &Path, line: &str) -> Run {
     let dir = bin().parent().expect("bin dir").to_owned();
     let path = format!(
         "{}:{}",
