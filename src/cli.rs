@@ -414,6 +414,9 @@ pub struct MigrateArgs {
     /// Print only the runs that were not copied, and the summary
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// JetStream: take a source run within its hold (SPEC 8), once its writer is known to be gone
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -483,6 +486,9 @@ pub struct AnswerArgs {
     /// Mark the answer as an error result
     #[arg(long)]
     pub is_error: bool,
+    /// JetStream: answer within the hold (SPEC 8), once its writer is known to be gone
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Args, Debug)]
@@ -496,6 +502,9 @@ pub struct ApproveArgs {
     /// Approve every call of this tool for the rest of the run instead
     #[arg(long, value_name = "NAME")]
     pub tool: Option<String>,
+    /// JetStream: approve within the hold (SPEC 8), once its writer is known to be gone
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Args, Debug)]
@@ -506,6 +515,9 @@ pub struct RepairArgs {
     /// Say what would be done, change nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// JetStream: repair within the hold (SPEC 8), once its writer is known to be gone
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Args, Debug)]
@@ -517,6 +529,9 @@ pub struct RmArgs {
     /// Do not ask (required when standard input is not a terminal)
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// JetStream: delete within the hold (SPEC 8), once its writer is known to be gone
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Args, Debug)]

@@ -146,9 +146,12 @@ pub fn advice(
             c(&["stream", "create", stream, "--subject", "PREFIX.>"])
         ),
         Remedy::CheckStream => format!("{} lists every problem", c(&["stream", "check", stream])),
-        Remedy::Unhold => {
-            "if its writer is known to be gone, run the same command with --hold 0".into()
-        }
+        // `--force` overrides the hold for this one command; resume's
+        // `--force` is for drift only, so a pasted drift hint never takes
+        // over a run in flight.
+        Remedy::Unhold => "if its writer is known to be gone, run the same command with --force \
+             (resume: with --hold 0)"
+            .into(),
         Remedy::Approve => format!(
             "approve with {} (one dispatch each), or the tool for the rest of the run with {}",
             each("approve"),
@@ -498,7 +501,7 @@ mod tests {
             (Remedy::CheckStream, "`fisk-admin stream check S`"),
             (Remedy::Answer, "`fisk-admin answer r-1`"),
             (Remedy::Approve, "`fisk-admin approve r-1`"),
-            (Remedy::Unhold, "--hold 0"),
+            (Remedy::Unhold, "the same command with --force"),
             (
                 Remedy::NewTurn,
                 "`fisk-admin resume r-1 --agent FILE --prompt TEXT`",

@@ -19,7 +19,7 @@ pub const MAX_CONTENT: usize = 256 * 1024;
 
 pub fn run(g: &Global, a: AnswerArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     let content = read_content(&a)?;
-    let store = open_store(g)?;
+    let store = open_store(&crate::open::unheld(g, a.force))?;
     let journal = store.read(&a.run)?;
     let st = store.fold(&a.run, &journal, FoldOptions::default())?;
     let tool_use_id = match a.tool_use_id.clone() {

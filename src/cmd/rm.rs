@@ -36,7 +36,7 @@ enum Deletion {
 }
 
 pub fn run(g: &Global, mut a: RmArgs, style: Style, out: &mut dyn Write) -> CmdResult {
-    let store = open_store(g)?;
+    let store = open_store(&crate::open::unheld(g, a.force))?;
     // A run named twice is deleted once.
     let mut seen = std::collections::HashSet::new();
     a.runs.retain(|r| seen.insert(r.clone()));

@@ -1700,6 +1700,7 @@ fn the_hold_refuses_writes_to_a_run_in_flight_on_jetstream() {
         let refused = r.code == 1
             && r.stderr.contains("run busy is live: a turn is in flight")
             && r.stderr.contains("hold")
+            && r.stderr.contains("the same command with --force")
             && r.stderr.contains("--hold 0");
         // migrate leaves a live source alone: nothing copied, nothing deleted.
         let migrate_kept = args[0] == "migrate" && r.stdout.contains("skipped-live") && r.code == 1;
@@ -2044,4 +2045,116 @@ fn approve_then_resume_goes_ahead_within_the_hold_on_jetstream() {
         std::fs::read_to_string(f.path("counter.txt")).unwrap_or_default(),
         "g1\ng2\n"
     );
+}
+
+/// Issue 23.5: a refusal within the hold offers `--force` for the one
+/// command, and each writer takes it: a run whose writer was killed in
+/// the middle of a turn (not at rest, its last record a moment old) is
+/// answered, moved off with `migrate --delete-source` and deleted with
+/// `--force`, each refused without it.
+#[test]
+fn every_writer_takes_force_past_the_hold_of_a_run_whose_writer_is_gone() {
+    use crate::support::{turn, Fixture};
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let f = Fixture::new(&[
+        turn(
+            "",
+            &[
+                ("d1", "defer", serde_json::json!({"note": "later"})),
+                ("e1", "exec", serde_json::json!({"command": "sleep 5"})),
+            ],
+        ),
+        turn("done", &[]),
+    ]);
+    on_jetstream(&f);
+    let js = |args: &[&str]| {
+        let mut all = vec![
+            "--server",
+            srv.url.as_str(),
+            "--store",
+            "jetstream:SESSIONS",
+        ];
+        all.extend_from_slice(args);
+        f.fisk(&all)
+    };
+    let mut child = f
+        .command(&[
+            "--server",
+            &srv.url,
+            "run",
+            "--agent",
+            "agent.yaml",
+            "--id",
+            "gone",
+            "go",
+        ])
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        let r = js(&["query", "gone", "-o", "json"]);
+        if r.code == 0 && r.stdout.contains("\"deferred\"") {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "{}", r.stderr);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The writer dies in the middle of its turn.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let refused = |r: &Run, what: &str| {
+        assert_eq!(r.code, 1, "{what}: {}{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr.contains("is live: a turn is in flight")
+                && r.stderr.contains("run the same command with --force"),
+            "{what}: {}",
+            r.stderr
+        );
+    };
+    let r = js(&["answer", "gone", "d1", "--content", "x"]);
+    refused(&r, "answer");
+    let r = js(&["answer", "gone", "d1", "--content", "x", "--force"]);
+    assert_eq!(r.code, 0, "answer --force: {}", r.stderr);
+    // Still not at rest (an answer within a turn): migrate leaves it...
+    let dest = tempfile::tempdir().unwrap();
+    let to = format!("file:{}", s(dest.path()));
+    let migrate = |extra: &[&str]| {
+        let mut all = vec![
+            "--server",
+            srv.url.as_str(),
+            "migrate",
+            "--from",
+            "jetstream:SESSIONS",
+            "--to",
+            &to,
+            "gone",
+            "--delete-source",
+        ];
+        all.extend_from_slice(extra);
+        f.fisk(&all)
+    };
+    let r = migrate(&[]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("skipped-live"), "{}", r.stdout);
+    // ...and with --force copies it and deletes the source.
+    let r = migrate(&["--force"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(js(&["ls", "-o", "json"]).json(), serde_json::json!([]));
+    // Copied back, it is a moment old again: rm refuses, then --force.
+    let r = f.fisk(&[
+        "--server",
+        srv.url.as_str(),
+        "migrate",
+        "--from",
+        &to,
+        "--to",
+        "jetstream:SESSIONS",
+        "gone",
+    ]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let r = js(&["rm", "gone", "--yes"]);
+    refused(&r, "rm");
+    let r = js(&["rm", "gone", "--yes", "--force"]);
+    assert_eq!(r.code, 0, "rm --force: {}", r.stderr);
 }
