@@ -446,6 +446,9 @@ pub struct StreamEditArgs {
 pub struct StreamCheckArgs {
     /// The stream name
     pub stream: String,
+    /// Exit 1 on a warning too (memory storage, a limit that refuses appends, rollups allowed)
+    #[arg(long)]
+    pub strict: bool,
 }
 
 #[derive(Args, Debug)]

@@ -32,6 +32,8 @@ struct Checked<'a> {
     subjects: &'a [String],
     prefix: Option<String>,
     problems: Vec<Problem<'a>>,
+    /// Settings that cost sessions or appends (exit 1 with `--strict`).
+    warnings: &'a [String],
     notes: &'a [String],
     messages: u64,
     bytes: u64,
@@ -70,6 +72,7 @@ fn check(settings: &Settings, a: StreamCheckArgs, style: Style, out: &mut dyn Wr
                 problem: p,
             })
             .collect(),
+        warnings: &r.warnings,
         notes: &r.notes,
         messages: r.messages,
         bytes: r.bytes,
@@ -84,7 +87,8 @@ fn check(settings: &Settings, a: StreamCheckArgs, style: Style, out: &mut dyn Wr
         Format::Json => json_pretty(out, &sorted(&checked)?)?,
         Format::Text => render_check(out, &checked)?,
     }
-    Ok(if checked.ok {
+    let warned = a.strict && !checked.warnings.is_empty();
+    Ok(if checked.ok && !warned {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
@@ -130,16 +134,27 @@ fn render_check(out: &mut dyn Write, c: &Checked) -> io::Result<()> {
     for p in &c.problems {
         writeln!(out, "  error: {}", sanitize(&p.problem.to_string(), false))?;
     }
+    for w in c.warnings {
+        writeln!(out, "  warning: {}", sanitize(w, false))?;
+    }
     for n in c.notes {
         writeln!(out, "  note:  {}", sanitize(n, false))?;
     }
-    if c.ok {
-        writeln!(out, "ok: the stream can hold fisk sessions")
-    } else {
-        writeln!(
+    // The last line says what was found.
+    match (c.ok, c.warnings.len()) {
+        (true, 0) => writeln!(out, "ok: the stream can hold fisk sessions"),
+        (true, n) => writeln!(
+            out,
+            "usable, with {n} warning(s): fisk can hold sessions here, at the cost each warning above names"
+        ),
+        (false, 0) => writeln!(
             out,
             "refused: fisk cannot use this stream until every error above is fixed"
-        )
+        ),
+        (false, n) => writeln!(
+            out,
+            "refused: fisk cannot use this stream until every error above is fixed ({n} warning(s) as well)"
+        ),
     }
 }
 

@@ -1783,7 +1783,8 @@ fn stream_create_places_replicas_and_check_reports_them_in_a_cluster() {
         "{}",
         text.stdout
     );
-    // R1 in a cluster, in memory: usable, with a note saying what it risks.
+    // R1 in a cluster, in memory: usable, with a note and a warning
+    // saying what each risks.
     let r = run(&[
         "stream",
         "create",
@@ -1800,10 +1801,9 @@ fn stream_create_places_replicas_and_check_reports_them_in_a_cluster() {
         (Some(1), Some("memory"))
     );
     let notes = c["notes"].to_string();
-    assert!(
-        notes.contains("one replica in cluster fisk") && notes.contains("storage is memory"),
-        "{notes}"
-    );
+    assert!(notes.contains("one replica in cluster fisk"), "{notes}");
+    let warnings = c["warnings"].to_string();
+    assert!(warnings.contains("storage is memory"), "{warnings}");
     // Out of range is refused by the flag.
     let r = run(&[
         "stream",
@@ -2157,4 +2157,123 @@ fn every_writer_takes_force_past_the_hold_of_a_run_whose_writer_is_gone() {
     refused(&r, "rm");
     let r = js(&["rm", "gone", "--yes", "--force"]);
     assert_eq!(r.code, 0, "rm --force: {}", r.stderr);
+}
+
+/// Issue 23.5: what costs sessions or appends (memory storage, a byte or
+/// message limit, rollups left allowed) is a warning, never under an
+/// `ok`: the last line says what was found, `--strict` exits 1. A
+/// `no_ack` stream (24 doubt: a migrate into it never completed) is an
+/// error, and every writer refuses it before writing.
+#[test]
+fn stream_check_warns_of_what_costs_sessions_and_refuses_no_ack() {
+    let srv = NatsServer::start();
+    let home = tempfile::tempdir().unwrap();
+    let good = |name: &str, subject: &str| journal::store::jetstream::spec_config(name, subject);
+    let check = |name: &str, strict: bool| {
+        let mut args = vec!["stream", "check", name];
+        if strict {
+            args.push("--strict");
+        }
+        fisk_js(&srv, home.path(), &args)
+    };
+    srv.raw_stream(good("GOOD", "g.>"));
+    let r = check("GOOD", true);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert_eq!(
+        r.stdout.lines().last(),
+        Some("ok: the stream can hold fisk sessions")
+    );
+    for (config, warning) in [
+        (
+            Config {
+                storage: async_nats::jetstream::stream::StorageType::Memory,
+                ..good("MEM", "m.>")
+            },
+            "warning: storage is memory: every session is lost",
+        ),
+        (
+            Config {
+                max_bytes: 1 << 20,
+                ..good("BYTES", "b.>")
+            },
+            "warning: max_bytes is 1048576: once the stream is that full, every append is refused",
+        ),
+        (
+            Config {
+                max_messages: 1000,
+                ..good("MSGS", "n.>")
+            },
+            "warning: max_msgs is 1000",
+        ),
+        (
+            Config {
+                allow_rollup: true,
+                ..good("ROLLUP", "r.>")
+            },
+            "warning: allow_rollup is true",
+        ),
+    ] {
+        let name = config.name.clone();
+        srv.raw_stream(config);
+        let r = check(&name, false);
+        assert_eq!(r.code, 0, "{name}: {}", r.stdout);
+        assert!(says(&r.stdout, warning), "{name}: {}", r.stdout);
+        assert!(!r.stdout.contains("ok:"), "{name}: {}", r.stdout);
+        assert_eq!(
+            r.stdout.lines().last(),
+            Some("usable, with 1 warning(s): fisk can hold sessions here, at the cost each warning above names"),
+            "{name}"
+        );
+        assert_eq!(check(&name, true).code, 1, "{name}: --strict");
+        let j = fisk_js(&srv, home.path(), &["stream", "check", &name, "-o", "json"]);
+        assert_eq!(j.code, 0);
+        let j = j.json();
+        assert_eq!(j["ok"], true, "{j}");
+        assert_eq!(j["warnings"].as_array().map(Vec::len), Some(1), "{j}");
+    }
+    // The fix the rollup warning names works.
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &["stream", "edit", "ROLLUP", "--no-allow-rollup"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(check("ROLLUP", true).code, 0);
+
+    srv.raw_stream(Config {
+        no_ack: true,
+        ..good("NOACK", "k.>")
+    });
+    let r = check("NOACK", false);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(says(&r.stdout, "error: no_ack is true"), "{}", r.stdout);
+    assert!(
+        says(&r.stdout, "nats stream edit NOACK --ack"),
+        "{}",
+        r.stdout
+    );
+    assert!(r
+        .stdout
+        .lines()
+        .last()
+        .is_some_and(|l| l.starts_with("refused:")));
+    // A migrate into it is refused before it writes, and quickly.
+    let src = store_copy("runs");
+    let start = Instant::now();
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &[
+            "migrate",
+            "--from",
+            &format!("file:{}", s(src.path())),
+            "--to",
+            "jetstream:NOACK",
+            "--all",
+        ],
+    );
+    assert!(start.elapsed() < Duration::from_secs(10));
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(says(&r.stderr, "no_ack is true"), "{}", r.stderr);
+    assert_eq!(srv.messages("NOACK"), 0);
 }
