@@ -1,7 +1,9 @@
 //! `upgrade [RUN...|--all] [--dry-run]`: convert version-3 journals (the
 //! August 2026 agent) to version 1 so the current agent resumes them (SPEC
 //! 12; `journal::upgrade` and each backend's module say how it is done and
-//! why it is crash-safe). One run's refusal never stops the others.
+//! why it is crash-safe). One run's refusal never stops the others; a
+//! failure of the store as a whole stops the batch, the rest reported as
+//! not attempted.
 
 use crate::cli::{Global, UpgradeArgs};
 use crate::error::{exit_of, CmdResult, Failure};
@@ -13,6 +15,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use std::io::Write;
 use std::process::ExitCode;
+use std::sync::Mutex;
 
 /// One run's result (`schemas/output/upgrade.json`).
 #[derive(Serialize)]
@@ -25,6 +28,9 @@ struct Row {
     /// A previous, interrupted upgrade of the run was finished.
     resumed: bool,
     error: Option<String>,
+    /// Not started: an earlier run failed on the store (said once in text).
+    #[serde(skip)]
+    skipped: bool,
 }
 
 pub fn run(g: &Global, a: UpgradeArgs, style: Style, out: &mut dyn Write) -> CmdResult {
@@ -55,9 +61,26 @@ pub fn run(g: &Global, a: UpgradeArgs, style: Style, out: &mut dyn Write) -> Cmd
         }
     };
     let hold = g.hold;
+    // A store-wide failure (the server gone) stops the batch, as it stops
+    // migrate: every further run would wait out its own timeout.
     let upgrade_all = |dry_run: bool| -> Vec<(Row, u8)> {
+        let stopped: Mutex<Option<String>> = Mutex::new(None);
         runs.par_iter()
-            .map(|r| one(g, &store, r, dry_run, hold, a.force))
+            .map(|r| {
+                let why = stopped.lock().ok().and_then(|s| s.clone());
+                if let Some(why) = why {
+                    return (not_attempted(r, &why), 2);
+                }
+                let (row, exit, store_failed) = one(g, &store, r, dry_run, hold, a.force);
+                if store_failed {
+                    if let Ok(mut s) = stopped.lock() {
+                        s.get_or_insert_with(|| {
+                            format!("run {r}: {}", row.error.as_deref().unwrap_or("failed"))
+                        });
+                    }
+                }
+                (row, exit)
+            })
             .collect()
     };
     // What the batch needs of the stream, asked once before any run is
@@ -136,11 +159,20 @@ pub fn run(g: &Global, a: UpgradeArgs, style: Style, out: &mut dyn Write) -> Cmd
             // With --all, thousands of current runs would bury the rest.
             "current" if quiet_current => {}
             "current" => writeln!(out, "{run} is version 1 already; left alone")?,
+            _ if r.skipped => {}
             _ => eprintln!(
                 "fisk-admin: {}",
                 sanitize(r.error.as_deref().unwrap_or("failed"), false)
             ),
         }
+    }
+    let skipped: Vec<&Row> = rows.iter().filter(|r| r.skipped).collect();
+    if let Some(first) = skipped.first() {
+        eprintln!(
+            "fisk-admin: {} run(s) {}",
+            skipped.len(),
+            sanitize(first.error.as_deref().unwrap_or("not attempted"), false)
+        );
     }
     writeln!(
         out,
@@ -160,7 +192,8 @@ pub fn run(g: &Global, a: UpgradeArgs, style: Style, out: &mut dyn Write) -> Cmd
     Ok(ExitCode::from(exit))
 }
 
-/// Upgrade (or, on a dry run, plan) one run: its row and exit status.
+/// Upgrade (or, on a dry run, plan) one run: its row, exit status, and
+/// whether it failed on the store as a whole.
 fn one(
     g: &Global,
     store: &Store,
@@ -168,9 +201,9 @@ fn one(
     dry_run: bool,
     hold: std::time::Duration,
     force: bool,
-) -> (Row, u8) {
+) -> (Row, u8, bool) {
     match store.upgrade(run, dry_run, hold, force) {
-        Ok(o) => (row(run, o), 0),
+        Ok(o) => (row(run, o), 0, false),
         Err(e) => {
             let exit = exit_of(&e);
             let outcome = if exit == 1 { "refused" } else { "failed" };
@@ -182,10 +215,27 @@ fn one(
                     kept: None,
                     resumed: false,
                     error: Some(crate::error::describe(g, &e)),
+                    skipped: false,
                 },
                 exit,
+                e.is_store_failure(),
             )
         }
+    }
+}
+
+/// A run not started because an earlier one failed on the store.
+fn not_attempted(run: &str, why: &str) -> Row {
+    Row {
+        run: run.to_owned(),
+        outcome: "failed",
+        records: None,
+        kept: None,
+        resumed: false,
+        skipped: true,
+        error: Some(format!(
+            "not attempted: an earlier run failed on the store ({why}); once the store is back, the same upgrade continues"
+        )),
     }
 }
 
@@ -211,6 +261,7 @@ fn row(run: &str, o: Outcome) -> Row {
         kept: None,
         resumed: false,
         error: None,
+        skipped: false,
     };
     match o {
         Outcome::Current => base,

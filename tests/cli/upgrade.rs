@@ -951,3 +951,92 @@ fn migrate_upgrade_to_jetstream_copies_version_3_runs_as_version_1() {
         r.stdout
     );
 }
+
+/// Issue 24.4: `upgrade --all` on JetStream gives up when the server dies
+/// mid-batch, as migrate does: the run that met the failure fails, the
+/// rest are reported as not attempted (said once), exit 2, in about one
+/// request timeout rather than one per run.
+#[test]
+fn a_jetstream_upgrade_batch_stops_when_the_server_dies() {
+    let mut srv = NatsServer::start();
+    let home = tempfile::tempdir().expect("home");
+    stream_with_rollups(&srv, true);
+    // Many small version-3 runs, so that the batch is under way when the
+    // server goes.
+    let src = tempfile::tempdir().expect("src");
+    let text = std::fs::read_to_string(testdata("runs/simple-completed.json")).expect("template");
+    let runs = 2000;
+    for i in 0..runs {
+        let id = format!("b-{i:05}");
+        let body = text.replacen(
+            "\"run_id\":\"simple-completed\"",
+            &format!("\"run_id\":\"{id}\""),
+            1,
+        );
+        std::fs::write(src.path().join(format!("{id}.json")), body).expect("write");
+    }
+    let r = fisk_in(
+        home.path(),
+        &[
+            "--server",
+            srv.url.as_str(),
+            "migrate",
+            "--from",
+            &format!("file:{}", s(src.path())),
+            "--to",
+            "jetstream:UPGRADE",
+            "--all",
+            "-q",
+        ],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let child = std::process::Command::new(bin())
+        .args([
+            "--server",
+            srv.url.as_str(),
+            "--store",
+            "jetstream:UPGRADE",
+            "upgrade",
+            "--all",
+            "--force",
+        ])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("XDG_STATE_HOME", home.path().join("state"))
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn upgrade");
+    // Under way: some originals kept.
+    let kept = home.path().join("state/fisk-admin/upgraded/UPGRADE");
+    let start = Instant::now();
+    while std::fs::read_dir(&kept).map_or(0, |d| d.count()) < 20 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the upgrade never started"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    srv.stop();
+    let stopped = Instant::now();
+    let r: Run = child.wait_with_output().expect("wait").into();
+    let took = stopped.elapsed();
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    let upgraded = std::fs::read_dir(&kept).map_or(0, |d| d.count());
+    assert!(upgraded < runs, "the batch ended before the server did");
+    // One request timeout is 5 s; one per run would be hours.
+    assert!(
+        took < Duration::from_secs(30),
+        "took {took:?} after the server died"
+    );
+    assert_eq!(r.stderr.matches("not attempted").count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("run(s) not attempted: an earlier run failed on the store"),
+        "{}",
+        r.stderr
+    );
+}
