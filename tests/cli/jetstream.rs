@@ -2277,3 +2277,71 @@ fn stream_check_warns_of_what_costs_sessions_and_refuses_no_ack() {
     assert!(says(&r.stderr, "no_ack is true"), "{}", r.stderr);
     assert_eq!(srv.messages("NOACK"), 0);
 }
+
+/// Issue 24.11: the hold is measured from the store time of the run's
+/// last message, as the agent measures it, not from the writer's clock
+/// (the record's `time`): a record stamped 26 years ago but stored now is
+/// within the hold; one stamped 74 years ahead is out of it once the hold
+/// has passed since it was stored.
+#[test]
+fn the_hold_is_measured_from_the_store_time_not_the_writers_clock() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let home = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(testdata("runs-v1/open-no-terminal.json")).unwrap();
+    let stamped = |id: &str, time: &str| -> (String, Vec<Vec<u8>>) {
+        let bodies = text
+            .lines()
+            .map(|l| {
+                let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v["time"] = serde_json::json!(time);
+                if let Some(m) = v.get_mut("meta") {
+                    m["run_id"] = serde_json::json!(id);
+                }
+                serde_json::to_vec(&v).unwrap()
+            })
+            .collect();
+        (id.to_owned(), bodies)
+    };
+    publish_interleaved(
+        &srv,
+        &[
+            stamped("behind", "2000-01-01T00:00:00Z"),
+            stamped("ahead", "2100-01-01T00:00:00Z"),
+        ],
+    );
+    let js = |args: &[&str]| {
+        let mut all = vec!["--store", "jetstream:SESSIONS"];
+        all.extend_from_slice(args);
+        fisk_js(&srv, home.path(), &all)
+    };
+    let live = |hold: &str| -> BTreeMap<String, bool> {
+        let r = js(&["--hold", hold, "ls", "-o", "json"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| {
+                (
+                    x["run_id"].as_str().unwrap().to_owned(),
+                    x["live"].as_bool().unwrap(),
+                )
+            })
+            .collect()
+    };
+    // Stored a moment ago, not at rest: both live, whatever they say.
+    let now = live("10m");
+    assert!(now["behind"], "a writer behind is protected");
+    assert!(now["ahead"]);
+    let r = js(&["rm", "behind", "--yes"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("is live"), "{}", r.stderr);
+    // Once a (short) hold has passed since they were stored, neither is.
+    std::thread::sleep(Duration::from_millis(2500));
+    let later = live("2s");
+    assert!(!later["ahead"], "a writer ahead does not lock the run");
+    assert!(!later["behind"]);
+    let r = js(&["--hold", "2s", "rm", "ahead", "--yes"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}

@@ -471,16 +471,15 @@ fn rest_step(kind: Option<Kind>) -> Option<bool> {
     }
 }
 
-/// How old a run's last record is (SPEC 8's hold): by the record's own
-/// `time` when it carries one (version 1: when its writer appended it,
-/// which a copy between stores keeps), else by when the stream stored it.
+/// How old a run's last record is (SPEC 8's hold): by when the stream
+/// stored it, as the agent measures it (issue 24.11), never by the
+/// record's own `time`, which is the writer's clock: one running behind
+/// left its run unprotected, one running ahead locked it for the skew. A
+/// copy (`migrate`, a restore) is as old as the copy. A store time ahead
+/// of this machine's clock counts as now.
 fn age_of(m: &StreamMessage) -> std::time::Duration {
-    let at = Record::decode(&m.payload)
-        .ok()
-        .and_then(|r| r.time)
-        .map_or_else(|| system_time(m), |t| t.to_system());
     std::time::SystemTime::now()
-        .duration_since(at)
+        .duration_since(system_time(m))
         .unwrap_or_default()
 }
 
