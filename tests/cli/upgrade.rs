@@ -832,6 +832,15 @@ fn a_jetstream_upgrade_killed_at_any_moment_is_finished_by_the_next() {
                     .cloned()
                     .unwrap_or_default();
                 assert_eq!(row["status"], "corrupt", "{ctx}, {run}: {row}");
+                let r = js(&srv, home.path(), &["verify", run, "-o", "json"]);
+                assert_eq!(r.code, 1, "{ctx}, {run}: {}", r.stdout);
+                assert!(
+                    r.json_lines()
+                        .iter()
+                        .any(|f| f["code"] == "upgrade-interrupted"),
+                    "{ctx}, {run}: {}",
+                    r.stdout
+                );
                 assert!(
                     row["problem"].as_str().is_some_and(|p| p
                         .contains("fisk-admin --store jetstream:UPGRADE --server ")
@@ -897,6 +906,40 @@ fn an_upgrade_interrupted_between_its_two_publishes_is_seen_and_finished() {
                 && p.contains(" upgrade tool-batch`")),
         "{row}"
     );
+    // verify says it too (issue 24.7: it said clean and exited 0): an
+    // error naming the run, with the command that finishes it.
+    let interrupted = |r: &Run| -> Vec<Value> {
+        r.json_lines()
+            .into_iter()
+            .filter(|f| f["code"] == "upgrade-interrupted")
+            .collect()
+    };
+    for args in [
+        &["verify", "tool-batch", "-o", "json"][..],
+        &["verify", "-o", "json"],
+    ] {
+        let r = js(&srv, home.path(), args);
+        assert_eq!(r.code, 1, "{args:?}: {}{}", r.stdout, r.stderr);
+        let found = interrupted(&r);
+        assert_eq!(found.len(), 1, "{args:?}: {}", r.stdout);
+        let f = &found[0];
+        assert_eq!(f["run"], "tool-batch", "{f}");
+        assert_eq!(f["severity"], "error", "{f}");
+        assert_eq!(f["seq"], 1, "{f}");
+        assert!(
+            f["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("an upgrade was interrupted")),
+            "{f}"
+        );
+    }
+    let r = js(&srv, home.path(), &["verify", "tool-batch"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stdout.contains("upgrade-interrupted") && r.stdout.contains(" upgrade tool-batch"),
+        "{}",
+        r.stdout
+    );
     // The next upgrade finishes it, and says so.
     let r = js(&srv, home.path(), &["upgrade", "tool-batch", "-o", "json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -912,6 +955,8 @@ fn an_upgrade_interrupted_between_its_two_publishes_is_seen_and_finished() {
         .unwrap_or_default();
     assert_eq!(row["status"], "completed", "{row}");
     assert_eq!(row["records"], old.len(), "{row}");
+    let r = js(&srv, home.path(), &["verify", "tool-batch", "-o", "json"]);
+    assert!(interrupted(&r).is_empty(), "{}", r.stdout);
 }
 
 #[test]
