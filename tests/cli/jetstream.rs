@@ -2345,3 +2345,76 @@ fn the_hold_is_measured_from_the_store_time_not_the_writers_clock() {
     let r = js(&["--hold", "2s", "rm", "ahead", "--yes"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
 }
+
+/// Issue 24.9: a sealed stream is the one to read and move off: `ls`,
+/// `show` and `migrate --from` read it (they exited 2 with "use another
+/// stream"); every writer refuses it, saying it is sealed, and a migrate
+/// into it stops at once.
+#[test]
+fn a_sealed_stream_is_read_and_moved_off_and_writers_refuse_it() {
+    let (srv, home, src, js) = testdata_on_jetstream();
+    srv.with_js(async |j| {
+        let mut s = j.get_stream(STREAM).await.unwrap();
+        let config = Config {
+            sealed: true,
+            ..s.info().await.unwrap().config.clone()
+        };
+        j.update_stream(config).await.unwrap();
+    });
+    let store = |args: &[&str]| {
+        let mut all = vec!["--store", js.as_str()];
+        all.extend_from_slice(args);
+        fisk_js(&srv, home.path(), &all)
+    };
+    let r = store(&["ls", "-o", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let listed = r.json().as_array().map(Vec::len).unwrap_or(0);
+    assert!(listed >= 20, "{}", r.stdout);
+    let r = store(&["show", "tool-batch"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // Moved off, byte for byte.
+    let dest = tempfile::tempdir().unwrap();
+    let r = migrate_all(&srv, home.path(), &js, &format!("file:{}", s(dest.path())));
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        std::fs::read(dest.path().join("tool-batch.json")).unwrap(),
+        std::fs::read(src.path().join("tool-batch.json")).unwrap()
+    );
+    // verify still says the stream cannot be used by the agent.
+    let r = store(&["verify", "-o", "json"]);
+    assert!(
+        r.json_lines().iter().any(|f| f["code"] == "stream-config"
+            && f["message"].as_str().is_some_and(|m| m.contains("sealed"))),
+        "{}",
+        r.stdout
+    );
+    // Writers refuse it, saying why.
+    let sealed = |r: &Run, what: &str| {
+        assert_eq!(r.code, 2, "{what}: {}{}", r.stdout, r.stderr);
+        assert!(
+            says(&r.stderr, "the stream is sealed"),
+            "{what}: {}",
+            r.stderr
+        );
+    };
+    sealed(&store(&["rm", "tool-batch", "--yes", "--force"]), "rm");
+    sealed(
+        &store(&["answer", "deferral-waiting", "--content", "x", "--force"]),
+        "answer",
+    );
+    let before = srv.messages(STREAM);
+    let more = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        testdata("runs/tool-batch.json"),
+        more.path().join("other-1.json"),
+    )
+    .unwrap();
+    let text = std::fs::read_to_string(more.path().join("other-1.json"))
+        .unwrap()
+        .replacen("\"run_id\":\"tool-batch\"", "\"run_id\":\"other-1\"", 1);
+    std::fs::write(more.path().join("other-1.json"), text).unwrap();
+    let r = migrate_all(&srv, home.path(), &format!("file:{}", s(more.path())), &js);
+    assert_ne!(r.code, 0, "{}", r.stdout);
+    assert!(says(&r.stdout, "the stream is sealed"), "{}", r.stdout);
+    assert_eq!(srv.messages(STREAM), before);
+}

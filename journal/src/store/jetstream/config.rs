@@ -123,7 +123,7 @@ pub fn check_config(c: &stream::Config) -> Vec<ConfigProblem> {
             "sealed",
             "true".into(),
             "false: a sealed stream takes no appends",
-            "use another stream; a sealed stream cannot be unsealed".into(),
+            format!("a sealed stream cannot be unsealed: read it and move its runs off (migrate --from jetstream:{name}), then use another stream"),
         );
     }
     if c.mirror.is_some() {
