@@ -412,6 +412,9 @@ pub struct MigrateArgs {
     /// Print only the runs that were not copied, and the summary
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// JetStream: take a source run within its hold (SPEC 8), once its writer is known to be gone
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -420,12 +423,30 @@ pub enum StreamCommand {
     Check(StreamCheckArgs),
     /// Create a stream with exactly the session-store configuration
     Create(StreamCreateArgs),
+    /// Allow or forbid rollups on a stream (upgrade needs them; forbid them after)
+    Edit(StreamEditArgs),
+}
+
+#[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("rollup").required(true)))]
+pub struct StreamEditArgs {
+    /// The stream name
+    pub stream: String,
+    /// Allow rollups, which upgrade needs to replace a record in place
+    #[arg(long, group = "rollup")]
+    pub allow_rollup: bool,
+    /// Forbid rollups again, to keep every record write-once
+    #[arg(long, group = "rollup")]
+    pub no_allow_rollup: bool,
 }
 
 #[derive(Args, Debug)]
 pub struct StreamCheckArgs {
     /// The stream name
     pub stream: String,
+    /// Exit 1 on a warning too (memory storage, a limit that refuses appends, rollups allowed)
+    #[arg(long)]
+    pub strict: bool,
 }
 
 #[derive(Args, Debug)]
@@ -469,6 +490,9 @@ pub struct AnswerArgs {
     /// Mark the answer as an error result
     #[arg(long)]
     pub is_error: bool,
+    /// JetStream: answer within the hold (SPEC 8), once its writer is known to be gone
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Args, Debug)]
@@ -482,6 +506,9 @@ pub struct ApproveArgs {
     /// Approve every call of this tool for the rest of the run instead
     #[arg(long, value_name = "NAME")]
     pub tool: Option<String>,
+    /// JetStream: approve within the hold (SPEC 8), once its writer is known to be gone
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Args, Debug)]
@@ -492,6 +519,9 @@ pub struct RepairArgs {
     /// Say what would be done, change nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// JetStream: repair within the hold (SPEC 8), once its writer is known to be gone
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Args, Debug)]
@@ -503,6 +533,9 @@ pub struct RmArgs {
     /// Do not ask (required when standard input is not a terminal)
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// JetStream: delete within the hold (SPEC 8), once its writer is known to be gone
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Args, Debug)]

@@ -329,9 +329,12 @@ pub fn advice(
             c(&["stream", "create", stream, "--subject"])
         ),
         Remedy::CheckStream => format!("{} lists every problem", c(&["stream", "check", stream])),
-        Remedy::Unhold => {
-            "if its writer is known to be gone, run the same command with --hold 0".into()
-        }
+        // `--force` overrides the hold for this one command; resume's
+        // `--force` is for drift only, so a pasted drift hint never takes
+        // over a run in flight.
+        Remedy::Unhold => "if its writer is known to be gone, run the same command with --force \
+             (resume: with --hold 0)"
+            .into(),
         Remedy::Approve => format!("approve with {} (one dispatch each)", each("approve")),
         Remedy::Answer => format!("answer with {} ({})", each("answer"), Need::Answer.says()),
         Remedy::Salvage => {
@@ -433,26 +436,31 @@ pub fn fix(g: &Global, store: &Store, remedy: Remedy, run: &str) -> Option<Strin
     })
 }
 
-/// The command that puts a deleted run back, and whether it needs this
-/// invocation's connection flags.
-pub fn restore(r: &Restore) -> (String, bool) {
+/// The command that puts a deleted run back, complete for pasting: on
+/// JetStream, `migrate` with this invocation's connection flags (not its
+/// store flags: migrate names its stores itself).
+pub fn restore(g: &Global, r: &Restore) -> String {
     match r {
         Restore::Link { kept, journal } => {
             let (k, j) = (quote_path(kept), quote_path(journal));
-            (format!("ln {k} {j} && rm {k}"), false)
+            format!("ln {k} {j} && rm {k}")
         }
-        Restore::Copy { from, stream, run } => (
+        Restore::Copy { from, stream, run } => {
+            let conn = Global {
+                state_dir: None,
+                store: None,
+                ..g.clone()
+            };
+            let mut uri = std::ffi::OsString::from("file:");
+            uri.push(from.as_os_str());
             format!(
-                "fisk-admin migrate --from {} --to {} {run}",
-                {
-                    let mut uri = std::ffi::OsString::from("file:");
-                    uri.push(from.as_os_str());
-                    journal::shell::word(&uri)
-                },
-                quote(&format!("jetstream:{stream}"))
-            ),
-            true,
-        ),
+                "{} --from {} --to {} {}",
+                command(&conn, &["migrate"]),
+                journal::shell::word(&uri),
+                quote(&format!("jetstream:{stream}")),
+                quote(run)
+            )
+        }
     }
 }
 
@@ -745,7 +753,7 @@ mod tests {
                 "`fisk-admin answer r-1` (it reads the answer from standard input",
             ),
             (Remedy::Approve, "`fisk-admin approve r-1`"),
-            (Remedy::Unhold, "--hold 0"),
+            (Remedy::Unhold, "the same command with --force"),
             (
                 Remedy::NewTurn,
                 "`fisk-admin resume r-1 --prompt -` (it reads the new user turn",

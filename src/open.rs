@@ -243,6 +243,20 @@ pub fn open_jetstream(
         })
 }
 
+/// The flags `g` with SPEC 8's hold off when `force` (a writer's
+/// `--force`: its writer is known to be gone), for opening the store only:
+/// hints keep `g`, so a printed next step does not inherit the override.
+pub fn unheld(g: &Global, force: bool) -> Global {
+    Global {
+        hold: if force {
+            std::time::Duration::ZERO
+        } else {
+            g.hold
+        },
+        ..g.clone()
+    }
+}
+
 /// The store the global flags select. It must exist: reading commands
 /// never create a store.
 pub fn open_store(g: &Global) -> Result<Store, Failure> {

@@ -21,7 +21,7 @@ pub fn run(g: &Global, a: AnswerArgs, style: Style, out: &mut dyn Write) -> CmdR
     // A file is read before the store is opened: a missing one is the
     // operator's typo, said before anything else.
     let given = given_content(&a)?;
-    let store = open_store(g)?;
+    let store = open_store(&crate::open::unheld(g, a.force))?;
     let journal = store.read(&a.run)?;
     let st = store.fold(&a.run, &journal, FoldOptions::default())?;
     let tool_use_id = match a.tool_use_id.clone() {

@@ -39,7 +39,7 @@ struct Approved {
 }
 
 pub fn run(g: &Global, a: ApproveArgs, style: Style, out: &mut dyn Write) -> CmdResult {
-    let store = open_store(g)?;
+    let store = open_store(&crate::open::unheld(g, a.force))?;
     let journal = store.read(&a.run)?;
     let st = store.fold(&a.run, &journal, FoldOptions::default())?;
     let (payload, tool, id) = match (&a.tool_use_id, &a.tool) {

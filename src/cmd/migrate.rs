@@ -25,7 +25,7 @@ pub fn run(g: &Global, a: MigrateArgs, style: Style, out: &mut dyn Write) -> Cmd
         ));
     }
     same_store(&a.from, &a.to)?;
-    let from = open_store_uri(g, &a.from, IfMissing::Fail)?;
+    let from = open_store_uri(&crate::open::unheld(g, a.force), &a.from, IfMissing::Fail)?;
     // The runs are chosen (their ids checked) before the destination is
     // opened: a refusal creates nothing.
     let named: &[String] = if a.all { &[] } else { &a.runs };

@@ -50,7 +50,7 @@ enum Action {
 }
 
 pub fn run(g: &Global, a: RepairArgs, style: Style, out: &mut dyn Write) -> CmdResult {
-    let store = open_store(g)?;
+    let store = open_store(&crate::open::unheld(g, a.force))?;
     let repaired = store.repair(&a.run, a.dry_run).map_err(|e| {
         // Interior damage is refused: the readable records can still be
         // copied out.

@@ -17,10 +17,9 @@ struct Removed {
     run: String,
     removed: Vec<String>,
     kept: Option<String>,
+    /// The command that puts the run back, with this invocation's
+    /// connection flags.
     restore: Option<String>,
-    /// The restore command needs this invocation's connection flags.
-    #[serde(skip)]
-    restore_needs_connection: bool,
     /// The run may not be gone entirely.
     warning: Option<String>,
 }
@@ -37,7 +36,7 @@ enum Deletion {
 }
 
 pub fn run(g: &Global, mut a: RmArgs, style: Style, out: &mut dyn Write) -> CmdResult {
-    let store = open_store(g)?;
+    let store = open_store(&crate::open::unheld(g, a.force))?;
     // A run named twice is deleted once.
     let mut seen = std::collections::HashSet::new();
     a.runs.retain(|r| seen.insert(r.clone()));
@@ -68,11 +67,7 @@ pub fn run(g: &Global, mut a: RmArgs, style: Style, out: &mut dyn Write) -> CmdR
                 run: r.clone(),
                 removed: d.removed,
                 kept: d.kept.map(|k| journal::shell::shown(&k)),
-                restore: d.restore.as_ref().map(|r| crate::hint::restore(r).0),
-                restore_needs_connection: d
-                    .restore
-                    .as_ref()
-                    .is_some_and(|r| crate::hint::restore(r).1),
+                restore: d.restore.as_ref().map(|r| crate::hint::restore(g, r)),
                 warning: d.warning,
             }),
             Err(e) => Deletion::Failed {
@@ -131,11 +126,7 @@ fn render(out: &mut dyn Write, deletions: &[Deletion], style: Style) -> io::Resu
                         writeln!(out, "kept    {}", sanitize(k, false))?;
                     }
                     if let Some(c) = &r.restore {
-                        let flags = match r.restore_needs_connection {
-                            true => " (with the connection flags of this rm)",
-                            false => "",
-                        };
-                        writeln!(out, "restore with{flags}: {}", sanitize(c, false))?;
+                        writeln!(out, "restore with: {}", sanitize(c, false))?;
                     }
                 }
                 if let Some(w) = &r.warning {

@@ -1,7 +1,9 @@
-//! `stream check STREAM` / `stream create STREAM --subject PREFIX.>`: a
-//! JetStream stream against the session-store rules (SPEC 8).
+//! `stream check STREAM` / `stream create STREAM --subject PREFIX.>` /
+//! `stream edit STREAM --allow-rollup|--no-allow-rollup`: a JetStream
+//! stream against the session-store rules (SPEC 8), and the one setting
+//! `upgrade` needs changed.
 
-use crate::cli::{Global, StreamCheckArgs, StreamCommand, StreamCreateArgs};
+use crate::cli::{Global, StreamCheckArgs, StreamCommand, StreamCreateArgs, StreamEditArgs};
 use crate::error::{CmdResult, Failure};
 use crate::open::{config_context, nats_settings, stream_help};
 use crate::output::{json_pretty, sanitize, sorted, Format, Style};
@@ -16,6 +18,7 @@ pub fn run(g: &Global, c: StreamCommand, style: Style, out: &mut dyn Write) -> C
     match c {
         StreamCommand::Check(a) => check(&settings, a, style, out),
         StreamCommand::Create(a) => create(&settings, a, style, out),
+        StreamCommand::Edit(a) => edit(g, &settings, a, style, out),
     }
 }
 
@@ -29,6 +32,8 @@ struct Checked<'a> {
     subjects: &'a [String],
     prefix: Option<String>,
     problems: Vec<Problem<'a>>,
+    /// Settings that cost sessions or appends (exit 1 with `--strict`).
+    warnings: &'a [String],
     notes: &'a [String],
     messages: u64,
     bytes: u64,
@@ -67,6 +72,7 @@ fn check(settings: &Settings, a: StreamCheckArgs, style: Style, out: &mut dyn Wr
                 problem: p,
             })
             .collect(),
+        warnings: &r.warnings,
         notes: &r.notes,
         messages: r.messages,
         bytes: r.bytes,
@@ -81,7 +87,8 @@ fn check(settings: &Settings, a: StreamCheckArgs, style: Style, out: &mut dyn Wr
         Format::Json => json_pretty(out, &sorted(&checked)?)?,
         Format::Text => render_check(out, &checked)?,
     }
-    Ok(if checked.ok {
+    let warned = a.strict && !checked.warnings.is_empty();
+    Ok(if checked.ok && !warned {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
@@ -127,16 +134,27 @@ fn render_check(out: &mut dyn Write, c: &Checked) -> io::Result<()> {
     for p in &c.problems {
         writeln!(out, "  error: {}", sanitize(&p.problem.to_string(), false))?;
     }
+    for w in c.warnings {
+        writeln!(out, "  warning: {}", sanitize(w, false))?;
+    }
     for n in c.notes {
         writeln!(out, "  note:  {}", sanitize(n, false))?;
     }
-    if c.ok {
-        writeln!(out, "ok: the stream can hold fisk sessions")
-    } else {
-        writeln!(
+    // The last line says what was found.
+    match (c.ok, c.warnings.len()) {
+        (true, 0) => writeln!(out, "ok: the stream can hold fisk sessions"),
+        (true, n) => writeln!(
+            out,
+            "usable, with {n} warning(s): fisk can hold sessions here, at the cost each warning above names"
+        ),
+        (false, 0) => writeln!(
             out,
             "refused: fisk cannot use this stream until every error above is fixed"
-        )
+        ),
+        (false, n) => writeln!(
+            out,
+            "refused: fisk cannot use this stream until every error above is fixed ({n} warning(s) as well)"
+        ),
     }
 }
 
@@ -194,6 +212,52 @@ fn create(
             out,
             "stream {} already exists with the session-store configuration; nothing changed",
             sanitize(created.stream, false)
+        )?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `stream edit` did (keys sorted: `output::sorted`).
+#[derive(Serialize)]
+struct Edited<'a> {
+    stream: &'a str,
+    allow_rollup: bool,
+    /// False when the stream was so already.
+    changed: bool,
+}
+
+fn edit(
+    g: &Global,
+    settings: &Settings,
+    a: StreamEditArgs,
+    style: Style,
+    out: &mut dyn Write,
+) -> CmdResult {
+    let allow = a.allow_rollup && !a.no_allow_rollup;
+    let edited = Edited {
+        changed: jetstream::set_allow_rollup(settings, &a.stream, allow)
+            .map_err(|e| about(e, "editing", &a.stream))?,
+        stream: &a.stream,
+        allow_rollup: allow,
+    };
+    let name = sanitize(edited.stream, false);
+    match (style.format, edited.changed, allow) {
+        (Format::Json, ..) => json_pretty(out, &sorted(&edited)?)?,
+        (Format::Text, true, true) => writeln!(
+            out,
+            "stream {name} now allows rollups (upgrade can replace records in place); forbid them again once done: {}",
+            crate::hint::command(g, &["stream", "edit", &a.stream, "--no-allow-rollup"])
+        )?,
+        (Format::Text, true, false) => writeln!(
+            out,
+            "stream {name} no longer allows rollups: every record is write-once"
+        )?,
+        (Format::Text, false, true) => {
+            writeln!(out, "stream {name} allows rollups already; nothing changed")?
+        }
+        (Format::Text, false, false) => writeln!(
+            out,
+            "stream {name} forbids rollups already; nothing changed"
         )?,
     }
     Ok(ExitCode::SUCCESS)

@@ -1,17 +1,21 @@
 //! `upgrade [RUN...|--all] [--dry-run]`: convert version-3 journals (the
 //! August 2026 agent) to version 1 so the current agent resumes them (SPEC
 //! 12; `journal::upgrade` and each backend's module say how it is done and
-//! why it is crash-safe). One run's refusal never stops the others.
+//! why it is crash-safe). One run's refusal never stops the others; a
+//! failure of the store as a whole stops the batch, the rest reported as
+//! not attempted.
 
 use crate::cli::{Global, UpgradeArgs};
 use crate::error::{exit_of, CmdResult, Failure};
 use crate::open::open_store;
 use crate::output::{json_pretty, sanitize, Style};
+use journal::store::Store;
 use journal::upgrade::Outcome;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::io::Write;
 use std::process::ExitCode;
+use std::sync::Mutex;
 
 /// One run's result (`schemas/output/upgrade.json`).
 #[derive(Serialize)]
@@ -24,6 +28,9 @@ struct Row {
     /// A previous, interrupted upgrade of the run was finished.
     resumed: bool,
     error: Option<String>,
+    /// Not started: an earlier run failed on the store (said once in text).
+    #[serde(skip)]
+    skipped: bool,
 }
 
 pub fn run(g: &Global, a: UpgradeArgs, style: Style, out: &mut dyn Write) -> CmdResult {
@@ -54,31 +61,77 @@ pub fn run(g: &Global, a: UpgradeArgs, style: Style, out: &mut dyn Write) -> Cmd
         }
     };
     let hold = g.hold;
-    let rows: Vec<(Row, u8)> = runs
-        .par_iter()
-        .map(|r| match store.upgrade(r, a.dry_run, hold, a.force) {
-            Ok(o) => (row(r, o), 0),
-            Err(e) => {
-                let exit = exit_of(&e);
-                let outcome = if exit == 1 { "refused" } else { "failed" };
-                (
-                    Row {
-                        run: r.clone(),
-                        outcome,
-                        records: None,
-                        kept: None,
-                        resumed: false,
-                        error: Some(crate::error::describe(g, &e)),
-                    },
-                    exit,
-                )
+    // A store-wide failure (the server gone) stops the batch, as it stops
+    // migrate: every further run would wait out its own timeout.
+    let upgrade_all = |dry_run: bool| -> Vec<(Row, u8)> {
+        let stopped: Mutex<Option<String>> = Mutex::new(None);
+        runs.par_iter()
+            .map(|r| {
+                let why = stopped.lock().ok().and_then(|s| s.clone());
+                if let Some(why) = why {
+                    return (not_attempted(r, &why), 2);
+                }
+                let (row, exit, store_failed) = one(g, &store, r, dry_run, hold, a.force);
+                if store_failed {
+                    if let Ok(mut s) = stopped.lock() {
+                        s.get_or_insert_with(|| {
+                            format!("run {r}: {}", row.error.as_deref().unwrap_or("failed"))
+                        });
+                    }
+                }
+                (row, exit)
+            })
+            .collect()
+    };
+    // What the batch needs of the stream, asked once before any run is
+    // touched: a stream without rollups refuses every upgrade alike.
+    let rollups_off = match &store {
+        Store::JetStream(j) if !j.config().allow_rollup => Some(j.name().to_owned()),
+        _ => None,
+    };
+    let mut refusal = None;
+    let rows = match rollups_off {
+        None => upgrade_all(a.dry_run),
+        Some(stream) => {
+            let planned = upgrade_all(true);
+            let need = planned
+                .iter()
+                .filter(|(r, _)| r.outcome == "would-upgrade")
+                .count();
+            match (need, a.dry_run) {
+                // Nothing needs a rollup: planning was all there was to do.
+                (0, _) => planned,
+                (need, dry_run) => {
+                    let f = no_rollups(g, &stream, need, runs.len());
+                    if !dry_run {
+                        return Err(f);
+                    }
+                    refusal = Some(f);
+                    planned
+                }
             }
-        })
-        .collect();
-    let exit = rows.iter().map(|(_, e)| *e).max().unwrap_or(0);
+        }
+    };
+    let mut exit = rows.iter().map(|(_, e)| *e).max().unwrap_or(0);
+    if refusal.is_some() {
+        exit = exit.max(1);
+    }
     let rows: Vec<Row> = rows.into_iter().map(|(r, _)| r).collect();
+    // A dry run says once what the real one would refuse.
+    let say_refusal = || {
+        if let Some(f) = &refusal {
+            eprintln!(
+                "fisk-admin: the upgrade would be refused: {}",
+                sanitize(&f.message, false)
+            );
+            if let Some(h) = &f.help {
+                eprintln!("  help: {}", sanitize(h, false));
+            }
+        }
+    };
     if style.json() {
         json_pretty(out, &rows)?;
+        say_refusal();
         return Ok(ExitCode::from(exit));
     }
     let count = |o: &str| rows.iter().filter(|r| r.outcome == o).count();
@@ -106,11 +159,20 @@ pub fn run(g: &Global, a: UpgradeArgs, style: Style, out: &mut dyn Write) -> Cmd
             // With --all, thousands of current runs would bury the rest.
             "current" if quiet_current => {}
             "current" => writeln!(out, "{run} is version 1 already; left alone")?,
+            _ if r.skipped => {}
             _ => eprintln!(
                 "fisk-admin: {}",
                 sanitize(r.error.as_deref().unwrap_or("failed"), false)
             ),
         }
+    }
+    let skipped: Vec<&Row> = rows.iter().filter(|r| r.skipped).collect();
+    if let Some(first) = skipped.first() {
+        eprintln!(
+            "fisk-admin: {} run(s) {}",
+            skipped.len(),
+            sanitize(first.error.as_deref().unwrap_or("not attempted"), false)
+        );
     }
     writeln!(
         out,
@@ -126,7 +188,69 @@ pub fn run(g: &Global, a: UpgradeArgs, style: Style, out: &mut dyn Write) -> Cmd
         count("refused"),
         count("failed"),
     )?;
+    say_refusal();
     Ok(ExitCode::from(exit))
+}
+
+/// Upgrade (or, on a dry run, plan) one run: its row, exit status, and
+/// whether it failed on the store as a whole.
+fn one(
+    g: &Global,
+    store: &Store,
+    run: &str,
+    dry_run: bool,
+    hold: std::time::Duration,
+    force: bool,
+) -> (Row, u8, bool) {
+    match store.upgrade(run, dry_run, hold, force) {
+        Ok(o) => (row(run, o), 0, false),
+        Err(e) => {
+            let exit = exit_of(&e);
+            let outcome = if exit == 1 { "refused" } else { "failed" };
+            (
+                Row {
+                    run: run.to_owned(),
+                    outcome,
+                    records: None,
+                    kept: None,
+                    resumed: false,
+                    error: Some(crate::error::describe(g, &e)),
+                    skipped: false,
+                },
+                exit,
+                e.is_store_failure(),
+            )
+        }
+    }
+}
+
+/// A run not started because an earlier one failed on the store.
+fn not_attempted(run: &str, why: &str) -> Row {
+    Row {
+        run: run.to_owned(),
+        outcome: "failed",
+        records: None,
+        kept: None,
+        resumed: false,
+        skipped: true,
+        error: Some(format!(
+            "not attempted: an earlier run failed on the store ({why}); once the store is back, the same upgrade continues"
+        )),
+    }
+}
+
+/// The one refusal of a batch on a stream without rollups, with the
+/// commands that allow them and forbid them again.
+fn no_rollups(g: &Global, stream: &str, need: usize, of: usize) -> Failure {
+    let edit = |flag: &str| crate::hint::command(g, &["stream", "edit", stream, flag]);
+    Failure::refused(format!(
+        "stream {stream} does not allow rollups, which upgrade needs to replace a run's meta record in place; {need} of {of} run(s) need upgrading; nothing was changed"
+    ))
+    .help(format!(
+        "allow them with `{}`, run the upgrade again, then forbid them with `{}` to keep records write-once",
+        edit("--allow-rollup"),
+        edit("--no-allow-rollup")
+    ))
 }
 
 fn row(run: &str, o: Outcome) -> Row {
@@ -137,6 +261,7 @@ fn row(run: &str, o: Outcome) -> Row {
         kept: None,
         resumed: false,
         error: None,
+        skipped: false,
     };
     match o {
         Outcome::Current => base,

@@ -545,11 +545,30 @@ fn rm_on_jetstream_keeps_the_run_in_a_file_store_that_migrate_puts_back() {
     assert!(!after.contains("tool-batch"), "{after:?}");
     assert_eq!(after.len() + 1, before.len(), "only that run went");
 
-    // The command it prints puts the run back as it was.
+    // The command it prints, pasted as printed, puts the run back as it
+    // was: it carries this rm's connection flags (issue 23.5: without
+    // them it went to 127.0.0.1:4222).
     let restore = done["restore"].as_str().unwrap();
-    let words: Vec<&str> = restore.split_whitespace().collect();
-    assert_eq!(words[0], "fisk-admin", "{restore}");
-    let r = fisk_js(&srv, home.path(), &words[1..]);
+    assert!(
+        restore.starts_with(&format!("fisk-admin --server {} migrate ", srv.url)),
+        "{restore}"
+    );
+    let r = crate::upgrade::paste_in(home.path(), restore);
+    assert_eq!(r.code, 0, "{restore}: {}{}", r.stdout, r.stderr);
+    assert_eq!(ls(home.path()), before);
+    // The same in text.
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &["--store", &js, "rm", "--yes", "tool-batch"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let restore = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("restore with: "))
+        .unwrap_or_else(|| panic!("no restore line: {}", r.stdout));
+    let r = crate::upgrade::paste_in(home.path(), restore);
     assert_eq!(r.code, 0, "{restore}: {}{}", r.stdout, r.stderr);
     assert_eq!(ls(home.path()), before);
     let dest = tempfile::tempdir().unwrap();
@@ -1681,6 +1700,7 @@ fn the_hold_refuses_writes_to_a_run_in_flight_on_jetstream() {
         let refused = r.code == 1
             && r.stderr.contains("run busy is live: a turn is in flight")
             && r.stderr.contains("hold")
+            && r.stderr.contains("the same command with --force")
             && r.stderr.contains("--hold 0");
         // migrate leaves a live source alone: nothing copied, nothing deleted.
         let migrate_kept = args[0] == "migrate" && r.stdout.contains("skipped-live") && r.code == 1;
@@ -1763,7 +1783,8 @@ fn stream_create_places_replicas_and_check_reports_them_in_a_cluster() {
         "{}",
         text.stdout
     );
-    // R1 in a cluster, in memory: usable, with a note saying what it risks.
+    // R1 in a cluster, in memory: usable, with a note and a warning
+    // saying what each risks.
     let r = run(&[
         "stream",
         "create",
@@ -1780,10 +1801,9 @@ fn stream_create_places_replicas_and_check_reports_them_in_a_cluster() {
         (Some(1), Some("memory"))
     );
     let notes = c["notes"].to_string();
-    assert!(
-        notes.contains("one replica in cluster fisk") && notes.contains("storage is memory"),
-        "{notes}"
-    );
+    assert!(notes.contains("one replica in cluster fisk"), "{notes}");
+    let warnings = c["warnings"].to_string();
+    assert!(warnings.contains("storage is memory"), "{warnings}");
     // Out of range is refused by the flag.
     let r = run(&[
         "stream",
@@ -2040,4 +2060,454 @@ fn a_password_or_token_in_the_server_url_is_never_printed() {
         saw_supply,
         "the answer's JSON says the password is to be supplied"
     );
+}
+
+/// The runner fixture `turns` on JetStream with `gate: [exec]`.
+fn gated_on_jetstream(turns: &[String]) -> crate::support::Fixture {
+    let f = crate::support::Fixture::new(turns);
+    on_jetstream(&f);
+    let path = f.path("agent.yaml");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str("gate: [exec]\n");
+    std::fs::write(path, text).unwrap();
+    f
+}
+
+/// Issue 24.2: a run suspended on an approval, approved by hand and
+/// resumed at once, within the hold: the approval record follows the
+/// terminal, and a run whose last records are a terminal and what was
+/// written to it while suspended is at rest (SPEC 8), so the resume
+/// that `run` prints after the approve goes ahead.
+#[test]
+fn approve_then_resume_goes_ahead_within_the_hold_on_jetstream() {
+    use crate::support::turn;
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let exec = |id: &'static str| {
+        let command = format!("echo {id} >> counter.txt");
+        (id, "exec", serde_json::json!({ "command": command }))
+    };
+    let f = gated_on_jetstream(&[
+        turn("", &[exec("g1")]),
+        turn("", &[exec("g2")]),
+        turn("done", &[]),
+    ]);
+    let js = |args: &[&str]| {
+        let mut all = vec!["--server", srv.url.as_str()];
+        all.extend_from_slice(args);
+        f.fisk(&all)
+    };
+    let r = js(&["run", "--agent", "agent.yaml", "--id", "gate", "go"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let next = r
+        .stdout
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("next: "))
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        next.contains("approve gate g1") && next.contains("resume gate"),
+        "{next}"
+    );
+    // The one-shot approval, then the resume, as printed.
+    let r = f.paste(&next);
+    assert_eq!(r.code, 0, "{next}: {}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("needs approval: g2 (exec)"),
+        "{}",
+        r.stdout
+    );
+    // A standing approval, then the resume: the same within the hold.
+    let store = [
+        "--server",
+        srv.url.as_str(),
+        "--store",
+        "jetstream:SESSIONS",
+    ];
+    let mut approve = store.to_vec();
+    approve.extend_from_slice(&["approve", "gate", "--tool", "exec"]);
+    let r = f.fisk(&approve);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // Open by SPEC 9 (a record follows the terminal), but not live.
+    let ls = f.fisk(&[&store[..], &["ls", "-o", "json"]].concat());
+    assert_eq!(ls.code, 0, "{}", ls.stderr);
+    assert_eq!(ls.json()[0]["live"], false, "{}", ls.stdout);
+    let r = js(&["resume", "gate", "--agent", "agent.yaml"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(f.path("counter.txt")).unwrap_or_default(),
+        "g1\ng2\n"
+    );
+}
+
+/// Issue 23.5: a refusal within the hold offers `--force` for the one
+/// command, and each writer takes it: a run whose writer was killed in
+/// the middle of a turn (not at rest, its last record a moment old) is
+/// answered, moved off with `migrate --delete-source` and deleted with
+/// `--force`, each refused without it.
+#[test]
+fn every_writer_takes_force_past_the_hold_of_a_run_whose_writer_is_gone() {
+    use crate::support::{turn, Fixture};
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let f = Fixture::new(&[
+        turn(
+            "",
+            &[
+                ("d1", "defer", serde_json::json!({"note": "later"})),
+                ("e1", "exec", serde_json::json!({"command": "sleep 5"})),
+            ],
+        ),
+        turn("done", &[]),
+    ]);
+    on_jetstream(&f);
+    let js = |args: &[&str]| {
+        let mut all = vec![
+            "--server",
+            srv.url.as_str(),
+            "--store",
+            "jetstream:SESSIONS",
+        ];
+        all.extend_from_slice(args);
+        f.fisk(&all)
+    };
+    let mut child = f
+        .command(&[
+            "--server",
+            &srv.url,
+            "run",
+            "--agent",
+            "agent.yaml",
+            "--id",
+            "gone",
+            "go",
+        ])
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        let r = js(&["query", "gone", "-o", "json"]);
+        if r.code == 0 && r.stdout.contains("\"deferred\"") {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "{}", r.stderr);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The writer dies in the middle of its turn.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let refused = |r: &Run, what: &str| {
+        assert_eq!(r.code, 1, "{what}: {}{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr.contains("is live: a turn is in flight")
+                && r.stderr.contains("run the same command with --force"),
+            "{what}: {}",
+            r.stderr
+        );
+    };
+    let r = js(&["answer", "gone", "d1", "--content", "x"]);
+    refused(&r, "answer");
+    let r = js(&["answer", "gone", "d1", "--content", "x", "--force"]);
+    assert_eq!(r.code, 0, "answer --force: {}", r.stderr);
+    // Still not at rest (an answer within a turn): migrate leaves it...
+    let dest = tempfile::tempdir().unwrap();
+    let to = format!("file:{}", s(dest.path()));
+    let migrate = |extra: &[&str]| {
+        let mut all = vec![
+            "--server",
+            srv.url.as_str(),
+            "migrate",
+            "--from",
+            "jetstream:SESSIONS",
+            "--to",
+            &to,
+            "gone",
+            "--delete-source",
+        ];
+        all.extend_from_slice(extra);
+        f.fisk(&all)
+    };
+    let r = migrate(&[]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("skipped-live"), "{}", r.stdout);
+    // ...and with --force copies it and deletes the source.
+    let r = migrate(&["--force"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(js(&["ls", "-o", "json"]).json(), serde_json::json!([]));
+    // Copied back, it is a moment old again: rm refuses, then --force.
+    let r = f.fisk(&[
+        "--server",
+        srv.url.as_str(),
+        "migrate",
+        "--from",
+        &to,
+        "--to",
+        "jetstream:SESSIONS",
+        "gone",
+    ]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let r = js(&["rm", "gone", "--yes"]);
+    refused(&r, "rm");
+    let r = js(&["rm", "gone", "--yes", "--force"]);
+    assert_eq!(r.code, 0, "rm --force: {}", r.stderr);
+}
+
+/// Issue 23.5: what costs sessions or appends (memory storage, a byte or
+/// message limit, rollups left allowed) is a warning, never under an
+/// `ok`: the last line says what was found, `--strict` exits 1. A
+/// `no_ack` stream (24 doubt: a migrate into it never completed) is an
+/// error, and every writer refuses it before writing.
+#[test]
+fn stream_check_warns_of_what_costs_sessions_and_refuses_no_ack() {
+    let srv = NatsServer::start();
+    let home = tempfile::tempdir().unwrap();
+    let good = |name: &str, subject: &str| journal::store::jetstream::spec_config(name, subject);
+    let check = |name: &str, strict: bool| {
+        let mut args = vec!["stream", "check", name];
+        if strict {
+            args.push("--strict");
+        }
+        fisk_js(&srv, home.path(), &args)
+    };
+    srv.raw_stream(good("GOOD", "g.>"));
+    let r = check("GOOD", true);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert_eq!(
+        r.stdout.lines().last(),
+        Some("ok: the stream can hold fisk sessions")
+    );
+    for (config, warning) in [
+        (
+            Config {
+                storage: async_nats::jetstream::stream::StorageType::Memory,
+                ..good("MEM", "m.>")
+            },
+            "warning: storage is memory: every session is lost",
+        ),
+        (
+            Config {
+                max_bytes: 1 << 20,
+                ..good("BYTES", "b.>")
+            },
+            "warning: max_bytes is 1048576: once the stream is that full, every append is refused",
+        ),
+        (
+            Config {
+                max_messages: 1000,
+                ..good("MSGS", "n.>")
+            },
+            "warning: max_msgs is 1000",
+        ),
+        (
+            Config {
+                allow_rollup: true,
+                ..good("ROLLUP", "r.>")
+            },
+            "warning: allow_rollup is true",
+        ),
+    ] {
+        let name = config.name.clone();
+        srv.raw_stream(config);
+        let r = check(&name, false);
+        assert_eq!(r.code, 0, "{name}: {}", r.stdout);
+        assert!(says(&r.stdout, warning), "{name}: {}", r.stdout);
+        assert!(!r.stdout.contains("ok:"), "{name}: {}", r.stdout);
+        assert_eq!(
+            r.stdout.lines().last(),
+            Some("usable, with 1 warning(s): fisk can hold sessions here, at the cost each warning above names"),
+            "{name}"
+        );
+        assert_eq!(check(&name, true).code, 1, "{name}: --strict");
+        let j = fisk_js(&srv, home.path(), &["stream", "check", &name, "-o", "json"]);
+        assert_eq!(j.code, 0);
+        let j = j.json();
+        assert_eq!(j["ok"], true, "{j}");
+        assert_eq!(j["warnings"].as_array().map(Vec::len), Some(1), "{j}");
+    }
+    // The fix the rollup warning names works.
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &["stream", "edit", "ROLLUP", "--no-allow-rollup"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(check("ROLLUP", true).code, 0);
+
+    srv.raw_stream(Config {
+        no_ack: true,
+        ..good("NOACK", "k.>")
+    });
+    let r = check("NOACK", false);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(says(&r.stdout, "error: no_ack is true"), "{}", r.stdout);
+    assert!(
+        says(&r.stdout, "nats stream edit NOACK --ack"),
+        "{}",
+        r.stdout
+    );
+    assert!(r
+        .stdout
+        .lines()
+        .last()
+        .is_some_and(|l| l.starts_with("refused:")));
+    // A migrate into it is refused before it writes, and quickly.
+    let src = store_copy("runs");
+    let start = Instant::now();
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &[
+            "migrate",
+            "--from",
+            &format!("file:{}", s(src.path())),
+            "--to",
+            "jetstream:NOACK",
+            "--all",
+        ],
+    );
+    assert!(start.elapsed() < Duration::from_secs(10));
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(says(&r.stderr, "no_ack is true"), "{}", r.stderr);
+    assert_eq!(srv.messages("NOACK"), 0);
+}
+
+/// Issue 24.11: the hold is measured from the store time of the run's
+/// last message, as the agent measures it, not from the writer's clock
+/// (the record's `time`): a record stamped 26 years ago but stored now is
+/// within the hold; one stamped 74 years ahead is out of it once the hold
+/// has passed since it was stored.
+#[test]
+fn the_hold_is_measured_from_the_store_time_not_the_writers_clock() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let home = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(testdata("runs-v1/open-no-terminal.json")).unwrap();
+    let stamped = |id: &str, time: &str| -> (String, Vec<Vec<u8>>) {
+        let bodies = text
+            .lines()
+            .map(|l| {
+                let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v["time"] = serde_json::json!(time);
+                if let Some(m) = v.get_mut("meta") {
+                    m["run_id"] = serde_json::json!(id);
+                }
+                serde_json::to_vec(&v).unwrap()
+            })
+            .collect();
+        (id.to_owned(), bodies)
+    };
+    publish_interleaved(
+        &srv,
+        &[
+            stamped("behind", "2000-01-01T00:00:00Z"),
+            stamped("ahead", "2100-01-01T00:00:00Z"),
+        ],
+    );
+    let js = |args: &[&str]| {
+        let mut all = vec!["--store", "jetstream:SESSIONS"];
+        all.extend_from_slice(args);
+        fisk_js(&srv, home.path(), &all)
+    };
+    let live = |hold: &str| -> BTreeMap<String, bool> {
+        let r = js(&["--hold", hold, "ls", "-o", "json"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| {
+                (
+                    x["run_id"].as_str().unwrap().to_owned(),
+                    x["live"].as_bool().unwrap(),
+                )
+            })
+            .collect()
+    };
+    // Stored a moment ago, not at rest: both live, whatever they say.
+    let now = live("10m");
+    assert!(now["behind"], "a writer behind is protected");
+    assert!(now["ahead"]);
+    let r = js(&["rm", "behind", "--yes"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("is live"), "{}", r.stderr);
+    // Once a (short) hold has passed since they were stored, neither is.
+    std::thread::sleep(Duration::from_millis(2500));
+    let later = live("2s");
+    assert!(!later["ahead"], "a writer ahead does not lock the run");
+    assert!(!later["behind"]);
+    let r = js(&["--hold", "2s", "rm", "ahead", "--yes"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+/// Issue 24.9: a sealed stream is the one to read and move off: `ls`,
+/// `show` and `migrate --from` read it (they exited 2 with "use another
+/// stream"); every writer refuses it, saying it is sealed, and a migrate
+/// into it stops at once.
+#[test]
+fn a_sealed_stream_is_read_and_moved_off_and_writers_refuse_it() {
+    let (srv, home, src, js) = testdata_on_jetstream();
+    srv.with_js(async |j| {
+        let mut s = j.get_stream(STREAM).await.unwrap();
+        let config = Config {
+            sealed: true,
+            ..s.info().await.unwrap().config.clone()
+        };
+        j.update_stream(config).await.unwrap();
+    });
+    let store = |args: &[&str]| {
+        let mut all = vec!["--store", js.as_str()];
+        all.extend_from_slice(args);
+        fisk_js(&srv, home.path(), &all)
+    };
+    let r = store(&["ls", "-o", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let listed = r.json().as_array().map(Vec::len).unwrap_or(0);
+    assert!(listed >= 20, "{}", r.stdout);
+    let r = store(&["show", "tool-batch"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // Moved off, byte for byte.
+    let dest = tempfile::tempdir().unwrap();
+    let r = migrate_all(&srv, home.path(), &js, &format!("file:{}", s(dest.path())));
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        std::fs::read(dest.path().join("tool-batch.json")).unwrap(),
+        std::fs::read(src.path().join("tool-batch.json")).unwrap()
+    );
+    // verify still says the stream cannot be used by the agent.
+    let r = store(&["verify", "-o", "json"]);
+    assert!(
+        r.json_lines().iter().any(|f| f["code"] == "stream-config"
+            && f["message"].as_str().is_some_and(|m| m.contains("sealed"))),
+        "{}",
+        r.stdout
+    );
+    // Writers refuse it, saying why.
+    let sealed = |r: &Run, what: &str| {
+        assert_eq!(r.code, 2, "{what}: {}{}", r.stdout, r.stderr);
+        assert!(
+            says(&r.stderr, "the stream is sealed"),
+            "{what}: {}",
+            r.stderr
+        );
+    };
+    sealed(&store(&["rm", "tool-batch", "--yes", "--force"]), "rm");
+    sealed(
+        &store(&["answer", "deferral-waiting", "--content", "x", "--force"]),
+        "answer",
+    );
+    let before = srv.messages(STREAM);
+    let more = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        testdata("runs/tool-batch.json"),
+        more.path().join("other-1.json"),
+    )
+    .unwrap();
+    let text = std::fs::read_to_string(more.path().join("other-1.json"))
+        .unwrap()
+        .replacen("\"run_id\":\"tool-batch\"", "\"run_id\":\"other-1\"", 1);
+    std::fs::write(more.path().join("other-1.json"), text).unwrap();
+    let r = migrate_all(&srv, home.path(), &format!("file:{}", s(more.path())), &js);
+    assert_ne!(r.code, 0, "{}", r.stdout);
+    assert!(says(&r.stdout, "the stream is sealed"), "{}", r.stdout);
+    assert_eq!(srv.messages(STREAM), before);
 }

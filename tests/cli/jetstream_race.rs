@@ -15,6 +15,8 @@ const SUBJECT: &str = "fisk.sessions.>";
 const TRIES: usize = 50;
 /// Resumes started together on one crashed run.
 const RESUMERS: usize = 4;
+/// The `--hold` the racing resumes take (see `crashed_runs`).
+const HOLD: &str = "2s";
 
 /// Point a runner fixture's agent file at the JetStream stream STREAM.
 fn on_jetstream(f: &Fixture) {
@@ -226,8 +228,9 @@ fn quick_writer() -> Fixture {
 
 /// Crashed runs for the resume race, on the stream: `n` runs `c00`...,
 /// each a meta record and an assistant record whose one exec call
-/// (`e1`) was in flight when its writer died, stamped a year earlier (so
-/// no hold covers them), the call appending a line to `count-<run>.txt`.
+/// (`e1`) was in flight when its writer died, the call appending a line
+/// to `count-<run>.txt`. Copied now: within any hold longer than the
+/// caller waits (the hold runs from the store time, issue 24.11).
 fn crashed_runs(srv: &NatsServer, f: &Fixture, n: usize) {
     // The template: the writer kills itself inside the call.
     let call = "if [ -e crash ]; then kill -9 $PPID; fi; echo ran >> count-TRY.txt; sleep 0.1";
@@ -258,15 +261,12 @@ fn crashed_runs(srv: &NatsServer, f: &Fixture, n: usize) {
     std::fs::remove_file(f.path("crash")).unwrap();
     let bytes = std::fs::read_to_string(f.path("tmpl/tmpl.json")).unwrap();
     assert_eq!(bytes.lines().count(), 2, "{bytes}");
-    let year = &bytes[bytes.find("\"time\":\"").unwrap() + 8..][..4];
-    let old = (year.parse::<u32>().unwrap() - 1).to_string();
     let src = tempfile::tempdir().unwrap();
     for i in 0..n {
         let id = format!("c{i:02}");
         let body = bytes
             .replace("tmpl", &id)
-            .replace("count-TRY", &format!("count-{id}"))
-            .replace(&format!("\"{year}-"), &format!("\"{old}-"));
+            .replace("count-TRY", &format!("count-{id}"));
         std::fs::write(src.path().join(format!("{id}.json")), body).unwrap();
     }
     let r = f.fisk(&[
@@ -298,14 +298,27 @@ fn racing_resumes_of_one_crashed_run_run_its_tool_once() {
     let f = Fixture::new(&[]);
     on_jetstream(&f);
     crashed_runs(&srv, &f, TRIES);
+    // The hold runs from each run's store time (issue 24.11), which the
+    // copy just set: a short hold, waited out, makes them crashed runs
+    // at rest by age, while a winner's claim is still well within it.
+    std::thread::sleep(Duration::from_millis(2100));
     let (mut bad, mut seen) = (Vec::new(), BTreeMap::<String, usize>::new());
     let started = Instant::now();
     for i in 0..TRIES {
         let id = format!("c{i:02}");
         let resume = || {
-            f.command(&["--server", &srv.url, "resume", &id, "--agent", "agent.yaml"])
-                .spawn()
-                .unwrap()
+            f.command(&[
+                "--server",
+                &srv.url,
+                "--hold",
+                HOLD,
+                "resume",
+                &id,
+                "--agent",
+                "agent.yaml",
+            ])
+            .spawn()
+            .unwrap()
         };
         let mut children = Vec::new();
         for k in 0..RESUMERS {

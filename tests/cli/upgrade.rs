@@ -636,21 +636,131 @@ fn upgrade_on_jetstream_replaces_the_meta_record_in_place_and_keeps_the_order() 
     assert_eq!(stream_runs(&srv), after);
 }
 
+/// A command a hint printed, run by `sh` as an operator pastes it, with
+/// this build first on `PATH` as `fisk-admin` and `home` as its home.
+pub fn paste_in(home: &Path, line: &str) -> Run {
+    let dir = bin().parent().expect("bin dir").to_owned();
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(line)
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", home)
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run sh")
+        .into()
+}
+
+/// The commands between backticks in `text`, in order.
+fn quoted_commands(text: &str) -> Vec<String> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_owned)
+        .collect()
+}
+
+fn allows_rollups(srv: &NatsServer) -> bool {
+    srv.with_js(async |js| {
+        let mut s = js.get_stream(STREAM).await.expect("stream");
+        s.info().await.expect("info").config.allow_rollup
+    })
+}
+
+/// Issue 23.5: a batch on a stream without rollups is refused once,
+/// before any run is touched, with a `stream edit` command that works
+/// pasted (it carries this invocation's `--server`); `--dry-run` says the
+/// same; the stream is then upgraded, and rollups forbidden again.
 #[test]
-fn upgrade_on_a_stream_without_rollups_is_refused_with_the_fix() {
+fn upgrade_on_a_stream_without_rollups_is_refused_once_with_a_fix_that_works() {
     let srv = NatsServer::start();
     let home = tempfile::tempdir().expect("home");
     stream_with_rollups(&srv, false);
     put_runs(&srv, home.path());
     let before = stream_runs(&srv);
-    let r = js(&srv, home.path(), &["upgrade", "tool-batch"]);
+    let total = before.len();
+    let once = |r: &Run| {
+        assert_eq!(
+            r.stderr.matches("does not allow rollups").count(),
+            1,
+            "{}",
+            r.stderr
+        );
+    };
+    // A dry run lists what would be upgraded and says the refusal once.
+    let r = js(&srv, home.path(), &["upgrade", "--all", "--dry-run"]);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    once(&r);
     assert!(
-        r.stderr.contains("nats stream edit UPGRADE --allow-rollup"),
+        r.stdout.contains("would upgrade tool-batch"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stderr.contains("would be refused"), "{}", r.stderr);
+    let r = js(
+        &srv,
+        home.path(),
+        &["upgrade", "--all", "--dry-run", "-o", "json"],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(rows_of(&r).as_array().map(Vec::len), Some(total));
+    once(&r);
+    // The real one: one refusal, nothing changed.
+    let r = js(&srv, home.path(), &["upgrade", "--all"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    once(&r);
+    assert!(
+        r.stderr
+            .contains(&format!("of {total} run(s) need upgrading")),
         "{}",
         r.stderr
     );
     assert_eq!(stream_runs(&srv), before);
+    let r = js(&srv, home.path(), &["upgrade", "tool-batch"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    once(&r);
+    assert_eq!(stream_runs(&srv), before);
+    let fixes = quoted_commands(&r.stderr.replace('\n', " "));
+    let [allow, forbid] = fixes.as_slice() else {
+        panic!("two commands in the help: {}", r.stderr);
+    };
+    assert!(
+        allow.contains(&format!("--server {}", srv.url))
+            && allow.ends_with("stream edit UPGRADE --allow-rollup"),
+        "{allow}"
+    );
+    assert!(
+        forbid.ends_with("stream edit UPGRADE --no-allow-rollup"),
+        "{forbid}"
+    );
+    // Pasted, they work.
+    let r = paste_in(home.path(), allow);
+    assert_eq!(r.code, 0, "{allow}: {}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("now allows rollups"), "{}", r.stdout);
+    assert!(allows_rollups(&srv));
+    let r = paste_in(home.path(), allow);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("nothing changed"), "{}", r.stdout);
+    let r = js(&srv, home.path(), &["upgrade", "--all", "--force"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_all_upgraded(&before, &stream_runs(&srv), "after allowing rollups");
+    let r = paste_in(home.path(), forbid);
+    assert_eq!(r.code, 0, "{forbid}: {}{}", r.stdout, r.stderr);
+    assert!(!allows_rollups(&srv));
+    // Nothing left to upgrade: no rollup needed, no refusal.
+    let r = js(&srv, home.path(), &["upgrade", "--all"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    // stream edit wants one of its two flags.
+    let r = js(&srv, home.path(), &["stream", "edit", "UPGRADE"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
 }
 
 #[test]
@@ -722,6 +832,15 @@ fn a_jetstream_upgrade_killed_at_any_moment_is_finished_by_the_next() {
                     .cloned()
                     .unwrap_or_default();
                 assert_eq!(row["status"], "corrupt", "{ctx}, {run}: {row}");
+                let r = js(&srv, home.path(), &["verify", run, "-o", "json"]);
+                assert_eq!(r.code, 1, "{ctx}, {run}: {}", r.stdout);
+                assert!(
+                    r.json_lines()
+                        .iter()
+                        .any(|f| f["code"] == "upgrade-interrupted"),
+                    "{ctx}, {run}: {}",
+                    r.stdout
+                );
                 assert!(
                     row["problem"].as_str().is_some_and(|p| p
                         .contains("fisk-admin --store jetstream:UPGRADE --server ")
@@ -787,6 +906,40 @@ fn an_upgrade_interrupted_between_its_two_publishes_is_seen_and_finished() {
                 && p.contains(" upgrade tool-batch`")),
         "{row}"
     );
+    // verify says it too (issue 24.7: it said clean and exited 0): an
+    // error naming the run, with the command that finishes it.
+    let interrupted = |r: &Run| -> Vec<Value> {
+        r.json_lines()
+            .into_iter()
+            .filter(|f| f["code"] == "upgrade-interrupted")
+            .collect()
+    };
+    for args in [
+        &["verify", "tool-batch", "-o", "json"][..],
+        &["verify", "-o", "json"],
+    ] {
+        let r = js(&srv, home.path(), args);
+        assert_eq!(r.code, 1, "{args:?}: {}{}", r.stdout, r.stderr);
+        let found = interrupted(&r);
+        assert_eq!(found.len(), 1, "{args:?}: {}", r.stdout);
+        let f = &found[0];
+        assert_eq!(f["run"], "tool-batch", "{f}");
+        assert_eq!(f["severity"], "error", "{f}");
+        assert_eq!(f["seq"], 1, "{f}");
+        assert!(
+            f["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("an upgrade was interrupted")),
+            "{f}"
+        );
+    }
+    let r = js(&srv, home.path(), &["verify", "tool-batch"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stdout.contains("upgrade-interrupted") && r.stdout.contains(" upgrade tool-batch"),
+        "{}",
+        r.stdout
+    );
     // The next upgrade finishes it, and says so.
     let r = js(&srv, home.path(), &["upgrade", "tool-batch", "-o", "json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -802,6 +955,8 @@ fn an_upgrade_interrupted_between_its_two_publishes_is_seen_and_finished() {
         .unwrap_or_default();
     assert_eq!(row["status"], "completed", "{row}");
     assert_eq!(row["records"], old.len(), "{row}");
+    let r = js(&srv, home.path(), &["verify", "tool-batch", "-o", "json"]);
+    assert!(interrupted(&r).is_empty(), "{}", r.stdout);
 }
 
 #[test]
@@ -870,4 +1025,93 @@ fn a_journal_that_is_a_symbolic_link_is_refused_unchanged() {
         .file_type()
         .is_symlink());
     assert_eq!(std::fs::read(dir.join("link-target.json")).unwrap(), target);
+}
+
+/// Issue 24.4: `upgrade --all` on JetStream gives up when the server dies
+/// mid-batch, as migrate does: the run that met the failure fails, the
+/// rest are reported as not attempted (said once), exit 2, in about one
+/// request timeout rather than one per run.
+#[test]
+fn a_jetstream_upgrade_batch_stops_when_the_server_dies() {
+    let mut srv = NatsServer::start();
+    let home = tempfile::tempdir().expect("home");
+    stream_with_rollups(&srv, true);
+    // Many small version-3 runs, so that the batch is under way when the
+    // server goes.
+    let src = tempfile::tempdir().expect("src");
+    let text = std::fs::read_to_string(testdata("runs/simple-completed.json")).expect("template");
+    let runs = 2000;
+    for i in 0..runs {
+        let id = format!("b-{i:05}");
+        let body = text.replacen(
+            "\"run_id\":\"simple-completed\"",
+            &format!("\"run_id\":\"{id}\""),
+            1,
+        );
+        std::fs::write(src.path().join(format!("{id}.json")), body).expect("write");
+    }
+    let r = fisk_in(
+        home.path(),
+        &[
+            "--server",
+            srv.url.as_str(),
+            "migrate",
+            "--from",
+            &format!("file:{}", s(src.path())),
+            "--to",
+            "jetstream:UPGRADE",
+            "--all",
+            "-q",
+        ],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let child = std::process::Command::new(bin())
+        .args([
+            "--server",
+            srv.url.as_str(),
+            "--store",
+            "jetstream:UPGRADE",
+            "upgrade",
+            "--all",
+            "--force",
+        ])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("XDG_STATE_HOME", home.path().join("state"))
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn upgrade");
+    // Under way: some originals kept.
+    let kept = home.path().join("state/fisk-admin/upgraded/UPGRADE");
+    let start = Instant::now();
+    while std::fs::read_dir(&kept).map_or(0, |d| d.count()) < 20 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the upgrade never started"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    srv.stop();
+    let stopped = Instant::now();
+    let r: Run = child.wait_with_output().expect("wait").into();
+    let took = stopped.elapsed();
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    let upgraded = std::fs::read_dir(&kept).map_or(0, |d| d.count());
+    assert!(upgraded < runs, "the batch ended before the server did");
+    // One request timeout is 5 s; one per run would be hours.
+    assert!(
+        took < Duration::from_secs(30),
+        "took {took:?} after the server died"
+    );
+    assert_eq!(r.stderr.matches("not attempted").count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("run(s) not attempted: an earlier run failed on the store"),
+        "{}",
+        r.stderr
+    );
 }

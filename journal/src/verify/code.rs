@@ -92,10 +92,11 @@ pub enum Code {
     InvalidUtf8,
     CounterOverflow,
     OrphanMessages,
+    UpgradeInterrupted,
 }
 
 impl Code {
-    pub const ALL: [Code; 38] = [
+    pub const ALL: [Code; 39] = [
         Code::TornTail,
         Code::UnterminatedFinalRecord,
         Code::GarbageFinalLine,
@@ -134,6 +135,7 @@ impl Code {
         Code::InvalidUtf8,
         Code::CounterOverflow,
         Code::OrphanMessages,
+        Code::UpgradeInterrupted,
     ];
 
     /// A finding about the final line only, which `repair` clears (cut
@@ -187,6 +189,7 @@ impl Code {
             Code::InvalidUtf8 => "invalid-utf8",
             Code::CounterOverflow => "counter-overflow",
             Code::OrphanMessages => "orphan-messages",
+            Code::UpgradeInterrupted => "upgrade-interrupted",
         }
     }
 
@@ -224,7 +227,8 @@ impl Code {
             | Code::Unreadable
             | Code::StreamConfig
             | Code::SubjectMismatch
-            | Code::OrphanMessages => Severity::Error,
+            | Code::OrphanMessages
+            | Code::UpgradeInterrupted => Severity::Error,
             Code::SkippedOptional
             | Code::UnknownField
             | Code::OrphanLock
@@ -238,7 +242,9 @@ impl Code {
         use crate::Remedy as R;
         match self {
             c if c.is_tail() => Some(R::Repair),
-            Code::VersionThree | Code::MixedGeneration => Some(R::Upgrade),
+            Code::VersionThree | Code::MixedGeneration | Code::UpgradeInterrupted => {
+                Some(R::Upgrade)
+            }
             Code::OpenDeferrals => Some(R::Answer),
             // The reader stops at the first bad record; migrate copies
             // the records before it.

@@ -291,6 +291,7 @@ impl JetStreamStore {
     /// A writer for a new run: its first append is seq 1 and fails when the
     /// run already exists.
     pub fn create(&self, run: &str) -> Result<JetStreamAppender> {
+        self.core.writable()?;
         let w = self.rt.block_on(self.core.create(run))?;
         Ok(self.appender(w))
     }
@@ -300,6 +301,7 @@ impl JetStreamStore {
     /// (`Error::Exists` when the meta record is there, `Error::Live`
     /// otherwise). One round trip less than [`create`](Self::create).
     pub fn create_new(&self, run: &str) -> Result<JetStreamAppender> {
+        self.core.writable()?;
         self.core.create_new(run).map(|w| self.appender(w))
     }
 
@@ -309,11 +311,13 @@ impl JetStreamStore {
     /// [`create_new`](Self::create_new)'s, when anything is stored under
     /// the run's subjects.
     pub fn create_headless(&self, run: &str, first: u64) -> Result<JetStreamAppender> {
+        self.core.writable()?;
         self.core.create_from(run, first).map(|w| self.appender(w))
     }
 
     /// A writer for an existing run, continuing after its last record.
     pub fn open(&self, run: &str) -> Result<JetStreamAppender> {
+        self.core.writable()?;
         let w = self.rt.block_on(self.core.open(run))?;
         Ok(self.appender(w))
     }
@@ -342,6 +346,14 @@ impl JetStreamStore {
         mut done: impl FnMut(usize, u64, Result<()>),
     ) {
         let core = &self.core;
+        // A sealed stream: nothing is attempted, each run fails alike.
+        if core.writable().is_err() {
+            let mut items = items;
+            while let Some((i, _, _)) = items.recv_here() {
+                done(i, 0, core.writable());
+            }
+            return;
+        }
         // The receiver moves into the core's thread: keep a way back to it
         // should that thread not start.
         let items = std::sync::Mutex::new(Some(items));
@@ -376,6 +388,7 @@ impl JetStreamStore {
     /// appended meanwhile makes this `Error::SourceChanged` and nothing is
     /// deleted; one that tries later is refused.
     pub fn delete_copied(&self, run: &str, last: u64) -> Result<u64> {
+        self.core.writable()?;
         self.rt
             .block_on(self.core.delete_copied(run, last, self.hold))
     }
@@ -391,6 +404,7 @@ impl JetStreamStore {
     /// gone entirely (once the purge is done, the backup is always
     /// reported).
     pub fn delete_keeping(&self, run: &str, keep: &Path) -> Result<(u64, PathBuf, Option<String>)> {
+        self.core.writable()?;
         let kept = self.rt.block_on(self.core.to_keep(run))?;
         // The hold judges the run as read: the fence keeps it so.
         if !kept.fenced {
@@ -437,6 +451,7 @@ impl JetStreamStore {
             Step::Done(outcome) => return Ok(outcome),
             Step::Write(up) => up,
         };
+        self.core.writable()?;
         let (records, resumed) = (up.records, up.resumed());
         let kept = keep_run(keep, run, &up.bytes, &[])?;
         self.rt.block_on(self.core.upgrade_publish(run, up))?;

@@ -123,7 +123,7 @@ pub fn check_config(c: &stream::Config) -> Vec<ConfigProblem> {
             "sealed",
             "true".into(),
             "false: a sealed stream takes no appends",
-            "use another stream; a sealed stream cannot be unsealed".into(),
+            format!("a sealed stream cannot be unsealed: read it and move its runs off (migrate --from jetstream:{name}), then use another stream"),
         );
     }
     if c.mirror.is_some() {
@@ -134,23 +134,24 @@ pub fn check_config(c: &stream::Config) -> Vec<ConfigProblem> {
             "point fisk at the origin stream instead of its mirror".into(),
         );
     }
+    if c.no_ack {
+        add(
+            "no_ack",
+            "true".into(),
+            "false: without acks no writer learns that its record was stored, and a migrate into the stream never completes",
+            format!("nats stream edit {name} --ack"),
+        );
+    }
     out
 }
 
-/// Settings that do not break SPEC 8 but that the operator should know.
-pub fn config_notes(c: &stream::Config) -> Vec<String> {
+/// Settings that break no rule but that cost sessions or appends: a
+/// stream the servers keep in memory, a byte or message limit that
+/// refuses every append once reached, rollups left allowed (after an
+/// upgrade) so that a record subject is no longer write-once. `stream
+/// check` says them as warnings (`--strict`: exit 1).
+pub fn config_warnings(c: &stream::Config) -> Vec<String> {
     let mut out = Vec::new();
-    if !c.allow_direct {
-        out.push(format!(
-            "allow_direct is false: reads go to the stream leader (slower); nats stream edit {} --allow-direct",
-            c.name
-        ));
-    }
-    if c.deny_purge {
-        out.push(
-            "deny_purge is true: runs cannot be deleted from the stream, nor moved off it".into(),
-        );
-    }
     if c.storage == stream::StorageType::Memory {
         out.push("storage is memory: every session is lost when the servers restart".into());
     }
@@ -165,6 +166,30 @@ pub fn config_notes(c: &stream::Config) -> Vec<String> {
             "max_msgs is {}: once the stream holds that many records, every append is refused (discard new)",
             c.max_messages
         ));
+    }
+    if c.allow_rollup {
+        out.push(format!(
+            "allow_rollup is true: a record can be replaced in place, so records are not write-once (upgrade needs rollups; forbid them once it is done: fisk-admin stream edit {} --no-allow-rollup)",
+            c.name
+        ));
+    }
+    out
+}
+
+/// Settings that do not break SPEC 8 but that the operator should know
+/// (those that cost sessions or appends are [`config_warnings`]).
+pub fn config_notes(c: &stream::Config) -> Vec<String> {
+    let mut out = Vec::new();
+    if !c.allow_direct {
+        out.push(format!(
+            "allow_direct is false: reads go to the stream leader (slower); nats stream edit {} --allow-direct",
+            c.name
+        ));
+    }
+    if c.deny_purge {
+        out.push(
+            "deny_purge is true: runs cannot be deleted from the stream, nor moved off it".into(),
+        );
     }
     if c.duplicate_window.is_zero() {
         out.push(
@@ -226,6 +251,7 @@ pub struct StreamReport {
     pub server: String,
     pub config: stream::Config,
     pub problems: Vec<ConfigProblem>,
+    pub warnings: Vec<String>,
     pub notes: Vec<String>,
     pub messages: u64,
     pub bytes: u64,
@@ -279,6 +305,7 @@ async fn inspect_async(settings: &Settings, name: &str) -> Result<StreamReport> 
         name: name.to_owned(),
         server: conn.server.clone(),
         problems: check_config(&info.config),
+        warnings: config_warnings(&info.config),
         notes,
         config: info.config.clone(),
         messages: info.state.messages,
@@ -345,6 +372,33 @@ async fn create_stream_async(
         .create_stream(want)
         .await
         .map_err(|e| conn.err(name, format!("cannot create the stream: {e}")))?;
+    Ok(true)
+}
+
+/// Allow or forbid rollups on an existing stream (`stream edit
+/// --allow-rollup`, which `upgrade` needs to replace a record in place;
+/// `--no-allow-rollup` afterwards keeps records write-once): the one
+/// setting fisk-admin changes on a stream it did not create, and only on
+/// request. `Ok(false)` when the stream was so already (nothing changed).
+pub fn set_allow_rollup(settings: &Settings, name: &str, allow: bool) -> Result<bool> {
+    Rt::new()?.block_on(set_allow_rollup_async(settings, name, allow))
+}
+
+async fn set_allow_rollup_async(settings: &Settings, name: &str, allow: bool) -> Result<bool> {
+    let conn = Conn::open(settings).await?;
+    let mut s = conn.stream(name).await?;
+    let info = conn.info(&mut s, name).await?;
+    if info.config.allow_rollup == allow {
+        return Ok(false);
+    }
+    let config = stream::Config {
+        allow_rollup: allow,
+        ..info.config.clone()
+    };
+    conn.js
+        .update_stream(config)
+        .await
+        .map_err(|e| conn.err(name, format!("cannot change allow_rollup: {e}")))?;
     Ok(true)
 }
 

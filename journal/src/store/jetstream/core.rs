@@ -59,9 +59,12 @@ impl Core {
         })
     }
 
-    /// Refuse a stream that breaks SPEC 8, naming each setting.
+    /// Refuse a stream that breaks SPEC 8, naming each setting; but for
+    /// a sealed one, which is the stream to read and move off (issue
+    /// 24.9): it is bound, and every write refuses it ([`writable`](Self::writable)).
     pub(super) fn check(&self) -> Result<()> {
-        let problems = check_config(&self.config);
+        let mut problems = check_config(&self.config);
+        problems.retain(|p| p.setting != "sealed");
         if problems.is_empty() {
             return Ok(());
         }
@@ -74,6 +77,22 @@ impl Core {
                     .map(ToString::to_string)
                     .collect::<Vec<_>>()
                     .join("; ")
+            ),
+        })
+    }
+
+    /// Refused when the stream takes no writes: it is sealed (no append,
+    /// purge or delete). A failure of the store as a whole for writing,
+    /// so `migrate` into it stops at the first run.
+    pub(super) fn writable(&self) -> Result<()> {
+        if !self.config.sealed {
+            return Ok(());
+        }
+        Err(Error::Unavailable {
+            at: self.place(),
+            message: format!(
+                "the stream is sealed: it takes no append, purge or delete, and cannot be unsealed; its runs can still be read, and copied to another stream or a directory with migrate --from jetstream:{}",
+                self.name
             ),
         })
     }

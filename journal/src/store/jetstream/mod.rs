@@ -69,8 +69,8 @@ pub use blocking::{JetStreamAppender, JetStreamStore};
 pub use bulk::{release, ReadBudget};
 pub use chain::{new_runs, NewRun, NewRunReceiver, NewRunSender};
 pub use config::{
-    check_config, config_notes, create_stream, inspect, prefix_of, spec_config, ConfigProblem,
-    Layout, Placement, StreamReport,
+    check_config, config_notes, config_warnings, create_stream, inspect, prefix_of,
+    set_allow_rollup, spec_config, ConfigProblem, Layout, Placement, StreamReport,
 };
 pub use orphan::{Headless, Orphan};
 pub use subject::{as_lines, sort_by_seq, subject, RunMessage};

@@ -278,22 +278,23 @@ impl Core {
         }
     }
 
-    /// Whether the run is at rest (SPEC 8: its last record is a terminal,
-    /// or tool results after one) and how long ago its last message was
-    /// stored: reads the tail backwards past tool results only.
+    /// Whether the run is at rest ([`at_rest`]) and how long ago its last
+    /// message was stored: reads the tail backwards past the records
+    /// written to a suspended run only.
     pub(super) async fn rest(&self, run: &str) -> Result<(bool, std::time::Duration)> {
         let (last, last_n) = self.tail(run).await?;
         let age = age_of(&last);
         let mut n = last_n;
         let mut m = Some(last);
         while let Some(msg) = m {
-            match Record::decode(&msg.payload).ok().and_then(|r| r.kind()) {
-                Some(Kind::ToolResult) if n > 1 => {
+            let kind = Record::decode(&msg.payload).ok().and_then(|r| r.kind());
+            match rest_step(kind) {
+                Some(at_rest) => return Ok((at_rest, age)),
+                None if n > 1 => {
                     n -= 1;
                     m = self.last_on(&self.subject(run, n), false).await?;
                 }
-                Some(Kind::Terminal) => return Ok((true, age)),
-                _ => return Ok((false, age)),
+                None => return Ok((false, age)),
             }
         }
         Ok((false, age))
@@ -402,12 +403,7 @@ impl Core {
     ) -> Summary {
         let stored = crate::time::Time::from_system(system_time(last));
         // SPEC 8/9: live while not at rest and younger than the hold.
-        let at_rest = tail
-            .iter()
-            .rev()
-            .filter_map(Record::kind)
-            .find(|k| *k != Kind::ToolResult)
-            == Some(Kind::Terminal);
+        let at_rest = at_rest(tail.iter().rev().map(Record::kind));
         let age = age_of(last);
         let mut s = Summary::from_tail(run, meta, tail);
         s.live = !at_rest && !hold.is_zero() && age < hold;
@@ -451,16 +447,39 @@ impl Core {
     }
 }
 
-/// How old a run's last record is (SPEC 8's hold): by the record's own
-/// `time` when it carries one (version 1: when its writer appended it,
-/// which a copy between stores keeps), else by when the stream stored it.
+/// SPEC 8's at-rest rule, the one place it lives: a run is at rest when
+/// its last record is a terminal, or follows one with only the records
+/// written to a suspended run (FORMAT.md "The hold"): tool results and
+/// approvals given by hand (`tool_result`, `call_approval`, `decision`)
+/// and the memory revisions the agent writes as a run ends. `kinds` are
+/// the run's record kinds from its last backwards (`None`: a record that
+/// does not decode, which no writer at rest leaves).
+pub(super) fn at_rest(kinds: impl IntoIterator<Item = Option<Kind>>) -> bool {
+    kinds.into_iter().find_map(rest_step).unwrap_or(false)
+}
+
+/// One step of [`at_rest`], reading backwards: `Some(answer)` once a
+/// record settles it, `None` for a record written while suspended (look
+/// at the one before).
+fn rest_step(kind: Option<Kind>) -> Option<bool> {
+    match kind {
+        Some(Kind::Terminal) => Some(true),
+        Some(Kind::ToolResult | Kind::CallApproval | Kind::Decision | Kind::MemoryRevisions) => {
+            None
+        }
+        _ => Some(false),
+    }
+}
+
+/// How old a run's last record is (SPEC 8's hold): by when the stream
+/// stored it, as the agent measures it (issue 24.11), never by the
+/// record's own `time`, which is the writer's clock: one running behind
+/// left its run unprotected, one running ahead locked it for the skew. A
+/// copy (`migrate`, a restore) is as old as the copy. A store time ahead
+/// of this machine's clock counts as now.
 fn age_of(m: &StreamMessage) -> std::time::Duration {
-    let at = Record::decode(&m.payload)
-        .ok()
-        .and_then(|r| r.time)
-        .map_or_else(|| system_time(m), |t| t.to_system());
     std::time::SystemTime::now()
-        .duration_since(at)
+        .duration_since(system_time(m))
         .unwrap_or_default()
 }
 
@@ -471,5 +490,37 @@ fn system_time(m: &StreamMessage) -> std::time::SystemTime {
     match u64::try_from(secs) {
         Ok(s) => std::time::UNIX_EPOCH + Duration::new(s, sub),
         Err(_) => std::time::UNIX_EPOCH,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::at_rest;
+    use crate::record::Kind::{self, *};
+
+    fn rest(kinds: &[Kind]) -> bool {
+        at_rest(kinds.iter().rev().map(|k| Some(*k)))
+    }
+
+    #[test]
+    fn what_follows_a_terminal_by_hand_leaves_a_run_at_rest() {
+        assert!(rest(&[Meta, Assistant, Terminal]));
+        for after in [ToolResult, CallApproval, Decision, MemoryRevisions] {
+            assert!(rest(&[Meta, Assistant, Terminal, after]), "{after:?}");
+        }
+        assert!(rest(&[
+            Assistant,
+            Terminal,
+            ToolResult,
+            Decision,
+            CallApproval
+        ]));
+        for busy in [Claim, User, Assistant, Deferred] {
+            assert!(!rest(&[Meta, Assistant, Terminal, busy]), "{busy:?}");
+            assert!(!rest(&[Terminal, busy, Decision]), "{busy:?}");
+        }
+        assert!(!rest(&[Meta]));
+        assert!(!rest(&[Meta, Decision, ToolResult]));
+        assert!(!at_rest([None, Some(Terminal)]));
     }
 }

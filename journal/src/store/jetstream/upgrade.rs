@@ -4,8 +4,9 @@
 //! meta record is replaced in place by a rollup (`Nats-Rollup: sub`): the
 //! server stores the new message and drops the old one on that subject in
 //! one step, so the subject always holds one of the two. The stream must
-//! allow rollups; one that does not is refused before anything is written,
-//! with the command that allows them.
+//! allow rollups; one that does not is refused before anything is written
+//! (`fisk-admin upgrade` asks once for a whole batch, with the command that
+//! allows them: `stream edit STREAM --allow-rollup`).
 //!
 //! The agent (and this tool) take the last message on a run's subjects as
 //! its tail: its seq is the run's last seq, its stream sequence what the
@@ -108,8 +109,8 @@ impl Core {
         }
         if !self.config.allow_rollup {
             return Err(refused(format!(
-                "stream {} does not allow rollups, which upgrade needs to replace a record in place; allow them with `nats stream edit {} --allow-rollup` (and `--no-allow-rollup` after the upgrade, to keep records write-once)",
-                self.name, self.name
+                "stream {} does not allow rollups, which upgrade needs to replace a record in place (`fisk-admin stream edit` with `--allow-rollup` allows them, `--no-allow-rollup` forbids them again after the upgrade)",
+                self.name
             )));
         }
         if !force {

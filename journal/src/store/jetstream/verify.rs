@@ -87,5 +87,40 @@ pub fn verify_jetstream_run(
     }
     pre.append(&mut report.findings);
     report.findings = pre;
+    if let Some(f) = tail_behind(run, &ordered) {
+        report.findings.push(f);
+    }
     report
+}
+
+/// The finding for a run whose tail (the record stored last, which the
+/// agent and the appenders take for the run's last seq and fence on) is
+/// not its last record: an upgrade interrupted between its two publishes
+/// (`upgrade.rs`) leaves the new meta record there. `upgrade RUN`
+/// finishes it. `messages` in seq order.
+fn tail_behind(run: &str, messages: &[RunMessage]) -> Option<Finding> {
+    let records = messages.iter().filter(|m| m.subject_seq.is_some());
+    let tail = records.clone().max_by_key(|m| m.stream_seq)?;
+    let tail_seq = tail.subject_seq?;
+    let last = records.filter_map(|m| m.subject_seq).max()?;
+    if tail_seq >= last {
+        return None;
+    }
+    let why = match tail_seq {
+        1 => "an upgrade was interrupted between its two publishes".to_owned(),
+        n => format!("record {n} was stored after record {last}"),
+    };
+    let message = format!(
+        "the run's last stored message is record {tail_seq} ({}), not its last record {last}: {why}; readers here call the run corrupt and every writer (the agent's too) refuses it until the upgrade is finished",
+        tail.subject
+    );
+    let line = messages
+        .iter()
+        .position(|m| std::ptr::eq(m, tail))
+        .map(|i| i + 1);
+    Some(Finding {
+        line,
+        seq: Some(tail_seq),
+        ..file_finding(run, Code::UpgradeInterrupted, message)
+    })
 }
