@@ -125,6 +125,49 @@ fn offending_line(e: &journal::Error) -> Option<crate::output::LineSource> {
 /// What every command returns: the exit status it chose, or why it failed.
 pub type CmdResult = Result<ExitCode, Failure>;
 
+/// A failure as it is shown: `fisk-admin: × message`, the line it is
+/// about (labelled) when there is one, `help:` under it; one shape for a
+/// command's own failure and for one run's failure within a batch.
+/// Messages quote what they are about (a fingerprint field, a server's
+/// error, a stream's subject): untrusted text, neutralised.
+fn rendered(
+    message: &str,
+    help: Option<&str>,
+    source: Option<crate::output::LineSource>,
+    style: Style,
+) -> String {
+    let mut diag = miette::MietteDiagnostic::new(sanitize(message, true));
+    if let Some(h) = help {
+        diag = diag.with_help(sanitize(h, true));
+    }
+    let mut text = String::new();
+    let plain = diag.message.clone();
+    let done = match source {
+        // The line the error is about, shown and labelled.
+        Some(source) => {
+            let diag = diag.with_label(miette::LabeledSpan::at_offset(0, "here"));
+            let report = miette::Report::new(diag).with_source_code(source);
+            report_handler(style.color).render_report(&mut text, report.as_ref())
+        }
+        None => report_handler(style.color).render_report(&mut text, &diag),
+    };
+    if done.is_err() {
+        text = plain;
+    }
+    let mut out = format!("fisk-admin: {}", text.trim_start());
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out
+}
+
+/// One run's failure within a batch (`rm`, `upgrade`, `validate` of many
+/// runs), said on stderr in the shape of a command's own failure while the
+/// batch goes on.
+pub fn say(message: &str, help: Option<&str>, style: Style) {
+    eprint!("{}", rendered(message, help, None, style));
+}
+
 /// Render a failure as `fisk-admin: message` (with help) on stderr, and
 /// turn the result into the process's exit status.
 pub fn finish(result: CmdResult, g: &crate::cli::Global, style: Style) -> ExitCode {
@@ -144,30 +187,8 @@ pub fn finish(result: CmdResult, g: &crate::cli::Global, style: Style) -> ExitCo
                 .into_iter()
                 .chain(also)
                 .reduce(|a, b| format!("{a}; {b}"));
-            // Messages quote what they are about (a fingerprint field, a
-            // server's error, a stream's subject): untrusted text.
-            let mut diag = miette::MietteDiagnostic::new(sanitize(&f.message, true));
-            if let Some(h) = f.help {
-                diag = diag.with_help(sanitize(&h, true));
-            }
-            let mut text = String::new();
-            let message = diag.message.clone();
-            let rendered = match f.error.as_deref().and_then(offending_line) {
-                // The line the error is about, shown and labelled.
-                Some(source) => {
-                    let diag = diag.with_label(miette::LabeledSpan::at_offset(0, "here"));
-                    let report = miette::Report::new(diag).with_source_code(source);
-                    report_handler(style.color).render_report(&mut text, report.as_ref())
-                }
-                None => report_handler(style.color).render_report(&mut text, &diag),
-            };
-            if rendered.is_err() {
-                text = message;
-            }
-            eprint!("fisk-admin: {}", text.trim_start());
-            if !text.ends_with('\n') {
-                eprintln!();
-            }
+            let source = f.error.as_deref().and_then(offending_line);
+            eprint!("{}", rendered(&f.message, f.help.as_deref(), source, style));
             ExitCode::from(f.exit)
         }
     }

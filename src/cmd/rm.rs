@@ -133,10 +133,9 @@ fn render(out: &mut dyn Write, deletions: &[Deletion], style: Style) -> io::Resu
                     eprintln!("fisk-admin: warning: {}", sanitize(w, false));
                 }
             }
-            Deletion::Failed { run, error, .. } => eprintln!(
-                "fisk-admin: {}; run {run} was not deleted",
-                sanitize(error, false)
-            ),
+            Deletion::Failed { run, error, .. } => {
+                crate::error::say(&format!("{error}; run {run} was not deleted"), None, style)
+            }
         }
     }
     if style.format == Format::Json {

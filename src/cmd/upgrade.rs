@@ -120,13 +120,11 @@ pub fn run(g: &Global, a: UpgradeArgs, style: Style, out: &mut dyn Write) -> Cmd
     // A dry run says once what the real one would refuse.
     let say_refusal = || {
         if let Some(f) = &refusal {
-            eprintln!(
-                "fisk-admin: the upgrade would be refused: {}",
-                sanitize(&f.message, false)
+            crate::error::say(
+                &format!("the upgrade would be refused: {}", f.message),
+                f.help.as_deref(),
+                style,
             );
-            if let Some(h) = &f.help {
-                eprintln!("  help: {}", sanitize(h, false));
-            }
         }
     };
     if style.json() {
@@ -160,18 +158,19 @@ pub fn run(g: &Global, a: UpgradeArgs, style: Style, out: &mut dyn Write) -> Cmd
             "current" if quiet_current => {}
             "current" => writeln!(out, "{run} is version 1 already; left alone")?,
             _ if r.skipped => {}
-            _ => eprintln!(
-                "fisk-admin: {}",
-                sanitize(r.error.as_deref().unwrap_or("failed"), false)
-            ),
+            _ => crate::error::say(r.error.as_deref().unwrap_or("failed"), None, style),
         }
     }
     let skipped: Vec<&Row> = rows.iter().filter(|r| r.skipped).collect();
     if let Some(first) = skipped.first() {
-        eprintln!(
-            "fisk-admin: {} run(s) {}",
-            skipped.len(),
-            sanitize(first.error.as_deref().unwrap_or("not attempted"), false)
+        crate::error::say(
+            &format!(
+                "{} run(s) {}",
+                skipped.len(),
+                first.error.as_deref().unwrap_or("not attempted")
+            ),
+            None,
+            style,
         );
     }
     writeln!(

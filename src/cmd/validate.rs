@@ -184,9 +184,10 @@ pub fn run(g: &Global, a: ValidateArgs, style: Style, out: &mut dyn Write) -> Cm
                     // server's, and the same for every run: stop.
                     Err(f) if store.read_failures_are_per_run() => {
                         unreadable += 1;
-                        eprintln!(
-                            "fisk-admin: run {r} not validated: {}",
-                            sanitize(&f.message, false)
+                        crate::error::say(
+                            &format!("run {r} not validated: {}", f.message),
+                            f.help.as_deref(),
+                            style,
                         );
                     }
                     Err(f) => return Err(f),

@@ -2099,12 +2099,17 @@ fn approve_then_resume_goes_ahead_within_the_hold_on_jetstream() {
     };
     let r = js(&["run", "--agent", "agent.yaml", "--id", "gate", "go"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
+    // Each step on its line (`next:`, then `then:`), run in order.
     let next = r
         .stdout
         .lines()
-        .find_map(|l| l.trim_start().strip_prefix("next: "))
-        .unwrap_or_default()
-        .to_owned();
+        .filter_map(|l| {
+            let l = l.trim_start();
+            l.strip_prefix("next: ")
+                .or_else(|| l.strip_prefix("then: "))
+        })
+        .collect::<Vec<_>>()
+        .join(" && ");
     assert!(
         next.contains("approve gate g1") && next.contains("resume gate"),
         "{next}"

@@ -290,3 +290,56 @@ fn repair_names_what_it_does_not_fix_and_the_command_for_it() {
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("did you mean `seq-gap`?"), "{}", r.stderr);
 }
+
+/// One error shape (issue 23.7): a run of a batch that fails is said as a
+/// command's own failure is, `fisk-admin: × ...`, and the others go on.
+#[test]
+fn a_run_that_fails_within_a_batch_is_said_in_the_one_error_shape() {
+    let store = store_copy("runs");
+    let dir = store.path();
+    let lock = dir.join("tool-batch.lock");
+    let mut holder = std::process::Command::new("flock")
+        .arg(&lock)
+        .args(["sleep", "30"])
+        .spawn()
+        .expect("flock(1)");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut r;
+    loop {
+        r = fisk(&[
+            "--state-dir",
+            s(dir),
+            "rm",
+            "tool-batch",
+            "simple-completed",
+            "--yes",
+        ]);
+        if r.stderr.contains("is live") || std::time::Instant::now() > deadline {
+            break;
+        }
+        // Not held yet: put the run back for the next try.
+        let _ = std::fs::copy(
+            testdata("runs/tool-batch.json"),
+            dir.join("tool-batch.json"),
+        );
+        let _ = std::fs::copy(
+            testdata("runs/simple-completed.json"),
+            dir.join("simple-completed.json"),
+        );
+    }
+    let _ = holder.kill();
+    let _ = holder.wait();
+    let line = r
+        .stderr
+        .lines()
+        .find(|l| l.contains("is live"))
+        .unwrap_or_else(|| panic!("{}", r.stderr));
+    assert!(
+        line.starts_with("fisk-admin: × run tool-batch is live"),
+        "{line}"
+    );
+    assert!(
+        !dir.join("simple-completed.json").exists(),
+        "the rest went on"
+    );
+}

@@ -31,11 +31,14 @@ impl FileStore {
         // A journal that is a symbolic link is refused, as every writer
         // here refuses one: its backup would be the link, not the bytes,
         // and the rename would part the run from the file the agent reads.
-        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
-            return Err(Error::Symlink { path });
-        }
         let refused =
             |message: String| Error::refused(run, format!("{message}; nothing was changed"));
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(refused(format!(
+                "{} is a symbolic link, which no writer here follows (replace it with the file it points to)",
+                crate::shell::shown(&path)
+            )));
+        }
         // Planned first without the lock, as a dry run plans: a live run, a
         // current one and a refusal end here having created nothing (not
         // even a lock file for a run that had none).
