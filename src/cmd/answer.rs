@@ -29,7 +29,8 @@ pub fn run(g: &Global, a: AnswerArgs, style: Style, out: &mut dyn Write) -> CmdR
     check(g, &st, &a.run, &tool_use_id)?;
     let (mut app, generation) = writer_of(&store, &a.run, &journal, &st)?;
     // SPEC 6: the answer is counted under the provider that took the call,
-    // so it carries the deferred record's kind and dispatched.
+    // so it carries the deferred record's kind and dispatched (and, for a
+    // dispatched remote call, the derived `remote` older readers count).
     let deferred = st
         .pending
         .as_ref()
@@ -45,6 +46,7 @@ pub fn run(g: &Global, a: AnswerArgs, style: Style, out: &mut dyn Write) -> CmdR
                 is_error: a.is_error,
                 ..ToolResultBlock::default()
             },
+            remote: kind == "remote" && dispatched,
             kind,
             dispatched,
             ..ToolResult::default()

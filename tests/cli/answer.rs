@@ -252,3 +252,42 @@ fn an_answer_past_the_largest_seq_is_refused_not_lost() {
     assert!(!r.stdout.contains("answered"), "{}", r.stdout);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), bumped);
 }
+
+/// SPEC 1, SPEC 6: the answer to a deferral the agent marked remote and
+/// dispatched carries the derived `"remote": true` the agent writes
+/// (before `kind`, in the agent's key order); one remote but not
+/// dispatched, or of another kind, does not.
+#[test]
+fn an_answer_to_a_dispatched_remote_deferral_says_remote_as_the_agent_does() {
+    let custom = r#""kind":"custom","dispatched":true}}"#;
+    for (deferred, tail) in [
+        (
+            r#""kind":"remote","dispatched":true}}"#,
+            r#"},"remote":true,"kind":"remote","dispatched":true}}"#,
+        ),
+        (r#""kind":"remote"}}"#, r#"},"kind":"remote"}}"#),
+        (custom, r#"},"kind":"custom","dispatched":true}}"#),
+    ] {
+        let store = store_copy("agent-journals/v1");
+        let path = store.path().join("g-deferral-waiting.json");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(custom));
+        std::fs::write(&path, text.replace(custom, deferred)).unwrap();
+        let r = fisk(&[
+            "--state-dir",
+            s(store.path()),
+            "answer",
+            "g-deferral-waiting",
+            "tu_d",
+            "--content",
+            "ok",
+        ]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let after = std::fs::read_to_string(&path).unwrap();
+        let last = after.lines().last().unwrap();
+        assert!(
+            last.ends_with(&format!(r#""content":"ok"{tail}"#)),
+            "{deferred}: {last}"
+        );
+    }
+}
