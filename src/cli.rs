@@ -346,7 +346,7 @@ pub struct QueryArgs {
     /// The calls without their answers
     #[arg(long, conflicts_with = "results_only")]
     pub calls_only: bool,
-    /// Only calls that have an answer
+    /// Only calls that have an answer, without their input
     #[arg(long)]
     pub results_only: bool,
     /// Only calls whose input JSON matches this regular expression

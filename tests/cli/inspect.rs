@@ -174,3 +174,81 @@ fn stats_text_reads_the_budget_and_tools_and_says_untimed_on_version_3() {
         assert!(row.contains("untimed") && !row.contains("0ns"), "{row}");
     }
 }
+
+/// The expected query document of a reference run, exactly (keys and
+/// `null`s kept: the corpus comparison elsewhere reads `null` as absent).
+fn expected_query(g: &str, run: &str) -> serde_json::Value {
+    let path = testdata(&format!("agent-journals/expected/{g}/{run}.json"));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    v["query"].clone()
+}
+
+/// As the agent's query (issue 23.6): a nil tool input is printed
+/// `"input": null`, not left out; `--results-only` leaves every call's
+/// input out (and keeps the answered calls only). Checked key by key
+/// against the agent's own documents for every reference run.
+#[test]
+fn query_prints_a_null_input_and_results_only_leaves_every_input_out() {
+    let mut checked = 0;
+    for (g, dir) in [("v1", v1()), ("v3", v3())] {
+        let names = std::fs::read_dir(&dir).unwrap();
+        for e in names {
+            let path = e.unwrap().path();
+            let run = path.file_stem().unwrap().to_string_lossy().into_owned();
+            let want = expected_query(g, &run);
+            let calls = |args: &[&str]| -> Vec<serde_json::Value> {
+                let mut all = vec!["--state-dir", &dir, "query", &run, "-o", "json"];
+                all.extend_from_slice(args);
+                let r = fisk(&all);
+                assert_eq!(r.code, 0, "{g}/{run}: {}", r.stderr);
+                r.json()["calls"].as_array().cloned().unwrap_or_default()
+            };
+            let want_calls = want["calls"].as_array().cloned().unwrap_or_default();
+            let got = calls(&[]);
+            assert_eq!(got.len(), want_calls.len(), "{g}/{run}");
+            for (a, b) in got.iter().zip(&want_calls) {
+                assert_eq!(a.get("input"), b.get("input"), "{g}/{run}: {a} / {b}");
+                checked += usize::from(b.get("input") == Some(&serde_json::Value::Null));
+            }
+            let answered: Vec<_> = want_calls
+                .iter()
+                .filter(|c| c.get("answer").is_some())
+                .collect();
+            let got = calls(&["--results-only"]);
+            assert_eq!(got.len(), answered.len(), "{g}/{run}");
+            for (a, b) in got.iter().zip(answered) {
+                assert!(a.get("input").is_none(), "{g}/{run}: {a}");
+                assert_eq!(a["tool_use_id"], b["tool_use_id"]);
+                assert_eq!(a.get("answer"), b.get("answer"), "{g}/{run}");
+            }
+        }
+    }
+    assert!(checked >= 2, "null inputs checked: {checked}");
+}
+
+/// A crafted journal whose call's input is `null`: JSON says so, text
+/// says `input: none`, and `--input-match null` selects it (the agent
+/// matches the `null` it read back).
+#[test]
+fn a_crafted_null_input_is_printed_null_and_matched_as_null() {
+    let store = store_copy("agent-journals/v1");
+    let path = store.path().join("g-tool-batch.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let crafted = text.replace(r#""input":{"all":true}"#, r#""input":null"#);
+    assert_ne!(crafted, text);
+    std::fs::write(&path, crafted).unwrap();
+    let d = store.path().display().to_string();
+    let r = fisk(&["--state-dir", &d, "query", "g-tool-batch", "-o", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("\"input\": null"), "{}", r.stdout);
+    assert_eq!(r.json()["calls"][0]["input"], serde_json::Value::Null);
+    assert!(r.json()["calls"][0].get("input").is_some());
+    assert_eq!(
+        ids(&d, "g-tool-batch", &["--input-match", "^null$"]),
+        ["toolu_01"]
+    );
+    let r = fisk(&["--state-dir", &d, "query", "g-tool-batch"]);
+    assert!(r.stdout.contains("  input: none"), "{}", r.stdout);
+    let r = fisk(&["--state-dir", &d, "query", "g-tool-batch", "--results-only"]);
+    assert!(!r.stdout.contains("input"), "{}", r.stdout);
+}
