@@ -19,6 +19,23 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// `--json` (the agent's word, on `query`, `stats` and `search`) is
+    /// `-o json`.
+    pub fn with_json_flag(mut self) -> Cli {
+        let json = match &self.command {
+            Command::Query(a) => a.json,
+            Command::Stats(a) => a.json,
+            Command::Search(a) => a.json,
+            _ => false,
+        };
+        if json {
+            self.global.format = Format::Json;
+        }
+        self
+    }
+}
+
 #[derive(Args, Debug, Clone)]
 #[command(next_help_heading = "Global options")]
 pub struct Global {
@@ -105,8 +122,10 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// List runs: status, live, model, records, size, times, prompt
+    #[command(visible_alias = "list")]
     Ls(LsArgs),
     /// Show a run: status, counters, fingerprint, pending batch, what it waits on
+    #[command(visible_alias = "view")]
     Show(ShowArgs),
     /// Check journals: parse, sequence, fold, ids, permissions, locks
     Verify(VerifyArgs),
@@ -127,6 +146,7 @@ pub enum Command {
     /// Fix a damaged tail: cut a torn final line (kept in a backup) or add a missing final newline
     Repair(RepairArgs),
     /// Delete runs (journal and lock), keeping a backup of each; refuses live runs
+    #[command(visible_alias = "delete")]
     Rm(RmArgs),
     /// Convert version-3 runs (the August 2026 agent) to version 1, keeping the originals
     Upgrade(UpgradeArgs),
@@ -291,6 +311,9 @@ pub struct StatsArgs {
     /// With --all: which runs (as ls)
     #[command(flatten)]
     pub filter: crate::filter::FilterArgs,
+    /// The same as -o json (the agent's flag)
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// What `stats --all --by` groups on.
@@ -314,6 +337,9 @@ pub struct SearchArgs {
     /// Where --match looks: the prompt (as the agent), the text the model and user wrote, tool inputs and results, or all of it
     #[arg(long = "in", value_enum, value_name = "WHERE", default_value_t = SearchIn::Prompt)]
     pub within: SearchIn,
+    /// The same as -o json (the agent's flag)
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Where `search --match` looks.
@@ -355,6 +381,9 @@ pub struct QueryArgs {
     /// Only calls whose answer's content matches this regular expression
     #[arg(long, value_name = "RE", value_parser = parse_regex)]
     pub output_match: Option<regex::Regex>,
+    /// The same as -o json (the agent's flag)
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// A regular expression (RE2 syntax, as the agent's Go `regexp`).

@@ -27,7 +27,7 @@ fn main() -> ExitCode {
     // completion's protocol, run ids included (src/complete.rs).
     clap_complete::CompleteEnv::with_factory(<cli::Cli as clap::CommandFactory>::command)
         .complete();
-    let cli = cli::Cli::parse();
+    let cli = cli::Cli::parse().with_json_flag();
     let style = output::Style {
         format: cli.global.format,
         color: output::want_color(cli.global.color, cli.global.no_color),

@@ -252,3 +252,145 @@ fn a_crafted_null_input_is_printed_null_and_matched_as_null() {
     let r = fisk(&["--state-dir", &d, "query", "g-tool-batch", "--results-only"]);
     assert!(!r.stdout.contains("input"), "{}", r.stdout);
 }
+
+/// The agent's own words (issue 23.6): `list`, `view` and `delete` are
+/// `ls`, `show` and `rm`, and print or do the same.
+#[test]
+fn list_view_and_delete_are_ls_show_and_rm() {
+    let d = v1();
+    for (alias, name, rest) in [
+        ("list", "ls", &[][..]),
+        ("view", "show", &["g-tool-batch"][..]),
+    ] {
+        let mut a = vec!["--state-dir", &d, alias];
+        a.extend_from_slice(rest);
+        let mut b = vec!["--state-dir", &d, name];
+        b.extend_from_slice(rest);
+        let (a, b) = (fisk(&a), fisk(&b));
+        assert_eq!(a.code, 0, "{alias}: {}", a.stderr);
+        assert_eq!(a.stdout, b.stdout, "{alias}");
+    }
+    let store = store_copy("agent-journals/v1");
+    let dir = store.path().display().to_string();
+    let r = fisk(&["--state-dir", &dir, "delete", "g-tool-batch", "--yes"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!store.path().join("g-tool-batch.json").exists());
+    // Compared without white space: help wraps at the terminal's width.
+    let help: String = fisk(&["--help"]).stdout.split_whitespace().collect();
+    for alias in ["list", "view", "delete"] {
+        assert!(help.contains(&format!("[alias:{alias}]")), "{help}");
+    }
+}
+
+/// `--json` on `query`, `stats` and `search` is `-o json`.
+#[test]
+fn json_is_format_json_on_query_stats_and_search() {
+    let d = v1();
+    for cmd in [
+        &["query", "g-tool-batch"][..],
+        &["stats", "g-tool-batch"][..],
+        &["stats", "--all"][..],
+        &["search"][..],
+    ] {
+        let mut a = vec!["--state-dir", d.as_str()];
+        a.extend_from_slice(cmd);
+        let mut b = a.clone();
+        a.push("--json");
+        b.extend_from_slice(&["-o", "json"]);
+        let (a, b) = (fisk(&a), fisk(&b));
+        assert_eq!(a.code, 0, "{cmd:?}: {}", a.stderr);
+        assert!(
+            a.stdout.trim_start().starts_with('{'),
+            "{cmd:?}: {}",
+            a.stdout
+        );
+        assert_eq!(a.json(), b.json(), "{cmd:?}");
+    }
+}
+
+/// `search --identity` (the agent's flag) is `--agent`, runs that carry
+/// no agent excluded and counted the same.
+#[test]
+fn search_identity_is_agent() {
+    let d = v1();
+    let a = fisk(&[
+        "--state-dir",
+        &d,
+        "search",
+        "--identity",
+        "nats-ops",
+        "-o",
+        "json",
+    ]);
+    let b = fisk(&[
+        "--state-dir",
+        &d,
+        "search",
+        "--agent",
+        "nats-ops",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(a.code, 0, "{}", a.stderr);
+    assert_eq!(a.json(), b.json());
+    assert!(
+        a.json()["no_agent_excluded"].as_u64() > Some(0),
+        "{}",
+        a.stdout
+    );
+    let all = fisk(&["--state-dir", &d, "search", "-o", "json"]).json();
+    assert!(
+        a.json()["runs"].as_array().map(Vec::len) < all["runs"].as_array().map(Vec::len),
+        "--identity selected nothing out"
+    );
+}
+
+/// `--prefix P` (the agent's listing filter, `w-` for its web channel):
+/// only runs whose id starts with P, in `ls`, `search` and `stats --all`.
+#[test]
+fn prefix_selects_the_runs_whose_id_starts_with_it() {
+    let store = store_copy("agent-journals/v1");
+    let dir = store.path().display().to_string();
+    // A web channel's run: the same journal under a `w-` id.
+    std::fs::copy(
+        store.path().join("g-tool-batch.json"),
+        store.path().join("w-tool-batch.json"),
+    )
+    .unwrap();
+    let ids = |args: &[&str], key: &str| -> Vec<String> {
+        let mut all = vec!["--state-dir", dir.as_str()];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["-o", "json"]);
+        let r = fisk(&all);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        let v = r.json();
+        let list = if key.is_empty() { v } else { v[key].clone() };
+        let mut out: Vec<String> = list
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|x| x["run_id"].as_str().map(str::to_owned))
+            .collect();
+        out.sort();
+        out
+    };
+    assert_eq!(ids(&["ls", "--prefix", "w-"], ""), ["w-tool-batch"]);
+    assert_eq!(ids(&["search", "--prefix", "w-"], "runs"), ["w-tool-batch"]);
+    let g = ids(&["ls", "--prefix", "g-dec"], "");
+    assert_eq!(g, ["g-decision-after-terminal", "g-decisions"]);
+    assert!(ids(&["ls", "--prefix", "nothing-"], "").is_empty());
+    let r = fisk(&[
+        "--state-dir",
+        &dir,
+        "stats",
+        "--all",
+        "--prefix",
+        "w-",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let one = fisk(&["--state-dir", &dir, "stats", "w-tool-batch", "-o", "json"]).json();
+    assert_eq!(r.json()["totals"]["runs"], 1, "{}", r.stdout);
+    assert!(one["tools"].is_array());
+}
