@@ -291,3 +291,86 @@ fn an_answer_to_a_dispatched_remote_deferral_says_remote_as_the_agent_does() {
         );
     }
 }
+
+/// `answer` racing `upgrade` (issue 24 defect 6): the writer checks under
+/// the lock the generation it writes, not only the last seq, which an
+/// upgrade keeps. Raced 60 times on a version-3 run: whenever the answer
+/// landed after the upgrade (the upgrade's backup does not hold it), it is
+/// a version-1 record (stamped with `time`); an answer refused for the
+/// change leaves the journal as the upgrade made it.
+#[test]
+fn an_answer_racing_an_upgrade_writes_the_generation_it_finds() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::process::{Command, Stdio};
+    let original = std::fs::read(testdata("agent-journals/v3/g-deferral-waiting.json")).unwrap();
+    let mut after = 0;
+    for trial in 0..60 {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let path = dir.path().join("g-deferral-waiting.json");
+        std::fs::write(&path, &original).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let state = dir.path().display().to_string();
+        let spawn = |args: &[&str]| {
+            Command::new(bin())
+                .args(["--state-dir", &state])
+                .args(args)
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .env("HOME", dir.path())
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let answer = ["answer", "g-deferral-waiting", "tu_d", "--content", "ok"];
+        let upgrade = ["upgrade", "g-deferral-waiting"];
+        let (a, u) = if trial % 2 == 0 {
+            let u = spawn(&upgrade);
+            (spawn(&answer), u)
+        } else {
+            let a = spawn(&answer);
+            (a, spawn(&upgrade))
+        };
+        let (a, u) = (a.wait_with_output().unwrap(), u.wait_with_output().unwrap());
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let version = lines[0]["meta"]["version"].as_i64();
+        let answered = lines
+            .iter()
+            .find(|r| r["tool_result"]["tool_use_id"] == "tu_d" && r["seq"] == 5);
+        let backup_has_it = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().ends_with(".bak"))
+            .any(|p| {
+                std::fs::read_to_string(p)
+                    .unwrap()
+                    .contains("\"content\":\"ok\"")
+            });
+        let said = format!(
+            "trial {trial}: answer {:?} {}; upgrade {:?} {}\n{text}",
+            a.status.code(),
+            String::from_utf8_lossy(&a.stderr),
+            u.status.code(),
+            String::from_utf8_lossy(&u.stderr)
+        );
+        if let Some(r) = answered {
+            if version == Some(1) && !backup_has_it {
+                after += 1;
+                assert!(
+                    r.get("time").is_some(),
+                    "a version-3 record in a version-1 journal: {said}"
+                );
+            }
+        } else {
+            assert_ne!(a.status.code(), Some(0), "{said}");
+        }
+        assert_eq!(lines.len(), 4 + usize::from(answered.is_some()), "{said}");
+    }
+    eprintln!("answers that followed the upgrade: {after} of 60");
+}
