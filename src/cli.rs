@@ -463,8 +463,8 @@ pub struct StreamCheckArgs {
 pub struct StreamCreateArgs {
     /// The stream name
     pub stream: String,
-    /// The one subject, PREFIX.> (for example fisk.sessions.>)
-    #[arg(long, value_name = "PREFIX.>")]
+    /// The one subject: a prefix and `.>`, quoted for the shell (which reads an unquoted > as a redirect), for example --subject 'fisk.sessions.>'
+    #[arg(long, value_name = "SUBJECT")]
     pub subject: String,
     /// How many servers keep a copy (1 to 5; in a cluster, 3 survives the loss of one)
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=5))]

@@ -1,4 +1,4 @@
-//! `stream check STREAM` / `stream create STREAM --subject PREFIX.>`: a
+//! `stream check STREAM` / `stream create STREAM --subject 'PREFIX.>'`: a
 //! JetStream stream against the session-store rules (SPEC 8).
 
 use crate::cli::{Global, StreamCheckArgs, StreamCommand, StreamCreateArgs};
@@ -159,7 +159,7 @@ fn create(
 ) -> CmdResult {
     if jetstream::prefix_of(std::slice::from_ref(&a.subject)).is_none() {
         return Err(Failure::new(format!(
-            "--subject {:?} is not of the form PREFIX.>",
+            "--subject {:?} is not of the form 'PREFIX.>'",
             a.subject
         ))
         .help("for example: --subject 'fisk.sessions.>'"));
