@@ -19,6 +19,23 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// `--json` (the agent's word, on `query`, `stats` and `search`) is
+    /// `-o json`.
+    pub fn with_json_flag(mut self) -> Cli {
+        let json = match &self.command {
+            Command::Query(a) => a.json,
+            Command::Stats(a) => a.json,
+            Command::Search(a) => a.json,
+            _ => false,
+        };
+        if json {
+            self.global.format = Format::Json;
+        }
+        self
+    }
+}
+
 #[derive(Args, Debug, Clone)]
 #[command(next_help_heading = "Global options")]
 pub struct Global {
@@ -86,8 +103,10 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// List runs: status, live, model, records, size, times, prompt
+    #[command(visible_alias = "list")]
     Ls(LsArgs),
     /// Show a run: status, counters, fingerprint, pending batch, what it waits on
+    #[command(visible_alias = "view")]
     Show(ShowArgs),
     /// Check journals: parse, sequence, fold, ids, permissions, locks
     Verify(VerifyArgs),
@@ -108,6 +127,7 @@ pub enum Command {
     /// Fix a damaged tail: cut a torn final line (kept in a backup) or add a missing final newline
     Repair(RepairArgs),
     /// Delete runs (journal and lock), keeping a backup of each; refuses live runs
+    #[command(visible_alias = "delete")]
     Rm(RmArgs),
     /// Convert version-3 runs (the August 2026 agent) to version 1, keeping the originals
     Upgrade(UpgradeArgs),
@@ -272,6 +292,9 @@ pub struct StatsArgs {
     /// With --all: which runs (as ls)
     #[command(flatten)]
     pub filter: crate::filter::FilterArgs,
+    /// The same as -o json (the agent's flag)
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// What `stats --all --by` groups on.
@@ -295,6 +318,9 @@ pub struct SearchArgs {
     /// Where --match looks: the prompt (as the agent), the text the model and user wrote, tool inputs and results, or all of it
     #[arg(long = "in", value_enum, value_name = "WHERE", default_value_t = SearchIn::Prompt)]
     pub within: SearchIn,
+    /// The same as -o json (the agent's flag)
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Where `search --match` looks.
@@ -327,7 +353,7 @@ pub struct QueryArgs {
     /// The calls without their answers
     #[arg(long, conflicts_with = "results_only")]
     pub calls_only: bool,
-    /// Only calls that have an answer
+    /// Only calls that have an answer, without their input
     #[arg(long)]
     pub results_only: bool,
     /// Only calls whose input JSON matches this regular expression
@@ -336,6 +362,9 @@ pub struct QueryArgs {
     /// Only calls whose answer's content matches this regular expression
     #[arg(long, value_name = "RE", value_parser = parse_regex)]
     pub output_match: Option<regex::Regex>,
+    /// The same as -o json (the agent's flag)
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The most a compiled `--match` expression may take. The regex crate
@@ -453,8 +482,8 @@ pub struct StreamCheckArgs {
 pub struct StreamCreateArgs {
     /// The stream name
     pub stream: String,
-    /// The one subject, PREFIX.> (for example fisk.sessions.>)
-    #[arg(long, value_name = "PREFIX.>")]
+    /// The one subject: a prefix and `.>`, quoted for the shell (which reads an unquoted > as a redirect), for example --subject 'fisk.sessions.>'
+    #[arg(long, value_name = "SUBJECT")]
     pub subject: String,
     /// How many servers keep a copy (1 to 5; in a cluster, 3 survives the loss of one)
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=5))]

@@ -91,9 +91,15 @@ impl From<std::io::Error> for Failure {
     }
 }
 
+/// The most of a journal line read to place an error in it: a longer
+/// line is shown from its start, the caret at its first column.
+const LINE_CAP: u64 = 1024 * 1024;
+
 /// The journal line a corrupt or torn journal's error points at, read from
-/// its file (at most 4 KiB of it), for miette to show under the message.
-fn offending_line(e: &journal::Error) -> Option<crate::output::LineSource> {
+/// its file, for miette to show under the message: the part around the
+/// byte where Go's scanner stops (so the caret is at that column), or the
+/// line's start when the line is JSON but not a record.
+fn offending_line(e: &journal::Error) -> Option<DamageSource> {
     use std::io::{Read, Seek};
     // A line of a file: a JetStream message is not one, and no snippet
     // pretends it is.
@@ -112,14 +118,129 @@ fn offending_line(e: &journal::Error) -> Option<crate::output::LineSource> {
     }
     f.seek(std::io::SeekFrom::Start(offset)).ok()?;
     let mut buf = Vec::new();
-    f.take(4096).read_to_end(&mut buf).ok()?;
+    f.take(LINE_CAP).read_to_end(&mut buf).ok()?;
+    let whole = buf.len() < LINE_CAP as usize || buf.contains(&b'\n');
     let end = buf.iter().position(|b| *b == b'\n').unwrap_or(buf.len());
     let bytes = buf.get(..end)?;
-    Some(crate::output::LineSource {
-        name: sanitize(&path.display().to_string(), false).into_owned(),
-        text: crate::output::excerpt(bytes, 160),
+    // Where in the line Go's scanner stops (0 when the line is JSON, or
+    // too long to have been read whole).
+    let at = match whole.then(|| journal::gojson::scan::scan(bytes)) {
+        Some(Err(bad)) => bad.offset.min(bytes.len()),
+        _ => 0,
+    };
+    Some(DamageSource::new(
+        sanitize(&path.display().to_string(), false).into_owned(),
+        bytes,
+        at,
         line,
-    })
+    ))
+}
+
+/// One journal line as miette shows it: at most [`BEFORE`] characters
+/// before the damaged byte and [`AFTER`] from it, neutralised, with the
+/// damaged byte's place kept for the caret and the `line:column` header.
+#[derive(Debug)]
+struct DamageSource {
+    name: String,
+    text: String,
+    line: usize,
+    /// Byte offset of the damaged byte in `text`.
+    caret: usize,
+    /// Its column in the whole line (0-based, in characters as shown).
+    column: usize,
+}
+
+const BEFORE: usize = 60;
+const AFTER: usize = 100;
+
+impl DamageSource {
+    fn new(name: String, bytes: &[u8], at: usize, line: usize) -> DamageSource {
+        let (head, tail) = bytes.split_at(at.min(bytes.len()));
+        let head = sanitize(&String::from_utf8_lossy(head), false).into_owned();
+        let tail = sanitize(&String::from_utf8_lossy(tail), false).into_owned();
+        let column = head.chars().count();
+        let kept: String = if column > BEFORE {
+            let skip = column - (BEFORE - 1);
+            std::iter::once('…')
+                .chain(head.chars().skip(skip))
+                .collect()
+        } else {
+            head
+        };
+        let caret = kept.len();
+        let rest = crate::output::truncate(&tail, AFTER);
+        DamageSource {
+            name,
+            text: format!("{kept}{rest}"),
+            line,
+            caret,
+            column,
+        }
+    }
+}
+
+impl miette::SourceCode for DamageSource {
+    fn read_span<'a>(
+        &'a self,
+        span: &miette::SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn miette::SpanContents<'a> + 'a>, miette::MietteError> {
+        // Asked for the label alone (no context lines), miette wants where
+        // it is, for the `file:line:column` header: the damaged byte's
+        // column in the whole line, not in the part shown.
+        let column = if before == 0 && after == 0 && span.offset() == self.caret {
+            self.column
+        } else {
+            0
+        };
+        Ok(Box::new(miette::MietteSpanContents::new_named(
+            self.name.clone(),
+            self.text.as_bytes(),
+            (0, self.text.len()).into(),
+            self.line.saturating_sub(1),
+            column,
+            1,
+        )))
+    }
+}
+
+/// For a file journal damaged inside, the complete command that reads it
+/// up to the damage: `show RUN --until-seq N`, N the seq of the line just
+/// before the bad one (none when the first line is bad, or the line
+/// before it cannot be read back).
+fn read_up_to_damage(g: &crate::cli::Global, e: &journal::Error) -> Option<String> {
+    use std::io::{Read, Seek};
+    let journal::Error::Corrupt {
+        run,
+        at: journal::Where::Line { path, line, offset },
+        ..
+    } = e
+    else {
+        return None;
+    };
+    if *line < 2 || *offset == 0 || !std::fs::symlink_metadata(path).ok()?.is_file() {
+        return None;
+    }
+    // The line before the bad one: the bytes just before its start.
+    let from = offset.saturating_sub(LINE_CAP);
+    let mut f = std::fs::File::open(path).ok()?;
+    f.seek(std::io::SeekFrom::Start(from)).ok()?;
+    let mut buf = Vec::new();
+    f.take(offset - from).read_to_end(&mut buf).ok()?;
+    let body = buf.strip_suffix(b"\n")?;
+    let start = match body.iter().rposition(|b| *b == b'\n') {
+        Some(i) => i + 1,
+        None if from == 0 => 0,
+        None => return None,
+    };
+    let prev = body.get(start..)?;
+    let seq = journal::record::Record::decode(prev).ok()?.seq;
+    let seq = seq.to_string();
+    Some(format!(
+        "to read it up to the damage (seq {seq}, the last before line {line}): `{}`",
+        crate::hint::command(g, &["show", run, "--until-seq", &seq])
+    ))
 }
 
 /// What every command returns: the exit status it chose, or why it failed.
@@ -133,7 +254,7 @@ pub type CmdResult = Result<ExitCode, Failure>;
 fn rendered(
     message: &str,
     help: Option<&str>,
-    source: Option<crate::output::LineSource>,
+    source: Option<DamageSource>,
     style: Style,
 ) -> String {
     let mut diag = miette::MietteDiagnostic::new(sanitize(message, true));
@@ -145,7 +266,7 @@ fn rendered(
     let done = match source {
         // The line the error is about, shown and labelled.
         Some(source) => {
-            let diag = diag.with_label(miette::LabeledSpan::at_offset(0, "here"));
+            let diag = diag.with_label(miette::LabeledSpan::at_offset(source.caret, "here"));
             let report = miette::Report::new(diag).with_source_code(source);
             report_handler(style.color).render_report(&mut text, report.as_ref())
         }
@@ -181,7 +302,10 @@ pub fn finish(result: CmdResult, g: &crate::cli::Global, style: Style) -> ExitCo
                     f.help = crate::hint::for_error(g, e);
                 }
             }
-            let also = std::mem::take(&mut f.also);
+            let mut also = std::mem::take(&mut f.also);
+            if let Some(h) = f.error.as_deref().and_then(|e| read_up_to_damage(g, e)) {
+                also.push(h);
+            }
             f.help = f
                 .help
                 .into_iter()

@@ -12,6 +12,9 @@ use journal::time::Time;
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct FilterArgs {
+    /// Only runs whose id starts with this (the agent's listing filter: `w-` for its web channel's runs)
+    #[arg(long, value_name = "PREFIX")]
+    pub prefix: Option<String>,
     /// Only runs with one of these statuses (comma-separated or repeated)
     #[arg(long, value_enum, value_name = "STATUS", value_delimiter = ',')]
     pub status: Vec<StatusFilter>,
@@ -22,7 +25,7 @@ pub struct FilterArgs {
     #[arg(long)]
     pub live: bool,
     /// Only runs of this agent (exactly; runs that carry no agent are left out and counted)
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, visible_alias = "identity", value_name = "NAME")]
     pub agent: Option<String>,
     /// Only runs of this model (exactly)
     #[arg(long, value_name = "MODEL")]
@@ -148,6 +151,13 @@ impl FilterArgs {
 
     /// Every filter but `--agent`.
     fn others(&self, s: &Summary) -> bool {
+        if self
+            .prefix
+            .as_ref()
+            .is_some_and(|p| !s.run_id.starts_with(p.as_str()))
+        {
+            return false;
+        }
         if !self.status.is_empty() && !self.status.iter().any(|w| status_selects(*w, s)) {
             return false;
         }
@@ -181,7 +191,8 @@ impl FilterArgs {
 
     /// Whether any filter is set (for saying why a listing is empty).
     pub fn any(&self) -> bool {
-        !self.status.is_empty()
+        self.prefix.is_some()
+            || !self.status.is_empty()
             || self.waiting
             || self.live
             || self.agent.is_some()

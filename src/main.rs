@@ -30,7 +30,7 @@ fn main() -> ExitCode {
     clap_complete::CompleteEnv::with_factory(<cli::Cli as clap::CommandFactory>::command)
         .complete();
     let cli = match cli::Cli::try_parse() {
-        Ok(cli) => cli,
+        Ok(cli) => cli.with_json_flag(),
         Err(e) => return usage_error(e),
     };
     let style = output::Style {

@@ -23,9 +23,12 @@ pub struct Call {
     pub iteration: i64,
     pub tool_use_id: String,
     pub tool: String,
-    /// The input as journaled.
+    /// The input as journaled: `Some(None)` is Go's nil, which the agent
+    /// journals, reads back and prints as `null` (a tool_use without an
+    /// `input` key reads the same here); `None` once `--results-only` left
+    /// it out, as the agent's query does.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub input: Option<Box<RawValue>>,
+    pub input: Option<Option<Box<RawValue>>>,
     /// When the assistant record holding the call was journaled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time: Option<Time>,
@@ -71,7 +74,7 @@ pub fn pair<'a>(records: impl IntoIterator<Item = &'a Record>) -> (Vec<Call>, Ve
                         iteration: a.iteration,
                         tool_use_id: u.id.clone(),
                         tool: u.name.clone(),
-                        input: u.input.clone(),
+                        input: Some(u.input.clone()),
                         time: r.time,
                         deferred: None,
                         answer: None,
@@ -145,9 +148,14 @@ impl Filter {
             return false;
         }
         if let Some(re) = &self.input {
-            // A call with no input matches against the empty text, as Go's
-            // regexp.Match does on a nil slice.
-            if !re.is_match(c.input.as_ref().map_or("", |i| i.get())) {
+            // A nil input is matched as the `null` it is journaled and read
+            // back as (Go's RawMessage of `null`); one already left out
+            // matches against the empty text, as regexp.Match on a nil slice.
+            let text = match &c.input {
+                Some(i) => i.as_ref().map_or("null", |i| i.get()),
+                None => "",
+            };
+            if !re.is_match(text) {
                 return false;
             }
         }

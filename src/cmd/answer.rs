@@ -30,7 +30,8 @@ pub fn run(g: &Global, a: AnswerArgs, style: Style, out: &mut dyn Write) -> CmdR
     };
     check(g, &st, &a.run, &tool_use_id)?;
     // SPEC 6: the answer is counted under the provider that took the call,
-    // so it carries the deferred record's kind and dispatched.
+    // so it carries the deferred record's kind and dispatched (and, for a
+    // dispatched remote call, the derived `remote` older readers count).
     let deferred = st
         .pending
         .as_ref()
@@ -53,6 +54,7 @@ pub fn run(g: &Global, a: AnswerArgs, style: Style, out: &mut dyn Write) -> CmdR
                 is_error: a.is_error,
                 ..ToolResultBlock::default()
             },
+            remote: kind == "remote" && dispatched,
             kind,
             dispatched,
             ..ToolResult::default()
@@ -105,6 +107,17 @@ pub fn writer_of(
             "run {run}: the journal changed while it was being checked (seq {} then {}); nothing was written",
             journal.last_seq(),
             app.last_seq()
+        ))
+        .help("run the command again"));
+    }
+    // Under the lock: the generation too, since `upgrade` rewrites a
+    // journal to version 1 keeping its seqs (issue 24.6).
+    let now = store.summary(run).version;
+    if now != Some(generation.version()) {
+        return Err(Failure::refused(format!(
+            "run {run}: the journal changed while it was being checked (format version {} then {}); nothing was written",
+            generation.version(),
+            now.map_or_else(|| "unreadable".to_owned(), |v| v.to_string())
         ))
         .help("run the command again"));
     }
@@ -308,4 +321,49 @@ fn too_big() -> Failure {
         "the answer is larger than {MAX_CONTENT} bytes (256 KiB); nothing was written"
     ))
     .help("shorten it, or store it elsewhere and answer with a reference to it")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use journal::store::file::FileStore;
+    use journal::store::Store;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// The interleaving of issue 24.6, made deterministic: the run is read
+    /// and checked as version 3, `upgrade` then makes it version 1 keeping
+    /// its seqs, and only then does the writer take the lock. It must see
+    /// the generation changed and refuse, not append a version-3 record.
+    #[test]
+    fn a_writer_refuses_a_journal_upgraded_since_it_was_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let path = dir.path().join("g-deferral-waiting.json");
+        std::fs::write(
+            &path,
+            include_bytes!("../../testdata/agent-journals/v3/g-deferral-waiting.json"),
+        )
+        .unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let store = Store::File(FileStore::new(dir.path()));
+        let run = "g-deferral-waiting";
+        let journal = store.read(run).unwrap();
+        let st = store.fold(run, &journal, FoldOptions::default()).unwrap();
+        assert_eq!(st.version, 3);
+        store
+            .upgrade(run, false, std::time::Duration::ZERO, false)
+            .unwrap();
+        let upgraded = std::fs::read(&path).unwrap();
+        let Err(e) = writer_of(&store, run, &journal, &st) else {
+            panic!("a writer of version 3 was given the upgraded journal");
+        };
+        assert!(e.message.contains("format version 3 then 1"), "{e:?}");
+        assert_eq!(e.exit, 1);
+        assert_eq!(std::fs::read(&path).unwrap(), upgraded);
+        // Read again, it writes as version 1.
+        let journal = store.read(run).unwrap();
+        let st = store.fold(run, &journal, FoldOptions::default()).unwrap();
+        let (_, generation) = writer_of(&store, run, &journal, &st).unwrap();
+        assert_eq!(generation.version(), 1);
+    }
 }

@@ -32,10 +32,15 @@ pub fn run(g: &Global, a: QueryArgs, style: Style, out: &mut dyn Write) -> CmdRe
     };
     let (all, _) = calls::pair(journal.records());
     let mut selected: Vec<Call> = all.into_iter().filter(|c| filter.matches(c)).collect();
-    if a.calls_only {
-        for c in &mut selected {
+    // As the agent's query: the answer left out under --calls-only, the
+    // input under --results-only.
+    for c in &mut selected {
+        if a.calls_only {
             c.answer = None;
             c.answer_time = None;
+        }
+        if a.results_only {
+            c.input = None;
         }
     }
     match style.format {
@@ -71,11 +76,12 @@ fn render(out: &mut dyn Write, run: &str, calls: &[Call]) -> io::Result<()> {
             sanitize(&c.tool_use_id, false)
         )?;
         match &c.input {
-            Some(input) => {
+            Some(Some(input)) => {
                 writeln!(out, "  input:")?;
                 indented(out, &decoded(input.get()), 4)?;
             }
-            None => writeln!(out, "  input: none")?,
+            Some(None) => writeln!(out, "  input: none")?,
+            None => {}
         }
         if let Some(d) = &c.deferred {
             let mut line = "  deferred".to_owned();

@@ -1,4 +1,4 @@
-//! `stream check STREAM` / `stream create STREAM --subject PREFIX.>` /
+//! `stream check STREAM` / `stream create STREAM --subject 'PREFIX.>'` /
 //! `stream edit STREAM --allow-rollup|--no-allow-rollup`: a JetStream
 //! stream against the session-store rules (SPEC 8), and the one setting
 //! `upgrade` needs changed.
@@ -177,7 +177,7 @@ fn create(
 ) -> CmdResult {
     if jetstream::prefix_of(std::slice::from_ref(&a.subject)).is_none() {
         return Err(Failure::new(format!(
-            "--subject {:?} is not of the form PREFIX.>",
+            "--subject {:?} is not of the form 'PREFIX.>'",
             a.subject
         ))
         .help("for example: --subject 'fisk.sessions.>'"));

@@ -101,15 +101,17 @@ fn label_style(kind: Option<Kind>, color: bool) -> Style {
 }
 
 /// A row as spans: the label part styled, search hits reversed.
-fn row_spans(
+pub(super) fn row_spans(
     row: &Row,
     kind: Option<Kind>,
     needle: Option<&str>,
     color: bool,
 ) -> Vec<Span<'static>> {
-    let (label, rest) = row.text.split_at(row.label.min(row.text.len()));
     let mut out = Vec::new();
-    for (part, style) in [(label, label_style(kind, color)), (rest, Style::default())] {
+    for (part, style) in [
+        (row.label.as_str(), label_style(kind, color)),
+        (row.rest.as_str(), Style::default()),
+    ] {
         if part.is_empty() {
             continue;
         }

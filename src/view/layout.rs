@@ -5,12 +5,21 @@
 use crate::transcript::block::Shown;
 use unicode_width::UnicodeWidthChar;
 
-/// One screen row of a block. The first `label` bytes are the label (drawn
-/// in the label's style).
+/// One screen row of a block: the label's part (drawn in the label's
+/// style) and the rest. Two strings, so no byte offset can fall inside a
+/// character.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
-    pub text: String,
-    pub label: usize,
+    pub label: String,
+    pub rest: String,
+}
+
+#[cfg(test)]
+impl Row {
+    /// The whole row as drawn.
+    pub fn text(&self) -> String {
+        format!("{}{}", self.label, self.rest)
+    }
 }
 
 /// Columns the gutter takes: a cursor mark, the seq, the iteration.
@@ -20,37 +29,33 @@ pub const GUTTER: usize = 13;
 pub fn rows(s: &Shown, folded: bool, width: usize) -> Vec<Row> {
     let width = width.max(8);
     if folded {
-        let mut text = s.label.clone();
-        let label = text.len();
+        let mut rest = String::new();
         if let Some(first) = s.body.iter().map(|l| l.trim()).find(|l| !l.is_empty()) {
-            text.push_str("  ");
-            text.push_str(first);
+            rest.push_str("  ");
+            rest.push_str(first);
         }
-        let more = s.body.len();
-        let tail = match more {
+        let tail = match s.body.len() {
             0 => String::new(),
             1 => "  (1 line, z opens)".to_owned(),
             n => format!("  ({n} lines, z opens)"),
         };
-        let cut = fit(&text, width.saturating_sub(display_width(&tail)));
-        let label = label.min(cut.len());
-        return vec![Row {
-            text: format!("{cut}{tail}"),
-            label,
-        }];
+        let (label, mut rest) =
+            fit_two(&s.label, &rest, width.saturating_sub(display_width(&tail)));
+        rest.push_str(&tail);
+        return vec![Row { label, rest }];
     }
     let mut out: Vec<Row> = wrap(&s.label, width)
         .into_iter()
-        .map(|t| Row {
-            label: t.len(),
-            text: t,
+        .map(|label| Row {
+            label,
+            rest: String::new(),
         })
         .collect();
     for line in &s.body {
         for piece in wrap(line, width.saturating_sub(2)) {
             out.push(Row {
-                text: format!("  {piece}"),
-                label: 0,
+                label: String::new(),
+                rest: format!("  {piece}"),
             });
         }
     }
@@ -77,21 +82,41 @@ pub fn display_width(s: &str) -> usize {
 /// The longest prefix of `s` at most `width` columns wide, with `…` when
 /// something was cut.
 pub fn fit(s: &str, width: usize) -> String {
-    if display_width(s) <= width {
-        return s.to_owned();
+    fit_two(s, "", width).0
+}
+
+/// `label` then `rest` fitted together into `width` columns as [`fit`]
+/// does, kept apart: the `…` goes to the part that was cut.
+pub fn fit_two(label: &str, rest: &str, width: usize) -> (String, String) {
+    if display_width(label) + display_width(rest) <= width {
+        return (label.to_owned(), rest.to_owned());
     }
-    let mut out = String::new();
+    let (mut a, mut b) = (String::new(), String::new());
     let mut used = 0;
-    for c in s.chars() {
+    let mut in_label = true;
+    for (part, c) in label
+        .chars()
+        .map(|c| (true, c))
+        .chain(rest.chars().map(|c| (false, c)))
+    {
         let w = c.width().unwrap_or(0);
+        in_label = part;
         if used + w + 1 > width {
             break;
         }
-        out.push(c);
+        if part {
+            a.push(c);
+        } else {
+            b.push(c);
+        }
         used += w;
     }
-    out.push('…');
-    out
+    if in_label {
+        a.push('…');
+    } else {
+        b.push('…');
+    }
+    (a, b)
 }
 
 /// `s` cut into pieces of at most `width` columns (at least one piece).
@@ -129,18 +154,18 @@ mod tests {
         let r = rows(&block(&["", "first words", "more"]), true, 60);
         assert_eq!(r.len(), 1);
         assert_eq!(
-            r[0].text,
+            r[0].text(),
             "[tool_result toolu_1]  first words  (3 lines, z opens)"
         );
-        assert_eq!(r[0].label, "[tool_result toolu_1]".len());
+        assert_eq!(r[0].label, "[tool_result toolu_1]");
         let narrow = rows(&block(&["a long line of output to cut"]), true, 30);
-        assert!(display_width(&narrow[0].text) <= 30, "{:?}", narrow);
+        assert!(display_width(&narrow[0].text()) <= 30, "{:?}", narrow);
     }
 
     #[test]
     fn an_open_block_wraps_by_display_width() {
         let r = rows(&block(&["日本語日本語", "abcdefghij"]), false, 8);
-        let texts: Vec<&str> = r.iter().map(|r| r.text.as_str()).collect();
+        let texts: Vec<String> = r.iter().map(Row::text).collect();
         assert_eq!(
             texts,
             [
@@ -153,7 +178,7 @@ mod tests {
                 "  ghij"
             ]
         );
-        assert!(r.iter().all(|r| display_width(&r.text) <= 8));
+        assert!(r.iter().all(|r| display_width(&r.text()) <= 8));
         assert_eq!(
             row_of_line(&block(&["日本語日本語", "abcdefghij"]), 1, 8),
             5

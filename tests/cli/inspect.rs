@@ -321,3 +321,223 @@ fn what_an_operator_names_is_read_with_a_bound_never_until_memory_runs_out() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("the most read here"), "{}", r.stderr);
 }
+
+/// The expected query document of a reference run, exactly (keys and
+/// `null`s kept: the corpus comparison elsewhere reads `null` as absent).
+fn expected_query(g: &str, run: &str) -> serde_json::Value {
+    let path = testdata(&format!("agent-journals/expected/{g}/{run}.json"));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    v["query"].clone()
+}
+
+/// As the agent's query (issue 23.6): a nil tool input is printed
+/// `"input": null`, not left out; `--results-only` leaves every call's
+/// input out (and keeps the answered calls only). Checked key by key
+/// against the agent's own documents for every reference run.
+#[test]
+fn query_prints_a_null_input_and_results_only_leaves_every_input_out() {
+    let mut checked = 0;
+    for (g, dir) in [("v1", v1()), ("v3", v3())] {
+        let names = std::fs::read_dir(&dir).unwrap();
+        for e in names {
+            let path = e.unwrap().path();
+            let run = path.file_stem().unwrap().to_string_lossy().into_owned();
+            let want = expected_query(g, &run);
+            let calls = |args: &[&str]| -> Vec<serde_json::Value> {
+                let mut all = vec!["--state-dir", &dir, "query", &run, "-o", "json"];
+                all.extend_from_slice(args);
+                let r = fisk(&all);
+                assert_eq!(r.code, 0, "{g}/{run}: {}", r.stderr);
+                r.json()["calls"].as_array().cloned().unwrap_or_default()
+            };
+            let want_calls = want["calls"].as_array().cloned().unwrap_or_default();
+            let got = calls(&[]);
+            assert_eq!(got.len(), want_calls.len(), "{g}/{run}");
+            for (a, b) in got.iter().zip(&want_calls) {
+                assert_eq!(a.get("input"), b.get("input"), "{g}/{run}: {a} / {b}");
+                checked += usize::from(b.get("input") == Some(&serde_json::Value::Null));
+            }
+            let answered: Vec<_> = want_calls
+                .iter()
+                .filter(|c| c.get("answer").is_some())
+                .collect();
+            let got = calls(&["--results-only"]);
+            assert_eq!(got.len(), answered.len(), "{g}/{run}");
+            for (a, b) in got.iter().zip(answered) {
+                assert!(a.get("input").is_none(), "{g}/{run}: {a}");
+                assert_eq!(a["tool_use_id"], b["tool_use_id"]);
+                assert_eq!(a.get("answer"), b.get("answer"), "{g}/{run}");
+            }
+        }
+    }
+    assert!(checked >= 2, "null inputs checked: {checked}");
+}
+
+/// A crafted journal whose call's input is `null`: JSON says so, text
+/// says `input: none`, and `--input-match null` selects it (the agent
+/// matches the `null` it read back).
+#[test]
+fn a_crafted_null_input_is_printed_null_and_matched_as_null() {
+    let store = store_copy("agent-journals/v1");
+    let path = store.path().join("g-tool-batch.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let crafted = text.replace(r#""input":{"all":true}"#, r#""input":null"#);
+    assert_ne!(crafted, text);
+    std::fs::write(&path, crafted).unwrap();
+    let d = store.path().display().to_string();
+    let r = fisk(&["--state-dir", &d, "query", "g-tool-batch", "-o", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("\"input\": null"), "{}", r.stdout);
+    assert_eq!(r.json()["calls"][0]["input"], serde_json::Value::Null);
+    assert!(r.json()["calls"][0].get("input").is_some());
+    assert_eq!(
+        ids(&d, "g-tool-batch", &["--input-match", "^null$"]),
+        ["toolu_01"]
+    );
+    let r = fisk(&["--state-dir", &d, "query", "g-tool-batch"]);
+    assert!(r.stdout.contains("  input: none"), "{}", r.stdout);
+    let r = fisk(&["--state-dir", &d, "query", "g-tool-batch", "--results-only"]);
+    assert!(!r.stdout.contains("input"), "{}", r.stdout);
+}
+
+/// The agent's own words (issue 23.6): `list`, `view` and `delete` are
+/// `ls`, `show` and `rm`, and print or do the same.
+#[test]
+fn list_view_and_delete_are_ls_show_and_rm() {
+    let d = v1();
+    for (alias, name, rest) in [
+        ("list", "ls", &[][..]),
+        ("view", "show", &["g-tool-batch"][..]),
+    ] {
+        let mut a = vec!["--state-dir", &d, alias];
+        a.extend_from_slice(rest);
+        let mut b = vec!["--state-dir", &d, name];
+        b.extend_from_slice(rest);
+        let (a, b) = (fisk(&a), fisk(&b));
+        assert_eq!(a.code, 0, "{alias}: {}", a.stderr);
+        assert_eq!(a.stdout, b.stdout, "{alias}");
+    }
+    let store = store_copy("agent-journals/v1");
+    let dir = store.path().display().to_string();
+    let r = fisk(&["--state-dir", &dir, "delete", "g-tool-batch", "--yes"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!store.path().join("g-tool-batch.json").exists());
+    // Compared without white space: help wraps at the terminal's width.
+    let help: String = fisk(&["--help"]).stdout.split_whitespace().collect();
+    for alias in ["list", "view", "delete"] {
+        assert!(help.contains(&format!("[alias:{alias}]")), "{help}");
+    }
+}
+
+/// `--json` on `query`, `stats` and `search` is `-o json`.
+#[test]
+fn json_is_format_json_on_query_stats_and_search() {
+    let d = v1();
+    for cmd in [
+        &["query", "g-tool-batch"][..],
+        &["stats", "g-tool-batch"][..],
+        &["stats", "--all"][..],
+        &["search"][..],
+    ] {
+        let mut a = vec!["--state-dir", d.as_str()];
+        a.extend_from_slice(cmd);
+        let mut b = a.clone();
+        a.push("--json");
+        b.extend_from_slice(&["-o", "json"]);
+        let (a, b) = (fisk(&a), fisk(&b));
+        assert_eq!(a.code, 0, "{cmd:?}: {}", a.stderr);
+        assert!(
+            a.stdout.trim_start().starts_with('{'),
+            "{cmd:?}: {}",
+            a.stdout
+        );
+        assert_eq!(a.json(), b.json(), "{cmd:?}");
+    }
+}
+
+/// `search --identity` (the agent's flag) is `--agent`, runs that carry
+/// no agent excluded and counted the same.
+#[test]
+fn search_identity_is_agent() {
+    let d = v1();
+    let a = fisk(&[
+        "--state-dir",
+        &d,
+        "search",
+        "--identity",
+        "nats-ops",
+        "-o",
+        "json",
+    ]);
+    let b = fisk(&[
+        "--state-dir",
+        &d,
+        "search",
+        "--agent",
+        "nats-ops",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(a.code, 0, "{}", a.stderr);
+    assert_eq!(a.json(), b.json());
+    assert!(
+        a.json()["no_agent_excluded"].as_u64() > Some(0),
+        "{}",
+        a.stdout
+    );
+    let all = fisk(&["--state-dir", &d, "search", "-o", "json"]).json();
+    assert!(
+        a.json()["runs"].as_array().map(Vec::len) < all["runs"].as_array().map(Vec::len),
+        "--identity selected nothing out"
+    );
+}
+
+/// `--prefix P` (the agent's listing filter, `w-` for its web channel):
+/// only runs whose id starts with P, in `ls`, `search` and `stats --all`.
+#[test]
+fn prefix_selects_the_runs_whose_id_starts_with_it() {
+    let store = store_copy("agent-journals/v1");
+    let dir = store.path().display().to_string();
+    // A web channel's run: the same journal under a `w-` id.
+    std::fs::copy(
+        store.path().join("g-tool-batch.json"),
+        store.path().join("w-tool-batch.json"),
+    )
+    .unwrap();
+    let ids = |args: &[&str], key: &str| -> Vec<String> {
+        let mut all = vec!["--state-dir", dir.as_str()];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["-o", "json"]);
+        let r = fisk(&all);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        let v = r.json();
+        let list = if key.is_empty() { v } else { v[key].clone() };
+        let mut out: Vec<String> = list
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|x| x["run_id"].as_str().map(str::to_owned))
+            .collect();
+        out.sort();
+        out
+    };
+    assert_eq!(ids(&["ls", "--prefix", "w-"], ""), ["w-tool-batch"]);
+    assert_eq!(ids(&["search", "--prefix", "w-"], "runs"), ["w-tool-batch"]);
+    let g = ids(&["ls", "--prefix", "g-dec"], "");
+    assert_eq!(g, ["g-decision-after-terminal", "g-decisions"]);
+    assert!(ids(&["ls", "--prefix", "nothing-"], "").is_empty());
+    let r = fisk(&[
+        "--state-dir",
+        &dir,
+        "stats",
+        "--all",
+        "--prefix",
+        "w-",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let one = fisk(&["--state-dir", &dir, "stats", "w-tool-batch", "-o", "json"]).json();
+    assert_eq!(r.json()["totals"]["runs"], 1, "{}", r.stdout);
+    assert!(one["tools"].is_array());
+}

@@ -562,7 +562,7 @@ fn until_seq_before_the_damage_reads_a_damaged_run() {
         let r = fisk(&args);
         assert_eq!(r.code, 2, "{args:?}");
         assert!(
-            r.stderr.contains("interior-corruption.json:3:1"),
+            r.stderr.contains("interior-corruption.json:3:207"),
             "{}",
             r.stderr
         );

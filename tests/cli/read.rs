@@ -913,11 +913,13 @@ fn a_fold_refusal_shows_the_offending_line() {
     ]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(
-        r.stderr.contains("interior-corruption.json:3:1"),
+        r.stderr.contains("interior-corruption.json:3:207"),
         "{}",
         r.stderr
     );
-    assert!(r.stderr.contains(" 3 │ {\"seq\":3,"), "{}", r.stderr);
+    // The part of the line around where it stops parsing (issue 23.7).
+    assert!(r.stderr.contains(" 3 │ …\""), "{}", r.stderr);
+    assert!(r.stderr.contains("}}}{\"seq\":4,"), "{}", r.stderr);
     assert_printable("fold refusal", &r.stderr);
 }
 
@@ -1012,4 +1014,66 @@ fn show_validate_and_rm_say_exactly_what_is_there() {
         !store.path().join("approvals.lock").exists(),
         "and it is gone"
     );
+}
+
+/// `show` of a run damaged inside (issue 23.7) says where: the snippet's
+/// header is `file:line:column` of the byte Go's scanner stops at, the
+/// caret under it (not at column 1), and the help gives the complete
+/// command that reads the run up to the damage, which works as printed.
+#[test]
+fn interior_corruption_points_at_its_byte_and_says_how_to_read_up_to_it() {
+    for (dir, col, seq) in [("damaged", 207, 2), ("damaged-v1", 0, 0)] {
+        let d = testdata(dir).display().to_string();
+        let path = testdata(dir).join("interior-corruption.json");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let bad = text.lines().nth(2).unwrap();
+        // Where Go stops on the third line, and the seq before it.
+        let (col, seq) = if col == 0 {
+            let stop = bad
+                .char_indices()
+                .skip(1)
+                .find(|(i, _)| serde_json::from_str::<Value>(&bad[..*i]).is_ok())
+                .map_or(1, |(i, _)| i + 1);
+            let prev: Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+            (stop, prev["seq"].as_u64().unwrap())
+        } else {
+            (col, seq)
+        };
+        for cmd in ["show", "fold"] {
+            let r = fisk(&["--state-dir", &d, cmd, "interior-corruption"]);
+            assert_eq!(r.code, 2, "{}", r.stderr);
+            assert!(
+                r.stderr
+                    .contains(&format!("interior-corruption.json:3:{col}]")),
+                "{dir} {cmd}: {}",
+                r.stderr
+            );
+            // The caret is under the byte the snippet shows at that column.
+            let lines: Vec<&str> = r.stderr.lines().collect();
+            let snippet = lines.iter().find(|l| l.starts_with(" 3 │ ")).unwrap();
+            let caret = lines.iter().find(|l| l.contains('▲')).unwrap();
+            let at = caret.chars().position(|c| c == '▲').unwrap();
+            let shown: String = snippet.chars().skip(at).take(8).collect();
+            let want: String = bad.chars().skip(col - 1).take(8).collect();
+            assert_eq!(shown, want, "{dir} {cmd}:\n{}", r.stderr);
+            let want =
+                format!("`fisk-admin --state-dir {d} show interior-corruption --until-seq {seq}`");
+            let help: String = r.stderr.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(help.contains(&want), "{dir} {cmd}: {}", r.stderr);
+        }
+        let r = fisk(&[
+            "--state-dir",
+            &d,
+            "show",
+            "interior-corruption",
+            "--until-seq",
+            &seq.to_string(),
+        ]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(
+            r.stdout.contains(&format!("as of seq {seq}")),
+            "{}",
+            r.stdout
+        );
+    }
 }

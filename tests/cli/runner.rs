@@ -643,3 +643,46 @@ fn a_second_interrupt_leaves_at_once_saying_how_to_continue() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(f.fold("twice")["status"], "completed");
 }
+
+/// fisk-admin's own NATS secrets never reach an `exec` child (issue 24
+/// defect 5): a run whose command prints its environment journals no
+/// password, token or creds path, and `NATS_URL` without its userinfo;
+/// the rest of the environment still arrives.
+#[test]
+fn an_exec_child_gets_no_nats_secret_of_fisk_admin() {
+    let f = Fixture::new(&[turn("", &[exec("a", "env")]), turn("done", &[])]);
+    let out = f
+        .command(&["run", "--agent", "agent.yaml", "--id", "envrun", "go"])
+        .env("NATS_PASSWORD", "pw-s3cret-1")
+        .env("NATS_TOKEN", "tok-s3cret-2")
+        .env("NATS_CREDS", "/tmp/creds-s3cret-3.creds")
+        .env("NATS_URL", "nats://alice:url-s3cret-4@127.0.0.1:4222")
+        .env("KEPT_FOR_THE_CHILD", "still-here")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let journal = String::from_utf8(f.bytes("envrun")).unwrap();
+    assert!(
+        journal.contains("KEPT_FOR_THE_CHILD=still-here"),
+        "{journal}"
+    );
+    assert!(
+        journal.contains("NATS_URL=nats://127.0.0.1:4222"),
+        "{journal}"
+    );
+    for secret in [
+        "pw-s3cret-1",
+        "tok-s3cret-2",
+        "creds-s3cret-3",
+        "url-s3cret-4",
+    ] {
+        assert!(
+            !journal.contains(secret),
+            "{secret} in the journal:\n{journal}"
+        );
+    }
+}

@@ -256,6 +256,27 @@ fn viewer_q_leaves_the_alternate_screen_and_gives_the_shell_back() {
     t.wait_for("the shell to run a command", |sc| sc.contains("AFTER-42"));
 }
 
+/// At 77 columns the folded tool result of deferral-waiting ends in the
+/// `…` its label's end used to be split inside (issue 24 defect 1: a
+/// panic, exit 101): it draws, `G` goes to the end, and `q` exits 0.
+#[test]
+fn viewer_draws_a_label_cut_at_77_columns_and_exits_0() {
+    let t = Tmux::start(77, 24);
+    let first = t.view(&testdata("runs"), "deferral-waiting");
+    let folded = first
+        .lines()
+        .find(|l| l.contains("[tool_result toolu_"))
+        .unwrap_or_else(|| panic!("no tool result on the first screen:\n{first}"));
+    assert!(folded.contains("…  (3 lines, z opens)"), "{folded}");
+    t.keys(&["G"]);
+    t.wait_for("the end", |sc| sc.contains("[waiting on"));
+    t.keys(&["q"]);
+    t.type_line("echo EXIT-$?");
+    let sc = t.wait_for("the exit status", |sc| sc.contains("EXIT-"));
+    assert!(sc.contains("EXIT-0"), "{sc}");
+    assert!(!sc.contains("panicked"), "{sc}");
+}
+
 /// A panic inside the viewer restores the terminal before the message
 /// is printed: the shell's screen is back, cooked mode reads a line, and
 /// the panic is said on the normal screen. (`!` panics in a debug build

@@ -82,6 +82,47 @@ fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
     })
 }
 
+/// fisk-admin's own NATS secrets, never handed to a command the model
+/// chose (it could print them into the journal with `env`).
+pub const SECRET_ENV: [&str; 3] = ["NATS_PASSWORD", "NATS_TOKEN", "NATS_CREDS"];
+
+/// The child's environment without fisk-admin's secrets: [`SECRET_ENV`]
+/// removed, and `NATS_URL` kept without the userinfo (`user:password@`)
+/// of any of its comma-separated URLs.
+fn scrub_env(cmd: &mut Command) {
+    for k in SECRET_ENV {
+        cmd.env_remove(k);
+    }
+    if let Some(url) = std::env::var_os("NATS_URL") {
+        match url.to_str().map(without_userinfo) {
+            Some(clean) => {
+                cmd.env("NATS_URL", clean);
+            }
+            // Not UTF-8: not a URL fisk-admin could have used; not passed on.
+            None => {
+                cmd.env_remove("NATS_URL");
+            }
+        }
+    }
+}
+
+/// `nats://u:p@host:4222,tls://t@h2` as `nats://host:4222,tls://h2`.
+pub fn without_userinfo(urls: &str) -> String {
+    urls.split(',')
+        .map(|u| {
+            let (scheme, rest) = match u.find("://") {
+                Some(at) => u.split_at(at + 3),
+                None => ("", u),
+            };
+            let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+            let (authority, path) = rest.split_at(end);
+            let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+            format!("{scheme}{host}{path}")
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 pub(super) fn exec(call: &ToolUseBlock) -> ToolResultBlock {
     let error = |content: String| ToolResultBlock {
         tool_use_id: call.id.clone(),
@@ -101,7 +142,9 @@ pub(super) fn exec(call: &ToolUseBlock) -> ToolResultBlock {
     use std::os::unix::process::{CommandExt, ExitStatusExt};
     // Its own process group: a Ctrl-C meant for fisk-admin (which finishes
     // the current step) does not kill the step.
-    let spawned = Command::new("sh")
+    let mut sh = Command::new("sh");
+    scrub_env(&mut sh);
+    let spawned = sh
         .arg("-c")
         .arg(&args.command)
         .stdin(Stdio::null())
@@ -158,5 +201,21 @@ pub(super) fn exec(call: &ToolUseBlock) -> ToolResultBlock {
         content: String::from_utf8_lossy(&crate::gojson::to_vec(&result)).into_owned(),
         is_error: !status.success() || timed_out,
         ..ToolResultBlock::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_userinfo;
+
+    #[test]
+    fn a_url_loses_its_userinfo_and_keeps_the_rest() {
+        assert_eq!(
+            without_userinfo("nats://u:p@host:4222,tls://tok@h2/x, nats://plain:1"),
+            "nats://host:4222,tls://h2/x, nats://plain:1"
+        );
+        assert_eq!(without_userinfo("u:p@host"), "host");
+        assert_eq!(without_userinfo("nats://a@b@host"), "nats://host");
+        assert_eq!(without_userinfo(""), "");
     }
 }
