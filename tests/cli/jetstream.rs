@@ -2516,3 +2516,44 @@ fn a_sealed_stream_is_read_and_moved_off_and_writers_refuse_it() {
     assert!(says(&r.stdout, "the stream is sealed"), "{}", r.stdout);
     assert_eq!(srv.messages(STREAM), before);
 }
+
+/// Issue 24 doubt: a run on the stream under an id that is not a valid
+/// run id is invisible to the agent; verify names it, as the file backend
+/// names such a file (`invalid-id`), and reads the valid runs as ever.
+#[test]
+fn verify_names_a_run_on_the_stream_whose_id_is_not_valid() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, SUBJECT);
+    let home = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(testdata("runs-v1/simple-completed.json")).unwrap();
+    let bodies = |id: &str| -> Vec<Vec<u8>> {
+        text.replacen(
+            "\"run_id\":\"simple-completed\"",
+            &format!("\"run_id\":\"{id}\""),
+            1,
+        )
+        .lines()
+        .map(|l| l.as_bytes().to_vec())
+        .collect()
+    };
+    publish_interleaved(
+        &srv,
+        &[
+            ("good-1".to_owned(), bodies("good-1")),
+            ("-bad".to_owned(), bodies("-bad")),
+        ],
+    );
+    let r = fisk_js(
+        &srv,
+        home.path(),
+        &["--store", "jetstream:SESSIONS", "verify", "-o", "json"],
+    );
+    let lines = r.json_lines();
+    let invalid: Vec<&serde_json::Value> =
+        lines.iter().filter(|f| f["code"] == "invalid-id").collect();
+    assert_eq!(invalid.len(), 1, "{}", r.stdout);
+    assert_eq!(invalid[0]["run"], "-bad");
+    assert_eq!(invalid[0]["severity"], "warning");
+    let summary = lines.last().unwrap();
+    assert_eq!(summary["summary"]["errors"], 0, "{}", r.stdout);
+}

@@ -1115,3 +1115,30 @@ fn a_jetstream_upgrade_batch_stops_when_the_server_dies() {
         r.stderr
     );
 }
+
+/// Issue 24 doubt: a killed upgrade's `<id>.upgrading.tmp` is named by
+/// verify (nothing reads it) and goes with the run when it is removed.
+#[test]
+fn a_killed_upgrades_temporary_file_is_named_by_verify_and_goes_with_rm() {
+    let store = store_copy("runs");
+    let dir = store.path();
+    let tmp = dir.join("tool-batch.upgrading.tmp");
+    std::fs::write(&tmp, b"{\"seq\":1").unwrap();
+    let r = fisk(&["--state-dir", s(dir), "verify", "-o", "json"]);
+    let found: Vec<serde_json::Value> = r
+        .json_lines()
+        .into_iter()
+        .filter(|f| f["code"] == "leftover-temp")
+        .collect();
+    assert_eq!(found.len(), 1, "{}", r.stdout);
+    assert_eq!(found[0]["severity"], "info");
+    assert!(found[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("tool-batch.upgrading.tmp"));
+    let r = fisk(&["--state-dir", s(dir), "rm", "tool-batch", "--yes"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!tmp.exists(), "rm left the run's temporary file");
+    let r = fisk(&["--state-dir", s(dir), "verify", "-o", "json"]);
+    assert!(!r.stdout.contains("leftover-temp"), "{}", r.stdout);
+}

@@ -103,7 +103,15 @@ impl Store {
                 // subject (every run is read below anyway), or for a
                 // named run its own; reported once each, not read as runs.
                 let orphans = match runs.is_empty() {
-                    true => j.orphans()?,
+                    true => {
+                        let (orphans, invalid) = j.orphans_and_invalid()?;
+                        reports.extend(
+                            invalid
+                                .iter()
+                                .map(|t| jetstream::invalid_id_report(j.prefix(), t)),
+                        );
+                        orphans
+                    }
                     false => {
                         let mut found = Vec::new();
                         for r in runs {
@@ -149,6 +157,9 @@ impl Store {
                 for (r, read) in runs.iter().zip(j.read_many(&runs)) {
                     reports.push(match read {
                         Ok(messages) => jetstream::verify_jetstream_run(r, messages, check),
+                        // The server gone or frozen is not this run's
+                        // finding: verify could not do its job (exit 2).
+                        Err(e) if e.is_store_failure() => return Err(e),
                         Err(e) => crate::verify::unreadable(r, &e),
                     });
                 }

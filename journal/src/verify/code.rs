@@ -82,6 +82,7 @@ pub enum Code {
     Permissions,
     Symlink,
     OrphanLock,
+    LeftoverTemp,
     Live,
     OpenDeferrals,
     Fold,
@@ -96,7 +97,7 @@ pub enum Code {
 }
 
 impl Code {
-    pub const ALL: [Code; 39] = [
+    pub const ALL: [Code; 40] = [
         Code::TornTail,
         Code::UnterminatedFinalRecord,
         Code::GarbageFinalLine,
@@ -125,6 +126,7 @@ impl Code {
         Code::Permissions,
         Code::Symlink,
         Code::OrphanLock,
+        Code::LeftoverTemp,
         Code::Live,
         Code::OpenDeferrals,
         Code::Fold,
@@ -179,6 +181,7 @@ impl Code {
             Code::Permissions => "permissions",
             Code::Symlink => "symlink",
             Code::OrphanLock => "orphan-lock",
+            Code::LeftoverTemp => "leftover-temp",
             Code::Live => "live",
             Code::OpenDeferrals => "open-deferrals",
             Code::Fold => "fold",
@@ -232,6 +235,7 @@ impl Code {
             Code::SkippedOptional
             | Code::UnknownField
             | Code::OrphanLock
+            | Code::LeftoverTemp
             | Code::Live
             | Code::OpenDeferrals => Severity::Info,
         }

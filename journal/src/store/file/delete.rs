@@ -71,6 +71,11 @@ impl FileStore {
         if was_there {
             removed.push(tmp);
         }
+        // So does the temporary file of an upgrade that was killed.
+        let upgrading = self.dir().join(format!("{run}.upgrading.tmp"));
+        if super::dir::remove_if_present(dir, &upgrading)? {
+            removed.push(upgrading);
+        }
         // `rm` keeps the journal under a second name first (a link: no copy,
         // the same inode, owner and mode); a copy's source was verified in
         // its copy and goes.

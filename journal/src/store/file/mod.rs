@@ -69,6 +69,10 @@ pub struct Listing {
     /// Lock files with no journal beside them (a journal whose name is not
     /// a valid id still owns its lock).
     pub orphan_locks: Vec<PathBuf>,
+    /// Temporary files an interrupted create or upgrade left
+    /// (`<id>.creating.tmp`, `<id>.upgrading.tmp`): nothing reads them; the
+    /// next create or upgrade of the run replaces them, `rm` removes them.
+    pub leftover: Vec<PathBuf>,
 }
 
 impl FileStore {
@@ -128,6 +132,8 @@ impl FileStore {
                 }
             } else if let Some(stem) = name.strip_suffix(b".lock") {
                 locks.push((stem.to_vec(), entry.path().to_path_buf()));
+            } else if name.ends_with(b".creating.tmp") || name.ends_with(b".upgrading.tmp") {
+                listing.leftover.push(entry.path().to_path_buf());
             }
         }
         listing.orphan_locks = locks

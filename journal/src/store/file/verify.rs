@@ -44,6 +44,14 @@ pub fn verify_store_dir(store: &FileStore, listing: &Listing) -> Vec<Finding> {
         let (name, word) = names_of(p);
         out.push(file_finding(&name, Code::InvalidId, format!("{word} is not a valid run id, so the agent cannot see this journal; rename it to a valid id to use it")));
     }
+    for p in &listing.leftover {
+        let (name, word) = names_of(p);
+        out.push(file_finding(
+            &name,
+            Code::LeftoverTemp,
+            format!("{word} is a temporary file an interrupted create or upgrade left; nothing reads it, the next create or upgrade of the run replaces it, and rm of the run removes it"),
+        ));
+    }
     for p in &listing.orphan_locks {
         let (name, word) = names_of(p);
         out.push(file_finding(

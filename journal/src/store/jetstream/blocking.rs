@@ -140,6 +140,12 @@ impl JetStreamStore {
         self.rt.block_on(self.core.orphans())
     }
 
+    /// [`orphans`](Self::orphans), and the run tokens on the stream's
+    /// subjects that are not valid run ids (`orphan.rs`).
+    pub fn orphans_and_invalid(&self) -> Result<(Vec<Orphan>, Vec<String>)> {
+        self.rt.block_on(self.core.orphans_and_invalid())
+    }
+
     /// `run` when it has messages and no meta record.
     pub fn orphan(&self, run: &str) -> Result<Option<Orphan>> {
         self.rt.block_on(self.core.orphan(run))

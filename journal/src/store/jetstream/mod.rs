@@ -74,7 +74,7 @@ pub use config::{
 };
 pub use orphan::{Headless, Orphan};
 pub use subject::{as_lines, sort_by_seq, subject, RunMessage};
-pub use verify::{orphan_report, stream_config_findings, verify_jetstream_run};
+pub use verify::{invalid_id_report, orphan_report, stream_config_findings, verify_jetstream_run};
 
 /// How many runs are read or summarised at once.
 pub const CONCURRENCY: usize = 32;

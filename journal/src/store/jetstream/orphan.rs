@@ -63,25 +63,33 @@ struct Tally {
 impl Core {
     /// Every run (valid id) with messages and no meta record, sorted.
     pub(super) async fn orphans(&self) -> Result<Vec<Orphan>> {
+        Ok(self.orphans_under(&format!("{}.>", self.prefix)).await?.0)
+    }
+
+    /// [`orphans`](Self::orphans), and the run tokens on the stream's
+    /// subjects that are not valid run ids (sorted, each once): the agent
+    /// cannot see such a run, as it cannot see a file so named.
+    pub(super) async fn orphans_and_invalid(&self) -> Result<(Vec<Orphan>, Vec<String>)> {
         self.orphans_under(&format!("{}.>", self.prefix)).await
     }
 
     /// `run` as an orphan: `None` when it has a meta record or nothing.
     pub(super) async fn orphan(&self, run: &str) -> Result<Option<Orphan>> {
         id::check(run)?;
-        let mut found = self
+        let (mut found, _) = self
             .orphans_under(&format!("{}.{run}.>", self.prefix))
             .await?;
         Ok(found.pop().filter(|o| o.run == run))
     }
 
-    async fn orphans_under(&self, filter: &str) -> Result<Vec<Orphan>> {
+    async fn orphans_under(&self, filter: &str) -> Result<(Vec<Orphan>, Vec<String>)> {
         let mut subjects = self
             .stream
             .info_with_subjects(filter)
             .await
             .map_err(|e| self.err(None, format!("cannot list {filter}: {e}")))?;
         let mut runs: BTreeMap<String, Tally> = BTreeMap::new();
+        let mut invalid = std::collections::BTreeSet::new();
         while let Some((subject, count)) = subjects
             .try_next()
             .await
@@ -91,6 +99,7 @@ impl Core {
                 continue;
             };
             if !id::is_valid(run) {
+                invalid.insert(run.to_owned());
                 continue;
             }
             let t = runs.entry(run.to_owned()).or_default();
@@ -103,7 +112,7 @@ impl Core {
                 None => {}
             }
         }
-        Ok(runs
+        let orphans = runs
             .into_iter()
             .filter(|(_, t)| !t.meta && t.messages > 0)
             .map(|(run, t)| Orphan {
@@ -111,6 +120,7 @@ impl Core {
                 messages: t.messages,
                 seqs: t.seqs,
             })
-            .collect())
+            .collect();
+        Ok((orphans, invalid.into_iter().collect()))
     }
 }

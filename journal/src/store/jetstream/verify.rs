@@ -31,6 +31,18 @@ pub fn orphan_report(prefix: &str, orphan: &Orphan) -> Report {
     }
 }
 
+/// A run token on the stream's subjects that is not a valid run id
+/// (SPEC 1.2): the agent cannot see it, as it cannot see a file so named.
+pub fn invalid_id_report(prefix: &str, token: &str) -> Report {
+    let message = format!(
+        "messages on {prefix}.{token}.> name a run whose id is not a valid run id, so the agent cannot see it; fisk-admin reads and writes no such run"
+    );
+    Report {
+        findings: vec![file_finding(token, Code::InvalidId, message)],
+        ..Report::default()
+    }
+}
+
 /// Verify a run read from JetStream: its bodies as the lines of a journal
 /// (in seq order), plus a finding for each message whose subject does not
 /// name the seq its record holds.
