@@ -1142,3 +1142,100 @@ fn a_killed_upgrades_temporary_file_is_named_by_verify_and_goes_with_rm() {
     let r = fisk(&["--state-dir", s(dir), "verify", "-o", "json"]);
     assert!(!r.stdout.contains("leftover-temp"), "{}", r.stdout);
 }
+
+/// Issue 24 doubt: two upgrades of one stream at once. Each run is
+/// upgraded once; the loser of a fence race keeps no copy of its own (585
+/// backups were left for 300 runs), so the kept copies are about one per
+/// run, and every run has one.
+#[test]
+fn two_concurrent_jetstream_upgrades_keep_about_one_copy_per_run() {
+    let srv = NatsServer::start();
+    let home = tempfile::tempdir().expect("home");
+    stream_with_rollups(&srv, true);
+    let src = tempfile::tempdir().expect("src");
+    let text = std::fs::read_to_string(testdata("runs/simple-completed.json")).expect("template");
+    let runs = 200;
+    for i in 0..runs {
+        let id = format!("c-{i:04}");
+        let body = text.replacen(
+            "\"run_id\":\"simple-completed\"",
+            &format!("\"run_id\":\"{id}\""),
+            1,
+        );
+        std::fs::write(src.path().join(format!("{id}.json")), body).expect("write");
+    }
+    let r = fisk_in(
+        home.path(),
+        &[
+            "--server",
+            srv.url.as_str(),
+            "migrate",
+            "--from",
+            &format!("file:{}", s(src.path())),
+            "--to",
+            &format!("jetstream:{STREAM}"),
+            "--all",
+            "-q",
+        ],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let upgrade = || {
+        std::process::Command::new(bin())
+            .args([
+                "--server",
+                srv.url.as_str(),
+                "--store",
+                &format!("jetstream:{STREAM}"),
+                "upgrade",
+                "--all",
+                "--force",
+            ])
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", home.path())
+            .env("XDG_STATE_HOME", home.path().join("state"))
+            .env("NO_COLOR", "1")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn upgrade")
+    };
+    let (a, b) = (upgrade(), upgrade());
+    let _ = a.wait_with_output().expect("wait");
+    let _ = b.wait_with_output().expect("wait");
+    // Every run is version 1 now (a run the loser left is finished by one
+    // more upgrade, as a refusal says).
+    let r = fisk_in(
+        home.path(),
+        &[
+            "--server",
+            srv.url.as_str(),
+            "--store",
+            &format!("jetstream:{STREAM}"),
+            "upgrade",
+            "--all",
+            "--force",
+            "-o",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let kept = home
+        .path()
+        .join(format!("state/fisk-admin/upgraded/{STREAM}"));
+    let dirs: Vec<String> = std::fs::read_dir(&kept)
+        .expect("kept copies")
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    for i in 0..runs {
+        let id = format!("c-{i:04}-");
+        assert!(dirs.iter().any(|d| d.starts_with(&id)), "no copy of {id}");
+    }
+    assert!(
+        dirs.len() <= runs + runs / 10,
+        "{} copies kept for {runs} runs",
+        dirs.len()
+    );
+}

@@ -460,7 +460,20 @@ impl JetStreamStore {
         self.core.writable()?;
         let (records, resumed) = (up.records, up.resumed());
         let kept = keep_run(keep, run, &up.bytes, &[])?;
-        self.rt.block_on(self.core.upgrade_publish(run, up))?;
+        if let Err((e, published)) = self.rt.block_on(self.core.upgrade_publish(run, up)) {
+            // The fence refused the first rollup: nothing of this upgrade
+            // reached the stream and the run is as it was (a concurrent
+            // upgrade won, and kept its own copy), so this one's copy goes
+            // rather than pile up. Any other failure keeps it: a publish
+            // whose ack was lost may have been stored.
+            if !published && matches!(e, crate::Error::Live { .. }) {
+                let _ = std::fs::remove_file(&kept);
+                if let Some(dir) = kept.parent() {
+                    let _ = std::fs::remove_dir(dir);
+                }
+            }
+            return Err(e);
+        }
         Ok(Outcome::Upgraded {
             records,
             kept,

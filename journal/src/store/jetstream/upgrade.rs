@@ -134,14 +134,28 @@ impl Core {
 
     /// The second half, once the run is kept (on a resumed upgrade, the
     /// version-1 run as it stands): the new meta record, then the last
-    /// record again.
-    pub(super) async fn upgrade_publish(&self, run: &str, up: Upgrade) -> Result<()> {
+    /// record again. A failure says whether any of it was published: when
+    /// none was, the run on the stream is as it was (another upgrade, or
+    /// another writer, got there first) and the copy kept for this one is
+    /// not needed.
+    pub(super) async fn upgrade_publish(
+        &self,
+        run: &str,
+        up: Upgrade,
+    ) -> std::result::Result<(), (Error, bool)> {
         let mut fence = up.fence;
+        let mut published = false;
         if let Some(meta) = up.meta {
-            fence = self.rollup(run, 1, meta, fence).await?;
+            fence = self
+                .rollup(run, 1, meta, fence)
+                .await
+                .map_err(|e| (e, published))?;
+            published = true;
         }
         if let Some((seq, body)) = up.last {
-            self.rollup(run, seq, body, fence).await?;
+            self.rollup(run, seq, body, fence)
+                .await
+                .map_err(|e| (e, published))?;
         }
         Ok(())
     }
