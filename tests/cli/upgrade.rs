@@ -1038,53 +1038,9 @@ fn a_jetstream_upgrade_batch_stops_when_the_server_dies() {
     stream_with_rollups(&srv, true);
     // Many small version-3 runs, so that the batch is under way when the
     // server goes.
-    let src = tempfile::tempdir().expect("src");
-    let text = std::fs::read_to_string(testdata("runs/simple-completed.json")).expect("template");
     let runs = 2000;
-    for i in 0..runs {
-        let id = format!("b-{i:05}");
-        let body = text.replacen(
-            "\"run_id\":\"simple-completed\"",
-            &format!("\"run_id\":\"{id}\""),
-            1,
-        );
-        std::fs::write(src.path().join(format!("{id}.json")), body).expect("write");
-    }
-    let r = fisk_in(
-        home.path(),
-        &[
-            "--server",
-            srv.url.as_str(),
-            "migrate",
-            "--from",
-            &format!("file:{}", s(src.path())),
-            "--to",
-            "jetstream:UPGRADE",
-            "--all",
-            "-q",
-        ],
-        None,
-    );
-    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    let child = std::process::Command::new(bin())
-        .args([
-            "--server",
-            srv.url.as_str(),
-            "--store",
-            "jetstream:UPGRADE",
-            "upgrade",
-            "--all",
-            "--force",
-        ])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home.path())
-        .env("XDG_STATE_HOME", home.path().join("state"))
-        .env("NO_COLOR", "1")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn upgrade");
+    v3_runs_on_stream(&srv, home.path(), "b", runs);
+    let child = spawn_upgrade_all(&srv, home.path());
     // Under way: some originals kept.
     let kept = home.path().join("state/fisk-admin/upgraded/UPGRADE");
     let start = Instant::now();
@@ -1152,55 +1108,9 @@ fn two_concurrent_jetstream_upgrades_keep_about_one_copy_per_run() {
     let srv = NatsServer::start();
     let home = tempfile::tempdir().expect("home");
     stream_with_rollups(&srv, true);
-    let src = tempfile::tempdir().expect("src");
-    let text = std::fs::read_to_string(testdata("runs/simple-completed.json")).expect("template");
     let runs = 200;
-    for i in 0..runs {
-        let id = format!("c-{i:04}");
-        let body = text.replacen(
-            "\"run_id\":\"simple-completed\"",
-            &format!("\"run_id\":\"{id}\""),
-            1,
-        );
-        std::fs::write(src.path().join(format!("{id}.json")), body).expect("write");
-    }
-    let r = fisk_in(
-        home.path(),
-        &[
-            "--server",
-            srv.url.as_str(),
-            "migrate",
-            "--from",
-            &format!("file:{}", s(src.path())),
-            "--to",
-            &format!("jetstream:{STREAM}"),
-            "--all",
-            "-q",
-        ],
-        None,
-    );
-    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    let upgrade = || {
-        std::process::Command::new(bin())
-            .args([
-                "--server",
-                srv.url.as_str(),
-                "--store",
-                &format!("jetstream:{STREAM}"),
-                "upgrade",
-                "--all",
-                "--force",
-            ])
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", home.path())
-            .env("XDG_STATE_HOME", home.path().join("state"))
-            .env("NO_COLOR", "1")
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("spawn upgrade")
-    };
+    v3_runs_on_stream(&srv, home.path(), "c", runs);
+    let upgrade = || spawn_upgrade_all(&srv, home.path());
     let (a, b) = (upgrade(), upgrade());
     let _ = a.wait_with_output().expect("wait");
     let _ = b.wait_with_output().expect("wait");
@@ -1230,7 +1140,7 @@ fn two_concurrent_jetstream_upgrades_keep_about_one_copy_per_run() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     for i in 0..runs {
-        let id = format!("c-{i:04}-");
+        let id = format!("c-{i:05}-");
         assert!(dirs.iter().any(|d| d.starts_with(&id)), "no copy of {id}");
     }
     assert!(
@@ -1238,4 +1148,59 @@ fn two_concurrent_jetstream_upgrades_keep_about_one_copy_per_run() {
         "{} copies kept for {runs} runs",
         dirs.len()
     );
+}
+
+/// `runs` copies of the version-3 run `simple-completed`, `PREFIX-00000`
+/// on, migrated onto the stream.
+fn v3_runs_on_stream(srv: &NatsServer, home: &Path, prefix: &str, runs: usize) {
+    let src = tempfile::tempdir().expect("src");
+    let text = std::fs::read_to_string(testdata("runs/simple-completed.json")).expect("template");
+    for i in 0..runs {
+        let id = format!("{prefix}-{i:05}");
+        let body = text.replacen(
+            "\"run_id\":\"simple-completed\"",
+            &format!("\"run_id\":\"{id}\""),
+            1,
+        );
+        std::fs::write(src.path().join(format!("{id}.json")), body).expect("write");
+    }
+    let r = fisk_in(
+        home,
+        &[
+            "--server",
+            srv.url.as_str(),
+            "migrate",
+            "--from",
+            &format!("file:{}", s(src.path())),
+            "--to",
+            &format!("jetstream:{STREAM}"),
+            "--all",
+            "-q",
+        ],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+}
+
+/// `upgrade --all --force` of the stream, started in the background.
+fn spawn_upgrade_all(srv: &NatsServer, home: &Path) -> std::process::Child {
+    std::process::Command::new(bin())
+        .args([
+            "--server",
+            srv.url.as_str(),
+            "--store",
+            &format!("jetstream:{STREAM}"),
+            "upgrade",
+            "--all",
+            "--force",
+        ])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn upgrade")
 }
