@@ -27,8 +27,9 @@ pub fn quote_path(p: &std::path::Path) -> String {
 
 /// What an operator still gives a printed command when it runs. It is
 /// never a word of the command (a placeholder the command would accept
-/// and store, as `--content TEXT` stored "TEXT"): the command as printed
-/// either asks for it or cannot run without it.
+/// and store: a printed answer hint once stored its own placeholder word
+/// as the answer): the command as printed either asks for it or cannot
+/// run without it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Need {

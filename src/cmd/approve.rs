@@ -1,4 +1,4 @@
-//! `approve RUN TOOL_USE_ID` and `approve RUN --tool NAME`: approve a gated
+//! `approve RUN TOOL_USE_ID` and `approve RUN --tool <tool>`: approve a gated
 //! call once (`call_approval`) or a tool for the rest of the run
 //! (`decision`), both written `"optional": true` (SPEC 6), so the resume
 //! dispatches the call without asking again. A one-shot approval is spent

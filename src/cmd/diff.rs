@@ -151,10 +151,10 @@ fn parse(buf: &[u8], name: &str) -> Result<Fingerprint, Failure> {
             "{name}: not a fingerprint: it has no {}",
             missing.join(" or ")
         ))
-        .help("produce one with `fisk-admin fingerprint --agent FILE`"));
+        .help("produce one with `fisk-admin fingerprint --agent` and the agent file's path, or give the agent file itself"));
     }
     serde_json::from_value(v).map_err(|e| {
         Failure::new(format!("{name}: not a fingerprint: {e}"))
-            .help("produce one with `fisk-admin fingerprint --agent FILE`")
+            .help("produce one with `fisk-admin fingerprint --agent` and the agent file's path, or give the agent file itself")
     })
 }

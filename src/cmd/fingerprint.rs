@@ -1,4 +1,4 @@
-//! `fingerprint --agent FILE`: the fingerprint a run started from this agent
+//! `fingerprint --agent <file>`: the fingerprint a run started from this agent
 //! file would carry (SPEC 4), as JSON, for `diff`.
 
 use crate::cli::FingerprintArgs;

@@ -1,4 +1,4 @@
-//! `resume RUN [--agent PATH] [--force] [--prompt TEXT|-]`: the resume path
+//! `resume RUN [--agent <file>] [--force] [--prompt <text>|-]`: the resume path
 //! (SPEC 4, 5): gates, claim, finish the pending batch, continue.
 //!
 //! The journal stores only the agent's fingerprint, not where its file is,

@@ -1,4 +1,4 @@
-//! `run --agent FILE PROMPT`: start a run with the minimal runner.
+//! `run --agent <file> <prompt>`: start a run with the minimal runner.
 
 use crate::cli::{Global, RunArgs};
 use crate::error::CmdResult;

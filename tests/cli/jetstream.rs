@@ -1644,29 +1644,8 @@ fn the_hold_refuses_writes_to_a_run_in_flight_on_jetstream() {
         all.extend_from_slice(args);
         f.fisk(&all)
     };
-    let child = f
-        .command(&[
-            "--server",
-            &srv.url,
-            "run",
-            "--agent",
-            "agent.yaml",
-            "--id",
-            "busy",
-            "go",
-        ])
-        .spawn()
-        .unwrap();
     // Wait until the deferral is stored: the exec is running.
-    let start = Instant::now();
-    loop {
-        let r = js(&["query", "busy", "-o", "json"]);
-        if r.code == 0 && r.stdout.contains("\"deferred\"") {
-            break;
-        }
-        assert!(start.elapsed() < Duration::from_secs(10), "{}", r.stderr);
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let child = run_until_deferred(&f, &srv, "busy");
     let listed = js(&["ls", "--live", "-o", "json"]);
     assert!(
         listed.stdout.contains("\"busy\""),
@@ -2176,28 +2155,7 @@ fn every_writer_takes_force_past_the_hold_of_a_run_whose_writer_is_gone() {
         all.extend_from_slice(args);
         f.fisk(&all)
     };
-    let mut child = f
-        .command(&[
-            "--server",
-            &srv.url,
-            "run",
-            "--agent",
-            "agent.yaml",
-            "--id",
-            "gone",
-            "go",
-        ])
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    loop {
-        let r = js(&["query", "gone", "-o", "json"]);
-        if r.code == 0 && r.stdout.contains("\"deferred\"") {
-            break;
-        }
-        assert!(start.elapsed() < Duration::from_secs(10), "{}", r.stderr);
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mut child = run_until_deferred(&f, &srv, "gone");
     // The writer dies in the middle of its turn.
     child.kill().unwrap();
     child.wait().unwrap();
@@ -2556,4 +2514,45 @@ fn verify_names_a_run_on_the_stream_whose_id_is_not_valid() {
     assert_eq!(invalid[0]["severity"], "warning");
     let summary = lines.last().unwrap();
     assert_eq!(summary["summary"]["errors"], 0, "{}", r.stdout);
+}
+
+/// Start the fixture's run `id` on JetStream in the background and wait
+/// until its deferral is stored (the exec after it is running).
+fn run_until_deferred(
+    f: &crate::support::Fixture,
+    srv: &NatsServer,
+    id: &str,
+) -> std::process::Child {
+    let child = f
+        .command(&[
+            "--server",
+            &srv.url,
+            "run",
+            "--agent",
+            "agent.yaml",
+            "--id",
+            id,
+            "go",
+        ])
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        let r = f.fisk(&[
+            "--server",
+            srv.url.as_str(),
+            "--store",
+            "jetstream:SESSIONS",
+            "query",
+            id,
+            "-o",
+            "json",
+        ]);
+        if r.code == 0 && r.stdout.contains("\"deferred\"") {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "{}", r.stderr);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child
 }
