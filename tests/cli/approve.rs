@@ -226,11 +226,10 @@ fn a_deferred_call_is_answered_not_approved_and_a_live_run_is_refused() {
         .args(["sleep", "30"])
         .spawn()
         .expect("flock(1)");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    let mut r = f.store(&["approve", "mixed", "g1"]);
-    while r.code == 0 && std::time::Instant::now() < deadline {
-        r = f.store(&["approve", "mixed", "g1"]);
-    }
+    // Approve only once the lock is held: an approve that ran first would
+    // write its record, and the next one find g1 approved, not live.
+    wait_until_locked(&lock);
+    let r = f.store(&["approve", "mixed", "g1"]);
     let _ = holder.kill();
     let _ = holder.wait();
     assert_eq!(r.code, 1, "{}", r.stderr);
@@ -339,5 +338,27 @@ fn kills_around_an_approval_never_run_a_gated_call_without_one() {
         let ran = counter(&f).len();
         assert!((1..=2).contains(&ran), "trial {trial}: ran {ran} times");
         assert_eq!(f.store(&["verify", "k"]).code, 0, "trial {trial}");
+    }
+}
+
+/// Wait (at most 10 s) until another process holds `lock` (flock -n fails).
+pub fn wait_until_locked(lock: &std::path::Path) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let free = std::process::Command::new("flock")
+            .args(["-n"])
+            .arg(lock)
+            .arg("true")
+            .status()
+            .expect("flock(1)")
+            .success();
+        if !free {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the lock was never taken"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }

@@ -303,30 +303,15 @@ fn a_run_that_fails_within_a_batch_is_said_in_the_one_error_shape() {
         .args(["sleep", "30"])
         .spawn()
         .expect("flock(1)");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    let mut r;
-    loop {
-        r = fisk(&[
-            "--state-dir",
-            s(dir),
-            "rm",
-            "tool-batch",
-            "simple-completed",
-            "--yes",
-        ]);
-        if r.stderr.contains("is live") || std::time::Instant::now() > deadline {
-            break;
-        }
-        // Not held yet: put the run back for the next try.
-        let _ = std::fs::copy(
-            testdata("runs/tool-batch.json"),
-            dir.join("tool-batch.json"),
-        );
-        let _ = std::fs::copy(
-            testdata("runs/simple-completed.json"),
-            dir.join("simple-completed.json"),
-        );
-    }
+    crate::approve::wait_until_locked(&lock);
+    let r = fisk(&[
+        "--state-dir",
+        s(dir),
+        "rm",
+        "tool-batch",
+        "simple-completed",
+        "--yes",
+    ]);
     let _ = holder.kill();
     let _ = holder.wait();
     let line = r
