@@ -3,23 +3,15 @@
 //! file store as the agent does, `info` says what chose each setting, and
 //! a run named by its journal's path gets the command that reads it.
 
-use crate::support::{bin, s, store_copy, Fixture};
+use crate::support::{s, store_copy, Fixture};
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 /// `fisk-admin ARGS` in `cwd`, with only `env` (and a home under `home`).
 fn at(cwd: &Path, home: &Path, args: &[&str], env: &[(&str, &str)]) -> crate::support::Run {
-    Command::new(bin())
-        .args(args)
+    crate::support::command_in(home, args, env)
         .current_dir(cwd)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("XDG_STATE_HOME", home.join("state"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("NO_COLOR", "1")
-        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .output()
         .unwrap()

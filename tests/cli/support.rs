@@ -59,8 +59,10 @@ pub fn fisk_in(home: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
     fisk_env(home, args, &[], stdin)
 }
 
-/// `fisk_in` with environment variables `env` set as well.
-pub fn fisk_env(home: &Path, args: &[&str], env: &[(&str, &str)], stdin: Option<&[u8]>) -> Run {
+/// `fisk-admin args...` prepared with no terminal, no colour, a private
+/// HOME and XDG dirs under `home`, and `env` set as well; nothing else of
+/// this process's environment but `PATH`.
+pub fn command_in(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
     let mut cmd = Command::new(bin());
     cmd.args(args)
         .env_clear()
@@ -69,8 +71,14 @@ pub fn fisk_env(home: &Path, args: &[&str], env: &[(&str, &str)], stdin: Option<
         .env("XDG_STATE_HOME", home.join("state"))
         .env("XDG_CONFIG_HOME", home.join("config"))
         .env("NO_COLOR", "1")
-        .envs(env.iter().copied())
-        .stdout(Stdio::piped())
+        .envs(env.iter().copied());
+    cmd
+}
+
+/// `fisk_in` with environment variables `env` set as well.
+pub fn fisk_env(home: &Path, args: &[&str], env: &[(&str, &str)], stdin: Option<&[u8]>) -> Run {
+    let mut cmd = command_in(home, args, env);
+    cmd.stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .stdin(if stdin.is_some() {
             Stdio::piped()
