@@ -1,5 +1,7 @@
 //! The whole command surface, in one place (CLI.md).
 
+use crate::filter::parse_regex;
+use crate::invocation::{Env, Invocation};
 use crate::output::{ColorChoice, Format};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -40,7 +42,7 @@ impl Cli {
 #[command(next_help_heading = "Global options")]
 pub struct Global {
     // The environment variables below are read in one place
-    // (`open::Env`), not by clap: a flag given on the command line must be
+    // (`invocation::Env`), not by clap: a flag given on the command line must be
     // told from its variable, because the flag wins (`info` says which).
     /// File backend at DIR (default: $XDG_STATE_HOME/fisk-ai/runs)
     #[arg(long, global = true, value_name = "DIR")]
@@ -90,6 +92,29 @@ pub struct Global {
     /// JetStream: a run not at rest whose last record is younger than this is live. DURATION in Go's syntax, as the agent's hold: 300ms, 90s, 10m, 1.5h, 2h45m, 1d (0 for none)
     #[arg(long, global = true, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
     pub hold: std::time::Duration,
+}
+
+impl Global {
+    /// The resolved invocation (src/invocation.rs): these flags, and the
+    /// environment variables that stand in for some of them, read now.
+    pub fn resolve(self) -> Invocation {
+        Invocation {
+            state_dir: self.state_dir,
+            store: self.store,
+            config: self.config,
+            root_dir: self.root_dir,
+            context: self.context,
+            server: self.server,
+            creds: self.creds,
+            user: self.user,
+            password: self.password,
+            password_file: self.password_file,
+            token: self.token,
+            token_file: self.token_file,
+            hold: self.hold,
+            env: Env::read(),
+        }
+    }
 }
 
 /// Every duration argument (`--hold`, and any later one): Go's duration
@@ -170,31 +195,6 @@ pub struct LsArgs {
     /// of the stream)
     #[arg(long)]
     pub all: bool,
-}
-
-/// What `ls --status` selects: a run's status, or one of two
-/// conditions beside it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum StatusFilter {
-    /// No terminal record ends the journal
-    Open,
-    /// Ended: the model finished
-    Completed,
-    /// Ended: stopped by a signal or to wait on deferred calls; resume continues it
-    Suspended,
-    /// Ended in an error
-    Error,
-    /// Ended: the token budget was spent
-    Budget,
-    /// Ended: the iteration limit was reached
-    #[value(name = "max_iterations")]
-    MaxIterations,
-    /// The run could not be summarised (the prompt column says why)
-    Corrupt,
-    /// A writer holds the run now
-    Live,
-    /// Waiting on a person (an answer or an approval): the same as --waiting (no longer a status of its own)
-    Waiting,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -365,28 +365,6 @@ pub struct QueryArgs {
     /// The same as -o json (the agent's flag)
     #[arg(long)]
     pub json: bool,
-}
-
-/// The most a compiled `--match` expression may take. The regex crate
-/// matches in linear time, but a huge bounded repetition makes its lazy
-/// DFA thrash and fall back to the slow engine: `.{0,5000}qqqqqq` took 171
-/// s on a 1 MB journal with the crate's default 10 MiB limit, and is
-/// refused under this one, while `.{0,1000}qqqqqq` (accepted) takes 18 ms
-/// (docs/OUTPUT.md, "Regular expressions").
-pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
-
-/// A regular expression (RE2 syntax, as the agent's Go `regexp`), at most
-/// [`REGEX_SIZE_LIMIT`] compiled.
-pub fn parse_regex(s: &str) -> Result<regex::Regex, String> {
-    regex::RegexBuilder::new(s)
-        .size_limit(REGEX_SIZE_LIMIT)
-        .build()
-        .map_err(|e| match e {
-            regex::Error::CompiledTooBig(_) => format!(
-                "{s:?} is too large to search with: compiled it exceeds 1 MiB, which would make a search of a large journal take minutes; use smaller repetition counts (e.g. .{{0,1000}} rather than .{{0,5000}})"
-            ),
-            e => format!("{s:?} is not a valid regular expression: {e}"),
-        })
 }
 
 #[derive(Args, Debug)]

@@ -11,7 +11,7 @@ use std::ffi::OsStr;
 use std::path::PathBuf;
 
 /// The store directory the command line being completed names, chosen as
-/// the tool chooses it ([`crate::open::locate_typed`]): `--state-dir`,
+/// the tool chooses it ([`crate::open::locate_with_agent`]): `--state-dir`,
 /// `--store`, `--config` (or `run`/`resume --agent`) with `--root-dir`,
 /// then `FISK_ADMIN_STORE`, then the default directory. `None` for a
 /// JetStream store or one the words do not name.
@@ -35,18 +35,8 @@ fn store_dir() -> Option<PathBuf> {
     let config = flag("--config").map(PathBuf::from);
     let agent = flag("--agent").map(PathBuf::from);
     let root_dir = flag("--root-dir").map(PathBuf::from);
-    let named = match (&agent, &config) {
-        (Some(a), _) => Some((a.as_path(), "--agent")),
-        (None, Some(c)) => Some((c.as_path(), "--config")),
-        (None, None) => None,
-    };
-    let at = crate::open::locate_typed(
-        state_dir.as_deref(),
-        store.as_deref(),
-        named,
-        root_dir.as_deref(),
-    )
-    .ok()?;
+    let typed = crate::invocation::Invocation::typed(state_dir, store, config, root_dir);
+    let at = crate::open::locate_with_agent(&typed, agent.as_deref()).ok()?;
     match at.backend {
         Backend::File { dir } => Some(dir),
         Backend::JetStream { .. } => None,

@@ -62,7 +62,7 @@ pub fn exit_of(e: &journal::Error) -> u8 {
 
 /// A library error as one line: its message, then what to run next (with
 /// this invocation's flags).
-pub fn describe(g: &crate::cli::Global, e: &journal::Error) -> String {
+pub fn describe(g: &crate::invocation::Invocation, e: &journal::Error) -> String {
     match crate::hint::for_error(g, e) {
         Some(h) => format!("{e}; {h}"),
         None => e.to_string(),
@@ -209,7 +209,7 @@ impl miette::SourceCode for DamageSource {
 /// up to the damage: `show RUN --until-seq N`, N the seq of the line just
 /// before the bad one (none when the first line is bad, or the line
 /// before it cannot be read back).
-fn read_up_to_damage(g: &crate::cli::Global, e: &journal::Error) -> Option<String> {
+fn read_up_to_damage(g: &crate::invocation::Invocation, e: &journal::Error) -> Option<String> {
     use std::io::{Read, Seek};
     let journal::Error::Corrupt {
         run,
@@ -291,7 +291,7 @@ pub fn say(message: &str, help: Option<&str>, style: Style) {
 
 /// Render a failure as `fisk-admin: message` (with help) on stderr, and
 /// turn the result into the process's exit status.
-pub fn finish(result: CmdResult, g: &crate::cli::Global, style: Style) -> ExitCode {
+pub fn finish(result: CmdResult, g: &crate::invocation::Invocation, style: Style) -> ExitCode {
     match result {
         Ok(code) => code,
         // A closed pipe (`| head`) is not an error.

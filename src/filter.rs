@@ -3,7 +3,6 @@
 //! applied to a run's summary (its meta record and tail), so filtering
 //! reads no more than `ls` does.
 
-use crate::cli::{parse_regex, StatusFilter};
 use clap::Args;
 use journal::fold::Status;
 use journal::record::Reason;
@@ -48,6 +47,53 @@ pub struct FilterArgs {
     /// Only runs whose prompt matches this regular expression
     #[arg(long = "match", value_name = "RE", value_parser = parse_regex)]
     pub matches: Option<regex::Regex>,
+}
+
+/// What `ls --status` selects: a run's status, or one of two
+/// conditions beside it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum StatusFilter {
+    /// No terminal record ends the journal
+    Open,
+    /// Ended: the model finished
+    Completed,
+    /// Ended: stopped by a signal or to wait on deferred calls; resume continues it
+    Suspended,
+    /// Ended in an error
+    Error,
+    /// Ended: the token budget was spent
+    Budget,
+    /// Ended: the iteration limit was reached
+    #[value(name = "max_iterations")]
+    MaxIterations,
+    /// The run could not be summarised (the prompt column says why)
+    Corrupt,
+    /// A writer holds the run now
+    Live,
+    /// Waiting on a person (an answer or an approval): the same as --waiting (no longer a status of its own)
+    Waiting,
+}
+
+/// The most a compiled `--match` expression may take. The regex crate
+/// matches in linear time, but a huge bounded repetition makes its lazy
+/// DFA thrash and fall back to the slow engine: `.{0,5000}qqqqqq` took 171
+/// s on a 1 MB journal with the crate's default 10 MiB limit, and is
+/// refused under this one, while `.{0,1000}qqqqqq` (accepted) takes 18 ms
+/// (docs/OUTPUT.md, "Regular expressions").
+pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
+/// A regular expression (RE2 syntax, as the agent's Go `regexp`), at most
+/// [`REGEX_SIZE_LIMIT`] compiled.
+pub fn parse_regex(s: &str) -> Result<regex::Regex, String> {
+    regex::RegexBuilder::new(s)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .build()
+        .map_err(|e| match e {
+            regex::Error::CompiledTooBig(_) => format!(
+                "{s:?} is too large to search with: compiled it exceeds 1 MiB, which would make a search of a large journal take minutes; use smaller repetition counts (e.g. .{{0,1000}} rather than .{{0,5000}})"
+            ),
+            e => format!("{s:?} is not a valid regular expression: {e}"),
+        })
 }
 
 /// A run a whole-store pass could not read, and why: counted and named,

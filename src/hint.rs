@@ -4,12 +4,9 @@
 //! shell-quoted where needed. The library names the way past a refusal or
 //! finding as a [`Remedy`]; [`advice`] turns it into words and a command.
 
-use crate::cli::Global;
+use crate::invocation::{Invocation, DEFAULT_HOLD};
 use journal::store::{Restore, Store};
 use journal::{Error, Remedy, Where};
-
-/// The default `--hold` (CLI.md): left out of a hint when unchanged.
-const DEFAULT_HOLD: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// `s` as one shell word that pastes back to exactly `s`: as is when it
 /// holds only characters no shell treats specially, single-quoted when it
@@ -151,7 +148,7 @@ fn server_without_secrets(urls: &str) -> (String, Option<String>, Option<Need>) 
 /// (`--state-dir DIR --context C ...`), and what of the connection is left
 /// out because it is secret: a password or token (given as a flag, from
 /// the environment, or inside the server URL) is never printed.
-fn store_words(g: &Global) -> Cmd {
+fn store_words(g: &Invocation) -> Cmd {
     let mut c = Cmd {
         argv: vec!["fisk-admin".into()],
         supply: Vec::new(),
@@ -207,18 +204,18 @@ fn store_words(g: &Global) -> Cmd {
 }
 
 /// `fisk-admin <store flags> <args>`, with what it still needs.
-pub fn cmd(g: &Global, args: &[&str]) -> Cmd {
+pub fn cmd(g: &Invocation, args: &[&str]) -> Cmd {
     args.iter().fold(store_words(g), |c, a| c.arg(a))
 }
 
 /// `fisk-admin <store flags> <args>` as one shell line.
-pub fn command(g: &Global, args: &[&str]) -> String {
+pub fn command(g: &Invocation, args: &[&str]) -> String {
     cmd(g, args).to_string()
 }
 
 /// The command that answers the deferred call `id` of `run`: it reads the
 /// answer from standard input, or asks for it on a terminal.
-pub fn answer(g: &Global, run: &str, id: &str) -> Cmd {
+pub fn answer(g: &Invocation, run: &str, id: &str) -> Cmd {
     cmd(g, &["answer", run, id]).needs(Need::Answer)
 }
 
@@ -226,14 +223,19 @@ pub fn answer(g: &Global, run: &str, id: &str) -> Cmd {
 /// journal holds only the agent file's fingerprint, not its path: the
 /// command is complete when this invocation named it (`--config`), else
 /// it asks for the file ([`Need::Agent`]).
-pub fn resume(g: &Global, run: &str) -> Cmd {
+pub fn resume(g: &Invocation, run: &str) -> Cmd {
     resume_with(g, run, None, false)
 }
 
 /// `resume RUN` with this invocation's flags and the agent file `agent`
 /// (the one a run or a failed resume was given), else `--config`'s, else
 /// asked for; with `--prompt -` (the new turn asked for) when `new_turn`.
-pub fn resume_with(g: &Global, run: &str, agent: Option<&std::path::Path>, new_turn: bool) -> Cmd {
+pub fn resume_with(
+    g: &Invocation,
+    run: &str,
+    agent: Option<&std::path::Path>,
+    new_turn: bool,
+) -> Cmd {
     let mut c = cmd(g, &["resume", run]);
     match (agent, &g.config) {
         (Some(a), _) => c = c.arg("--agent").arg(a),
@@ -250,7 +252,7 @@ pub fn resume_with(g: &Global, run: &str, agent: Option<&std::path::Path>, new_t
 /// agent file `agent`: when no flag chose the store, the agent file did,
 /// so the hints name it with `--config` (`approve` and `answer` take no
 /// `--agent`) and find the same store.
-pub fn with_agent_store(g: &Global, agent: &std::path::Path) -> Global {
+pub fn with_agent_store(g: &Invocation, agent: &std::path::Path) -> Invocation {
     let mut with_store = g.clone();
     if g.state_dir.is_none() && g.store.is_none() && g.config.is_none() {
         with_store.config = Some(agent.to_path_buf());
@@ -260,7 +262,7 @@ pub fn with_agent_store(g: &Global, agent: &std::path::Path) -> Global {
 
 /// `answer RUN` for the one call a run waits on (the id left out): it
 /// reads the answer likewise.
-fn answer_run(g: &Global, run: &str) -> Cmd {
+fn answer_run(g: &Invocation, run: &str) -> Cmd {
     cmd(g, &["answer", run]).needs(Need::Answer)
 }
 
@@ -284,7 +286,7 @@ pub fn ticked(c: &Cmd) -> String {
 /// `calls` where the command takes a call). `run` and `stream` are
 /// placeholders only where the error names neither.
 pub fn advice(
-    g: &Global,
+    g: &Invocation,
     remedy: Remedy,
     run: Option<&str>,
     stream: Option<&str>,
@@ -340,7 +342,7 @@ pub fn advice(
         Remedy::Answer => format!("answer with {} ({})", each("answer"), Need::Answer.says()),
         Remedy::Salvage => {
             // migrate names its stores itself: only the connection flags.
-            let conn = Global {
+            let conn = Invocation {
                 state_dir: None,
                 store: None,
                 ..g.clone()
@@ -381,7 +383,7 @@ pub fn advice(
 /// pasting: `fisk-admin` with this invocation's store flags, or the
 /// `chmod` a permissions finding asks for. `None` where no one command
 /// does it.
-pub fn fix(g: &Global, store: &Store, remedy: Remedy, run: &str) -> Option<String> {
+pub fn fix(g: &Invocation, store: &Store, remedy: Remedy, run: &str) -> Option<String> {
     // The store as a place: a directory, or a stream.
     let place = store.place();
     let file_dir = match &place {
@@ -398,7 +400,7 @@ pub fn fix(g: &Global, store: &Store, remedy: Remedy, run: &str) -> Option<Strin
         Remedy::CheckStream => command(g, &["stream", "check", run]),
         Remedy::Salvage => {
             // migrate names its stores itself: only the connection flags.
-            let conn = Global {
+            let conn = Invocation {
                 state_dir: None,
                 store: None,
                 ..g.clone()
@@ -440,14 +442,14 @@ pub fn fix(g: &Global, store: &Store, remedy: Remedy, run: &str) -> Option<Strin
 /// The command that puts a deleted run back, complete for pasting: on
 /// JetStream, `migrate` with this invocation's connection flags (not its
 /// store flags: migrate names its stores itself).
-pub fn restore(g: &Global, r: &Restore) -> String {
+pub fn restore(g: &Invocation, r: &Restore) -> String {
     match r {
         Restore::Link { kept, journal } => {
             let (k, j) = (quote_path(kept), quote_path(journal));
             format!("ln {k} {j} && rm {k}")
         }
         Restore::Copy { from, stream, run } => {
-            let conn = Global {
+            let conn = Invocation {
                 state_dir: None,
                 store: None,
                 ..g.clone()
@@ -467,7 +469,7 @@ pub fn restore(g: &Global, r: &Restore) -> String {
 
 /// What to do next about a library error, as commands with this
 /// invocation's flags.
-pub fn for_error(g: &Global, e: &Error) -> Option<String> {
+pub fn for_error(g: &Invocation, e: &Error) -> Option<String> {
     let stream = match e {
         Error::NoStream { stream, .. }
         | Error::Config {
@@ -577,7 +579,7 @@ pub fn for_run_path<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> Opti
 /// `prompted`): the commands a refusal asks for name the agent file this
 /// resume was given and keep its new turn. `None`: the error's own help.
 pub fn for_resume_error(
-    g: &Global,
+    g: &Invocation,
     run: &str,
     agent: &std::path::Path,
     prompted: bool,
@@ -694,11 +696,11 @@ mod tests {
     use super::*;
     use clap::Parser;
 
-    fn global(args: &[&str]) -> Global {
+    fn global(args: &[&str]) -> Invocation {
         let mut all = vec!["fisk-admin"];
         all.extend_from_slice(args);
         all.push("info");
-        crate::cli::Cli::parse_from(all).global
+        crate::cli::Cli::parse_from(all).global.resolve()
     }
 
     #[test]

@@ -8,6 +8,7 @@ mod complete;
 mod error;
 mod filter;
 mod hint;
+mod invocation;
 mod open;
 mod output;
 mod render;
@@ -38,17 +39,19 @@ fn main() -> ExitCode {
         color: output::want_color(cli.global.color, cli.global.no_color),
         width: output::table_width(),
     };
+    // The global flags and the variables that stand in for them, resolved
+    // once: every command, hint and error below takes this, not clap's.
+    let g = &cli.global.resolve();
     // The worker threads start here, where failing to start them (a tight
     // `ulimit -v` or thread limit) is an error; left to the first parallel
     // loop, rayon panics instead. A failed start cannot be retried.
     if let Err(e) = rayon::ThreadPoolBuilder::new().build_global() {
         let why = error::Failure::new(format!("cannot start worker threads: {e}"))
             .help("raise the limits on this process's memory or threads (ulimit -v, ulimit -u)");
-        return error::finish(Err(why), &cli.global, style);
+        return error::finish(Err(why), g, style);
     }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let g = &cli.global;
     let result = match cli.command {
         cli::Command::Ls(a) => cmd::ls::run(g, a, style, &mut out),
         cli::Command::Show(a) => cmd::show::run(g, a, style, &mut out),

@@ -7,25 +7,17 @@ mod location;
 
 pub use location::{parse_uri, Backend, Chosen, Location};
 
-use crate::cli::Global;
 use crate::error::Failure;
+use crate::invocation::Invocation;
 use journal::store::file::{FileStore, MissingDirs};
 use journal::store::jetstream::JetStreamStore;
 use journal::store::Store;
 use std::path::{Component, Path, PathBuf};
 
-/// A variable of the environment, when set and not empty. The variables
-/// that stand in for flags (`FISK_ADMIN_STORE`, `NATS_URL`, `NATS_CREDS`,
-/// `NATS_USER`, `NATS_PASSWORD`, `NATS_TOKEN`) are read through here only,
-/// and only where the flag was not given: a flag beats its variable.
-pub fn env_value(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
-}
-
 /// What the global flags and `FISK_ADMIN_STORE` ask for, with `agent` (the
 /// runner's `--agent`) standing in for `--config` when given.
 fn ask<'a>(
-    g: &'a Global,
+    g: &'a Invocation,
     env_store: Option<&'a str>,
     agent: Option<&'a Path>,
 ) -> location::Ask<'a> {
@@ -43,33 +35,20 @@ fn ask<'a>(
 }
 
 /// The store the global flags select (or, with none, FISK_ADMIN_STORE).
-pub fn locate(g: &Global) -> Result<Location, Failure> {
-    let env_store = env_value("FISK_ADMIN_STORE");
-    location::resolve(&ask(g, env_store.as_deref(), None))
+pub fn locate(g: &Invocation) -> Result<Location, Failure> {
+    locate_with_agent(g, None)
 }
 
-/// The store the words typed so far name, for completion (which has no
-/// parsed [`Global`]): the same choice as [`locate`], `agent` standing for
-/// `--config` or the runner's `--agent`, and the flag that named it.
-pub fn locate_typed(
-    state_dir: Option<&Path>,
-    store: Option<&str>,
-    agent: Option<(&Path, &'static str)>,
-    root_dir: Option<&Path>,
-) -> Result<Location, Failure> {
-    let env_store = env_value("FISK_ADMIN_STORE");
-    location::resolve(&location::Ask {
-        state_dir,
-        store,
-        agent,
-        root_dir,
-        env_store: env_store.as_deref(),
-    })
+/// [`locate`] with `agent` (the runner's `--agent`) standing in for
+/// `--config` when given: for completion, which reads the words typed so
+/// far (src/complete.rs), and reports the flag that named the store.
+pub fn locate_with_agent(g: &Invocation, agent: Option<&Path>) -> Result<Location, Failure> {
+    location::resolve(&ask(g, g.env.store.as_deref(), agent))
 }
 
 /// The NATS context the `--config` agent file names, if any: for the
 /// commands that take their store from elsewhere (`migrate`, `stream`).
-pub fn config_context(g: &Global) -> Result<Option<String>, Failure> {
+pub fn config_context(g: &Invocation) -> Result<Option<String>, Failure> {
     Ok(match &g.config {
         Some(p) => location::nats_context(&location::load_agent(p)?),
         None => None,
@@ -108,36 +87,56 @@ pub struct Given {
 /// flag, its variable (as the `nats` CLI reads them). A user given as a flag
 /// is not mixed with a token from the environment, nor a token given as a
 /// flag with a user and password from it: the flag's way of logging in wins.
-pub fn given(g: &Global) -> Result<Given, Failure> {
+pub fn given(g: &Invocation) -> Result<Given, Failure> {
     fn pick<T>(
         flag: Option<T>,
         name: &'static str,
         var: &'static str,
+        env: &Option<String>,
         from_env: impl Fn(String) -> T,
     ) -> Option<(T, Source)> {
         match flag {
             Some(v) => Some((v, Source::Flag(name))),
-            None => env_value(var).map(|v| (from_env(v), Source::Env(var))),
+            None => env.clone().map(|v| (from_env(v), Source::Env(var))),
         }
     }
+    let e = &g.env;
     let password = match &g.password_file {
         Some(f) => Some((
             secret_from(f, "--password-file")?,
             Source::Flag("--password-file"),
         )),
-        None => pick(g.password.clone(), "--password", "NATS_PASSWORD", |v| v),
+        None => pick(
+            g.password.clone(),
+            "--password",
+            "NATS_PASSWORD",
+            &e.nats_password,
+            |v| v,
+        ),
     };
     let token = match &g.token_file {
         Some(f) => Some((
             secret_from(f, "--token-file")?,
             Source::Flag("--token-file"),
         )),
-        None => pick(g.token.clone(), "--token", "NATS_TOKEN", |v| v),
+        None => pick(
+            g.token.clone(),
+            "--token",
+            "NATS_TOKEN",
+            &e.nats_token,
+            |v| v,
+        ),
     };
     let mut s = Given {
-        server: pick(g.server.clone(), "--server", "NATS_URL", |v| v),
-        creds: pick(g.creds.clone(), "--creds", "NATS_CREDS", PathBuf::from),
-        user: pick(g.user.clone(), "--user", "NATS_USER", |v| v),
+        server: pick(g.server.clone(), "--server", "NATS_URL", &e.nats_url, |v| v),
+        creds: pick(
+            g.creds.clone(),
+            "--creds",
+            "NATS_CREDS",
+            &e.nats_creds,
+            PathBuf::from,
+        ),
+        user: pick(g.user.clone(), "--user", "NATS_USER", &e.nats_user, |v| v),
         password,
         token,
     };
@@ -160,7 +159,7 @@ pub fn given(g: &Global) -> Result<Given, Failure> {
 /// The NATS connection settings from the global flags (or their
 /// variables), the context they or the agent file name, and the defaults.
 pub fn nats_settings(
-    g: &Global,
+    g: &Invocation,
     agent_context: Option<&str>,
 ) -> Result<journal::nats::Settings, Failure> {
     nats_settings_from(g, given(g)?, agent_context)
@@ -169,7 +168,7 @@ pub fn nats_settings(
 /// [`nats_settings`] from the settings [`given`] already read (a secret
 /// on standard input can be read once).
 pub fn nats_settings_from(
-    g: &Global,
+    g: &Invocation,
     s: Given,
     agent_context: Option<&str>,
 ) -> Result<journal::nats::Settings, Failure> {
@@ -227,7 +226,7 @@ pub fn stream_help(f: impl Into<Failure>, doing: &str) -> Failure {
 
 /// Bind to a JetStream stream, refusing one that breaks SPEC 8.
 pub fn open_jetstream(
-    g: &Global,
+    g: &Invocation,
     stream: &str,
     agent_context: Option<&str>,
     why: &str,
@@ -246,8 +245,8 @@ pub fn open_jetstream(
 /// The flags `g` with SPEC 8's hold off when `force` (a writer's
 /// `--force`: its writer is known to be gone), for opening the store only:
 /// hints keep `g`, so a printed next step does not inherit the override.
-pub fn unheld(g: &Global, force: bool) -> Global {
-    Global {
+pub fn unheld(g: &Invocation, force: bool) -> Invocation {
+    Invocation {
         hold: if force {
             std::time::Duration::ZERO
         } else {
@@ -259,13 +258,13 @@ pub fn unheld(g: &Global, force: bool) -> Global {
 
 /// The store the global flags select. It must exist: reading commands
 /// never create a store.
-pub fn open_store(g: &Global) -> Result<Store, Failure> {
+pub fn open_store(g: &Invocation) -> Result<Store, Failure> {
     store_at(g, locate(g)?, true)
 }
 
 /// The store the global flags select, for `verify`: a JetStream stream
 /// that breaks SPEC 8 is still bound (its problems become findings).
-pub fn inspect_store(g: &Global) -> Result<Store, Failure> {
+pub fn inspect_store(g: &Invocation) -> Result<Store, Failure> {
     let loc = locate(g)?;
     match loc.backend {
         Backend::JetStream { stream } => {
@@ -282,7 +281,7 @@ pub fn inspect_store(g: &Global) -> Result<Store, Failure> {
 /// file's `harness.sessions` block and root directory (or the default)
 /// choose, as `--config` would: the same resolution. `run` may create the
 /// directory; `resume` needs it to exist.
-pub fn agent_store(g: &Global, agent: &Path, must_exist: bool) -> Result<Store, Failure> {
+pub fn agent_store(g: &Invocation, agent: &Path, must_exist: bool) -> Result<Store, Failure> {
     let loc = if g.state_dir.is_none() && g.store.is_none() && g.config.is_none() {
         location::resolve(&ask(g, None, Some(agent)))?
     } else {
@@ -327,7 +326,7 @@ fn missing_help(loc: &Location) -> String {
     }
 }
 
-fn store_at(g: &Global, loc: Location, must_exist: bool) -> Result<Store, Failure> {
+fn store_at(g: &Invocation, loc: Location, must_exist: bool) -> Result<Store, Failure> {
     match loc.backend {
         Backend::File { ref dir } => {
             if must_exist && !dir.is_dir() {
@@ -368,7 +367,7 @@ pub enum IfMissing {
 
 /// A store named by a URI (`migrate --from/--to`); `missing` says what a
 /// missing file directory means.
-pub fn open_store_uri(g: &Global, uri: &str, missing: IfMissing) -> Result<Store, Failure> {
+pub fn open_store_uri(g: &Invocation, uri: &str, missing: IfMissing) -> Result<Store, Failure> {
     let agent_context = config_context(g)?;
     match parse_uri(uri)? {
         Backend::File { dir } => {

@@ -4,8 +4,9 @@
 //! journal exactly as it was; then take the run lock, make sure nothing was
 //! appended in between, and append exactly one ordinary `tool_result`.
 
-use crate::cli::{AnswerArgs, Global};
+use crate::cli::AnswerArgs;
 use crate::error::{CmdResult, Failure};
+use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::{json_pretty, sanitize, sorted, truncate, Format, Style};
 use journal::fold::{FoldOptions, RunState};
@@ -17,7 +18,7 @@ use std::process::ExitCode;
 /// The largest answer accepted (SPEC 6).
 pub const MAX_CONTENT: usize = 256 * 1024;
 
-pub fn run(g: &Global, a: AnswerArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: AnswerArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     // A file is read before the store is opened: a missing one is the
     // operator's typo, said before anything else.
     let given = given_content(&a)?;
@@ -126,7 +127,7 @@ pub fn writer_of(
 
 /// The one deferred call the run waits on, for `answer RUN` without an id;
 /// with none or several waiting, the id must be given.
-fn only_waiting(g: &Global, st: &RunState, run: &str) -> Result<String, Failure> {
+fn only_waiting(g: &Invocation, st: &RunState, run: &str) -> Result<String, Failure> {
     let open = st
         .pending
         .as_ref()
@@ -187,7 +188,7 @@ fn render(out: &mut dyn Write, a: &Answered) -> io::Result<()> {
 }
 
 /// The refusals of SPEC 6, each with its own message.
-fn check(g: &Global, st: &RunState, run: &str, id: &str) -> Result<(), Failure> {
+fn check(g: &Invocation, st: &RunState, run: &str, id: &str) -> Result<(), Failure> {
     let shown = sanitize(id, false);
     let committed = st.messages.iter().any(|m| {
         m.blocks()

@@ -9,9 +9,10 @@
 //! the journal exactly as it was; then take the writer's place, make sure
 //! nothing was appended in between, and append exactly one record.
 
-use crate::cli::{ApproveArgs, Global};
+use crate::cli::ApproveArgs;
 use crate::error::{CmdResult, Failure};
 use crate::hint;
+use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::{json_pretty, sanitize, sorted, Format, Style};
 use journal::fold::{FoldOptions, RunState};
@@ -38,7 +39,7 @@ struct Approved {
     next: hint::Cmd,
 }
 
-pub fn run(g: &Global, a: ApproveArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: ApproveArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     let store = open_store(&crate::open::unheld(g, a.force))?;
     let journal = store.read(&a.run)?;
     let st = store.fold(&a.run, &journal, FoldOptions::default())?;
@@ -116,7 +117,7 @@ fn render(out: &mut dyn Write, a: &Approved) -> io::Result<()> {
 
 /// The refusals for a one-shot approval; the call's tool when it is one
 /// that waits.
-fn check_call(g: &Global, st: &RunState, run: &str, id: &str) -> Result<String, Failure> {
+fn check_call(g: &Invocation, st: &RunState, run: &str, id: &str) -> Result<String, Failure> {
     let shown = sanitize(id, false);
     let committed = st.messages.iter().any(|m| {
         m.blocks()

@@ -8,8 +8,9 @@
 //! Exit 0 when a resume would proceed (identical, or continues with
 //! warnings), 1 when it would be refused (with or without --force).
 
-use crate::cli::{DiffArgs, Global};
+use crate::cli::DiffArgs;
 use crate::error::{CmdResult, Failure};
+use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::{json_pretty, print_table, sanitize, sorted, table, Format, Style};
 use journal::fingerprint::{diff, Change, Class};
@@ -31,7 +32,7 @@ struct Compared {
     proceeds: bool,
 }
 
-pub fn run(g: &Global, a: DiffArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: DiffArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     if a.a == "-" && a.b == "-" {
         return Err(Failure::new(
             "only one side can be read from standard input",
@@ -82,7 +83,7 @@ fn render(out: &mut dyn Write, c: &Compared, style: Style) -> io::Result<()> {
 }
 
 /// One side: its fingerprint and a description of where it came from.
-fn side(g: &Global, arg: &str) -> Result<(Fingerprint, String), Failure> {
+fn side(g: &Invocation, arg: &str) -> Result<(Fingerprint, String), Failure> {
     if arg == "-" {
         let buf = journal::bounded::read(std::io::stdin().lock(), journal::bounded::SETTINGS)
             .map_err(|e| Failure::new(format!("reading standard input: {e}")))?;

@@ -1,7 +1,8 @@
 //! `fold RUN [--until-seq N]`: the folded run state (SPEC 3, SPEC 11).
 
-use crate::cli::{FoldArgs, Global};
+use crate::cli::FoldArgs;
 use crate::error::{CmdResult, Failure};
+use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::{json_pretty, sanitize, Format, Style};
 use crate::render::state::render_state;
@@ -10,7 +11,7 @@ use journal::store::{Journal, Store};
 use std::io::Write;
 use std::process::ExitCode;
 
-pub fn run(g: &Global, a: FoldArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: FoldArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     let store = open_store(g)?;
     if a.until_seq == Some(0) {
         return Err(until_zero());

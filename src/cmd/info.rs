@@ -1,7 +1,7 @@
 //! `info`: which store would be used, and why.
 
-use crate::cli::Global;
 use crate::error::CmdResult;
+use crate::invocation::Invocation;
 use crate::open::{given, locate, nats_settings_from, Backend, Given};
 use crate::output::{json_pretty, sanitize, sorted, Format, Style};
 use journal::store::jetstream;
@@ -49,7 +49,7 @@ struct Info {
     problems: Vec<String>,
 }
 
-pub fn run(g: &Global, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, style: Style, out: &mut dyn Write) -> CmdResult {
     let loc = locate(g)?;
     // 2 when the server did not answer, 1 when the stream is missing.
     let mut exit = 0u8;

@@ -2,9 +2,10 @@
 //! parallel across journals. `--all` adds what the agent's listing cannot
 //! see (JetStream: runs whose messages have no meta record, as corrupt).
 
-use crate::cli::{Global, LsArgs, SortKey};
+use crate::cli::{LsArgs, SortKey};
 use crate::error::CmdResult;
 use crate::filter::Selected;
+use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::{
     cell, json_array, print_table, sanitize, status_cell, table, time_cell, Style,
@@ -14,7 +15,7 @@ use journal::store::Summary;
 use std::io::Write;
 use std::process::ExitCode;
 
-pub fn run(g: &Global, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     let store = open_store(g)?;
     let mut all: Vec<Summary> = store.summaries()?;
     if a.all {

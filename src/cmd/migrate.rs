@@ -4,8 +4,9 @@
 //! when every selected run was copied and verified. `--format json` is one
 //! document, `schemas/output/migrate.json` (docs/OUTPUT.md).
 
-use crate::cli::{Global, MigrateArgs};
+use crate::cli::MigrateArgs;
 use crate::error::{CmdResult, Failure};
+use crate::invocation::Invocation;
 use crate::open::{open_store_uri, same_store, IfMissing};
 use crate::output::{
     cell, json_pretty, outcome_cell, print_table, sanitize, sorted, table, Format, Style,
@@ -18,7 +19,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-pub fn run(g: &Global, a: MigrateArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: MigrateArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     if g.state_dir.is_some() || g.store.is_some() {
         return Err(Failure::new(
             "migrate takes its stores from --from and --to, not --state-dir or --store",

@@ -3,8 +3,9 @@
 //! when none); text is one block per call, its input and answer decoded
 //! and indented.
 
-use crate::cli::{Global, QueryArgs};
+use crate::cli::QueryArgs;
 use crate::error::CmdResult;
+use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::{json_pretty, sanitize, Format, Style};
 use journal::calls::{self, Call, Filter};
@@ -19,7 +20,7 @@ struct Document<'a> {
     calls: Vec<Call>,
 }
 
-pub fn run(g: &Global, a: QueryArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: QueryArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     let store = open_store(g)?;
     let journal = store.read(&a.run)?;
     let filter = Filter {

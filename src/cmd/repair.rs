@@ -3,9 +3,10 @@
 //! missing final newline is added. Interior corruption is refused: cutting
 //! it would throw away the intact records after it.
 
-use crate::cli::{Global, RepairArgs};
+use crate::cli::RepairArgs;
 use crate::error::CmdResult;
 use crate::hint;
+use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::{json_pretty, sorted, Format, Style};
 use journal::store::Repair;
@@ -49,7 +50,7 @@ enum Action {
     },
 }
 
-pub fn run(g: &Global, a: RepairArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: RepairArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     let store = open_store(&crate::open::unheld(g, a.force))?;
     let repaired = store.repair(&a.run, a.dry_run).map_err(|e| {
         // Interior damage is refused: the readable records can still be

@@ -4,8 +4,9 @@
 //! The journal stores only the agent's fingerprint, not where its file is,
 //! so the agent file is needed: `--agent`, else the `--config` file.
 
-use crate::cli::{Global, ResumeArgs};
+use crate::cli::ResumeArgs;
 use crate::error::{CmdResult, Failure};
+use crate::invocation::Invocation;
 use crate::open::agent_store;
 use crate::output::Style;
 use crate::render::outcome::{printer, report};
@@ -13,7 +14,7 @@ use crate::signal::stop_flag;
 use journal::runner::{Agent, ResumeOptions, Runner};
 use std::io::Write;
 
-pub fn run(g: &Global, a: ResumeArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: ResumeArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     journal::id::check(&a.run)?;
     let path = match a.agent.clone().or_else(|| g.config.clone()) {
         Some(p) => p,

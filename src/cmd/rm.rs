@@ -3,8 +3,9 @@
 //! a terminal it asks first unless `--yes`; without a terminal it needs
 //! `--yes`. Every id is checked before anything is deleted.
 
-use crate::cli::{Global, RmArgs};
+use crate::cli::RmArgs;
 use crate::error::{exit_of, CmdResult, Failure};
+use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::{json_pretty, sanitize, sorted, Format, Style};
 use serde::Serialize;
@@ -35,7 +36,7 @@ enum Deletion {
     },
 }
 
-pub fn run(g: &Global, mut a: RmArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, mut a: RmArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     let store = open_store(&crate::open::unheld(g, a.force))?;
     // A run named twice is deleted once.
     let mut seen = std::collections::HashSet::new();

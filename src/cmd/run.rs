@@ -1,7 +1,8 @@
 //! `run --agent <file> <prompt>`: start a run with the minimal runner.
 
-use crate::cli::{Global, RunArgs};
+use crate::cli::RunArgs;
 use crate::error::CmdResult;
+use crate::invocation::Invocation;
 use crate::open::agent_store;
 use crate::output::Style;
 use crate::render::outcome::{printer, report};
@@ -9,7 +10,7 @@ use crate::signal::stop_flag;
 use journal::runner::{Agent, Runner};
 use std::io::Write;
 
-pub fn run(g: &Global, a: RunArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: RunArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     let agent = Agent::load(&a.agent)?;
     if let Some(id) = &a.id {
         journal::id::check(id)?;

@@ -6,9 +6,10 @@
 //! (`unreadable`). Transcripts are read in parallel, one run at a time per
 //! worker, so memory grows with the matches, not the store.
 
-use crate::cli::{Global, SearchArgs, SearchIn};
+use crate::cli::{SearchArgs, SearchIn};
 use crate::error::CmdResult;
 use crate::filter::Unreadable;
+use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::{
     cell, json_pretty, print_table, sanitize, status_cell, table, time_cell, Format, Style,
@@ -56,7 +57,7 @@ struct Document {
     unreadable: Vec<Unreadable>,
 }
 
-pub fn run(g: &Global, a: SearchArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: SearchArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     let store = open_store(g)?;
     let mut filter = a.filter;
     // A pattern for the transcript is not a prompt filter.

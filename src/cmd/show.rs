@@ -2,8 +2,9 @@
 //! do with a run, and what it is waiting on.
 
 use super::fold::fold_journal;
-use crate::cli::{Global, ShowArgs};
+use crate::cli::ShowArgs;
 use crate::error::CmdResult;
+use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::{cell, json_pretty, sanitize, Format, Style};
 use crate::render::state::render_state;
@@ -30,7 +31,7 @@ struct Shown<'a> {
     tail: &'a Tail,
 }
 
-pub fn run(g: &Global, a: ShowArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: ShowArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     if a.transcript && style.format == Format::Text {
         return crate::transcript::show(g, &a, style, out);
     }
@@ -66,7 +67,7 @@ pub fn run(g: &Global, a: ShowArgs, style: Style, out: &mut dyn Write) -> CmdRes
 /// finding (the first error with a remedy, else the first error), how
 /// many more there are, and the command that fixes it (else the verify
 /// command that lists them).
-fn health(g: &Global, store: &Store, run: &str) -> Option<String> {
+fn health(g: &Invocation, store: &Store, run: &str) -> Option<String> {
     let schemas = journal::schema::SchemaSet::embedded().ok();
     let check = schemas.as_ref().map(|s| s as &dyn RecordCheck);
     let verified = store.verify(&[run.to_owned()], check).ok()?;
@@ -112,7 +113,7 @@ fn render(
     shown: &Shown,
     listed: &Summary,
     health: Option<&str>,
-    g: &Global,
+    g: &Invocation,
     a: &ShowArgs,
     style: Style,
 ) -> io::Result<()> {

@@ -4,8 +4,9 @@
 //! tool. A version-3 journal carries no times: its durations read
 //! "untimed", never zero.
 
-use crate::cli::{Global, StatsArgs};
+use crate::cli::StatsArgs;
 use crate::error::{CmdResult, Failure};
+use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::{cell, json_pretty, print_table, sanitize, table, Format, Style};
 use journal::stats::{stats, Count, Statistics, ToolStats};
@@ -13,7 +14,7 @@ use journal::time::Time;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-pub fn run(g: &Global, a: StatsArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: StatsArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     let store = open_store(g)?;
     let Some(run) = a.run.as_deref() else {
         return super::stats_all::run(&store, &a, style, out);

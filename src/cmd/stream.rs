@@ -3,8 +3,9 @@
 //! stream against the session-store rules (SPEC 8), and the one setting
 //! `upgrade` needs changed.
 
-use crate::cli::{Global, StreamCheckArgs, StreamCommand, StreamCreateArgs, StreamEditArgs};
+use crate::cli::{StreamCheckArgs, StreamCommand, StreamCreateArgs, StreamEditArgs};
 use crate::error::{CmdResult, Failure};
+use crate::invocation::Invocation;
 use crate::open::{config_context, nats_settings, stream_help};
 use crate::output::{json_pretty, sanitize, sorted, Format, Style};
 use journal::nats::Settings;
@@ -13,7 +14,7 @@ use serde::Serialize;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-pub fn run(g: &Global, c: StreamCommand, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, c: StreamCommand, style: Style, out: &mut dyn Write) -> CmdResult {
     let settings = nats_settings(g, config_context(g)?.as_deref())?;
     match c {
         StreamCommand::Check(a) => check(&settings, a, style, out),
@@ -227,7 +228,7 @@ struct Edited<'a> {
 }
 
 fn edit(
-    g: &Global,
+    g: &Invocation,
     settings: &Settings,
     a: StreamEditArgs,
     style: Style,

@@ -5,8 +5,9 @@
 //! failure of the store as a whole stops the batch, the rest reported as
 //! not attempted.
 
-use crate::cli::{Global, UpgradeArgs};
+use crate::cli::UpgradeArgs;
 use crate::error::{exit_of, CmdResult, Failure};
+use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::{json_pretty, sanitize, Style};
 use journal::store::Store;
@@ -33,7 +34,7 @@ struct Row {
     skipped: bool,
 }
 
-pub fn run(g: &Global, a: UpgradeArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: UpgradeArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     let store = open_store(g)?;
     // With --all, thousands of version-1 runs would bury the rest.
     let quiet_current = a.all;
@@ -194,7 +195,7 @@ pub fn run(g: &Global, a: UpgradeArgs, style: Style, out: &mut dyn Write) -> Cmd
 /// Upgrade (or, on a dry run, plan) one run: its row, exit status, and
 /// whether it failed on the store as a whole.
 fn one(
-    g: &Global,
+    g: &Invocation,
     store: &Store,
     run: &str,
     dry_run: bool,
@@ -240,7 +241,7 @@ fn not_attempted(run: &str, why: &str) -> Row {
 
 /// The one refusal of a batch on a stream without rollups, with the
 /// commands that allow them and forbid them again.
-fn no_rollups(g: &Global, stream: &str, need: usize, of: usize) -> Failure {
+fn no_rollups(g: &Invocation, stream: &str, need: usize, of: usize) -> Failure {
     let edit = |flag: &str| crate::hint::command(g, &["stream", "edit", stream, flag]);
     Failure::refused(format!(
         "stream {stream} does not allow rollups, which upgrade needs to replace a run's meta record in place; {need} of {of} run(s) need upgrading; nothing was changed"

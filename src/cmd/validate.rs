@@ -7,8 +7,9 @@
 //! Records are streamed: a run (or file) is read, checked and dropped
 //! before the next, so memory is bounded by the largest journal.
 
-use crate::cli::{Global, ValidateArgs};
+use crate::cli::ValidateArgs;
 use crate::error::{CmdResult, Failure};
+use crate::invocation::Invocation;
 use crate::open::{open_store, schemas};
 use crate::output::{
     diagnostic, json_line, print_table, sanitize, summary_line, table, Format, Style,
@@ -111,7 +112,7 @@ fn check_lines(set: &SchemaSet, run: Option<&str>, file: Option<&str>, bytes: &[
     t
 }
 
-pub fn run(g: &Global, a: ValidateArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: ValidateArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     let started = Instant::now();
     let set = schemas(a.schema_dir.as_deref())?;
     let mut files = 0u64;

@@ -15,9 +15,10 @@
 //! object `{"summary": {runs, records, bytes, errors, warnings, infos,
 //! seconds}}`. The shape is `schemas/output/verify.json`.
 
-use crate::cli::{Global, VerifyArgs};
+use crate::cli::VerifyArgs;
 use crate::error::CmdResult;
 use crate::hint;
+use crate::invocation::Invocation;
 use crate::open::{inspect_store, schemas};
 use crate::output::{
     cell, colored, excerpt, json_line, print_table, sanitize, severity_cell, summary_line, table,
@@ -32,7 +33,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 use std::time::Instant;
 
-pub fn run(g: &Global, a: VerifyArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: VerifyArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     let started = Instant::now();
     let schemas = if a.no_schema {
         None
@@ -159,7 +160,7 @@ fn worst_per_run(reports: &[verify::Report]) -> Vec<Vec<&Finding>> {
 /// it), and `upgrade` is never chained after another fix, since an
 /// upgraded run can no longer be read by an August 2026 agent that may
 /// still use the store: it is offered alone, when it is the only fix.
-fn fix_chain(g: &Global, store: &Store, findings: &[&Finding]) -> Vec<String> {
+fn fix_chain(g: &Invocation, store: &Store, findings: &[&Finding]) -> Vec<String> {
     let mut remedies: Vec<Remedy> = Vec::new();
     for r in findings.iter().filter_map(|x| x.remedy) {
         if !remedies.contains(&r) {
@@ -192,7 +193,7 @@ fn fix_chain(g: &Global, store: &Store, findings: &[&Finding]) -> Vec<String> {
 /// totals.
 fn render_closing(
     out: &mut dyn Write,
-    g: &Global,
+    g: &Invocation,
     store: &Store,
     flagged: &[Vec<&Finding>],
     s: &Summary,
@@ -275,7 +276,9 @@ mod tests {
 
     #[test]
     fn a_fix_chain_can_run_whole_and_never_chains_an_upgrade() {
-        let g = crate::cli::Cli::parse_from(["fisk-admin", "--state-dir", "/s", "info"]).global;
+        let g = crate::cli::Cli::parse_from(["fisk-admin", "--state-dir", "/s", "info"])
+            .global
+            .resolve();
         let store = Store::File(journal::store::file::FileStore::new("/s"));
         let chain = |fs: &[Finding]| fix_chain(&g, &store, &fs.iter().collect::<Vec<_>>());
         let v3 = finding(Code::VersionThree, Remedy::Upgrade);

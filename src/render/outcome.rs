@@ -46,7 +46,7 @@ struct Ended<'a> {
 /// budget or max_iterations.
 pub fn report(
     o: &Outcome,
-    g: &crate::cli::Global,
+    g: &crate::invocation::Invocation,
     agent: &std::path::Path,
     style: Style,
     out: &mut dyn Write,

@@ -2,7 +2,7 @@
 //! what the run is, where it stands, and what it waits on. Every string
 //! from the journal is untrusted and goes through `sanitize` or `cell`.
 
-use crate::cli::Global;
+use crate::invocation::Invocation;
 use crate::output::{cell, print_table, sanitize, table, Style};
 use journal::fold::RunState;
 use journal::record::{Block, Generation};
@@ -13,7 +13,7 @@ use std::io::{self, Write};
 pub fn render_state(
     out: &mut dyn Write,
     st: &RunState,
-    g: &Global,
+    g: &Invocation,
     style: Style,
 ) -> io::Result<()> {
     let s = |t: &str| sanitize(t, false).into_owned();

@@ -5,15 +5,15 @@
 //! whole journal.
 
 use super::block::{lines, Shown};
-use crate::cli::Global;
 use crate::hint;
+use crate::invocation::Invocation;
 use crate::output::{cell, sanitize};
 use journal::fold::{fold_with, FoldOptions};
 use journal::lines::split;
 use journal::record::{Block, Payload, Record};
 
 /// The command that answers the deferred call `id`.
-fn answer_command(g: &Global, run: &str, id: &str) -> String {
+fn answer_command(g: &Invocation, run: &str, id: &str) -> String {
     hint::command(g, &["answer", run, id])
 }
 
@@ -27,7 +27,7 @@ pub struct Closing {
 }
 
 /// The closing section for the journal in `bytes`.
-pub fn closing(g: &Global, run: &str, bytes: &[u8]) -> Closing {
+pub fn closing(g: &Invocation, run: &str, bytes: &[u8]) -> Closing {
     let mut next = Vec::new();
     let blocks = blocks(g, run, bytes, &mut next);
     Closing { blocks, next }
@@ -35,7 +35,7 @@ pub fn closing(g: &Global, run: &str, bytes: &[u8]) -> Closing {
 
 /// The blocks; the answer commands are pushed to `next` as they are made
 /// (never read back from the blocks: a note is the journal's text).
-fn blocks(g: &Global, run: &str, bytes: &[u8], next: &mut Vec<String>) -> Vec<Shown> {
+fn blocks(g: &Invocation, run: &str, bytes: &[u8], next: &mut Vec<String>) -> Vec<Shown> {
     let mut lines_rev: Vec<&[u8]> = split(bytes)
         .map(|l| l.bytes)
         .filter(|b| !b.iter().all(u8::is_ascii_whitespace))

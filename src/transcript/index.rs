@@ -103,7 +103,7 @@ impl Transcript {
     /// decoded yet. Blank lines are skipped, as readers skip them.
     /// The transcript of `run`; its hints carry `g`'s store flags.
     pub fn new(
-        g: &crate::cli::Global,
+        g: &crate::invocation::Invocation,
         run: &str,
         bytes: Vec<u8>,
         end: Vec<crate::transcript::block::Shown>,

@@ -11,8 +11,9 @@ pub mod json;
 pub mod pager;
 pub mod text;
 
-use crate::cli::{Global, ShowArgs};
+use crate::cli::ShowArgs;
 use crate::error::CmdResult;
+use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::Style;
 use index::Transcript;
@@ -28,7 +29,7 @@ pub fn env_on(name: &str) -> bool {
     })
 }
 
-pub fn show(g: &Global, a: &ShowArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn show(g: &Invocation, a: &ShowArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     let store = open_store(g)?;
     let bytes = store.read_lines(&a.run)?;
     let end = end::closing(g, &a.run, &bytes);
