@@ -96,6 +96,14 @@ pub fn parse_regex(s: &str) -> Result<regex::Regex, String> {
         })
 }
 
+/// What `--agent` left out for want of an agent, as the agent says it.
+pub fn excluded_note(n: usize) -> String {
+    match n {
+        1 => "1 more run matched every other filter but carries no agent, so --agent left it out (it was journaled before the agent was recorded)".into(),
+        n => format!("{n} more runs matched every other filter but carry no agent, so --agent left them out (they were journaled before the agent was recorded)"),
+    }
+}
+
 /// A run a whole-store pass could not read, and why: counted and named,
 /// never left out silently.
 #[derive(Debug, serde::Serialize)]

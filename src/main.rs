@@ -1,4 +1,19 @@
-//! fisk-admin: parse, dispatch, turn errors into exit codes. Nothing else.
+//! fisk-admin: parse, resolve the invocation, dispatch, turn errors into
+//! exit codes. Nothing else.
+//!
+//! The modules depend on each other in this order, each only on those
+//! above it (no circles; a command never imports another, but for
+//! `approve`'s use of `answer`, which is moving into the library):
+//! - `output`, `invocation`: the terminal's rules; the resolved global flags and environment
+//! - `hint`: the next command to run, repeating the invocation's flags
+//! - `error`: failures, their help, exit codes
+//! - `ask`, `signal`, `runs`, `filter`: an editor prompt, Ctrl-C, one run folded, run filters
+//! - `open`: which store, and opening it (`open::location` chooses)
+//! - `complete`: run-id completion, through `open`
+//! - `transcript`, `render`, `view`: shown blocks, shared renderers, the full-screen viewer
+//! - `cli`: the clap surface (run-id completion and run filters hang off it)
+//! - `cmd`: one module per subcommand
+//! - `main`: builds the [`invocation::Invocation`] from [`cli::Cli`] and dispatches
 #![forbid(unsafe_code)]
 
 mod ask;
@@ -12,6 +27,7 @@ mod invocation;
 mod open;
 mod output;
 mod render;
+mod runs;
 mod signal;
 mod transcript;
 mod view;

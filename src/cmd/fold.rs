@@ -1,13 +1,12 @@
 //! `fold RUN [--until-seq N]`: the folded run state (SPEC 3, SPEC 11).
 
 use crate::cli::FoldArgs;
-use crate::error::{CmdResult, Failure};
+use crate::error::CmdResult;
 use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::{json_pretty, sanitize, Format, Style};
 use crate::render::state::render_state;
-use journal::fold::{FoldOptions, RunState};
-use journal::store::{Journal, Store};
+use crate::runs::{fold_journal, until_zero};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -44,24 +43,4 @@ pub fn run(g: &Invocation, a: FoldArgs, style: Style, out: &mut dyn Write) -> Cm
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// `--until-seq 0`: refused, as no record has it.
-pub fn until_zero() -> Failure {
-    Failure::new("--until-seq 0 folds nothing: seqs start at 1 (the meta record)")
-}
-
-/// Fold a run of any version, up to `until_seq`; a refusal says where the
-/// record it refuses is stored.
-pub fn fold_journal(
-    store: &Store,
-    run: &str,
-    journal: &Journal,
-    until_seq: Option<u64>,
-) -> Result<RunState, Failure> {
-    let opts = FoldOptions {
-        until_seq,
-        ..FoldOptions::inspect()
-    };
-    Ok(store.fold(run, journal, opts)?)
 }

@@ -4,7 +4,7 @@
 
 use crate::cli::{LsArgs, SortKey};
 use crate::error::CmdResult;
-use crate::filter::Selected;
+use crate::filter::{excluded_note, Selected};
 use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::{
@@ -119,14 +119,6 @@ fn waiting_cell(s: &Summary) -> String {
     match parts.is_empty() {
         true => "-".to_owned(),
         false => parts.join(", "),
-    }
-}
-
-/// What `--agent` left out for want of an agent, as the agent says it.
-pub fn excluded_note(n: usize) -> String {
-    match n {
-        1 => "1 more run matched every other filter but carries no agent, so --agent left it out (it was journaled before the agent was recorded)".into(),
-        n => format!("{n} more runs matched every other filter but carry no agent, so --agent left them out (they were journaled before the agent was recorded)"),
     }
 }
 

@@ -19,7 +19,6 @@ pub mod run;
 pub mod search;
 pub mod show;
 pub mod stats;
-pub mod stats_all;
 pub mod stream;
 pub mod upgrade;
 pub mod validate;

@@ -211,7 +211,7 @@ fn render(
         writeln!(
             out,
             "{}",
-            crate::cmd::ls::excluded_note(doc.no_agent_excluded)
+            crate::filter::excluded_note(doc.no_agent_excluded)
         )?;
     }
     if let Some(note) = Unreadable::note(&doc.unreadable, "searched") {

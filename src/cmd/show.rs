@@ -1,13 +1,15 @@
 //! `show RUN [--transcript]`: everything an operator needs to decide what to
 //! do with a run, and what it is waiting on.
 
-use super::fold::fold_journal;
+mod transcript;
+
 use crate::cli::ShowArgs;
 use crate::error::CmdResult;
 use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::{cell, json_pretty, sanitize, Format, Style};
 use crate::render::state::render_state;
+use crate::runs::{fold_journal, until_zero};
 use journal::fold::RunState;
 use journal::lines::Tail;
 use journal::store::{Store, Summary};
@@ -33,11 +35,11 @@ struct Shown<'a> {
 
 pub fn run(g: &Invocation, a: ShowArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     if a.transcript && style.format == Format::Text {
-        return crate::transcript::show(g, &a, style, out);
+        return transcript::show(g, &a, style, out);
     }
     let store = open_store(g)?;
     if a.until_seq == Some(0) {
-        return Err(super::fold::until_zero());
+        return Err(until_zero());
     }
     let journal = match a.until_seq {
         Some(n) => store.read_until(&a.run, n)?,

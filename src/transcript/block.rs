@@ -4,22 +4,9 @@
 
 use super::index::{Item, Kind, Transcript};
 use super::json;
+use super::shown::Shown;
 use crate::output::{cell, sanitize};
 use journal::record::{Block, Payload, Record};
-
-/// A block ready to print: nothing in it can reach a terminal raw.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Shown {
-    /// One line: `[tool_use exec toolu_01]`.
-    pub label: String,
-    pub body: Vec<String>,
-}
-
-impl Shown {
-    pub fn new(label: String, body: Vec<String>) -> Shown {
-        Shown { label, body }
-    }
-}
 
 /// Untrusted text as body lines: tabs as spaces, every other control
 /// character made visible.

@@ -4,6 +4,7 @@
 //! only positions and the few facts the gutter and the fold defaults need;
 //! its text is decoded again when it is shown (`block`).
 
+use super::shown::Shown;
 use journal::lines::split;
 use journal::record::{Block, Payload, Record};
 use std::collections::HashSet;
@@ -95,7 +96,7 @@ pub struct Transcript {
     /// The command that cuts a torn final line (with the store flags).
     pub repair_hint: String,
     /// The closing section, appended as items once every line is indexed.
-    pub end: Vec<crate::transcript::block::Shown>,
+    pub end: Vec<Shown>,
 }
 
 impl Transcript {
@@ -106,7 +107,7 @@ impl Transcript {
         g: &crate::invocation::Invocation,
         run: &str,
         bytes: Vec<u8>,
-        end: Vec<crate::transcript::block::Shown>,
+        end: Vec<Shown>,
     ) -> Self {
         let lines = split(&bytes)
             .filter(|l| !l.bytes.iter().all(u8::is_ascii_whitespace))
@@ -198,7 +199,7 @@ impl Transcript {
         if i == self.lines.len() {
             self.iteration = None;
             if let Some(first) = self.refused.first() {
-                let note = crate::transcript::block::Shown::new(
+                let note = Shown::new(
                     format!(
                         "[readers refuse this journal: {} line(s) marked above, the first at line {first}]",
                         self.refused.len()

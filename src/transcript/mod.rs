@@ -1,50 +1,14 @@
-//! `show RUN --transcript`: the whole conversation, block by block. On a
-//! terminal the full-screen viewer (`crate::view`); otherwise, or with
-//! `--no-tui` / `NO_TUI`, labelled line output, through a pager on a
-//! terminal. Both read the journal's bytes once and index its blocks
-//! lazily (`index`), so neither folds nor decodes the whole run up front.
+//! The pieces of `show RUN --transcript` (src/cmd/show/transcript.rs):
+//! the block index (`index`), each block as it is shown (`block`,
+//! `shown`), the run's end (`end`), and the labelled line output (`text`,
+//! through `pager`); the full-screen viewer (src/view/) draws the same
+//! blocks. Both read the journal's bytes once and index its blocks lazily,
+//! so neither folds nor decodes the whole run up front.
 
 pub mod block;
 pub mod end;
 pub mod index;
 pub mod json;
 pub mod pager;
+pub mod shown;
 pub mod text;
-
-use crate::cli::ShowArgs;
-use crate::error::CmdResult;
-use crate::invocation::Invocation;
-use crate::open::open_store;
-use crate::output::Style;
-use index::Transcript;
-use std::io::{self, IsTerminal, Write};
-use std::process::ExitCode;
-
-/// An environment switch (`NO_TUI`, `THINKING`): set, not empty, and not
-/// one of the words for "off".
-pub fn env_on(name: &str) -> bool {
-    std::env::var_os(name).is_some_and(|v| {
-        let v = v.to_string_lossy().trim().to_ascii_lowercase();
-        !v.is_empty() && !["0", "false", "no", "off"].contains(&v.as_str())
-    })
-}
-
-pub fn show(g: &Invocation, a: &ShowArgs, style: Style, out: &mut dyn Write) -> CmdResult {
-    let store = open_store(g)?;
-    let bytes = store.read_lines(&a.run)?;
-    let end = end::closing(g, &a.run, &bytes);
-    let mut t = Transcript::new(g, &a.run, bytes, end.blocks);
-    let tty = io::stdout().is_terminal();
-    if tty && !a.no_tui && !env_on("NO_TUI") {
-        return crate::view::run(&mut t, &end.next, style, out);
-    }
-    let thinking = a.thinking || env_on("THINKING");
-    if tty && !a.no_pager {
-        pager::through(out, |w| text::print(&mut t, thinking, w))?;
-    } else {
-        let mut w = io::BufWriter::with_capacity(1 << 16, out);
-        text::print(&mut t, thinking, &mut w)?;
-        w.flush()?;
-    }
-    Ok(ExitCode::SUCCESS)
-}

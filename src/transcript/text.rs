@@ -2,8 +2,9 @@
 //! decoded once each and printed as it is read (`show --transcript
 //! --no-tui`, or any output that is not a terminal).
 
-use super::block::{shown, Shown};
+use super::block::shown;
 use super::index::{Item, Kind, Transcript};
+use super::shown::Shown;
 use journal::record::{Payload, Record};
 use std::io::{self, Write};
 

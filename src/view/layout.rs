@@ -2,7 +2,7 @@
 //! and body wrapped to the text width by display width (wide characters
 //! take two columns). Only the blocks on screen are ever laid out.
 
-use crate::transcript::block::Shown;
+use crate::transcript::shown::Shown;
 use unicode_width::UnicodeWidthChar;
 
 /// One screen row of a block: the label's part (drawn in the label's

@@ -4,8 +4,9 @@
 //! block's text is decoded once and cached while it stays near the screen.
 
 use super::layout::{self, Row, GUTTER};
-use crate::transcript::block::{shown, Shown};
+use crate::transcript::block::shown;
 use crate::transcript::index::{Item, Kind, Transcript};
+use crate::transcript::shown::Shown;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 

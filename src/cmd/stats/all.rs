@@ -10,6 +10,7 @@ use crate::cli::{GroupBy, StatsArgs};
 use crate::error::CmdResult;
 use crate::filter::Unreadable;
 use crate::output::{cell, json_pretty, print_table, sanitize, table, Format, Style};
+use crate::render::stats::{duration, tools_table};
 use journal::stats::{stats, Totals};
 use journal::store::{Store, Summary};
 use rayon::prelude::*;
@@ -185,10 +186,10 @@ fn render(out: &mut dyn Write, doc: &Document, style: Style) -> io::Result<()> {
             .collect();
         let wall = match (x.wall_clock_ns, x.untimed_runs) {
             (_, u) if u == x.runs => "untimed".to_owned(),
-            (ns, 0) => super::stats::duration(u128::try_from(ns).unwrap_or(0)),
+            (ns, 0) => duration(u128::try_from(ns).unwrap_or(0)),
             (ns, u) => format!(
                 "{} (+{u} untimed)",
-                super::stats::duration(u128::try_from(ns).unwrap_or(0))
+                duration(u128::try_from(ns).unwrap_or(0))
             ),
         };
         r.extend([
@@ -221,11 +222,11 @@ fn render(out: &mut dyn Write, doc: &Document, style: Style) -> io::Result<()> {
                 .join(" / ");
             writeln!(out, "\ntools of {name}:")?;
             let rows: Vec<_> = g.totals.tools.values().cloned().collect();
-            super::stats::tools_table(out, &rows, style)?;
+            tools_table(out, &rows, style)?;
         }
     } else if !tools.is_empty() {
         writeln!(out)?;
-        super::stats::tools_table(out, &tools, style)?;
+        tools_table(out, &tools, style)?;
     }
     if let Some(note) = Unreadable::note(&doc.unreadable, "counted") {
         writeln!(out, "\n{note}")?;

@@ -1,0 +1,18 @@
+//! A block as it is printed, label and body: what the index keeps of a
+//! run's end (`index`), what `block` makes of a record, and what line mode
+//! and the viewer print. On its own so that the index and the blocks it
+//! points at do not depend on each other.
+
+/// A block ready to print: nothing in it can reach a terminal raw.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Shown {
+    /// One line: `[tool_use exec toolu_01]`.
+    pub label: String,
+    pub body: Vec<String>,
+}
+
+impl Shown {
+    pub fn new(label: String, body: Vec<String>) -> Shown {
+        Shown { label, body }
+    }
+}
