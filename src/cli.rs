@@ -2,7 +2,7 @@
 
 use crate::filter::parse_regex;
 use crate::invocation::{Env, Invocation};
-use crate::output::{ColorChoice, Format};
+use crate::output::{ColorChoice, Format, Style};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -95,8 +95,9 @@ pub struct Global {
 }
 
 impl Global {
-    /// The resolved invocation (src/invocation.rs): these flags, and the
-    /// environment variables that stand in for some of them, read now.
+    /// The resolved invocation (src/invocation.rs): these flags, the output
+    /// style they and the terminal give, and the environment variables
+    /// that stand in for some of them, read now.
     pub fn resolve(self) -> Invocation {
         Invocation {
             state_dir: self.state_dir,
@@ -112,6 +113,11 @@ impl Global {
             token: self.token,
             token_file: self.token_file,
             hold: self.hold,
+            style: Style {
+                format: self.format,
+                color: crate::output::want_color(self.color, self.no_color),
+                width: crate::output::table_width(),
+            },
             env: Env::read(),
         }
     }

@@ -291,7 +291,8 @@ pub fn say(message: &str, help: Option<&str>, style: Style) {
 
 /// Render a failure as `fisk-admin: message` (with help) on stderr, and
 /// turn the result into the process's exit status.
-pub fn finish(result: CmdResult, g: &crate::invocation::Invocation, style: Style) -> ExitCode {
+pub fn finish(result: CmdResult, g: &crate::invocation::Invocation) -> ExitCode {
+    let style = g.style;
     match result {
         Ok(code) => code,
         // A closed pipe (`| head`) is not an error.

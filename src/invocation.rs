@@ -1,5 +1,5 @@
-//! The resolved invocation: what the global flags asked for and what the
-//! environment says, read once in `main.rs` and passed down to every
+//! The resolved invocation: what the global flags asked for, how output
+//! looks, and what the environment says, read once in `main.rs` and passed down to every
 //! command. Nothing below `main.rs`/`cli.rs` sees a clap type for the
 //! global flags, so the modules that choose a store, print hints or
 //! complete run ids depend on this module, not on the command surface
@@ -10,6 +10,7 @@
 //! named by `--password-file`/`--token-file` is not read here: it is read
 //! only when a connection needs it (it may be standard input).
 
+use crate::output::{Format, Style};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -43,6 +44,9 @@ pub struct Invocation {
     pub token_file: Option<PathBuf>,
     /// `--hold DURATION` (SPEC 8).
     pub hold: Duration,
+    /// How output looks: `-o`/`--json`, `--color`/`--no-color`/`NO_COLOR`
+    /// and the terminal, and the width tables fit (`COLUMNS`).
+    pub style: Style,
     /// The variables that stand in for flags.
     pub env: Env,
 }
@@ -108,6 +112,12 @@ impl Invocation {
             token: None,
             token_file: None,
             hold: DEFAULT_HOLD,
+            // Completion prints candidates, never a styled line.
+            style: Style {
+                format: Format::Text,
+                color: false,
+                width: None,
+            },
             env: Env::read(),
         }
     }

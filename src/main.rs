@@ -4,13 +4,19 @@
 //! The modules depend on each other in this order, each only on those
 //! above it (no circles; a command never imports another, but for
 //! `approve`'s use of `answer`, which is moving into the library):
-//! - `output`, `invocation`: the terminal's rules; the resolved global flags and environment
+//! - `output`: the terminal's rules: styles, tables, neutralised text
+//! - `invocation`: the resolved global flags, output style and environment
 //! - `hint`: the next command to run, repeating the invocation's flags
 //! - `error`: failures, their help, exit codes
-//! - `ask`, `signal`, `runs`, `filter`: an editor prompt, Ctrl-C, one run folded, run filters
+//! - `ask`: the editor prompt of `answer` and `resume`
+//! - `signal`: Ctrl-C as a stop flag for `run` and `resume`
+//! - `runs`: one run folded as `show` and `fold` fold it
+//! - `filter`: the run filters of `ls`, `search` and `stats --all`
 //! - `open`: which store, and opening it (`open::location` chooses)
-//! - `complete`: run-id completion, through `open`
-//! - `transcript`, `render`, `view`: shown blocks, shared renderers, the full-screen viewer
+//! - `complete`: run-id completion, choosing the store through `open`
+//! - `transcript`: a run's blocks indexed and shown, for `show --transcript`
+//! - `view`: the full-screen viewer of those blocks
+//! - `render`: text renderers more than one command uses
 //! - `cli`: the clap surface (run-id completion and run filters hang off it)
 //! - `cmd`: one module per subcommand
 //! - `main`: builds the [`invocation::Invocation`] from [`cli::Cli`] and dispatches
@@ -50,13 +56,9 @@ fn main() -> ExitCode {
         Ok(cli) => cli.with_json_flag(),
         Err(e) => return usage_error(e),
     };
-    let style = output::Style {
-        format: cli.global.format,
-        color: output::want_color(cli.global.color, cli.global.no_color),
-        width: output::table_width(),
-    };
-    // The global flags and the variables that stand in for them, resolved
-    // once: every command, hint and error below takes this, not clap's.
+    // The global flags, the output style and the variables that stand in
+    // for flags, resolved once: every command, hint and error below takes
+    // this, not clap's structs.
     let g = &cli.global.resolve();
     // The worker threads start here, where failing to start them (a tight
     // `ulimit -v` or thread limit) is an error; left to the first parallel
@@ -64,35 +66,35 @@ fn main() -> ExitCode {
     if let Err(e) = rayon::ThreadPoolBuilder::new().build_global() {
         let why = error::Failure::new(format!("cannot start worker threads: {e}"))
             .help("raise the limits on this process's memory or threads (ulimit -v, ulimit -u)");
-        return error::finish(Err(why), g, style);
+        return error::finish(Err(why), g);
     }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let result = match cli.command {
-        cli::Command::Ls(a) => cmd::ls::run(g, a, style, &mut out),
-        cli::Command::Show(a) => cmd::show::run(g, a, style, &mut out),
-        cli::Command::Verify(a) => cmd::verify::run(g, a, style, &mut out),
-        cli::Command::Validate(a) => cmd::validate::run(g, a, style, &mut out),
-        cli::Command::Fold(a) => cmd::fold::run(g, a, style, &mut out),
-        cli::Command::Stats(a) => cmd::stats::run(g, a, style, &mut out),
-        cli::Command::Query(a) => cmd::query::run(g, a, style, &mut out),
-        cli::Command::Search(a) => cmd::search::run(g, a, style, &mut out),
-        cli::Command::Answer(a) => cmd::answer::run(g, a, style, &mut out),
-        cli::Command::Approve(a) => cmd::approve::run(g, a, style, &mut out),
-        cli::Command::Repair(a) => cmd::repair::run(g, a, style, &mut out),
-        cli::Command::Rm(a) => cmd::rm::run(g, a, style, &mut out),
-        cli::Command::Upgrade(a) => cmd::upgrade::run(g, a, style, &mut out),
+        cli::Command::Ls(a) => cmd::ls::run(g, a, &mut out),
+        cli::Command::Show(a) => cmd::show::run(g, a, &mut out),
+        cli::Command::Verify(a) => cmd::verify::run(g, a, &mut out),
+        cli::Command::Validate(a) => cmd::validate::run(g, a, &mut out),
+        cli::Command::Fold(a) => cmd::fold::run(g, a, &mut out),
+        cli::Command::Stats(a) => cmd::stats::run(g, a, &mut out),
+        cli::Command::Query(a) => cmd::query::run(g, a, &mut out),
+        cli::Command::Search(a) => cmd::search::run(g, a, &mut out),
+        cli::Command::Answer(a) => cmd::answer::run(g, a, &mut out),
+        cli::Command::Approve(a) => cmd::approve::run(g, a, &mut out),
+        cli::Command::Repair(a) => cmd::repair::run(g, a, &mut out),
+        cli::Command::Rm(a) => cmd::rm::run(g, a, &mut out),
+        cli::Command::Upgrade(a) => cmd::upgrade::run(g, a, &mut out),
         cli::Command::Fingerprint(a) => cmd::fingerprint::run(a, &mut out),
-        cli::Command::Diff(a) => cmd::diff::run(g, a, style, &mut out),
-        cli::Command::Run(a) => cmd::run::run(g, a, style, &mut out),
-        cli::Command::Resume(a) => cmd::resume::run(g, a, style, &mut out),
-        cli::Command::Info => cmd::info::run(g, style, &mut out),
-        cli::Command::Migrate(a) => cmd::migrate::run(g, a, style, &mut out),
-        cli::Command::Stream(a) => cmd::stream::run(g, a, style, &mut out),
+        cli::Command::Diff(a) => cmd::diff::run(g, a, &mut out),
+        cli::Command::Run(a) => cmd::run::run(g, a, &mut out),
+        cli::Command::Resume(a) => cmd::resume::run(g, a, &mut out),
+        cli::Command::Info => cmd::info::run(g, &mut out),
+        cli::Command::Migrate(a) => cmd::migrate::run(g, a, &mut out),
+        cli::Command::Stream(a) => cmd::stream::run(g, a, &mut out),
         cli::Command::Completions(a) => cmd::completions::run(a, &mut out),
         cli::Command::Man(a) => cmd::man::run(a, &mut out),
     };
-    error::finish(result, g, style)
+    error::finish(result, g)
 }
 
 /// A command line clap refuses. Help and the version go out as clap prints

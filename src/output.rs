@@ -12,7 +12,8 @@ pub enum Format {
     Json,
 }
 
-/// How output looks: chosen once in `main`, passed to every command.
+/// How output looks: chosen once, with the rest of the invocation
+/// (`invocation::Invocation::style`), and read from it by every command.
 #[derive(Clone, Copy, Debug)]
 pub struct Style {
     pub format: Format,

@@ -8,7 +8,7 @@ use crate::cli::AnswerArgs;
 use crate::error::{CmdResult, Failure};
 use crate::invocation::Invocation;
 use crate::open::open_store;
-use crate::output::{json_pretty, sanitize, sorted, truncate, Format, Style};
+use crate::output::{json_pretty, sanitize, sorted, truncate, Format};
 use journal::fold::{FoldOptions, RunState};
 use journal::record::{Block, Payload, ToolResult, ToolResultBlock};
 use serde::Serialize;
@@ -18,7 +18,8 @@ use std::process::ExitCode;
 /// The largest answer accepted (SPEC 6).
 pub const MAX_CONTENT: usize = 256 * 1024;
 
-pub fn run(g: &Invocation, a: AnswerArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: AnswerArgs, out: &mut dyn Write) -> CmdResult {
+    let style = g.style;
     // A file is read before the store is opened: a missing one is the
     // operator's typo, said before anything else.
     let given = given_content(&a)?;

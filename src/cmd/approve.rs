@@ -14,7 +14,7 @@ use crate::error::{CmdResult, Failure};
 use crate::hint;
 use crate::invocation::Invocation;
 use crate::open::open_store;
-use crate::output::{json_pretty, sanitize, sorted, Format, Style};
+use crate::output::{json_pretty, sanitize, sorted, Format};
 use journal::fold::{FoldOptions, RunState};
 use journal::record::{Block, CallApproval, Decision, Kind, Payload, Reason};
 use serde::Serialize;
@@ -39,7 +39,8 @@ struct Approved {
     next: hint::Cmd,
 }
 
-pub fn run(g: &Invocation, a: ApproveArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: ApproveArgs, out: &mut dyn Write) -> CmdResult {
+    let style = g.style;
     let store = open_store(&crate::open::unheld(g, a.force))?;
     let journal = store.read(&a.run)?;
     let st = store.fold(&a.run, &journal, FoldOptions::default())?;

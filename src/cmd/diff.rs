@@ -32,7 +32,8 @@ struct Compared {
     proceeds: bool,
 }
 
-pub fn run(g: &Invocation, a: DiffArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: DiffArgs, out: &mut dyn Write) -> CmdResult {
+    let style = g.style;
     if a.a == "-" && a.b == "-" {
         return Err(Failure::new(
             "only one side can be read from standard input",

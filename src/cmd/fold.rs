@@ -4,13 +4,14 @@ use crate::cli::FoldArgs;
 use crate::error::CmdResult;
 use crate::invocation::Invocation;
 use crate::open::open_store;
-use crate::output::{json_pretty, sanitize, Format, Style};
+use crate::output::{json_pretty, sanitize, Format};
 use crate::render::state::render_state;
 use crate::runs::{fold_journal, until_zero};
 use std::io::Write;
 use std::process::ExitCode;
 
-pub fn run(g: &Invocation, a: FoldArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: FoldArgs, out: &mut dyn Write) -> CmdResult {
+    let style = g.style;
     let store = open_store(g)?;
     if a.until_seq == Some(0) {
         return Err(until_zero());

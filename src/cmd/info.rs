@@ -3,7 +3,7 @@
 use crate::error::CmdResult;
 use crate::invocation::Invocation;
 use crate::open::{given, locate, nats_settings_from, Backend, Given};
-use crate::output::{json_pretty, sanitize, sorted, Format, Style};
+use crate::output::{json_pretty, sanitize, sorted, Format};
 use journal::store::jetstream;
 use serde::Serialize;
 use std::io::{self, Write};
@@ -49,7 +49,8 @@ struct Info {
     problems: Vec<String>,
 }
 
-pub fn run(g: &Invocation, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, out: &mut dyn Write) -> CmdResult {
+    let style = g.style;
     let loc = locate(g)?;
     // 2 when the server did not answer, 1 when the stream is missing.
     let mut exit = 0u8;

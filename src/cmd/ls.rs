@@ -7,15 +7,14 @@ use crate::error::CmdResult;
 use crate::filter::{excluded_note, Selected};
 use crate::invocation::Invocation;
 use crate::open::open_store;
-use crate::output::{
-    cell, json_array, print_table, sanitize, status_cell, table, time_cell, Style,
-};
+use crate::output::{cell, json_array, print_table, sanitize, status_cell, table, time_cell};
 use comfy_table::Cell;
 use journal::store::Summary;
 use std::io::Write;
 use std::process::ExitCode;
 
-pub fn run(g: &Invocation, a: LsArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
+    let style = g.style;
     let store = open_store(g)?;
     let mut all: Vec<Summary> = store.summaries()?;
     if a.all {

@@ -19,7 +19,8 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-pub fn run(g: &Invocation, a: MigrateArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: MigrateArgs, out: &mut dyn Write) -> CmdResult {
+    let style = g.style;
     if g.state_dir.is_some() || g.store.is_some() {
         return Err(Failure::new(
             "migrate takes its stores from --from and --to, not --state-dir or --store",

@@ -7,7 +7,7 @@ use crate::cli::QueryArgs;
 use crate::error::CmdResult;
 use crate::invocation::Invocation;
 use crate::open::open_store;
-use crate::output::{json_pretty, sanitize, Format, Style};
+use crate::output::{json_pretty, sanitize, Format};
 use journal::calls::{self, Call, Filter};
 use serde::Serialize;
 use std::io::{self, Write};
@@ -20,7 +20,8 @@ struct Document<'a> {
     calls: Vec<Call>,
 }
 
-pub fn run(g: &Invocation, a: QueryArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: QueryArgs, out: &mut dyn Write) -> CmdResult {
+    let style = g.style;
     let store = open_store(g)?;
     let journal = store.read(&a.run)?;
     let filter = Filter {

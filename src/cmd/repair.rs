@@ -8,7 +8,7 @@ use crate::error::CmdResult;
 use crate::hint;
 use crate::invocation::Invocation;
 use crate::open::open_store;
-use crate::output::{json_pretty, sorted, Format, Style};
+use crate::output::{json_pretty, sorted, Format};
 use journal::store::Repair;
 use journal::verify::{Code, Severity};
 use journal::Remedy;
@@ -50,7 +50,8 @@ enum Action {
     },
 }
 
-pub fn run(g: &Invocation, a: RepairArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: RepairArgs, out: &mut dyn Write) -> CmdResult {
+    let style = g.style;
     let store = open_store(&crate::open::unheld(g, a.force))?;
     let repaired = store.repair(&a.run, a.dry_run).map_err(|e| {
         // Interior damage is refused: the readable records can still be

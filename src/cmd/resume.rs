@@ -8,13 +8,13 @@ use crate::cli::ResumeArgs;
 use crate::error::{CmdResult, Failure};
 use crate::invocation::Invocation;
 use crate::open::agent_store;
-use crate::output::Style;
 use crate::render::outcome::{printer, report};
 use crate::signal::stop_flag;
 use journal::runner::{Agent, ResumeOptions, Runner};
 use std::io::Write;
 
-pub fn run(g: &Invocation, a: ResumeArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: ResumeArgs, out: &mut dyn Write) -> CmdResult {
+    let style = g.style;
     journal::id::check(&a.run)?;
     let path = match a.agent.clone().or_else(|| g.config.clone()) {
         Some(p) => p,

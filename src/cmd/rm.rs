@@ -36,7 +36,8 @@ enum Deletion {
     },
 }
 
-pub fn run(g: &Invocation, mut a: RmArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, mut a: RmArgs, out: &mut dyn Write) -> CmdResult {
+    let style = g.style;
     let store = open_store(&crate::open::unheld(g, a.force))?;
     // A run named twice is deleted once.
     let mut seen = std::collections::HashSet::new();

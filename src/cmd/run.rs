@@ -4,13 +4,13 @@ use crate::cli::RunArgs;
 use crate::error::CmdResult;
 use crate::invocation::Invocation;
 use crate::open::agent_store;
-use crate::output::Style;
 use crate::render::outcome::{printer, report};
 use crate::signal::stop_flag;
 use journal::runner::{Agent, Runner};
 use std::io::Write;
 
-pub fn run(g: &Invocation, a: RunArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: RunArgs, out: &mut dyn Write) -> CmdResult {
+    let style = g.style;
     let agent = Agent::load(&a.agent)?;
     if let Some(id) = &a.id {
         journal::id::check(id)?;

@@ -57,7 +57,8 @@ struct Document {
     unreadable: Vec<Unreadable>,
 }
 
-pub fn run(g: &Invocation, a: SearchArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: SearchArgs, out: &mut dyn Write) -> CmdResult {
+    let style = g.style;
     let store = open_store(g)?;
     let mut filter = a.filter;
     // A pattern for the transcript is not a prompt filter.

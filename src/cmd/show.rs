@@ -33,7 +33,8 @@ struct Shown<'a> {
     tail: &'a Tail,
 }
 
-pub fn run(g: &Invocation, a: ShowArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: ShowArgs, out: &mut dyn Write) -> CmdResult {
+    let style = g.style;
     if a.transcript && style.format == Format::Text {
         return transcript::show(g, &a, style, out);
     }

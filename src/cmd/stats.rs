@@ -17,7 +17,8 @@ use journal::time::Time;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-pub fn run(g: &Invocation, a: StatsArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: StatsArgs, out: &mut dyn Write) -> CmdResult {
+    let style = g.style;
     let store = open_store(g)?;
     let Some(run) = a.run.as_deref() else {
         return all::run(&store, &a, style, out);

@@ -14,7 +14,8 @@ use serde::Serialize;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-pub fn run(g: &Invocation, c: StreamCommand, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, c: StreamCommand, out: &mut dyn Write) -> CmdResult {
+    let style = g.style;
     let settings = nats_settings(g, config_context(g)?.as_deref())?;
     match c {
         StreamCommand::Check(a) => check(&settings, a, style, out),

@@ -9,7 +9,7 @@ use crate::cli::UpgradeArgs;
 use crate::error::{exit_of, CmdResult, Failure};
 use crate::invocation::Invocation;
 use crate::open::open_store;
-use crate::output::{json_pretty, sanitize, Style};
+use crate::output::{json_pretty, sanitize};
 use journal::store::Store;
 use journal::upgrade::Outcome;
 use rayon::prelude::*;
@@ -34,7 +34,8 @@ struct Row {
     skipped: bool,
 }
 
-pub fn run(g: &Invocation, a: UpgradeArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: UpgradeArgs, out: &mut dyn Write) -> CmdResult {
+    let style = g.style;
     let store = open_store(g)?;
     // With --all, thousands of version-1 runs would bury the rest.
     let quiet_current = a.all;

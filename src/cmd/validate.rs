@@ -112,7 +112,8 @@ fn check_lines(set: &SchemaSet, run: Option<&str>, file: Option<&str>, bytes: &[
     t
 }
 
-pub fn run(g: &Invocation, a: ValidateArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: ValidateArgs, out: &mut dyn Write) -> CmdResult {
+    let style = g.style;
     let started = Instant::now();
     let set = schemas(a.schema_dir.as_deref())?;
     let mut files = 0u64;

@@ -33,7 +33,8 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 use std::time::Instant;
 
-pub fn run(g: &Invocation, a: VerifyArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, a: VerifyArgs, out: &mut dyn Write) -> CmdResult {
+    let style = g.style;
     let started = Instant::now();
     let schemas = if a.no_schema {
         None
