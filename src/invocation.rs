@@ -84,8 +84,8 @@ fn env_value(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
-/// The default of `--hold`: what `cli.rs` declares, and what a hint leaves
-/// out.
+/// The default of `--hold`: what `cli.rs` declares (a test holds them
+/// equal), what completion assumes, and what a hint leaves out.
 pub const DEFAULT_HOLD: Duration = Duration::from_secs(600);
 
 impl Invocation {
@@ -120,5 +120,17 @@ impl Invocation {
             },
             env: Env::read(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DEFAULT_HOLD;
+    use clap::Parser;
+
+    #[test]
+    fn the_default_hold_is_the_one_the_command_line_declares() {
+        let g = crate::cli::Cli::parse_from(["fisk-admin", "info"]).global;
+        assert_eq!(g.resolve().hold, DEFAULT_HOLD);
     }
 }
