@@ -54,6 +54,7 @@ pub fn exit_of(e: &journal::Error) -> u8 {
         journal::Error::Live { .. }
         | journal::Error::Held { .. }
         | journal::Error::Refused { .. }
+        | journal::Error::Op(_)
         | journal::Error::TornTail { .. }
         | journal::Error::Exists { .. } => 1,
         _ => 2,

@@ -518,8 +518,47 @@ pub fn for_error(g: &Invocation, e: &Error) -> Option<String> {
             calls,
             ..
         } => Some(advice(g, *r, Some(run), stream, calls)),
+        Error::Op(r) => for_refusal(g, r),
         _ => Some(advice(g, Remedy::of(e)?, run_of(e), stream, &[])),
     }
+}
+
+/// What to do next about an answer or approval refused.
+fn for_refusal(g: &Invocation, r: &journal::ops::Refusal) -> Option<String> {
+    use journal::ops::{Op, Why};
+    let run = r.run.as_str();
+    Some(match &r.why {
+        Why::AlreadyAnswered { .. } if r.op == Op::Answer => format!(
+            "`{}` shows the answer; {} continues the run",
+            command(g, &["show", run, "--transcript"]),
+            ticked(&resume(g, run))
+        ),
+        Why::NoPendingBatch { .. } => format!(
+            "`{}` shows where the run stands",
+            command(g, &["show", run])
+        ),
+        Why::NotDeferred { waiting, .. } => match waiting.as_slice() {
+            [] => "the run waits on no deferred call".to_owned(),
+            ids => format!(
+                "the run waits on: {}",
+                ids.iter()
+                    .map(|d| crate::output::sanitize(d, false).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        },
+        Why::WaitsOnSeveral { calls } => advice(g, Remedy::Answer, Some(run), None, calls),
+        Why::Deferred { call } => advice(
+            g,
+            Remedy::Answer,
+            Some(run),
+            None,
+            std::slice::from_ref(call),
+        ),
+        Why::TooBig => "shorten it, or store it elsewhere and answer with a reference to it".into(),
+        Why::Changed(_) => "run the command again".into(),
+        _ => return None,
+    })
 }
 
 /// A run named by the path of its journal (`show runs/x.json`, an existing
@@ -687,6 +726,7 @@ pub fn run_of(e: &Error) -> Option<&str> {
         | Error::Poisoned { run, .. }
         | Error::Gap { run, .. }
         | Error::SourceChanged { run, .. } => Some(run),
+        Error::Op(r) => Some(&r.run),
         _ => None,
     }
 }

@@ -225,6 +225,11 @@ pub enum Error {
         calls: Vec<String>,
     },
 
+    /// An operation by hand (answer, approve) refused: the reason typed
+    /// (boxed: errors stay small).
+    #[error("{0}")]
+    Op(Box<crate::ops::Refusal>),
+
     /// A configuration (agent file, NATS context, a stream's settings)
     /// that cannot be used.
     #[error("{at}: {message}")]

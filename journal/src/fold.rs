@@ -588,6 +588,112 @@ pub fn fold_with<R: FoldInput>(
     Ok(st)
 }
 
+/// What one call of a run waits on: the one answer to that question, for
+/// `answer`, `approve` and the runner alike (each then says what it makes
+/// of it). See [`RunState::call`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CallState<'a> {
+    /// No batch is pending. `answered`: a committed result carries the id.
+    NoBatch { answered: bool },
+    /// A batch is pending and the id is none of its calls. `answered`: a
+    /// result carries the id (a committed one, or one of the batch).
+    NotInBatch { answered: bool },
+    /// A call of the pending batch that has its result.
+    Answered { tool: &'a str },
+    /// A deferred call whose answer is not in yet. `in_batch`: the id is a
+    /// call of the pending batch (the fold keeps a deferral of any id, and
+    /// the run waits on it all the same).
+    AwaitsAnswer {
+        deferral: &'a Deferred,
+        in_batch: bool,
+    },
+    /// To run on the resume, approved: once (`call_approval`) or for the
+    /// rest of the run (`standing`, a `decision` for its tool).
+    Approved { tool: &'a str, standing: bool },
+    /// To run, but the run was suspended for its approval
+    /// ([`RunState::needs_approval`]) and none was given since.
+    AwaitsApproval { tool: &'a str },
+    /// To run on the resume, no deferral, no result, no approval asked.
+    ToRun { tool: &'a str },
+}
+
+impl<'a> CallState<'a> {
+    /// The call's tool when it is one the resume still has to run
+    /// (approved, waiting for an approval, or simply to run).
+    pub fn to_run(&self) -> Option<&'a str> {
+        match *self {
+            CallState::Approved { tool, .. }
+            | CallState::AwaitsApproval { tool }
+            | CallState::ToRun { tool } => Some(tool),
+            _ => None,
+        }
+    }
+
+    /// Whether a result carries the id, in the pending batch or committed.
+    pub fn answered(&self) -> bool {
+        matches!(
+            self,
+            CallState::Answered { .. }
+                | CallState::NoBatch { answered: true }
+                | CallState::NotInBatch { answered: true }
+        )
+    }
+}
+
+impl RunState {
+    /// What the call `id` waits on. A result, in the pending batch or
+    /// committed, settles a call before anything else: an answered
+    /// deferral is answered, not deferred.
+    pub fn call(&self, id: &str) -> CallState<'_> {
+        let committed = || {
+            self.messages.iter().any(|m| {
+                m.blocks()
+                    .iter()
+                    .any(|b| matches!(b, Block::ToolResult(r) if r.tool_use_id == id))
+            })
+        };
+        let Some(p) = &self.pending else {
+            return CallState::NoBatch {
+                answered: committed(),
+            };
+        };
+        let tool = p.assistant.blocks().iter().find_map(|b| match b {
+            Block::ToolUse(c) if c.id == id => Some(c.name.as_str()),
+            _ => None,
+        });
+        let answered = p.answered.contains(id) || committed();
+        if let (Some(d), false) = (p.deferred.iter().find(|d| d.tool_use_id == id), answered) {
+            return CallState::AwaitsAnswer {
+                deferral: d,
+                in_batch: tool.is_some(),
+            };
+        }
+        let Some(tool) = tool else {
+            return CallState::NotInBatch { answered };
+        };
+        if answered {
+            return CallState::Answered { tool };
+        }
+        if self.call_approvals.iter().any(|c| c.tool_use_id == id) {
+            return CallState::Approved {
+                tool,
+                standing: false,
+            };
+        }
+        if self.approvals.iter().any(|t| t == tool) {
+            return CallState::Approved {
+                tool,
+                standing: true,
+            };
+        }
+        if self.needs_approval.iter().any(|g| g.tool_use_id == id) {
+            return CallState::AwaitsApproval { tool };
+        }
+        CallState::ToRun { tool }
+    }
+}
+
 /// What the minimal runner's suspension names before its gated calls.
 pub const NEEDS_APPROVAL: &str = "needs approval: ";
 /// What it names its open deferrals after, when there are any.
@@ -628,10 +734,8 @@ fn needs_approval(st: &RunState) -> Vec<crate::runner::Gated> {
     let mut out: Vec<crate::runner::Gated> = Vec::new();
     for b in p.assistant.blocks() {
         let Block::ToolUse(u) = b else { continue };
-        let settled = p.answered.contains(&u.id)
-            || p.deferred.iter().any(|d| d.tool_use_id == u.id)
-            || st.call_approvals.iter().any(|a| a.tool_use_id == u.id)
-            || st.approvals.contains(&u.name)
+        // Not yet computed here, so an unapproved call reads `ToRun`.
+        let settled = !matches!(st.call(&u.id), CallState::ToRun { .. })
             || out.iter().any(|g| g.tool_use_id == u.id);
         if !settled && named(&format!("{} ({})", u.id, u.name)) {
             out.push(crate::runner::Gated {

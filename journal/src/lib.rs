@@ -16,6 +16,7 @@ pub mod id;
 pub mod lines;
 pub mod migrate;
 pub mod nats;
+pub mod ops;
 pub mod paths;
 pub mod record;
 pub mod runner;

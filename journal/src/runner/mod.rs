@@ -38,7 +38,7 @@ mod tools;
 use crate::agent::{AgentFile, ScriptTurn};
 use crate::error::{Error, Remedy, Result};
 use crate::fingerprint::{self, Class};
-use crate::fold::{self, Pending};
+use crate::fold::{self, Pending, RunState};
 use crate::record::{
     Block, Claim, Deferred, Fingerprint, Generation, Message, Meta, Payload, Reason, Terminal,
     ToolResult, ToolResultBlock, ToolUseBlock, User, VERSION,
@@ -314,7 +314,7 @@ impl Runner<'_> {
         };
         // Waiting on an approval: refused before anything is written, as
         // a wait on a deferral is.
-        let unapproved = self.unapproved(st.pending.as_ref(), &approvals);
+        let unapproved = self.unapproved(&st, &approvals);
         if !unapproved.is_empty() {
             return Err(Error::refused_for_calls(
                 run,
@@ -385,11 +385,13 @@ impl Runner<'_> {
 
     /// The calls of a pending batch that still have to run, are gated, and
     /// hold no approval.
-    fn unapproved(&self, pending: Option<&Pending>, approvals: &Approvals) -> Vec<Gated> {
-        let Some(p) = pending else {
+    /// Which calls still run is the fold's answer ([`RunState::call`]);
+    /// whether they may is this runner's (its gate, and the approvals a
+    /// tools drift leaves).
+    fn unapproved(&self, st: &RunState, approvals: &Approvals) -> Vec<Gated> {
+        let Some(p) = &st.pending else {
             return Vec::new();
         };
-        let deferred: BTreeSet<&str> = p.deferred.iter().map(|d| d.tool_use_id.as_str()).collect();
         p.assistant
             .blocks()
             .iter()
@@ -397,7 +399,7 @@ impl Runner<'_> {
                 Block::ToolUse(c) => Some(c),
                 _ => None,
             })
-            .filter(|c| !p.answered.contains(&c.id) && !deferred.contains(c.id.as_str()))
+            .filter(|c| st.call(&c.id).to_run().is_some())
             .filter(|c| self.gated(c) && !approvals.allow(c))
             .map(|c| Gated {
                 tool_use_id: c.id.clone(),

@@ -1,0 +1,164 @@
+//! `answer`: a deferred call answered by hand (SPEC 6), as one ordinary
+//! `tool_result`. In two steps, because the content is asked for only
+//! once every check passed (nobody types an answer the run would refuse):
+//! [`prepare`] loads and checks with no lock, [`Prepared::commit`] takes
+//! the writer's place, re-checks and appends.
+
+use super::{refuse, write_one, Op, Why, Written};
+use crate::fold::{CallState, FoldOptions, RunState};
+use crate::record::{Payload, ToolResult, ToolResultBlock};
+use crate::store::{Journal, Store};
+use crate::Result;
+
+/// The largest answer accepted (SPEC 6).
+pub const MAX_CONTENT: usize = 256 * 1024;
+
+/// What to answer.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    pub run: &'a str,
+    /// The call; `None` for the one deferred call the run waits on.
+    pub call: Option<&'a str>,
+    /// The answer is an error result.
+    pub is_error: bool,
+}
+
+/// The deferred call being answered, as its deferral describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Call {
+    pub tool_use_id: String,
+    pub tool: String,
+    pub note: String,
+    pub handle: String,
+    /// The provider that took the call (SPEC 6: the answer is counted
+    /// under it), and whether it was dispatched.
+    pub kind: String,
+    pub dispatched: bool,
+}
+
+/// A checked answer, waiting for its content.
+pub struct Prepared<'s> {
+    store: &'s Store,
+    run: String,
+    journal: Journal,
+    st: RunState,
+    is_error: bool,
+    call: Call,
+}
+
+/// Load the run and make every check of SPEC 6, with no lock taken.
+pub fn prepare<'s>(store: &'s Store, req: &Request) -> Result<Prepared<'s>> {
+    let run = req.run;
+    let journal = store.read(run)?;
+    let st = store.fold(run, &journal, FoldOptions::default())?;
+    let id = match req.call {
+        Some(id) => id.to_owned(),
+        None => only_waiting(&st, run)?,
+    };
+    let call = check(&st, run, &id)?;
+    Ok(Prepared {
+        store,
+        run: run.to_owned(),
+        journal,
+        st,
+        is_error: req.is_error,
+        call,
+    })
+}
+
+impl Prepared<'_> {
+    /// The call the answer is for.
+    pub fn call(&self) -> &Call {
+        &self.call
+    }
+
+    /// Become the writer, make sure nothing changed since [`prepare`],
+    /// and append the answer: exactly one record.
+    pub fn commit(self, content: String) -> Result<Written> {
+        check_size(&self.run, content.len())?;
+        let c = self.call;
+        // SPEC 6: the answer carries the deferred record's kind and
+        // dispatched (and, for a dispatched remote call, the derived
+        // `remote` older readers count).
+        let payload = Payload::ToolResult(ToolResult {
+            tool_use_id: c.tool_use_id.clone(),
+            result: ToolResultBlock {
+                tool_use_id: c.tool_use_id,
+                content,
+                is_error: self.is_error,
+                ..ToolResultBlock::default()
+            },
+            remote: c.kind == "remote" && c.dispatched,
+            kind: c.kind,
+            dispatched: c.dispatched,
+            ..ToolResult::default()
+        });
+        write_one(
+            Op::Answer,
+            self.store,
+            &self.run,
+            &self.journal,
+            &self.st,
+            payload,
+        )
+    }
+}
+
+/// The answer's size rule (`len` bytes), for a front end to apply as early as it likes
+/// (before the run is loaded); [`Prepared::commit`] applies it again.
+pub fn check_size(run: &str, len: usize) -> Result<()> {
+    match len > MAX_CONTENT {
+        true => Err(refuse(Op::Answer, run, Why::TooBig)),
+        false => Ok(()),
+    }
+}
+
+/// The one deferred call the run waits on, for an answer with no call
+/// named; with none or several waiting, the call must be named.
+fn only_waiting(st: &RunState, run: &str) -> Result<String> {
+    let open = st
+        .pending
+        .as_ref()
+        .map_or(&[][..], |p| &p.open_deferrals[..]);
+    match open {
+        [one] => Ok(one.tool_use_id.clone()),
+        [] => Err(refuse(Op::Answer, run, Why::WaitsOnNone)),
+        several => Err(refuse(
+            Op::Answer,
+            run,
+            Why::WaitsOnSeveral {
+                calls: several.iter().map(|d| d.tool_use_id.clone()).collect(),
+            },
+        )),
+    }
+}
+
+/// The refusals of SPEC 6; the call when it is one that waits on an answer.
+fn check(st: &RunState, run: &str, id: &str) -> Result<Call> {
+    let state = st.call(id);
+    let why = match state {
+        CallState::AwaitsAnswer { deferral: d, .. } => {
+            return Ok(Call {
+                tool_use_id: id.to_owned(),
+                tool: d.tool_name.clone(),
+                note: d.note.clone(),
+                handle: d.handle.clone(),
+                kind: d.kind.clone(),
+                dispatched: d.dispatched,
+            })
+        }
+        s if s.answered() => Why::AlreadyAnswered { call: id.into() },
+        CallState::NoBatch { .. } => Why::NoPendingBatch { call: id.into() },
+        s => Why::NotDeferred {
+            call: id.into(),
+            in_batch: !matches!(s, CallState::NotInBatch { .. }),
+            waiting: st.pending.as_ref().map_or_else(Vec::new, |p| {
+                p.open_deferrals
+                    .iter()
+                    .map(|d| d.tool_use_id.clone())
+                    .collect()
+            }),
+        },
+    };
+    Err(refuse(Op::Answer, run, why))
+}

@@ -1,0 +1,186 @@
+//! `approve`: a gated call approved once (`call_approval`) or a tool for
+//! the rest of the run (`decision`), both written `"optional": true`
+//! (SPEC 6), so the resume dispatches the call without asking again. A
+//! one-shot approval is spent by the run's next terminal (SPEC 3 rule 9);
+//! a standing one is dropped when the tools change (SPEC 4).
+
+use super::{refuse, write_one, Op, Open, Why, Written, MAX_TOOL};
+use crate::fold::{CallState, FoldOptions, RunState};
+use crate::record::{CallApproval, Decision, Kind, Payload, Reason, Record};
+use crate::store::{Journal, Store};
+use crate::Result;
+
+/// What to approve.
+#[derive(Debug, Clone, Copy)]
+pub enum Target<'a> {
+    /// One call of the pending batch, once.
+    Call(&'a str),
+    /// A tool, for the rest of the run.
+    Tool(&'a str),
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    pub run: &'a str,
+    pub target: Target<'a>,
+}
+
+/// The approval written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Approved {
+    pub written: Written,
+    /// The approved call's tool, or the tool approved.
+    pub tool: String,
+    /// The call approved once; `None` for a standing approval.
+    pub call: Option<String>,
+}
+
+/// Check the approval with no lock taken, then become the writer, make
+/// sure nothing changed, and append it.
+pub fn approve(store: &Store, req: &Request) -> Result<Approved> {
+    let run = req.run;
+    let journal = store.read(run)?;
+    let st = store.fold(run, &journal, FoldOptions::default())?;
+    let (payload, tool, call, of_tool) = match req.target {
+        Target::Call(id) => {
+            let tool = check_call(&st, run, id)?;
+            let p = Payload::CallApproval(CallApproval {
+                tool_use_id: id.to_owned(),
+                tool_name: tool.clone(),
+                ..CallApproval::default()
+            });
+            (p, tool, Some(id.to_owned()), None)
+        }
+        Target::Tool(tool) => {
+            check_tool(&st, run, tool)?;
+            let p = Payload::Decision(Decision {
+                tool: tool.to_owned(),
+                ..Decision::default()
+            });
+            (p, tool.to_owned(), None, Some(tool))
+        }
+    };
+    // A run a writer holds is live, which says more than "not suspended".
+    store.check_writable(run)?;
+    check_suspended(&journal, &st, run, of_tool)?;
+    let written = write_one(Op::Approve, store, run, &journal, &st, payload)?;
+    Ok(Approved {
+        written,
+        tool,
+        call,
+    })
+}
+
+/// The refusals for a one-shot approval; the call's tool when it is one
+/// that waits.
+fn check_call(st: &RunState, run: &str, id: &str) -> Result<String> {
+    let call = id.to_owned();
+    let why = match st.call(id) {
+        CallState::NoBatch { answered } => Why::WaitsOnNothing { call, answered },
+        CallState::NotInBatch { .. }
+        | CallState::AwaitsAnswer {
+            in_batch: false, ..
+        } => Why::NotInBatch {
+            call,
+            batch: st.pending.as_ref().map_or_else(Vec::new, |p| {
+                p.assistant.tool_use_ids().map(str::to_owned).collect()
+            }),
+        },
+        CallState::Answered { .. } => Why::AlreadyAnswered { call },
+        CallState::AwaitsAnswer { .. } => Why::Deferred { call },
+        CallState::Approved {
+            standing: false, ..
+        } => Why::AlreadyApproved { call },
+        CallState::Approved { tool, .. } => Why::ToolApproved { tool: tool.into() },
+        CallState::AwaitsApproval { tool } | CallState::ToRun { tool } => return Ok(tool.into()),
+    };
+    Err(refuse(Op::Approve, run, why))
+}
+
+/// An approval is for a suspended run (CLI.md). Taken when the run's last
+/// terminal is `suspended` and only what is written while a run rests
+/// follows it (answers and approvals by hand, the agent's
+/// `memory_revisions`, skipped optional records); or when the run stopped
+/// in the middle of a batch with no terminal after it (killed, or a resume
+/// killed after its claim) and the batch still has a call to approve (of
+/// `tool`, for a standing approval): the runner's resume refuses such a
+/// run until its gated calls are approved, so refusing here would leave
+/// it stuck. Refused otherwise, a completed or failed run above all: an
+/// approval would reopen it (SPEC 3 rule 13).
+fn check_suspended(journal: &Journal, st: &RunState, run: &str, tool: Option<&str>) -> Result<()> {
+    let records: Vec<&Record> = journal.records().collect();
+    let last = records
+        .iter()
+        .rposition(|r| r.kind() == Some(Kind::Terminal));
+    let rests = |r: &&Record| {
+        matches!(
+            r.kind(),
+            Some(Kind::ToolResult | Kind::CallApproval | Kind::Decision | Kind::MemoryRevisions)
+        ) || (r.kind().is_none() && r.optional)
+    };
+    let after = |i: usize| records.get(i + 1..).unwrap_or_default();
+    let open = match last {
+        Some(i) if after(i).iter().all(rests) => {
+            let reason = match records.get(i).and_then(|r| r.payload.as_ref()) {
+                Some(Payload::Terminal(t)) => t.reason(),
+                _ => Reason::parse(""),
+            };
+            if reason == Reason::Suspended {
+                return Ok(());
+            }
+            return Err(refuse(
+                Op::Approve,
+                run,
+                Why::Ended {
+                    reason: reason.as_str().to_owned(),
+                },
+            ));
+        }
+        Some(i) => match after(i).iter().find(|r| !rests(r)) {
+            Some(r) => Open::After {
+                seq: r.seq,
+                kind: r.kind().map(|k| k.key()),
+            },
+            None => Open::Followed,
+        },
+        None => Open::NoTerminal,
+    };
+    // Open: stopped mid-batch, or not waiting on an approval at all.
+    let waits = st.pending.as_ref().is_some_and(|p| {
+        p.assistant.tool_use_ids().any(|id| {
+            st.call(id)
+                .to_run()
+                .is_some_and(|t| tool.is_none_or(|want| want == t))
+        })
+    });
+    if waits {
+        return Ok(());
+    }
+    Err(refuse(
+        Op::Approve,
+        run,
+        Why::NotWaiting {
+            open,
+            tool: tool.map(str::to_owned),
+        },
+    ))
+}
+
+/// The refusals for a standing approval.
+fn check_tool(st: &RunState, run: &str, tool: &str) -> Result<()> {
+    if tool.is_empty() || tool.len() > MAX_TOOL || tool.chars().any(char::is_control) {
+        return Err(refuse(
+            Op::Approve,
+            run,
+            Why::NotAToolName { tool: tool.into() },
+        ));
+    }
+    if st.approvals.iter().any(|t| t == tool) {
+        return Err(refuse(
+            Op::Approve,
+            run,
+            Why::ToolApproved { tool: tool.into() },
+        ));
+    }
+    Ok(())
+}

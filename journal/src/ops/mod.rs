@@ -1,0 +1,344 @@
+//! Operations an operator does by hand on a run (SPEC 6): answering a
+//! deferred call, approving a gated one. They exist here, not in a front
+//! end, because each is a write rule: every refusal is checked with no
+//! lock taken (so a refusal leaves the journal exactly as it was), then the
+//! operation becomes the run's writer, makes sure nothing changed since it
+//! looked, and appends exactly one record.
+//!
+//! Each operation takes a request and returns an outcome; a refusal is an
+//! [`Error::Op`](crate::Error::Op) holding a [`Refusal`], typed so that a
+//! front end can say what to do next in its own words. This module prints
+//! nothing and names no command.
+
+pub mod answer;
+pub mod approve;
+
+use crate::fold::RunState;
+use crate::record::{Generation, Payload};
+use crate::store::{Appender, Journal, Store};
+use crate::{Error, Result};
+use std::borrow::Cow;
+use std::fmt;
+
+/// The one record an operation wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    pub seq: u64,
+    /// The record's line, byte for byte as stored (no newline).
+    pub line: Vec<u8>,
+}
+
+/// Why an operation on run `run` wrote nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The operation refused, for a front end's advice (an answer refused
+    /// as already answered points at the answer; an approval does not).
+    pub op: Op,
+    pub run: String,
+    pub why: Why,
+}
+
+/// The operations of this module.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Op {
+    Answer,
+    Approve,
+}
+
+/// The refusals of the hand-written operations (SPEC 6), one variant each.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Why {
+    /// The journal is of a format version no writer here appends to.
+    NotWritable { version: i64 },
+    /// The journal changed between the checks and the lock: the checks
+    /// no longer hold. Doing the same again looks afresh.
+    Changed(Change),
+    /// The call has its result already.
+    AlreadyAnswered { call: String },
+    /// answer: no batch is pending, so nothing is deferred.
+    NoPendingBatch { call: String },
+    /// answer: the call is not deferred (`in_batch`: it is a call of the
+    /// pending batch); `waiting` are the deferred calls the run waits on.
+    NotDeferred {
+        call: String,
+        in_batch: bool,
+        waiting: Vec<String>,
+    },
+    /// answer with no call named: the run waits on no deferred call.
+    WaitsOnNone,
+    /// answer with no call named: the run waits on several.
+    WaitsOnSeveral { calls: Vec<String> },
+    /// answer: the content is larger than [`answer::MAX_CONTENT`].
+    TooBig,
+    /// approve: no batch is pending (`answered`: a result carries the id).
+    WaitsOnNothing { call: String, answered: bool },
+    /// approve: the id is none of the pending batch's `batch` calls.
+    NotInBatch { call: String, batch: Vec<String> },
+    /// approve: the call was deferred, it waits on an answer.
+    Deferred { call: String },
+    /// approve: the call has its one-shot approval already.
+    AlreadyApproved { call: String },
+    /// approve: the tool is approved for the rest of the run already.
+    ToolApproved { tool: String },
+    /// approve: not a tool name (empty, too long, control characters).
+    NotAToolName { tool: String },
+    /// approve: the run ended with `reason`; an approval would reopen it.
+    Ended { reason: String },
+    /// approve: the run is open and no call (of `tool`) waits in a
+    /// pending batch.
+    NotWaiting { open: Open, tool: Option<String> },
+}
+
+/// What changed under an operation between its checks and its lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// Records were appended.
+    Seq { then: u64, now: u64 },
+    /// The journal was rewritten to another format version (`upgrade`
+    /// keeps the seqs); `now` is `None` when it could not be read.
+    Version { then: i64, now: Option<i64> },
+}
+
+/// Why a run counts as open (not suspended) for an approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Open {
+    /// Records other than those written while a run rests follow its last
+    /// terminal: the first such, its seq and kind.
+    After {
+        seq: u64,
+        kind: Option<&'static str>,
+    },
+    /// Such records follow it, none named.
+    Followed,
+    /// It has no terminal record.
+    NoTerminal,
+}
+
+/// The largest tool name an approval takes.
+pub const MAX_TOOL: usize = 256;
+
+/// Untrusted text (ids, tool names from the journal) made safe for a
+/// message: control characters and bidi overrides as visible escapes,
+/// `\n`, `\t` and `\r` included (the binary's `sanitize(_, false)`).
+fn shown(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(crate::shell::is_dangerous) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if crate::shell::is_dangerous(c) => {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+fn listed(ids: &[String]) -> String {
+    ids.iter()
+        .map(|d| shown(d).into_owned())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let run = &self.run;
+        let nothing = "nothing was written";
+        match &self.why {
+            Why::NotWritable { version } => write!(
+                f,
+                "run {run}: format version {version} is not one this tool writes to; {nothing}"
+            ),
+            Why::Changed(Change::Seq { then, now }) => write!(
+                f,
+                "run {run}: the journal changed while it was being checked (seq {then} then {now}); {nothing}"
+            ),
+            Why::Changed(Change::Version { then, now }) => write!(
+                f,
+                "run {run}: the journal changed while it was being checked (format version {then} then {}); {nothing}",
+                now.map_or_else(|| "unreadable".to_owned(), |v| v.to_string())
+            ),
+            Why::AlreadyAnswered { call } => write!(
+                f,
+                "run {run}: tool call {} is already answered; {nothing}",
+                shown(call)
+            ),
+            Why::NoPendingBatch { call } => write!(
+                f,
+                "run {run} has no pending batch: no tool call waits for an answer, so {} is not deferred",
+                shown(call)
+            ),
+            Why::NotDeferred { call, in_batch, .. } => write!(
+                f,
+                "run {run}: tool call {} is not deferred: it {}; only deferred calls are answered by hand",
+                shown(call),
+                match in_batch {
+                    true => "is in the pending batch but was not deferred (resume runs it again)",
+                    false => "is not a call of the pending batch",
+                }
+            ),
+            Why::WaitsOnNone => write!(f, "run {run} waits on no deferred call; {nothing}"),
+            Why::WaitsOnSeveral { calls } => write!(
+                f,
+                "run {run} waits on {} deferred calls ({}); name the one to answer",
+                calls.len(),
+                listed(calls)
+            ),
+            Why::TooBig => write!(
+                f,
+                "the answer is larger than {} bytes (256 KiB); {nothing}",
+                answer::MAX_CONTENT
+            ),
+            Why::WaitsOnNothing { call, answered } => write!(
+                f,
+                "run {run}: tool call {} waits on nothing: {}; {nothing}",
+                shown(call),
+                match answered {
+                    true => "it is already answered",
+                    false => "the run has no pending batch",
+                }
+            ),
+            Why::NotInBatch { call, batch } => write!(
+                f,
+                "run {run}: {} is not a call of the pending batch ({}); {nothing}",
+                shown(call),
+                listed(batch)
+            ),
+            Why::Deferred { call } => write!(
+                f,
+                "run {run}: tool call {} was deferred: it waits on an answer, not an approval; {nothing}",
+                shown(call)
+            ),
+            Why::AlreadyApproved { call } => write!(
+                f,
+                "run {run}: tool call {} is already approved; {nothing}",
+                shown(call)
+            ),
+            Why::ToolApproved { tool } => write!(
+                f,
+                "run {run}: tool {} is approved for the whole run already; {nothing}",
+                shown(tool)
+            ),
+            // The front end says which of its arguments this was.
+            Why::NotAToolName { tool } => write!(
+                f,
+                "{:?} is not a tool name (1 to {MAX_TOOL} bytes, no control characters); {nothing}",
+                shown(tool)
+            ),
+            Why::Ended { reason } => write!(
+                f,
+                "run {run} is not suspended: it ended {}; an approval is for a run suspended on a gated call, and would reopen this one; {nothing}",
+                shown(reason)
+            ),
+            Why::NotWaiting { open, tool } => {
+                let open = match open {
+                    Open::After {
+                        seq,
+                        kind,
+                    } => format!(
+                        "records follow its last terminal (seq {seq}, {})",
+                        kind.unwrap_or("a record")
+                    ),
+                    Open::Followed => "records follow its last terminal".to_owned(),
+                    Open::NoTerminal => "it has no terminal record".to_owned(),
+                };
+                let of = match tool {
+                    Some(t) => format!(" of tool {}", shown(t)),
+                    None => String::new(),
+                };
+                write!(
+                    f,
+                    "run {run} is not suspended: {open}, and no call{of} waits unanswered in a pending batch (it is running, or it stopped with nothing to approve); {nothing}"
+                )
+            }
+        }
+    }
+}
+
+/// `why` as the error refusing an operation on `run`.
+fn refuse(op: Op, run: &str, why: Why) -> Error {
+    Error::Op(Box::new(Refusal {
+        op,
+        run: run.to_owned(),
+        why,
+    }))
+}
+
+/// Become the run's writer for a hand-written record, once every check
+/// passed: refused while a writer holds it (file: its lock; JetStream:
+/// SPEC 8's hold), for a version no agent writes, or when the journal
+/// changed since `journal` was read and `st` folded from it.
+fn become_writer(
+    op: Op,
+    store: &Store,
+    run: &str,
+    journal: &Journal,
+    st: &RunState,
+) -> Result<(Box<dyn Appender>, Generation)> {
+    store.check_writable(run)?;
+    let generation = st.generation.ok_or_else(|| {
+        refuse(
+            op,
+            run,
+            Why::NotWritable {
+                version: st.version,
+            },
+        )
+    })?;
+    let app = store.open_appender(run)?;
+    if app.last_seq() != journal.last_seq() {
+        return Err(refuse(
+            op,
+            run,
+            Why::Changed(Change::Seq {
+                then: journal.last_seq(),
+                now: app.last_seq(),
+            }),
+        ));
+    }
+    // Under the lock: the generation too, since `upgrade` rewrites a
+    // journal to version 1 keeping its seqs (issue 24.6).
+    let now = store.summary(run).version;
+    if now != Some(generation.version()) {
+        return Err(refuse(
+            op,
+            run,
+            Why::Changed(Change::Version {
+                then: generation.version(),
+                now,
+            }),
+        ));
+    }
+    Ok((app, generation))
+}
+
+/// Check nothing changed, then append `payload` as the run's next record:
+/// exactly one record, and the writer let go before returning.
+fn write_one(
+    op: Op,
+    store: &Store,
+    run: &str,
+    journal: &Journal,
+    st: &RunState,
+    payload: Payload,
+) -> Result<Written> {
+    let (mut app, generation) = become_writer(op, store, run, journal, st)?;
+    let record = app.append_next(payload, generation)?;
+    drop(app);
+    Ok(Written {
+        seq: record.seq,
+        // It was encoded to be stored: it encodes.
+        line: record.encode().unwrap_or_default(),
+    })
+}
+
+#[cfg(test)]
+mod tests;
