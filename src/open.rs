@@ -224,22 +224,26 @@ pub fn stream_help(f: impl Into<Failure>, doing: &str) -> Failure {
     f
 }
 
-/// Bind to a JetStream stream, refusing one that breaks SPEC 8.
-pub fn open_jetstream(
+/// Open the store at `address` (the library's rules): a stream with this
+/// invocation's connection settings and `agent_context`, read only for a
+/// stream, and refused when it breaks SPEC 8; `why` says what chose it.
+fn open_at(
     g: &Invocation,
-    stream: &str,
+    address: &Backend,
     agent_context: Option<&str>,
     why: &str,
-) -> Result<JetStreamStore, Failure> {
-    let settings = nats_settings(g, agent_context)?;
-    JetStreamStore::connect(&settings, stream)
-        .map(|s| s.with_hold(g.hold))
-        .map_err(|e| {
-            stream_help(
-                e,
-                &format!("the jetstream store {stream:?} was chosen by {why}"),
-            )
-        })
+) -> Result<Store, Failure> {
+    let settings = match address {
+        Backend::JetStream { .. } => nats_settings(g, agent_context)?,
+        Backend::File { .. } => journal::nats::Settings::default(),
+    };
+    address.open(&settings, g.hold).map_err(|e| match address {
+        Backend::JetStream { stream } => stream_help(
+            e,
+            &format!("the jetstream store {stream:?} was chosen by {why}"),
+        ),
+        Backend::File { .. } => e.into(),
+    })
 }
 
 /// The flags `g` with SPEC 8's hold off when `force` (a writer's
@@ -341,14 +345,11 @@ fn store_at(g: &Invocation, loc: Location, must_exist: bool) -> Result<Store, Fa
                 ))
                 .help(missing_help(&loc)));
             }
-            Ok(Store::File(FileStore::new(dir.clone())))
+            open_at(g, &loc.backend, None, &loc.why)
         }
-        Backend::JetStream { ref stream } => Ok(Store::JetStream(Box::new(open_jetstream(
-            g,
-            stream,
-            loc.nats_context.as_deref(),
-            &loc.why,
-        )?))),
+        Backend::JetStream { .. } => {
+            open_at(g, &loc.backend, loc.nats_context.as_deref(), &loc.why)
+        }
     }
 }
 
@@ -369,29 +370,22 @@ pub enum IfMissing {
 /// missing file directory means.
 pub fn open_store_uri(g: &Invocation, uri: &str, missing: IfMissing) -> Result<Store, Failure> {
     let agent_context = config_context(g)?;
-    match parse_uri(uri)? {
-        Backend::File { dir } => {
-            if !dir.is_dir() {
-                match missing {
-                    IfMissing::Fail => {
-                        return Err(Failure::new(format!(
-                            "store directory {} does not exist ({uri})",
-                            journal::shell::shown(&dir)
-                        )))
-                    }
-                    IfMissing::Create => FileStore::new(dir.clone()).ensure_dir()?,
-                    IfMissing::Empty => creatable(&dir, uri)?,
+    let address = parse_uri(uri)?;
+    if let Backend::File { dir } = &address {
+        if !dir.is_dir() {
+            match missing {
+                IfMissing::Fail => {
+                    return Err(Failure::new(format!(
+                        "store directory {} does not exist ({uri})",
+                        journal::shell::shown(dir)
+                    )))
                 }
+                IfMissing::Create => FileStore::new(dir.clone()).ensure_dir()?,
+                IfMissing::Empty => creatable(dir, uri)?,
             }
-            Ok(Store::File(FileStore::new(dir)))
         }
-        Backend::JetStream { stream } => Ok(Store::JetStream(Box::new(open_jetstream(
-            g,
-            &stream,
-            agent_context.as_deref(),
-            uri,
-        )?))),
     }
+    open_at(g, &address, agent_context.as_deref(), uri)
 }
 
 /// The directories opening the store `uri` names would create (a file

@@ -6,14 +6,11 @@
 
 use crate::error::Failure;
 use journal::agent::{AgentFile, Root};
-use journal::store::file::{default_dir, state_home};
 use std::path::{Path, PathBuf};
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Backend {
-    File { dir: PathBuf },
-    JetStream { stream: String },
-}
+/// The store a setting names: the library's address (its rules for a URI,
+/// an agent file and the default are there).
+pub use journal::store::Address as Backend;
 
 #[derive(Debug, Clone)]
 pub struct Location {
@@ -80,108 +77,7 @@ pub fn nats_context(agent: &AgentFile) -> Option<String> {
 
 /// Parse `file:DIR` or `jetstream:STREAM`.
 pub fn parse_uri(uri: &str) -> Result<Backend, Failure> {
-    if let Some(dir) = uri.strip_prefix("file:") {
-        // The URL form names a local path after `//` (`file:///var/...`);
-        // anything else there (`file://`, `file://host/...`) is not a
-        // directory here.
-        let dir = match dir.strip_prefix("//") {
-            Some(path) if path.starts_with('/') => path,
-            Some(_) => {
-                return Err(Failure::new(format!(
-                    "store {uri:?}: file: takes a local directory, e.g. file:/var/lib/fisk-ai/runs or file:///var/lib/fisk-ai/runs"
-                )))
-            }
-            None => dir,
-        };
-        if dir.is_empty() {
-            return Err(Failure::new(format!(
-                "store {uri:?}: file: needs a directory, e.g. file:/var/lib/fisk-ai/runs"
-            )));
-        }
-        Ok(Backend::File {
-            dir: journal::agent::tidy(Path::new(dir)),
-        })
-    } else if let Some(stream) = uri.strip_prefix("jetstream:") {
-        if stream.is_empty() || stream.contains(['.', '*', '>', ' ', '/', '\\']) {
-            return Err(Failure::new(format!(
-                "store {uri:?}: jetstream: needs a stream name (no '.', '*', '>', spaces or slashes)"
-            )));
-        }
-        Ok(Backend::JetStream {
-            stream: stream.to_owned(),
-        })
-    } else {
-        Err(Failure::new(format!(
-            "store {uri:?} is not understood: use file:DIR or jetstream:STREAM"
-        )))
-    }
-}
-
-/// A problem with the agent file's `harness.sessions` block.
-fn config_error(agent: &AgentFile, message: &str) -> Failure {
-    Failure::new(format!("{}: {message}", agent.path.display()))
-}
-
-/// The store an agent file chooses, as the agent would: its
-/// `harness.sessions` block, placed by the root directory; a file that
-/// names no store means the agent's default (`<root>/runs` under a root).
-fn from_agent(a: &AgentFile, root: Option<&Root>) -> Result<(Backend, String), Failure> {
-    let shown = journal::shell::shown(&a.path);
-    let backend = a.harness.sessions.as_ref().map(|s| s.backend.as_str());
-    match backend {
-        None | Some("" | "file") => {
-            // The root has its own line in `info` and its own help.
-            let dir = a.file_store_dir(root);
-            let why = match (&dir, backend) {
-                (Some(_), Some(_)) => format!("harness.sessions in {shown}"),
-                (Some(_), None) => {
-                    format!("{shown}: no harness.sessions, so the root directory's runs")
-                }
-                (None, Some(_)) => format!(
-                    "harness.sessions in {shown}: no directory, so the default, {}",
-                    default_base()?
-                ),
-                (None, None) => format!(
-                    "{shown}: no harness.sessions, so the default, {}",
-                    default_base()?
-                ),
-            };
-            let dir = dir.map_or_else(default_dir, Ok)?;
-            Ok((Backend::File { dir }, why))
-        }
-        Some("jetstream") => {
-            let stream = a
-                .harness
-                .sessions
-                .as_ref()
-                .map(|s| s.options.stream.clone())
-                .unwrap_or_default();
-            if stream.is_empty() {
-                return Err(config_error(
-                    a,
-                    "harness.sessions.backend is jetstream but options.stream is empty; name the stream",
-                ));
-            }
-            Ok((
-                Backend::JetStream { stream },
-                format!("harness.sessions in {shown}"),
-            ))
-        }
-        Some(other) => Err(config_error(
-            a,
-            &format!("harness.sessions.backend {other:?} is not known: use file or jetstream"),
-        )),
-    }
-}
-
-/// Where the default store is, as a rule rather than the path (which
-/// `info` and the errors show beside it): `under $XDG_STATE_HOME` or
-/// `under ~/.local/state (...)`.
-fn default_base() -> Result<String, Failure> {
-    Ok(match state_home()?.1 {
-        "$XDG_STATE_HOME" => "under $XDG_STATE_HOME".to_owned(),
-        other => format!("under {other} (XDG_STATE_HOME is not set to an absolute path)"),
-    })
+    Ok(Backend::parse(uri)?)
 }
 
 /// The agent file `--config` or `--agent` names.
@@ -235,11 +131,11 @@ pub fn resolve(ask: &Ask) -> Result<Location, Failure> {
         (None, Some(b)) => (b, "--store".to_owned(), Chosen::Flag("--store")),
         (None, None) => match (&agent, ask.agent, ask.root_dir) {
             (Some(a), Some((path, flag)), _) => {
-                root = journal::agent::root(ask.root_dir, Some(a))?;
-                let (b, why) = from_agent(a, root.as_ref())?;
+                let chose = Backend::from_agent(a, ask.root_dir)?;
+                root = chose.root;
                 (
-                    b,
-                    why,
+                    chose.address,
+                    chose.why,
                     Chosen::AgentFile {
                         path: path.to_path_buf(),
                         flag,
@@ -248,12 +144,14 @@ pub fn resolve(ask: &Ask) -> Result<Location, Failure> {
             }
             (_, _, Some(_)) => {
                 root = journal::agent::root(ask.root_dir, None)?;
-                let dir = root
-                    .as_ref()
-                    .map(|r| r.dir.join("runs"))
-                    .map_or_else(default_dir, Ok)?;
+                let store = match &root {
+                    Some(r) => Backend::File {
+                        dir: r.dir.join("runs"),
+                    },
+                    None => Backend::default_store()?.0,
+                };
                 (
-                    Backend::File { dir },
+                    store,
                     "--root-dir (its runs directory)".to_owned(),
                     Chosen::Flag("--root-dir"),
                 )
@@ -266,11 +164,10 @@ pub fn resolve(ask: &Ask) -> Result<Location, Failure> {
                     "FISK_ADMIN_STORE".to_owned(),
                     Chosen::Env("FISK_ADMIN_STORE"),
                 ),
-                None => (
-                    Backend::File { dir: default_dir()? },
-                    format!("default, {}", default_base()?),
-                    Chosen::Default,
-                ),
+                None => {
+                    let (store, base) = Backend::default_store()?;
+                    (store, format!("default, {base}"), Chosen::Default)
+                }
             },
         },
     };
