@@ -1,7 +1,8 @@
 //! Choosing and opening what a command reads: the store the global flags
 //! (or an agent file, or a `--from`/`--to` URI) name, its NATS connection
-//! settings, and the record schemas. Every "which store, and why" decision
-//! of the binary is here; the library only opens what it is given.
+//! settings, and the record schemas. Which setting chooses the store, and
+//! why, is the binary's and is here; what a setting names, and opening it,
+//! is the library's (`journal::store::Address`).
 
 mod location;
 

@@ -1,7 +1,9 @@
 //! Which store the flags name: `--state-dir`, `--store`, `--config` (or a
 //! runner's `--agent`), `--root-dir`, then `FISK_ADMIN_STORE`, then the
 //! default, and why, so `info` can tell the operator. A flag given on the
-//! command line beats the variable. Pure but for reading the agent file and
+//! command line beats the variable. Which setting wins is decided here;
+//! what a URI, an agent file or the default names is the library's
+//! (`journal::store::Address`). Pure but for reading the agent file and
 //! checking its root directory: it opens nothing.
 
 use crate::error::Failure;

@@ -393,3 +393,50 @@ fn an_approval_is_written_for_a_call_that_waits() {
         }
     );
 }
+
+/// The words an operator reads, as the binary printed them before the
+/// rules moved here; ids and names from the journal escaped.
+#[test]
+fn a_refusal_reads_as_before() {
+    let says = |why: Why| {
+        super::Refusal {
+            op: Op::Answer,
+            run: "r".into(),
+            why,
+        }
+        .to_string()
+    };
+    assert_eq!(
+        says(Why::AlreadyAnswered {
+            call: "tu\n1".into()
+        }),
+        "run r: tool call tu\\n1 is already answered; nothing was written"
+    );
+    assert_eq!(
+        says(Why::Changed(Change::Version {
+            then: 3,
+            now: None
+        })),
+        "run r: the journal changed while it was being checked (format version 3 then unreadable); nothing was written"
+    );
+    assert_eq!(
+        says(Why::WaitsOnSeveral {
+            calls: vec!["a".into(), "b\u{1b}".into()]
+        }),
+        "run r waits on 2 deferred calls (a, b\\u{1b}); name the one to answer"
+    );
+    assert_eq!(
+        says(Why::NotAToolName { tool: "\t".into() }),
+        "\"\\\\t\" is not a tool name (1 to 256 bytes, no control characters); nothing was written"
+    );
+    assert_eq!(
+        says(Why::NotWaiting {
+            open: Open::After {
+                seq: 7,
+                kind: Some("claim")
+            },
+            tool: None
+        }),
+        "run r is not suspended: records follow its last terminal (seq 7, claim), and no call waits unanswered in a pending batch (it is running, or it stopped with nothing to approve); nothing was written"
+    );
+}
