@@ -8,7 +8,7 @@ use super::pull::{Drain, Reading};
 use super::{sort_by_seq, RunMessage, CONCURRENCY};
 use crate::error::{Error, Result};
 use crate::id;
-use crate::lines::Tail;
+use crate::lines::{Tail, Verdict};
 use crate::record::{Entry, Record};
 use crate::store::summary::{at_rest, rest_step, TailWalk};
 use crate::store::{Journal, Summary};
@@ -225,7 +225,10 @@ impl Core {
         let mut stopped = None;
         for (i, m) in messages.into_iter().enumerate() {
             let position = i + 1;
-            let problem = match (m.subject_seq, Record::decode(&m.body)) {
+            let decoded = Record::decode(&m.body);
+            // A message is atomic: its body is a terminated line.
+            let verdict = Verdict::of(decoded.is_ok(), position == n, true);
+            let problem = match (m.subject_seq, decoded) {
                 (Some(s), Ok(r)) if r.seq == s => {
                     entries.push(Entry {
                         line: position,
@@ -237,7 +240,7 @@ impl Core {
                 }
                 (None, _) => format!("subject {} is not a record subject", m.subject),
                 (Some(s), Ok(r)) => format!("subject {} holds seq {}, not {s}", m.subject, r.seq),
-                (Some(_), Err(e)) if position == n => {
+                (Some(_), Err(e)) if verdict.is_dropped() => {
                     tail = Tail::Torn {
                         line: position,
                         offset: 0,

@@ -5,6 +5,7 @@
 //! summary, JetStream's per-run summary and its batched listing cannot
 //! drift apart (they used to be three copies, one "step for step").
 
+use crate::lines::Verdict;
 use crate::record::{Kind, Record};
 
 /// A run's tail read backwards, from its last record to its last assistant
@@ -39,7 +40,9 @@ impl TailWalk {
                 self.done = r.kind() == Some(Kind::Assistant);
                 self.newest_first.push(r);
             }
-            Err(_) if first => {}
+            // A message body or a line: either way a bad last one is
+            // dropped, whether it has its newline or not.
+            Err(_) if Verdict::of(false, first, true).is_dropped() => {}
             Err(e) => return Err(e),
         }
         Ok(self.wants_more())
