@@ -21,9 +21,9 @@
 //!
 //! The rule is the one tail walk (`store/summary/walk.rs`) that `read.rs`'s
 //! `summary_inner` also feeds: the same records read, the same errors in
-//! the same order; only the fetching is batched. A stream without direct gets, or a server without batched
-//! ones, is summarised that way instead (the journal's tests compare the
-//! two on damaged runs).
+//! the same order; only the fetching is batched. A stream without direct
+//! gets, or a server without batched ones, is summarised that way instead
+//! (the journal's tests compare the two on damaged runs).
 //!
 //! Memory: [`GROUPS`] groups of [`GROUP`] runs are summarised at a time,
 //! each holding its runs' tails until they are summarised; one batched get
