@@ -41,6 +41,46 @@ pub fn split(buf: &[u8]) -> impl Iterator<Item = RawLine<'_>> {
     })
 }
 
+/// What the torn-tail rule (SPEC 7) makes of one line (or message body):
+/// the one place a journal's final line is classified, for the readers,
+/// the `ls` tail walk and verify alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Decodes, and is terminated or not the last: a record.
+    Record,
+    /// The last line decodes but has no `\n`: read; the next append must
+    /// add the newline first.
+    Unterminated,
+    /// The last line does not decode and has no `\n`: a write cut short,
+    /// dropped.
+    Torn,
+    /// The last line does not decode although terminated: dropped all the
+    /// same (readers cannot tell it from a torn write that got its newline).
+    Garbage,
+    /// A line before the last does not decode: corruption, the run cannot
+    /// be read past it.
+    Interior,
+}
+
+impl Verdict {
+    /// The verdict on a line that `decodes` or not, is the `last` one or
+    /// not, and is `terminated` by `\n` or not (a message body always is).
+    pub fn of(decodes: bool, last: bool, terminated: bool) -> Verdict {
+        match (decodes, last, terminated) {
+            (true, true, false) => Verdict::Unterminated,
+            (true, _, _) => Verdict::Record,
+            (false, true, false) => Verdict::Torn,
+            (false, true, true) => Verdict::Garbage,
+            (false, false, _) => Verdict::Interior,
+        }
+    }
+
+    /// A final line that readers drop.
+    pub fn is_dropped(self) -> bool {
+        matches!(self, Verdict::Torn | Verdict::Garbage)
+    }
+}
+
 /// What the end of a journal looks like.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Tail {
@@ -91,9 +131,11 @@ pub fn decode_prefix(buf: &[u8]) -> (Vec<Entry>, Tail, Option<Interior>) {
     let mut lines = split(buf).peekable();
     while let Some(l) = lines.next() {
         let last = lines.peek().is_none();
-        match Record::decode(l.bytes) {
+        let decoded = Record::decode(l.bytes);
+        let verdict = Verdict::of(decoded.is_ok(), last, l.terminated);
+        match decoded {
             Ok(record) => {
-                if last && !l.terminated {
+                if verdict == Verdict::Unterminated {
                     tail = Tail::Unterminated {
                         line: l.line,
                         offset: l.offset,
@@ -106,7 +148,7 @@ pub fn decode_prefix(buf: &[u8]) -> (Vec<Entry>, Tail, Option<Interior>) {
                     record,
                 });
             }
-            Err(error) if last => {
+            Err(error) if verdict.is_dropped() => {
                 tail = Tail::Torn {
                     line: l.line,
                     offset: l.offset,
@@ -126,4 +168,52 @@ pub fn decode_prefix(buf: &[u8]) -> (Vec<Entry>, Tail, Option<Interior>) {
         }
     }
     (entries, tail, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Verdict::{self, *};
+
+    #[test]
+    fn only_the_final_line_may_fail_to_decode_or_lack_its_newline() {
+        for terminated in [true, false] {
+            assert_eq!(Verdict::of(true, false, terminated), Record);
+            assert_eq!(Verdict::of(false, false, terminated), Interior);
+        }
+        assert_eq!(Verdict::of(true, true, true), Record);
+        assert_eq!(Verdict::of(true, true, false), Unterminated);
+        assert_eq!(Verdict::of(false, true, false), Torn);
+        assert_eq!(Verdict::of(false, true, true), Garbage);
+        let dropped: Vec<_> = [Record, Unterminated, Torn, Garbage, Interior]
+            .into_iter()
+            .filter(|v| v.is_dropped())
+            .collect();
+        assert_eq!(
+            dropped,
+            [Torn, Garbage],
+            "readers drop a bad final line only"
+        );
+    }
+
+    #[test]
+    fn the_readers_keep_an_unterminated_record_and_drop_a_torn_one() {
+        let meta = br#"{"seq":1,"protocol":"io.choria.fisk-ai.v1.session.meta","meta":{"version":1,"run_id":"r","created":"2026-09-22T09:14:03Z","fingerprint":{},"prompt":"go"}}"#;
+        let (entries, tail) = super::decode_all(meta).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(entries.len(), 1);
+        assert_eq!(tail, super::Tail::Unterminated { line: 1, offset: 0 });
+        let mut torn = meta.to_vec();
+        torn.extend_from_slice(b"\n{\"seq\":2");
+        let (entries, tail) = super::decode_all(&torn).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(entries.len(), 1);
+        assert!(matches!(
+            tail,
+            super::Tail::Torn {
+                line: 2,
+                terminated: false,
+                ..
+            }
+        ));
+        torn.extend_from_slice(b"\nnot json\n");
+        assert!(super::decode_all(&torn).is_err(), "an interior line");
+    }
 }

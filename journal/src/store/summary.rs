@@ -5,6 +5,10 @@ use crate::fold::{fold_with, FoldOptions};
 use crate::record::{Payload, Record};
 use crate::time::Time;
 
+mod walk;
+
+pub(crate) use walk::{at_rest, rest_step, TailWalk};
+
 /// What `ls` shows for a run (SPEC 9, SPEC 11), built from the meta record
 /// and the tail only. Serialised as SPEC 11's `ls --format json` object.
 #[derive(Debug, Clone, serde::Serialize)]

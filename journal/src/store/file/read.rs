@@ -6,7 +6,8 @@ use super::whole;
 use super::{missing_or, FileStore, LiveLocks};
 use crate::error::{Error, Result, Where};
 use crate::lines;
-use crate::record::{Entry, Kind, Record};
+use crate::record::{Entry, Record};
+use crate::store::summary::TailWalk;
 use crate::store::{Journal, Summary};
 use crate::time::Time;
 use std::fs::File;
@@ -215,31 +216,23 @@ impl FileStore {
             } else {
                 (buf, start)
             };
+            // The window's lines from its last (the journal's last) back,
+            // as far as the walk wants.
             let raw: Vec<_> = lines::split(body).collect();
-            let mut tail = Vec::new();
-            let mut found_assistant = false;
-            for (i, l) in raw.iter().enumerate().rev() {
-                match Record::decode(l.bytes) {
-                    Ok(r) => {
-                        let is_assistant = r.kind() == Some(Kind::Assistant);
-                        tail.push(r);
-                        if is_assistant {
-                            found_assistant = true;
-                            break;
-                        }
-                    }
-                    Err(_) if i + 1 == raw.len() => {} // torn tail: dropped
-                    Err(e) => {
-                        return Err(corrupt(
-                            body_start + l.offset,
-                            format!("an interior line does not parse: {e}"),
-                        ))
-                    }
+            let mut walk = TailWalk::new();
+            for l in raw.iter().rev() {
+                let decoded = Record::decode(l.bytes).map_err(|e| {
+                    corrupt(
+                        body_start + l.offset,
+                        format!("an interior line does not parse: {e}"),
+                    )
+                });
+                if !walk.feed(decoded)? {
+                    break;
                 }
             }
-            if found_assistant || start <= meta_end {
-                tail.reverse();
-                let mut s = Summary::from_tail(run, &meta, &tail);
+            if !walk.wants_more() || start <= meta_end {
+                let mut s = Summary::from_tail(run, &meta, &walk.into_tail());
                 if let Some(p) = s.problem.as_mut() {
                     *p = format!("{}: {p}", crate::shell::shown(&path));
                 }

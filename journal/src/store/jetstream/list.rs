@@ -19,11 +19,11 @@
 //! `<prefix>.>` (every record is a subject of its own, so its last message
 //! per subject is every message), the subject listing.
 //!
-//! The rule is `read.rs`'s `summary_inner`, step for step: the same
-//! records read, the same errors in the same order; only the fetching is
-//! batched. A stream without direct gets, or a server without batched
-//! ones, is summarised that way instead (the journal's tests compare the
-//! two on damaged runs).
+//! The rule is the one tail walk (`store/summary/walk.rs`) that `read.rs`'s
+//! `summary_inner` also feeds: the same records read, the same errors in
+//! the same order; only the fetching is batched. A stream without direct
+//! gets, or a server without batched ones, is summarised that way instead
+//! (the journal's tests compare the two on damaged runs).
 //!
 //! Memory: [`GROUPS`] groups of [`GROUP`] runs are summarised at a time,
 //! each holding its runs' tails until they are summarised; one batched get
@@ -34,7 +34,8 @@ use super::CONCURRENCY;
 use crate::error::{Error, Result};
 use crate::id;
 use crate::nats::REQUEST_TIMEOUT;
-use crate::record::{Kind, Record};
+use crate::record::Record;
+use crate::store::summary::TailWalk;
 use crate::store::Summary;
 use async_nats::jetstream::message::StreamMessage;
 use async_nats::StatusCode;
@@ -79,8 +80,9 @@ struct Tail {
     refused: Option<Error>,
     /// The meta record, `None` until it is read.
     meta: Option<Result<Record>>,
-    /// Records from the last one back, newest first.
-    tail: Vec<Record>,
+    /// The walk back from the last record: what it has read, and whether
+    /// it wants more.
+    walk: TailWalk,
     /// The next record back to read; 0 when the tail is complete.
     next: u64,
     /// Rounds that asked for records back.
@@ -206,7 +208,7 @@ impl Core {
             behind: last_n == 1,
             refused: None,
             meta: None,
-            tail: Vec::new(),
+            walk: TailWalk::new(),
             next: 0,
             rounds: 0,
             failed: None,
@@ -216,18 +218,13 @@ impl Core {
             t.meta = Some(self.decode_body(run, &t.last));
             return Ok(t);
         }
-        // The last record; one that does not decode is dropped, as a torn
-        // tail is.
-        t.next = last_n - 1;
-        if let Ok(r) = self.decode_body(run, &t.last) {
-            if r.kind() == Some(Kind::Assistant) {
-                t.next = 0;
-            }
-            t.tail.push(r);
-        }
-        if t.next < 2 {
-            t.next = 0;
-        }
+        // The last record (the walk drops one that does not decode, as a
+        // torn tail).
+        t.next = match t.walk.feed(self.decode_body(run, &t.last)) {
+            Ok(true) if last_n > 2 => last_n - 1,
+            Ok(_) => 0,
+            Err(e) => return Err(e),
+        };
         Ok(t)
     }
 
@@ -271,13 +268,12 @@ impl Core {
                     break;
                 }
             };
-            // Not the last record: one that does not decode is corruption.
-            match self.decode_body(&t.run, &m) {
-                Ok(r) => {
-                    let assistant = r.kind() == Some(Kind::Assistant);
-                    t.tail.push(r);
-                    t.next = if assistant || k <= 2 { 0 } else { k - 1 };
-                    if assistant {
+            // Not the last record: the walk returns one that does not
+            // decode, corruption.
+            match t.walk.feed(self.decode_body(&t.run, &m)) {
+                Ok(more) => {
+                    t.next = if !more || k <= 2 { 0 } else { k - 1 };
+                    if !more {
                         break;
                     }
                 }
@@ -295,7 +291,7 @@ impl Core {
     /// The summary of a complete tail, with `summary_inner`'s precedence
     /// of failures: the tail's own (an interrupted upgrade), then the meta
     /// record's, then a record's on the way back.
-    fn finish(&self, mut t: Tail, hold: Duration) -> Summary {
+    fn finish(&self, t: Tail, hold: Duration) -> Summary {
         let run = t.run.as_str();
         if let Some(e) = &t.refused {
             return Summary::corrupt(run, e);
@@ -308,8 +304,7 @@ impl Core {
         if let Some(e) = &t.failed {
             return Summary::corrupt(run, e);
         }
-        t.tail.reverse();
-        self.summary_of(run, meta, &t.tail, &t.last, hold)
+        self.summary_of(run, meta, &t.walk.into_tail(), &t.last, hold)
     }
 
     /// The last message on each subject, batched where the server can.

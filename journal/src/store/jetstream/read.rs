@@ -8,8 +8,9 @@ use super::pull::{Drain, Reading};
 use super::{sort_by_seq, RunMessage, CONCURRENCY};
 use crate::error::{Error, Result};
 use crate::id;
-use crate::lines::Tail;
-use crate::record::{Entry, Kind, Record};
+use crate::lines::{Tail, Verdict};
+use crate::record::{Entry, Record};
+use crate::store::summary::{at_rest, rest_step, TailWalk};
 use crate::store::{Journal, Summary};
 use async_nats::jetstream::message::StreamMessage;
 use futures_util::StreamExt;
@@ -224,7 +225,10 @@ impl Core {
         let mut stopped = None;
         for (i, m) in messages.into_iter().enumerate() {
             let position = i + 1;
-            let problem = match (m.subject_seq, Record::decode(&m.body)) {
+            let decoded = Record::decode(&m.body);
+            // A message is atomic: its body is a terminated line.
+            let verdict = Verdict::of(decoded.is_ok(), position == n, true);
+            let problem = match (m.subject_seq, decoded) {
                 (Some(s), Ok(r)) if r.seq == s => {
                     entries.push(Entry {
                         line: position,
@@ -236,7 +240,7 @@ impl Core {
                 }
                 (None, _) => format!("subject {} is not a record subject", m.subject),
                 (Some(s), Ok(r)) => format!("subject {} holds seq {}, not {s}", m.subject, r.seq),
-                (Some(_), Err(e)) if position == n => {
+                (Some(_), Err(e)) if verdict.is_dropped() => {
                     tail = Tail::Torn {
                         line: position,
                         offset: 0,
@@ -336,9 +340,11 @@ impl Core {
                 None => return Err(self.no_meta(run)),
             }
         };
-        let mut tail = Vec::new();
+        // Backwards from the last record, by direct get, as far as the
+        // walk wants (never to the meta record).
+        let mut walk = TailWalk::new();
         let mut n = last_n;
-        while n > 1 {
+        while n > 1 && walk.wants_more() {
             let m = if n == last_n {
                 last.clone()
             } else {
@@ -348,21 +354,10 @@ impl Core {
                     None => return Err(self.missing(run, n)),
                 }
             };
-            match decode(&m) {
-                Ok(r) => {
-                    let assistant = r.kind() == Some(Kind::Assistant);
-                    tail.push(r);
-                    if assistant {
-                        break;
-                    }
-                }
-                Err(_) if n == last_n => {} // as a torn tail: dropped
-                Err(e) => return Err(e),
-            }
+            walk.feed(decode(&m))?;
             n -= 1;
         }
-        tail.reverse();
-        Ok(self.summary_of(run, &meta, &tail, &last, hold))
+        Ok(self.summary_of(run, &meta, &walk.into_tail(), &last, hold))
     }
 
     /// The body of a stored message as a record.
@@ -447,30 +442,6 @@ impl Core {
     }
 }
 
-/// SPEC 8's at-rest rule, the one place it lives: a run is at rest when
-/// its last record is a terminal, or follows one with only the records
-/// written to a suspended run (FORMAT.md "The hold"): tool results and
-/// approvals given by hand (`tool_result`, `call_approval`, `decision`)
-/// and the memory revisions the agent writes as a run ends. `kinds` are
-/// the run's record kinds from its last backwards (`None`: a record that
-/// does not decode, which no writer at rest leaves).
-pub(super) fn at_rest(kinds: impl IntoIterator<Item = Option<Kind>>) -> bool {
-    kinds.into_iter().find_map(rest_step).unwrap_or(false)
-}
-
-/// One step of [`at_rest`], reading backwards: `Some(answer)` once a
-/// record settles it, `None` for a record written while suspended (look
-/// at the one before).
-fn rest_step(kind: Option<Kind>) -> Option<bool> {
-    match kind {
-        Some(Kind::Terminal) => Some(true),
-        Some(Kind::ToolResult | Kind::CallApproval | Kind::Decision | Kind::MemoryRevisions) => {
-            None
-        }
-        _ => Some(false),
-    }
-}
-
 /// How old a run's last record is (SPEC 8's hold): by when the stream
 /// stored it, as the agent measures it (issue 24.11), never by the
 /// record's own `time`, which is the writer's clock: one running behind
@@ -490,37 +461,5 @@ fn system_time(m: &StreamMessage) -> std::time::SystemTime {
     match u64::try_from(secs) {
         Ok(s) => std::time::UNIX_EPOCH + Duration::new(s, sub),
         Err(_) => std::time::UNIX_EPOCH,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::at_rest;
-    use crate::record::Kind::{self, *};
-
-    fn rest(kinds: &[Kind]) -> bool {
-        at_rest(kinds.iter().rev().map(|k| Some(*k)))
-    }
-
-    #[test]
-    fn what_follows_a_terminal_by_hand_leaves_a_run_at_rest() {
-        assert!(rest(&[Meta, Assistant, Terminal]));
-        for after in [ToolResult, CallApproval, Decision, MemoryRevisions] {
-            assert!(rest(&[Meta, Assistant, Terminal, after]), "{after:?}");
-        }
-        assert!(rest(&[
-            Assistant,
-            Terminal,
-            ToolResult,
-            Decision,
-            CallApproval
-        ]));
-        for busy in [Claim, User, Assistant, Deferred] {
-            assert!(!rest(&[Meta, Assistant, Terminal, busy]), "{busy:?}");
-            assert!(!rest(&[Terminal, busy, Decision]), "{busy:?}");
-        }
-        assert!(!rest(&[Meta]));
-        assert!(!rest(&[Meta, Decision, ToolResult]));
-        assert!(!at_rest([None, Some(Terminal)]));
     }
 }
