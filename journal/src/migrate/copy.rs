@@ -1,7 +1,7 @@
 //! Copying one run into the destination: compared first, then continued or
 //! created, records appended as they are stored in the source.
 
-use super::check::{after_verify, judge, verify_by_read};
+use super::check::{after_verify, judge};
 use super::report::{append_failed, changed_meanwhile, failed, Check, Copied, Outcome, RunReport};
 use super::select::{read_source, Source};
 use super::{Created, Cx, Options, Progress};
@@ -32,32 +32,10 @@ pub fn dest_appender(store: &Store, run: &str, create: bool) -> Result<Box<dyn A
     }
 }
 
-/// Copy one run. With `bulk`, the copy is not read back here: it comes
-/// back [`Copied::ToVerify`] for the caller to verify.
-pub(super) fn copy_run(
-    from: &Store,
-    to: &Store,
-    run: &str,
-    opts: &Options,
-    progress: &Progress,
-    bulk: bool,
-    pre: Option<Prefetched>,
-) -> Copied {
-    let (rep, check) = match copy_inner(from, to, run, opts, progress, pre) {
-        Copied::ToVerify(rep, check) => (rep, check),
-        ended @ Copied::Ended(_) => return ended,
-    };
-    if bulk {
-        return Copied::ToVerify(rep, check);
-    }
-    let rep = verify_by_read(to, rep, check);
-    Copied::Ended(after_verify(from, rep, opts))
-}
-
 /// Copy one run: [`Copied::Ended`] when the run ends here (skipped,
 /// conflict, failed, dry run), else the report and what the copy must be
-/// verified against.
-fn copy_inner(
+/// verified against (the caller reads every copy back once all are made).
+pub(super) fn copy_run(
     from: &Store,
     to: &Store,
     run: &str,
@@ -271,8 +249,8 @@ pub(super) fn continue_copy(
 
     // Copy what is missing.
     let n = src.entries.len();
-    let appended = if to.writes_whole() && !exists {
-        // A new file run is written whole: one write, one fsync, no lock.
+    let appended = if !exists {
+        // A new run is written whole, as its store writes one best.
         let batch = batch_of(std::mem::take(&mut src.entries), 0);
         let want_n = batch.len() as u64;
         counted(to.create_whole(run, batch), want_n, &mut rep, progress)

@@ -464,10 +464,17 @@ impl Store {
     /// How many runs [`read_batch`](Self::read_batch) is best given at once.
     pub const READ_BATCH: usize = 32;
 
-    /// Whether a writer's presence is known for certain (a lock: the file
-    /// backend), rather than suspected from SPEC 8's hold (JetStream).
-    pub fn has_locks(&self) -> bool {
-        matches!(self, Store::File(_))
+    /// Whether a copy of `run` should wait for its writer (`deleting`: the
+    /// source is deleted once copied). File: a lock held says for certain
+    /// that a writer is there, so a live run always waits. JetStream:
+    /// SPEC 8's hold only suspects one, which matters before a delete; a
+    /// copy of a run still in flight is otherwise finished by the next
+    /// migrate.
+    pub fn live_for_copy(&self, run: &str, deleting: bool) -> crate::Result<bool> {
+        match self {
+            Store::JetStream(_) if !deleting => Ok(false),
+            _ => self.is_live(run),
+        }
     }
 
     /// Whether a writer holds the run now: the lock (file), or SPEC 8's
