@@ -44,7 +44,7 @@ pub(super) fn copy_run(
     pre: Option<Prefetched>,
 ) -> Copied {
     match read_source(from, run, opts, pre) {
-        Ok(source) => write_dest(to, run, opts, progress, source, true),
+        Ok(source) => write_dest(to, run, opts, progress, source),
         Err(rep) => Copied::Ended(rep),
     }
 }
@@ -110,7 +110,7 @@ pub(super) fn after_create(
                     let n = usize::try_from(*n).unwrap_or(usize::MAX);
                     continue_copy(to, &run, opts, progress, source, n, true)
                 }
-                _ => write_dest(to, &run, opts, progress, source, false),
+                _ => write_dest(to, &run, opts, progress, source),
             }
         }
         Some(Created {
@@ -127,57 +127,21 @@ pub(super) fn after_create(
     }
 }
 
-/// Copy a source run into `to`: compared first, then continued or created
-/// (where the store refuses an existing run at its first append, with
-/// `create_first`, created at once: only a refusal is compared).
+/// Copy a source run into `to`: compared first, then continued or created.
 pub(super) fn write_dest(
     to: &Store,
     run: &str,
     opts: &Options,
     progress: &Progress,
     source: Source,
-    create_first: bool,
 ) -> Copied {
     let Source {
-        mut rep,
+        rep,
         journal: src,
         want,
     } = source;
 
-    // The destination. On JetStream, a new run is simply created: the fence
-    // of its seq 1 refuses it when anything is stored under the run, and
-    // only then is the destination read and compared. Elsewhere (and for a
-    // dry run) the destination is read first.
-    if let (false, true) = (opts.dry_run, create_first) {
-        if let Some(created) = to.create_fenced(run) {
-            let mut app = match created {
-                Ok(a) => a,
-                Err(e) => return Copied::Ended(failed(rep, e)),
-            };
-            // A copy: a refusal at seq 1 goes on to compare `src` below.
-            let batch = batch_of(src.entries.clone(), 0);
-            match append_from(app.as_mut(), batch, &mut rep, progress) {
-                AppendEnd::Done => {
-                    let check = Check {
-                        records: src.entries.len(),
-                        sha256: want,
-                    };
-                    return Copied::ToVerify(rep, check);
-                }
-                // Refused at seq 1, nothing written: the run exists.
-                AppendEnd::Failed {
-                    error: Error::Exists { .. } | Error::Live { .. },
-                    stored: 0,
-                } => {}
-                AppendEnd::Failed { error, stored } => {
-                    return Copied::Ended(append_failed(rep, error, stored))
-                }
-                AppendEnd::AlreadyThere => {
-                    return Copied::Ended(changed_meanwhile(rep, 0, src.entries.len()))
-                }
-            }
-        }
-    }
+    // The destination, read first: compared, then continued or created.
     let dest = match to.read(run) {
         Ok(j) => Some(j),
         Err(Error::NotFound { .. }) => None,

@@ -93,10 +93,10 @@ const LIST_DEST_FROM: usize = 32;
 /// its report, in the order given.
 ///
 /// Runs are read and checked concurrently (`jobs` at once), each copied as
-/// soon as the source has read it ([`Store::copy_each`]). New runs on a
-/// destination with [`Store::create_many`] (JetStream) go to one thread
-/// that pipelines their appends across runs; other copies are made on the
-/// pool ([`copy_all`]). Runs that creator found existing are then compared
+/// soon as the source has read it ([`Store::copy_each`]). Each run is
+/// handed to the destination's creator ([`Store::create_many`]; a
+/// JetStream one pipelines their appends across runs) as a new run
+/// ([`copy_all`]). Runs that creator found existing are then compared
 /// and continued ([`finish_created`]). Once the copies are done they are
 /// read back ([`Store::digests`], [`verify_all`]). Sources are deleted
 /// (`delete_source`) only after their copy is verified.
@@ -189,10 +189,11 @@ fn on_pool<T: Send, R: Send>(
 /// destination's creator (which runs beside the pool meanwhile): a step
 /// per run, in order, and how the creator ended the runs it was handed.
 fn copy_all(cx: &Cx, pool: Option<&rayon::ThreadPool>) -> (Vec<Step>, HashMap<usize, Created>) {
-    // New runs on a JetStream destination are created by one thread that
-    // pipelines their appends; the rest is copied in place.
+    // New runs go to the destination's creator, which makes them as its
+    // store does best (JetStream: one thread pipelines their appends);
+    // a dry run writes nothing: every run is compared in place.
     let creating = match cx.opts.dry_run {
-        false => cx.to.create_many(cx.opts.jobs.max(1)),
+        false => Some(cx.to.create_many(cx.opts.jobs.max(1))),
         true => None,
     };
     let (tx, creator) = creating.unzip();
@@ -215,7 +216,7 @@ fn copy_all(cx: &Cx, pool: Option<&rayon::ThreadPool>) -> (Vec<Step>, HashMap<us
 fn create_new_runs(cx: &Cx, creator: Creator) -> HashMap<usize, Created> {
     // Runs that exist are compared, not created: with many runs to copy,
     // one listing finds them cheaper than a refused create each (which
-    // would also stop the creator's pipeline).
+    // would also stop a JetStream creator's pipeline).
     let exists = match cx.runs.len() >= LIST_DEST_FROM {
         true => cx.to.runs().unwrap_or_default().into_iter().collect(),
         false => HashSet::new(),

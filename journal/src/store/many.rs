@@ -3,9 +3,9 @@
 //! delete-after-copy, verifying a whole store), each done the way its
 //! backend does best, so that nothing outside `store/` knows a backend.
 
-use super::{file, jetstream, Appender, Journal, Store, Verified};
+use super::{file, jetstream, Journal, Store, Verified};
 
-pub use jetstream::{release, NewRun, NewRunSender, ReadBudget};
+pub use jetstream::{release, NewRun, ReadBudget};
 
 /// A run's messages as [`Store::copy_each`] read them, for
 /// [`Store::journal_for_copy`].
@@ -28,26 +28,76 @@ impl Drop for Release<'_> {
     }
 }
 
+/// How one new run handed to [`Store::create_many`] ended: its index, the
+/// records stored, and how it ended.
+type Ended = (usize, u64, crate::Result<()>);
+
+/// The feeding side of [`Store::create_many`]: [`send`](Self::send) hands
+/// a new run to the store's creator. Dropping every sender ends the
+/// creator's input.
+pub struct NewRunSender<'a>(Feed<'a>);
+
+enum Feed<'a> {
+    /// JetStream: to the creator's pipeline, waiting while it is full.
+    Pipeline(jetstream::NewRunSender),
+    /// File: written on the sender's own thread, whole (one write, one
+    /// fsync, no lock: there is nothing to pipeline, and the runs stay
+    /// as parallel as their senders); how it ended goes to the creator.
+    Whole(&'a file::FileStore, std::sync::mpsc::Sender<Ended>),
+}
+
+impl NewRunSender<'_> {
+    /// Hand a run (index, id, its records: exactly seqs 1..N) to the
+    /// creator, waiting while it is full. `Err` gives the run back when
+    /// the creator is gone.
+    pub fn send(&self, run: NewRun) -> std::result::Result<(), NewRun> {
+        match &self.0 {
+            Feed::Pipeline(tx) => tx.send(run),
+            Feed::Whole(f, ended) => {
+                let (i, id, records) = run;
+                let (n, r) = f.create_whole(&id, records);
+                // The creator only forwards what ended; it outlives every
+                // sender (the caller drops them before it joins it).
+                let _ = ended.send((i, n, r));
+                Ok(())
+            }
+        }
+    }
+}
+
 /// The creating side of [`Store::create_many`]: runs on a thread of its
-/// own, creating each run handed to its [`NewRunSender`].
-pub struct Creator<'a> {
-    js: &'a jetstream::JetStreamStore,
-    rx: jetstream::NewRunReceiver,
+/// own, reporting each run handed to its [`NewRunSender`] as it ends.
+pub struct Creator<'a>(Make<'a>);
+
+enum Make<'a> {
+    Pipeline {
+        js: &'a jetstream::JetStreamStore,
+        rx: jetstream::NewRunReceiver,
+    },
+    Whole(std::sync::mpsc::Receiver<Ended>),
 }
 
 impl Creator<'_> {
-    /// Create every run sent until all senders are dropped, at most
-    /// `inflight` one by one at a time when the appends cannot be
-    /// pipelined; a run named in `exists` is reported as existing, not
-    /// written. `done` gets each run's index, the records stored, and how
-    /// it ended (see [`jetstream::JetStreamStore::create_runs`]).
+    /// Create every run sent until all senders are dropped; a run named in
+    /// `exists` is reported as existing, not written. `done` gets each
+    /// run's index, the records stored, and how it ended (as
+    /// [`Appender::append_batch`](super::Appender::append_batch); an existing run: `Error::Exists` or
+    /// `Error::Live`, nothing stored). JetStream: the appends of many runs
+    /// pipelined, at most `inflight` runs one by one at a time when they
+    /// cannot be (see [`jetstream::JetStreamStore::create_runs`]). File:
+    /// each run was written whole by its sender
+    /// ([`file::FileStore::create_whole`], which refuses an existing run
+    /// itself: `exists` is not needed).
     pub fn run(
         self,
         inflight: usize,
         exists: &std::collections::HashSet<String>,
-        done: impl FnMut(usize, u64, crate::Result<()>),
+        mut done: impl FnMut(usize, u64, crate::Result<()>),
     ) {
-        self.js.create_runs(self.rx, inflight, exists, done)
+        match self.0 {
+            Make::Pipeline { js, rx } => js.create_runs(rx, inflight, exists, done),
+            Make::Whole(ended) => ended.into_iter().for_each(|(i, n, r)| done(i, n, r)),
+        }
     }
 }
 
@@ -251,35 +301,29 @@ impl Store {
         }
     }
 
-    /// A creator of many new runs with their appends pipelined (JetStream),
-    /// fed through the sender (whose `send` blocks while `capacity` runs
-    /// wait): `None` when this backend creates runs one by one.
-    pub fn create_many(&self, capacity: usize) -> Option<(NewRunSender, Creator<'_>)> {
+    /// A creator of many new runs (see [`Creator::run`]), fed through the
+    /// sender, whose `send` blocks while `capacity` runs wait (JetStream,
+    /// where one thread pipelines their appends across runs) or writes the
+    /// run whole there and then (file).
+    pub fn create_many(&self, capacity: usize) -> (NewRunSender<'_>, Creator<'_>) {
         match self {
             Store::JetStream(js) => {
                 let (tx, rx) = jetstream::new_runs(capacity);
-                Some((tx, Creator { js, rx }))
+                (
+                    NewRunSender(Feed::Pipeline(tx)),
+                    Creator(Make::Pipeline { js, rx }),
+                )
             }
-            Store::File(_) => None,
-        }
-    }
-
-    /// A writer for a new run that does not look first: its first append
-    /// is refused when anything is stored under the run (JetStream's seq 1
-    /// fence: `Error::Exists` or `Error::Live`). `None` when this backend
-    /// cannot refuse that way: compare the destination first.
-    pub fn create_fenced(&self, run: &str) -> Option<crate::Result<Box<dyn Appender>>> {
-        match self {
-            Store::JetStream(j) => {
-                Some(j.create_new(run).map(|a| Box::new(a) as Box<dyn Appender>))
+            Store::File(f) => {
+                let (tx, rx) = std::sync::mpsc::channel();
+                (NewRunSender(Feed::Whole(f, tx)), Creator(Make::Whole(rx)))
             }
-            Store::File(_) => None,
         }
     }
 
     /// Write a new run of these records (exactly seqs 1..N) at once: how
     /// many were stored and how it ended, as
-    /// [`Appender::append_batch`]. File: written whole, one write and one
+    /// [`Appender::append_batch`](super::Appender::append_batch). File: written whole, one write and one
     /// fsync, no lock ([`file::FileStore::create_whole`]); JetStream: a
     /// created appender's batch. An existing run is refused.
     pub fn create_whole(
