@@ -43,7 +43,7 @@ pub use self::select::select;
 pub use crate::digest::{digest, hex};
 
 use self::check::{after_verify, verify_bulk, Checked};
-use self::copy::{after_create, batch_of, copy_run};
+use self::copy::{after_create, batch_of, copy_run, write_dest};
 use self::report::{Check, Copied};
 use self::select::read_source;
 use crate::error::{Error, Result};
@@ -216,14 +216,15 @@ fn copy_all(cx: &Cx, pool: Option<&rayon::ThreadPool>) -> (Vec<Step>, HashMap<us
 fn create_new_runs(cx: &Cx, creator: Creator) -> HashMap<usize, Created> {
     // Runs that exist are compared, not created: with many runs to copy,
     // one listing finds them cheaper than a refused create each (which
-    // would also stop a JetStream creator's pipeline).
-    let exists = match cx.runs.len() >= LIST_DEST_FROM {
+    // would also stop a JetStream creator's pipeline). Listed only by a
+    // creator that asks.
+    let exists = || match cx.runs.len() >= LIST_DEST_FROM {
         true => cx.to.runs().unwrap_or_default().into_iter().collect(),
         false => HashSet::new(),
     };
     let mut ended = HashMap::new();
     let inflight = CREATE_INFLIGHT_PER_JOB * cx.opts.jobs.max(1);
-    creator.run(inflight, &exists, |i, n, r| {
+    creator.run(inflight, exists, |i, n, r| {
         cx.progress.records.fetch_add(n, Ordering::Relaxed);
         cx.progress.runs_done.fetch_add(1, Ordering::Relaxed);
         if r.as_ref().is_err_and(Error::is_store_failure) {
@@ -279,6 +280,10 @@ fn copy_one(
         ))),
         Some(tx) => match read_source(from, r, opts, pre) {
             Err(rep) => Step::Done(Copied::Ended(rep)),
+            // There already, as the destination can tell cheaply: compared
+            // and continued in place, not refused by the creator (which
+            // would have the source read again).
+            Ok(src) if !tx.may_create(r) => Step::Done(write_dest(to, r, opts, progress, src)),
             Ok(src) => {
                 let check = Check {
                     records: src.journal.entries.len(),

@@ -47,6 +47,18 @@ enum Feed<'a> {
 }
 
 impl NewRunSender<'_> {
+    /// Whether `run` is worth handing over as a new run: `false` when the
+    /// store can tell cheaply that it exists (file: its journal is there),
+    /// for the caller to compare it in place rather than have it refused.
+    /// JetStream: always `true` (asking would cost a round trip per run;
+    /// the creator refuses an existing run at its first append).
+    pub fn may_create(&self, run: &str) -> bool {
+        match &self.0 {
+            Feed::Pipeline(_) => true,
+            Feed::Whole(f, _) => !f.journal_path(run).is_ok_and(|p| p.exists()),
+        }
+    }
+
     /// Hand a run (index, id, its records: exactly seqs 1..N) to the
     /// creator, waiting while it is full. `Err` gives the run back when
     /// the creator is gone.
@@ -79,7 +91,8 @@ enum Make<'a> {
 
 impl Creator<'_> {
     /// Create every run sent until all senders are dropped; a run named in
-    /// `exists` is reported as existing, not written. `done` gets each
+    /// `exists()` (called once, by a creator that uses it) is reported as
+    /// existing, not written. `done` gets each
     /// run's index, the records stored, and how it ended (as
     /// [`Appender::append_batch`](super::Appender::append_batch); an existing run: `Error::Exists` or
     /// `Error::Live`, nothing stored). JetStream: the appends of many runs
@@ -87,15 +100,15 @@ impl Creator<'_> {
     /// cannot be (see [`jetstream::JetStreamStore::create_runs`]). File:
     /// each run was written whole by its sender
     /// ([`file::FileStore::create_whole`], which refuses an existing run
-    /// itself: `exists` is not needed).
+    /// itself: `exists` is not called).
     pub fn run(
         self,
         inflight: usize,
-        exists: &std::collections::HashSet<String>,
+        exists: impl FnOnce() -> std::collections::HashSet<String>,
         mut done: impl FnMut(usize, u64, crate::Result<()>),
     ) {
         match self.0 {
-            Make::Pipeline { js, rx } => js.create_runs(rx, inflight, exists, done),
+            Make::Pipeline { js, rx } => js.create_runs(rx, inflight, &exists(), done),
             Make::Whole(ended) => ended.into_iter().for_each(|(i, n, r)| done(i, n, r)),
         }
     }
