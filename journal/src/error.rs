@@ -352,7 +352,10 @@ impl Error {
     }
 
     /// Whether the store as a whole failed, so that further runs would fail
-    /// the same way (`migrate` stops starting runs on this, and only this):
+    /// the same way: the one answer every command that works over many
+    /// runs acts on (`migrate` stops starting runs on this, and only this;
+    /// `validate` stops on it, and names any other read failure as the
+    /// run's and goes on), whichever the backend:
     /// the JetStream server or connection, and I/O errors of the disk
     /// itself (full, read-only, failing). A refusal of one run, or an I/O
     /// error about one path (a directory named like a journal, a link, a
@@ -382,7 +385,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_store_wide_failures_stop_a_migrate() {
+    fn only_store_wide_failures_stop_a_migrate_or_validate() {
         let io = |e: std::io::Error| Error::io("/s/x.json", e);
         assert!(io(std::io::Error::from_raw_os_error(libc::ENOSPC)).is_store_failure());
         assert!(io(std::io::Error::from_raw_os_error(libc::EROFS)).is_store_failure());
@@ -403,6 +406,15 @@ mod tests {
         }
         .is_store_failure());
         assert!(!Error::refused("x", "no").is_store_failure());
+        // A run gone or damaged is that run's, on either backend.
+        assert!(!Error::NotFound {
+            run: "x".into(),
+            at: Where::Path("/s".into())
+        }
+        .is_store_failure());
+        assert!(
+            Error::io("/s/x.json", std::io::Error::from_raw_os_error(libc::EIO)).is_store_failure()
+        );
         assert!(Error::Unavailable {
             at: Where::Stream {
                 stream: "S".into(),

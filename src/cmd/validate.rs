@@ -14,103 +14,13 @@ use crate::open::{open_store, schemas};
 use crate::output::{
     diagnostic, json_line, print_table, sanitize, summary_line, table, Format, Style,
 };
-use journal::lines;
-use journal::record::DecodeError;
-use journal::schema::{SchemaSet, Violation};
+use journal::schema::{check_lines, JournalVerdict, LineVerdict, SchemaSet};
 use journal::store::Store;
-use journal::verify::check_line;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Instant;
-
-#[derive(Serialize, Debug)]
-struct Row {
-    run: Option<String>,
-    file: Option<String>,
-    line: Option<usize>,
-    seq: Option<u64>,
-    protocol: Option<String>,
-    instance_path: String,
-    schema: Option<String>,
-    keyword_location: Option<String>,
-    message: String,
-    #[serde(skip)]
-    excerpt: Vec<u8>,
-}
-
-#[derive(Default)]
-struct Tally {
-    records: u64,
-    valid: u64,
-    invalid: u64,
-    rows: Vec<Row>,
-}
-
-/// A line of JSON the agent's decoder refuses (a field of the wrong type,
-/// `1.0` for an integer): said so, with what the schema says of it too.
-fn refused(set: &SchemaSet, bytes: &[u8], e: &DecodeError) -> (Vec<Violation>, Option<u64>) {
-    let mut out = vec![Violation::plain(
-        None,
-        format!("the agent cannot read this record (the line does not parse for it): {e}"),
-    )];
-    let value = journal::gojson::scan::scan(bytes)
-        .ok()
-        .and_then(|s| journal::gojson::unique::value(&s.shallow()).ok());
-    let seq = value.as_ref().and_then(|v| v.get("seq")?.as_u64());
-    if let Some(v) = value {
-        out.extend(set.validate(&v));
-    }
-    (out, seq)
-}
-
-/// Check every line of one journal's bytes.
-fn check_lines(set: &SchemaSet, run: Option<&str>, file: Option<&str>, bytes: &[u8]) -> Tally {
-    let mut t = Tally::default();
-    let all: Vec<_> = lines::split(bytes).collect();
-    for (i, l) in all.iter().enumerate() {
-        let last = i + 1 == all.len();
-        // As every reader decodes the line (Go's reading), so validate never
-        // passes a line the readers refuse; then the schema check.
-        let (violations, seq) = match check_line(l.bytes, Some(set)) {
-            Ok(c) => (c.violations, Some(c.record.seq)),
-            Err(e) if e.json_ok => refused(set, l.bytes, &e),
-            Err(e) if last && !l.terminated => (
-                vec![Violation::plain(
-                    None,
-                    format!("torn final line (a write cut short; readers drop it): {e}"),
-                )],
-                None,
-            ),
-            Err(e) => (
-                vec![Violation::plain(None, format!("the line is not JSON: {e}"))],
-                None,
-            ),
-        };
-        t.records += 1;
-        if violations.is_empty() {
-            t.valid += 1;
-            continue;
-        }
-        t.invalid += 1;
-        for v in violations {
-            t.rows.push(Row {
-                run: run.map(str::to_owned),
-                file: file.map(str::to_owned),
-                line: Some(l.line),
-                seq,
-                protocol: v.protocol,
-                instance_path: v.instance_path,
-                schema: v.schema,
-                keyword_location: v.keyword_location,
-                message: v.message,
-                excerpt: journal::verify::excerpt(l.bytes),
-            });
-        }
-    }
-    t
-}
 
 pub fn run(g: &Invocation, a: ValidateArgs, out: &mut dyn Write) -> CmdResult {
     let style = g.style;
@@ -118,8 +28,8 @@ pub fn run(g: &Invocation, a: ValidateArgs, out: &mut dyn Write) -> CmdResult {
     let set = schemas(a.schema_dir.as_deref())?;
     let mut files = 0u64;
     let mut unreadable = 0u64;
-    let mut total = Tally::default();
-    let mut emit = |t: Tally, out: &mut dyn Write| -> std::io::Result<()> {
+    let mut total = JournalVerdict::default();
+    let mut emit = |t: JournalVerdict, out: &mut dyn Write| -> std::io::Result<()> {
         total.records += t.records;
         total.valid += t.valid;
         total.invalid += t.invalid;
@@ -170,7 +80,7 @@ pub fn run(g: &Invocation, a: ValidateArgs, out: &mut dyn Write) -> CmdResult {
         // Bounded parallelism: a chunk of runs at a time, so at most a
         // chunk's journals are in memory, and output keeps run order.
         for chunk in runs.chunks(rayon::current_num_threads().max(1) * 4) {
-            let tallies: Vec<Result<Tally, Failure>> = chunk
+            let tallies: Vec<journal::Result<JournalVerdict>> = chunk
                 .par_iter()
                 .map(|r| validate_run(&store, &set, r))
                 .collect();
@@ -182,17 +92,19 @@ pub fn run(g: &Invocation, a: ValidateArgs, out: &mut dyn Write) -> CmdResult {
                     }
                     // A journal that cannot be read (a directory or FIFO
                     // in its place, a permission) is named and the others
-                    // are still checked; on JetStream a failure is the
-                    // server's, and the same for every run: stop.
-                    Err(f) if store.read_failures_are_per_run() => {
+                    // are still checked; a failure of the store itself
+                    // (the server gone, the disk failing) is the same for
+                    // every run: stop.
+                    Err(e) if !e.is_store_failure() => {
                         unreadable += 1;
+                        let f = Failure::from(e);
                         crate::error::say(
                             &format!("run {r} not validated: {}", f.message),
                             f.help.as_deref(),
                             style,
                         );
                     }
-                    Err(f) => return Err(f),
+                    Err(e) => return Err(e.into()),
                 }
             }
         }
@@ -246,12 +158,12 @@ fn render_summary(
     print_table(out, t, style)
 }
 
-fn validate_run(store: &Store, set: &SchemaSet, run: &str) -> Result<Tally, Failure> {
+fn validate_run(store: &Store, set: &SchemaSet, run: &str) -> journal::Result<JournalVerdict> {
     let bytes = store.read_lines(run)?;
     Ok(check_lines(set, Some(run), None, &bytes))
 }
 
-fn render(out: &mut dyn Write, r: &Row, style: Style) -> std::io::Result<()> {
+fn render(out: &mut dyn Write, r: &LineVerdict, style: Style) -> std::io::Result<()> {
     let who = r.run.as_deref().or(r.file.as_deref()).unwrap_or("-");
     let mut msg = sanitize(who, false).into_owned();
     if let Some(l) = r.line {

@@ -14,8 +14,9 @@ pub(super) enum Checked {
 }
 
 /// Verify the runs that are [`Copied::ToVerify`] by reading them back from
-/// `to` in bulk; a run whose messages are irregular, or whose group could
-/// not be read, is read on its own instead.
+/// `to` ([`Store::digests`]); a run that read cannot vouch for (irregular
+/// messages, a group that could not be read, a file that could not be
+/// hashed) is read on its own instead, which says what is wrong.
 pub(super) fn verify_bulk(to: &Store, items: Vec<Copied>) -> Vec<Checked> {
     use rayon::prelude::*;
     let pending: Vec<String> = items
@@ -78,25 +79,16 @@ pub fn verify_copies(to: &Store, expected: &[(String, usize, String)]) -> Vec<Ru
             Copied::ToVerify(rep, c)
         })
         .collect::<Vec<_>>();
-    if to.bulk_reads() {
-        return verify_bulk(to, items)
-            .into_iter()
-            .map(|c| match c {
-                Checked::Now(r) | Checked::Earlier(r) => r,
-            })
-            .collect();
-    }
-    items
+    verify_bulk(to, items)
         .into_iter()
         .map(|c| match c {
-            Copied::ToVerify(rep, c) => verify_by_read(to, rep, c),
-            Copied::Ended(rep) => rep,
+            Checked::Now(r) | Checked::Earlier(r) => r,
         })
         .collect()
 }
 
 /// Read the run back on its own and compare.
-pub(super) fn verify_by_read(to: &Store, rep: RunReport, c: Check) -> RunReport {
+fn verify_by_read(to: &Store, rep: RunReport, c: Check) -> RunReport {
     match to.digest(&rep.run) {
         Ok((n, have)) => judge(rep, c, n, have),
         Err(e) => {

@@ -1,7 +1,7 @@
 //! Copying one run into the destination: compared first, then continued or
 //! created, records appended as they are stored in the source.
 
-use super::check::{after_verify, judge, verify_by_read};
+use super::check::{after_verify, judge};
 use super::report::{append_failed, changed_meanwhile, failed, Check, Copied, Outcome, RunReport};
 use super::select::{read_source, Source};
 use super::{Created, Cx, Options, Progress};
@@ -32,32 +32,10 @@ pub fn dest_appender(store: &Store, run: &str, create: bool) -> Result<Box<dyn A
     }
 }
 
-/// Copy one run. With `bulk`, the copy is not read back here: it comes
-/// back [`Copied::ToVerify`] for the caller to verify.
-pub(super) fn copy_run(
-    from: &Store,
-    to: &Store,
-    run: &str,
-    opts: &Options,
-    progress: &Progress,
-    bulk: bool,
-    pre: Option<Prefetched>,
-) -> Copied {
-    let (rep, check) = match copy_inner(from, to, run, opts, progress, pre) {
-        Copied::ToVerify(rep, check) => (rep, check),
-        ended @ Copied::Ended(_) => return ended,
-    };
-    if bulk {
-        return Copied::ToVerify(rep, check);
-    }
-    let rep = verify_by_read(to, rep, check);
-    Copied::Ended(after_verify(from, rep, opts))
-}
-
 /// Copy one run: [`Copied::Ended`] when the run ends here (skipped,
 /// conflict, failed, dry run), else the report and what the copy must be
-/// verified against.
-fn copy_inner(
+/// verified against (the caller reads every copy back once all are made).
+pub(super) fn copy_run(
     from: &Store,
     to: &Store,
     run: &str,
@@ -66,7 +44,7 @@ fn copy_inner(
     pre: Option<Prefetched>,
 ) -> Copied {
     match read_source(from, run, opts, pre) {
-        Ok(source) => write_dest(to, run, opts, progress, source, true),
+        Ok(source) => write_dest(to, run, opts, progress, source),
         Err(rep) => Copied::Ended(rep),
     }
 }
@@ -132,7 +110,7 @@ pub(super) fn after_create(
                     let n = usize::try_from(*n).unwrap_or(usize::MAX);
                     continue_copy(to, &run, opts, progress, source, n, true)
                 }
-                _ => write_dest(to, &run, opts, progress, source, false),
+                _ => write_dest(to, &run, opts, progress, source),
             }
         }
         Some(Created {
@@ -149,57 +127,21 @@ pub(super) fn after_create(
     }
 }
 
-/// Copy a source run into `to`: compared first, then continued or created
-/// (where the store refuses an existing run at its first append, with
-/// `create_first`, created at once: only a refusal is compared).
+/// Copy a source run into `to`: compared first, then continued or created.
 pub(super) fn write_dest(
     to: &Store,
     run: &str,
     opts: &Options,
     progress: &Progress,
     source: Source,
-    create_first: bool,
 ) -> Copied {
     let Source {
-        mut rep,
+        rep,
         journal: src,
         want,
     } = source;
 
-    // The destination. On JetStream, a new run is simply created: the fence
-    // of its seq 1 refuses it when anything is stored under the run, and
-    // only then is the destination read and compared. Elsewhere (and for a
-    // dry run) the destination is read first.
-    if let (false, true) = (opts.dry_run, create_first) {
-        if let Some(created) = to.create_fenced(run) {
-            let mut app = match created {
-                Ok(a) => a,
-                Err(e) => return Copied::Ended(failed(rep, e)),
-            };
-            // A copy: a refusal at seq 1 goes on to compare `src` below.
-            let batch = batch_of(src.entries.clone(), 0);
-            match append_from(app.as_mut(), batch, &mut rep, progress) {
-                AppendEnd::Done => {
-                    let check = Check {
-                        records: src.entries.len(),
-                        sha256: want,
-                    };
-                    return Copied::ToVerify(rep, check);
-                }
-                // Refused at seq 1, nothing written: the run exists.
-                AppendEnd::Failed {
-                    error: Error::Exists { .. } | Error::Live { .. },
-                    stored: 0,
-                } => {}
-                AppendEnd::Failed { error, stored } => {
-                    return Copied::Ended(append_failed(rep, error, stored))
-                }
-                AppendEnd::AlreadyThere => {
-                    return Copied::Ended(changed_meanwhile(rep, 0, src.entries.len()))
-                }
-            }
-        }
-    }
+    // The destination, read first: compared, then continued or created.
     let dest = match to.read(run) {
         Ok(j) => Some(j),
         Err(Error::NotFound { .. }) => None,
@@ -271,8 +213,8 @@ pub(super) fn continue_copy(
 
     // Copy what is missing.
     let n = src.entries.len();
-    let appended = if to.writes_whole() && !exists {
-        // A new file run is written whole: one write, one fsync, no lock.
+    let appended = if !exists {
+        // A new run is written whole, as its store writes one best.
         let batch = batch_of(std::mem::take(&mut src.entries), 0);
         let want_n = batch.len() as u64;
         counted(to.create_whole(run, batch), want_n, &mut rep, progress)

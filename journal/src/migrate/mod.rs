@@ -43,11 +43,11 @@ pub use self::select::select;
 pub use crate::digest::{digest, hex};
 
 use self::check::{after_verify, verify_bulk, Checked};
-use self::copy::{after_create, batch_of, copy_run};
+use self::copy::{after_create, batch_of, copy_run, write_dest};
 use self::report::{Check, Copied};
 use self::select::read_source;
 use crate::error::{Error, Result};
-use crate::store::{release, Creator, NewRunSender, Prefetched, ReadBudget, Store};
+use crate::store::{Creator, NewRunSender, Prefetched, ReadBudget, Store};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -92,17 +92,14 @@ const LIST_DEST_FROM: usize = 32;
 /// Copy `runs` from `from` to `to`. Never fails as a whole: every run gets
 /// its report, in the order given.
 ///
-/// Runs are read and checked concurrently (`jobs` at once). A source with
-/// [`Store::bulk_reads`] (JetStream) is read in bulk and each run copied as
-/// soon as it is complete ([`Store::read_for_copy`]). New runs on a
-/// destination with [`Store::create_many`] (JetStream) go to one thread
-/// that pipelines their appends across runs; other copies are made on the
-/// pool ([`copy_all`]). Runs that creator found existing are then compared
-/// and continued ([`finish_created`]). A destination without bulk reads is
-/// read back run by run as each copy ends; one with them is read back once
-/// the copies are done, in bulk ([`Store::digests`], [`verify_all`]),
-/// which costs the server far less than a read per run. Sources are
-/// deleted (`delete_source`) only after their copy is verified.
+/// Runs are read and checked concurrently (`jobs` at once), each copied as
+/// soon as the source has read it ([`Store::copy_each`]). Each run is
+/// handed to the destination's creator ([`Store::create_many`]; a
+/// JetStream one pipelines their appends across runs) as a new run
+/// ([`copy_all`]). Runs that creator found existing are then compared
+/// and continued ([`finish_created`]). Once the copies are done they are
+/// read back ([`Store::digests`], [`verify_all`]). Sources are deleted
+/// (`delete_source`) only after their copy is verified.
 pub fn migrate(
     from: &Store,
     to: &Store,
@@ -192,19 +189,19 @@ fn on_pool<T: Send, R: Send>(
 /// destination's creator (which runs beside the pool meanwhile): a step
 /// per run, in order, and how the creator ended the runs it was handed.
 fn copy_all(cx: &Cx, pool: Option<&rayon::ThreadPool>) -> (Vec<Step>, HashMap<usize, Created>) {
-    let bulk = cx.to.bulk_reads() && !cx.opts.dry_run;
-    // New runs on a JetStream destination are created by one thread that
-    // pipelines their appends; the rest is copied in place.
+    // New runs go to the destination's creator, which makes them as its
+    // store does best (JetStream: one thread pipelines their appends);
+    // a dry run writes nothing: every run is compared in place.
     let creating = match cx.opts.dry_run {
-        false => cx.to.create_many(cx.opts.jobs.max(1)),
+        false => Some(cx.to.create_many(cx.opts.jobs.max(1))),
         true => None,
     };
     let (tx, creator) = creating.unzip();
     std::thread::scope(|s| {
         let creating = creator.map(|c| s.spawn(move || create_new_runs(cx, c)));
         let steps = match pool {
-            Some(pool) => pool.install(|| read_and_copy(cx, bulk, tx.as_ref())),
-            None => read_and_copy(cx, bulk, tx.as_ref()),
+            Some(pool) => pool.install(|| read_and_copy(cx, tx.as_ref())),
+            None => read_and_copy(cx, tx.as_ref()),
         };
         drop(tx);
         let created = creating
@@ -219,14 +216,15 @@ fn copy_all(cx: &Cx, pool: Option<&rayon::ThreadPool>) -> (Vec<Step>, HashMap<us
 fn create_new_runs(cx: &Cx, creator: Creator) -> HashMap<usize, Created> {
     // Runs that exist are compared, not created: with many runs to copy,
     // one listing finds them cheaper than a refused create each (which
-    // would also stop the creator's pipeline).
-    let exists = match cx.runs.len() >= LIST_DEST_FROM {
+    // would also stop a JetStream creator's pipeline). Listed only by a
+    // creator that asks.
+    let exists = || match cx.runs.len() >= LIST_DEST_FROM {
         true => cx.to.runs().unwrap_or_default().into_iter().collect(),
         false => HashSet::new(),
     };
     let mut ended = HashMap::new();
     let inflight = CREATE_INFLIGHT_PER_JOB * cx.opts.jobs.max(1);
-    creator.run(inflight, &exists, |i, n, r| {
+    creator.run(inflight, exists, |i, n, r| {
         cx.progress.records.fetch_add(n, Ordering::Relaxed);
         cx.progress.runs_done.fetch_add(1, Ordering::Relaxed);
         if r.as_ref().is_err_and(Error::is_store_failure) {
@@ -239,68 +237,27 @@ fn create_new_runs(cx: &Cx, creator: Creator) -> HashMap<usize, Created> {
 }
 
 /// Read every source run and copy it (or hand it to `tx`), on the current
-/// pool: a step per run, in order.
-fn read_and_copy(cx: &Cx, bulk: bool, tx: Option<&NewRunSender>) -> Vec<Step> {
-    use rayon::prelude::*;
+/// pool: a step per run, in order. The source reads them the way it reads
+/// best ([`Store::copy_each`]: a JetStream source in bulk, holding at most
+/// `OPEN_PER_JOB` + `WAITING_PER_JOB` per job; a run the bulk read cannot
+/// vouch for is read on its own).
+fn read_and_copy(cx: &Cx, tx: Option<&NewRunSender>) -> Vec<Step> {
+    let jobs = cx.opts.jobs.max(1) as u64;
+    let budget = ReadBudget {
+        open: OPEN_PER_JOB.saturating_mul(jobs),
+        waiting: WAITING_PER_JOB.saturating_mul(jobs),
+    };
     let runs = cx.runs;
-    if !cx.from.bulk_reads() {
-        return runs
-            .par_iter()
-            .enumerate()
-            .map(|(i, r)| copy_one(cx, bulk, i, r, None, tx))
-            .collect();
-    }
-    // A JetStream source is read in one pass (or a consumer per group of
-    // runs: a read per run costs the server far more) and each run is
-    // copied as soon as it has been read; memory holds at most
-    // `OPEN_PER_JOB` + `WAITING_PER_JOB` per job. A run the bulk read
-    // cannot vouch for is read on its own.
-    let held = AtomicU64::new(0);
-    std::thread::scope(|s| {
-        let jobs = cx.opts.jobs.max(1) as u64;
-        let budget = ReadBudget {
-            open: OPEN_PER_JOB.saturating_mul(jobs),
-            waiting: WAITING_PER_JOB.saturating_mul(jobs),
-        };
-        let (read_tx, read_rx) = std::sync::mpsc::channel();
-        let held_ref = &held;
-        let from = cx.from;
-        s.spawn(move || {
-            from.read_for_copy(runs, budget, held_ref, |i, pre| {
-                let _ = read_tx.send((i, pre));
-            })
-        });
-        let mut out: Vec<_> = read_rx
-            .into_iter()
-            .par_bridge()
-            .filter_map(|(i, pre): (usize, Option<Prefetched>)| {
-                let bytes = pre.as_ref().map_or(0, Prefetched::bytes);
-                // Released however the copy ends, a panic included: the
-                // reader waits for these bytes.
-                let _release = Release(&held, bytes);
-                runs.get(i).map(|r| (i, copy_one(cx, bulk, i, r, pre, tx)))
-            })
-            .collect();
-        out.sort_by_key(|(i, _)| *i);
-        out.into_iter().map(|(_, r)| r).collect()
+    cx.from.copy_each(runs, budget, |i, pre| {
+        let r = runs.get(i).map_or("", String::as_str);
+        copy_one(cx, i, r, pre, tx)
     })
-}
-
-/// Bytes of a bulk-read source handed to a copy, released from the
-/// reader's count when dropped.
-struct Release<'a>(&'a AtomicU64, u64);
-
-impl Drop for Release<'_> {
-    fn drop(&mut self) {
-        release(self.0, self.1);
-    }
 }
 
 /// The first pass for run `i`: not attempted after a store failed; else
 /// read and handed to the creator (`tx`), or copied in place.
 fn copy_one(
     cx: &Cx,
-    bulk: bool,
     i: usize,
     r: &str,
     pre: Option<Prefetched>,
@@ -323,6 +280,10 @@ fn copy_one(
         ))),
         Some(tx) => match read_source(from, r, opts, pre) {
             Err(rep) => Step::Done(Copied::Ended(rep)),
+            // There already, as the destination can tell cheaply: compared
+            // and continued in place, not refused by the creator (which
+            // would have the source read again).
+            Ok(src) if !tx.may_create(r) => Step::Done(write_dest(to, r, opts, progress, src)),
             Ok(src) => {
                 let check = Check {
                     records: src.journal.entries.len(),
@@ -332,11 +293,11 @@ fn copy_one(
                 match tx.send((i, r.to_owned(), batch)) {
                     Ok(()) => Step::Sent(src.rep, check),
                     // The creator is gone: copy this one in place.
-                    Err(_) => Step::Done(copy_run(from, to, r, opts, progress, bulk, None)),
+                    Err(_) => Step::Done(copy_run(from, to, r, opts, progress, None)),
                 }
             }
         },
-        None => Step::Done(copy_run(from, to, r, opts, progress, bulk, pre)),
+        None => Step::Done(copy_run(from, to, r, opts, progress, pre)),
     };
     if let Step::Done(copied) = &step {
         let rep = copied.report();
@@ -402,13 +363,15 @@ fn finish_created(
     })
 }
 
-/// The last pass, for a destination read back in bulk: every copy not yet
-/// verified is, then its source deleted (`delete_source`).
+/// The last pass: every copy not yet verified is read back
+/// ([`Store::digests`]: a JetStream destination in bulk, which costs the
+/// server far less than a read per run; a file one run by run, in
+/// parallel), then its source deleted (`delete_source`).
 fn verify_all(cx: &Cx, pool: Option<&rayon::ThreadPool>, copied: Vec<Copied>) -> Vec<RunReport> {
-    if !cx.to.bulk_reads() {
-        return copied.into_iter().map(Copied::into_report).collect();
-    }
-    let verified = verify_bulk(cx.to, copied);
+    let verified = match pool {
+        Some(pool) => pool.install(|| verify_bulk(cx.to, copied)),
+        None => verify_bulk(cx.to, copied),
+    };
     on_pool(pool, verified, |checked| match checked {
         Checked::Earlier(rep) => rep,
         Checked::Now(rep) => after_verify(cx.from, rep, cx.opts),

@@ -127,11 +127,6 @@ impl Copied {
             Copied::ToVerify(rep, _) | Copied::Ended(rep) => rep,
         }
     }
-    pub(super) fn into_report(self) -> RunReport {
-        match self {
-            Copied::ToVerify(rep, _) | Copied::Ended(rep) => rep,
-        }
-    }
 }
 
 /// The run failed with `e`: its message is the note.

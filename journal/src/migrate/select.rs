@@ -51,11 +51,11 @@ pub(super) fn read_source(
 ) -> std::result::Result<Source, RunReport> {
     let rep = RunReport::new(run);
 
-    // The source. A lock says for certain that a writer is there; SPEC 8's
-    // hold only suspects one, which matters before a delete: a copy of a
-    // run still in flight is finished by the next migrate.
-    if !opts.allow_live && (opts.delete_source || from.has_locks()) {
-        match from.is_live(run) {
+    // The source: whether its writer is there, as the store can tell
+    // (a lock for certain; SPEC 8's hold only suspects one, which matters
+    // before a delete).
+    if !opts.allow_live {
+        match from.live_for_copy(run, opts.delete_source) {
             Ok(true) => {
                 return Err(rep.end(
                     Outcome::SkippedLive,

@@ -3,41 +3,114 @@
 //! delete-after-copy, verifying a whole store), each done the way its
 //! backend does best, so that nothing outside `store/` knows a backend.
 
-use super::{file, jetstream, Appender, Journal, Store, Verified};
+use super::{file, jetstream, Journal, Store, Verified};
 
-pub use jetstream::{release, NewRun, NewRunSender, ReadBudget};
+pub use jetstream::{release, NewRun, ReadBudget};
 
-/// A run's messages as [`Store::read_for_copy`] read them, for
+/// A run's messages as [`Store::copy_each`] read them, for
 /// [`Store::journal_for_copy`].
 pub struct Prefetched(Vec<jetstream::RunMessage>);
 
 impl Prefetched {
-    /// Body bytes held (what [`Store::read_for_copy`] counts in `held`).
+    /// Body bytes held (what [`Store::copy_each`] counts against its budget).
     pub fn bytes(&self) -> u64 {
         self.0.iter().map(|m| m.body.len() as u64).sum()
     }
 }
 
+/// Bytes of a bulk-read source handed to a copy, released from the
+/// reader's count when dropped.
+struct Release<'a>(&'a std::sync::atomic::AtomicU64, u64);
+
+impl Drop for Release<'_> {
+    fn drop(&mut self) {
+        release(self.0, self.1);
+    }
+}
+
+/// How one new run handed to [`Store::create_many`] ended: its index, the
+/// records stored, and how it ended.
+type Ended = (usize, u64, crate::Result<()>);
+
+/// The feeding side of [`Store::create_many`]: [`send`](Self::send) hands
+/// a new run to the store's creator. Dropping every sender ends the
+/// creator's input.
+pub struct NewRunSender<'a>(Feed<'a>);
+
+enum Feed<'a> {
+    /// JetStream: to the creator's pipeline, waiting while it is full.
+    Pipeline(jetstream::NewRunSender),
+    /// File: written on the sender's own thread, whole (one write, one
+    /// fsync, no lock: there is nothing to pipeline, and the runs stay
+    /// as parallel as their senders); how it ended goes to the creator.
+    Whole(&'a file::FileStore, std::sync::mpsc::Sender<Ended>),
+}
+
+impl NewRunSender<'_> {
+    /// Whether `run` is worth handing over as a new run: `false` when the
+    /// store can tell cheaply that it exists (file: its journal is there),
+    /// for the caller to compare it in place rather than have it refused.
+    /// JetStream: always `true` (asking would cost a round trip per run;
+    /// the creator refuses an existing run at its first append).
+    pub fn may_create(&self, run: &str) -> bool {
+        match &self.0 {
+            Feed::Pipeline(_) => true,
+            Feed::Whole(f, _) => !f.journal_path(run).is_ok_and(|p| p.exists()),
+        }
+    }
+
+    /// Hand a run (index, id, its records: exactly seqs 1..N) to the
+    /// creator, waiting while it is full. `Err` gives the run back when
+    /// the creator is gone.
+    pub fn send(&self, run: NewRun) -> std::result::Result<(), NewRun> {
+        match &self.0 {
+            Feed::Pipeline(tx) => tx.send(run),
+            Feed::Whole(f, ended) => {
+                let (i, id, records) = run;
+                let (n, r) = f.create_whole(&id, records);
+                // The creator only forwards what ended; it outlives every
+                // sender (the caller drops them before it joins it).
+                let _ = ended.send((i, n, r));
+                Ok(())
+            }
+        }
+    }
+}
+
 /// The creating side of [`Store::create_many`]: runs on a thread of its
-/// own, creating each run handed to its [`NewRunSender`].
-pub struct Creator<'a> {
-    js: &'a jetstream::JetStreamStore,
-    rx: jetstream::NewRunReceiver,
+/// own, reporting each run handed to its [`NewRunSender`] as it ends.
+pub struct Creator<'a>(Make<'a>);
+
+enum Make<'a> {
+    Pipeline {
+        js: &'a jetstream::JetStreamStore,
+        rx: jetstream::NewRunReceiver,
+    },
+    Whole(std::sync::mpsc::Receiver<Ended>),
 }
 
 impl Creator<'_> {
-    /// Create every run sent until all senders are dropped, at most
-    /// `inflight` one by one at a time when the appends cannot be
-    /// pipelined; a run named in `exists` is reported as existing, not
-    /// written. `done` gets each run's index, the records stored, and how
-    /// it ended (see [`jetstream::JetStreamStore::create_runs`]).
+    /// Create every run sent until all senders are dropped; a run named in
+    /// `exists()` (called once, by a creator that uses it) is reported as
+    /// existing, not written. `done` gets each
+    /// run's index, the records stored, and how it ended (as
+    /// [`Appender::append_batch`](super::Appender::append_batch); an existing run: `Error::Exists` or
+    /// `Error::Live`, nothing stored). JetStream: the appends of many runs
+    /// pipelined, at most `inflight` runs one by one at a time when they
+    /// cannot be (see [`jetstream::JetStreamStore::create_runs`]). File:
+    /// each run was written whole by its sender
+    /// ([`file::FileStore::create_whole`], which refuses an existing run
+    /// itself: `exists` is not called).
     pub fn run(
         self,
         inflight: usize,
-        exists: &std::collections::HashSet<String>,
-        done: impl FnMut(usize, u64, crate::Result<()>),
+        exists: impl FnOnce() -> std::collections::HashSet<String>,
+        mut done: impl FnMut(usize, u64, crate::Result<()>),
     ) {
-        self.js.create_runs(self.rx, inflight, exists, done)
+        match self.0 {
+            Make::Pipeline { js, rx } => js.create_runs(rx, inflight, &exists(), done),
+            Make::Whole(ended) => ended.into_iter().for_each(|(i, n, r)| done(i, n, r)),
+        }
     }
 }
 
@@ -55,12 +128,6 @@ impl Store {
                 Ok(jetstream::as_lines(&messages))
             }
         }
-    }
-
-    /// Whether a read failure is about the one run (a file) rather than
-    /// the whole store (a server: every other run would fail the same way).
-    pub fn read_failures_are_per_run(&self) -> bool {
-        matches!(self, Store::File(_))
     }
 
     /// Verify `runs` (every run when none is named): the store's own
@@ -179,37 +246,56 @@ impl Store {
         }
     }
 
-    /// Whether many runs are best read at once (JetStream: one consumer
-    /// over many runs costs the server far less than a read per run).
-    /// Only then do [`read_for_copy`](Self::read_for_copy) and
-    /// [`digests`](Self::digests) read anything in bulk.
-    pub fn bulk_reads(&self) -> bool {
-        matches!(self, Store::JetStream(_))
-    }
-
-    /// Read `runs` for copying, handing each to `deliver` (with its index)
-    /// exactly once: its messages when the bulk read vouches for them, else
-    /// `None` (the run is read on its own by
-    /// [`journal_for_copy`](Self::journal_for_copy)). `held` counts the
-    /// bytes delivered and not yet [`release`]d, within `budget` (see
-    /// [`jetstream::JetStreamStore::stream_runs`]). Without
-    /// [`bulk_reads`](Self::bulk_reads), every run is delivered `None`.
-    pub fn read_for_copy(
+    /// Read each of `runs` and hand it to `copy` (with its index) exactly
+    /// once, on the current rayon pool: the results in the order given.
+    /// Each backend reads the way it does best. File: each run is read by
+    /// `copy` itself ([`journal_for_copy`](Self::journal_for_copy) with
+    /// `None`), in parallel. JetStream: one consumer over many runs costs
+    /// the server far less than a read per run, so the runs are read in
+    /// bulk on a thread of their own ([`jetstream::JetStreamStore::stream_runs`])
+    /// and each is handed over as soon as it is complete, with its
+    /// messages when the bulk read vouches for them (else `None`: read on
+    /// its own). Memory then holds at most `budget` of runs read and not
+    /// yet copied: the bytes are released once `copy` returns, or panics.
+    pub fn copy_each<R: Send>(
         &self,
         runs: &[String],
         budget: ReadBudget,
-        held: &std::sync::atomic::AtomicU64,
-        mut deliver: impl FnMut(usize, Option<Prefetched>),
-    ) {
-        match self {
-            Store::JetStream(j) => {
-                j.stream_runs(runs, budget, held, |i, m| deliver(i, m.map(Prefetched)))
-            }
-            Store::File(_) => (0..runs.len()).for_each(|i| deliver(i, None)),
-        }
+        copy: impl Fn(usize, Option<Prefetched>) -> R + Sync + Send,
+    ) -> Vec<R> {
+        use rayon::prelude::*;
+        let Store::JetStream(j) = self else {
+            return (0..runs.len())
+                .into_par_iter()
+                .map(|i| copy(i, None))
+                .collect();
+        };
+        let held = std::sync::atomic::AtomicU64::new(0);
+        std::thread::scope(|s| {
+            let (read_tx, read_rx) = std::sync::mpsc::channel();
+            let held_ref = &held;
+            s.spawn(move || {
+                j.stream_runs(runs, budget, held_ref, |i, m| {
+                    let _ = read_tx.send((i, m.map(Prefetched)));
+                })
+            });
+            let mut out: Vec<(usize, R)> = read_rx
+                .into_iter()
+                .par_bridge()
+                .map(|(i, pre): (usize, Option<Prefetched>)| {
+                    let bytes = pre.as_ref().map_or(0, Prefetched::bytes);
+                    // Released however the copy ends, a panic included:
+                    // the reader waits for these bytes.
+                    let _release = Release(&held, bytes);
+                    (i, copy(i, pre))
+                })
+                .collect();
+            out.sort_by_key(|(i, _)| *i);
+            out.into_iter().map(|(_, r)| r).collect()
+        })
     }
 
-    /// The run to copy, from what [`read_for_copy`](Self::read_for_copy)
+    /// The run to copy, from what [`copy_each`](Self::copy_each)
     /// delivered or else read now, with the reader's rule; `lenient`: its
     /// readable prefix and why reading stopped early, as
     /// [`read_prefix`](Self::read_prefix).
@@ -228,43 +314,31 @@ impl Store {
         }
     }
 
-    /// A creator of many new runs with their appends pipelined (JetStream),
-    /// fed through the sender (whose `send` blocks while `capacity` runs
-    /// wait): `None` when this backend creates runs one by one.
-    pub fn create_many(&self, capacity: usize) -> Option<(NewRunSender, Creator<'_>)> {
+    /// A creator of many new runs (see [`Creator::run`]), fed through the
+    /// sender, whose `send` blocks while `capacity` runs wait (JetStream,
+    /// where one thread pipelines their appends across runs) or writes the
+    /// run whole there and then (file).
+    pub fn create_many(&self, capacity: usize) -> (NewRunSender<'_>, Creator<'_>) {
         match self {
             Store::JetStream(js) => {
                 let (tx, rx) = jetstream::new_runs(capacity);
-                Some((tx, Creator { js, rx }))
+                (
+                    NewRunSender(Feed::Pipeline(tx)),
+                    Creator(Make::Pipeline { js, rx }),
+                )
             }
-            Store::File(_) => None,
-        }
-    }
-
-    /// A writer for a new run that does not look first: its first append
-    /// is refused when anything is stored under the run (JetStream's seq 1
-    /// fence: `Error::Exists` or `Error::Live`). `None` when this backend
-    /// cannot refuse that way: compare the destination first.
-    pub fn create_fenced(&self, run: &str) -> Option<crate::Result<Box<dyn Appender>>> {
-        match self {
-            Store::JetStream(j) => {
-                Some(j.create_new(run).map(|a| Box::new(a) as Box<dyn Appender>))
+            Store::File(f) => {
+                let (tx, rx) = std::sync::mpsc::channel();
+                (NewRunSender(Feed::Whole(f, tx)), Creator(Make::Whole(rx)))
             }
-            Store::File(_) => None,
         }
-    }
-
-    /// Whether a new run is best written whole
-    /// ([`create_whole`](Self::create_whole): a file, one write and one
-    /// fsync) rather than through an appender.
-    pub fn writes_whole(&self) -> bool {
-        matches!(self, Store::File(_))
     }
 
     /// Write a new run of these records (exactly seqs 1..N) at once: how
     /// many were stored and how it ended, as
-    /// [`Appender::append_batch`]. On JetStream, a created appender's
-    /// batch.
+    /// [`Appender::append_batch`](super::Appender::append_batch). File: written whole, one write and one
+    /// fsync, no lock ([`file::FileStore::create_whole`]); JetStream: a
+    /// created appender's batch. An existing run is refused.
     pub fn create_whole(
         &self,
         run: &str,
@@ -292,11 +366,13 @@ impl Store {
         }
     }
 
-    /// Record count and digest of each run read in bulk (`records`: what
-    /// they are expected to hold in all), in the order given: `Ok(None)`
-    /// for a run the bulk read cannot vouch for (read it with
-    /// [`digest`](Self::digest)), which without
-    /// [`bulk_reads`](Self::bulk_reads) is every run.
+    /// Record count and digest of each of `runs` (`records`: what they
+    /// are expected to hold in all), in the order given, on the current
+    /// rayon pool: `Ok(None)` for a run this cannot vouch for (read it
+    /// with [`digest`](Self::digest), which also says what is wrong).
+    /// File: each run hashed on its own, in parallel (one that cannot be
+    /// read is `None`); JetStream: read in bulk, which costs the server
+    /// far less than a read per run.
     pub fn digests(
         &self,
         runs: &[String],
@@ -304,7 +380,16 @@ impl Store {
     ) -> Vec<crate::Result<Option<(u64, String)>>> {
         match self {
             Store::JetStream(j) => j.digests(runs, records),
-            Store::File(_) => runs.iter().map(|_| Ok(None)).collect(),
+            Store::File(f) => {
+                use rayon::prelude::*;
+                runs.par_iter()
+                    .map(|r| {
+                        Ok(f.digest(r)
+                            .ok()
+                            .map(|(n, sha)| (n as u64, crate::digest::hex(&sha))))
+                    })
+                    .collect()
+            }
         }
     }
 

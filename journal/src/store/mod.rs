@@ -85,6 +85,47 @@ fn keep_dir(
         .join(format!("{run}-{stamp}")))
 }
 
+/// Keep a run as a one-run file store: `journal` as `<dir>/<run>.json`, in
+/// a new directory `dir` = `<keep>[-<N>]` (the first free N, none for the
+/// first), which `migrate` copies back. Both go through the [`Store`]: the
+/// directory ([`Store::new_backup`]: 0700, every directory created on the
+/// way fsynced into its parent) and the journal ([`Store::write_whole`]:
+/// byte for byte, whatever the stream held, damaged runs above all; 0600,
+/// fsynced, named only once durable, no run lock). `others` (messages on
+/// no record subject, JSON lines), when any, go to
+/// `<dir>/<run>.other.jsonl` (not a journal, so written here), fsynced
+/// with the directory. On failure nothing half-written is left behind.
+/// Returns the journal's path.
+pub(crate) fn keep_run(
+    keep: &std::path::Path,
+    run: &str,
+    journal: &[u8],
+    others: &[u8],
+) -> crate::Result<PathBuf> {
+    use crate::Error;
+    let store = Store::new_backup(keep)?;
+    let crate::Where::Path(dir) = store.place() else {
+        return Err(Error::refused(run, "a backup is kept in a file store"));
+    };
+    let file = dir.join(format!("{run}.json"));
+    let other = dir.join(format!("{run}.other.jsonl"));
+    let written = store
+        .write_whole(run, journal)
+        .and_then(|_| match others.is_empty() {
+            true => Ok(()),
+            false => crate::durable::write_new(&other, others)
+                .map_err(|e| Error::io(&other, e))
+                .and_then(|()| crate::durable::sync_dir(&dir).map_err(|e| Error::io(&dir, e))),
+        });
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&file);
+        let _ = std::fs::remove_file(&other);
+        let _ = std::fs::remove_dir(&dir);
+        return Err(e);
+    }
+    Ok(file)
+}
+
 /// The store a command works on. Every command goes through this, so each
 /// works on every backend.
 pub enum Store {
@@ -266,6 +307,29 @@ impl Store {
         }
     }
 
+    /// A new, empty file store to keep a backup in: `base`, or
+    /// `<base>-<N>` for the first free N ([`file::FileStore::new_backup`]).
+    pub fn new_backup(base: &std::path::Path) -> crate::Result<Store> {
+        file::FileStore::new_backup(base).map(Store::File)
+    }
+
+    /// A new run whose stored form is exactly `bytes`: what another store
+    /// held, kept byte for byte (a backup), so no record rule applies.
+    /// File: the journal written in one step, named only once durable
+    /// ([`file::FileStore::write_whole`]); an existing run is refused.
+    /// JetStream stores records, not a journal's bytes: refused (a backup
+    /// is a file store, [`new_backup`](Self::new_backup)). Returns where
+    /// the run is.
+    pub fn write_whole(&self, run: &str, bytes: &[u8]) -> crate::Result<PathBuf> {
+        match self {
+            Store::File(f) => f.write_whole(run, bytes),
+            Store::JetStream(_) => Err(crate::Error::refused(
+                run,
+                "a JetStream store holds records, not a journal's bytes; a backup is kept in a file store",
+            )),
+        }
+    }
+
     /// A new run of these records, consecutive seqs that start after 1 (a
     /// copy of an orphan's records: no meta record), written as they are:
     /// how many were stored and how it ended. File: the journal written
@@ -279,13 +343,13 @@ impl Store {
     ) -> (u64, crate::Result<()>) {
         let n = records.len() as u64;
         match self {
-            Store::File(f) => {
+            Store::File(_) => {
                 let mut bytes = Vec::with_capacity(records.iter().map(|(_, b)| b.len() + 1).sum());
                 for (_, b) in &records {
                     bytes.extend_from_slice(b);
                     bytes.push(b'\n');
                 }
-                match f.write_whole(run, &bytes) {
+                match self.write_whole(run, &bytes) {
                     Ok(_) => (n, Ok(())),
                     Err(e) => (0, Err(e)),
                 }
@@ -464,10 +528,17 @@ impl Store {
     /// How many runs [`read_batch`](Self::read_batch) is best given at once.
     pub const READ_BATCH: usize = 32;
 
-    /// Whether a writer's presence is known for certain (a lock: the file
-    /// backend), rather than suspected from SPEC 8's hold (JetStream).
-    pub fn has_locks(&self) -> bool {
-        matches!(self, Store::File(_))
+    /// Whether a copy of `run` should wait for its writer (`deleting`: the
+    /// source is deleted once copied). File: a lock held says for certain
+    /// that a writer is there, so a live run always waits. JetStream:
+    /// SPEC 8's hold only suspects one, which matters before a delete; a
+    /// copy of a run still in flight is otherwise finished by the next
+    /// migrate.
+    pub fn live_for_copy(&self, run: &str, deleting: bool) -> crate::Result<bool> {
+        match self {
+            Store::JetStream(_) if !deleting => Ok(false),
+            _ => self.is_live(run),
+        }
     }
 
     /// Whether a writer holds the run now: the lock (file), or SPEC 8's

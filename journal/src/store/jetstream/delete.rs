@@ -12,11 +12,10 @@
 //! does not land, a writer got there first and nothing is deleted. Either
 //! way the stream holds the whole run or, after the purge, none of it.
 //!
-//! The backup is written by the file store itself ([`FileStore::new_backup`]
-//! and [`FileStore::write_whole`], its public API), outside the runtime:
-//! the blocking facade reads the run ([`Core::to_keep`]), fences it
-//! ([`Core::fence`]), keeps it ([`keep_run`]), then purges it
-//! ([`Core::purge_kept`]).
+//! The backup is written through the [`Store`](crate::store::Store) API,
+//! as a one-run file store ([`crate::store::keep_run`]), outside the
+//! runtime: the blocking facade reads the run ([`Core::to_keep`]), fences
+//! it ([`Core::fence`]), keeps it, then purges it ([`Core::purge_kept`]).
 
 use super::append::{error_code, stream_full, EXPECTED_SUBJECT_HEADER, SUBJECT_FULL};
 use super::append::{MSG_ID_HEADER, WRONG_LAST_SEQUENCE};
@@ -26,9 +25,7 @@ use super::subject::{is_tombstone, TOMBSTONE};
 use super::{as_lines, sort_by_seq};
 use crate::error::{Error, Result};
 use crate::id;
-use crate::store::file::FileStore;
 use async_nats::jetstream;
-use std::path::{Path, PathBuf};
 
 /// What [`Core::fence`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -305,37 +302,4 @@ impl Core {
         };
         Ok((purged, warning))
     }
-}
-
-/// Keep a run as a one-run file store: `journal` as `<dir>/<run>.json`, in
-/// a new directory `dir` = `<keep>[-<N>]` (the first free N, none for the
-/// first), which `migrate` copies back. The file store makes both: the
-/// directory ([`FileStore::new_backup`]: 0700, every directory created on
-/// the way fsynced into its parent) and the journal
-/// ([`FileStore::write_whole`]: byte for byte, whatever the stream held,
-/// damaged runs above all; 0600, fsynced, named only once durable, no run
-/// lock). `others` (messages on no record subject, JSON lines), when any,
-/// go to `<dir>/<run>.other.jsonl` (not a journal, so written here),
-/// fsynced with the directory. On failure nothing half-written is left
-/// behind. Returns the journal's path.
-pub(super) fn keep_run(keep: &Path, run: &str, journal: &[u8], others: &[u8]) -> Result<PathBuf> {
-    let store = FileStore::new_backup(keep)?;
-    let dir = store.dir();
-    let file = dir.join(format!("{run}.json"));
-    let other = dir.join(format!("{run}.other.jsonl"));
-    let written = store
-        .write_whole(run, journal)
-        .and_then(|_| match others.is_empty() {
-            true => Ok(()),
-            false => crate::durable::write_new(&other, others)
-                .map_err(|e| Error::io(&other, e))
-                .and_then(|()| crate::durable::sync_dir(dir).map_err(|e| Error::io(dir, e))),
-        });
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&file);
-        let _ = std::fs::remove_file(&other);
-        let _ = std::fs::remove_dir(dir);
-        return Err(e);
-    }
-    Ok(file)
 }
