@@ -337,13 +337,18 @@ pub fn check_lines(
         let (violations, seq) = match crate::verify::check_line(l.bytes, Some(set)) {
             Ok(c) => (c.violations, Some(c.record.seq)),
             Err(e) if e.json_ok => refused(set, l.bytes, &e),
-            Err(e) if last && !l.terminated => (
-                vec![Violation::plain(
+            Err(e)
+                if crate::lines::Verdict::of(false, last, l.terminated)
+                    == crate::lines::Verdict::Torn =>
+            {
+                (
+                    vec![Violation::plain(
+                        None,
+                        format!("torn final line (a write cut short; readers drop it): {e}"),
+                    )],
                     None,
-                    format!("torn final line (a write cut short; readers drop it): {e}"),
-                )],
-                None,
-            ),
+                )
+            }
             Err(e) => (
                 vec![Violation::plain(None, format!("the line is not JSON: {e}"))],
                 None,
