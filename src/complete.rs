@@ -40,6 +40,8 @@ fn store_dir() -> Option<PathBuf> {
     match at.backend {
         Backend::File { dir } => Some(dir),
         Backend::JetStream { .. } => None,
+        // Any other backend has no directory to complete from.
+        _ => None,
     }
 }
 

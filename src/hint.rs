@@ -376,6 +376,9 @@ pub fn advice(
             "chmod 600 the journal(s), as the finding says".into()
         }
         Remedy::ChmodStore => "chmod 700 the store directory".into(),
+        // A remedy newer than this binary (Remedy is non-exhaustive): the
+        // findings with their lines are the way in.
+        _ => format!("run {} for every finding with its line", c(&["verify", run])),
     }
 }
 
@@ -436,6 +439,8 @@ pub fn fix(g: &Invocation, store: &Store, remedy: Remedy, run: &str) -> Option<S
         | Remedy::CreateStream
         | Remedy::Unhold
         | Remedy::Approve => return None,
+        // A remedy newer than this binary: no one command known.
+        _ => return None,
     })
 }
 

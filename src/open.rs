@@ -236,14 +236,15 @@ fn open_at(
 ) -> Result<Store, Failure> {
     let settings = match address {
         Backend::JetStream { .. } => nats_settings(g, agent_context)?,
-        Backend::File { .. } => journal::nats::Settings::default(),
+        // A file store, or one that needs no NATS settings.
+        _ => journal::nats::Settings::default(),
     };
     address.open(&settings, g.hold).map_err(|e| match address {
         Backend::JetStream { stream } => stream_help(
             e,
             &format!("the jetstream store {stream:?} was chosen by {why}"),
         ),
-        Backend::File { .. } => e.into(),
+        _ => e.into(),
     })
 }
 
@@ -278,7 +279,7 @@ pub fn inspect_store(g: &Invocation) -> Result<Store, Failure> {
                 .map_err(|e| stream_help(e, &format!("verifying jetstream stream {stream:?}")))?;
             Ok(Store::JetStream(Box::new(store)))
         }
-        Backend::File { .. } => store_at(g, loc, true),
+        _ => store_at(g, loc, true),
     }
 }
 
@@ -348,9 +349,8 @@ fn store_at(g: &Invocation, loc: Location, must_exist: bool) -> Result<Store, Fa
             }
             open_at(g, &loc.backend, None, &loc.why)
         }
-        Backend::JetStream { .. } => {
-            open_at(g, &loc.backend, loc.nats_context.as_deref(), &loc.why)
-        }
+        // JetStream, and any other backend: the agent's NATS context applies.
+        _ => open_at(g, &loc.backend, loc.nats_context.as_deref(), &loc.why),
     }
 }
 
@@ -395,7 +395,8 @@ pub fn open_store_uri(g: &Invocation, uri: &str, missing: IfMissing) -> Result<S
 pub fn missing_dirs(uri: &str) -> Result<MissingDirs, Failure> {
     Ok(match parse_uri(uri)? {
         Backend::File { dir } => FileStore::new(dir).missing_dirs(),
-        Backend::JetStream { .. } => MissingDirs::default(),
+        // JetStream, and any other backend: no directories.
+        _ => MissingDirs::default(),
     })
 }
 

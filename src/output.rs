@@ -300,7 +300,10 @@ pub fn status_cell(text: String, status: &Listed, waiting: bool) -> Cell {
         }
         Listed::Run(S::Open) => Some(Color::Cyan),
         Listed::Run(S::Terminal(R::Other(_))) => None,
+        // A status newer than this binary: plain.
+        _ => None,
     };
+
     paint(text, color)
 }
 

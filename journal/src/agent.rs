@@ -8,16 +8,21 @@ use std::path::{Path, PathBuf};
 
 #[derive(Deserialize, Debug, Clone, Default)]
 #[serde(default)]
+/// An agent file, as loaded: the keys fisk-admin reads, and where it came from.
 pub struct AgentFile {
+    /// The model settings.
     pub llm: Llm,
     /// `None` when absent or `null` (Go's nil slice; hashes as `null`).
     pub system: Option<Vec<String>>,
+    /// The tools the agent may call.
     pub tools: Vec<String>,
     /// Tools whose calls run only with an operator's approval (CLI.md).
     pub gate: Vec<String>,
     /// Written as `meta.agent` on the runs it starts (absent: none).
     pub agent: Option<String>,
+    /// The agent's harness settings (its session store).
     pub harness: Harness,
+    /// The NATS context the agent connects with ("" for the default).
     pub nats_context: String,
     /// The agent's root directory (its `--root-dir` replaces it): the base
     /// a relative store directory resolves under, and the file store's
@@ -27,6 +32,7 @@ pub struct AgentFile {
     #[serde(skip)]
     pub base: PathBuf,
     #[serde(skip)]
+    /// The file's path, as given.
     pub path: PathBuf,
     /// The file's text, to point at the line of a field in messages.
     #[serde(skip)]
@@ -35,44 +41,62 @@ pub struct AgentFile {
 
 #[derive(Deserialize, Debug, Clone, Default)]
 #[serde(default)]
+/// The `llm` section: which model, and how it is driven.
 pub struct Llm {
+    /// The model provider.
     pub provider: String,
+    /// The model's name.
     pub model: String,
+    /// The turns file a scripted provider answers from.
     pub script: String,
     /// `off`/unset, or anything else meaning on (recorded as `summarized`).
     pub thinking: Option<serde_norway::Value>,
+    /// The reasoning effort asked of the model ("" when not set).
     pub reasoning_effort: String,
+    /// The token and iteration limits.
     pub budget: Budget,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
 #[serde(default)]
+/// The `llm.budget` section.
 pub struct Budget {
+    /// The most tokens a run may use (0: no limit).
     pub max_tokens: i64,
+    /// The most iterations a run may take (0: no limit).
     pub max_iterations: i64,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
 #[serde(default)]
+/// The `harness` section.
 pub struct Harness {
+    /// The session store settings, when given.
     pub sessions: Option<Sessions>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
 #[serde(default)]
+/// The `harness.sessions` section: the store the agent's runs go to.
 pub struct Sessions {
+    /// The backend: `file` or `jetstream`.
     pub backend: String,
+    /// The backend's settings.
     pub options: SessionOptions,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
 #[serde(default)]
+/// The `harness.sessions.options` section.
 pub struct SessionOptions {
+    /// The file store's directory.
     pub directory: String,
+    /// The JetStream store's stream.
     pub stream: String,
 }
 
 impl AgentFile {
+    /// Read and parse the agent file at `path`.
     pub fn load(path: &Path) -> Result<AgentFile> {
         let text = crate::bounded::read_string(path, crate::bounded::SETTINGS).map_err(|e| {
             Error::Config {
@@ -295,15 +319,20 @@ impl AgentFile {
 /// One scripted model answer (CLI.md, the turns file).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScriptTurn {
+    /// The assistant message the model answers with.
     pub message: Message,
+    /// Why the model stopped.
     pub stop_reason: String,
+    /// Input tokens the turn counts.
     pub in_tokens: i64,
+    /// Output tokens the turn counts.
     pub out_tokens: i64,
     /// 1-based line in the turns file, for messages.
     pub line: usize,
 }
 
 impl ScriptTurn {
+    /// Whether the answer calls a tool.
     pub fn has_tool_use(&self) -> bool {
         self.message.tool_use_ids().next().is_some()
     }

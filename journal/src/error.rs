@@ -12,18 +12,27 @@ use std::path::{Path, PathBuf};
 
 /// Where a problem is: a place an operator can go and look.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Where {
     /// A file or directory.
     Path(PathBuf),
     /// A line of a journal file starting at byte `offset` (`line` 0 where
     /// it was not counted: a summary reads only a journal's head and tail).
     Line {
+        /// The journal file.
         path: PathBuf,
+        /// The line's number, 1-based; 0 where it was not counted.
         line: usize,
+        /// The byte offset the line starts at.
         offset: u64,
     },
     /// A stream on a server.
-    Stream { stream: String, server: String },
+    Stream {
+        /// The stream's name.
+        stream: String,
+        /// The server(s) the stream is on.
+        server: String,
+    },
     /// One subject of a stream (boxed: errors stay small).
     Subject(Box<Subject>),
     /// The NATS server(s), before any stream is bound.
@@ -35,8 +44,11 @@ pub enum Where {
 /// One subject of a stream on a server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Subject {
+    /// The stream's name.
     pub stream: String,
+    /// The server(s) the stream is on, as a URL list.
     pub server: String,
+    /// The subject, as stored.
     pub subject: String,
     /// The record's place in its run, 0 where it is not known.
     pub position: usize,
@@ -97,6 +109,7 @@ impl fmt::Display for Where {
 /// The way past a refusal, named as an action: the binary words it as one
 /// of its commands, with this invocation's store flags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Remedy {
     /// Read every finding of the run, with its line.
     Verify,
@@ -157,48 +170,81 @@ impl Remedy {
     }
 }
 
+/// What went wrong in the library, as data an operator can act on (see the module doc).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     #[error("invalid run id {id:?}: {reason} (ids match ^[a-zA-Z0-9][a-zA-Z0-9_-]*$, at most 128 bytes)")]
-    InvalidId { id: String, reason: &'static str },
+    /// A run id that breaks the id rule (SPEC): nothing is looked up with it.
+    InvalidId {
+        /// The id as given.
+        id: String,
+        /// Which part of the rule it breaks.
+        reason: &'static str,
+    },
 
     #[error("run {run} not found at {at}")]
-    NotFound { run: String, at: Where },
+    /// No run has this id in the store.
+    NotFound {
+        /// The run's id.
+        run: String,
+        /// The store looked in.
+        at: Where,
+    },
 
     #[error("{}: {source}", shown(path))]
+    /// An I/O error on one path.
     Io {
+        /// The path the operation was on.
         path: PathBuf,
         #[source]
+        /// The underlying I/O error.
         source: std::io::Error,
     },
 
     /// A line (or message) that does not parse, or breaks SPEC 2.
     #[error("run {run}: {at}: {message}")]
     Corrupt {
+        /// The run's id.
         run: String,
+        /// Where the bad line or message is.
         at: Where,
+        /// What is wrong with it.
         message: String,
     },
 
     #[error("run {run}: the fold refuses the journal{}: {source}", at.as_ref().map(|w| format!(" at {w}")).unwrap_or_default())]
+    /// The fold refuses a record: the journal breaks a rule of its state machine.
     Fold {
+        /// The run's id.
         run: String,
         /// Where the record it refuses is stored.
         at: Option<Where>,
         #[source]
+        /// The fold's reason.
         source: FoldError,
     },
 
     #[error("run {run} is live: another process holds its lock{}; wait for it to finish or stop it first", holder.as_deref().map(|h| format!(" ({h})")).unwrap_or_default())]
-    Live { run: String, holder: Option<String> },
+    /// The run's lock is held by another process: it is being written.
+    Live {
+        /// The run's id.
+        run: String,
+        /// Who holds the lock, where the lock file says.
+        holder: Option<String>,
+    },
 
     /// SPEC 8's hold: a JetStream run not at rest whose last record is
     /// younger than the hold is treated as live (no lock tells).
     #[error("run {run} is live: a turn is in flight on {at}; its last record was stored {age_secs}s ago, within the {hold_secs}s hold; wait for it to end")]
     Held {
+        /// The run's id.
         run: String,
+        /// The stream (or subject) the run is on.
         at: Where,
+        /// Seconds since its last record was stored.
         age_secs: u64,
+        /// The hold, in seconds.
         hold_secs: u64,
     },
 
@@ -206,17 +252,31 @@ pub enum Error {
         "run {run} already exists in {}; pick another id, or continue it instead of creating it",
         in_store(at)
     )]
-    Exists { run: String, at: Where },
+    /// A run to create already exists.
+    Exists {
+        /// The run's id.
+        run: String,
+        /// The store it is in.
+        at: Where,
+    },
 
     #[error(
         "run {run}: {at} is a torn final line (an unfinished write); nothing is appended onto it"
     )]
-    TornTail { run: String, at: Where },
+    /// The journal ends in a torn line: no append is made onto it.
+    TornTail {
+        /// The run's id.
+        run: String,
+        /// The torn line.
+        at: Where,
+    },
 
     /// The tool worked and said no: a gate, a state that forbids the action.
     #[error("run {run}: {message}")]
     Refused {
+        /// The run's id.
         run: String,
+        /// What forbids the action.
         message: String,
         /// What gets past it, for the binary to word as a command.
         remedy: Option<Remedy>,
@@ -233,13 +293,24 @@ pub enum Error {
     /// A configuration (agent file, NATS context, a stream's settings)
     /// that cannot be used.
     #[error("{at}: {message}")]
-    Config { at: Where, message: String },
+    Config {
+        /// The configuration (file, stream).
+        at: Where,
+        /// What is wrong with it.
+        message: String,
+    },
 
     /// The schema set cannot be loaded or compiled.
     #[error("{origin}: {message}")]
-    Schema { origin: String, message: String },
+    Schema {
+        /// The schema file or embedded set.
+        origin: String,
+        /// What is wrong with it.
+        message: String,
+    },
 
     #[error("{0}")]
+    /// A request that makes no sense (bad arguments), refused before anything is read.
     Usage(String),
 
     /// No store directory was named, and none follows from the
@@ -249,13 +320,23 @@ pub enum Error {
 
     /// The stream the store names does not exist.
     #[error("stream {stream} does not exist on {server}")]
-    NoStream { stream: String, server: String },
+    NoStream {
+        /// The stream's name.
+        stream: String,
+        /// The server(s) asked.
+        server: String,
+    },
 
     /// The store as a whole cannot be used: the server or connection, a
     /// runtime that did not start. What `migrate` stops starting further
     /// runs on.
     #[error("{at}: {message}")]
-    Unavailable { at: Where, message: String },
+    Unavailable {
+        /// The server, stream or process that failed.
+        at: Where,
+        /// What failed.
+        message: String,
+    },
 
     /// A writer whose earlier write failed refuses every further one: what
     /// landed is unknown until the run is read again.
@@ -264,36 +345,67 @@ pub enum Error {
         shown(path)
     )]
     Poisoned {
+        /// The run's id.
         run: String,
+        /// The journal file (or the stream's name) written to.
         path: PathBuf,
+        /// What the earlier write failed with.
         why: String,
     },
 
     /// An append would leave seqs out (SPEC 2): nothing was written.
     #[error("run {run}: record seq {seq} would leave a gap after seq {last}; nothing was written")]
-    Gap { run: String, seq: u64, last: u64 },
+    Gap {
+        /// The run's id.
+        run: String,
+        /// The seq of the record refused.
+        seq: u64,
+        /// The seq of the run's last record.
+        last: u64,
+    },
 
     /// A journal or lock that is a symbolic link, which no writer follows.
     #[error("{}: is a symbolic link, which no writer here follows", shown(path))]
-    Symlink { path: PathBuf },
+    Symlink {
+        /// The link.
+        path: PathBuf,
+    },
 
     /// Something other than a regular file where a journal must be.
     #[error("{}: {what}", shown(path))]
-    NotAFile { path: PathBuf, what: String },
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+        /// What is there instead.
+        what: String,
+    },
 
     /// Every name a backup could take is in use: nothing was changed.
     #[error(
         "{}: no free name like {like} for a backup; nothing was changed",
         shown(dir)
     )]
-    NoFreeName { dir: PathBuf, like: String },
+    NoFreeName {
+        /// The directory the backup would go in.
+        dir: PathBuf,
+        /// The backup name's pattern.
+        like: String,
+    },
 
     /// A source run changed while it was copied: it is not deleted.
     #[error("run {run}: the source now ends at seq {have}, the copy at seq {copied}: it changed while migrating, so it was not deleted")]
-    SourceChanged { run: String, have: u64, copied: u64 },
+    SourceChanged {
+        /// The run's id.
+        run: String,
+        /// The seq the source now ends at.
+        have: u64,
+        /// The seq the copy ends at.
+        copied: u64,
+    },
 }
 
 impl Error {
+    /// An [`Error::Io`] on `path`.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
         Error::Io {
             path: path.into(),
@@ -378,6 +490,7 @@ impl Error {
     }
 }
 
+/// The library's result: [`Error`] unless said otherwise.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[cfg(test)]

@@ -14,18 +14,57 @@ use std::fmt;
 
 /// Why the fold refuses a journal. Carries the seq of the offending record.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FoldError {
+    /// No records at all.
     Empty,
-    FirstNotMeta { seq: u64 },
-    Version { found: i64 },
-    SeqNotIncreasing { seq: u64, previous: u64 },
-    SecondMeta { seq: u64 },
-    NoOpenTurn { seq: u64, kind: Kind },
-    UnknownProtocol { seq: u64, protocol: String },
-    MissingPayload { seq: u64, protocol: String },
+    /// The first record is not the meta record.
+    FirstNotMeta {
+        /// Its seq.
+        seq: u64,
+    },
+    /// A format version this fold does not read.
+    Version {
+        /// The version the meta record names.
+        found: i64,
+    },
+    /// A seq not greater than the one before it.
+    SeqNotIncreasing {
+        /// The record's seq.
+        seq: u64,
+        /// The seq of the record before it.
+        previous: u64,
+    },
+    /// A meta record after the first record.
+    SecondMeta {
+        /// Its seq.
+        seq: u64,
+    },
+    /// A record that belongs to an assistant turn, with none open.
+    NoOpenTurn {
+        /// Its seq.
+        seq: u64,
+        /// Its kind.
+        kind: Kind,
+    },
+    /// A record of a protocol the fold does not know, not marked optional.
+    UnknownProtocol {
+        /// Its seq.
+        seq: u64,
+        /// The protocol it names.
+        protocol: String,
+    },
+    /// A record with no payload where its kind needs one.
+    MissingPayload {
+        /// Its seq.
+        seq: u64,
+        /// The protocol it names.
+        protocol: String,
+    },
 }
 
 impl FoldError {
+    /// The seq of the refused record, where one is refused.
     pub fn seq(&self) -> Option<u64> {
         match self {
             FoldError::Empty | FoldError::Version { .. } => None,
@@ -95,18 +134,28 @@ impl Counters {
     }
 }
 
+/// A run's usage counters, summed by the fold (SPEC 3 rule 5).
 #[derive(Serialize, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Counters {
+    /// Model calls made (assistant records).
     pub llm_calls: i64,
+    /// Tool calls with a result.
     pub tool_calls: i64,
+    /// Tool calls run on a remote worker and dispatched.
     pub remote_tool_calls: i64,
+    /// MCP tool calls dispatched.
     pub mcp_tool_calls: i64,
     /// Kind token -> calls; a kind with no calls is absent.
     pub tool_calls_by_kind: BTreeMap<String, i64>,
+    /// Input tokens, summed over the model calls.
     pub in_tokens: i64,
+    /// Output tokens, summed.
     pub out_tokens: i64,
+    /// Input tokens read from the prompt cache.
     pub cache_read_tokens: i64,
+    /// Input tokens written to the prompt cache.
     pub cache_create_tokens: i64,
+    /// Thinking tokens, summed.
     pub thinking_tokens: i64,
 }
 
@@ -114,58 +163,84 @@ pub struct Counters {
 #[derive(Serialize, Clone, Debug, PartialEq)]
 pub struct Pending {
     #[serde(serialize_with = "ser_message")]
+    /// The assistant message whose tool calls are in flight.
     pub assistant: Message,
+    /// The iteration the turn is at.
     pub iteration: i64,
     #[serde(serialize_with = "ser_opt_str")]
+    /// Why the model stopped ("" when not said).
     pub stop_reason: String,
+    /// The tool results recorded so far.
     pub results: Vec<ToolResultBlock>,
+    /// The tool_use ids that have a result.
     pub answered: BTreeSet<String>,
     #[serde(serialize_with = "ser_deferred")]
+    /// The calls deferred to an answer by hand.
     pub deferred: Vec<Deferred>,
     #[serde(serialize_with = "ser_deferred")]
+    /// The deferred calls with no answer yet.
     pub open_deferrals: Vec<Deferred>,
 }
 
 /// The folded run (SPEC 3, printed as SPEC 11 / docs/OUTPUT.md).
 #[derive(Serialize, Clone, Debug, PartialEq)]
 pub struct RunState {
+    /// The journal's format version (the meta record's).
     pub version: i64,
+    /// The run's id.
     pub run_id: String,
     #[serde(serialize_with = "ser_opt_str")]
+    /// The agent's name ("" when not recorded).
     pub agent: String,
     #[serde(serialize_with = "ser_fingerprint")]
+    /// The agent's fingerprint when the run started.
     pub fingerprint: Fingerprint,
+    /// The run's first prompt.
     pub prompt: String,
+    /// Whether the run takes turns from a person.
     pub interactive: bool,
     #[serde(serialize_with = "ser_opt_str")]
+    /// The conversation token ("" when none).
     pub conversation_token: String,
     #[serde(serialize_with = "ser_opt_str")]
+    /// Who started the run ("" when not recorded).
     pub caller: String,
     #[serde(serialize_with = "ser_messages")]
+    /// The conversation, in order.
     pub messages: Vec<Message>,
+    /// The usage counters (SPEC 3 rule 5).
     pub counters: Counters,
     /// 1 + the number of user records.
     pub turns: i64,
     /// The last assistant record's input with both cache tiers.
     pub context_tokens: i64,
+    /// The iteration a resume starts at.
     pub next_iteration: i64,
     #[serde(serialize_with = "ser_opt_str")]
+    /// The last model stop reason ("" when none).
     pub last_stop_reason: String,
+    /// The turn in flight, when the run stopped in one.
     pub pending: Option<Pending>,
+    /// Tools approved for the rest of the run.
     pub approvals: Vec<String>,
+    /// Calls approved once, by tool_use id.
     pub call_approvals: Vec<CallApproval>,
     /// `None` until a record sets it (and after one that sets Go's nil
     /// map): printed `null`, as the agent does.
     pub memory_revisions: Option<BTreeMap<String, u64>>,
     #[serde(serialize_with = "ser_terminal")]
+    /// The last terminal record, unless a record follows it.
     pub terminal: Option<Terminal>,
     /// The last terminal record's time; `None` when the run was reopened
     /// after it, or the terminal is undated.
     pub ended: Option<Time>,
+    /// Whether the run ended by completing.
     pub completed: bool,
+    /// The run's status (SPEC 9).
     pub status: Status,
     /// The pending turn has deferred calls nobody has answered.
     pub waiting: bool,
+    /// The deferred calls with no answer yet.
     pub open_deferrals: usize,
     /// The calls of the pending turn the run was suspended for that still
     /// need an approval (`needs_approval` below says when). Not in the fold's document:
@@ -187,10 +262,12 @@ pub struct RunState {
 /// record follows it, else open. (`waiting` and `live` are separate facts.)
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 #[serde(into = "String")]
+#[non_exhaustive]
 pub enum Status {
     /// Ended: the last terminal's reason (a newer agent's reason kept as
     /// written, `Reason::Other`).
     Terminal(crate::record::Reason),
+    /// Not ended: no terminal, or a record after the last one.
     Open,
 }
 
@@ -361,7 +438,9 @@ impl FoldOptions {
 /// What the fold accepts: records by reference (cloned as needed) or by
 /// value (moved: no copy of the conversation is made).
 pub trait FoldInput {
+    /// The record the fold reads.
     fn record(&self) -> &Record;
+    /// The record's payload, cloned or moved.
     fn into_payload(self) -> Option<Payload>;
 }
 
@@ -388,6 +467,7 @@ pub fn fold<R: FoldInput>(records: impl IntoIterator<Item = R>) -> Result<RunSta
     fold_with(records, FoldOptions::default())
 }
 
+/// [`fold`] with options: which versions it accepts, where it stops.
 pub fn fold_with<R: FoldInput>(
     records: impl IntoIterator<Item = R>,
     opts: FoldOptions,
@@ -595,27 +675,49 @@ pub fn fold_with<R: FoldInput>(
 #[non_exhaustive]
 pub enum CallState<'a> {
     /// No batch is pending. `answered`: a committed result carries the id.
-    NoBatch { answered: bool },
+    NoBatch {
+        /// A committed result carries the id.
+        answered: bool,
+    },
     /// A batch is pending and the id is none of its calls. `answered`: a
     /// result carries the id (a committed one, or one of the batch).
-    NotInBatch { answered: bool },
+    NotInBatch {
+        /// A result carries the id.
+        answered: bool,
+    },
     /// A call of the pending batch that has its result.
-    Answered { tool: &'a str },
+    Answered {
+        /// The call's tool.
+        tool: &'a str,
+    },
     /// A deferred call whose answer is not in yet. `in_batch`: the id is a
     /// call of the pending batch (the fold keeps a deferral of any id, and
     /// the run waits on it all the same).
     AwaitsAnswer {
+        /// The deferral.
         deferral: &'a Deferred,
+        /// The id is a call of the pending batch.
         in_batch: bool,
     },
     /// To run on the resume, approved: once (`call_approval`) or for the
     /// rest of the run (`standing`, a `decision` for its tool).
-    Approved { tool: &'a str, standing: bool },
+    Approved {
+        /// The call's tool.
+        tool: &'a str,
+        /// Approved for the rest of the run, not once.
+        standing: bool,
+    },
     /// To run, but the run was suspended for its approval
     /// ([`RunState::needs_approval`]) and none was given since.
-    AwaitsApproval { tool: &'a str },
+    AwaitsApproval {
+        /// The call's tool.
+        tool: &'a str,
+    },
     /// To run on the resume, no deferral, no result, no approval asked.
-    ToRun { tool: &'a str },
+    ToRun {
+        /// The call's tool.
+        tool: &'a str,
+    },
 }
 
 impl<'a> CallState<'a> {
@@ -750,7 +852,7 @@ fn needs_approval(st: &RunState) -> Vec<crate::runner::Gated> {
 /// SPEC 9's status rule, fed records in journal order. Shared by the fold
 /// and the tail summary so the two can never disagree.
 #[derive(Default, Debug, Clone)]
-pub struct StatusTracker {
+pub(crate) struct StatusTracker {
     /// The reason and time of the last record when it is a terminal.
     last_terminal: Option<(String, Option<Time>)>,
 }
@@ -764,6 +866,7 @@ impl StatusTracker {
     pub fn terminal(&mut self, reason: &str, time: Option<Time>) {
         self.last_terminal = Some((reason.to_owned(), time));
     }
+    /// The status the records observed so far give.
     pub fn status(&self) -> Status {
         match &self.last_terminal {
             Some((r, _)) => Status::Terminal(crate::record::Reason::parse(r)),
@@ -778,7 +881,7 @@ impl StatusTracker {
 
 /// The SPEC 2 append rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Append {
+pub(crate) enum Append {
     /// `seq <= last`: already stored; skip without error.
     Duplicate,
     /// `seq == last + 1`.
@@ -791,7 +894,7 @@ pub enum Append {
 /// `last` only after the record is durably stored, so a failed or torn write
 /// re-appends the same seq instead of losing it; that is why this function
 /// does not advance anything itself.
-pub fn check_append(last: u64, seq: u64) -> Append {
+pub(crate) fn check_append(last: u64, seq: u64) -> Append {
     if seq <= last {
         Append::Duplicate
     } else if seq == last + 1 {

@@ -11,6 +11,7 @@ pub struct RawLine<'a> {
     pub line: usize,
     /// Byte offset of the line's first byte.
     pub offset: u64,
+    /// The line's bytes, without its `\n`.
     pub bytes: &'a [u8],
     /// Whether the line ends with `\n`.
     pub terminated: bool,
@@ -87,13 +88,24 @@ pub enum Tail {
     /// Ends with a complete, terminated record (or the journal is empty).
     Clean,
     /// The final record decodes but has no `\n`: the next append must add it.
-    Unterminated { line: usize, offset: u64 },
+    Unterminated {
+        /// Its line number.
+        line: usize,
+        /// The byte offset it starts at.
+        offset: u64,
+    },
+
     /// The final line does not decode and was dropped.
     Torn {
+        /// Its line number.
         line: usize,
+        /// The byte offset it starts at.
         offset: u64,
+        /// Its bytes, without any `\n`.
         bytes: Vec<u8>,
+        /// Whether it ends with `\n`.
         terminated: bool,
+        /// Why it does not decode.
         error: DecodeError,
     },
 }
@@ -108,8 +120,11 @@ impl Tail {
 /// A line that does not decode before the final line.
 #[derive(Debug, Clone)]
 pub struct Interior {
+    /// Its line number.
     pub line: usize,
+    /// The byte offset it starts at.
     pub offset: u64,
+    /// Why it does not decode.
     pub error: DecodeError,
 }
 

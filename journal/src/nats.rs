@@ -26,11 +26,17 @@ pub const CLIENT_CAPACITY: usize = 8192;
 /// The settings given on the command line; each overrides the context.
 #[derive(Debug, Clone, Default)]
 pub struct Overrides {
+    /// `--context`: the context to use, by name or path.
     pub context: Option<String>,
+    /// `--server`: server URLs, comma-separated.
     pub server: Option<String>,
+    /// `--creds`: a credentials file.
     pub creds: Option<PathBuf>,
+    /// `--user`.
     pub user: Option<String>,
+    /// `--password`.
     pub password: Option<String>,
+    /// `--token`.
     pub token: Option<String>,
 }
 
@@ -39,18 +45,31 @@ pub struct Overrides {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct ContextFile {
+    /// What the context is for.
     pub description: String,
+    /// Server URLs, comma-separated.
     pub url: String,
+    /// User name.
     pub user: String,
+    /// Password.
     pub password: String,
+    /// Authentication token.
     pub token: String,
+    /// Credentials file path.
     pub creds: String,
+    /// NKey seed file path.
     pub nkey: String,
+    /// TLS client certificate path.
     pub cert: String,
+    /// TLS client key path.
     pub key: String,
+    /// TLS CA certificate path.
     pub ca: String,
+    /// Start TLS before the NATS handshake.
     pub tls_first: bool,
+    /// JetStream domain.
     pub jetstream_domain: String,
+    /// JetStream API prefix.
     pub jetstream_api_prefix: String,
 }
 
@@ -59,16 +78,27 @@ pub struct ContextFile {
 pub struct Settings {
     /// Server URLs with any credentials taken out of them.
     pub servers: Vec<String>,
+    /// User name.
     pub user: Option<String>,
+    /// Password.
     pub password: Option<String>,
+    /// Authentication token.
     pub token: Option<String>,
+    /// Credentials file.
     pub creds: Option<PathBuf>,
+    /// NKey seed file.
     pub nkey: Option<PathBuf>,
+    /// TLS client certificate.
     pub cert: Option<PathBuf>,
+    /// TLS client key.
     pub key: Option<PathBuf>,
+    /// TLS CA certificate.
     pub ca: Option<PathBuf>,
+    /// Start TLS before the NATS handshake.
     pub tls_first: bool,
+    /// JetStream domain.
     pub jetstream_domain: Option<String>,
+    /// JetStream API prefix.
     pub jetstream_api_prefix: Option<String>,
     /// The context used, and what chose it.
     pub context: Option<(String, String)>,
@@ -194,12 +224,17 @@ fn choose_context(flag: Option<&str>, agent: Option<&str>) -> Option<(String, St
 /// ignores credentials written into a URL).
 #[derive(Debug, PartialEq, Eq)]
 pub struct ParsedUrl {
+    /// The URL without credentials.
     pub url: String,
+    /// The user written into it.
     pub user: Option<String>,
+    /// The password written into it.
     pub password: Option<String>,
+    /// The token written into it.
     pub token: Option<String>,
 }
 
+/// Split the credentials out of a server URL.
 pub fn split_url(raw: &str) -> ParsedUrl {
     let raw = raw.trim();
     let (scheme, rest) = match raw.split_once("://") {

@@ -61,6 +61,7 @@ const EMBEDDED: &[(&str, &str)] = &[
 /// One way a record breaks its schema.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Violation {
+    /// The protocol of the record, where it has one.
     pub protocol: Option<String>,
     /// JSON pointer into the record.
     pub instance_path: String,
@@ -68,6 +69,7 @@ pub struct Violation {
     pub schema: Option<String>,
     /// The keyword's location, through `$ref`s, from the schema's root.
     pub keyword_location: Option<String>,
+    /// What is wrong.
     pub message: String,
 }
 
@@ -99,6 +101,7 @@ impl Violation {
         inside || (path.is_empty() && (names('"') || names('\'')))
     }
 
+    /// A violation with no schema location: only a protocol and a message.
     pub fn plain(protocol: Option<String>, message: String) -> Violation {
         Violation {
             protocol,
@@ -275,14 +278,23 @@ impl RecordCheck for SchemaSet {
 /// Serialized as `validate`'s JSON Lines row (`schemas/output/validate.json`).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct LineVerdict {
+    /// The run's id, when the line is a run's.
     pub run: Option<String>,
+    /// The file, when the line is a file's.
     pub file: Option<String>,
+    /// The line's number, where known.
     pub line: Option<usize>,
+    /// The record's seq, where known.
     pub seq: Option<u64>,
+    /// The record's protocol, where known.
     pub protocol: Option<String>,
+    /// JSON pointer into the record.
     pub instance_path: String,
+    /// The schema file, when one applies.
     pub schema: Option<String>,
+    /// The keyword's location in the schema.
     pub keyword_location: Option<String>,
+    /// What is wrong.
     pub message: String,
     /// The line, shortened for a diagnostic (not part of the row).
     #[serde(skip)]
@@ -294,9 +306,13 @@ pub struct LineVerdict {
 /// violation of those that did not.
 #[derive(Debug, Default)]
 pub struct JournalVerdict {
+    /// How many lines were checked.
     pub records: u64,
+    /// How many passed.
     pub valid: u64,
+    /// How many did not.
     pub invalid: u64,
+    /// One row per violation.
     pub rows: Vec<LineVerdict>,
 }
 

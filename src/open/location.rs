@@ -104,16 +104,18 @@ pub fn resolve(ask: &Ask) -> Result<Location, Failure> {
         .map(|s| s.backend.as_str());
     let mut root = None;
     let (backend, why, chosen) = match (ask.state_dir, explicit) {
-        (Some(_), Some(Backend::JetStream { .. })) => {
-            return Err(Failure::new(
-                "--state-dir applies only to the file backend; it cannot be combined with a jetstream store",
-            ))
-        }
         (Some(_), Some(Backend::File { .. })) => {
             return Err(Failure::new(
                 "give the directory once: --state-dir DIR or --store file:DIR, not both",
             ))
         }
+        // JetStream (or any other backend): not a directory.
+        (Some(_), Some(_)) => {
+            return Err(Failure::new(
+                "--state-dir applies only to the file backend; it cannot be combined with a jetstream store",
+            ))
+        }
+
         (Some(_), None) if agent_backend == Some("jetstream") => {
             let shown = agent
                 .as_ref()

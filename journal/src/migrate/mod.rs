@@ -52,10 +52,15 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 #[derive(Debug, Clone)]
+/// How `migrate` runs (its flags).
 pub struct Options {
+    /// `--dry-run`: say what would be copied, copy nothing.
     pub dry_run: bool,
+    /// `--include-corrupt`: copy the readable prefix of a corrupt run.
     pub include_corrupt: bool,
+    /// `--allow-live`: copy runs being written too.
     pub allow_live: bool,
+    /// `--delete-source`: delete each source run once its copy is verified.
     pub delete_source: bool,
     /// Convert version-3 runs to version 1 while copying (SPEC 12): the
     /// copy's meta record says version 1, every other byte is the source's.

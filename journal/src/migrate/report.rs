@@ -34,6 +34,7 @@ impl Outcome {
             Outcome::Copied | Outcome::Complete | Outcome::WouldCopy
         )
     }
+    /// The outcome as the report spells it.
     pub fn word(self) -> &'static str {
         match self {
             Outcome::Copied => "copied",
@@ -50,7 +51,9 @@ impl Outcome {
 /// The report for one run.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunReport {
+    /// The run's id.
     pub run: String,
+    /// What happened to it.
     pub result: Outcome,
     /// Records of the run as copied (the source's readable records).
     pub records: u64,
@@ -62,6 +65,7 @@ pub struct RunReport {
     pub appended: u64,
     /// SHA-256 over the bodies, when verified.
     pub sha256: Option<String>,
+    /// The source run was deleted.
     pub source_deleted: bool,
     /// The copy holds less than the source: a torn tail was dropped, or
     /// only a readable prefix was copied (`--include-corrupt`).

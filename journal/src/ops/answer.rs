@@ -3,6 +3,35 @@
 //! once every check passed (nobody types an answer the run would refuse):
 //! [`prepare`] loads and checks with no lock, [`Prepared::commit`] takes
 //! the writer's place, re-checks and appends.
+//!
+//! ```
+//! use journal::ops::answer::{self, Request};
+//! use journal::{Address, Store};
+//! use std::os::unix::fs::PermissionsExt;
+//!
+//! // A temporary copy of a run suspended on one deferred call (`tu_d`).
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("g-deferral-waiting.json");
+//! std::fs::write(
+//!     &path,
+//!     include_bytes!("../../../testdata/agent-journals/v1/g-deferral-waiting.json"),
+//! )?;
+//! std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+//! let store: Store = Address::File { dir: dir.path().to_path_buf() }
+//!     .open(&Default::default(), std::time::Duration::ZERO)?;
+//!
+//! // No call named: the one the run waits on. Every check is made here.
+//! let req = Request { run: "g-deferral-waiting", call: None, is_error: false };
+//! let prepared = answer::prepare(&store, &req)?;
+//! assert_eq!(prepared.call().tool_use_id, "tu_d");
+//!
+//! // Only now is the content asked for; one record is appended.
+//! let written = prepared.commit("change CHG-1234 approved".to_owned())?;
+//! assert_eq!(written.seq, 5);
+//! let journal = store.read("g-deferral-waiting")?;
+//! assert!(!journal::fold(journal.records())?.waiting);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use super::{refuse, write_one, Op, Why, Written};
 use crate::fold::{CallState, FoldOptions, RunState};
@@ -16,6 +45,7 @@ pub const MAX_CONTENT: usize = 256 * 1024;
 /// What to answer.
 #[derive(Debug, Clone, Copy)]
 pub struct Request<'a> {
+    /// The run's id.
     pub run: &'a str,
     /// The call; `None` for the one deferred call the run waits on.
     pub call: Option<&'a str>,
@@ -26,13 +56,18 @@ pub struct Request<'a> {
 /// The deferred call being answered, as its deferral describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Call {
+    /// The call's tool_use id.
     pub tool_use_id: String,
+    /// The call's tool.
     pub tool: String,
+    /// The deferral's note to whoever answers.
     pub note: String,
+    /// The deferral's handle (where the call was sent).
     pub handle: String,
     /// The provider that took the call (SPEC 6: the answer is counted
     /// under it), and whether it was dispatched.
     pub kind: String,
+    /// The call was dispatched.
     pub dispatched: bool,
 }
 

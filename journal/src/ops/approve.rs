@@ -20,14 +20,18 @@ pub enum Target<'a> {
 }
 
 #[derive(Debug, Clone, Copy)]
+/// What to approve, in which run.
 pub struct Request<'a> {
+    /// The run's id.
     pub run: &'a str,
+    /// The call or tool to approve.
     pub target: Target<'a>,
 }
 
 /// The approval written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Approved {
+    /// The record written.
     pub written: Written,
     /// The approved call's tool, or the tool approved.
     pub tool: String,

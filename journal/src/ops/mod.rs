@@ -23,6 +23,7 @@ use std::fmt;
 /// The one record an operation wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Written {
+    /// The record's seq.
     pub seq: u64,
     /// The record's line, byte for byte as stored (no newline).
     pub line: Vec<u8>,
@@ -34,7 +35,9 @@ pub struct Refusal {
     /// The operation refused, for a front end's advice (an answer refused
     /// as already answered points at the answer; an approval does not).
     pub op: Op,
+    /// The run's id.
     pub run: String,
+    /// Why nothing was written.
     pub why: Why,
 }
 
@@ -42,7 +45,9 @@ pub struct Refusal {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Op {
+    /// `answer`: a deferred call's result.
     Answer,
+    /// `approve`: an approval of a gated call.
     Approve,
 }
 
@@ -51,41 +56,81 @@ pub enum Op {
 #[non_exhaustive]
 pub enum Why {
     /// The journal is of a format version no writer here appends to.
-    NotWritable { version: i64 },
+    NotWritable {
+        /// The journal's version.
+        version: i64,
+    },
     /// The journal changed between the checks and the lock: the checks
     /// no longer hold. Doing the same again looks afresh.
     Changed(Change),
     /// The call has its result already.
-    AlreadyAnswered { call: String },
+    AlreadyAnswered {
+        /// The call's tool_use id.
+        call: String,
+    },
     /// answer: no batch is pending, so nothing is deferred.
-    NoPendingBatch { call: String },
+    NoPendingBatch {
+        /// The call's tool_use id.
+        call: String,
+    },
     /// answer: the call is not deferred (`in_batch`: it is a call of the
     /// pending batch); `waiting` are the deferred calls the run waits on.
     NotDeferred {
+        /// The call's tool_use id.
         call: String,
+        /// It is a call of the pending batch.
         in_batch: bool,
+        /// The deferred calls the run waits on.
         waiting: Vec<String>,
     },
     /// answer with no call named: the run waits on no deferred call.
     WaitsOnNone,
     /// answer with no call named: the run waits on several.
-    WaitsOnSeveral { calls: Vec<String> },
+    WaitsOnSeveral {
+        /// The deferred calls it waits on.
+        calls: Vec<String>,
+    },
     /// answer: the content is larger than [`answer::MAX_CONTENT`].
     TooBig,
     /// approve: no batch is pending (`answered`: a result carries the id).
-    WaitsOnNothing { call: String, answered: bool },
+    WaitsOnNothing {
+        /// The call's tool_use id.
+        call: String,
+        /// A result carries the id.
+        answered: bool,
+    },
     /// approve: the id is none of the pending batch's `batch` calls.
-    NotInBatch { call: String, batch: Vec<String> },
+    NotInBatch {
+        /// The call's tool_use id.
+        call: String,
+        /// The calls of the pending batch.
+        batch: Vec<String>,
+    },
     /// approve: the call was deferred, it waits on an answer.
-    Deferred { call: String },
+    Deferred {
+        /// The call's tool_use id.
+        call: String,
+    },
     /// approve: the call has its one-shot approval already.
-    AlreadyApproved { call: String },
+    AlreadyApproved {
+        /// The call's tool_use id.
+        call: String,
+    },
     /// approve: the tool is approved for the rest of the run already.
-    ToolApproved { tool: String },
+    ToolApproved {
+        /// The tool's name.
+        tool: String,
+    },
     /// approve: not a tool name (empty, too long, control characters).
-    NotAToolName { tool: String },
+    NotAToolName {
+        /// The name given.
+        tool: String,
+    },
     /// approve: the run ended with `reason`; an approval would reopen it.
-    Ended { reason: String },
+    Ended {
+        /// The last terminal's reason.
+        reason: String,
+    },
     /// approve: the run is open and no call (of `tool`) waits in a
     /// pending batch.
     NotWaiting { open: Open, tool: Option<String> },
@@ -95,10 +140,20 @@ pub enum Why {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Change {
     /// Records were appended.
-    Seq { then: u64, now: u64 },
+    Seq {
+        /// The last seq at the checks.
+        then: u64,
+        /// The last seq under the lock.
+        now: u64,
+    },
     /// The journal was rewritten to another format version (`upgrade`
     /// keeps the seqs); `now` is `None` when it could not be read.
-    Version { then: i64, now: Option<i64> },
+    Version {
+        /// The version at the checks.
+        then: i64,
+        /// The version under the lock.
+        now: Option<i64>,
+    },
 }
 
 /// Why a run counts as open (not suspended) for an approval.
@@ -107,7 +162,9 @@ pub enum Open {
     /// Records other than those written while a run rests follow its last
     /// terminal: the first such, its seq and kind.
     After {
+        /// The first such record's seq.
         seq: u64,
+        /// Its kind, where known.
         kind: Option<&'static str>,
     },
     /// Such records follow it, none named.

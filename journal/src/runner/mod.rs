@@ -62,19 +62,24 @@ pub enum Event {
 /// How a run or resume ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
+    /// The run's id.
     pub run: String,
+    /// The terminal record the run (or step) ended with.
     pub terminal: Terminal,
     /// Open deferrals when the run suspended waiting on a person.
     pub waiting_on: Vec<Deferred>,
     /// Gated calls it suspended for, waiting on an approval.
     pub needs_approval: Vec<Gated>,
+    /// The last seq written.
     pub last_seq: u64,
 }
 
 /// A call to a gated tool the run holds no approval for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Gated {
+    /// The tool_use id of the call.
     pub tool_use_id: String,
+    /// The tool it calls.
     pub tool: String,
 }
 
@@ -95,6 +100,7 @@ impl Approvals {
 /// Options of `resume`.
 #[derive(Debug, Clone, Default)]
 pub struct ResumeOptions {
+    /// Resume even where the agent file changed the conversation (`--force`).
     pub force: bool,
     /// A new user turn (also what lets a completed run continue).
     pub prompt: Option<String>,
@@ -102,12 +108,16 @@ pub struct ResumeOptions {
 
 /// An agent ready to run: its file, its turns and its fingerprint.
 pub struct Agent {
+    /// The agent file.
     pub file: AgentFile,
+    /// The scripted model answers (the turns file).
     pub turns: Vec<ScriptTurn>,
+    /// The agent's fingerprint, recorded on the runs it starts.
     pub fingerprint: Fingerprint,
 }
 
 impl Agent {
+    /// Load the agent file at `path`, its turns file, and fingerprint it.
     pub fn load(path: &std::path::Path) -> Result<Agent> {
         let file = AgentFile::load(path)?;
         file.check_runnable()?;
@@ -129,11 +139,15 @@ struct Pos {
     tokens: i64,
 }
 
+/// Runs an agent on a store: starts or resumes a run, writing each record as it happens.
 pub struct Runner<'a> {
+    /// The store the run is in.
     pub store: &'a Store,
+    /// The agent that runs.
     pub agent: &'a Agent,
     /// Set by the first SIGINT/SIGTERM: finish the step, then suspend.
     pub stop: &'a AtomicBool,
+    /// Told each step (record written, call made) as it happens.
     pub events: &'a mut dyn FnMut(Event),
 }
 

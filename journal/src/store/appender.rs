@@ -6,6 +6,7 @@ use crate::record::{Payload, Record};
 /// the run's only writer (the file lock; the JetStream fence) for its whole
 /// life, and advances `last_seq` only after a record is durably stored.
 pub trait Appender: Send {
+    /// The run's id.
     fn run(&self) -> &str;
     /// The seq of the last durably stored record (0 for a new run).
     fn last_seq(&self) -> u64;

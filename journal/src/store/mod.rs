@@ -12,7 +12,9 @@ mod many;
 mod summary;
 
 pub use appender::Appender;
-pub use many::{release, Creator, NewRun, NewRunSender, Prefetched, ReadBudget};
+pub use many::{release, NewRun, ReadBudget};
+pub(crate) use many::{Creator, NewRunSender, Prefetched};
+
 pub use summary::{Listed, Summary};
 
 use crate::lines::Tail;
@@ -22,14 +24,18 @@ use std::path::PathBuf;
 /// A run read in full with the reader's rule (torn tail dropped).
 #[derive(Debug)]
 pub struct Journal {
+    /// The run's id.
     pub run: String,
+    /// The records read, each with where it is stored.
     pub entries: Vec<Entry>,
+    /// How the journal ends (a torn final line is dropped, and said here).
     pub tail: Tail,
     /// Stored size in bytes, including any torn tail.
     pub bytes: u64,
 }
 
 impl Journal {
+    /// The records, in order.
     pub fn records(&self) -> impl Iterator<Item = &Record> + Clone {
         self.entries.iter().map(|e| &e.record)
     }
@@ -46,6 +52,7 @@ impl Journal {
             here
         })
     }
+    /// The last record's seq, 0 when there is none.
     pub fn last_seq(&self) -> u64 {
         self.entries.last().map_or(0, |e| e.record.seq)
     }
@@ -55,7 +62,9 @@ impl Journal {
 /// and one per run, and how many runs were checked.
 #[derive(Debug, Default)]
 pub struct Verified {
+    /// One report per run checked (and the store's own, first, when it has one).
     pub reports: Vec<crate::verify::Report>,
+    /// How many runs were checked.
     pub runs: usize,
 }
 
@@ -128,8 +137,32 @@ pub(crate) fn keep_run(
 
 /// The store a command works on. Every command goes through this, so each
 /// works on every backend.
+///
+/// ```
+/// use journal::{Address, FoldOptions, Store};
+///
+/// let dir = tempfile::tempdir()?;
+/// std::fs::write(
+///     dir.path().join("g-tool-batch.json"),
+///     include_bytes!("../../../testdata/agent-journals/v1/g-tool-batch.json"),
+/// )?;
+/// // Open: a file store is a directory as it is.
+/// let store: Store = Address::File { dir: dir.path().to_path_buf() }
+///     .open(&Default::default(), std::time::Duration::ZERO)?;
+/// // List, read and fold; a fold refusal would point at its record.
+/// assert_eq!(store.runs()?, ["g-tool-batch"]);
+/// let journal = store.read("g-tool-batch")?;
+/// let state = store.fold("g-tool-batch", &journal, FoldOptions::default())?;
+/// assert_eq!(state.run_id, "g-tool-batch");
+/// assert_eq!(state.last_seq, journal.last_seq());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[non_exhaustive]
+
 pub enum Store {
+    /// A directory of journal files.
     File(file::FileStore),
+    /// A JetStream stream.
     JetStream(Box<jetstream::JetStreamStore>),
 }
 
@@ -137,16 +170,30 @@ pub enum Store {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Repair {
     /// The tail is clean.
-    Nothing { records: usize },
+    /// How many records the journal holds.
+    Nothing {
+        /// How many records the journal holds.
+        records: usize,
+    },
     /// The final record lacked its `\n`; one was added.
-    AddedNewline { line: usize, records: usize },
+    AddedNewline {
+        /// The final record's line.
+        line: usize,
+        /// How many records the journal holds.
+        records: usize,
+    },
     /// A torn final line of `len` bytes at `offset` was cut; its bytes are
     /// in `backup` (`None` on a dry run).
     CutTorn {
+        /// The torn line's number.
         line: usize,
+        /// The byte offset it started at.
         offset: u64,
+        /// Its length in bytes.
         len: u64,
+        /// The backup its bytes are in.
         backup: Option<PathBuf>,
+        /// How many records the journal holds.
         records: usize,
     },
 }
@@ -171,11 +218,19 @@ pub struct Deleted {
 pub enum Restore {
     /// Hard-link the kept file back to the journal's name (a shell
     /// command: `ln` refuses a name that was taken meanwhile).
-    Link { kept: PathBuf, journal: PathBuf },
+    Link {
+        /// The kept file.
+        kept: PathBuf,
+        /// The journal's name.
+        journal: PathBuf,
+    },
     /// Copy the run from the file store it was kept in back to the stream.
     Copy {
+        /// The file store the run was kept in.
         from: PathBuf,
+        /// The stream to copy it back to.
         stream: String,
+        /// The run's id.
         run: String,
     },
 }
@@ -588,15 +643,26 @@ impl Store {
 /// alike; which name wins (a flag over a variable over an agent file) is
 /// the front end's.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Address {
-    File { dir: PathBuf },
-    JetStream { stream: String },
+    /// A file store: a directory of journal files.
+    File {
+        /// The directory.
+        dir: PathBuf,
+    },
+    /// A JetStream store: a stream, on the server the NATS settings name.
+    JetStream {
+        /// The stream's name.
+        stream: String,
+    },
 }
 
 /// The store an agent file chooses, and why, in words (`info` shows them).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FromAgent {
+    /// The address chosen.
     pub address: Address,
+    /// Why, in words.
     pub why: String,
     /// The agent's root directory, when one places the store.
     pub root: Option<crate::agent::Root>,

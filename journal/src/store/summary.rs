@@ -13,30 +13,39 @@ pub(crate) use walk::{at_rest, rest_step, TailWalk};
 /// and the tail only. Serialised as SPEC 11's `ls --format json` object.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Summary {
+    /// The run's id.
     pub run_id: String,
     /// SPEC 9 status; `corrupt` when the run could not be summarised.
     pub status: Listed,
     /// The pending turn waits on deferred calls nobody has answered.
     pub waiting: bool,
+    /// How many deferred calls wait for an answer.
     pub open_deferrals: usize,
     /// The calls the run was suspended for that wait on an operator's
     /// approval, which the agent's `waiting` does not count (the fold's
     /// `needs_approval`); `[]` when none.
     pub needs_approval: Vec<crate::runner::Gated>,
+    /// The run is being written now (its lock is held, or SPEC 8's hold).
     pub live: bool,
+    /// The journal's format version, where the meta record was read.
     pub version: Option<i64>,
+    /// The agent's name, where recorded.
     pub agent: Option<String>,
+    /// The model, where recorded.
     pub model: Option<String>,
+    /// Who started the run, where recorded.
     pub caller: Option<String>,
     /// The last seq.
     pub records: Option<u64>,
     /// Stored size; `None` where the store cannot tell without reading the
     /// whole run (JetStream keeps no per-run size).
     pub bytes: Option<u64>,
+    /// The first record's time.
     pub created: Option<Time>,
     /// The last record's `time`; else the file's mtime or the message's
     /// store time (set by the backend).
     pub updated: Option<Time>,
+    /// The run's first prompt.
     pub prompt: Option<String>,
     /// Why the run could not be summarised (`None` unless `corrupt`).
     pub problem: Option<String>,
@@ -58,8 +67,11 @@ pub struct Summary {
 /// could not be summarised.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(into = "String")]
+#[non_exhaustive]
 pub enum Listed {
+    /// The fold's status.
     Run(crate::fold::Status),
+    /// The run could not be summarised.
     Corrupt,
 }
 

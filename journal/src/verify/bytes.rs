@@ -50,7 +50,24 @@ struct Parsed<'a> {
     after_corrupt: bool,
 }
 
-/// Verify one journal's bytes, stored under `run`.
+/// Verify one journal's bytes, stored under `run`: every finding of SPEC 11
+/// that the bytes alone show, with the schema check `check` when given.
+///
+/// ```
+/// use journal::verify::{verify_bytes, Code, Severity};
+///
+/// let good = include_bytes!("../../../testdata/agent-journals/v1/g-simple-completed.json");
+/// let report = verify_bytes("g-simple-completed", good, None);
+/// assert_eq!(report.records, 3);
+/// assert!(report.findings.iter().all(|f| f.severity != Severity::Error));
+///
+/// // The same journal with a write torn off at its end.
+/// let mut torn = good.to_vec();
+/// torn.extend_from_slice(br#"{"seq":4,"protoc"#);
+/// let report = verify_bytes("g-simple-completed", &torn, None);
+/// assert!(report.findings.iter().any(|f| f.code == Code::TornTail));
+/// ```
+
 pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) -> Report {
     let mut sink = Sink {
         run,

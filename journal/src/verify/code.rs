@@ -6,20 +6,32 @@ use serde::Serialize;
 
 #[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[serde(rename_all = "lowercase")]
+/// How bad a finding is.
 pub enum Severity {
+    /// The run cannot be read (or written) as it is.
     Error,
+    /// The run reads, but something is wrong or unusual.
     Warning,
+    /// Worth knowing; nothing is wrong.
     Info,
 }
 
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+/// One problem verify found in a run (SPEC 11), where it is and what it is.
 pub struct Finding {
+    /// The run's id.
     pub run: String,
+    /// What was found.
     pub code: Code,
+    /// How bad it is (the code's [`Code::severity`]).
     pub severity: Severity,
+    /// The journal line (1-based), where it is about one.
     pub line: Option<usize>,
+    /// The byte offset the line starts at, where known.
     pub offset: Option<u64>,
+    /// The seq of the record, where known.
     pub seq: Option<u64>,
+    /// What is wrong, in words.
     pub message: String,
     /// The offending line's bytes (for display; never printed unsanitised).
     #[serde(skip)]
@@ -53,50 +65,92 @@ pub fn excerpt(line: &[u8]) -> Vec<u8> {
 /// severity in the same place: a new code cannot forget its severity, and
 /// a test ties the list to `schemas/output/verify.json`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Code {
+    /// The final line is torn (an unfinished write).
     TornTail,
+    /// The final record is complete but has no newline.
     UnterminatedFinalRecord,
+    /// The final line is not a record at all.
     GarbageFinalLine,
+    /// A line before the last does not parse.
     InteriorCorruption,
+    /// The journal holds nothing.
     EmptyJournal,
+    /// The first record is not a meta record.
     NoMeta,
+    /// The meta record's seq is not 1.
     MetaSeq,
+    /// A second meta record.
     DuplicateMeta,
+    /// A seq not greater than the one before it.
     SeqNotIncreasing,
+    /// Seqs leave a gap.
     SeqGap,
+    /// A version 3 journal (an older agent's).
     VersionThree,
+    /// Records of both generations in one journal.
     MixedGeneration,
+    /// A format version newer than this tool reads.
     VersionNewer,
+    /// A format version older than this tool folds.
     VersionOlder,
+    /// A record of a protocol nobody knows, not marked optional.
     UnknownProtocol,
+    /// An optional record of an unknown protocol, skipped.
     SkippedOptional,
+    /// A field the format does not define.
     UnknownField,
+    /// A record with no payload where its kind needs one.
     MissingPayload,
+    /// A payload where its kind has none.
     ExtraPayload,
+    /// A tool result with no call before it.
     OrphanResult,
+    /// A tool_use id no call carries.
     UnknownToolUse,
+    /// Two results for one call.
     DuplicateResult,
+    /// A record that breaks the JSON schema.
     Schema,
+    /// A record whose run id is not the run's.
     RunIdMismatch,
+    /// A run id that breaks the id rule.
     InvalidId,
+    /// A journal (or store) others may read.
     Permissions,
+    /// A journal that is a symbolic link.
     Symlink,
+    /// A lock file no process holds.
     OrphanLock,
+    /// A temporary file an interrupted write left.
     LeftoverTemp,
+    /// The run is being written now.
     Live,
+    /// Deferred calls wait for an answer.
     OpenDeferrals,
+    /// The fold refuses the journal.
     Fold,
+    /// The journal cannot be read.
     Unreadable,
+    /// The stream's configuration breaks SPEC 8.
     StreamConfig,
+    /// A message stored under another run's subject.
     SubjectMismatch,
+    /// A JSON object with a key twice.
     DuplicateKey,
+    /// A line that is not UTF-8.
     InvalidUtf8,
+    /// A counter beyond what the agent's fold can hold.
     CounterOverflow,
+    /// Messages of a run with no meta record.
     OrphanMessages,
+    /// An upgrade was interrupted before it finished.
     UpgradeInterrupted,
 }
 
 impl Code {
+    /// Every code, in the order of SPEC 11.
     pub const ALL: [Code; 40] = [
         Code::TornTail,
         Code::UnterminatedFinalRecord,
@@ -196,6 +250,7 @@ impl Code {
         }
     }
 
+    /// The code's severity: one match, so no code lacks one.
     pub fn severity(self) -> Severity {
         match self {
             Code::TornTail
@@ -265,6 +320,7 @@ impl Code {
         }
     }
 
+    /// The code spelled as SPEC 11 does, back to a [`Code`].
     pub fn parse(code: &str) -> Option<Code> {
         Code::ALL.into_iter().find(|c| c.as_str() == code)
     }

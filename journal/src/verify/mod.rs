@@ -50,6 +50,7 @@ fn raw_values(r: &Record) -> impl Iterator<Item = &serde_json::value::RawValue> 
 /// One line as the agent reads it, with what verify and validate say of it.
 #[derive(Debug)]
 pub struct Checked {
+    /// The record as the agent reads it.
     pub record: Record,
     /// What the agent reads differently from the bytes (a duplicate key,
     /// invalid UTF-8): warnings, the line is read.
@@ -151,8 +152,11 @@ pub fn check_line_scanned(
 /// The result of verifying one journal (or one store-level object).
 #[derive(Debug, Default, Clone)]
 pub struct Report {
+    /// What was found, in journal order.
     pub findings: Vec<Finding>,
+    /// How many records were read.
     pub records: u64,
+    /// How many bytes were read.
     pub bytes: u64,
 }
 

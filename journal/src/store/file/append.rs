@@ -337,7 +337,9 @@ impl FileAppender {
 /// What a writer must know about an existing journal before appending.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Scan {
+    /// The last record's seq (0 for an empty journal).
     pub last_seq: u64,
+    /// The final record lacks its `\n`: the next append adds it first.
     pub needs_newline: bool,
 }
 

@@ -99,6 +99,7 @@ pub struct LiveLocks {
 }
 
 impl LiveLocks {
+    /// The locks held now, read from `/proc/locks` (none known where it cannot be read).
     pub fn snapshot() -> LiveLocks {
         let held = std::fs::read_to_string("/proc/locks").ok().map(|text| {
             let mut held = HashMap::new();
@@ -112,6 +113,7 @@ impl LiveLocks {
         LiveLocks { held }
     }
 
+    /// Whether a process held the lock file `lock` at the snapshot.
     pub fn is_held(&self, lock: &Path) -> bool {
         let Ok(md) = std::fs::metadata(lock) else {
             return false;

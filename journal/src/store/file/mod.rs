@@ -39,7 +39,8 @@ mod testing;
 pub use append::{scan, FileAppender, Scan};
 pub use dir::MissingDirs;
 pub use lock::LiveLocks;
-pub use verify::{verify_file_run, verify_file_runs, verify_store_dir};
+pub(crate) use verify::verify_file_runs;
+pub use verify::{verify_file_run, verify_store_dir};
 
 /// The default store directory: `$XDG_STATE_HOME/fisk-ai/runs`, else
 /// `~/.local/state/fisk-ai/runs`. Never the working directory.
@@ -55,6 +56,7 @@ pub fn state_home() -> Result<(PathBuf, &'static str)> {
 }
 
 #[derive(Debug, Clone)]
+/// A store of journal files in one directory (`<dir>/<id>.json`, SPEC 1).
 pub struct FileStore {
     dir: PathBuf,
 }
@@ -76,10 +78,12 @@ pub struct Listing {
 }
 
 impl FileStore {
+    /// A file store in `dir` (nothing is created or checked).
     pub fn new(dir: impl Into<PathBuf>) -> FileStore {
         FileStore { dir: dir.into() }
     }
 
+    /// The store's directory.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -90,6 +94,7 @@ impl FileStore {
         Ok(self.dir.join(format!("{run}.json")))
     }
 
+    /// `<dir>/<id>.lock`, after checking the id.
     pub fn lock_path(&self, run: &str) -> Result<PathBuf> {
         id::check(run)?;
         Ok(self.dir.join(format!("{run}.lock")))

@@ -16,7 +16,9 @@ use std::time::Duration;
 pub struct ConfigProblem {
     /// The setting, as the stream's JSON configuration names it.
     pub setting: &'static str,
+    /// The value the stream has.
     pub found: String,
+    /// The value SPEC 8 requires.
     pub required: String,
     /// What to run or change.
     pub fix: String,
@@ -204,6 +206,7 @@ pub fn config_notes(c: &stream::Config) -> Vec<String> {
 pub struct Placement {
     /// The cluster the stream lives in; `None` on a server not in one.
     pub cluster: Option<String>,
+    /// The server that leads the stream, where known.
     pub leader: Option<String>,
     /// The other replicas and whether each is current.
     pub peers: Vec<(String, bool)>,
@@ -214,7 +217,9 @@ pub struct Placement {
 /// How `stream create` lays a stream out: its replicas and storage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Layout {
+    /// How many replicas.
     pub replicas: usize,
+    /// Memory storage, not file storage.
     pub memory: bool,
 }
 
@@ -247,14 +252,23 @@ pub fn spec_config(name: &str, subject: &str) -> stream::Config {
 /// A stream's name, prefix and configuration as found on the server.
 #[derive(Debug, Clone)]
 pub struct StreamReport {
+    /// The stream's name.
     pub name: String,
+    /// The server(s) it is on.
     pub server: String,
+    /// Its configuration.
     pub config: stream::Config,
+    /// The settings that break SPEC 8: the store refuses to use it.
     pub problems: Vec<ConfigProblem>,
+    /// Settings that work but are unusual.
     pub warnings: Vec<String>,
+    /// Facts worth knowing.
     pub notes: Vec<String>,
+    /// How many messages it holds.
     pub messages: u64,
+    /// How many bytes it holds.
     pub bytes: u64,
+    /// Where its replicas are.
     pub placement: Placement,
     /// The stream's replicas and storage, as `stream create` sets them.
     pub layout: Layout,

@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 /// A run whose messages have no meta record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Orphan {
+    /// The run's id, from the subjects.
     pub run: String,
     /// Messages on `<prefix>.<id>.>`.
     pub messages: u64,

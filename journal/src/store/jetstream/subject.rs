@@ -20,11 +20,14 @@ pub(super) fn is_tombstone(body: &[u8]) -> bool {
 /// A message of a run as stored.
 #[derive(Debug, Clone)]
 pub struct RunMessage {
+    /// The message's subject.
     pub subject: String,
     /// The record seq the subject names (`_meta` = 1), `None` when the
     /// subject is not a record subject.
     pub subject_seq: Option<u64>,
+    /// The message's sequence in the stream.
     pub stream_seq: u64,
+    /// The message's body, as stored.
     pub body: Vec<u8>,
 }
 
