@@ -135,7 +135,7 @@ impl AgentFile {
     }
 
     /// Thinking on? `off`, `false`, empty or unset mean off.
-    pub fn thinking_on(&self) -> bool {
+    pub(crate) fn thinking_on(&self) -> bool {
         match &self.llm.thinking {
             None | Some(serde_norway::Value::Null) => false,
             Some(serde_norway::Value::Bool(b)) => *b,
@@ -231,7 +231,7 @@ impl AgentFile {
     /// `options.directory` as written; a relative one under the root when
     /// there is one, else beside this file; no directory: `<root>/runs`,
     /// else `None` (the default store).
-    pub fn file_store_dir(&self, root: Option<&Root>) -> Option<PathBuf> {
+    pub(crate) fn file_store_dir(&self, root: Option<&Root>) -> Option<PathBuf> {
         let dir = self
             .harness
             .sessions
@@ -251,7 +251,7 @@ impl AgentFile {
 impl AgentFile {
     /// An error about `field` (dotted path), naming the file and the line
     /// where the field's key appears (the first line that starts with it).
-    pub fn field_error(&self, field: &str, message: impl Into<String>) -> Error {
+    pub(crate) fn field_error(&self, field: &str, message: impl Into<String>) -> Error {
         let key = field.rsplit('.').next().unwrap_or(field);
         let line = self
             .text
@@ -273,7 +273,7 @@ impl AgentFile {
 
     /// Check what the minimal runner needs: the `script` provider, a turns
     /// file, a model, sane budgets.
-    pub fn check_runnable(&self) -> Result<()> {
+    pub(crate) fn check_runnable(&self) -> Result<()> {
         if self.llm.provider != "script" {
             return Err(self.field_error(
                 "llm.provider",
@@ -311,7 +311,7 @@ impl AgentFile {
     }
 
     /// The turns file named by `llm.script`.
-    pub fn script_path(&self) -> PathBuf {
+    pub(crate) fn script_path(&self) -> PathBuf {
         self.resolve(&self.llm.script)
     }
 }
@@ -333,7 +333,7 @@ pub struct ScriptTurn {
 
 impl ScriptTurn {
     /// Whether the answer calls a tool.
-    pub fn has_tool_use(&self) -> bool {
+    pub(crate) fn has_tool_use(&self) -> bool {
         self.message.tool_use_ids().next().is_some()
     }
 }
@@ -341,7 +341,7 @@ impl ScriptTurn {
 /// Read a turns file: one JSON object per line (blank lines are skipped),
 /// `{"message": <assistant message>, "stop_reason"?, "in_tokens"?,
 /// "out_tokens"?}`. Errors name the file, the line and the field.
-pub fn load_turns(path: &Path) -> Result<Vec<ScriptTurn>> {
+pub(crate) fn load_turns(path: &Path) -> Result<Vec<ScriptTurn>> {
     let text = crate::bounded::read_string(path, crate::bounded::RECORDS)
         .map_err(|e| Error::io(path, e))?;
     let mut turns = Vec::new();

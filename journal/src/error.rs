@@ -424,7 +424,7 @@ impl Error {
     }
 
     /// A refusal and the way past it.
-    pub fn refused_until(run: &str, message: impl Into<String>, remedy: Remedy) -> Error {
+    pub(crate) fn refused_until(run: &str, message: impl Into<String>, remedy: Remedy) -> Error {
         Error::Refused {
             run: run.to_owned(),
             message: message.into(),
@@ -435,7 +435,7 @@ impl Error {
 
     /// A refusal until the pending `calls` get `remedy` (answered,
     /// approved).
-    pub fn refused_for_calls(
+    pub(crate) fn refused_for_calls(
         run: &str,
         message: impl Into<String>,
         remedy: Remedy,

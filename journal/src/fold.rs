@@ -797,7 +797,7 @@ impl RunState {
 }
 
 /// What the minimal runner's suspension names before its gated calls.
-pub const NEEDS_APPROVAL: &str = "needs approval: ";
+pub(crate) const NEEDS_APPROVAL: &str = "needs approval: ";
 /// What it names its open deferrals after, when there are any.
 const WAITING_ON_DEFERRED: &str = "; waiting on deferred call(s): ";
 

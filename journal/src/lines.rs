@@ -77,7 +77,7 @@ impl Verdict {
     }
 
     /// A final line that readers drop.
-    pub fn is_dropped(self) -> bool {
+    pub(crate) fn is_dropped(self) -> bool {
         matches!(self, Verdict::Torn | Verdict::Garbage)
     }
 }

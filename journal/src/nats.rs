@@ -13,15 +13,15 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// How long a connect may take before it is an error.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long one request (a JetStream API call, a publish ack) may take.
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Commands the client buffers before a send waits (async-nats: 2,048).
 /// While the connection is down, unsent publishes wait here, and a full
 /// buffer blocks every request behind them: it must stay well above the
 /// publishes a pipeline keeps unacknowledged.
-pub const CLIENT_CAPACITY: usize = 8192;
+pub(crate) const CLIENT_CAPACITY: usize = 8192;
 
 /// The settings given on the command line; each overrides the context.
 #[derive(Debug, Clone, Default)]
@@ -124,7 +124,7 @@ fn nats_config_dir() -> Option<PathBuf> {
 }
 
 /// The context file for `name`.
-pub fn context_path(name: &str) -> Result<PathBuf> {
+pub(crate) fn context_path(name: &str) -> Result<PathBuf> {
     if name.is_empty()
         || name.contains(['/', '\\'])
         || name.starts_with('.')
@@ -141,7 +141,7 @@ pub fn context_path(name: &str) -> Result<PathBuf> {
 }
 
 /// The names of the saved contexts, sorted.
-pub fn known_contexts() -> Vec<String> {
+pub(crate) fn known_contexts() -> Vec<String> {
     let Some(dir) = nats_config_dir().map(|d| d.join("context")) else {
         return Vec::new();
     };

@@ -91,7 +91,7 @@ impl Violation {
     /// record's top-level `key` said (a payload missing or null, a key
     /// that should not be there, the meta record's seq): the violation is
     /// at that key or inside it, or at the record's root naming it.
-    pub fn is_about_key(&self, key: &str) -> bool {
+    pub(crate) fn is_about_key(&self, key: &str) -> bool {
         let path = self.instance_path.as_str();
         let inside = path
             .strip_prefix('/')

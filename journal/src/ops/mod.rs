@@ -174,7 +174,7 @@ pub enum Open {
 }
 
 /// The largest tool name an approval takes.
-pub const MAX_TOOL: usize = 256;
+pub(crate) const MAX_TOOL: usize = 256;
 
 /// Untrusted text (ids, tool names from the journal) made safe for a
 /// message: control characters and bidi overrides as visible escapes,

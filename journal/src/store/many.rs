@@ -52,7 +52,7 @@ impl NewRunSender<'_> {
     /// for the caller to compare it in place rather than have it refused.
     /// JetStream: always `true` (asking would cost a round trip per run;
     /// the creator refuses an existing run at its first append).
-    pub fn may_create(&self, run: &str) -> bool {
+    pub(crate) fn may_create(&self, run: &str) -> bool {
         match &self.0 {
             Feed::Pipeline(_) => true,
             Feed::Whole(f, _) => !f.journal_path(run).is_ok_and(|p| p.exists()),
@@ -257,7 +257,7 @@ impl Store {
     /// messages when the bulk read vouches for them (else `None`: read on
     /// its own). Memory then holds at most `budget` of runs read and not
     /// yet copied: the bytes are released once `copy` returns, or panics.
-    pub fn copy_each<R: Send>(
+    pub(crate) fn copy_each<R: Send>(
         &self,
         runs: &[String],
         budget: ReadBudget,
@@ -299,7 +299,7 @@ impl Store {
     /// delivered or else read now, with the reader's rule; `lenient`: its
     /// readable prefix and why reading stopped early, as
     /// [`read_prefix`](Self::read_prefix).
-    pub fn journal_for_copy(
+    pub(crate) fn journal_for_copy(
         &self,
         run: &str,
         pre: Option<Prefetched>,
@@ -318,7 +318,7 @@ impl Store {
     /// sender, whose `send` blocks while `capacity` runs wait (JetStream,
     /// where one thread pipelines their appends across runs) or writes the
     /// run whole there and then (file).
-    pub fn create_many(&self, capacity: usize) -> (NewRunSender<'_>, Creator<'_>) {
+    pub(crate) fn create_many(&self, capacity: usize) -> (NewRunSender<'_>, Creator<'_>) {
         match self {
             Store::JetStream(js) => {
                 let (tx, rx) = jetstream::new_runs(capacity);
@@ -339,7 +339,7 @@ impl Store {
     /// [`Appender::append_batch`](super::Appender::append_batch). File: written whole, one write and one
     /// fsync, no lock ([`file::FileStore::create_whole`]); JetStream: a
     /// created appender's batch. An existing run is refused.
-    pub fn create_whole(
+    pub(crate) fn create_whole(
         &self,
         run: &str,
         records: Vec<(u64, Vec<u8>)>,

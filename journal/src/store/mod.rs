@@ -42,7 +42,7 @@ impl Journal {
     /// The entry a fold refusal is about: the first record with its seq
     /// (for a seq that does not increase, the first that follows a record
     /// with the same seq or a higher one).
-    pub fn refused_at(&self, e: &crate::fold::FoldError) -> Option<&Entry> {
+    pub(crate) fn refused_at(&self, e: &crate::fold::FoldError) -> Option<&Entry> {
         let seq = e.seq()?;
         let mut prev: Option<u64> = None;
         let backwards = matches!(e, crate::fold::FoldError::SeqNotIncreasing { .. });
@@ -334,7 +334,7 @@ impl Store {
     /// Runs with messages and no meta record (JetStream, `orphan-messages`;
     /// the file backend has none: its runs are its journals), sorted.
     /// Lists every subject of the stream.
-    pub fn orphans(&self) -> crate::Result<Vec<jetstream::Orphan>> {
+    pub(crate) fn orphans(&self) -> crate::Result<Vec<jetstream::Orphan>> {
         match self {
             Store::File(_) => Ok(Vec::new()),
             Store::JetStream(j) => j.orphans(),
@@ -352,7 +352,7 @@ impl Store {
     /// The records of `run`, an orphan (see [`orphan`](Self::orphan)), as
     /// stored, in seq order, and how many of its messages are on no record
     /// subject. The file backend has no orphans.
-    pub fn read_headless(&self, run: &str) -> crate::Result<jetstream::Headless> {
+    pub(crate) fn read_headless(&self, run: &str) -> crate::Result<jetstream::Headless> {
         match self {
             Store::File(_) => Err(crate::Error::NotFound {
                 run: run.to_owned(),
@@ -364,7 +364,7 @@ impl Store {
 
     /// A new, empty file store to keep a backup in: `base`, or
     /// `<base>-<N>` for the first free N ([`file::FileStore::new_backup`]).
-    pub fn new_backup(base: &std::path::Path) -> crate::Result<Store> {
+    pub(crate) fn new_backup(base: &std::path::Path) -> crate::Result<Store> {
         file::FileStore::new_backup(base).map(Store::File)
     }
 
@@ -375,7 +375,7 @@ impl Store {
     /// JetStream stores records, not a journal's bytes: refused (a backup
     /// is a file store, [`new_backup`](Self::new_backup)). Returns where
     /// the run is.
-    pub fn write_whole(&self, run: &str, bytes: &[u8]) -> crate::Result<PathBuf> {
+    pub(crate) fn write_whole(&self, run: &str, bytes: &[u8]) -> crate::Result<PathBuf> {
         match self {
             Store::File(f) => f.write_whole(run, bytes),
             Store::JetStream(_) => Err(crate::Error::refused(
@@ -391,7 +391,7 @@ impl Store {
     /// whole, byte for byte, as a backup is ([`file::FileStore::write_whole`]);
     /// JetStream: each record on its own subject, the first fenced on the
     /// run being empty. An existing run is refused.
-    pub fn create_headless(
+    pub(crate) fn create_headless(
         &self,
         run: &str,
         records: Vec<(u64, Vec<u8>)>,
@@ -439,7 +439,7 @@ impl Store {
 
     /// Start a new run: the returned appender is its only writer. Refuses a
     /// run that exists.
-    pub fn create_appender(&self, run: &str) -> crate::Result<Box<dyn Appender>> {
+    pub(crate) fn create_appender(&self, run: &str) -> crate::Result<Box<dyn Appender>> {
         match self {
             Store::File(f) => Ok(Box::new(f.create_appender(run)?)),
             Store::JetStream(j) => Ok(Box::new(j.create(run)?)),
@@ -460,7 +460,7 @@ impl Store {
     /// Where in the store a fold refusal points: the journal's path, line
     /// and byte (file), or the record's subject (JetStream); `None` when it
     /// is about no one record.
-    pub fn refused_at(
+    pub(crate) fn refused_at(
         &self,
         run: &str,
         journal: &Journal,
@@ -589,7 +589,7 @@ impl Store {
     /// SPEC 8's hold only suspects one, which matters before a delete; a
     /// copy of a run still in flight is otherwise finished by the next
     /// migrate.
-    pub fn live_for_copy(&self, run: &str, deleting: bool) -> crate::Result<bool> {
+    pub(crate) fn live_for_copy(&self, run: &str, deleting: bool) -> crate::Result<bool> {
         match self {
             Store::JetStream(_) if !deleting => Ok(false),
             _ => self.is_live(run),
@@ -612,7 +612,7 @@ impl Store {
     /// appender's fence, so what the hold let through is what the next
     /// append extends, or that append is refused. On the file backend the
     /// lock the appender holds is the answer: nothing more to check.
-    pub fn check_hold(&self, run: &str) -> crate::Result<()> {
+    pub(crate) fn check_hold(&self, run: &str) -> crate::Result<()> {
         match self {
             Store::File(_) => Ok(()),
             Store::JetStream(j) => j.check_held(run),
@@ -623,7 +623,7 @@ impl Store {
     /// is held) or `Error::Held` (JetStream: SPEC 8's hold). Every command
     /// that writes or deletes asks first; the lock, taken after, is what
     /// counts on the file backend.
-    pub fn check_writable(&self, run: &str) -> crate::Result<()> {
+    pub(crate) fn check_writable(&self, run: &str) -> crate::Result<()> {
         match self {
             Store::File(f) => match f.is_live(run)? {
                 true => Err(crate::Error::Live {

@@ -25,7 +25,7 @@ impl FileStore {
     /// of the run: the temporary file, and the lock file when this created
     /// it, are removed (under the lock) when the appender is dropped. An
     /// existing run is refused before anything is created.
-    pub fn create_appender(&self, run: &str) -> Result<FileAppender> {
+    pub(crate) fn create_appender(&self, run: &str) -> Result<FileAppender> {
         let path = self.journal_path(run)?;
         let os = OsDir::shared(self.dir());
         if os.exists(&path) {
@@ -70,7 +70,11 @@ impl FileStore {
     /// (the file system, the kernel, or no `/proc` to link one through),
     /// the run is created under its lock as [`FileStore::create_appender`]
     /// does.
-    pub fn create_whole(&self, run: &str, records: Vec<(u64, Vec<u8>)>) -> (u64, Result<()>) {
+    pub(crate) fn create_whole(
+        &self,
+        run: &str,
+        records: Vec<(u64, Vec<u8>)>,
+    ) -> (u64, Result<()>) {
         let path = match self
             .journal_path(run)
             .and_then(|p| self.ensure_dir().map(|()| p))
@@ -95,7 +99,7 @@ impl FileStore {
     /// creator's) linked to it; then the directory fsynced. No run lock is
     /// taken and no lock file created. An existing journal is refused;
     /// nothing is left behind on failure. Returns the journal's path.
-    pub fn write_whole(&self, run: &str, bytes: &[u8]) -> Result<PathBuf> {
+    pub(crate) fn write_whole(&self, run: &str, bytes: &[u8]) -> Result<PathBuf> {
         let path = self.journal_path(run)?;
         self.ensure_dir()?;
         let os = OsDir::shared(self.dir());

@@ -63,7 +63,7 @@ impl FileStore {
     /// `<base>-<N>` for the first free N (below 100), created 0700 with
     /// every missing directory above it (0700 too), each fsynced into its
     /// parent. `Error::NoFreeName` when every name is taken.
-    pub fn new_backup(base: &Path) -> Result<FileStore> {
+    pub(crate) fn new_backup(base: &Path) -> Result<FileStore> {
         let sync = |d: &Path| crate::durable::sync_dir(d).map_err(|e| Error::io(d, e));
         let mkdir = |d: &Path| private_dir().create(d);
         let parent = base.parent().unwrap_or(Path::new("."));

@@ -114,7 +114,7 @@ impl LiveLocks {
     }
 
     /// Whether a process held the lock file `lock` at the snapshot.
-    pub fn is_held(&self, lock: &Path) -> bool {
+    pub(crate) fn is_held(&self, lock: &Path) -> bool {
         let Ok(md) = std::fs::metadata(lock) else {
             return false;
         };

@@ -44,14 +44,14 @@ pub use verify::{verify_file_run, verify_store_dir};
 
 /// The default store directory: `$XDG_STATE_HOME/fisk-ai/runs`, else
 /// `~/.local/state/fisk-ai/runs`. Never the working directory.
-pub fn default_dir() -> Result<PathBuf> {
+pub(crate) fn default_dir() -> Result<PathBuf> {
     state_home().map(|(home, _)| home.join("fisk-ai").join("runs"))
 }
 
 /// The XDG state home and what chose it: `$XDG_STATE_HOME` when it is an
 /// absolute path (the XDG spec says to ignore a relative one), else
 /// `~/.local/state`.
-pub fn state_home() -> Result<(PathBuf, &'static str)> {
+pub(crate) fn state_home() -> Result<(PathBuf, &'static str)> {
     crate::paths::state_home().ok_or(Error::NoStateHome)
 }
 

@@ -48,7 +48,7 @@ pub fn regular(file: &File) -> io::Result<()> {
 }
 
 /// What an entry that is not a regular file is, and what to do about it.
-pub fn not_a_journal(kind: std::fs::FileType) -> String {
+pub(crate) fn not_a_journal(kind: std::fs::FileType) -> String {
     let what = if kind.is_dir() {
         "a directory"
     } else if kind.is_fifo() {
@@ -79,7 +79,7 @@ pub fn read(file: &mut File) -> io::Result<Vec<u8>> {
 
 /// A journal opened for writing, read whole after checking that it is a
 /// regular file ([`regular`]).
-pub fn read_regular(path: &Path, file: &mut File) -> crate::Result<Vec<u8>> {
+pub(crate) fn read_regular(path: &Path, file: &mut File) -> crate::Result<Vec<u8>> {
     regular(file)
         .and_then(|()| read(file))
         .map_err(|e| crate::Error::io(path, e))
