@@ -303,7 +303,6 @@ pub fn status_cell(text: String, status: &Listed, waiting: bool) -> Cell {
         // A status newer than this binary: plain.
         _ => None,
     };
-
     paint(text, color)
 }
 

@@ -94,7 +94,6 @@ pub enum Tail {
         /// The byte offset it starts at.
         offset: u64,
     },
-
     /// The final line does not decode and was dropped.
     Torn {
         /// Its line number.

@@ -111,7 +111,6 @@ pub fn run(g: &Invocation, out: &mut dyn Write) -> CmdResult {
         // A backend newer than this binary: what `info` holds already.
         _ => {}
     }
-
     match style.format {
         Format::Json => json_pretty(out, &sorted(&info)?)?,
         Format::Text => render(out, &info)?,

@@ -115,7 +115,6 @@ pub fn resolve(ask: &Ask) -> Result<Location, Failure> {
                 "--state-dir applies only to the file backend; it cannot be combined with a jetstream store",
             ))
         }
-
         (Some(_), None) if agent_backend == Some("jetstream") => {
             let shown = agent
                 .as_ref()

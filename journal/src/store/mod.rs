@@ -14,7 +14,6 @@ mod summary;
 pub use appender::Appender;
 pub use many::{release, NewRun, ReadBudget};
 pub(crate) use many::{Creator, NewRunSender, Prefetched};
-
 pub use summary::{Listed, Summary};
 
 use crate::lines::Tail;
@@ -158,7 +157,6 @@ pub(crate) fn keep_run(
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[non_exhaustive]
-
 pub enum Store {
     /// A directory of journal files.
     File(file::FileStore),

@@ -67,7 +67,6 @@ struct Parsed<'a> {
 /// let report = verify_bytes("g-simple-completed", &torn, None);
 /// assert!(report.findings.iter().any(|f| f.code == Code::TornTail));
 /// ```
-
 pub fn verify_bytes(run: &str, bytes: &[u8], check: Option<&dyn RecordCheck>) -> Report {
     let mut sink = Sink {
         run,
