@@ -65,6 +65,8 @@ pub(super) fn verify_bulk(to: &Store, items: Vec<Copied>) -> Vec<Checked> {
 /// Verify copies already in `to` as `migrate` does after copying: each
 /// `(run, records, sha256)` is what the run must hold. A report per run,
 /// `copied` when it matches, `failed` with the reason otherwise.
+// For tests (journal/tests/jetstream.rs), not API: a front end goes through `Store`.
+#[doc(hidden)]
 pub fn verify_copies(to: &Store, expected: &[(String, usize, String)]) -> Vec<RunReport> {
     let items = expected
         .iter()

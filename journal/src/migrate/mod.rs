@@ -37,7 +37,6 @@ mod report;
 mod select;
 
 pub use self::check::verify_copies;
-pub use self::copy::dest_appender;
 pub use self::report::{Outcome, RunReport};
 pub use self::select::select;
 pub use crate::digest::{digest, hex};

@@ -373,6 +373,8 @@ impl Store {
     /// File: each run hashed on its own, in parallel (one that cannot be
     /// read is `None`); JetStream: read in bulk, which costs the server
     /// far less than a read per run.
+    // For tests (journal/tests/jetstream.rs), not API: `migrate` uses it.
+    #[doc(hidden)]
     pub fn digests(
         &self,
         runs: &[String],
@@ -395,6 +397,8 @@ impl Store {
 
     /// Delete a run after it was copied and verified, only when it still
     /// ends at seq `last` (what was copied).
+    // For tests (journal/tests/), not API: `migrate` uses it.
+    #[doc(hidden)]
     pub fn delete_copied(&self, run: &str, last: u64) -> crate::Result<()> {
         match self {
             Store::File(f) => f.delete_copied(run, last).map(|_| ()),

@@ -97,6 +97,8 @@ impl Summary {
     /// deferrals as a fold over the whole journal: nothing before the last
     /// assistant can leave a turn open, and any record after the last
     /// terminal is in the tail.
+    // For tests (journal/tests/), not API: a front end reads `Store::summary`.
+    #[doc(hidden)]
     pub fn from_tail(run: &str, meta: &Record, tail: &[Record]) -> Summary {
         let last = tail.last().unwrap_or(meta);
         let mut s = Summary {

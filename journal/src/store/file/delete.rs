@@ -19,6 +19,8 @@ impl FileStore {
     /// `last` (checked under the lock), and with no backup: a copy's source
     /// is deleted only once its copy is verified, and never with records
     /// the copy does not hold.
+    // For tests (journal/tests/), not API: `migrate` uses it.
+    #[doc(hidden)]
     pub fn delete_copied(&self, run: &str, last: u64) -> Result<Vec<PathBuf>> {
         self.delete_if(run, Some(last)).map(|(removed, _)| removed)
     }

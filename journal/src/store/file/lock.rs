@@ -92,6 +92,8 @@ impl FileStore {
 /// detecting a live run never takes a lock a writer could need at that very
 /// moment. Where `/proc/locks` is unavailable, a shared lock is tried and
 /// released at once on a lock file opened read-only (never created).
+// For tests (journal/tests/mutations.rs), not API: a front end goes through `Store`.
+#[doc(hidden)]
 pub struct LiveLocks {
     /// The locked files, by (major, minor, inode), and the pid of the
     /// first lock listed on each.

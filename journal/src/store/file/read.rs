@@ -51,6 +51,8 @@ impl FileStore {
     }
 
     /// The journal's bytes, exactly as stored.
+    // For tests (journal/tests/mutations.rs), not API: a front end goes through `Store`.
+    #[doc(hidden)]
     pub fn read_bytes(&self, run: &str) -> Result<(PathBuf, Vec<u8>)> {
         let (path, mut f) = self.open(run)?;
         let bytes = whole::read(&mut f).map_err(|e| Error::io(&path, e))?;

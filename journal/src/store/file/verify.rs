@@ -9,6 +9,8 @@ use crate::Remedy;
 use std::path::Path;
 
 /// Store-level findings: directory permissions, invalid names, orphan locks.
+// For tests (journal/tests/mutations.rs), not API: a front end goes through `Store`.
+#[doc(hidden)]
 pub fn verify_store_dir(store: &FileStore, listing: &Listing) -> Vec<Finding> {
     use std::os::unix::fs::PermissionsExt;
     let mut out = Vec::new();
@@ -115,6 +117,8 @@ pub fn verify_file_runs(
 
 /// File-level checks for one run, then its content; and the journal's
 /// mode when it is reported as too loose.
+// For tests (journal/tests/mutations.rs), not API: a front end goes through `Store`.
+#[doc(hidden)]
 pub fn verify_file_run(
     store: &FileStore,
     run: &str,

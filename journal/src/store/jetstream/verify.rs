@@ -46,6 +46,8 @@ pub fn invalid_id_report(prefix: &str, token: &str) -> Report {
 /// Verify a run read from JetStream: its bodies as the lines of a journal
 /// (in seq order), plus a finding for each message whose subject does not
 /// name the seq its record holds.
+// For tests (journal/tests/), not API: a front end goes through `Store`.
+#[doc(hidden)]
 pub fn verify_jetstream_run(
     run: &str,
     mut messages: Vec<RunMessage>,
