@@ -13,6 +13,7 @@
 //! code can call back into a method here.
 
 use super::append::Writer;
+use super::asynch::AsyncJetStreamStore;
 use super::bulk::ReadBudget;
 use super::chain::NewRunReceiver;
 use super::conn::Rt;
@@ -56,11 +57,13 @@ impl JetStreamStore {
     /// Bind without checking the configuration beyond its subject (verify
     /// reports the problems as findings instead).
     pub fn connect_unchecked(settings: &Settings, name: &str) -> Result<JetStreamStore> {
+        // Bound through the async store, inside this store's runtime: the
+        // connection's tasks run on it.
         let rt = Rt::new()?;
-        let core = rt.block_on(Core::bind(settings, name))?;
+        let bound = rt.block_on(AsyncJetStreamStore::connect_unchecked(settings, name))?;
         Ok(JetStreamStore {
             rt,
-            core: Arc::new(core),
+            core: bound.core,
             hold: DEFAULT_HOLD,
         })
     }
