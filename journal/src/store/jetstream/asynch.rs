@@ -119,7 +119,7 @@ impl AsyncJetStreamStore {
         self.core.runs().await
     }
 
-    /// Whether the run has any record.
+    /// Whether anything is stored under the run's subjects.
     pub async fn exists(&self, run: &str) -> Result<bool> {
         self.core.exists(run).await
     }

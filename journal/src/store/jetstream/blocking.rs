@@ -10,7 +10,9 @@
 //! the caller's thread, outside the runtime). Pure work (decoding, places)
 //! and file writes (the backups of `rm` and `upgrade`) run here, outside
 //! the runtime. The core holds no facade type and no runtime, so no async
-//! code can call back into a method here.
+//! code can call back into a method here. A host inside tokio uses the
+//! same core through [`AsyncJetStreamStore`] instead (`asynch.rs`), which
+//! is also how [`JetStreamStore::connect`] binds.
 
 use super::append::Writer;
 use super::asynch::AsyncJetStreamStore;
