@@ -12,15 +12,7 @@ pub trait Appender: Send {
     /// Append the record's canonical bytes. `Ok(false)` when its seq is at
     /// or below `last_seq` (a duplicate: skipped, SPEC 2); a gap is an error.
     fn append(&mut self, record: &Record) -> crate::Result<bool> {
-        let raw = record.encode().ok_or_else(|| {
-            crate::Error::refused(
-                self.run(),
-                format!(
-                    "record seq {} ({}) has no payload to encode",
-                    record.seq, record.protocol
-                ),
-            )
-        })?;
+        let raw = encoded(self.run(), record)?;
         self.append_raw(record.seq, &raw)
     }
     /// Append a new record this tool wrote, as the next seq of a journal
@@ -67,6 +59,20 @@ pub trait Appender: Send {
         }
         (stored, Ok(()))
     }
+}
+
+/// The bytes [`Appender::append`] stores for `record` of run `run`:
+/// refused when it has no payload. Shared with the async appender.
+pub(crate) fn encoded(run: &str, record: &Record) -> crate::Result<Vec<u8>> {
+    record.encode().ok_or_else(|| {
+        crate::Error::refused(
+            run,
+            format!(
+                "record seq {} ({}) has no payload to encode",
+                record.seq, record.protocol
+            ),
+        )
+    })
 }
 
 /// The record [`Appender::append_next`] appends after `last_seq`: the

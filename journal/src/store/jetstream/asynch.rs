@@ -26,7 +26,7 @@ use super::RunMessage;
 use crate::error::{Result, Where};
 use crate::nats::Settings;
 use crate::record::{Generation, Payload, Record};
-use crate::store::appender::{already_stored, next_record};
+use crate::store::appender::{already_stored, encoded, next_record};
 use crate::store::{Journal, Summary};
 use std::sync::Arc;
 use std::time::Duration;
@@ -218,15 +218,7 @@ impl AsyncJetStreamAppender {
     /// Append the record's canonical bytes, as
     /// [`Appender::append`](crate::store::Appender::append).
     pub async fn append(&mut self, record: &Record) -> Result<bool> {
-        let raw = record.encode().ok_or_else(|| {
-            crate::Error::refused(
-                self.run(),
-                format!(
-                    "record seq {} ({}) has no payload to encode",
-                    record.seq, record.protocol
-                ),
-            )
-        })?;
+        let raw = encoded(self.run(), record)?;
         self.append_raw(record.seq, &raw).await
     }
 
