@@ -19,7 +19,7 @@
 //! when a run fails, and writes nothing the agent did not count.
 //! Version 3 has neither.
 
-use super::{refuse, write_one, Op, Why, Written};
+use super::{refuse, write_one, Change, Op, Why, Written};
 use crate::fold::{FoldOptions, RunState, Status};
 use crate::record::{Payload, Reason, Terminal};
 use crate::store::{Journal, Store};
@@ -36,6 +36,10 @@ pub struct Request<'a> {
     pub message: Option<&'a str>,
     /// End the run even when it waits on a person.
     pub even_if_waiting: bool,
+    /// The last seq the operator was shown (a listing before a
+    /// confirmation): a run that changed since is refused, since what was
+    /// confirmed is no longer what would be ended.
+    pub seen: Option<u64>,
 }
 
 /// The reason a run is ended with when none is given (SPEC 6.1).
@@ -93,6 +97,16 @@ pub fn prepare<'s>(store: &'s Store, req: &Request) -> Result<Prepared<'s>> {
         ));
     }
     let journal = store.read(run)?;
+    if let Some(then) = req.seen.filter(|s| *s != journal.last_seq()) {
+        return Err(refuse(
+            Op::End,
+            run,
+            Why::Changed(Change::Seq {
+                then,
+                now: journal.last_seq(),
+            }),
+        ));
+    }
     let st = store.fold(run, &journal, FoldOptions::default())?;
     if let Status::Terminal(reason) = &st.status {
         return Err(refuse(
@@ -222,6 +236,7 @@ mod tests {
             reason,
             message: None,
             even_if_waiting: false,
+            seen: None,
         }
     }
 
@@ -324,7 +339,10 @@ mod tests {
                 message: Some("worker lost <in> the \"reboot\""),
                 ..req(run, &Reason::Suspended)
             };
-            let p = prepare(&store, &r).unwrap();
+            let stale = Request { seen: Some(2), ..r };
+            let e = prepare(&store, &stale).map(|_| ()).unwrap_err();
+            assert_eq!(why(e), Why::Changed(Change::Seq { then: 2, now: 3 }));
+            let p = prepare(&store, &Request { seen: Some(3), ..r }).unwrap();
             assert_eq!(p.open().last_seq, 3);
             // Checked but not committed: nothing written.
             assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
