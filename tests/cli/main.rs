@@ -12,6 +12,7 @@ mod approve;
 mod corpus;
 mod crash;
 mod docs;
+mod end;
 mod fingerprint;
 mod fleet;
 mod full_disk;
