@@ -385,6 +385,11 @@ mod tests {
             chain(&[v3.clone(), finding(Code::TornTail, Remedy::Repair)]),
             ["fisk-admin --state-dir /s repair r1"]
         );
+        // Whichever comes first, the upgrade never follows the repair.
+        assert_eq!(
+            chain(&[finding(Code::TornTail, Remedy::Repair), v3.clone()]),
+            ["fisk-admin --state-dir /s repair r1"]
+        );
         // Alone, the upgrade is offered.
         assert_eq!(
             chain(std::slice::from_ref(&v3)),

@@ -33,6 +33,7 @@ mod runner;
 mod schema;
 mod transcript;
 mod upgrade;
+mod verify_quiet;
 pub mod viewer;
 mod waiting;
 mod window;

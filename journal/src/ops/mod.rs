@@ -1,5 +1,5 @@
 //! Operations an operator does by hand on a run (SPEC 6): answering a
-//! deferred call, approving a gated one. They exist here, not in a front
+//! deferred call, approving a gated one, ending a run that crashed (6.1). They exist here, not in a front
 //! end, because each is a write rule: every refusal is checked with no
 //! lock taken (so a refusal leaves the journal exactly as it was), then the
 //! operation becomes the run's writer, makes sure nothing changed since it
