@@ -24,7 +24,7 @@ use journal::record::Reason;
 use journal::store::{Listed, Store, Summary};
 use rayon::prelude::*;
 use serde::Serialize;
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::Write;
 use std::process::ExitCode;
 
 /// One run's outcome (`schemas/output/end.json`).
@@ -45,6 +45,9 @@ struct Row {
     /// The record as stored (`ended` only).
     record: Option<serde_json::Value>,
     error: Option<String>,
+    /// The last seq the run had when it was checked (what was listed).
+    #[serde(skip)]
+    last_seq: Option<u64>,
     #[serde(skip)]
     exit: u8,
 }
@@ -85,7 +88,7 @@ pub fn run(g: &Invocation, a: EndArgs, out: &mut dyn Write) -> CmdResult {
             .map(|p| match p.outcome {
                 // Written only if the run is still as it was listed.
                 "would-end" => {
-                    let seen = p.seq.map(|s| s.saturating_sub(1));
+                    let seen = p.last_seq;
                     let done = prepare(
                         &store,
                         &Request {
@@ -200,12 +203,14 @@ fn row(
         waiting_on: Vec::new(),
         record: None,
         error: None,
+        last_seq: None,
         exit: 0,
     };
     match done {
         Ok((open, line)) => Row {
             version: Some(open.version),
-            seq: Some(open.last_seq + 1),
+            seq: Some(open.last_seq.saturating_add(1)),
+            last_seq: Some(open.last_seq),
             waiting_on: open.waiting_on,
             record: line.and_then(|l| serde_json::from_slice(&l).ok()),
             ..base
@@ -237,26 +242,13 @@ fn what(a: &EndArgs) -> String {
 
 /// Ask on the terminal; without one, refuse.
 fn confirm(rows: &[&Row], a: &EndArgs) -> Result<(), Failure> {
-    if !std::io::stdin().is_terminal() {
-        return Err(Failure::refused(
-            "end writes a terminal record to each run and there is no terminal to ask on; nothing was written",
-        )
-        .help("pass --yes to end them without asking, or --dry-run to list them"));
-    }
-    let mut err = std::io::stderr();
-    for r in rows {
-        let _ = writeln!(err, "  {}", line(r));
-    }
-    let _ = write!(err, "end {} run(s) with {}? [y/N] ", rows.len(), what(a));
-    let mut answer = String::new();
-    std::io::stdin()
-        .lock()
-        .read_line(&mut answer)
-        .map_err(|e| Failure::new(format!("reading the answer: {e}")))?;
-    if !matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes") {
-        return Err(Failure::refused("not confirmed; nothing was written"));
-    }
-    Ok(())
+    let lines: Vec<String> = rows.iter().map(|r| line(r)).collect();
+    crate::ask::confirm(
+        &lines,
+        &format!("end {} run(s) with {}?", rows.len(), what(a)),
+        "end writes a terminal record to each run and there is no terminal to ask on; nothing was written",
+        "pass --yes to end them without asking, or --dry-run to list them",
+    )
 }
 
 /// One run as listed: its id, version, the terminal's seq, what it waits on.

@@ -241,6 +241,15 @@ fn the_question_is_asked_on_a_real_terminal() {
             s(store.path())
         )
     };
+    // A dry run on a terminal lists and asks nothing.
+    t.type_line(&format!("{} --dry-run", cmd("open-no-terminal")));
+    t.wait_for("the dry run", |sc| {
+        sc.contains("would end open-no-terminal (version 1, seq 5)")
+            && sc.contains("dry run, nothing was written")
+            && !sc.contains("[y/N]")
+    });
+    assert_eq!(status(store.path(), "open-no-terminal"), "open");
+    t.type_line("clear");
     // No: nothing written.
     t.type_line(&cmd("open-no-terminal"));
     t.wait_for("the question", |sc| {

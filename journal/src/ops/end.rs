@@ -199,10 +199,9 @@ fn waiting_on(st: &RunState) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::store_with;
     use super::*;
-    use crate::store::file::FileStore;
     use crate::Error;
-    use std::os::unix::fs::PermissionsExt;
     use std::path::PathBuf;
 
     /// Fixture `name` of `testdata/agent-journals/{generation}`, without
@@ -218,16 +217,6 @@ mod tests {
             .iter()
             .map(|l| format!("{l}\n"))
             .collect()
-    }
-
-    fn store_with(run: &str, text: &str) -> (tempfile::TempDir, Store, PathBuf) {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
-        let path = dir.path().join(format!("{run}.json"));
-        std::fs::write(&path, text).unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-        let store = Store::File(FileStore::new(dir.path()));
-        (dir, store, path)
     }
 
     fn req<'a>(run: &'a str, reason: &'a Reason) -> Request<'a> {
