@@ -588,7 +588,7 @@ pub struct UpgradeArgs {
 
 #[derive(Args, Debug)]
 pub struct EndArgs {
-    /// The runs to end (or select them with the filters below)
+    /// The runs to end (or select them with the filters below: only open runs are selected)
     #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
     pub runs: Vec<String>,
     #[command(flatten)]

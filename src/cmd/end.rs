@@ -135,7 +135,14 @@ fn select(g: &Invocation, store: &Store, a: &EndArgs) -> Result<Vec<String>, Fai
                 "name the runs to end, or select them: --status open --older-than 7d (--dry-run lists them)",
             ));
         }
-        let mut all = a.filter.select(store.summaries()?).runs;
+        let selected = a.filter.select(store.summaries()?);
+        if selected.no_agent_excluded > 0 {
+            eprintln!(
+                "fisk-admin: note: {}",
+                crate::filter::excluded_note(selected.no_agent_excluded)
+            );
+        }
+        let mut all = selected.runs;
         // Only an open run has anything to end.
         all.retain(|s| s.status == Listed::Run(Status::Open) && keep(s));
         return Ok(all.into_iter().map(|s| s.run_id).collect());
