@@ -37,7 +37,7 @@ pub fn read_path(path: &Path, max: u64) -> io::Result<Vec<u8>> {
 }
 
 /// At most `max` bytes of the file at `path`, as UTF-8 text.
-pub fn read_string(path: &Path, max: u64) -> io::Result<String> {
+pub(crate) fn read_string(path: &Path, max: u64) -> io::Result<String> {
     String::from_utf8(read_path(path, max)?)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.utf8_error()))
 }

@@ -32,7 +32,7 @@ pub fn digest<'a>(bodies: impl IntoIterator<Item = &'a [u8]>) -> String {
 
 /// [`digest`] fed one body at a time.
 #[derive(Clone, Default)]
-pub struct Lines {
+pub(crate) struct Lines {
     sha: Sha256,
 }
 

@@ -25,7 +25,7 @@ use sha2::{Digest, Sha256};
 
 /// A tool definition as the agent hashes it.
 #[derive(Debug, Clone)]
-pub struct ToolDef {
+pub(crate) struct ToolDef {
     pub name: String,
     pub description: String,
     /// JSON text of the input schema.
@@ -33,15 +33,15 @@ pub struct ToolDef {
     pub defer_loading: bool,
 }
 
-pub const EXEC_DESCRIPTION: &str = "Run a shell command with sh -c and return its stdout, stderr and exit status. A non-zero exit status is an error result.";
-pub const EXEC_SCHEMA: &str = r#"{"type":"object","properties":{"command":{"type":"string","description":"The command line, run with sh -c."},"timeout_s":{"type":"integer","minimum":1,"description":"Kill the command after this many seconds."}},"required":["command"]}"#;
-pub const DEFER_DESCRIPTION: &str = "Hand this call to a person. The run suspends once the rest of the batch is done; the answer is given later with fisk-admin answer, and the run resumes.";
-pub const DEFER_SCHEMA: &str = r#"{"type":"object","properties":{"note":{"type":"string","description":"What the person should do or decide."},"handle":{"type":"string","description":"A reference the person can use, such as a ticket id."}}}"#;
+pub(crate) const EXEC_DESCRIPTION: &str = "Run a shell command with sh -c and return its stdout, stderr and exit status. A non-zero exit status is an error result.";
+pub(crate) const EXEC_SCHEMA: &str = r#"{"type":"object","properties":{"command":{"type":"string","description":"The command line, run with sh -c."},"timeout_s":{"type":"integer","minimum":1,"description":"Kill the command after this many seconds."}},"required":["command"]}"#;
+pub(crate) const DEFER_DESCRIPTION: &str = "Hand this call to a person. The run suspends once the rest of the batch is done; the answer is given later with fisk-admin answer, and the run resumes.";
+pub(crate) const DEFER_SCHEMA: &str = r#"{"type":"object","properties":{"note":{"type":"string","description":"What the person should do or decide."},"handle":{"type":"string","description":"A reference the person can use, such as a ticket id."}}}"#;
 /// The schema of a tool name the runner does not know.
-pub const UNKNOWN_SCHEMA: &str = r#"{"type":"object"}"#;
+pub(crate) const UNKNOWN_SCHEMA: &str = r#"{"type":"object"}"#;
 
 /// The definition the runner advertises for `name`.
-pub fn tool_def(name: &str) -> ToolDef {
+pub(crate) fn tool_def(name: &str) -> ToolDef {
     let (description, schema) = match name {
         "exec" => (EXEC_DESCRIPTION, EXEC_SCHEMA),
         "defer" => (DEFER_DESCRIPTION, DEFER_SCHEMA),

@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 
-pub const MAX_ID_LEN: usize = 128;
+pub(crate) const MAX_ID_LEN: usize = 128;
 
 /// Check `id` against `^[a-zA-Z0-9][a-zA-Z0-9_-]*$`, at most 128 bytes.
 pub fn check(id: &str) -> Result<()> {
@@ -37,7 +37,7 @@ pub fn is_valid(id: &str) -> bool {
 
 /// The worker name in `claim.by`, and in what a JetStream delete leaves
 /// as its fence: this host and process.
-pub fn worker_name() -> String {
+pub(crate) fn worker_name() -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .or_else(|_| std::fs::read_to_string("/etc/hostname"))
         .map(|h| h.trim().to_owned())

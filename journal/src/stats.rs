@@ -63,7 +63,7 @@ impl<N: Count> Tokens<N> {
 
 impl Tokens<i64> {
     /// The same counts, for an exact sum.
-    pub fn widen(&self) -> Tokens<i128> {
+    pub(crate) fn widen(&self) -> Tokens<i128> {
         Tokens {
             in_tokens: self.in_tokens.into(),
             out_tokens: self.out_tokens.into(),
@@ -126,7 +126,7 @@ impl<N: Count> ToolStats<N> {
 
 impl ToolStats<i64> {
     /// The same row, for an exact sum.
-    pub fn widen(&self) -> ToolStats<i128> {
+    pub(crate) fn widen(&self) -> ToolStats<i128> {
         ToolStats {
             tool: self.tool.clone(),
             kinds: self.kinds.clone(),

@@ -20,7 +20,7 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 
 /// A UTC timestamp for file names: `20231114T221320.120000000Z` (no
 /// colons, sorts by time).
-pub fn compact(t: SystemTime) -> String {
+pub(crate) fn compact(t: SystemTime) -> String {
     let (secs, nanos) = match t.duration_since(UNIX_EPOCH) {
         Ok(d) => (d.as_secs() as i64, d.subsec_nanos()),
         Err(_) => (0, 0),

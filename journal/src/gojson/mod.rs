@@ -17,7 +17,7 @@ use std::io::{self, Write};
 
 /// A serde_json formatter producing Go's `json.Marshal` bytes.
 #[derive(Default, Clone, Copy)]
-pub struct GoFormatter;
+pub(crate) struct GoFormatter;
 
 fn write_html_safe<W: ?Sized + Write>(w: &mut W, s: &str) -> io::Result<()> {
     let bytes = s.as_bytes();
@@ -79,7 +79,7 @@ impl Formatter for GoFormatter {
 
 /// Go's `json.Compact` with HTML escaping: drop insignificant whitespace and
 /// escape `<>&`, U+2028 and U+2029 inside strings. Idempotent on Go output.
-pub fn compact_html<W: ?Sized + Write>(w: &mut W, s: &str) -> io::Result<()> {
+pub(crate) fn compact_html<W: ?Sized + Write>(w: &mut W, s: &str) -> io::Result<()> {
     let bytes = s.as_bytes();
     let mut in_str = false;
     let mut escaped = false;
@@ -122,7 +122,7 @@ pub fn compact_html<W: ?Sized + Write>(w: &mut W, s: &str) -> io::Result<()> {
 }
 
 /// Encode a value as Go would (no trailing newline).
-pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
+pub(crate) fn to_vec<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
     let mut ser = serde_json::Serializer::with_formatter(&mut out, GoFormatter);
     // Serialising our own types into a Vec cannot fail: no IO error is

@@ -157,7 +157,7 @@ impl Scanned<'_> {
 /// Whether `line` cannot nest deeper than Go's limit: it has no more
 /// opening brackets than that (a cheap count, and no count at all for a
 /// line shorter than the limit).
-pub fn within_depth(line: &[u8]) -> bool {
+pub(crate) fn within_depth(line: &[u8]) -> bool {
     line.len() <= MAX_DEPTH || line.iter().filter(|&&c| c == b'[' || c == b'{').count() <= MAX_DEPTH
 }
 

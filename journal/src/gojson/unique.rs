@@ -27,7 +27,7 @@ use std::fmt;
 /// `line` as a value with its nesting depth (a scalar is 0, `[]` is 1),
 /// or `None` when serde_json refuses it or a key repeats in an object:
 /// then only the scan can say how Go reads it.
-pub fn parse(line: &[u8]) -> Option<(Value, usize)> {
+pub(crate) fn parse(line: &[u8]) -> Option<(Value, usize)> {
     serde_json::from_slice::<Unique>(line)
         .ok()
         .map(|u| (u.value, u.depth))

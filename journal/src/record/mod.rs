@@ -37,10 +37,10 @@ use crate::time::Time;
 
 /// The format version the agent as it ships now writes, and this tool
 /// creates new runs in (SPEC 1.1).
-pub const VERSION: i64 = 1;
+pub(crate) const VERSION: i64 = 1;
 
 /// The format version the August 2026 agent wrote (SPEC 1.1).
-pub const VERSION_AUGUST: i64 = 3;
+pub(crate) const VERSION_AUGUST: i64 = 3;
 
 /// The two generations of the agent whose journals this tool reads and
 /// writes (SPEC 1.1). `meta.version` names one; any other version is read
@@ -71,13 +71,13 @@ impl Generation {
 
     /// Whether a record appended to a journal of this generation is
     /// stamped with `time` (SPEC 2).
-    pub fn stamps_time(self) -> bool {
+    pub(crate) fn stamps_time(self) -> bool {
         self == Generation::Current
     }
 }
 
 /// Every protocol id starts with this.
-pub const PROTOCOL_PREFIX: &str = "io.choria.fisk-ai.v1.session.";
+pub(crate) const PROTOCOL_PREFIX: &str = "io.choria.fisk-ai.v1.session.";
 
 /// The ten kinds, written once. Each kind's variant is named after its
 /// payload struct, so one list gives [`Kind`] (with its key and protocol
@@ -93,7 +93,7 @@ macro_rules! kinds {
         }
 
         impl Kind {
-            pub const ALL: [Kind; 10] = [$(Kind::$kind,)*];
+            pub(crate) const ALL: [Kind; 10] = [$(Kind::$kind,)*];
 
             /// The protocol id's last segment, which is also the payload key.
             pub fn key(self) -> &'static str {
@@ -160,17 +160,9 @@ kinds! {
 }
 
 impl Kind {
-    pub fn from_protocol(protocol: &str) -> Option<Kind> {
+    pub(crate) fn from_protocol(protocol: &str) -> Option<Kind> {
         let suffix = protocol.strip_prefix(PROTOCOL_PREFIX)?;
         Kind::ALL.into_iter().find(|k| k.key() == suffix)
-    }
-
-    /// Records that never change what the run is doing (SPEC 9).
-    pub fn is_inert(self) -> bool {
-        matches!(
-            self,
-            Kind::Claim | Kind::Decision | Kind::CallApproval | Kind::MemoryRevisions
-        )
     }
 }
 

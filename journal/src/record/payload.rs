@@ -362,7 +362,7 @@ pub(crate) trait Source<'de> {
 impl Payload {
     /// The fields of this payload (and of the fingerprint or the result it
     /// holds) that this tool does not know, dotted (`fingerprint.x`).
-    pub fn unknown_fields(&self) -> Vec<String> {
+    pub(crate) fn unknown_fields(&self) -> Vec<String> {
         let nested = |prefix: &str, u: &Unknown| -> Vec<String> {
             u.0.iter().map(|k| format!("{prefix}.{k}")).collect()
         };
@@ -390,7 +390,7 @@ impl Payload {
     /// The first version-1 field this payload carries (`meta.agent`,
     /// `kind`, `dispatched`, `terminal.summary`), for telling a version-3
     /// journal that holds them (SPEC 11 `mixed-generation`).
-    pub fn current_generation_field(&self) -> Option<&'static str> {
+    pub(crate) fn current_generation_field(&self) -> Option<&'static str> {
         match self {
             Payload::Meta(m) if !m.agent.is_empty() => Some("meta.agent"),
             Payload::ToolResult(t) if !t.kind.is_empty() => Some("tool_result.kind"),
