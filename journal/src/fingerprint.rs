@@ -131,37 +131,51 @@ pub fn of_agent(a: &AgentFile) -> Fingerprint {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Class {
+    /// `max_tokens`, `max_iterations`: a resume continues and reports it.
     Budget,
+    /// `tools_hash`: a resume continues, warns and drops standing approvals.
     Tools,
+    /// `model`, `system_hash`, `thinking_mode`, `reasoning_effort`: refused
+    /// unless `--force`.
     Blocking,
+    /// `provider`: refused.
     Hard,
 }
 
 /// One changed field. Hashed fields carry no values: `from`/`to` are `None`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Change {
+    /// The field's key in the fingerprint.
     pub field: &'static str,
+    /// What its change does to a resume.
     pub class: Class,
+    /// The field is a hash: its values are not shown.
     pub hashed: bool,
     /// The old value as text, `"none"` when empty; `None` for a hash.
     pub from: Option<String>,
+    /// The new value, as `from` shows the old.
     pub to: Option<String>,
 }
 
 /// What a resume with the second fingerprint would do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Verdict {
+    /// No field differs.
     #[serde(rename = "identical")]
     Identical,
+    /// Only budget or tools fields differ: a resume continues and warns.
     #[serde(rename = "continues with warnings")]
     Warnings,
+    /// A blocking field differs: a resume needs `--force`.
     #[serde(rename = "refused unless --force")]
     RefusedUnlessForce,
+    /// A hard field differs: no resume.
     #[serde(rename = "refused")]
     Refused,
 }
 
 impl Verdict {
+    /// The verdict as `fingerprint diff` prints it (and its JSON spells it).
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Identical => "identical",
@@ -180,9 +194,12 @@ impl Verdict {
     }
 }
 
+/// Two fingerprints compared: every changed field and what it means.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Diff {
+    /// The fields that differ, in SPEC order.
     pub changes: Vec<Change>,
+    /// What a resume would do: decided by the worst class changed.
     pub verdict: Verdict,
 }
 

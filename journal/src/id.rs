@@ -31,6 +31,7 @@ pub fn check(id: &str) -> Result<()> {
     }
 }
 
+/// Whether `id` passes [`check`].
 pub fn is_valid(id: &str) -> bool {
     check(id).is_ok()
 }

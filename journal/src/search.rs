@@ -20,6 +20,7 @@ pub enum Scope {
 /// Where a pattern first matched.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Hit {
+    /// The matching record's seq.
     pub seq: u64,
     /// Up to about 40 characters either side of the match, on one line.
     pub excerpt: String,

@@ -122,6 +122,7 @@ impl std::fmt::Display for TimeError {
 }
 
 impl Time {
+    /// Go's zero time, 0001-01-01T00:00:00Z: what a journal writes for no time.
     pub const ZERO: Time = Time {
         unix: ZERO_UNIX,
         nanos: 0,
@@ -133,6 +134,7 @@ impl Time {
         self.unix == ZERO_UNIX && self.nanos == 0
     }
 
+    /// The instant `t`, in UTC.
     pub fn from_system(t: SystemTime) -> Time {
         let (unix, nanos) = match t.duration_since(UNIX_EPOCH) {
             Ok(d) => (
@@ -151,6 +153,7 @@ impl Time {
         }
     }
 
+    /// The current instant, in UTC.
     pub fn now() -> Time {
         Time::from_system(SystemTime::now())
     }

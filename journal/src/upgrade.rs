@@ -31,10 +31,15 @@ pub enum Outcome {
     /// The run is version 1 already; nothing was written.
     Current,
     /// A dry run: the run would be upgraded.
-    Would { records: usize },
+    Would {
+        /// How many records the journal holds.
+        records: usize,
+    },
     /// Upgraded; the original is kept at `kept`.
     Upgraded {
+        /// How many records the journal holds.
         records: usize,
+        /// Where the original journal is kept.
         kept: std::path::PathBuf,
         /// A previous upgrade of this run was interrupted and is now done
         /// (JetStream: the run's last record is its tail again).

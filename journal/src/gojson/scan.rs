@@ -85,15 +85,28 @@ pub enum Note {
     /// A key given more than once in one object: the last value counts.
     /// `offset` is where the first occurrence starts, `count` how many.
     DuplicateKey {
+        /// The key, as decoded.
         key: String,
+        /// Byte offset of the key's first occurrence.
         offset: usize,
+        /// How many times the key is given.
         count: usize,
     },
     /// Bytes in a string that are not UTF-8, each read as U+FFFD: where the
     /// first is and how many there are on the line.
-    InvalidUtf8 { offset: usize, count: usize },
+    InvalidUtf8 {
+        /// Byte offset of the first byte not UTF-8.
+        offset: usize,
+        /// How many there are on the line.
+        count: usize,
+    },
     /// `\uXXXX` escapes of half a surrogate pair, each read as U+FFFD.
-    LoneSurrogate { offset: usize, count: usize },
+    LoneSurrogate {
+        /// Byte offset of the first lone surrogate escape.
+        offset: usize,
+        /// How many there are on the line.
+        count: usize,
+    },
 }
 
 impl fmt::Display for Note {
@@ -121,7 +134,9 @@ impl fmt::Display for Note {
 /// A line Go refuses before decoding it: where and why, in Go's words.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyntaxError {
+    /// Byte offset in the line where Go stops.
     pub offset: usize,
+    /// Go's message (`invalid character ...`).
     pub message: String,
 }
 
@@ -136,6 +151,7 @@ impl fmt::Display for SyntaxError {
 pub struct Scanned<'a> {
     /// The bytes to parse: the line itself unless a [`Note`] changed them.
     pub bytes: Cow<'a, [u8]>,
+    /// What Go reads differently from the bytes as written, in line order.
     pub notes: Vec<Note>,
     /// The deepest nesting of arrays and objects (0 for a scalar).
     pub depth: usize,

@@ -18,6 +18,7 @@ use std::fmt;
 pub struct DecodeError {
     /// false: not JSON at all; true: JSON, but a field has the wrong type.
     pub json_ok: bool,
+    /// What is wrong, for a person (serde_json's or the scanner's words).
     pub message: String,
 }
 

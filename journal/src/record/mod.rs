@@ -54,6 +54,7 @@ pub enum Generation {
 }
 
 impl Generation {
+    /// The generation that writes `version`; `None` for any other version.
     pub fn of(version: i64) -> Option<Generation> {
         match version {
             VERSION => Some(Generation::Current),
@@ -62,6 +63,7 @@ impl Generation {
         }
     }
 
+    /// The `meta.version` this generation writes.
     pub fn version(self) -> i64 {
         match self {
             Generation::Current => VERSION,
@@ -85,11 +87,11 @@ pub(crate) const PROTOCOL_PREFIX: &str = "io.choria.fisk-ai.v1.session.";
 /// kind, its encoding under its key, and its decoding from any
 /// [`payload::Source`].
 macro_rules! kinds {
-    ($($kind:ident => $key:literal,)*) => {
+    ($($(#[$doc:meta])* $kind:ident => $key:literal,)*) => {
         /// The ten record kinds.
         #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, PartialOrd, Ord)]
         pub enum Kind {
-            $($kind,)*
+            $($(#[$doc])* $kind,)*
         }
 
         impl Kind {
@@ -113,10 +115,11 @@ macro_rules! kinds {
         /// A decoded payload.
         #[derive(Clone, Debug, PartialEq)]
         pub enum Payload {
-            $($kind(payload::$kind),)*
+            $($(#[$doc])* $kind(payload::$kind),)*
         }
 
         impl Payload {
+            /// The kind of record this payload belongs in.
             pub fn kind(&self) -> Kind {
                 match self {
                     $(Payload::$kind(_) => Kind::$kind,)*
@@ -147,15 +150,25 @@ macro_rules! kinds {
 }
 
 kinds! {
+    /// `meta`: the run's first record.
     Meta => "meta",
+    /// `assistant`: a model response.
     Assistant => "assistant",
+    /// `user`: a message to the model.
     User => "user",
+    /// `tool_result`: a tool call's result.
     ToolResult => "tool_result",
+    /// `deferred`: a call handed to a person.
     Deferred => "deferred",
+    /// `decision`: a standing approval of a tool.
     Decision => "decision",
+    /// `call_approval`: an approval of one call.
     CallApproval => "call_approval",
+    /// `memory_revisions`: the memory revisions seen.
     MemoryRevisions => "memory_revisions",
+    /// `terminal`: why a turn ended.
     Terminal => "terminal",
+    /// `claim`: a worker took the run.
     Claim => "claim",
 }
 
@@ -169,11 +182,15 @@ impl Kind {
 /// One record, decoded.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Record {
+    /// The record's position in its run: 1 for the meta record, then +1 each.
     pub seq: u64,
+    /// The protocol id: `io.choria.fisk-ai.v1.session.` and the kind's key, or an unknown
+    /// kind's id as written.
     pub protocol: String,
     /// When the record was appended (version 1); `None` when absent, `null`
     /// or zero (Go omits a zero time).
     pub time: Option<Time>,
+    /// The record may be skipped by a reader that does not know its kind (SPEC 1.3).
     pub optional: bool,
     /// `None` when the protocol is unknown, or known but its payload key is
     /// absent or `null`.
@@ -183,6 +200,7 @@ pub struct Record {
 }
 
 impl Record {
+    /// The record's kind; `None` when its protocol is unknown.
     pub fn kind(&self) -> Option<Kind> {
         Kind::from_protocol(&self.protocol)
     }
@@ -214,6 +232,7 @@ pub struct Entry {
     pub offset: u64,
     /// The record's bytes exactly as stored, without the newline.
     pub raw: Vec<u8>,
+    /// The decoded record.
     pub record: Record,
 }
 
