@@ -130,6 +130,7 @@ pub fn of_agent(a: &AgentFile) -> Fingerprint {
 /// A field's class decides what its change does to a resume (SPEC 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Class {
     /// `max_tokens`, `max_iterations`: a resume continues and reports it.
     Budget,

@@ -35,12 +35,16 @@ use std::borrow::Cow;
 use std::fmt;
 
 /// Go's `maxNestingDepth`: a line nested deeper is refused.
+// Public for tests (journal/tests/go_decode.rs builds lines at the bound).
+#[doc(hidden)]
 pub const MAX_DEPTH: usize = 10_000;
 
 /// Containers nested deeper than this are cut to empty ones in the value
 /// built for a schema check ([`Scanned::shallow`]): serde_json builds values
 /// recursively and refuses past 128 levels. No schema constrains a value
 /// this deep (a test walks the schemas to keep it so).
+// Public for tests (journal/tests/go_decode.rs walks the schemas against it).
+#[doc(hidden)]
 pub const SCHEMA_DEPTH: usize = 100;
 
 const REPLACEMENT: &[u8] = "\u{fffd}".as_bytes();
@@ -81,6 +85,7 @@ const REPLACEMENT_ESCAPE: &[u8] = b"\\ufffd";
 
 /// Something Go reads differently from the bytes as written.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Note {
     /// A key given more than once in one object: the last value counts.
     /// `offset` is where the first occurrence starts, `count` how many.

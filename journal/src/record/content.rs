@@ -131,6 +131,7 @@ fn raw_eq(a: &Option<Box<RawValue>>, b: &Option<Box<RawValue>>) -> bool {
 /// A content block: an object with exactly one key. A block with another
 /// shape is kept as [`Block::Other`] so nothing the agent wrote is lost.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum Block {
     /// [`TextBlock`], key `text`.
     Text(TextBlock),

@@ -90,6 +90,7 @@ macro_rules! kinds {
     ($($(#[$doc:meta])* $kind:ident => $key:literal,)*) => {
         /// The ten record kinds.
         #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
         pub enum Kind {
             $($(#[$doc])* $kind,)*
         }
@@ -114,6 +115,7 @@ macro_rules! kinds {
 
         /// A decoded payload.
         #[derive(Clone, Debug, PartialEq)]
+        #[non_exhaustive]
         pub enum Payload {
             $($(#[$doc])* $kind(payload::$kind),)*
         }

@@ -7,6 +7,7 @@ use super::payload::Terminal;
 /// writes is kept as it is (`Other`): the journal's text is the truth, and
 /// the status shows it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Reason {
     /// `completed`: the turn ended with the model's answer.
     Completed,
