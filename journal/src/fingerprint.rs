@@ -213,6 +213,26 @@ fn shown(s: &str) -> String {
 }
 
 /// Compare the run's fingerprint `a` with the one a resume would use `b`.
+/// # Examples
+///
+/// ```
+/// use journal::fingerprint::{diff, Class, Verdict};
+/// use journal::record::Fingerprint;
+///
+/// let run = Fingerprint { model: "m1".into(), max_tokens: 1000, ..Fingerprint::default() };
+///
+/// // A budget change: the resume continues, with the change reported.
+/// let bigger = Fingerprint { max_tokens: 2000, ..run.clone() };
+/// let d = diff(&run, &bigger);
+/// assert_eq!(d.verdict, Verdict::Warnings);
+/// assert_eq!(d.changes.first().map(|c| (c.field, c.class)), Some(("max_tokens", Class::Budget)));
+///
+/// // Another model: refused unless forced.
+/// let other = Fingerprint { model: "m2".into(), ..run.clone() };
+/// let v = diff(&run, &other).verdict;
+/// assert_eq!(v.as_str(), "refused unless --force");
+/// assert!(!v.proceeds(false) && v.proceeds(true));
+/// ```
 pub fn diff(a: &Fingerprint, b: &Fingerprint) -> Diff {
     let mut changes = Vec::new();
     let mut text = |field, class, x: &str, y: &str| {

@@ -214,6 +214,23 @@ impl Statistics {
 }
 
 /// The statistics of a run from its records.
+/// # Examples
+///
+/// ```
+/// use journal::record::{Assistant, Meta, Payload, Record};
+/// use journal::stats::stats;
+///
+/// let meta = Meta { run_id: "r1".into(), ..Meta::default() };
+/// let reply = Assistant { iteration: 1, in_tokens: 10, out_tokens: 5, ..Assistant::default() };
+/// let records = [
+///     Record::new(1, Payload::Meta(meta)),
+///     Record::new(2, Payload::Assistant(reply)),
+/// ];
+/// let s = stats(&records);
+/// assert_eq!((s.run_id.as_str(), s.iterations), ("r1", 1));
+/// assert_eq!(s.tokens.total(), 15);
+/// assert_eq!(s.responses.len(), 1);
+/// ```
 pub fn stats<'a, I>(records: I) -> Statistics
 where
     I: IntoIterator<Item = &'a Record>,

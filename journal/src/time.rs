@@ -466,6 +466,18 @@ impl Time {
 
 /// A time argument, read against now and the local time zone (`TZ`, else
 /// the system's): see [`parse_when_in`].
+/// # Examples
+///
+/// ```
+/// use journal::time::parse_when;
+///
+/// let t = parse_when("2026-11-30T18:00:00Z")?;
+/// assert_eq!(t.to_rfc3339(), "2026-11-30T18:00:00Z");
+/// // A span counts back from now.
+/// assert!(parse_when("90m")? < parse_when("1m")?);
+/// assert!(parse_when("yesterday-ish").is_err());
+/// # Ok::<(), journal::time::ArgError>(())
+/// ```
 pub fn parse_when(s: &str) -> Result<Time, ArgError> {
     parse_when_in(s, Time::now(), &jiff::tz::TimeZone::system())
 }
@@ -625,6 +637,19 @@ fn zone(rest: &str) -> Result<Option<jiff::tz::TimeZone>, String> {
 /// `hold` setting reads it) plus `d` for 24 hours. A negative one is refused,
 /// and so is a bare number other than `0` (Go refuses it too: a number
 /// without a unit is not seconds).
+/// # Examples
+///
+/// ```
+/// use journal::time::{format_duration, parse_duration};
+/// use std::time::Duration;
+///
+/// assert_eq!(parse_duration("1h30m")?, Duration::from_secs(5400));
+/// assert_eq!(parse_duration("2d")?, Duration::from_secs(2 * 86_400));
+/// assert!(parse_duration("90").is_err(), "a number needs a unit");
+/// assert!(parse_duration("-5s").is_err());
+/// assert_eq!(format_duration(Duration::from_secs(600)), "600s");
+/// # Ok::<(), journal::time::ArgError>(())
+/// ```
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, ArgError> {
     parse_span(s, false).map_err(|why| ArgError(format!("{s:?} {why}")))
 }

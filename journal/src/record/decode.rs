@@ -179,6 +179,21 @@ impl Record {
     /// scanner only sees what it refused. The one thing serde_json accepts
     /// that Go refuses is nesting past Go's limit inside a raw value; a line
     /// with no more opening brackets than the limit cannot nest that deep.
+    /// # Examples
+    ///
+    /// ```
+    /// use journal::record::{Kind, Payload, Record};
+    ///
+    /// let line = br#"{"seq":2,"protocol":"io.choria.fisk-ai.v1.session.decision","optional":true,"decision":{"tool":"exec"}}"#;
+    /// let r = Record::decode(line)?;
+    /// assert_eq!((r.seq, r.kind()), (2, Some(Kind::Decision)));
+    /// assert!(matches!(&r.payload, Some(Payload::Decision(d)) if d.tool == "exec"));
+    ///
+    /// // Not JSON at all, or JSON with a field of the wrong type: refused.
+    /// assert!(!Record::decode(b"{").unwrap_err().json_ok);
+    /// assert!(Record::decode(br#"{"seq":"two"}"#).unwrap_err().json_ok);
+    /// # Ok::<(), journal::record::DecodeError>(())
+    /// ```
     pub fn decode(line: &[u8]) -> Result<Record, DecodeError> {
         match Record::decode_scanned(line) {
             Ok(r) if within_depth(line) => Ok(r),
