@@ -100,12 +100,12 @@ fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 /// `system_hash` of the system prompt parts (`None`: Go's nil slice).
-pub fn system_hash(parts: Option<&[String]>) -> String {
+pub(crate) fn system_hash(parts: Option<&[String]>) -> String {
     sha256_hex(&gojson::to_vec(&parts))
 }
 
 /// `tools_hash` of the named tools, in order.
-pub fn tools_hash(names: &[String]) -> String {
+pub(crate) fn tools_hash(names: &[String]) -> String {
     // The agent builds the list with a made slice, never nil: no tools is
     // `[]`, not `null` (SPEC 4).
     let defs: Vec<ToolDef> = names.iter().map(|n| tool_def(n)).collect();

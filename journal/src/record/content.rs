@@ -27,7 +27,7 @@ impl Message {
         self.content.as_deref().unwrap_or(&[])
     }
     /// A user message of `blocks`.
-    pub fn user(blocks: Vec<Block>) -> Message {
+    pub(crate) fn user(blocks: Vec<Block>) -> Message {
         Message {
             role: "user".into(),
             content: Some(blocks),

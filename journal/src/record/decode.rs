@@ -203,6 +203,9 @@ impl Record {
 
     /// Decode the bytes [`scan`] gave for a line: JSON Go accepts, so any
     /// error is a field of the wrong type.
+    // Public for tests: journal/tests/go_decode.rs checks the scanner's
+    // path against the fast one.
+    #[doc(hidden)]
     pub fn decode_scanned(line: &[u8]) -> Result<Record, DecodeError> {
         let env: Envelope = serde_json::from_slice(line).map_err(|e| DecodeError {
             json_ok: true,
@@ -293,6 +296,9 @@ impl Record {
     /// (`\u0054`) is refused by Go, which parses a time's raw bytes, but a
     /// parsed value has lost the escape, so such a line is decoded from its
     /// bytes instead (and fails there). `line` is what [`scan`] gave.
+    // Public for tests: journal/tests/no_panic.rs checks it agrees with
+    // `decode`.
+    #[doc(hidden)]
     pub fn from_value_of(v: serde_json::Value, line: &[u8]) -> Result<Record, DecodeError> {
         let literal = ["/time", "/meta/created", "/claim/claimed"]
             .iter()

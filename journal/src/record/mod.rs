@@ -55,7 +55,7 @@ pub enum Generation {
 
 impl Generation {
     /// The generation that writes `version`; `None` for any other version.
-    pub fn of(version: i64) -> Option<Generation> {
+    pub(crate) fn of(version: i64) -> Option<Generation> {
         match version {
             VERSION => Some(Generation::Current),
             VERSION_AUGUST => Some(Generation::August),
