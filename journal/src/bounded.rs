@@ -3,6 +3,9 @@
 //! its size: `/dev/zero`, a FIFO that never ends or a mistaken
 //! multi-gigabyte file is refused once it passes the bound, never read
 //! until memory runs out.
+//!
+//! Public API: the binary reads operator-named files through [`read`] and
+//! [`read_path`] with the bounds [`SECRET`], [`SETTINGS`] and [`RECORDS`].
 
 use std::io::{self, Read};
 use std::path::Path;

@@ -10,6 +10,9 @@
 //! deferral when it deferred: a hand-written answer arrives whenever a
 //! person gives it and measures no tool) and starting at the record
 //! journaled just before that one, when both carry a time.
+//!
+//! Public API: `query` pairs calls with their answers ([`pair`]), filters
+//! them ([`Filter`]) and names a result's provider kind ([`result_kind`]).
 
 use crate::record::{Block, Deferred, Payload, Record, ToolResult};
 use crate::time::Time;

@@ -5,6 +5,10 @@
 //! A run's digest is the SHA-256 over its record bodies, each followed by
 //! `\n`: the bytes of its clean journal file, whichever store holds it.
 //! `migrate` compares a copy with its source by it.
+//!
+//! Public API: [`random_hex`] (the binary names files with it) and
+//! [`digest`]/[`hex`] (re-exported by `migrate`); the incremental hasher
+//! stays inside the crate.
 
 use sha2::{Digest, Sha256};
 

@@ -15,6 +15,10 @@
 //! - A tool name the runner does not know still gets a definition (empty
 //!   description, schema `{"type":"object"}`, not deferred): the agent
 //!   advertises what the file names, and a call to it gets an error result.
+//!
+//! Public API: `fingerprint` builds one from an agent file ([`of_agent`]) and
+//! `fingerprint diff` compares two ([`diff`], its [`Class`]es and
+//! [`Verdict`]); the tool definitions and hash helpers stay inside the crate.
 
 use crate::agent::AgentFile;
 use crate::gojson;

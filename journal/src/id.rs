@@ -1,6 +1,9 @@
 //! Run ids (SPEC 1.2). An id becomes a file name and a subject token, so it
 //! is checked before it is used for either: this is also the path-traversal
 //! defence.
+//!
+//! Public API: front ends check a run id before using it ([`check`],
+//! [`is_valid`]); the length bound and the worker name stay inside the crate.
 
 use crate::error::{Error, Result};
 

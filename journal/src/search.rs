@@ -1,6 +1,9 @@
 //! Matching inside a transcript (`search --in`, beyond the agent, which
 //! matches the prompt only): the first record whose text in the chosen
 //! scope matches, with a short excerpt around the match. Pure.
+//!
+//! Public API: `search --in` finds the first match in a run
+//! ([`first_match`]).
 
 use crate::record::{Block, Payload, Record};
 

@@ -2,6 +2,10 @@
 //! field for field as the agent derives it. Pure: no I/O, no refusal; a
 //! record it does not read is passed over, and a run with no terminal
 //! record is reported open (no `terminal`).
+//!
+//! Public API: `stats` builds a run's document ([`stats`]) and `stats --all`
+//! adds them up ([`Totals`]); the widening to exact sums stays inside the
+//! crate.
 
 use crate::calls;
 use crate::record::{Payload, Record};

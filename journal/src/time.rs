@@ -1,6 +1,10 @@
 //! Times as Go's `time.Time` reads and writes them in a journal: strict
 //! RFC 3339 in, `time.RFC3339Nano` out, compared as instants; and "now" for
 //! the records and backup names this tool writes.
+//!
+//! Public API: front ends read times ([`Time`]), parse time and duration
+//! arguments ([`parse_when`], [`parse_duration`]) and print durations
+//! ([`format_duration`]); the compact file-name stamp stays inside the crate.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

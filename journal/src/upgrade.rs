@@ -7,6 +7,9 @@
 //! (`store::file::upgrade`, `store::jetstream::upgrade`) make the change
 //! durable, each keeping the original first. A journal this module refuses
 //! is never touched.
+//!
+//! Public API: the binary reports an upgrade's [`Outcome`]; the plan is the
+//! stores' business and stays inside the crate.
 
 use crate::record::{Payload, Record, VERSION, VERSION_AUGUST};
 use crate::verify::{verify_bytes, Severity};

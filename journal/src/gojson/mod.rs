@@ -7,6 +7,11 @@
 //! values it embeds, and it sorts map keys. serde_json already writes control
 //! characters the way Go >= 1.22 does (`\b \f \n \r \t`, otherwise lowercase
 //! `\u00XX`), and `BTreeMap` gives sorted keys; this formatter adds the rest.
+//!
+//! Public API: only [`scan`] and [`unique`], which `validate` uses to place a
+//! syntax error and to build the value a schema checks; the Go-compatible
+//! writer stays inside the crate (records encode through
+//! [`crate::record::Record::encode`]).
 
 pub mod scan;
 pub mod unique;

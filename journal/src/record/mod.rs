@@ -14,6 +14,10 @@
 //! `content` (messages and their blocks), `payload` (the ten payloads),
 //! `reason` (why a run stopped), `decode` (bytes or a value to a record),
 //! `encode` (a record to the agent's bytes).
+//!
+//! Public API: front ends decode, build and encode records with [`Record`],
+//! match on [`Payload`] and its payload structs, and read [`Reason`]s; the
+//! version constants and the protocol prefix stay inside the crate.
 
 mod content;
 mod decode;
