@@ -299,7 +299,8 @@ pub fn status_cell(text: String, status: &Listed, waiting: bool) -> Cell {
             Some(Color::Yellow)
         }
         Listed::Run(S::Open) => Some(Color::Cyan),
-        Listed::Run(S::Terminal(R::Other(_))) => None,
+        // A newer agent's reason, or one a newer library names.
+        Listed::Run(S::Terminal(_)) => None,
     };
     paint(text, color)
 }
