@@ -81,6 +81,37 @@ pub fn text(a: &Asked, edit: bool) -> Result<(String, Source), Failure> {
     Ok((text, source))
 }
 
+/// Ask a yes-or-no question on the terminal (standard error), after
+/// `lines` (what would be done); only `y` or `yes` goes on. Without a
+/// terminal it is refused with `no_terminal` (saying nothing was done)
+/// and `help` (the flag that answers yes, for scripts).
+pub fn confirm(
+    lines: &[String],
+    question: &str,
+    no_terminal: &str,
+    help: &str,
+) -> Result<(), Failure> {
+    use std::io::BufRead;
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return Err(Failure::refused(no_terminal).help(help));
+    }
+    let mut err = std::io::stderr();
+    for line in lines {
+        let _ = writeln!(err, "  {line}");
+    }
+    let _ = write!(err, "{question} [y/N] ");
+    let mut answer = String::new();
+    stdin
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|e| Failure::new(format!("reading the answer: {e}")))?;
+    match answer.trim().to_lowercase().as_str() {
+        "y" | "yes" => Ok(()),
+        _ => Err(Failure::refused("not confirmed; nothing was written")),
+    }
+}
+
 /// At most `a.max` bytes from `r`; more is refused.
 fn read_all(r: impl Read, a: &Asked, name: &str) -> Result<Vec<u8>, Failure> {
     let mut buf = Vec::new();

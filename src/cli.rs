@@ -162,6 +162,8 @@ pub enum Command {
     Rm(RmArgs),
     /// Convert version-3 runs (the August 2026 agent) to version 1, keeping the originals
     Upgrade(UpgradeArgs),
+    /// Close open runs that crashed and will never resume with a terminal record the agent reads (its "terminate"); refuses live runs and runs waiting on a person
+    End(EndArgs),
     /// Print the fingerprint an agent file would start a run with (JSON, for diff)
     Fingerprint(FingerprintArgs),
     /// Compare two fingerprints and say what a resume would do
@@ -249,6 +251,23 @@ pub struct VerifyArgs {
     /// Check records against the schemas in DIR instead of the built-in ones
     #[arg(long, value_name = "DIR", conflicts_with = "no_schema")]
     pub schema_dir: Option<PathBuf>,
+    /// Only errors and warnings, and the verdict: the same as --severity warning
+    #[arg(long, short = 'q', conflicts_with = "severity")]
+    pub quiet: bool,
+    /// The lowest severity shown (the counts and the exit status still take every finding)
+    #[arg(long, value_enum, value_name = "SEVERITY")]
+    pub severity: Option<SeverityArg>,
+}
+
+/// `verify --severity`: the lowest severity of finding shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+pub enum SeverityArg {
+    /// Errors only
+    Error,
+    /// Errors and warnings
+    Warning,
+    /// Every finding (the default)
+    Info,
 }
 
 #[derive(Args, Debug)]
@@ -565,6 +584,52 @@ pub struct UpgradeArgs {
     /// JetStream: upgrade a run within its hold (its writer is known to be gone)
     #[arg(long)]
     pub force: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct EndArgs {
+    /// The runs to end (or select them with the filters below: only open runs are selected)
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
+    pub runs: Vec<String>,
+    #[command(flatten)]
+    pub filter: crate::filter::FilterArgs,
+    /// Only runs whose last record (the last activity) is older than this. DURATION as --hold: 90m, 24h, 7d
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub older_than: Option<std::time::Duration>,
+    /// The reason the terminal record gives (the agent's own; suspended leaves the run resumable)
+    #[arg(long, value_enum, default_value_t = EndReason::Error)]
+    pub reason: EndReason,
+    /// The terminal record's message, stored exactly as given (without it the record carries no message)
+    #[arg(long, value_name = "TEXT")]
+    pub message: Option<String>,
+    /// End runs waiting on a person too (deferred calls to answer, calls to approve): what they were asked is dropped
+    #[arg(long)]
+    pub even_if_waiting: bool,
+    /// List what would be ended; write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not ask (required when standard input is not a terminal)
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// JetStream: end within the hold (SPEC 8), once its writer is known to be gone
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// `end --reason`: the agent's five terminal reasons.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum EndReason {
+    /// The run finished
+    Completed,
+    /// Stopped; resume continues it
+    Suspended,
+    /// Ended in an error (the default)
+    Error,
+    /// The token budget was spent
+    Budget,
+    /// The iteration limit was reached
+    #[value(name = "max_iterations")]
+    MaxIterations,
 }
 
 #[derive(Args, Debug)]

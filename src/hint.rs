@@ -562,6 +562,10 @@ fn for_refusal(g: &Invocation, r: &journal::ops::Refusal) -> Option<String> {
         ),
         Why::TooBig => "shorten it, or store it elsewhere and answer with a reference to it".into(),
         Why::Changed(_) => "run the command again".into(),
+        Why::WaitsOnAPerson { .. } => format!(
+            "`{}` shows what it waits on; --even-if-waiting ends it anyway",
+            command(g, &["show", run])
+        ),
         _ => return None,
     })
 }

@@ -8,7 +8,7 @@
 //! - `invocation`: the resolved global flags, output style and environment
 //! - `hint`: the next command to run, repeating the invocation's flags
 //! - `error`: failures, their help, exit codes
-//! - `ask`: the editor prompt of `answer` and `resume`
+//! - `ask`: the editor prompt of `answer` and `resume`; the yes-or-no question of `end`
 //! - `signal`: Ctrl-C as a stop flag for `run` and `resume`
 //! - `runs`: one run folded as `show` and `fold` fold it
 //! - `filter`: the run filters of `ls`, `search` and `stats --all`
@@ -84,6 +84,7 @@ fn main() -> ExitCode {
         cli::Command::Repair(a) => cmd::repair::run(g, a, &mut out),
         cli::Command::Rm(a) => cmd::rm::run(g, a, &mut out),
         cli::Command::Upgrade(a) => cmd::upgrade::run(g, a, &mut out),
+        cli::Command::End(a) => cmd::end::run(g, a, &mut out),
         cli::Command::Fingerprint(a) => cmd::fingerprint::run(a, &mut out),
         cli::Command::Diff(a) => cmd::diff::run(g, a, &mut out),
         cli::Command::Run(a) => cmd::run::run(g, a, &mut out),

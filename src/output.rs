@@ -299,8 +299,8 @@ pub fn status_cell(text: String, status: &Listed, waiting: bool) -> Cell {
             Some(Color::Yellow)
         }
         Listed::Run(S::Open) => Some(Color::Cyan),
-        Listed::Run(S::Terminal(R::Other(_))) => None,
-        // A status newer than this binary: plain.
+        // A newer agent's reason, or a reason or status a newer library
+        // names: plain.
         _ => None,
     };
     paint(text, color)

@@ -3,6 +3,9 @@
 //! its size: `/dev/zero`, a FIFO that never ends or a mistaken
 //! multi-gigabyte file is refused once it passes the bound, never read
 //! until memory runs out.
+//!
+//! Public API: the binary reads operator-named files through [`read`] and
+//! [`read_path`] with the bounds [`SECRET`], [`SETTINGS`] and [`RECORDS`].
 
 use std::io::{self, Read};
 use std::path::Path;
@@ -37,7 +40,7 @@ pub fn read_path(path: &Path, max: u64) -> io::Result<Vec<u8>> {
 }
 
 /// At most `max` bytes of the file at `path`, as UTF-8 text.
-pub fn read_string(path: &Path, max: u64) -> io::Result<String> {
+pub(crate) fn read_string(path: &Path, max: u64) -> io::Result<String> {
     String::from_utf8(read_path(path, max)?)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.utf8_error()))
 }

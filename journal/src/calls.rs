@@ -10,6 +10,9 @@
 //! deferral when it deferred: a hand-written answer arrives whenever a
 //! person gives it and measures no tool) and starting at the record
 //! journaled just before that one, when both carry a time.
+//!
+//! Public API: `query` pairs calls with their answers ([`pair`]), filters
+//! them ([`Filter`]) and names a result's provider kind ([`result_kind`]).
 
 use crate::record::{Block, Deferred, Payload, Record, ToolResult};
 use crate::time::Time;
@@ -20,8 +23,11 @@ use std::collections::HashMap;
 /// One tool call and its answer, as SPEC 13's `query` lists it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Call {
+    /// The iteration of the assistant record holding the call.
     pub iteration: i64,
+    /// The `tool_use` block's id.
     pub tool_use_id: String,
+    /// The tool called.
     pub tool: String,
     /// The input as journaled: `Some(None)` is Go's nil, which the agent
     /// journals, reads back and prints as `null` (a tool_use without an
@@ -38,6 +44,7 @@ pub struct Call {
     /// The result record that answered it, as journaled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub answer: Option<ToolResult>,
+    /// When the result record was appended.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub answer_time: Option<Time>,
 }
@@ -46,7 +53,9 @@ pub struct Call {
 /// dispatch, `took` (nanoseconds) when both ends of the gap carry a time.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Timing {
+    /// A result or deferral finished the call's dispatch.
     pub ended: bool,
+    /// Nanoseconds from the call's record to its end, when both carry a time.
     pub took: Option<u128>,
 }
 
@@ -121,6 +130,7 @@ pub fn pair<'a>(records: impl IntoIterator<Item = &'a Record>) -> (Vec<Call>, Ve
 pub struct Filter {
     /// Any of these tools, compared exactly; empty: every tool.
     pub tools: Vec<String>,
+    /// Only calls of this iteration.
     pub iteration: Option<i64>,
     /// Only calls with an answer.
     pub answered: bool,
@@ -133,6 +143,7 @@ pub struct Filter {
 }
 
 impl Filter {
+    /// Whether `c` passes every filter that is set.
     pub fn matches(&self, c: &Call) -> bool {
         if !self.tools.is_empty() && !self.tools.contains(&c.tool) {
             return false;

@@ -5,6 +5,10 @@
 //! A run's digest is the SHA-256 over its record bodies, each followed by
 //! `\n`: the bytes of its clean journal file, whichever store holds it.
 //! `migrate` compares a copy with its source by it.
+//!
+//! Public API: [`random_hex`] (the binary names files with it) and
+//! [`digest`]/[`hex`] (re-exported by `migrate`); the incremental hasher
+//! stays inside the crate.
 
 use sha2::{Digest, Sha256};
 
@@ -32,7 +36,7 @@ pub fn digest<'a>(bodies: impl IntoIterator<Item = &'a [u8]>) -> String {
 
 /// [`digest`] fed one body at a time.
 #[derive(Clone, Default)]
-pub struct Lines {
+pub(crate) struct Lines {
     sha: Sha256,
 }
 

@@ -2,6 +2,8 @@
 //! backend: a new file written and fsynced (never replacing one, never
 //! through a link), and a directory fsynced so the names in it last. A
 //! leaf: the file backend, JetStream's backups and `upgrade` all use these.
+//!
+//! Crate-internal: only the stores and `upgrade` write durable files.
 
 use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;

@@ -15,6 +15,10 @@
 //! - A tool name the runner does not know still gets a definition (empty
 //!   description, schema `{"type":"object"}`, not deferred): the agent
 //!   advertises what the file names, and a call to it gets an error result.
+//!
+//! Public API: `fingerprint` builds one from an agent file ([`of_agent`]) and
+//! `fingerprint diff` compares two ([`diff`], its [`Class`]es and
+//! [`Verdict`]); the tool definitions and hash helpers stay inside the crate.
 
 use crate::agent::AgentFile;
 use crate::gojson;
@@ -25,7 +29,7 @@ use sha2::{Digest, Sha256};
 
 /// A tool definition as the agent hashes it.
 #[derive(Debug, Clone)]
-pub struct ToolDef {
+pub(crate) struct ToolDef {
     pub name: String,
     pub description: String,
     /// JSON text of the input schema.
@@ -33,15 +37,15 @@ pub struct ToolDef {
     pub defer_loading: bool,
 }
 
-pub const EXEC_DESCRIPTION: &str = "Run a shell command with sh -c and return its stdout, stderr and exit status. A non-zero exit status is an error result.";
-pub const EXEC_SCHEMA: &str = r#"{"type":"object","properties":{"command":{"type":"string","description":"The command line, run with sh -c."},"timeout_s":{"type":"integer","minimum":1,"description":"Kill the command after this many seconds."}},"required":["command"]}"#;
-pub const DEFER_DESCRIPTION: &str = "Hand this call to a person. The run suspends once the rest of the batch is done; the answer is given later with fisk-admin answer, and the run resumes.";
-pub const DEFER_SCHEMA: &str = r#"{"type":"object","properties":{"note":{"type":"string","description":"What the person should do or decide."},"handle":{"type":"string","description":"A reference the person can use, such as a ticket id."}}}"#;
+pub(crate) const EXEC_DESCRIPTION: &str = "Run a shell command with sh -c and return its stdout, stderr and exit status. A non-zero exit status is an error result.";
+pub(crate) const EXEC_SCHEMA: &str = r#"{"type":"object","properties":{"command":{"type":"string","description":"The command line, run with sh -c."},"timeout_s":{"type":"integer","minimum":1,"description":"Kill the command after this many seconds."}},"required":["command"]}"#;
+pub(crate) const DEFER_DESCRIPTION: &str = "Hand this call to a person. The run suspends once the rest of the batch is done; the answer is given later with fisk-admin answer, and the run resumes.";
+pub(crate) const DEFER_SCHEMA: &str = r#"{"type":"object","properties":{"note":{"type":"string","description":"What the person should do or decide."},"handle":{"type":"string","description":"A reference the person can use, such as a ticket id."}}}"#;
 /// The schema of a tool name the runner does not know.
-pub const UNKNOWN_SCHEMA: &str = r#"{"type":"object"}"#;
+pub(crate) const UNKNOWN_SCHEMA: &str = r#"{"type":"object"}"#;
 
 /// The definition the runner advertises for `name`.
-pub fn tool_def(name: &str) -> ToolDef {
+pub(crate) fn tool_def(name: &str) -> ToolDef {
     let (description, schema) = match name {
         "exec" => (EXEC_DESCRIPTION, EXEC_SCHEMA),
         "defer" => (DEFER_DESCRIPTION, DEFER_SCHEMA),
@@ -100,12 +104,12 @@ fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 /// `system_hash` of the system prompt parts (`None`: Go's nil slice).
-pub fn system_hash(parts: Option<&[String]>) -> String {
+pub(crate) fn system_hash(parts: Option<&[String]>) -> String {
     sha256_hex(&gojson::to_vec(&parts))
 }
 
 /// `tools_hash` of the named tools, in order.
-pub fn tools_hash(names: &[String]) -> String {
+pub(crate) fn tools_hash(names: &[String]) -> String {
     // The agent builds the list with a made slice, never nil: no tools is
     // `[]`, not `null` (SPEC 4).
     let defs: Vec<ToolDef> = names.iter().map(|n| tool_def(n)).collect();
@@ -130,38 +134,53 @@ pub fn of_agent(a: &AgentFile) -> Fingerprint {
 /// A field's class decides what its change does to a resume (SPEC 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Class {
+    /// `max_tokens`, `max_iterations`: a resume continues and reports it.
     Budget,
+    /// `tools_hash`: a resume continues, warns and drops standing approvals.
     Tools,
+    /// `model`, `system_hash`, `thinking_mode`, `reasoning_effort`: refused
+    /// unless `--force`.
     Blocking,
+    /// `provider`: refused.
     Hard,
 }
 
 /// One changed field. Hashed fields carry no values: `from`/`to` are `None`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Change {
+    /// The field's key in the fingerprint.
     pub field: &'static str,
+    /// What its change does to a resume.
     pub class: Class,
+    /// The field is a hash: its values are not shown.
     pub hashed: bool,
     /// The old value as text, `"none"` when empty; `None` for a hash.
     pub from: Option<String>,
+    /// The new value, as `from` shows the old.
     pub to: Option<String>,
 }
 
 /// What a resume with the second fingerprint would do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Verdict {
+    /// No field differs.
     #[serde(rename = "identical")]
     Identical,
+    /// Only budget or tools fields differ: a resume continues and warns.
     #[serde(rename = "continues with warnings")]
     Warnings,
+    /// A blocking field differs: a resume needs `--force`.
     #[serde(rename = "refused unless --force")]
     RefusedUnlessForce,
+    /// A hard field differs: no resume.
     #[serde(rename = "refused")]
     Refused,
 }
 
 impl Verdict {
+    /// The verdict as `fingerprint diff` prints it (and its JSON spells it).
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Identical => "identical",
@@ -180,9 +199,12 @@ impl Verdict {
     }
 }
 
+/// Two fingerprints compared: every changed field and what it means.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Diff {
+    /// The fields that differ, in SPEC order.
     pub changes: Vec<Change>,
+    /// What a resume would do: decided by the worst class changed.
     pub verdict: Verdict,
 }
 
@@ -195,6 +217,26 @@ fn shown(s: &str) -> String {
 }
 
 /// Compare the run's fingerprint `a` with the one a resume would use `b`.
+/// # Examples
+///
+/// ```
+/// use journal::fingerprint::{diff, Class, Verdict};
+/// use journal::record::Fingerprint;
+///
+/// let run = Fingerprint { model: "m1".into(), max_tokens: 1000, ..Fingerprint::default() };
+///
+/// // A budget change: the resume continues, with the change reported.
+/// let bigger = Fingerprint { max_tokens: 2000, ..run.clone() };
+/// let d = diff(&run, &bigger);
+/// assert_eq!(d.verdict, Verdict::Warnings);
+/// assert_eq!(d.changes.first().map(|c| (c.field, c.class)), Some(("max_tokens", Class::Budget)));
+///
+/// // Another model: refused unless forced.
+/// let other = Fingerprint { model: "m2".into(), ..run.clone() };
+/// let v = diff(&run, &other).verdict;
+/// assert_eq!(v.as_str(), "refused unless --force");
+/// assert!(!v.proceeds(false) && v.proceeds(true));
+/// ```
 pub fn diff(a: &Fingerprint, b: &Fingerprint) -> Diff {
     let mut changes = Vec::new();
     let mut text = |field, class, x: &str, y: &str| {

@@ -1,10 +1,13 @@
 //! Run ids (SPEC 1.2). An id becomes a file name and a subject token, so it
 //! is checked before it is used for either: this is also the path-traversal
 //! defence.
+//!
+//! Public API: front ends check a run id before using it ([`check`],
+//! [`is_valid`]); the length bound and the worker name stay inside the crate.
 
 use crate::error::{Error, Result};
 
-pub const MAX_ID_LEN: usize = 128;
+pub(crate) const MAX_ID_LEN: usize = 128;
 
 /// Check `id` against `^[a-zA-Z0-9][a-zA-Z0-9_-]*$`, at most 128 bytes.
 pub fn check(id: &str) -> Result<()> {
@@ -31,13 +34,14 @@ pub fn check(id: &str) -> Result<()> {
     }
 }
 
+/// Whether `id` passes [`check`].
 pub fn is_valid(id: &str) -> bool {
     check(id).is_ok()
 }
 
 /// The worker name in `claim.by`, and in what a JetStream delete leaves
 /// as its fence: this host and process.
-pub fn worker_name() -> String {
+pub(crate) fn worker_name() -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .or_else(|_| std::fs::read_to_string("/etc/hostname"))
         .map(|h| h.trim().to_owned())

@@ -3,6 +3,9 @@
 //! else the default under an absolute `$HOME`. A leaf: every layer that
 //! needs a home (the default store, `rm`'s and `upgrade`'s JetStream
 //! backups, the `nats` CLI's contexts) asks here.
+//!
+//! Crate-internal: the binary asks the stores and settings for paths, never
+//! XDG itself.
 
 use std::path::PathBuf;
 

@@ -1,6 +1,9 @@
 //! Matching inside a transcript (`search --in`, beyond the agent, which
 //! matches the prompt only): the first record whose text in the chosen
 //! scope matches, with a short excerpt around the match. Pure.
+//!
+//! Public API: `search --in` finds the first match in a run
+//! ([`first_match`]).
 
 use crate::record::{Block, Payload, Record};
 
@@ -20,6 +23,7 @@ pub enum Scope {
 /// Where a pattern first matched.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Hit {
+    /// The matching record's seq.
     pub seq: u64,
     /// Up to about 40 characters either side of the match, on one line.
     pub excerpt: String,

@@ -12,6 +12,10 @@
 //! three-digit octal escape (`$'bad\377.json'`), as GNU `ls` shows such
 //! names: bash, zsh, ksh and a POSIX.1-2024 `sh` read it back to the same
 //! bytes.
+//!
+//! Public API: the binary quotes names for a shell ([`word`], [`path_word`]),
+//! shows paths in running text ([`shown`]) and keeps characters a terminal
+//! acts on off it ([`is_dangerous`]).
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;

@@ -2,6 +2,10 @@
 //! field for field as the agent derives it. Pure: no I/O, no refusal; a
 //! record it does not read is passed over, and a run with no terminal
 //! record is reported open (no `terminal`).
+//!
+//! Public API: `stats` builds a run's document ([`stats`]) and `stats --all`
+//! adds them up ([`Totals`]); the widening to exact sums stays inside the
+//! crate.
 
 use crate::calls;
 use crate::record::{Payload, Record};
@@ -35,9 +39,13 @@ impl Count for i128 {
 /// A token count by the tiers a provider reports.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Tokens<N: Count = i64> {
+    /// Input tokens billed.
     pub in_tokens: N,
+    /// Output tokens billed.
     pub out_tokens: N,
+    /// Input tokens read from the prompt cache.
     pub cache_read_tokens: N,
+    /// Input tokens written to the prompt cache.
     pub cache_create_tokens: N,
     /// Part of `out_tokens`, not on top of it.
     pub thinking_tokens: N,
@@ -52,6 +60,7 @@ impl<N: Count> Tokens<N> {
             .plus(self.cache_create_tokens)
     }
 
+    /// Add `o`'s counts to these (saturating, as every [`Count`] adds).
     pub fn add(&mut self, o: &Tokens<N>) {
         self.in_tokens = self.in_tokens.plus(o.in_tokens);
         self.out_tokens = self.out_tokens.plus(o.out_tokens);
@@ -63,7 +72,7 @@ impl<N: Count> Tokens<N> {
 
 impl Tokens<i64> {
     /// The same counts, for an exact sum.
-    pub fn widen(&self) -> Tokens<i128> {
+    pub(crate) fn widen(&self) -> Tokens<i128> {
         Tokens {
             in_tokens: self.in_tokens.into(),
             out_tokens: self.out_tokens.into(),
@@ -77,27 +86,36 @@ impl Tokens<i64> {
 /// One model response (one assistant record).
 #[derive(Debug, Clone, Serialize)]
 pub struct Response {
+    /// The iteration the response belongs to.
     pub iteration: i64,
+    /// When its record was appended; `None` on a version-3 journal.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time: Option<Time>,
+    /// What the response cost.
     pub tokens: Tokens,
 }
 
 /// A run's calls to one tool.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ToolStats<N: Count = i64> {
+    /// The tool's name.
     pub tool: String,
     /// The kind tokens of the providers that answered, sorted.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub kinds: Vec<String>,
+    /// Calls of the tool.
     pub calls: N,
+    /// Calls handed to their provider.
     pub dispatched: N,
     /// Answered without running (a kind is recorded, `dispatched` false).
     pub undispatched: N,
+    /// Calls no result or deferral answered.
     pub unanswered: N,
+    /// Calls answered with an error.
     pub errors: N,
     /// Total time of the timed calls.
     pub duration_ns: N,
+    /// Calls whose duration is known (both ends carry a time).
     pub timed: N,
     /// Ended (a result or deferral) but not timed.
     pub untimed: N,
@@ -126,7 +144,7 @@ impl<N: Count> ToolStats<N> {
 
 impl ToolStats<i64> {
     /// The same row, for an exact sum.
-    pub fn widen(&self) -> ToolStats<i128> {
+    pub(crate) fn widen(&self) -> ToolStats<i128> {
         ToolStats {
             tool: self.tool.clone(),
             kinds: self.kinds.clone(),
@@ -145,11 +163,15 @@ impl ToolStats<i64> {
 /// SPEC 13's Statistics document.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Statistics {
+    /// The run's id.
     pub run_id: String,
+    /// The agent that produced the run; empty when the meta record names none.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub agent: String,
+    /// The model of the run's fingerprint; empty when none.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub model: String,
+    /// Who started the run; empty when not given.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub caller: String,
     /// meta.created, or the meta record's own time where that is zero.
@@ -161,14 +183,20 @@ pub struct Statistics {
     /// The last terminal's reason, when nothing follows it.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub terminal: String,
+    /// When the last terminal was appended, when nothing follows it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ended: Option<Time>,
+    /// The model responses (assistant records) the run holds.
     pub iterations: i64,
+    /// The fingerprint's iteration budget; 0 when unset.
     #[serde(skip_serializing_if = "is_zero")]
     pub max_iterations: i64,
+    /// The fingerprint's token budget per call; 0 when unset.
     #[serde(skip_serializing_if = "is_zero")]
     pub max_tokens: i64,
+    /// The tokens of every response, added up.
     pub tokens: Tokens,
+    /// Every response, in journal order.
     pub responses: Vec<Response>,
     /// One row per tool called, by name.
     pub tools: Vec<ToolStats>,
@@ -190,6 +218,23 @@ impl Statistics {
 }
 
 /// The statistics of a run from its records.
+/// # Examples
+///
+/// ```
+/// use journal::record::{Assistant, Meta, Payload, Record};
+/// use journal::stats::stats;
+///
+/// let meta = Meta { run_id: "r1".into(), ..Meta::default() };
+/// let reply = Assistant { iteration: 1, in_tokens: 10, out_tokens: 5, ..Assistant::default() };
+/// let records = [
+///     Record::new(1, Payload::Meta(meta)),
+///     Record::new(2, Payload::Assistant(reply)),
+/// ];
+/// let s = stats(&records);
+/// assert_eq!((s.run_id.as_str(), s.iterations), ("r1", 1));
+/// assert_eq!(s.tokens.total(), 15);
+/// assert_eq!(s.responses.len(), 1);
+/// ```
 pub fn stats<'a, I>(records: I) -> Statistics
 where
     I: IntoIterator<Item = &'a Record>,
@@ -294,8 +339,11 @@ fn tool_rows<'a>(records: impl IntoIterator<Item = &'a Record>) -> Vec<ToolStats
 /// `i128`): 2^64 runs of counts at i64's bounds still fit.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Totals {
+    /// The runs added up.
     pub runs: u64,
+    /// Their iterations, added up.
     pub iterations: i128,
+    /// Their tokens, added up.
     pub tokens: Tokens<i128>,
     /// What the token budget counts: input, output, both cache tiers.
     pub total_tokens: i128,

@@ -1,6 +1,10 @@
 //! Times as Go's `time.Time` reads and writes them in a journal: strict
 //! RFC 3339 in, `time.RFC3339Nano` out, compared as instants; and "now" for
 //! the records and backup names this tool writes.
+//!
+//! Public API: front ends read times ([`Time`]), parse time and duration
+//! arguments ([`parse_when`], [`parse_duration`]) and print durations
+//! ([`format_duration`]); the compact file-name stamp stays inside the crate.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -20,7 +24,7 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 
 /// A UTC timestamp for file names: `20231114T221320.120000000Z` (no
 /// colons, sorts by time).
-pub fn compact(t: SystemTime) -> String {
+pub(crate) fn compact(t: SystemTime) -> String {
     let (secs, nanos) = match t.duration_since(UNIX_EPOCH) {
         Ok(d) => (d.as_secs() as i64, d.subsec_nanos()),
         Err(_) => (0, 0),
@@ -122,6 +126,7 @@ impl std::fmt::Display for TimeError {
 }
 
 impl Time {
+    /// Go's zero time, 0001-01-01T00:00:00Z: what a journal writes for no time.
     pub const ZERO: Time = Time {
         unix: ZERO_UNIX,
         nanos: 0,
@@ -133,6 +138,7 @@ impl Time {
         self.unix == ZERO_UNIX && self.nanos == 0
     }
 
+    /// The instant `t`, in UTC.
     pub fn from_system(t: SystemTime) -> Time {
         let (unix, nanos) = match t.duration_since(UNIX_EPOCH) {
             Ok(d) => (
@@ -151,6 +157,7 @@ impl Time {
         }
     }
 
+    /// The current instant, in UTC.
     pub fn now() -> Time {
         Time::from_system(SystemTime::now())
     }
@@ -463,6 +470,18 @@ impl Time {
 
 /// A time argument, read against now and the local time zone (`TZ`, else
 /// the system's): see [`parse_when_in`].
+/// # Examples
+///
+/// ```
+/// use journal::time::parse_when;
+///
+/// let t = parse_when("2026-11-30T18:00:00Z")?;
+/// assert_eq!(t.to_rfc3339(), "2026-11-30T18:00:00Z");
+/// // A span counts back from now.
+/// assert!(parse_when("90m")? < parse_when("1m")?);
+/// assert!(parse_when("yesterday-ish").is_err());
+/// # Ok::<(), journal::time::ArgError>(())
+/// ```
 pub fn parse_when(s: &str) -> Result<Time, ArgError> {
     parse_when_in(s, Time::now(), &jiff::tz::TimeZone::system())
 }
@@ -622,6 +641,19 @@ fn zone(rest: &str) -> Result<Option<jiff::tz::TimeZone>, String> {
 /// `hold` setting reads it) plus `d` for 24 hours. A negative one is refused,
 /// and so is a bare number other than `0` (Go refuses it too: a number
 /// without a unit is not seconds).
+/// # Examples
+///
+/// ```
+/// use journal::time::{format_duration, parse_duration};
+/// use std::time::Duration;
+///
+/// assert_eq!(parse_duration("1h30m")?, Duration::from_secs(5400));
+/// assert_eq!(parse_duration("2d")?, Duration::from_secs(2 * 86_400));
+/// assert!(parse_duration("90").is_err(), "a number needs a unit");
+/// assert!(parse_duration("-5s").is_err());
+/// assert_eq!(format_duration(Duration::from_secs(600)), "600s");
+/// # Ok::<(), journal::time::ArgError>(())
+/// ```
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, ArgError> {
     parse_span(s, false).map_err(|why| ArgError(format!("{s:?} {why}")))
 }

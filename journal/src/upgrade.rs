@@ -7,13 +7,16 @@
 //! (`store::file::upgrade`, `store::jetstream::upgrade`) make the change
 //! durable, each keeping the original first. A journal this module refuses
 //! is never touched.
+//!
+//! Public API: the binary reports an upgrade's [`Outcome`]; the plan is the
+//! stores' business and stays inside the crate.
 
 use crate::record::{Payload, Record, VERSION, VERSION_AUGUST};
 use crate::verify::{verify_bytes, Severity};
 
 /// What `upgrade` will do with one journal.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Plan {
+pub(crate) enum Plan {
     /// Already version 1: left alone.
     Current,
     /// Version 3: the meta record becomes `meta`, the other records stay.
@@ -31,10 +34,15 @@ pub enum Outcome {
     /// The run is version 1 already; nothing was written.
     Current,
     /// A dry run: the run would be upgraded.
-    Would { records: usize },
+    Would {
+        /// How many records the journal holds.
+        records: usize,
+    },
     /// Upgraded; the original is kept at `kept`.
     Upgraded {
+        /// How many records the journal holds.
         records: usize,
+        /// Where the original journal is kept.
         kept: std::path::PathBuf,
         /// A previous upgrade of this run was interrupted and is now done
         /// (JetStream: the run's last record is its tail again).
@@ -45,7 +53,7 @@ pub enum Outcome {
 /// Decide what to do with a journal's bytes. Refuses (with the reason, for
 /// the operator) anything that is not a whole, healthy journal of version
 /// 1 or 3: an upgrade never rewrites a journal it cannot fully read.
-pub fn plan(run: &str, bytes: &[u8]) -> Result<Plan, String> {
+pub(crate) fn plan(run: &str, bytes: &[u8]) -> Result<Plan, String> {
     // A version-1 run is left alone whatever else is true of it.
     let head = crate::lines::split(bytes)
         .next()
@@ -96,7 +104,7 @@ pub fn plan(run: &str, bytes: &[u8]) -> Result<Plan, String> {
 /// The meta record's bytes with its version 3 changed to 1, every other
 /// byte kept. The change is found by position and then proven: the new
 /// line must decode to the same JSON but for `meta.version`.
-pub fn meta_as_current(line: &[u8]) -> Result<Vec<u8>, String> {
+pub(crate) fn meta_as_current(line: &[u8]) -> Result<Vec<u8>, String> {
     let before: serde_json::Value =
         serde_json::from_slice(line).map_err(|e| format!("the meta record: {e}"))?;
     let mut want = before.clone();

@@ -75,6 +75,8 @@ fn render(out: &mut dyn Write, c: &Compared, style: Style) -> io::Result<()> {
                 Class::Blocking => "blocking",
                 Class::Tools => "tools",
                 Class::Budget => "budget",
+                // A class a newer library knows: its JSON name says it.
+                _ => "unknown",
             };
             t.add_row(vec![ch.field.to_owned(), class.to_owned(), change]);
         }

@@ -5,6 +5,7 @@ pub mod answer;
 pub mod approve;
 pub mod completions;
 pub mod diff;
+pub mod end;
 pub mod fingerprint;
 pub mod fold;
 pub mod info;

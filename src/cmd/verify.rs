@@ -15,7 +15,7 @@
 //! object `{"summary": {runs, records, bytes, errors, warnings, infos,
 //! seconds}}`. The shape is `schemas/output/verify.json`.
 
-use crate::cli::VerifyArgs;
+use crate::cli::{SeverityArg, VerifyArgs};
 use crate::error::CmdResult;
 use crate::hint;
 use crate::invocation::Invocation;
@@ -48,8 +48,10 @@ pub fn run(g: &Invocation, a: VerifyArgs, out: &mut dyn Write) -> CmdResult {
         runs: nruns,
     } = store.verify(&a.runs, check)?;
 
+    let shown = Shown::of(&a);
     let mut totals = [0u64; 3];
     let (mut records, mut bytes) = (0u64, 0u64);
+    let mut version_3: Vec<&str> = Vec::new();
     for rep in &reports {
         records += rep.records;
         bytes += rep.bytes;
@@ -57,8 +59,12 @@ pub fn run(g: &Invocation, a: VerifyArgs, out: &mut dyn Write) -> CmdResult {
             if let Some(n) = totals.get_mut(f.severity as usize) {
                 *n += 1;
             }
+            if !shown.shows(f) {
+                continue;
+            }
             match style.format {
                 Format::Json => json_line(out, f)?,
+                Format::Text if shown.sums_up(f) => version_3.push(&f.run),
                 Format::Text => render(out, f, a.details, style)?,
             }
         }
@@ -76,8 +82,25 @@ pub fn run(g: &Invocation, a: VerifyArgs, out: &mut dyn Write) -> CmdResult {
     match style.format {
         Format::Json => summary_line(out, &summary)?,
         Format::Text => {
-            let flagged = worst_per_run(&reports);
-            render_closing(out, g, &store, &flagged, &summary, a.runs.is_empty(), style)?
+            if !version_3.is_empty() {
+                render_version_3(out, g, &version_3, a.runs.is_empty(), style)?;
+            }
+            let mut flagged = worst_per_run(&reports);
+            if shown.filtered {
+                // The version-3 warnings and their upgrade are in the line
+                // above: a run's row names its other findings, or goes.
+                for fs in &mut flagged {
+                    fs.retain(|f| f.code != verify::Code::VersionThree);
+                }
+                flagged.retain(|fs| !fs.is_empty());
+            }
+            // Runs whose worst finding is below what is shown are left out.
+            flagged.retain(|fs| fs.first().is_some_and(|f| shown.shows(f)));
+            let closing = Closing {
+                whole_store: a.runs.is_empty(),
+                infos_shown: shown.level >= Severity::Info,
+            };
+            render_closing(out, g, &store, &flagged, &summary, closing, style)?
         }
     }
     let failed = errors > 0 || (a.strict && warnings > 0);
@@ -86,6 +109,62 @@ pub fn run(g: &Invocation, a: VerifyArgs, out: &mut dyn Write) -> CmdResult {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Which findings are printed (`--quiet`, `--severity`); the totals and
+/// the exit status count every finding whatever is shown.
+struct Shown {
+    /// The lowest severity shown.
+    level: Severity,
+    /// A filter was asked for: the version-3 warnings are summed up in one
+    /// line with one `upgrade` (text), not one line per run.
+    filtered: bool,
+}
+
+impl Shown {
+    fn of(a: &VerifyArgs) -> Shown {
+        let level = match (a.quiet, a.severity) {
+            (true, _) | (false, Some(SeverityArg::Warning)) => Severity::Warning,
+            (false, Some(SeverityArg::Error)) => Severity::Error,
+            (false, Some(SeverityArg::Info) | None) => Severity::Info,
+        };
+        Shown {
+            level,
+            filtered: a.quiet || a.severity.is_some(),
+        }
+    }
+
+    fn shows(&self, f: &Finding) -> bool {
+        f.severity <= self.level
+    }
+
+    fn sums_up(&self, f: &Finding) -> bool {
+        self.filtered && f.code == verify::Code::VersionThree
+    }
+}
+
+/// The version-3 runs in one line, with the one command that upgrades
+/// them (the whole store's `--all`, or the runs named).
+fn render_version_3(
+    out: &mut dyn Write,
+    g: &Invocation,
+    runs: &[&str],
+    whole_store: bool,
+    style: Style,
+) -> io::Result<()> {
+    let mut args = vec!["upgrade"];
+    match whole_store {
+        true => args.push("--all"),
+        false => args.extend_from_slice(runs),
+    }
+    let (word, color) = severity_word(Severity::Warning);
+    writeln!(
+        out,
+        "{} run(s): {}[version-3]: format version 3 (the August 2026 agent): the current agent will not list or resume them until they are upgraded to version 1 (an August 2026 agent still using the store cannot read an upgraded run): {}",
+        runs.len(),
+        colored(word, color, style.color),
+        sanitize(&hint::command(g, &args), false)
+    )
 }
 
 /// The totals over every run checked (keys sorted: `output::sorted`).
@@ -189,6 +268,15 @@ fn fix_chain(g: &Invocation, store: &Store, findings: &[&Finding]) -> Vec<String
     fixes
 }
 
+/// What the closing lines say beside the findings.
+#[derive(Clone, Copy)]
+struct Closing {
+    /// No run was named: the whole store was checked.
+    whole_store: bool,
+    /// The info findings were printed above.
+    infos_shown: bool,
+}
+
 /// The runs to act on, each with the command that fixes its worst
 /// finding; or one line saying everything checked is clean. Then the
 /// totals.
@@ -198,10 +286,10 @@ fn render_closing(
     store: &Store,
     flagged: &[Vec<&Finding>],
     s: &Summary,
-    whole_store: bool,
+    closing: Closing,
     style: Style,
 ) -> io::Result<()> {
-    let what = match (whole_store, s.runs) {
+    let what = match (closing.whole_store, s.runs) {
         (true, _) => "the store is",
         (false, 1) => "the run named is",
         (false, _) => "the runs named are",
@@ -210,15 +298,24 @@ fn render_closing(
         "{} run(s), {} records, {} bytes, {:.3} s",
         s.runs, s.records, s.bytes, s.seconds
     );
-    if flagged.is_empty() {
-        let infos = match s.infos {
-            0 => String::new(),
-            n => format!("; {n} info finding(s) above"),
+    if s.errors == 0 && s.warnings == 0 {
+        let infos = match (s.infos, closing.infos_shown) {
+            (0, _) => String::new(),
+            (n, true) => format!("; {n} info finding(s) above"),
+            (n, false) => format!("; {n} info finding(s) not shown (--severity info shows them)"),
         };
         return writeln!(
             out,
             "{}: {what} clean: no errors or warnings ({counts}){infos}",
             colored("ok", Color::Green, style.color)
+        );
+    }
+    if flagged.is_empty() {
+        // Filtered away (--severity, the version-3 line): only the totals.
+        return writeln!(
+            out,
+            "{} error(s), {} warning(s), {} info(s) in {counts}",
+            s.errors, s.warnings, s.infos
         );
     }
     writeln!(out)?;
@@ -286,6 +383,11 @@ mod tests {
         // A repair is the fix; upgrading is a store-wide decision.
         assert_eq!(
             chain(&[v3.clone(), finding(Code::TornTail, Remedy::Repair)]),
+            ["fisk-admin --state-dir /s repair r1"]
+        );
+        // Whichever comes first, the upgrade never follows the repair.
+        assert_eq!(
+            chain(&[finding(Code::TornTail, Remedy::Repair), v3.clone()]),
             ["fisk-admin --state-dir /s repair r1"]
         );
         // Alone, the upgrade is offered.

@@ -162,6 +162,8 @@ fn of_record(r: &Record, item: &Item) -> Shown {
             format!("[claim by {} at {}]", cell(&c.by, 200), c.claimed),
             Vec::new(),
         ),
+        // A kind a newer library decodes: named by its protocol, no body.
+        _ => Shown::new(format!("[record {}]", cell(&r.protocol, 80)), Vec::new()),
     }
 }
 
@@ -192,5 +194,8 @@ fn of_block(b: &Block) -> Shown {
             "[unknown block]".into(),
             json_lines(&serde_json::to_string(&Block::Other(m.clone())).unwrap_or_default()),
         ),
+        // A block a newer library decodes: shown as the block this build
+        // cannot read.
+        _ => Shown::new("[unknown block]".into(), Vec::new()),
     }
 }

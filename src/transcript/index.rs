@@ -294,6 +294,8 @@ impl Transcript {
             Payload::MemoryRevisions(_) => self.push(i, 0, Kind::Memory, seq),
             Payload::Terminal(_) => self.push(i, 0, Kind::Terminal, seq),
             Payload::Claim(_) => self.push(i, 0, Kind::Claim, seq),
+            // A kind a newer library decodes: shown as a skipped record.
+            _ => self.push(i, 0, Kind::Skipped, seq),
         }
     }
 }
@@ -307,5 +309,7 @@ fn block_kind(b: &Block, user: bool) -> Kind {
         Block::ToolResult(_) => Kind::ResultBlock,
         Block::Provider(_) => Kind::Provider,
         Block::Other(_) => Kind::OtherBlock,
+        // A block a newer library decodes: as one of another shape.
+        _ => Kind::OtherBlock,
     }
 }

@@ -641,6 +641,7 @@ fn every_output_schema_is_checked() {
     assert_eq!(
         names,
         [
+            "end.json",
             "fold.json",
             "ls.json",
             "migrate.json",
@@ -652,6 +653,6 @@ fn every_output_schema_is_checked() {
             "validate.json",
             "verify.json"
         ],
-        "a new output schema needs a test that validates real output against it (upgrade.json: tests/cli/upgrade.rs)"
+        "a new output schema needs a test that validates real output against it (upgrade.json: tests/cli/upgrade.rs; end.json: tests/cli/end.rs)"
     );
 }

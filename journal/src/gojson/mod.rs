@@ -7,6 +7,11 @@
 //! values it embeds, and it sorts map keys. serde_json already writes control
 //! characters the way Go >= 1.22 does (`\b \f \n \r \t`, otherwise lowercase
 //! `\u00XX`), and `BTreeMap` gives sorted keys; this formatter adds the rest.
+//!
+//! Public API: only [`scan`] and [`unique`], which `validate` uses to place a
+//! syntax error and to build the value a schema checks; the Go-compatible
+//! writer stays inside the crate (records encode through
+//! [`crate::record::Record::encode`]).
 
 pub mod scan;
 pub mod unique;
@@ -17,7 +22,7 @@ use std::io::{self, Write};
 
 /// A serde_json formatter producing Go's `json.Marshal` bytes.
 #[derive(Default, Clone, Copy)]
-pub struct GoFormatter;
+pub(crate) struct GoFormatter;
 
 fn write_html_safe<W: ?Sized + Write>(w: &mut W, s: &str) -> io::Result<()> {
     let bytes = s.as_bytes();
@@ -79,7 +84,7 @@ impl Formatter for GoFormatter {
 
 /// Go's `json.Compact` with HTML escaping: drop insignificant whitespace and
 /// escape `<>&`, U+2028 and U+2029 inside strings. Idempotent on Go output.
-pub fn compact_html<W: ?Sized + Write>(w: &mut W, s: &str) -> io::Result<()> {
+pub(crate) fn compact_html<W: ?Sized + Write>(w: &mut W, s: &str) -> io::Result<()> {
     let bytes = s.as_bytes();
     let mut in_str = false;
     let mut escaped = false;
@@ -122,7 +127,7 @@ pub fn compact_html<W: ?Sized + Write>(w: &mut W, s: &str) -> io::Result<()> {
 }
 
 /// Encode a value as Go would (no trailing newline).
-pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
+pub(crate) fn to_vec<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
     let mut ser = serde_json::Serializer::with_formatter(&mut out, GoFormatter);
     // Serialising our own types into a Vec cannot fail: no IO error is

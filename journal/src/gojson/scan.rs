@@ -35,12 +35,16 @@ use std::borrow::Cow;
 use std::fmt;
 
 /// Go's `maxNestingDepth`: a line nested deeper is refused.
+// Public for tests (journal/tests/go_decode.rs builds lines at the bound).
+#[doc(hidden)]
 pub const MAX_DEPTH: usize = 10_000;
 
 /// Containers nested deeper than this are cut to empty ones in the value
 /// built for a schema check ([`Scanned::shallow`]): serde_json builds values
 /// recursively and refuses past 128 levels. No schema constrains a value
 /// this deep (a test walks the schemas to keep it so).
+// Public for tests (journal/tests/go_decode.rs walks the schemas against it).
+#[doc(hidden)]
 pub const SCHEMA_DEPTH: usize = 100;
 
 const REPLACEMENT: &[u8] = "\u{fffd}".as_bytes();
@@ -81,19 +85,33 @@ const REPLACEMENT_ESCAPE: &[u8] = b"\\ufffd";
 
 /// Something Go reads differently from the bytes as written.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Note {
     /// A key given more than once in one object: the last value counts.
     /// `offset` is where the first occurrence starts, `count` how many.
     DuplicateKey {
+        /// The key, as decoded.
         key: String,
+        /// Byte offset of the key's first occurrence.
         offset: usize,
+        /// How many times the key is given.
         count: usize,
     },
     /// Bytes in a string that are not UTF-8, each read as U+FFFD: where the
     /// first is and how many there are on the line.
-    InvalidUtf8 { offset: usize, count: usize },
+    InvalidUtf8 {
+        /// Byte offset of the first byte not UTF-8.
+        offset: usize,
+        /// How many there are on the line.
+        count: usize,
+    },
     /// `\uXXXX` escapes of half a surrogate pair, each read as U+FFFD.
-    LoneSurrogate { offset: usize, count: usize },
+    LoneSurrogate {
+        /// Byte offset of the first lone surrogate escape.
+        offset: usize,
+        /// How many there are on the line.
+        count: usize,
+    },
 }
 
 impl fmt::Display for Note {
@@ -121,7 +139,9 @@ impl fmt::Display for Note {
 /// A line Go refuses before decoding it: where and why, in Go's words.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyntaxError {
+    /// Byte offset in the line where Go stops.
     pub offset: usize,
+    /// Go's message (`invalid character ...`).
     pub message: String,
 }
 
@@ -136,6 +156,7 @@ impl fmt::Display for SyntaxError {
 pub struct Scanned<'a> {
     /// The bytes to parse: the line itself unless a [`Note`] changed them.
     pub bytes: Cow<'a, [u8]>,
+    /// What Go reads differently from the bytes as written, in line order.
     pub notes: Vec<Note>,
     /// The deepest nesting of arrays and objects (0 for a scalar).
     pub depth: usize,
@@ -157,7 +178,7 @@ impl Scanned<'_> {
 /// Whether `line` cannot nest deeper than Go's limit: it has no more
 /// opening brackets than that (a cheap count, and no count at all for a
 /// line shorter than the limit).
-pub fn within_depth(line: &[u8]) -> bool {
+pub(crate) fn within_depth(line: &[u8]) -> bool {
     line.len() <= MAX_DEPTH || line.iter().filter(|&&c| c == b'[' || c == b'{').count() <= MAX_DEPTH
 }
 

@@ -7,7 +7,7 @@
 //! the schema check. It walks every byte in Rust, which costs about a third
 //! of `verify` with schemas. But serde_json already refuses invalid UTF-8,
 //! lone surrogates and nesting past its limit, and a repeated key is seen
-//! as the value is built. So [`parse`] builds the value with a visitor that
+//! as the value is built. So `parse` builds the value with a visitor that
 //! refuses a repeated key and counts the depth: when it gives a value, the
 //! scan would have noted nothing and left the bytes as they are, so the
 //! value is the one the scan's bytes parse to. When it gives `None` the
@@ -27,7 +27,7 @@ use std::fmt;
 /// `line` as a value with its nesting depth (a scalar is 0, `[]` is 1),
 /// or `None` when serde_json refuses it or a key repeats in an object:
 /// then only the scan can say how Go reads it.
-pub fn parse(line: &[u8]) -> Option<(Value, usize)> {
+pub(crate) fn parse(line: &[u8]) -> Option<(Value, usize)> {
     serde_json::from_slice::<Unique>(line)
         .ok()
         .map(|u| (u.value, u.depth))

@@ -1,5 +1,5 @@
 //! Operations an operator does by hand on a run (SPEC 6): answering a
-//! deferred call, approving a gated one. They exist here, not in a front
+//! deferred call, approving a gated one, ending a run that crashed (6.1). They exist here, not in a front
 //! end, because each is a write rule: every refusal is checked with no
 //! lock taken (so a refusal leaves the journal exactly as it was), then the
 //! operation becomes the run's writer, makes sure nothing changed since it
@@ -12,6 +12,7 @@
 
 pub mod answer;
 pub mod approve;
+pub mod end;
 
 use crate::fold::RunState;
 use crate::record::{Generation, Payload};
@@ -49,6 +50,8 @@ pub enum Op {
     Answer,
     /// `approve`: an approval of a gated call.
     Approve,
+    /// `end`: a terminal written by hand (SPEC 6.1).
+    End,
 }
 
 /// The refusals of the hand-written operations (SPEC 6), one variant each.
@@ -133,7 +136,25 @@ pub enum Why {
     },
     /// approve: the run is open and no call (of `tool`) waits in a
     /// pending batch.
-    NotWaiting { open: Open, tool: Option<String> },
+    NotWaiting {
+        /// Why the run counts as open.
+        open: Open,
+        /// The tool named, when one was.
+        tool: Option<String>,
+    },
+    /// end: the run is not open, it ended with `reason`: nothing to end.
+    NotOpen {
+        /// The last terminal's reason.
+        reason: String,
+    },
+    /// end: a person has to act on `calls` (answers, approvals) and the
+    /// operator did not say to end it anyway.
+    WaitsOnAPerson {
+        /// The calls waiting, by tool_use id.
+        calls: Vec<String>,
+    },
+    /// end: not one of the agent's five reasons.
+    NotAReason { reason: String },
 }
 
 /// What changed under an operation between its checks and its lock.
@@ -316,6 +337,21 @@ impl fmt::Display for Refusal {
                     "run {run} is not suspended: {open}, and no call{of} waits unanswered in a pending batch (it is running, or it stopped with nothing to approve); {nothing}"
                 )
             }
+            Why::NotOpen { reason } => write!(
+                f,
+                "run {run} is not open: it ended {}; there is nothing to end, {nothing}",
+                shown(reason)
+            ),
+            Why::WaitsOnAPerson { calls } => write!(
+                f,
+                "run {run} waits on a person ({}); ending it drops what they were asked, {nothing}",
+                listed(calls)
+            ),
+            Why::NotAReason { reason } => write!(
+                f,
+                "{:?} is not a reason the agent reads (completed, suspended, error, budget, max_iterations); {nothing}",
+                shown(reason)
+            ),
         }
     }
 }

@@ -20,7 +20,7 @@ fn fixture(name: &str) -> String {
 }
 
 /// A store holding run `run` as `text` (0700 directory, 0600 journal).
-fn store_with(run: &str, text: &str) -> (tempfile::TempDir, Store, PathBuf) {
+pub(super) fn store_with(run: &str, text: &str) -> (tempfile::TempDir, Store, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
     let path = dir.path().join(format!("{run}.json"));

@@ -13,17 +13,21 @@ use std::fmt;
 /// `{role, content}`. `content: None` is Go's nil slice, written `null`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 pub struct Message {
+    /// `user` or `assistant`.
     #[serde(default, deserialize_with = "nullable")]
     pub role: String,
+    /// The content blocks, in the order written.
     #[serde(default)]
     pub content: Option<Vec<Block>>,
 }
 
 impl Message {
+    /// The content blocks; none when `content` is `null`.
     pub fn blocks(&self) -> &[Block] {
         self.content.as_deref().unwrap_or(&[])
     }
-    pub fn user(blocks: Vec<Block>) -> Message {
+    /// A user message of `blocks`.
+    pub(crate) fn user(blocks: Vec<Block>) -> Message {
         Message {
             role: "user".into(),
             content: Some(blocks),
@@ -38,28 +42,36 @@ impl Message {
     }
 }
 
+/// Text the model wrote or was given.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
 pub struct TextBlock {
+    /// The text, verbatim.
     #[serde(default, deserialize_with = "nullable")]
     pub text: String,
 }
 
+/// The model's thinking, as the provider returned it.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
 pub struct ThinkingBlock {
+    /// The (summarized) thinking; empty when the provider gave none.
     #[serde(
         default,
         deserialize_with = "nullable",
         skip_serializing_if = "String::is_empty"
     )]
     pub text: String,
+    /// The provider's signature over the thinking (base64 on the wire).
     #[serde(default, with = "base64_bytes", skip_serializing_if = "Vec::is_empty")]
     pub signature: Vec<u8>,
 }
 
+/// A call of a tool the model asked for.
 #[derive(Serialize, Deserialize, Clone, Debug, Default)]
 pub struct ToolUseBlock {
+    /// The call's id; a `tool_result` or `deferred` of the same id answers it.
     #[serde(default, deserialize_with = "nullable")]
     pub id: String,
+    /// The tool called.
     #[serde(default, deserialize_with = "nullable")]
     pub name: String,
     /// Any JSON, verbatim. `None` is Go's nil RawMessage, written `null`.
@@ -76,24 +88,31 @@ impl PartialEq for ToolUseBlock {
 /// A tool's answer: the block form and the `result` of a tool_result record.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
 pub struct ToolResultBlock {
+    /// The `tool_use` block this answers.
     #[serde(default, deserialize_with = "nullable")]
     pub tool_use_id: String,
+    /// The tool's output as the model sees it.
     #[serde(default, deserialize_with = "nullable")]
     pub content: String,
+    /// The output is an error.
     #[serde(
         default,
         deserialize_with = "nullable",
         skip_serializing_if = "is_false"
     )]
     pub is_error: bool,
+    /// Keys this tool does not know (a newer agent's).
     #[serde(flatten, skip_serializing)]
     pub unknown: Unknown,
 }
 
+/// A block only one provider understands, kept verbatim.
 #[derive(Serialize, Deserialize, Clone, Debug, Default)]
 pub struct ProviderBlock {
+    /// The provider's block type.
     #[serde(default, deserialize_with = "nullable")]
     pub kind: String,
+    /// The block's JSON as written; `None` when `null`.
     #[serde(default)]
     pub raw: Option<Box<RawValue>>,
 }
@@ -112,11 +131,17 @@ fn raw_eq(a: &Option<Box<RawValue>>, b: &Option<Box<RawValue>>) -> bool {
 /// A content block: an object with exactly one key. A block with another
 /// shape is kept as [`Block::Other`] so nothing the agent wrote is lost.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum Block {
+    /// [`TextBlock`], key `text`.
     Text(TextBlock),
+    /// [`ThinkingBlock`], key `thinking`.
     Thinking(ThinkingBlock),
+    /// [`ToolUseBlock`], key `tool_use`.
     ToolUse(ToolUseBlock),
+    /// [`ToolResultBlock`], key `tool_result`.
     ToolResult(ToolResultBlock),
+    /// [`ProviderBlock`], key `provider`.
     Provider(ProviderBlock),
     /// Its members as written (raw values: nothing is parsed deeper, so a
     /// block nested as deep as Go allows is kept).
@@ -139,6 +164,7 @@ impl PartialEq for Members {
 }
 
 impl Block {
+    /// A text block of `s`.
     pub fn text(s: impl Into<String>) -> Block {
         Block::Text(TextBlock { text: s.into() })
     }

@@ -18,6 +18,7 @@ use std::fmt;
 pub struct DecodeError {
     /// false: not JSON at all; true: JSON, but a field has the wrong type.
     pub json_ok: bool,
+    /// What is wrong, for a person (serde_json's or the scanner's words).
     pub message: String,
 }
 
@@ -178,6 +179,21 @@ impl Record {
     /// scanner only sees what it refused. The one thing serde_json accepts
     /// that Go refuses is nesting past Go's limit inside a raw value; a line
     /// with no more opening brackets than the limit cannot nest that deep.
+    /// # Examples
+    ///
+    /// ```
+    /// use journal::record::{Kind, Payload, Record};
+    ///
+    /// let line = br#"{"seq":2,"protocol":"io.choria.fisk-ai.v1.session.decision","optional":true,"decision":{"tool":"exec"}}"#;
+    /// let r = Record::decode(line)?;
+    /// assert_eq!((r.seq, r.kind()), (2, Some(Kind::Decision)));
+    /// assert!(matches!(&r.payload, Some(Payload::Decision(d)) if d.tool == "exec"));
+    ///
+    /// // Not JSON at all, or JSON with a field of the wrong type: refused.
+    /// assert!(!Record::decode(b"{").unwrap_err().json_ok);
+    /// assert!(Record::decode(br#"{"seq":"two"}"#).unwrap_err().json_ok);
+    /// # Ok::<(), journal::record::DecodeError>(())
+    /// ```
     pub fn decode(line: &[u8]) -> Result<Record, DecodeError> {
         match Record::decode_scanned(line) {
             Ok(r) if within_depth(line) => Ok(r),
@@ -187,6 +203,9 @@ impl Record {
 
     /// Decode the bytes [`scan`] gave for a line: JSON Go accepts, so any
     /// error is a field of the wrong type.
+    // Public for tests: journal/tests/go_decode.rs checks the scanner's
+    // path against the fast one.
+    #[doc(hidden)]
     pub fn decode_scanned(line: &[u8]) -> Result<Record, DecodeError> {
         let env: Envelope = serde_json::from_slice(line).map_err(|e| DecodeError {
             json_ok: true,
@@ -277,6 +296,9 @@ impl Record {
     /// (`\u0054`) is refused by Go, which parses a time's raw bytes, but a
     /// parsed value has lost the escape, so such a line is decoded from its
     /// bytes instead (and fails there). `line` is what [`scan`] gave.
+    // Public for tests: journal/tests/no_panic.rs checks it agrees with
+    // `decode`.
+    #[doc(hidden)]
     pub fn from_value_of(v: serde_json::Value, line: &[u8]) -> Result<Record, DecodeError> {
         let literal = ["/time", "/meta/created", "/claim/claimed"]
             .iter()

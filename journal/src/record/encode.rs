@@ -13,6 +13,21 @@ impl Record {
     /// The canonical bytes (no newline), as the Go agent writes them.
     /// `None` for a record without a decodable payload: such a record can
     /// only be copied, never re-encoded.
+    /// # Examples
+    ///
+    /// ```
+    /// use journal::record::{Decision, Payload, Record};
+    ///
+    /// let approval = Decision { tool: "exec".into(), ..Decision::default() };
+    /// let r = Record::new(2, Payload::Decision(approval));
+    /// let bytes = r.encode().unwrap_or_default();
+    /// assert_eq!(
+    ///     String::from_utf8_lossy(&bytes),
+    ///     r#"{"seq":2,"protocol":"io.choria.fisk-ai.v1.session.decision","optional":true,"decision":{"tool":"exec"}}"#
+    /// );
+    /// assert_eq!(Record::decode(&bytes)?, r);
+    /// # Ok::<(), journal::record::DecodeError>(())
+    /// ```
     pub fn encode(&self) -> Option<Vec<u8>> {
         let payload = self.payload.as_ref()?;
         Some(gojson::to_vec(&CanonicalRecord(self, payload)))

@@ -14,6 +14,10 @@
 //! `content` (messages and their blocks), `payload` (the ten payloads),
 //! `reason` (why a run stopped), `decode` (bytes or a value to a record),
 //! `encode` (a record to the agent's bytes).
+//!
+//! Public API: front ends decode, build and encode records with [`Record`],
+//! match on [`Payload`] and its payload structs, and read [`Reason`]s; the
+//! version constants and the protocol prefix stay inside the crate.
 
 mod content;
 mod decode;
@@ -37,10 +41,10 @@ use crate::time::Time;
 
 /// The format version the agent as it ships now writes, and this tool
 /// creates new runs in (SPEC 1.1).
-pub const VERSION: i64 = 1;
+pub(crate) const VERSION: i64 = 1;
 
 /// The format version the August 2026 agent wrote (SPEC 1.1).
-pub const VERSION_AUGUST: i64 = 3;
+pub(crate) const VERSION_AUGUST: i64 = 3;
 
 /// The two generations of the agent whose journals this tool reads and
 /// writes (SPEC 1.1). `meta.version` names one; any other version is read
@@ -54,7 +58,8 @@ pub enum Generation {
 }
 
 impl Generation {
-    pub fn of(version: i64) -> Option<Generation> {
+    /// The generation that writes `version`; `None` for any other version.
+    pub(crate) fn of(version: i64) -> Option<Generation> {
         match version {
             VERSION => Some(Generation::Current),
             VERSION_AUGUST => Some(Generation::August),
@@ -62,6 +67,7 @@ impl Generation {
         }
     }
 
+    /// The `meta.version` this generation writes.
     pub fn version(self) -> i64 {
         match self {
             Generation::Current => VERSION,
@@ -71,13 +77,13 @@ impl Generation {
 
     /// Whether a record appended to a journal of this generation is
     /// stamped with `time` (SPEC 2).
-    pub fn stamps_time(self) -> bool {
+    pub(crate) fn stamps_time(self) -> bool {
         self == Generation::Current
     }
 }
 
 /// Every protocol id starts with this.
-pub const PROTOCOL_PREFIX: &str = "io.choria.fisk-ai.v1.session.";
+pub(crate) const PROTOCOL_PREFIX: &str = "io.choria.fisk-ai.v1.session.";
 
 /// The ten kinds, written once. Each kind's variant is named after its
 /// payload struct, so one list gives [`Kind`] (with its key and protocol
@@ -85,15 +91,16 @@ pub const PROTOCOL_PREFIX: &str = "io.choria.fisk-ai.v1.session.";
 /// kind, its encoding under its key, and its decoding from any
 /// [`payload::Source`].
 macro_rules! kinds {
-    ($($kind:ident => $key:literal,)*) => {
+    ($($(#[$doc:meta])* $kind:ident => $key:literal,)*) => {
         /// The ten record kinds.
         #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
         pub enum Kind {
-            $($kind,)*
+            $($(#[$doc])* $kind,)*
         }
 
         impl Kind {
-            pub const ALL: [Kind; 10] = [$(Kind::$kind,)*];
+            pub(crate) const ALL: [Kind; 10] = [$(Kind::$kind,)*];
 
             /// The protocol id's last segment, which is also the payload key.
             pub fn key(self) -> &'static str {
@@ -112,11 +119,13 @@ macro_rules! kinds {
 
         /// A decoded payload.
         #[derive(Clone, Debug, PartialEq)]
+        #[non_exhaustive]
         pub enum Payload {
-            $($kind(payload::$kind),)*
+            $($(#[$doc])* $kind(payload::$kind),)*
         }
 
         impl Payload {
+            /// The kind of record this payload belongs in.
             pub fn kind(&self) -> Kind {
                 match self {
                     $(Payload::$kind(_) => Kind::$kind,)*
@@ -147,41 +156,47 @@ macro_rules! kinds {
 }
 
 kinds! {
+    /// `meta`: the run's first record.
     Meta => "meta",
+    /// `assistant`: a model response.
     Assistant => "assistant",
+    /// `user`: a message to the model.
     User => "user",
+    /// `tool_result`: a tool call's result.
     ToolResult => "tool_result",
+    /// `deferred`: a call handed to a person.
     Deferred => "deferred",
+    /// `decision`: a standing approval of a tool.
     Decision => "decision",
+    /// `call_approval`: an approval of one call.
     CallApproval => "call_approval",
+    /// `memory_revisions`: the memory revisions seen.
     MemoryRevisions => "memory_revisions",
+    /// `terminal`: why a turn ended.
     Terminal => "terminal",
+    /// `claim`: a worker took the run.
     Claim => "claim",
 }
 
 impl Kind {
-    pub fn from_protocol(protocol: &str) -> Option<Kind> {
+    pub(crate) fn from_protocol(protocol: &str) -> Option<Kind> {
         let suffix = protocol.strip_prefix(PROTOCOL_PREFIX)?;
         Kind::ALL.into_iter().find(|k| k.key() == suffix)
-    }
-
-    /// Records that never change what the run is doing (SPEC 9).
-    pub fn is_inert(self) -> bool {
-        matches!(
-            self,
-            Kind::Claim | Kind::Decision | Kind::CallApproval | Kind::MemoryRevisions
-        )
     }
 }
 
 /// One record, decoded.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Record {
+    /// The record's position in its run: 1 for the meta record, then +1 each.
     pub seq: u64,
+    /// The protocol id: `io.choria.fisk-ai.v1.session.` and the kind's key, or an unknown
+    /// kind's id as written.
     pub protocol: String,
     /// When the record was appended (version 1); `None` when absent, `null`
     /// or zero (Go omits a zero time).
     pub time: Option<Time>,
+    /// The record may be skipped by a reader that does not know its kind (SPEC 1.3).
     pub optional: bool,
     /// `None` when the protocol is unknown, or known but its payload key is
     /// absent or `null`.
@@ -191,6 +206,7 @@ pub struct Record {
 }
 
 impl Record {
+    /// The record's kind; `None` when its protocol is unknown.
     pub fn kind(&self) -> Option<Kind> {
         Kind::from_protocol(&self.protocol)
     }
@@ -222,6 +238,7 @@ pub struct Entry {
     pub offset: u64,
     /// The record's bytes exactly as stored, without the newline.
     pub raw: Vec<u8>,
+    /// The decoded record.
     pub record: Record,
 }
 

@@ -7,16 +7,25 @@ use super::payload::Terminal;
 /// writes is kept as it is (`Other`): the journal's text is the truth, and
 /// the status shows it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Reason {
+    /// `completed`: the turn ended with the model's answer.
     Completed,
+    /// `suspended`: the run stopped resumable (a deferred call waits, or an
+    /// operator suspended it).
     Suspended,
+    /// `error`: the turn failed.
     Error,
+    /// `budget`: the run's budget ran out.
     Budget,
+    /// `max_iterations`: the run took as many iterations as it may.
     MaxIterations,
+    /// A reason this tool does not know, as written.
     Other(String),
 }
 
 impl Reason {
+    /// The reason `s` names; an unknown one is kept as [`Reason::Other`].
     pub fn parse(s: &str) -> Reason {
         match s {
             "completed" => Reason::Completed,
@@ -28,6 +37,7 @@ impl Reason {
         }
     }
 
+    /// The reason as written in `terminal.reason`.
     pub fn as_str(&self) -> &str {
         match self {
             Reason::Completed => "completed",
@@ -50,6 +60,7 @@ impl Terminal {
         }
     }
 
+    /// Why the run stopped, read from `reason`.
     pub fn reason(&self) -> Reason {
         Reason::parse(&self.reason)
     }

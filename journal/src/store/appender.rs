@@ -13,15 +13,7 @@ pub trait Appender: Send {
     /// Append the record's canonical bytes. `Ok(false)` when its seq is at
     /// or below `last_seq` (a duplicate: skipped, SPEC 2); a gap is an error.
     fn append(&mut self, record: &Record) -> crate::Result<bool> {
-        let raw = record.encode().ok_or_else(|| {
-            crate::Error::refused(
-                self.run(),
-                format!(
-                    "record seq {} ({}) has no payload to encode",
-                    record.seq, record.protocol
-                ),
-            )
-        })?;
+        let raw = encoded(self.run(), record)?;
         self.append_raw(record.seq, &raw)
     }
     /// Append a new record this tool wrote, as the next seq of a journal
@@ -35,19 +27,11 @@ pub trait Appender: Send {
         payload: Payload,
         generation: crate::record::Generation,
     ) -> crate::Result<Record> {
-        let run = self.run().to_owned();
-        let refused = |message: String| crate::Error::refused(&run, message);
-        let seq = self.last_seq().checked_add(1).ok_or_else(|| {
-            refused("its last seq is the largest there is; nothing was written".into())
-        })?;
-        let mut record = Record::new(seq, payload);
-        record.time = generation.stamps_time().then(crate::time::Time::now);
+        let record = next_record(self.run(), self.last_seq(), payload, generation)?;
         if self.append(&record)? {
             Ok(record)
         } else {
-            Err(refused(format!(
-                "seq {seq} was already in the journal; nothing was written"
-            )))
+            Err(already_stored(self.run(), record.seq))
         }
     }
     /// Append bytes exactly as given (a copied record; no newline).
@@ -76,4 +60,47 @@ pub trait Appender: Send {
         }
         (stored, Ok(()))
     }
+}
+
+/// The bytes [`Appender::append`] stores for `record` of run `run`:
+/// refused when it has no payload. Shared with the async appender.
+pub(crate) fn encoded(run: &str, record: &Record) -> crate::Result<Vec<u8>> {
+    record.encode().ok_or_else(|| {
+        crate::Error::refused(
+            run,
+            format!(
+                "record seq {} ({}) has no payload to encode",
+                record.seq, record.protocol
+            ),
+        )
+    })
+}
+
+/// The record [`Appender::append_next`] appends after `last_seq`: the
+/// next seq, stamped as `generation` stamps (SPEC 2). Shared with the
+/// async appender, so both number and stamp alike.
+pub(crate) fn next_record(
+    run: &str,
+    last_seq: u64,
+    payload: Payload,
+    generation: crate::record::Generation,
+) -> crate::Result<Record> {
+    let seq = last_seq.checked_add(1).ok_or_else(|| {
+        crate::Error::refused(
+            run,
+            "its last seq is the largest there is; nothing was written",
+        )
+    })?;
+    let mut record = Record::new(seq, payload);
+    record.time = generation.stamps_time().then(crate::time::Time::now);
+    Ok(record)
+}
+
+/// [`Appender::append_next`]'s refusal when its record was skipped as a
+/// duplicate: for a writer that meant to add a record, that is not success.
+pub(crate) fn already_stored(run: &str, seq: u64) -> crate::Error {
+    crate::Error::refused(
+        run,
+        format!("seq {seq} was already in the journal; nothing was written"),
+    )
 }

@@ -10,9 +10,12 @@
 //! the caller's thread, outside the runtime). Pure work (decoding, places)
 //! and file writes (the backups of `rm` and `upgrade`) run here, outside
 //! the runtime. The core holds no facade type and no runtime, so no async
-//! code can call back into a method here.
+//! code can call back into a method here. A host inside tokio uses the
+//! same core through [`AsyncJetStreamStore`] instead (`asynch.rs`), which
+//! is also how [`JetStreamStore::connect`] binds.
 
 use super::append::Writer;
+use super::asynch::AsyncJetStreamStore;
 use super::bulk::ReadBudget;
 use super::chain::NewRunReceiver;
 use super::conn::Rt;
@@ -56,11 +59,13 @@ impl JetStreamStore {
     /// Bind without checking the configuration beyond its subject (verify
     /// reports the problems as findings instead).
     pub fn connect_unchecked(settings: &Settings, name: &str) -> Result<JetStreamStore> {
+        // Bound through the async store, inside this store's runtime: the
+        // connection's tasks run on it.
         let rt = Rt::new()?;
-        let core = rt.block_on(Core::bind(settings, name))?;
+        let bound = rt.block_on(AsyncJetStreamStore::connect_unchecked(settings, name))?;
         Ok(JetStreamStore {
             rt,
-            core: Arc::new(core),
+            core: bound.core,
             hold: DEFAULT_HOLD,
         })
     }

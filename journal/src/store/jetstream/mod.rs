@@ -7,14 +7,20 @@
 //! `<prefix>.<id>.<N>`; each message body is the record's bytes exactly as a
 //! file line holds them, without the newline.
 //!
-//! The rest of the crate is synchronous; this backend is a blocking facade
-//! over one async core, as mini-redis's `BlockingClient` wraps its
-//! `Client`. The boundary:
+//! The rest of the crate is synchronous; this backend is one async core
+//! with two public faces, as mini-redis publishes its `Client` beside the
+//! `BlockingClient` that wraps it. Inside a tokio runtime the host owns,
+//! use [`AsyncJetStreamStore`] (`asynch.rs`: bind, list, read, summarise,
+//! append, all `async fn`s on the caller's runtime); everywhere else the
+//! blocking [`JetStreamStore`], which binds through it. The boundary:
 //!
 //! - the core (`core.rs`'s `Core`, and `append.rs`'s `Writer`) is
 //!   crate-private and async: every method that talks to the server is an
 //!   `async fn`, the rest are pure. It holds no runtime and no facade
-//!   type, so no code reachable from it can block on the runtime;
+//!   type, so no code reachable from it can block on a runtime, and it
+//!   runs on any (multi-thread or current-thread);
+//! - the async store (`asynch.rs`) is the core's public async face: a
+//!   thin wrapper, one core call per method, no runtime of its own;
 //! - the facade (`blocking.rs`: [`JetStreamStore`], [`JetStreamAppender`];
 //!   `chain.rs`'s [`NewRunSender`]; `config.rs`'s [`inspect`] and
 //!   [`create_stream`]) is public and synchronous: each method blocks on
@@ -36,7 +42,8 @@
 //! discard-new-per-subject this refuses exactly the writers the agent's
 //! wildcard fence refuses, in constant time.
 //!
-//! The module is split by job: `blocking` (the facade), `core` (binding,
+//! The module is split by job: `asynch` (the async store), `blocking`
+//! (the facade), `core` (binding,
 //! places, listing, and which errors are the store's and which one
 //! run's), `config` (the stream policy, pure), `conn` (the runtime and
 //! the connection), `subject` (the subject layout, and a delete's
@@ -49,6 +56,7 @@
 //! run's, over its messages in seq order).
 
 mod append;
+mod asynch;
 mod blocking;
 mod bulk;
 mod chain;
@@ -65,6 +73,7 @@ mod upgrade;
 mod verify;
 
 pub use append::EXPECTED_SUBJECT_HEADER;
+pub use asynch::{AsyncJetStreamAppender, AsyncJetStreamStore};
 pub use blocking::{JetStreamAppender, JetStreamStore};
 pub use bulk::{release, ReadBudget};
 pub use chain::{new_runs, NewRun, NewRunReceiver, NewRunSender};

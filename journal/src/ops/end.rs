@@ -1,0 +1,368 @@
+//! `end`: a run that crashed and will never resume closed by hand with
+//! one `terminal` record the agent reads (SPEC 6.1, the agent's
+//! "terminate"). In two steps, so a front end can list what it would end
+//! (a dry run, a confirmation) before anything is written: [`prepare`]
+//! loads and checks with no lock, [`Prepared::commit`] takes the writer's
+//! place, re-checks and appends.
+//!
+//! Only an open run is ended (an ended one has nothing to end), never a
+//! live one, and a run waiting on a person (deferred calls to answer,
+//! gated calls to approve) only when the operator says so: ending it
+//! drops what the person was asked.
+//!
+//! The record is the agent's own shape for its generation: version 1 gets
+//! a `time` (the appender stamps it) and no `summary`. The agent writes a
+//! summary on some terminals only (37 of the 42 in
+//! testdata/agent-journals/v1 carry none, every `error` one among them),
+//! its `tool_calls_by_kind` is keyed by the agent's internal numbers, and
+//! the fold never trusts it: leaving it out is what the agent itself does
+//! when a run fails, and writes nothing the agent did not count.
+//! Version 3 has neither.
+
+use super::{refuse, write_one, Change, Op, Why, Written};
+use crate::fold::{FoldOptions, RunState, Status};
+use crate::record::{Payload, Reason, Terminal};
+use crate::store::{Journal, Store};
+use crate::Result;
+
+/// What to end.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    /// The run's id.
+    pub run: &'a str,
+    /// One of the agent's five reasons; `suspended` leaves the run
+    /// resumable. A front end's default is `error` ([`DEFAULT_REASON`]).
+    pub reason: &'a Reason,
+    /// The operator's words, stored exactly; `None` writes no message.
+    pub message: Option<&'a str>,
+    /// End the run even when it waits on a person.
+    pub even_if_waiting: bool,
+    /// The last seq the operator was shown (a listing before a
+    /// confirmation): a run that changed since is refused, since what was
+    /// confirmed is no longer what would be ended.
+    pub seen: Option<u64>,
+}
+
+/// The reason a run is ended with when none is given (SPEC 6.1).
+pub const DEFAULT_REASON: Reason = Reason::Error;
+
+/// The five reasons the agent writes and reads.
+pub const REASONS: [Reason; 5] = [
+    Reason::Completed,
+    Reason::Suspended,
+    Reason::Error,
+    Reason::Budget,
+    Reason::MaxIterations,
+];
+
+/// The run an end would close, as its checks saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Open {
+    /// The run's format version (1 or 3).
+    pub version: i64,
+    /// Its last seq.
+    pub last_seq: u64,
+    /// What it waited on, when the operator said to end it anyway:
+    /// the deferred calls and the calls waiting on an approval.
+    pub waiting_on: Vec<String>,
+}
+
+/// A checked end, not yet written.
+pub struct Prepared<'s> {
+    store: &'s Store,
+    run: String,
+    journal: Journal,
+    st: RunState,
+    terminal: Terminal,
+    open: Open,
+}
+
+/// The terminal written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ended {
+    /// The record written.
+    pub written: Written,
+    /// The run as it was before.
+    pub open: Open,
+}
+
+/// Load the run and make every check of SPEC 6.1, with no lock taken.
+pub fn prepare<'s>(store: &'s Store, req: &Request) -> Result<Prepared<'s>> {
+    let run = req.run;
+    if !REASONS.contains(req.reason) {
+        return Err(refuse(
+            Op::End,
+            run,
+            Why::NotAReason {
+                reason: req.reason.as_str().to_owned(),
+            },
+        ));
+    }
+    let journal = store.read(run)?;
+    if let Some(then) = req.seen.filter(|s| *s != journal.last_seq()) {
+        return Err(refuse(
+            Op::End,
+            run,
+            Why::Changed(Change::Seq {
+                then,
+                now: journal.last_seq(),
+            }),
+        ));
+    }
+    let st = store.fold(run, &journal, FoldOptions::default())?;
+    if let Status::Terminal(reason) = &st.status {
+        return Err(refuse(
+            Op::End,
+            run,
+            Why::NotOpen {
+                reason: reason.as_str().to_owned(),
+            },
+        ));
+    }
+    // A run a writer holds is live, which says more than "waiting".
+    store.check_writable(run)?;
+    let waiting_on = waiting_on(&st);
+    if !waiting_on.is_empty() && !req.even_if_waiting {
+        return Err(refuse(
+            Op::End,
+            run,
+            Why::WaitsOnAPerson { calls: waiting_on },
+        ));
+    }
+    if st.generation.is_none() {
+        return Err(refuse(
+            Op::End,
+            run,
+            Why::NotWritable {
+                version: st.version,
+            },
+        ));
+    }
+    let terminal = Terminal::new(
+        req.reason.clone(),
+        req.message.map(str::to_owned).unwrap_or_default(),
+    );
+    let open = Open {
+        version: st.version,
+        last_seq: journal.last_seq(),
+        waiting_on,
+    };
+    Ok(Prepared {
+        store,
+        run: run.to_owned(),
+        journal,
+        st,
+        terminal,
+        open,
+    })
+}
+
+impl Prepared<'_> {
+    /// The run as the checks saw it.
+    pub fn open(&self) -> &Open {
+        &self.open
+    }
+
+    /// Become the writer, make sure nothing changed since [`prepare`],
+    /// and append the terminal: exactly one record.
+    pub fn commit(self) -> Result<Ended> {
+        let written = write_one(
+            Op::End,
+            self.store,
+            &self.run,
+            &self.journal,
+            &self.st,
+            Payload::Terminal(self.terminal),
+        )?;
+        Ok(Ended {
+            written,
+            open: self.open,
+        })
+    }
+}
+
+/// Check and write in one step.
+pub fn end(store: &Store, req: &Request) -> Result<Ended> {
+    prepare(store, req)?.commit()
+}
+
+/// The calls a person has to act on: the open deferrals, then the calls
+/// waiting on an approval.
+fn waiting_on(st: &RunState) -> Vec<String> {
+    let mut calls: Vec<String> = st.pending.as_ref().map_or_else(Vec::new, |p| {
+        p.open_deferrals
+            .iter()
+            .map(|d| d.tool_use_id.clone())
+            .collect()
+    });
+    calls.extend(st.needs_approval.iter().map(|g| g.tool_use_id.clone()));
+    calls
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::store_with;
+    use super::*;
+    use crate::Error;
+    use std::path::PathBuf;
+
+    /// Fixture `name` of `testdata/agent-journals/{generation}`, without
+    /// its last `drop` lines.
+    fn fixture(generation: &str, name: &str, drop: usize) -> String {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../testdata/agent-journals")
+            .join(generation)
+            .join(format!("{name}.json"));
+        let text = std::fs::read_to_string(path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[..lines.len() - drop]
+            .iter()
+            .map(|l| format!("{l}\n"))
+            .collect()
+    }
+
+    fn req<'a>(run: &'a str, reason: &'a Reason) -> Request<'a> {
+        Request {
+            run,
+            reason,
+            message: None,
+            even_if_waiting: false,
+            seen: None,
+        }
+    }
+
+    /// The refusal of `req` on `text`, the journal left as it was.
+    fn refused(run: &str, text: &str, reason: &Reason, even_if_waiting: bool) -> Error {
+        let (_d, store, path) = store_with(run, text);
+        let r = Request {
+            even_if_waiting,
+            ..req(run, reason)
+        };
+        let e = end(&store, &r).unwrap_err();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "{e}");
+        e
+    }
+
+    fn why(e: Error) -> Why {
+        match e {
+            Error::Op(r) => {
+                assert_eq!(r.op, Op::End);
+                r.why
+            }
+            other => panic!("not a refusal: {other}"),
+        }
+    }
+
+    #[test]
+    fn an_ended_run_has_nothing_to_end() {
+        for g in ["v1", "v3"] {
+            let text = fixture(g, "g-pending-suspended", 0);
+            let e = refused("g-pending-suspended", &text, &Reason::Error, true);
+            assert!(e.to_string().contains("nothing to end"), "{e}");
+            assert_eq!(
+                why(e),
+                Why::NotOpen {
+                    reason: "suspended".into()
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn a_run_waiting_on_a_person_is_ended_only_when_told() {
+        for g in ["v1", "v3"] {
+            let run = "g-deferral-waiting";
+            let text = fixture(g, run, 1);
+            let e = refused(run, &text, &Reason::Error, false);
+            assert_eq!(
+                why(e),
+                Why::WaitsOnAPerson {
+                    calls: vec!["tu_d".into()]
+                }
+            );
+            let (_d, store, _) = store_with(run, &text);
+            let r = Request {
+                even_if_waiting: true,
+                ..req(run, &Reason::Error)
+            };
+            let done = end(&store, &r).unwrap();
+            assert_eq!(done.open.waiting_on, vec!["tu_d".to_owned()]);
+        }
+    }
+
+    #[test]
+    fn a_live_run_is_refused() {
+        let run = "g-pending-crash";
+        let text = fixture("v3", run, 0);
+        let (_d, store, path) = store_with(run, &text);
+        let Store::File(f) = &store else { panic!() };
+        let _lock = f.lock(run).unwrap();
+        let e = end(&store, &req(run, &Reason::Error)).unwrap_err();
+        assert!(matches!(e, Error::Live { .. }), "{e}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+    }
+
+    #[test]
+    fn a_version_no_agent_writes_is_refused() {
+        let run = "g-pending-crash";
+        let text = fixture("v3", run, 0).replacen(r#""version":3"#, r#""version":2"#, 1);
+        let (_d, store, path) = store_with(run, &text);
+        let e = end(&store, &req(run, &Reason::Error)).unwrap_err();
+        // The fold refuses version 2 before the op looks at it, or the op
+        // refuses it as not writable: either way nothing is written.
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "{e}");
+        let e = refused(run, &text, &Reason::Other("terminated".into()), false);
+        assert_eq!(
+            why(e),
+            Why::NotAReason {
+                reason: "terminated".into()
+            }
+        );
+    }
+
+    #[test]
+    fn an_open_run_is_ended_in_its_own_generation() {
+        let run = "g-pending-crash";
+        for (g, timed) in [("v1", true), ("v3", false)] {
+            let text = fixture(g, run, 0);
+            let (_d, store, path) = store_with(run, &text);
+            let r = Request {
+                message: Some("worker lost <in> the \"reboot\""),
+                ..req(run, &Reason::Suspended)
+            };
+            let stale = Request { seen: Some(2), ..r };
+            let e = prepare(&store, &stale).map(|_| ()).unwrap_err();
+            assert_eq!(why(e), Why::Changed(Change::Seq { then: 2, now: 3 }));
+            let p = prepare(&store, &Request { seen: Some(3), ..r }).unwrap();
+            assert_eq!(p.open().last_seq, 3);
+            // Checked but not committed: nothing written.
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+            let done = p.commit().unwrap();
+            assert_eq!(done.written.seq, 4);
+            let line = String::from_utf8(done.written.line).unwrap();
+            assert_eq!(line.contains(r#""time":"#), timed, "{line}");
+            assert!(!line.contains("summary"), "{line}");
+            assert!(
+                line.ends_with(r#""terminal":{"reason":"suspended","message":"worker lost \u003cin\u003e the \"reboot\""}}"#),
+                "{line}"
+            );
+            let after = std::fs::read_to_string(&path).unwrap();
+            assert_eq!(after, format!("{text}{line}\n"));
+            // Ended now: the fold says so, and a second end is refused.
+            let journal = store.read(run).unwrap();
+            let st = store.fold(run, &journal, FoldOptions::default()).unwrap();
+            assert_eq!(st.status, Status::Terminal(Reason::Suspended));
+            let e = end(&store, &req(run, &Reason::Error)).unwrap_err();
+            assert!(matches!(why(e), Why::NotOpen { .. }));
+        }
+        // No message given: none written.
+        let text = fixture("v3", run, 0);
+        let (_d, store, _) = store_with(run, &text);
+        let done = end(&store, &req(run, &DEFAULT_REASON)).unwrap();
+        let line = String::from_utf8(done.written.line).unwrap();
+        assert!(
+            line.ends_with(r#""terminal":{"reason":"error"}}"#),
+            "{line}"
+        );
+    }
+}
