@@ -12,7 +12,7 @@
 //!   byte-identical prefix of the source: the copy continues after it (so an
 //!   interrupted migrate resumes, and a finished one is a no-op). Anything
 //!   else is a conflict, reported and never overwritten.
-//! - Records are appended with [`Appender::append_raw`] in seq order: the
+//! - Records are appended with [`Appender::append_raw`](crate::store::Appender::append_raw) in seq order: the
 //!   bytes are never re-encoded.
 //! - Every run is read back and verified: same record count, same SHA-256
 //!   over the bodies (each followed by `\n`, i.e. the bytes of a clean
@@ -97,12 +97,12 @@ const LIST_DEST_FROM: usize = 32;
 /// its report, in the order given.
 ///
 /// Runs are read and checked concurrently (`jobs` at once), each copied as
-/// soon as the source has read it ([`Store::copy_each`]). Each run is
-/// handed to the destination's creator ([`Store::create_many`]; a
+/// soon as the source has read it (`Store::copy_each`). Each run is
+/// handed to the destination's creator (`Store::create_many`; a
 /// JetStream one pipelines their appends across runs) as a new run
-/// ([`copy_all`]). Runs that creator found existing are then compared
-/// and continued ([`finish_created`]). Once the copies are done they are
-/// read back ([`Store::digests`], [`verify_all`]). Sources are deleted
+/// (`copy_all`). Runs that creator found existing are then compared
+/// and continued (`finish_created`). Once the copies are done they are
+/// read back ([`Store::digests`], `verify_all`). Sources are deleted
 /// (`delete_source`) only after their copy is verified.
 pub fn migrate(
     from: &Store,

@@ -6,7 +6,7 @@
 //! looked, and appends exactly one record.
 //!
 //! Each operation takes a request and returns an outcome; a refusal is an
-//! [`Error::Op`](crate::Error::Op) holding a [`Refusal`], typed so that a
+//! [`Error::Op`] holding a [`Refusal`], typed so that a
 //! front end can say what to do next in its own words. This module prints
 //! nothing and names no command.
 

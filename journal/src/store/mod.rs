@@ -1,4 +1,4 @@
-//! Where journals live. The file backend is in [`file`], the JetStream one
+//! Where journals live. The file backend is in [`file`](mod@file), the JetStream one
 //! in [`jetstream`]; both give the same [`Journal`] and [`Summary`] shapes
 //! so every command reads alike. [`Store`] is the only place that knows
 //! the backends: this file holds what one command does to one run, `many`
@@ -476,7 +476,7 @@ impl Store {
     }
 
     /// Fold a run read from this store, a refusal pointing at the record
-    /// it is about ([`refused_at`](Self::refused_at)).
+    /// it is about (`refused_at`).
     pub fn fold(
         &self,
         run: &str,
