@@ -154,7 +154,10 @@ pub enum Why {
         calls: Vec<String>,
     },
     /// end: not one of the agent's five reasons.
-    NotAReason { reason: String },
+    NotAReason {
+        /// The reason as given.
+        reason: String,
+    },
 }
 
 /// What changed under an operation between its checks and its lock.

@@ -93,18 +93,23 @@ impl JetStreamStore {
             .unwrap_or_else(|why| Err(self.core.err(None, why)))
     }
 
+    /// The stream's name.
     pub fn name(&self) -> &str {
         &self.core.name
     }
+    /// The subject prefix the stream binds (`<prefix>.>`).
     pub fn prefix(&self) -> &str {
         &self.core.prefix
     }
+    /// The server this store is connected to, without credentials.
     pub fn server(&self) -> &str {
         self.core.server()
     }
+    /// The connection settings this store was opened with.
     pub fn settings(&self) -> &Settings {
         &self.core.settings
     }
+    /// The stream's configuration as the server gave it at bind time.
     pub fn config(&self) -> &stream::Config {
         &self.core.config
     }
@@ -171,6 +176,7 @@ impl JetStreamStore {
         Ok(Headless { records, others })
     }
 
+    /// Whether the stream holds a message of `run` (any of its subjects).
     pub fn exists(&self, run: &str) -> Result<bool> {
         self.rt.block_on(self.core.exists(run))
     }
@@ -501,6 +507,7 @@ impl JetStreamAppender {
     pub fn nonce(&self) -> &str {
         self.w.nonce()
     }
+    /// The msg id record `seq` is published with (`<nonce>-<seq>`).
     pub fn msg_id(&self, seq: u64) -> String {
         self.w.msg_id(seq)
     }
