@@ -170,7 +170,28 @@ impl Summary {
         }
         // The tail starts at the last model response, so a terminal in it
         // has no response after it: its counters are the run's whole cost.
-        s.total_tokens = last_terminal(tail).and_then(|t| counted_tokens(t.summary.as_deref()));
+        // Counters below what the responses in the tail alone cost were
+        // not written by the agent (a hand edit): unknown, not a guess.
+        let seen: i128 = tail
+            .iter()
+            .filter_map(|r| match &r.payload {
+                Some(Payload::Assistant(a)) => Some(
+                    [
+                        a.in_tokens,
+                        a.out_tokens,
+                        a.cache_read_tokens,
+                        a.cache_create_tokens,
+                    ]
+                    .into_iter()
+                    .map(i128::from)
+                    .sum::<i128>(),
+                ),
+                _ => None,
+            })
+            .sum();
+        s.total_tokens = last_terminal(tail)
+            .and_then(|t| counted_tokens(t.summary.as_deref()))
+            .filter(|n| *n >= seen);
         s
     }
 
