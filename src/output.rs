@@ -207,7 +207,7 @@ pub fn print_table(out: &mut dyn Write, tab: Tab, style: Style) -> io::Result<()
         drop,
         fields,
     } = tab;
-    if fields && style.width.is_none() && !style.color {
+    if fields && as_fields(style) {
         return print_fields(out, &t);
     }
     if style.color {
@@ -277,27 +277,62 @@ pub fn print_table(out: &mut dyn Write, tab: Tab, style: Style) -> io::Result<()
     Ok(())
 }
 
-/// A table for a program (see [`print_table`]): tab-separated fields.
-fn print_fields(out: &mut dyn Write, t: &Table) -> io::Result<()> {
-    let mut w = io::BufWriter::with_capacity(1 << 16, out);
-    let mut line = |cells: Vec<String>| -> io::Result<()> {
-        let fields: Vec<String> = cells
-            .into_iter()
-            .map(|c| match c.as_str() {
+/// Whether a table built with [`Tab::fields_in_pipe`] goes out as
+/// tab-separated fields (see [`print_table`]): into a pipe, uncoloured.
+pub fn as_fields(style: Style) -> bool {
+    style.width.is_none() && !style.color
+}
+
+/// A table for a program written a row at a time (see [`print_table`]):
+/// nothing is fitted, so nothing is kept (`ls` of 100,000 runs).
+pub struct Fields<'a> {
+    w: io::BufWriter<&'a mut dyn Write>,
+}
+
+impl<'a> Fields<'a> {
+    /// A table of these columns, its header line written.
+    pub fn new(out: &'a mut dyn Write, headers: &[&str]) -> io::Result<Fields<'a>> {
+        let mut f = Fields {
+            w: io::BufWriter::with_capacity(1 << 16, out),
+        };
+        f.row(headers.iter().map(|h| (*h).to_owned()))?;
+        Ok(f)
+    }
+
+    /// One line: the cells tab-separated, an empty one `-`, a tab or a
+    /// newline inside one `\t` or `\n`.
+    pub fn row(&mut self, cells: impl IntoIterator<Item = String>) -> io::Result<()> {
+        for (i, c) in cells.into_iter().enumerate() {
+            if i > 0 {
+                self.w.write_all(b"\t")?;
+            }
+            let field = match c.as_str() {
                 "" => "-".to_owned(),
                 _ => c.replace('\t', "\\t").replace('\n', "\\n"),
-            })
-            .collect();
-        w.write_all(fields.join("\t").as_bytes())?;
-        w.write_all(b"\n")
-    };
-    if let Some(h) = t.header() {
-        line(h.cell_iter().map(|c| c.content()).collect())?;
+            };
+            self.w.write_all(field.as_bytes())?;
+        }
+        self.w.write_all(b"\n")
     }
+
+    /// Write what is buffered.
+    pub fn finish(mut self) -> io::Result<()> {
+        self.w.flush()
+    }
+}
+
+/// A whole table as tab-separated fields.
+fn print_fields(out: &mut dyn Write, t: &Table) -> io::Result<()> {
+    let headers: Vec<String> = t
+        .header()
+        .map(|h| h.cell_iter().map(|c| c.content()).collect())
+        .unwrap_or_default();
+    let names: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let mut f = Fields::new(out, &names)?;
     for r in t.row_iter() {
-        line(r.cell_iter().map(|c| c.content()).collect())?;
+        f.row(r.cell_iter().map(|c| c.content()))?;
     }
-    w.flush()
+    f.finish()
 }
 
 /// The width of each column (`None`: left out) when content of widths

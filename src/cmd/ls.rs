@@ -8,7 +8,8 @@ use crate::filter::{excluded_note, Selected};
 use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::{
-    cell, json_array, print_table, sanitize, status_cell, table, thousands, time_cell,
+    as_fields, cell, json_array, print_table, sanitize, status_cell, table, thousands, time_cell,
+    Fields,
 };
 use comfy_table::Cell;
 use journal::store::Summary;
@@ -66,6 +67,16 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
     let columns = chosen(&a.columns);
     let at = |c: LsColumn| columns.iter().position(|x| *x == c);
     let headers: Vec<&str> = columns.iter().map(|c| header(*c)).collect();
+    // Into a pipe the rows are written as they are formatted, every value
+    // whole: nothing is fitted, so no table is held (issue 24's doubt).
+    if as_fields(style) {
+        let mut f = Fields::new(out, &headers)?;
+        for s in &runs {
+            f.row(columns.iter().map(|c| ls_text(s, *c, &|_| usize::MAX)))?;
+        }
+        f.finish()?;
+        return trailer(out, no_agent_excluded, note);
+    }
     // On a narrow terminal the prompt is cut first, then the message;
     // then CREATED, CALLER, RECORDS, VER, SIZE, AGENT, LIVE, UPDATED,
     // MODEL, TOKENS and WAITING are left out, in that order. Ids, model
@@ -104,13 +115,19 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
     .filter_map(at)
     .collect();
     t = t.drop_first(&drop);
-    // Into a pipe every value is whole; on a terminal the table fits it.
-    let max = |n: usize| if style.width.is_some() { n } else { usize::MAX };
+    // On a terminal the table fits it; cells are cut to these first.
+    let max = |n: usize| n;
     for s in &runs {
         let row: Vec<Cell> = columns.iter().map(|c| ls_cell(s, *c, &max)).collect();
         t.add_row(row);
     }
     print_table(out, t, style)?;
+    trailer(out, no_agent_excluded, note)
+}
+
+/// The lines under the table: what `--agent` left out, what the order
+/// leaves unsaid.
+fn trailer(out: &mut dyn Write, no_agent_excluded: usize, note: Option<String>) -> CmdResult {
     if no_agent_excluded > 0 {
         writeln!(out, "{}", excluded_note(no_agent_excluded))?;
     }
@@ -170,17 +187,23 @@ fn header(c: LsColumn) -> &'static str {
 /// One cell of a run's row; `max(n)` is how many characters a value may
 /// take (every one, into a pipe).
 fn ls_cell(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize) -> Cell {
+    let text = ls_text(s, c, max);
+    match c {
+        LsColumn::Status => status_cell(text, &s.status, s.waits_on_person()),
+        _ => Cell::new(text),
+    }
+}
+
+/// The text of one cell of a run's row.
+fn ls_text(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize) -> String {
     let text = |v: Option<&str>, n: usize| match v {
         Some(v) if !v.is_empty() => cell(v, max(n)),
         _ => "-".to_owned(),
     };
-    Cell::new(match c {
+    match c {
         LsColumn::All => String::new(),
         LsColumn::Run => cell(&s.run_id, max(40)),
-        LsColumn::Status => {
-            let status = s.status.to_string();
-            return status_cell(cell(&status, max(40)), &s.status, s.waits_on_person());
-        }
+        LsColumn::Status => cell(&s.status.to_string(), max(40)),
         LsColumn::Waiting => waiting_cell(s),
         LsColumn::Live => match s.live {
             true => "live".into(),
@@ -207,7 +230,7 @@ fn ls_cell(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize) -> Cell {
             }
             None => cell(s.prompt.as_deref().unwrap_or(""), max(50)),
         },
-    })
+    }
 }
 
 /// What the order leaves unsaid: runs whose figure is unknown (listed
