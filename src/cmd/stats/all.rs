@@ -189,7 +189,7 @@ fn sort_groups(groups: &mut [Group], order: StatsSort) {
         }
     };
     // Stable: equal figures keep key order.
-    groups.sort_by(|a, b| figure(b).cmp(&figure(a)));
+    groups.sort_by_key(|g| std::cmp::Reverse(figure(g)));
 }
 
 /// `2026-11-30T08:00:00.5Z` -> `2026-11-30` (the time is in UTC or with
