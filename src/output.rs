@@ -414,13 +414,38 @@ fn fit(
             _ => break,
         }
     }
-    // What still does not fit is left out, from the right (the first
-    // column, what the row is, stays): never a kept value cut.
-    while total(&w) > width {
+    // What still does not fit: the rightmost column shown is left out
+    // (the first, what the row is, stays) and the rest fitted again from
+    // their natural widths, so a column is never cut for one that then
+    // goes: never a kept value cut.
+    if total(&w) > width {
         let last = w.iter().rposition(Option::is_some).filter(|i| *i > 0);
-        match last.and_then(|i| w.get_mut(i)) {
-            Some(c) => *c = None,
-            None => break,
+        if let Some(i) = last {
+            let mut fewer = natural.to_vec();
+            let mut gone: Vec<usize> = w
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.is_none())
+                .map(|(j, _)| j)
+                .collect();
+            gone.push(i);
+            // A column left out is fitted as one of no width that the
+            // drop list leaves out first.
+            for j in &gone {
+                if let Some(c) = fewer.get_mut(*j) {
+                    *c = 0;
+                }
+            }
+            let mut order = gone.clone();
+            order.extend(drop.iter().filter(|d| !gone.contains(d)));
+            let mut refit = fit(&fewer, width, flex, keep, &order)
+                .unwrap_or_else(|| fewer.iter().copied().map(Some).collect());
+            for j in gone {
+                if let Some(c) = refit.get_mut(j) {
+                    *c = None;
+                }
+            }
+            return Some(refit);
         }
     }
     Some(w)
@@ -724,6 +749,10 @@ mod tests {
         let w = fit(&[20, 40, 10], 30, &[1], &[0], &[]).unwrap();
         assert_eq!(w[0], Some(20), "the id is whole");
         assert!(w.iter().flatten().map(|c| c + 3).sum::<usize>() - 1 <= 30);
+        // A kept column too wide for any fit goes, and the others are
+        // fitted again whole, not left cut for it.
+        let w = fit(&[27, 7, 30, 80], 80, &[], &[0, 3], &[]).unwrap();
+        assert_eq!(w, [Some(27), Some(7), Some(30), None]);
         // Two flex columns: the first is cut before the second.
         let w = fit(&[10, 40, 40], 60, &[2, 1], &[0], &[]).unwrap();
         assert_eq!(w, [Some(10), Some(30), Some(12)]);

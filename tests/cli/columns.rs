@@ -458,3 +458,28 @@ fn in_an_80_column_terminal_model_names_are_whole() {
     }
     assert!(!screen.contains("claud…"), "{screen}");
 }
+
+/// verify's closing table at 80 columns: the run ids whole, the columns
+/// that do not fit left out and named, not the ids cut.
+#[test]
+fn verify_at_80_columns_keeps_run_ids_whole() {
+    let store = store_copy("damaged");
+    let d = s(store.path());
+    let r = at_columns("80", &["--state-dir", d, "verify"]);
+    let table = r.stdout.split("\n\n").nth(1).expect("a closing table");
+    let rows: Vec<&str> = table
+        .lines()
+        .skip(2)
+        .filter(|l| l.starts_with(' '))
+        .collect();
+    assert!(rows.len() > 5, "{table}");
+    // The table's lines (the summary line under it is verify's own).
+    for l in table.lines().filter(|l| l.starts_with([' ', '─', '('])) {
+        assert!(l.chars().count() <= 80, "{l:?}");
+    }
+    for l in rows {
+        let id = l.split_whitespace().next().unwrap();
+        assert!(!id.ends_with('…'), "a cut id: {l:?}");
+    }
+    assert!(table.contains("(too narrow for FIX)"), "{table}");
+}
