@@ -44,7 +44,8 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
             p.push_str(&crate::hint::advice(g, r, Some(&s.run_id), None, &[]));
         }
     }
-    let note = sort_note(&runs, a.sort);
+    let sizeless = matches!(store, journal::store::Store::JetStream(_));
+    let note = sort_note(&runs, a.sort, sizeless);
     if style.json() {
         json_array(out, &runs)?;
         if let Some(n) = note {
@@ -234,11 +235,11 @@ fn ls_text(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize) -> String {
 }
 
 /// What the order leaves unsaid: runs whose figure is unknown (listed
-/// last), or a size the store does not keep at all.
-fn sort_note(runs: &[Summary], key: SortKey) -> Option<String> {
+/// last), or a size the store does not keep at all (`sizeless`).
+fn sort_note(runs: &[Summary], key: SortKey, sizeless: bool) -> Option<String> {
     let unknown = |f: &dyn Fn(&Summary) -> bool| runs.iter().filter(|s| f(s)).count();
     match key {
-        SortKey::Size if !runs.is_empty() && runs.iter().all(|s| s.bytes.is_none()) => Some(
+        SortKey::Size if sizeless && !runs.is_empty() && runs.iter().all(|s| s.bytes.is_none()) => Some(
             "the store keeps no per-run size (JetStream): sorted by run id".to_owned(),
         ),
         SortKey::Tokens => match unknown(&|s| s.total_tokens.is_none()) {
