@@ -203,7 +203,8 @@ fn ls_text(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize) -> String {
     };
     match c {
         LsColumn::All => String::new(),
-        LsColumn::Run => cell(&s.run_id, max(40)),
+        // Ids and names are never cut, on a terminal either.
+        LsColumn::Run => cell(&s.run_id, usize::MAX),
         LsColumn::Status => cell(&s.status.to_string(), max(40)),
         LsColumn::Waiting => waiting_cell(s),
         LsColumn::Live => match s.live {
@@ -213,9 +214,9 @@ fn ls_text(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize) -> String {
         // The generation (SPEC 1.1): 3 is the August agent's, which the
         // current agent will not resume until it is upgraded.
         LsColumn::Ver => s.version.map_or("-".into(), |v| v.to_string()),
-        LsColumn::Agent => text(s.agent.as_deref(), 24),
-        LsColumn::Model => text(s.model.as_deref(), 24),
-        LsColumn::Caller => text(s.caller.as_deref(), 24),
+        LsColumn::Agent => text(s.agent.as_deref(), usize::MAX),
+        LsColumn::Model => text(s.model.as_deref(), usize::MAX),
+        LsColumn::Caller => text(s.caller.as_deref(), usize::MAX),
         LsColumn::Records => s.records.map_or("-".into(), thousands),
         LsColumn::Tokens => s.total_tokens.map_or("-".into(), thousands),
         LsColumn::Size => s.bytes.map_or("-".into(), human_bytes),

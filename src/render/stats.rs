@@ -30,7 +30,8 @@ pub fn tools_table<N: Count + Into<i128>>(
     for row in tools {
         let (total, mean) = times(row);
         t.add_row(vec![
-            cell(&row.tool, max(40)),
+            // The tool's name is never cut.
+            cell(&row.tool, usize::MAX),
             cell(&row.kinds.join(","), max(30)),
             thousands(row.calls),
             thousands(row.dispatched),

@@ -237,12 +237,6 @@ fn render(out: &mut dyn Write, doc: &Document, style: Style) -> io::Result<()> {
     }
     let k = keyed.len();
     t = t.drop_first(&[k + 6, k + 5, k + 3, k + 4, k + 1]);
-    // Into a pipe every value is whole.
-    let max = if style.width.is_some() {
-        30
-    } else {
-        usize::MAX
-    };
     let row = |key: Option<&Key>, x: &Totals| {
         let mut r: Vec<String> = keyed
             .iter()
@@ -253,7 +247,8 @@ fn render(out: &mut dyn Write, doc: &Document, style: Style) -> io::Result<()> {
                     (None, _) if i == 0 => "total".to_owned(),
                     (None, _) => String::new(),
                     (Some(_), Some("") | None) => "-".to_owned(),
-                    (Some(_), Some(v)) => cell(v, max),
+                    // A key (an id, a model name) is never cut.
+                    (Some(_), Some(v)) => cell(v, usize::MAX),
                 }
             })
             .collect();
