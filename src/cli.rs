@@ -189,7 +189,8 @@ pub enum Command {
 pub struct LsArgs {
     #[command(flatten)]
     pub filter: crate::filter::FilterArgs,
-    /// Sort order (newest first for times, largest first for size)
+    /// Sort order (newest first for times, largest first for size, tokens
+    /// and records; a run whose figure is unknown comes last)
     #[arg(long, value_enum, default_value_t = SortKey::Updated)]
     pub sort: SortKey,
     /// The other way round (oldest or smallest first)
@@ -203,13 +204,50 @@ pub struct LsArgs {
     /// of the stream)
     #[arg(long)]
     pub all: bool,
+    /// The text table's columns, in this order (comma-separated; `all` for
+    /// every one); default: every one but caller
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "COLUMN")]
+    pub columns: Vec<LsColumn>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum SortKey {
     Updated,
     Created,
+    /// Unknown on JetStream (then by run id, and ls says so)
     Size,
+    /// Total tokens (in + out + cache read + cache create)
+    Tokens,
+    /// The number of records
+    Records,
+}
+
+/// A column of `ls`'s text table (`--columns`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LsColumn {
+    /// Every column below, in this order
+    All,
+    Run,
+    Status,
+    /// What the run waits on a person for
+    Waiting,
+    /// A writer holds the run
+    Live,
+    /// The generation (meta.version)
+    Ver,
+    Agent,
+    Model,
+    Caller,
+    /// The last seq
+    Records,
+    /// Total tokens, from a version-1 terminal's counters (`-`: unknown)
+    Tokens,
+    Size,
+    Created,
+    Updated,
+    /// Why the run ended: its terminal's message
+    Message,
+    Prompt,
 }
 
 #[derive(Args, Debug)]
@@ -314,6 +352,14 @@ pub struct StatsArgs {
         requires = "all"
     )]
     pub by: Vec<GroupBy>,
+    /// With --all: order the groups by this, largest first (default: by
+    /// key; tokens with --top)
+    #[arg(long, value_enum, requires = "all")]
+    pub sort: Option<StatsSort>,
+    /// With --all: only the first N groups after sorting (the total still
+    /// counts every run)
+    #[arg(long, value_name = "N", requires = "all")]
+    pub top: Option<usize>,
     /// With --all: which runs (as ls)
     #[command(flatten)]
     pub filter: crate::filter::FilterArgs,
@@ -334,6 +380,27 @@ pub enum GroupBy {
     Tool,
     /// The day it was created (UTC)
     Day,
+    /// Each run (its id)
+    Run,
+    /// The run's status, as ls shows it
+    Status,
+    /// meta.caller
+    Caller,
+}
+
+/// What `stats --all --sort` orders the groups by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum StatsSort {
+    /// The group keys, in order
+    Key,
+    /// Total tokens (in + out + cache read + cache create)
+    Tokens,
+    /// How many runs
+    Runs,
+    /// How many model responses
+    Responses,
+    /// Wall clock
+    Wall,
 }
 
 #[derive(Args, Debug)]

@@ -80,6 +80,24 @@ pub fn cell(s: &str, max: usize) -> String {
     truncate(&sanitize(&one_line, false), max)
 }
 
+/// A whole number with thousands separators, as text tables show counts
+/// (`1,234,567`, `-12,000`); JSON keeps the plain number.
+pub fn thousands(n: impl std::fmt::Display) -> String {
+    let digits = n.to_string();
+    let (sign, digits) = match digits.strip_prefix('-') {
+        Some(d) => ("-", d.to_owned()),
+        None => ("", digits),
+    };
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    format!("{sign}{out}")
+}
+
 /// A time as text output shows it (ls, search, stats): RFC 3339 to the
 /// second with the zone it was written with (`2026-09-22T14:44:03+05:30`,
 /// `2026-11-30T17:01:00Z`), which every time argument reads back; `-` for
@@ -95,12 +113,16 @@ pub fn time_cell(t: Option<&journal::time::Time>) -> String {
 /// with [`print_table`], which fits it to the terminal.
 pub struct Tab {
     t: Table,
-    /// The column cut first when the table is wider than the terminal.
-    flex: Option<usize>,
-    /// Columns never cut (a command to paste).
+    /// The columns cut first when the table is wider than the terminal,
+    /// the first of them cut before the next (a prompt, then a message).
+    flex: Vec<usize>,
+    /// Columns never cut (ids, model names, a command to paste); a column
+    /// of figures is never cut either ([`figures`]).
     keep: Vec<usize>,
     /// Columns left out, in this order, while the table does not fit.
     drop: Vec<usize>,
+    /// Into a pipe, tab-separated fields (see [`print_table`]).
+    fields: bool,
 }
 
 impl Tab {
@@ -108,12 +130,13 @@ impl Tab {
         self.t.add_row(row);
         self
     }
-    /// Cut this column first when the table does not fit (a prompt).
+    /// Cut this column first when the table does not fit (a prompt); a
+    /// second call names the column cut after it.
     pub fn flex(mut self, col: usize) -> Self {
-        self.flex = Some(col);
+        self.flex.push(col);
         self
     }
-    /// Never cut this column.
+    /// Never cut this column (left out, and named, instead).
     pub fn keep(mut self, col: usize) -> Self {
         self.keep.push(col);
         self
@@ -122,6 +145,13 @@ impl Tab {
     /// fit even with the flex column cut to its narrowest.
     pub fn drop_first(mut self, cols: &[usize]) -> Self {
         self.drop.extend_from_slice(cols);
+        self
+    }
+    /// Into a pipe, print tab-separated fields for a program rather than
+    /// the aligned table (`ls`, `stats --all`; other tables keep their
+    /// aligned pipe form, which scripts and tests have read).
+    pub fn fields_in_pipe(mut self) -> Self {
+        self.fields = true;
         self
     }
 }
@@ -137,26 +167,49 @@ pub fn table(headers: &[&str]) -> Tab {
         .set_header(header);
     Tab {
         t,
-        flex: None,
-        keep: Vec::new(),
+        flex: Vec::new(),
+        // The first column names the row (a run id, a tool): never cut.
+        keep: vec![0],
         drop: Vec::new(),
+        fields: false,
     }
 }
 
-/// The one way a table is printed. Wider than `style.width` (a terminal,
-/// or `COLUMNS`), its rows stay one line each: the flex column is cut
+/// Whether every cell of a column is a figure (starts with a digit, or is
+/// `-` or empty): counts, sizes, times, durations. Such a column is never
+/// cut: a cut number reads as another number.
+fn figures<'a>(mut cells: impl Iterator<Item = &'a str>) -> bool {
+    cells.all(|c| c.is_empty() || c == "-" || c.starts_with(|ch: char| ch.is_ascii_digit()))
+}
+
+/// The one way a table is printed.
+///
+/// Into a pipe (no width: not a terminal and no `COLUMNS`), without
+/// colour (`--color always` is for a pager), and for a table built with
+/// [`Tab::fields_in_pipe`], the table is for a program: a header line and one line per
+/// row, the cells separated by a tab, every value whole, no rule line and
+/// no padding; an empty cell reads `-`, and a tab or newline in a value
+/// reads `\t` or `\n`, so each column is one tab-separated field.
+///
+/// Otherwise the table is aligned. Wider than `style.width` (a terminal,
+/// or `COLUMNS`), its rows stay one line each: the flex columns are cut
 /// first (to no less than `FLEX_MIN`), then the droppable columns are left
 /// out in their order (a line under the table names them), then the
-/// widest of the others are cut in turn; a kept column is never cut.
-/// Without a width nothing is cut. Colour (statuses, severities) only
-/// with `style.color`. No line ends in padding.
+/// widest of the others are cut in turn; the first column, a kept column
+/// and a column of figures are never cut, and if the table still does not fit, columns are
+/// left out from the right (and named) instead. Colour (statuses,
+/// severities) only with `style.color`. No line ends in padding.
 pub fn print_table(out: &mut dyn Write, tab: Tab, style: Style) -> io::Result<()> {
     let Tab {
         mut t,
         flex,
-        keep,
+        mut keep,
         drop,
+        fields,
     } = tab;
+    if fields && as_fields(style) {
+        return print_fields(out, &t);
+    }
     if style.color {
         // crossterm, which draws comfy-table's colours, leaves them out
         // under NO_COLOR; `--color always` outranks it.
@@ -172,7 +225,17 @@ pub fn print_table(out: &mut dyn Write, tab: Tab, style: Style) -> io::Result<()
             .into_iter()
             .map(usize::from)
             .collect();
-        if let Some(fit) = fit(&natural, usize::from(width), flex, &keep, &drop) {
+        for i in 0..natural.len() {
+            let mut col = t.row_iter().map(|r| r.cell_iter().nth(i));
+            let contents: Vec<String> = col
+                .by_ref()
+                .map(|c| c.map(|c| c.content()).unwrap_or_default())
+                .collect();
+            if figures(contents.iter().map(String::as_str)) && !flex.contains(&i) {
+                keep.push(i);
+            }
+        }
+        if let Some(fit) = fit(&natural, usize::from(width), &flex, &keep, &drop) {
             // Cut by character, not at a space: no cell holds a NUL
             // (sanitised), so a cell is one word, cut where it must be.
             t.set_content_arrangement(ContentArrangement::Dynamic)
@@ -214,6 +277,64 @@ pub fn print_table(out: &mut dyn Write, tab: Tab, style: Style) -> io::Result<()
     Ok(())
 }
 
+/// Whether a table built with [`Tab::fields_in_pipe`] goes out as
+/// tab-separated fields (see [`print_table`]): into a pipe, uncoloured.
+pub fn as_fields(style: Style) -> bool {
+    style.width.is_none() && !style.color
+}
+
+/// A table for a program written a row at a time (see [`print_table`]):
+/// nothing is fitted, so nothing is kept (`ls` of 100,000 runs).
+pub struct Fields<'a> {
+    w: io::BufWriter<&'a mut dyn Write>,
+}
+
+impl<'a> Fields<'a> {
+    /// A table of these columns, its header line written.
+    pub fn new(out: &'a mut dyn Write, headers: &[&str]) -> io::Result<Fields<'a>> {
+        let mut f = Fields {
+            w: io::BufWriter::with_capacity(1 << 16, out),
+        };
+        f.row(headers.iter().map(|h| (*h).to_owned()))?;
+        Ok(f)
+    }
+
+    /// One line: the cells tab-separated, an empty one `-`, a tab or a
+    /// newline inside one `\t` or `\n`.
+    pub fn row(&mut self, cells: impl IntoIterator<Item = String>) -> io::Result<()> {
+        for (i, c) in cells.into_iter().enumerate() {
+            if i > 0 {
+                self.w.write_all(b"\t")?;
+            }
+            let field = match c.as_str() {
+                "" => "-".to_owned(),
+                _ => c.replace('\t', "\\t").replace('\n', "\\n"),
+            };
+            self.w.write_all(field.as_bytes())?;
+        }
+        self.w.write_all(b"\n")
+    }
+
+    /// Write what is buffered.
+    pub fn finish(mut self) -> io::Result<()> {
+        self.w.flush()
+    }
+}
+
+/// A whole table as tab-separated fields.
+fn print_fields(out: &mut dyn Write, t: &Table) -> io::Result<()> {
+    let headers: Vec<String> = t
+        .header()
+        .map(|h| h.cell_iter().map(|c| c.content()).collect())
+        .unwrap_or_default();
+    let names: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let mut f = Fields::new(out, &names)?;
+    for r in t.row_iter() {
+        f.row(r.cell_iter().map(|c| c.content()))?;
+    }
+    f.finish()
+}
+
 /// The width of each column (`None`: left out) when content of widths
 /// `natural` does not fit in `width`; `None` when it fits as it is. Each
 /// column takes its width and one space either side, and columns are
@@ -221,7 +342,7 @@ pub fn print_table(out: &mut dyn Write, tab: Tab, style: Style) -> io::Result<()
 fn fit(
     natural: &[usize],
     width: usize,
-    flex: Option<usize>,
+    flex: &[usize],
     keep: &[usize],
     drop: &[usize],
 ) -> Option<Vec<Option<usize>>> {
@@ -238,8 +359,10 @@ fn fit(
     if total(&w) <= width {
         return None;
     }
-    if let Some(f) = flex.and_then(|f| w.get_mut(f)) {
-        *f = f.map(|n| n.min(FLEX_MIN));
+    for f in flex {
+        if let Some(c) = w.get_mut(*f) {
+            *c = c.map(|n| n.min(FLEX_MIN));
+        }
     }
     for d in drop {
         if total(&w) <= width {
@@ -249,18 +372,33 @@ fn fit(
             *c = None;
         }
     }
-    // The flex column takes what the others leave.
-    if let Some(f) = flex {
-        let others: usize = w
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i != f)
-            .filter_map(|(_, c)| c.map(|c| c + 3))
-            .sum();
-        let room = width.saturating_sub(others + 2);
-        if let (Some(Some(c)), Some(n)) = (w.get_mut(f), natural.get(f)) {
-            *c = room.clamp(FLEX_MIN.min(*n), *n);
+    // The flex columns take what the others leave, the last named first
+    // (it is cut after the ones before it).
+    let others: usize = w
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !flex.contains(i))
+        .filter_map(|(_, c)| c.map(|c| c + 3))
+        .sum();
+    // others + the flex columns' (width + 3), less 1, within width.
+    let mut room = (width + 1).saturating_sub(others);
+    let shown_flex: Vec<usize> = flex
+        .iter()
+        .copied()
+        .filter(|f| w.get(*f).is_some_and(Option::is_some))
+        .collect();
+    // Each flex column keeps at least its narrowest for now.
+    let floor = |f: usize| FLEX_MIN.min(natural.get(f).copied().unwrap_or(0));
+    for (k, f) in shown_flex.iter().enumerate().rev() {
+        let later_floors: usize = shown_flex.iter().take(k).map(|g| floor(*g) + 3).sum();
+        let n = natural.get(*f).copied().unwrap_or(0);
+        let give = room
+            .saturating_sub(later_floors + 3)
+            .clamp(floor(*f), n.max(floor(*f)));
+        if let Some(c) = w.get_mut(*f) {
+            *c = Some(give);
         }
+        room = room.saturating_sub(give + 3);
     }
     // Then the widest column that may be cut loses one character at a
     // time, down to COLUMN_MIN.
@@ -274,6 +412,40 @@ fn fit(
         match widest.and_then(|i| w.get_mut(i)) {
             Some(Some(c)) => *c -= 1,
             _ => break,
+        }
+    }
+    // What still does not fit: the rightmost column shown is left out
+    // (the first, what the row is, stays) and the rest fitted again from
+    // their natural widths, so a column is never cut for one that then
+    // goes: never a kept value cut.
+    if total(&w) > width {
+        let last = w.iter().rposition(Option::is_some).filter(|i| *i > 0);
+        if let Some(i) = last {
+            let mut fewer = natural.to_vec();
+            let mut gone: Vec<usize> = w
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.is_none())
+                .map(|(j, _)| j)
+                .collect();
+            gone.push(i);
+            // A column left out is fitted as one of no width that the
+            // drop list leaves out first.
+            for j in &gone {
+                if let Some(c) = fewer.get_mut(*j) {
+                    *c = 0;
+                }
+            }
+            let mut order = gone.clone();
+            order.extend(drop.iter().filter(|d| !gone.contains(d)));
+            let mut refit = fit(&fewer, width, flex, keep, &order)
+                .unwrap_or_else(|| fewer.iter().copied().map(Some).collect());
+            for j in gone {
+                if let Some(c) = refit.get_mut(j) {
+                    *c = None;
+                }
+            }
+            return Some(refit);
         }
     }
     Some(w)
@@ -558,6 +730,42 @@ mod tests {
         assert_eq!(sanitize("l1\nl2", false), "l1\\nl2");
         assert_eq!(sanitize("abc\u{202e}def", false), "abc\\u{202e}def");
         assert!(matches!(sanitize("plain é 😀", false), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn thousands_are_separated() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(-1234567), "-1,234,567");
+        assert_eq!(
+            thousands(i128::from(i64::MAX) * 4),
+            "36,893,488,147,419,103,228"
+        );
+    }
+
+    #[test]
+    fn ids_and_figures_are_left_out_not_cut() {
+        // RUN kept, a flex prompt, a figure column: at 30 columns the
+        // prompt is cut to its narrowest, then columns go from the right.
+        let w = fit(&[20, 40, 10], 30, &[1], &[0], &[]).unwrap();
+        assert_eq!(w[0], Some(20), "the id is whole");
+        assert!(w.iter().flatten().map(|c| c + 3).sum::<usize>() - 1 <= 30);
+        // A kept column too wide for any fit goes, and the others are
+        // fitted again whole, not left cut for it.
+        let w = fit(&[27, 7, 30, 80], 80, &[], &[0, 3], &[]).unwrap();
+        assert_eq!(w, [Some(27), Some(7), Some(30), None]);
+        // Two flex columns: the first is cut before the second.
+        let w = fit(&[10, 40, 40], 60, &[2, 1], &[0], &[]).unwrap();
+        assert_eq!(w, [Some(10), Some(30), Some(12)]);
+    }
+
+    #[test]
+    fn figures_are_cells_that_start_with_a_digit() {
+        assert!(figures(
+            ["1,234", "-", "", "2026-11-30T08:00:00Z", "1.2 KiB"].into_iter()
+        ));
+        assert!(!figures(["1", "claude"].into_iter()));
     }
 
     #[test]

@@ -2,12 +2,15 @@
 //! parallel across journals. `--all` adds what the agent's listing cannot
 //! see (JetStream: runs whose messages have no meta record, as corrupt).
 
-use crate::cli::{LsArgs, SortKey};
+use crate::cli::{LsArgs, LsColumn, SortKey};
 use crate::error::CmdResult;
 use crate::filter::{excluded_note, Selected};
 use crate::invocation::Invocation;
 use crate::open::open_store;
-use crate::output::{cell, json_array, print_table, sanitize, status_cell, table, time_cell};
+use crate::output::{
+    as_fields, cell, json_array, print_table, sanitize, status_cell, table, thousands, time_cell,
+    Fields,
+};
 use comfy_table::Cell;
 use journal::store::Summary;
 use std::io::Write;
@@ -25,10 +28,7 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
         mut runs,
         no_agent_excluded,
     } = a.filter.select(all);
-    sort(&mut runs, a.sort);
-    if a.reverse {
-        runs.reverse();
-    }
+    sort(&mut runs, a.sort, a.reverse);
     if let Some(n) = a.limit {
         runs.truncate(n);
     }
@@ -44,8 +44,13 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
             p.push_str(&crate::hint::advice(g, r, Some(&s.run_id), None, &[]));
         }
     }
+    let sizeless = matches!(store, journal::store::Store::JetStream(_));
+    let note = sort_note(&runs, a.sort, sizeless);
     if style.json() {
         json_array(out, &runs)?;
+        if let Some(n) = note {
+            eprintln!("fisk-admin: note: {n}");
+        }
         return Ok(ExitCode::SUCCESS);
     }
     if runs.is_empty() {
@@ -60,47 +65,195 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    // On a narrow terminal the prompt is cut first, then CREATED, RECORDS,
-    // VER, SIZE, MODEL and LIVE are left out, in that order. STATUS is
-    // one word; what the run waits on has its own column.
-    let mut t = table(&[
-        "RUN", "STATUS", "WAITING", "LIVE", "VER", "MODEL", "RECORDS", "SIZE", "CREATED",
-        "UPDATED", "PROMPT",
-    ])
-    .flex(10)
-    .drop_first(&[8, 6, 4, 7, 5, 3]);
+    let columns = chosen(&a.columns);
+    let at = |c: LsColumn| columns.iter().position(|x| *x == c);
+    let headers: Vec<&str> = columns.iter().map(|c| header(*c)).collect();
+    // Into a pipe the rows are written as they are formatted, every value
+    // whole: nothing is fitted, so no table is held (issue 24's doubt).
+    if as_fields(style) {
+        let mut f = Fields::new(out, &headers)?;
+        for s in &runs {
+            f.row(columns.iter().map(|c| ls_text(s, *c, &|_| usize::MAX)))?;
+        }
+        f.finish()?;
+        return trailer(out, no_agent_excluded, note);
+    }
+    // On a narrow terminal the prompt is cut first, then the message;
+    // then CREATED, CALLER, RECORDS, VER, SIZE, AGENT, LIVE, UPDATED,
+    // MODEL, TOKENS and WAITING are left out, in that order. Ids, model
+    // names and figures are never cut. STATUS is one word; what the run
+    // waits on has its own column.
+    let mut t = table(&headers).fields_in_pipe();
+    for c in [LsColumn::Prompt, LsColumn::Message] {
+        if let Some(i) = at(c) {
+            t = t.flex(i);
+        }
+    }
+    for c in [
+        LsColumn::Run,
+        LsColumn::Model,
+        LsColumn::Agent,
+        LsColumn::Caller,
+    ] {
+        if let Some(i) = at(c) {
+            t = t.keep(i);
+        }
+    }
+    let drop: Vec<usize> = [
+        LsColumn::Created,
+        LsColumn::Caller,
+        LsColumn::Records,
+        LsColumn::Ver,
+        LsColumn::Size,
+        LsColumn::Agent,
+        LsColumn::Live,
+        LsColumn::Updated,
+        LsColumn::Model,
+        LsColumn::Tokens,
+        LsColumn::Waiting,
+    ]
+    .into_iter()
+    .filter_map(at)
+    .collect();
+    t = t.drop_first(&drop);
+    // On a terminal the table fits it; cells are cut to these first.
+    let max = |n: usize| n;
     for s in &runs {
-        let status = s.status.to_string();
-        let plain = |text: String| Cell::new(text);
-        t.add_row(vec![
-            plain(cell(&s.run_id, 40)),
-            status_cell(cell(&status, 40), &s.status, s.waits_on_person()),
-            plain(waiting_cell(s)),
-            plain(if s.live { "live".into() } else { String::new() }),
-            // The generation (SPEC 1.1): 3 is the August agent's, which the
-            // current agent will not resume until it is upgraded.
-            plain(s.version.map_or("-".into(), |v| v.to_string())),
-            plain(cell(s.model.as_deref().unwrap_or("-"), 24)),
-            plain(s.records.map_or("-".into(), |n| n.to_string())),
-            plain(s.bytes.map_or("-".into(), human_bytes)),
-            plain(time_cell(s.created.as_ref())),
-            plain(time_cell(s.updated.as_ref())),
-            // A run that could not be summarised says why instead (the
-            // row names the run already); `verify RUN` says the rest.
-            plain(match &s.problem {
-                Some(p) => {
-                    let p = p.strip_prefix(&format!("run {}: ", s.run_id)).unwrap_or(p);
-                    cell(p, 100)
-                }
-                None => cell(s.prompt.as_deref().unwrap_or(""), 50),
-            }),
-        ]);
+        let row: Vec<Cell> = columns.iter().map(|c| ls_cell(s, *c, &max)).collect();
+        t.add_row(row);
     }
     print_table(out, t, style)?;
+    trailer(out, no_agent_excluded, note)
+}
+
+/// The lines under the table: what `--agent` left out, what the order
+/// leaves unsaid.
+fn trailer(out: &mut dyn Write, no_agent_excluded: usize, note: Option<String>) -> CmdResult {
     if no_agent_excluded > 0 {
         writeln!(out, "{}", excluded_note(no_agent_excluded))?;
     }
+    if let Some(n) = note {
+        writeln!(out, "({n})")?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The columns asked for, in order (`all` for every one): by default
+/// every one but CALLER.
+fn chosen(asked: &[LsColumn]) -> Vec<LsColumn> {
+    use LsColumn::*;
+    const EVERY: [LsColumn; 15] = [
+        Run, Status, Waiting, Live, Ver, Agent, Model, Caller, Records, Tokens, Size, Created,
+        Updated, Message, Prompt,
+    ];
+    if asked.is_empty() {
+        return EVERY.into_iter().filter(|c| *c != Caller).collect();
+    }
+    let mut out: Vec<LsColumn> = Vec::new();
+    for c in asked {
+        let add: &[LsColumn] = match c {
+            All => &EVERY,
+            one => std::slice::from_ref(one),
+        };
+        for c in add {
+            if !out.contains(c) {
+                out.push(*c);
+            }
+        }
+    }
+    out
+}
+
+fn header(c: LsColumn) -> &'static str {
+    match c {
+        LsColumn::All => "",
+        LsColumn::Run => "RUN",
+        LsColumn::Status => "STATUS",
+        LsColumn::Waiting => "WAITING",
+        LsColumn::Live => "LIVE",
+        LsColumn::Ver => "VER",
+        LsColumn::Agent => "AGENT",
+        LsColumn::Model => "MODEL",
+        LsColumn::Caller => "CALLER",
+        LsColumn::Records => "RECORDS",
+        LsColumn::Tokens => "TOKENS",
+        LsColumn::Size => "SIZE",
+        LsColumn::Created => "CREATED",
+        LsColumn::Updated => "UPDATED",
+        LsColumn::Message => "MESSAGE",
+        LsColumn::Prompt => "PROMPT",
+    }
+}
+
+/// One cell of a run's row; `max(n)` is how many characters a value may
+/// take (every one, into a pipe).
+fn ls_cell(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize) -> Cell {
+    let text = ls_text(s, c, max);
+    match c {
+        LsColumn::Status => status_cell(text, &s.status, s.waits_on_person()),
+        _ => Cell::new(text),
+    }
+}
+
+/// The text of one cell of a run's row.
+fn ls_text(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize) -> String {
+    let text = |v: Option<&str>, n: usize| match v {
+        Some(v) if !v.is_empty() => cell(v, max(n)),
+        _ => "-".to_owned(),
+    };
+    match c {
+        LsColumn::All => String::new(),
+        // Ids and names are never cut, on a terminal either.
+        LsColumn::Run => cell(&s.run_id, usize::MAX),
+        LsColumn::Status => cell(&s.status.to_string(), max(40)),
+        LsColumn::Waiting => waiting_cell(s),
+        LsColumn::Live => match s.live {
+            true => "live".into(),
+            false => String::new(),
+        },
+        // The generation (SPEC 1.1): 3 is the August agent's, which the
+        // current agent will not resume until it is upgraded.
+        LsColumn::Ver => s.version.map_or("-".into(), |v| v.to_string()),
+        LsColumn::Agent => text(s.agent.as_deref(), usize::MAX),
+        LsColumn::Model => text(s.model.as_deref(), usize::MAX),
+        LsColumn::Caller => text(s.caller.as_deref(), usize::MAX),
+        LsColumn::Records => s.records.map_or("-".into(), thousands),
+        LsColumn::Tokens => s.total_tokens.map_or("-".into(), thousands),
+        LsColumn::Size => s.bytes.map_or("-".into(), human_bytes),
+        LsColumn::Created => time_cell(s.created.as_ref()),
+        LsColumn::Updated => time_cell(s.updated.as_ref()),
+        LsColumn::Message => text(s.message.as_deref(), 100),
+        // A run that could not be summarised says why instead (the row
+        // names the run already); `verify RUN` says the rest.
+        LsColumn::Prompt => match &s.problem {
+            Some(p) => {
+                let p = p.strip_prefix(&format!("run {}: ", s.run_id)).unwrap_or(p);
+                cell(p, max(100))
+            }
+            None => cell(s.prompt.as_deref().unwrap_or(""), max(50)),
+        },
+    }
+}
+
+/// What the order leaves unsaid: runs whose figure is unknown (listed
+/// last), or a size the store does not keep at all (`sizeless`).
+fn sort_note(runs: &[Summary], key: SortKey, sizeless: bool) -> Option<String> {
+    let unknown = |f: &dyn Fn(&Summary) -> bool| runs.iter().filter(|s| f(s)).count();
+    match key {
+        SortKey::Size if sizeless && !runs.is_empty() && runs.iter().all(|s| s.bytes.is_none()) => Some(
+            "the store keeps no per-run size (JetStream): sorted by run id".to_owned(),
+        ),
+        SortKey::Tokens => match unknown(&|s| s.total_tokens.is_none()) {
+            0 => None,
+            1 => Some("1 run's tokens are unknown (version 3, or no terminal since its last response): listed last".to_owned()),
+            n => Some(format!("{n} runs' tokens are unknown (version 3, or no terminal since their last response): listed last")),
+        },
+        SortKey::Records => match unknown(&|s| s.records.is_none()) {
+            0 => None,
+            n => Some(format!("{n} run(s) of unknown length: listed last")),
+        },
+        _ => None,
+    }
 }
 
 /// What a run waits on a person for: `1 approval`, `2 deferred`, both
@@ -121,8 +274,26 @@ fn waiting_cell(s: &Summary) -> String {
     }
 }
 
-fn sort(runs: &mut [Summary], key: SortKey) {
+fn sort(runs: &mut [Summary], key: SortKey, reverse: bool) {
+    // Largest first (smallest with --reverse), a run whose figure is
+    // unknown last either way, then by run id.
+    let by_figure = |runs: &mut [Summary], f: fn(&Summary) -> Option<i128>| {
+        runs.sort_by(|a, b| {
+            let order = match (f(a), f(b)) {
+                (Some(x), Some(y)) if reverse => x.cmp(&y),
+                (Some(x), Some(y)) => y.cmp(&x),
+                (x, y) => y.is_some().cmp(&x.is_some()),
+            };
+            order.then(a.run_id.cmp(&b.run_id))
+        })
+    };
     match key {
+        SortKey::Tokens => return by_figure(runs, |s| s.total_tokens),
+        SortKey::Records => return by_figure(runs, |s| s.records.map(i128::from)),
+        _ => {}
+    }
+    match key {
+        SortKey::Tokens | SortKey::Records => {}
         // Newest first, compared as instants whatever their offsets.
         SortKey::Updated => {
             runs.sort_by(|a, b| b.updated.cmp(&a.updated).then(a.run_id.cmp(&b.run_id)))
@@ -131,6 +302,9 @@ fn sort(runs: &mut [Summary], key: SortKey) {
             runs.sort_by(|a, b| b.created.cmp(&a.created).then(a.run_id.cmp(&b.run_id)))
         }
         SortKey::Size => runs.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.run_id.cmp(&b.run_id))),
+    }
+    if reverse {
+        runs.reverse();
     }
 }
 

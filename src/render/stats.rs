@@ -2,11 +2,12 @@
 //! the tools table and how a duration reads. A version-3 journal carries
 //! no times: its durations read "untimed", never zero.
 
-use crate::output::{cell, print_table, table, Style};
+use crate::output::{cell, print_table, table, thousands, Style};
 use journal::stats::{Count, ToolStats};
 use std::io::{self, Write};
 
-/// One row per tool: calls, what became of them, and their time.
+/// One row per tool: calls, what became of them, and their time; counts
+/// with thousands separators, tab-separated fields into a pipe.
 pub fn tools_table<N: Count + Into<i128>>(
     out: &mut dyn Write,
     tools: &[ToolStats<N>],
@@ -22,17 +23,21 @@ pub fn tools_table<N: Count + Into<i128>>(
         "ERRORS",
         "TOTAL TIME",
         "MEAN TIME",
-    ]);
+    ])
+    .fields_in_pipe();
+    // Into a pipe every value is whole.
+    let max = |n: usize| if style.width.is_some() { n } else { usize::MAX };
     for row in tools {
         let (total, mean) = times(row);
         t.add_row(vec![
-            cell(&row.tool, 40),
-            cell(&row.kinds.join(","), 30),
-            row.calls.to_string(),
-            row.dispatched.to_string(),
-            row.undispatched.to_string(),
-            row.unanswered.to_string(),
-            row.errors.to_string(),
+            // The tool's name is never cut.
+            cell(&row.tool, usize::MAX),
+            cell(&row.kinds.join(","), max(30)),
+            thousands(row.calls),
+            thousands(row.dispatched),
+            thousands(row.undispatched),
+            thousands(row.unanswered),
+            thousands(row.errors),
             total,
             mean,
         ]);

@@ -74,13 +74,37 @@ fn ls_at_80_columns_keeps_each_run_on_one_line() {
                 "{dir}: a row that is not a run: {l:?}"
             );
         }
-        // Wide enough, nothing is left out and the rows are as in a pipe.
+        // Ids are never cut: each row starts with a whole one.
+        for l in &lines[2..lines.len() - 1] {
+            let first = l.split_whitespace().next().unwrap();
+            assert!(ids.iter().any(|id| id == first), "{dir}: cut id {l:?}");
+        }
+        // Wide enough, nothing is left out.
         let wide = fisk_env(
             &["--state-dir", s(store.path()), "ls"],
             &[("COLUMNS", Some("1000"))],
         );
+        assert!(!wide.stdout.contains("too narrow"), "{}", wide.stdout);
+        // In a pipe: a header, then one line per run, tab-separated
+        // fields, every value whole, no rule line.
         let pipe = fisk(&["--state-dir", s(store.path()), "ls"]);
-        assert_eq!(wide.stdout, pipe.stdout);
+        let rows: Vec<Vec<&str>> = pipe
+            .stdout
+            .lines()
+            .map(|l| l.split('\t').collect())
+            .collect();
+        assert_eq!(rows.len(), ids.len() + 1, "{dir}:\n{}", pipe.stdout);
+        assert_eq!(rows[0][0], "RUN");
+        assert!(!pipe.stdout.contains('─'));
+        for r in &rows {
+            assert_eq!(r.len(), rows[0].len(), "{dir}: {r:?}");
+            assert!(r.iter().all(|f| !f.is_empty()), "{dir}: {r:?}");
+        }
+        let mut piped: Vec<&str> = rows[1..].iter().map(|r| r[0]).collect();
+        let mut want: Vec<&str> = ids.iter().map(String::as_str).collect();
+        piped.sort();
+        want.sort();
+        assert_eq!(piped, want, "{dir}");
     }
 }
 

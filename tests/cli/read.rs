@@ -475,7 +475,8 @@ fn ls_filters_and_sorts() {
         .collect();
     assert!(sizes.windows(2).all(|w| w[0] >= w[1]), "{sizes:?}");
     let text = fisk(&["--state-dir", s(store.path()), "ls"]);
-    assert!(text.stdout.starts_with(" RUN"), "{}", text.stdout);
+    // Into a pipe: tab-separated fields under a header.
+    assert!(text.stdout.starts_with("RUN\t"), "{}", text.stdout);
 }
 
 #[test]

@@ -61,6 +61,19 @@ fn by_id<'a>(v: &'a Value, run: &str) -> &'a Value {
 fn row(table: &str, run: &str) -> (String, String) {
     let mut lines = table.lines();
     let header = lines.next().unwrap();
+    // ls into a pipe: tab-separated fields.
+    if header.contains('\t') {
+        let names: Vec<&str> = header.split('\t').collect();
+        let l = lines
+            .find(|l| l.split('\t').next() == Some(run))
+            .unwrap_or_else(|| panic!("no row {run}:\n{table}"));
+        let fields: Vec<&str> = l.split('\t').collect();
+        let get = |n: &str| {
+            let i = names.iter().position(|h| *h == n).unwrap();
+            fields[i].to_owned()
+        };
+        return (get("STATUS"), get("WAITING"));
+    }
     let at = |name: &str| header.find(name).unwrap_or_else(|| panic!("{header}"));
     let (status, waiting, live) = (at("STATUS"), at("WAITING"), at("LIVE"));
     let l = lines

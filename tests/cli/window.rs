@@ -248,7 +248,8 @@ fn text_output_shows_times_with_their_zone_and_a_zero_time_as_a_dash() {
     let row = |run: &str| {
         r.stdout
             .lines()
-            .find(|l| l.trim_start().starts_with(&format!("{run} ")))
+            // Into a pipe, ls's fields are tab-separated.
+            .find(|l| l.split_whitespace().next() == Some(run))
             .unwrap_or_else(|| panic!("no row for {run}:\n{}", r.stdout))
             .to_owned()
     };

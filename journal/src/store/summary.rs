@@ -47,6 +47,16 @@ pub struct Summary {
     pub updated: Option<Time>,
     /// The run's first prompt.
     pub prompt: Option<String>,
+    /// Why the run ended as it did: the message of the terminal record the
+    /// run is at (`provider: 529 overloaded`); `None` when the run is not
+    /// at a terminal or its terminal has no message.
+    pub message: Option<String>,
+    /// The tokens the run has cost, totalled as a token budget counts them
+    /// ([`crate::stats::Tokens::total`]: input, output and both cache
+    /// tiers): the `summary.counters` a version-1 terminal carries, when
+    /// no model response follows that terminal. `None` when unknown (no
+    /// such terminal, every version-3 run): never a guess.
+    pub total_tokens: Option<i128>,
     /// Why the run could not be summarised (`None` unless `corrupt`).
     pub problem: Option<String>,
     /// What gets past the problem, for the binary to word as a command.
@@ -61,6 +71,45 @@ pub struct Summary {
     /// nothing follows it (not in `ls`'s document; `search` prints it).
     #[serde(skip)]
     pub ended: Option<Time>,
+}
+
+/// The last terminal record of `tail`.
+fn last_terminal(tail: &[Record]) -> Option<&crate::record::Terminal> {
+    tail.iter().rev().find_map(|r| match &r.payload {
+        Some(Payload::Terminal(t)) => Some(t),
+        _ => None,
+    })
+}
+
+/// The total of a version-1 terminal's `summary.counters` (SPEC 1: zero
+/// counters are omitted, so an absent one is 0); `None` without a summary.
+/// Summed exactly in `i128`: four `i64` counters cannot overflow it.
+fn counted_tokens(summary: Option<&serde_json::value::RawValue>) -> Option<i128> {
+    #[derive(serde::Deserialize, Default)]
+    struct Summary {
+        #[serde(default)]
+        counters: Option<Counters>,
+    }
+    #[derive(serde::Deserialize, Default)]
+    struct Counters {
+        in_tokens: Option<i64>,
+        out_tokens: Option<i64>,
+        cache_read_tokens: Option<i64>,
+        cache_create_tokens: Option<i64>,
+    }
+    let s: Summary = serde_json::from_str(summary?.get()).ok()?;
+    let c = s.counters.unwrap_or_default();
+    Some(
+        [
+            c.in_tokens,
+            c.out_tokens,
+            c.cache_read_tokens,
+            c.cache_create_tokens,
+        ]
+        .into_iter()
+        .map(|n| i128::from(n.unwrap_or(0)))
+        .sum(),
+    )
 }
 
 /// A listed run's status: the fold's (SPEC 9), or `corrupt` when the run
@@ -117,6 +166,11 @@ impl Summary {
         match fold_with(std::iter::once(meta).chain(tail), FoldOptions::inspect()) {
             Ok(st) => {
                 s.ended = st.ended;
+                if matches!(st.status, crate::fold::Status::Terminal(_)) {
+                    s.message = last_terminal(tail)
+                        .map(|t| t.message.clone())
+                        .filter(|m| !m.is_empty());
+                }
                 s.status = Listed::Run(st.status);
                 s.waiting = st.waiting;
                 s.open_deferrals = st.open_deferrals;
@@ -128,6 +182,30 @@ impl Summary {
                 s.remedy = Some(crate::Remedy::Verify);
             }
         }
+        // The tail starts at the last model response, so a terminal in it
+        // has no response after it: its counters are the run's whole cost.
+        // Counters below what the responses in the tail alone cost were
+        // not written by the agent (a hand edit): unknown, not a guess.
+        let seen: i128 = tail
+            .iter()
+            .filter_map(|r| match &r.payload {
+                Some(Payload::Assistant(a)) => Some(
+                    [
+                        a.in_tokens,
+                        a.out_tokens,
+                        a.cache_read_tokens,
+                        a.cache_create_tokens,
+                    ]
+                    .into_iter()
+                    .map(i128::from)
+                    .sum::<i128>(),
+                ),
+                _ => None,
+            })
+            .sum();
+        s.total_tokens = last_terminal(tail)
+            .and_then(|t| counted_tokens(t.summary.as_deref()))
+            .filter(|n| *n >= seen);
         s
     }
 
@@ -164,6 +242,8 @@ impl Summary {
             created: None,
             updated: None,
             prompt: None,
+            message: None,
+            total_tokens: None,
             problem: None,
             remedy: None,
             store_failed: false,

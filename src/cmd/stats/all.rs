@@ -1,4 +1,5 @@
-//! `stats --all [filters] [--by model,agent,tool,day]`: SPEC 13's figures
+//! `stats --all [filters] [--by model,agent,tool,day,run,status,caller]
+//! [--sort KEY] [--top N]`: SPEC 13's figures
 //! added up over every run the `ls` filters select, per group and in
 //! total. Runs are read in parallel, one at a time per worker, and folded
 //! into per-worker group totals that are merged at the end: memory grows
@@ -6,10 +7,10 @@
 //! is counted and named under the totals, never left out silently.
 //! The JSON document is `schemas/output/stats-all.json`.
 
-use crate::cli::{GroupBy, StatsArgs};
+use crate::cli::{GroupBy, StatsArgs, StatsSort};
 use crate::error::CmdResult;
 use crate::filter::Unreadable;
-use crate::output::{cell, json_pretty, print_table, sanitize, table, Format, Style};
+use crate::output::{cell, json_pretty, print_table, sanitize, table, thousands, Format, Style};
 use crate::render::stats::{duration, tools_table};
 use journal::stats::{stats, Totals};
 use journal::store::{Store, Summary};
@@ -28,6 +29,27 @@ struct Key {
     agent: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     day: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    caller: Option<String>,
+}
+
+impl Key {
+    /// The value of one `--by` key (`None` for tool, which is no key).
+    fn get(&self, b: GroupBy) -> Option<&str> {
+        match b {
+            GroupBy::Model => self.model.as_deref(),
+            GroupBy::Agent => self.agent.as_deref(),
+            GroupBy::Day => self.day.as_deref(),
+            GroupBy::Run => self.run.as_deref(),
+            GroupBy::Status => self.status.as_deref(),
+            GroupBy::Caller => self.caller.as_deref(),
+            GroupBy::Tool => None,
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -42,6 +64,9 @@ struct Group {
 struct Document {
     by: Vec<GroupBy>,
     groups: Vec<Group>,
+    /// How many groups `--top` left out (absent when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    groups_left_out: Option<usize>,
     totals: Totals,
     unreadable: Vec<Unreadable>,
 }
@@ -82,6 +107,11 @@ pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> C
                 .filter(|c| !c.is_zero())
                 .map_or_else(|| "undated".to_owned(), |c| day(&c.to_rfc3339()))
         }),
+        run: by.contains(&GroupBy::Run).then(|| s.run_id.clone()),
+        status: by.contains(&GroupBy::Status).then(|| s.status.to_string()),
+        caller: by
+            .contains(&GroupBy::Caller)
+            .then(|| s.caller.clone().unwrap_or_default()),
     };
     // A batch of runs at a time, read together (in parallel, or
     // concurrently on the connection), their figures folded in parallel.
@@ -114,13 +144,27 @@ pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> C
     unreadable.extend(corrupt);
     unreadable.sort_by(|a, b| a.run_id.cmp(&b.run_id));
     let code = Unreadable::exit(&unreadable);
+    let mut groups: Vec<Group> = acc
+        .groups
+        .into_iter()
+        .map(|(key, totals)| Group { key, totals })
+        .collect();
+    let order = a
+        .sort
+        .or(a.top.map(|_| StatsSort::Tokens))
+        .unwrap_or(StatsSort::Key);
+    sort_groups(&mut groups, order);
+    let mut groups_left_out = None;
+    if let Some(n) = a.top {
+        if groups.len() > n {
+            groups_left_out = Some(groups.len() - n);
+            groups.truncate(n);
+        }
+    }
     let doc = Document {
         by,
-        groups: acc
-            .groups
-            .into_iter()
-            .map(|(key, totals)| Group { key, totals })
-            .collect(),
+        groups,
+        groups_left_out,
         totals,
         unreadable,
     };
@@ -129,6 +173,23 @@ pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> C
         Format::Text => render(out, &doc, style)?,
     }
     Ok(code)
+}
+
+/// Largest first by a figure (a tie in key order), or in key order (the
+/// groups come in it).
+fn sort_groups(groups: &mut [Group], order: StatsSort) {
+    let figure = |g: &Group| -> i128 {
+        let t = &g.totals;
+        match order {
+            StatsSort::Key => 0,
+            StatsSort::Tokens => t.total_tokens,
+            StatsSort::Runs => i128::from(t.runs),
+            StatsSort::Responses => t.iterations,
+            StatsSort::Wall => t.wall_clock_ns,
+        }
+    };
+    // Stable: equal figures keep key order.
+    groups.sort_by_key(|g| std::cmp::Reverse(figure(g)));
 }
 
 /// `2026-11-30T08:00:00.5Z` -> `2026-11-30` (the time is in UTC or with
@@ -151,6 +212,9 @@ fn render(out: &mut dyn Write, doc: &Document, style: Style) -> io::Result<()> {
             GroupBy::Model => "MODEL",
             GroupBy::Agent => "AGENT",
             GroupBy::Day => "DAY",
+            GroupBy::Run => "RUN",
+            GroupBy::Status => "STATUS",
+            GroupBy::Caller => "CALLER",
             GroupBy::Tool => "TOOL",
         })
         .collect();
@@ -164,23 +228,27 @@ fn render(out: &mut dyn Write, doc: &Document, style: Style) -> io::Result<()> {
         "CACHE CREATE",
         "WALL CLOCK",
     ]);
-    let mut t = table(&headers);
+    // The keys (ids, model names) and the figures are never cut: on a
+    // narrow terminal the cache tiers, then IN and OUT, then RESPONSES are
+    // left out, and named.
+    let mut t = table(&headers).fields_in_pipe();
+    for i in 0..keyed.len() {
+        t = t.keep(i);
+    }
+    let k = keyed.len();
+    t = t.drop_first(&[k + 6, k + 5, k + 3, k + 4, k + 1]);
     let row = |key: Option<&Key>, x: &Totals| {
         let mut r: Vec<String> = keyed
             .iter()
             .enumerate()
             .map(|(i, b)| {
-                let v = key.and_then(|k| match b {
-                    GroupBy::Model => k.model.as_deref(),
-                    GroupBy::Agent => k.agent.as_deref(),
-                    GroupBy::Day => k.day.as_deref(),
-                    GroupBy::Tool => None,
-                });
+                let v = key.and_then(|k| k.get(*b));
                 match (key, v) {
                     (None, _) if i == 0 => "total".to_owned(),
                     (None, _) => String::new(),
                     (Some(_), Some("") | None) => "-".to_owned(),
-                    (Some(_), Some(v)) => cell(v, 30),
+                    // A key (an id, a model name) is never cut.
+                    (Some(_), Some(v)) => cell(v, usize::MAX),
                 }
             })
             .collect();
@@ -193,13 +261,13 @@ fn render(out: &mut dyn Write, doc: &Document, style: Style) -> io::Result<()> {
             ),
         };
         r.extend([
-            x.runs.to_string(),
-            x.iterations.to_string(),
-            x.total_tokens.to_string(),
-            x.tokens.in_tokens.to_string(),
-            x.tokens.out_tokens.to_string(),
-            x.tokens.cache_read_tokens.to_string(),
-            x.tokens.cache_create_tokens.to_string(),
+            thousands(x.runs),
+            thousands(x.iterations),
+            thousands(x.total_tokens),
+            thousands(x.tokens.in_tokens),
+            thousands(x.tokens.out_tokens),
+            thousands(x.tokens.cache_read_tokens),
+            thousands(x.tokens.cache_create_tokens),
             wall,
         ]);
         r
@@ -211,12 +279,20 @@ fn render(out: &mut dyn Write, doc: &Document, style: Style) -> io::Result<()> {
     }
     t.add_row(row(None, &doc.totals));
     print_table(out, t, style)?;
+    if let Some(n) = doc.groups_left_out {
+        let shown = doc.groups.len();
+        writeln!(
+            out,
+            "(the first {shown} of {} groups; the total counts every run)",
+            shown + n
+        )?;
+    }
     let tools: Vec<_> = doc.totals.tools.values().cloned().collect();
     if by_tool && !keyed.is_empty() {
         for g in &doc.groups {
-            let name = [&g.key.model, &g.key.agent, &g.key.day]
-                .into_iter()
-                .flatten()
+            let name = keyed
+                .iter()
+                .filter_map(|b| g.key.get(*b))
                 .map(|v| sanitize(v, false).into_owned())
                 .collect::<Vec<_>>()
                 .join(" / ");

@@ -235,6 +235,61 @@ mod tests {
         assert!(s.updated.is_none(), "undated: the backend sets it");
     }
 
+    #[test]
+    fn the_terminal_says_why_and_its_counters_what_the_run_cost() {
+        let ended = rec(
+            4,
+            "terminal",
+            r#"{"reason":"error","message":"provider: 529 overloaded","summary":{"turns":1,"counters":{"llm_calls":2,"in_tokens":10,"out_tokens":4,"cache_read_tokens":3,"cache_create_tokens":2,"thinking_tokens":1}}}"#,
+        );
+        let run = [
+            rec(1, "meta", META),
+            rec(2, "assistant", TURN),
+            rec(3, "tool_result", RESULT),
+            ended.clone(),
+        ];
+        let (_, s) = walk(&run, false);
+        assert_eq!(s.message.as_deref(), Some("provider: 529 overloaded"));
+        assert_eq!(s.total_tokens, Some(19), "in + out + both cache tiers");
+        // A user record after it: open, no reason; the cost still stands
+        // (no response since).
+        let mut reopened = run.to_vec();
+        reopened.push(rec(5, "user", USER));
+        let (_, s) = walk(&reopened, false);
+        assert_eq!((s.message, s.total_tokens), (None, Some(19)));
+        // A response after it: what that cost is not in the counters.
+        reopened.push(rec(6, "assistant", TURN));
+        let (_, s) = walk(&reopened, false);
+        assert_eq!((s.message, s.total_tokens), (None, None));
+        // No summary (version 3), or counters below the responses read.
+        let (_, s) = walk(
+            &[
+                rec(1, "meta", META),
+                rec(2, "assistant", TURN),
+                terminal(3, "completed"),
+            ],
+            false,
+        );
+        assert_eq!((s.message, s.total_tokens), (None, None));
+        let stale = rec(
+            3,
+            "terminal",
+            r#"{"reason":"completed","summary":{"counters":{"in_tokens":1}}}"#,
+        );
+        let (_, s) = walk(
+            &[rec(1, "meta", META), rec(2, "assistant", TURN), stale],
+            false,
+        );
+        assert_eq!(s.total_tokens, None, "2 tokens read, 1 counted");
+        let none = rec(
+            3,
+            "terminal",
+            r#"{"reason":"completed","summary":{"turns":1}}"#,
+        );
+        let (_, s) = walk(&[rec(1, "meta", META), none], false);
+        assert_eq!(s.total_tokens, Some(0), "zero counters are omitted");
+    }
+
     fn rest(kinds: &[Kind]) -> bool {
         at_rest(kinds.iter().rev().map(|k| Some(*k)))
     }
