@@ -79,8 +79,10 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
         return trailer(out, no_agent_excluded, note);
     }
     // On a narrow terminal the prompt is cut first, then the message;
-    // then CREATED, CALLER, RECORDS, VER, SIZE, AGENT, LIVE, UPDATED,
-    // MODEL, TOKENS and WAITING are left out, in that order. Ids, model
+    // then CREATED, CALLER, RECORDS, VER, SIZE, AGENT, LIVE, MESSAGE,
+    // UPDATED, MODEL, TOKENS, PROMPT and WAITING are left out, in that
+    // order: which run, what it is about and what it waits on stay
+    // longest (a prompt cut to a few words still names the run). Ids, model
     // names and figures are never cut. STATUS is one word; what the run
     // waits on has its own column.
     let mut t = table(&headers).fields_in_pipe();
@@ -107,9 +109,11 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
         LsColumn::Size,
         LsColumn::Agent,
         LsColumn::Live,
+        LsColumn::Message,
         LsColumn::Updated,
         LsColumn::Model,
         LsColumn::Tokens,
+        LsColumn::Prompt,
         LsColumn::Waiting,
     ]
     .into_iter()
