@@ -7,6 +7,7 @@ pub mod completions;
 pub mod diff;
 pub mod fingerprint;
 pub mod fold;
+pub mod inbox;
 pub mod info;
 pub mod ls;
 pub mod man;

@@ -160,6 +160,7 @@ fn deferred_at(journal: &Journal, id: &str) -> Option<Time> {
         .filter(|r| matches!(&r.payload, Some(Payload::Deferred(d)) if d.tool_use_id == id))
         .last()
         .and_then(|r| r.time)
+        .filter(|t| !t.is_zero())
 }
 
 /// The time of the last terminal record: the one that suspended the run
@@ -170,6 +171,7 @@ fn suspended_at(journal: &Journal) -> Option<Time> {
         .filter(|r| r.kind() == Some(Kind::Terminal))
         .last()
         .and_then(|r| r.time)
+        .filter(|t| !t.is_zero())
 }
 
 #[cfg(test)]
