@@ -642,6 +642,7 @@ fn every_output_schema_is_checked() {
         names,
         [
             "fold.json",
+            "inbox.json",
             "ls.json",
             "migrate.json",
             "query.json",
