@@ -5,9 +5,9 @@
 //! the runner use, so the queue can never list a call they would refuse.
 //!
 //! It costs about what a listing costs: the summaries (meta record and
-//! tail) say which runs wait, and only those are read and folded, a batch
-//! at a time ([`Store::read_batch`]: in parallel on the file backend,
-//! concurrently on JetStream), folded in parallel.
+//! tail) say which runs wait, and only those are read and folded: in
+//! parallel on the file backend, a batch at a time on JetStream
+//! ([`Store::read_batch`], concurrent reads on one connection).
 
 use crate::fold::{CallState, FoldOptions, RunState};
 use crate::record::{Kind, Payload};
@@ -73,26 +73,39 @@ pub fn waits(s: &Summary) -> bool {
 /// ([`waits`]); the others are not read.
 pub fn inbox(store: &Store, runs: &[Summary]) -> Inbox {
     let waiting: Vec<&Summary> = runs.iter().filter(|s| waits(s)).collect();
-    let mut found = Inbox::default();
-    for batch in waiting.chunks(Store::READ_BATCH) {
-        let ids: Vec<String> = batch.iter().map(|s| s.run_id.clone()).collect();
-        let journals = store.read_batch(&ids);
-        let part: Vec<Result<Vec<Item>, (String, crate::Error)>> = batch
+    let one = |s: &Summary, j: crate::Result<Journal>| {
+        let items = j.and_then(|j| {
+            let st = store.fold(&s.run_id, &j, FoldOptions::default())?;
+            Ok(items_of(s, &j, &st))
+        });
+        items.map_err(|e| (s.run_id.clone(), e))
+    };
+    // File: each run read and folded by one worker, so no more than one
+    // journal per worker is held. JetStream: a batch read concurrently on
+    // the one connection, then folded in parallel.
+    let read: Vec<Result<Vec<Item>, (String, crate::Error)>> = match store {
+        Store::File(_) => waiting
             .par_iter()
-            .zip(journals)
-            .map(|(s, j)| {
-                let items = j.and_then(|j| {
-                    let st = store.fold(&s.run_id, &j, FoldOptions::default())?;
-                    Ok(items_of(s, &j, &st))
-                });
-                items.map_err(|e| (s.run_id.clone(), e))
+            .map(|s| one(s, store.read(&s.run_id)))
+            .collect(),
+        _ => waiting
+            .chunks(Store::READ_BATCH)
+            .flat_map(|batch| {
+                let ids: Vec<String> = batch.iter().map(|s| s.run_id.clone()).collect();
+                let journals = store.read_batch(&ids);
+                batch
+                    .par_iter()
+                    .zip(journals)
+                    .map(|(s, j)| one(s, j))
+                    .collect::<Vec<_>>()
             })
-            .collect();
-        for p in part {
-            match p {
-                Ok(items) => found.items.extend(items),
-                Err(u) => found.unreadable.push(u),
-            }
+            .collect(),
+    };
+    let mut found = Inbox::default();
+    for r in read {
+        match r {
+            Ok(items) => found.items.extend(items),
+            Err(u) => found.unreadable.push(u),
         }
     }
     found.items.sort_by(|a, b| {
