@@ -63,6 +63,10 @@ pub struct Inbox {
     pub unreadable: Vec<(String, crate::Error)>,
 }
 
+/// One run's waiting calls, or the run and why it could not be read
+/// (boxed: a failed run is rare, an item list common).
+type RunItems = Result<Vec<Item>, Box<(String, crate::Error)>>;
+
 /// Whether a summary says its run waits on a person (the runs `inbox`
 /// reads).
 pub fn waits(s: &Summary) -> bool {
@@ -78,12 +82,12 @@ pub fn inbox(store: &Store, runs: &[Summary]) -> Inbox {
             let st = store.fold(&s.run_id, &j, FoldOptions::default())?;
             Ok(items_of(s, &j, &st))
         });
-        items.map_err(|e| (s.run_id.clone(), e))
+        items.map_err(|e| Box::new((s.run_id.clone(), e)))
     };
     // File: each run read and folded by one worker, so no more than one
     // journal per worker is held. JetStream: a batch read concurrently on
     // the one connection, then folded in parallel.
-    let read: Vec<Result<Vec<Item>, (String, crate::Error)>> = match store {
+    let read: Vec<RunItems> = match store {
         Store::File(_) => waiting
             .par_iter()
             .map(|s| one(s, store.read(&s.run_id)))
@@ -105,7 +109,7 @@ pub fn inbox(store: &Store, runs: &[Summary]) -> Inbox {
     for r in read {
         match r {
             Ok(items) => found.items.extend(items),
-            Err(u) => found.unreadable.push(u),
+            Err(u) => found.unreadable.push(*u),
         }
     }
     found.items.sort_by(|a, b| {
