@@ -10,6 +10,9 @@ until the journal reaches about B bytes, then a terminal. Runs alternate
 between completed, suspended and waiting (an open deferral), so ls and
 verify do real work. Deterministic for a given seed.
 
+--waiting-every K: one run in K waits (an open deferral), the others
+alternate completed and suspended; without it, every third run waits.
+
 --format-version 3 (the default, byte-identical to this script before the
 option existed) writes the August 2026 agent's shape. --format-version 1
 writes the current agent's (SPEC 1.1): the same records with `time` on
@@ -172,6 +175,10 @@ def main():
     ap.add_argument("--bytes", type=int, required=True)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--format-version", type=int, choices=(1, 3), default=3)
+    # Without it every third run waits (the stores before the option);
+    # with K, one run in K waits and the others alternate completed and
+    # suspended (the inbox benchmark: a fleet where few runs wait).
+    ap.add_argument("--waiting-every", type=int, metavar="K")
     a = ap.parse_args()
     os.makedirs(a.dir, mode=0o700, exist_ok=True)
     os.chmod(a.dir, 0o700)
@@ -182,7 +189,10 @@ def main():
         rid = f"bench-{n:06d}"
         path = os.path.join(a.dir, rid + ".json")
         with open(path, "w", encoding="utf-8") as f:
-            f.write(templates[n % 3].replace('"run_id":"TEMPLATE"', f'"run_id":"{rid}"', 1)
+            t = templates[n % 3]
+            if a.waiting_every:
+                t = templates[2] if n % a.waiting_every == a.waiting_every - 1 else templates[n % 2]
+            f.write(t.replace('"run_id":"TEMPLATE"', f'"run_id":"{rid}"', 1)
                     .replace("benchmark run TEMPLATE", f"benchmark run {rid}", 1))
         os.chmod(path, 0o600)
 

@@ -155,6 +155,8 @@ pub enum Command {
     Answer(AnswerArgs),
     /// Approve a gated call once, or a tool for the rest of the run (it prints the resume that goes on)
     Approve(ApproveArgs),
+    /// Every call waiting on a person across the store (answers and approvals), oldest first, with the command that acts on each
+    Inbox(InboxArgs),
     /// Fix a damaged tail: cut a torn final line (kept in a backup) or add a missing final newline
     Repair(RepairArgs),
     /// Delete runs (journal and lock), keeping a backup of each; refuses live runs
@@ -599,15 +601,38 @@ pub struct ApproveArgs {
     /// The run id
     #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
     pub run: String,
-    /// The pending call to approve for one dispatch
-    #[arg(required_unless_present = "tool", conflicts_with = "tool")]
+    /// The pending call to approve for one dispatch (with --all-pending: another run)
+    #[arg(required_unless_present_any = ["tool", "all_pending"], conflicts_with = "tool")]
     pub tool_use_id: Option<String>,
+    /// With --all-pending: more runs
+    #[arg(value_name = "RUN", requires = "all_pending")]
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
+    pub more: Vec<String>,
     /// Approve every call of this tool for the rest of the run instead
     #[arg(long, value_name = "NAME")]
     pub tool: Option<String>,
+    /// Approve once every call of these runs that waits on an approval, after listing them and asking
+    #[arg(long, conflicts_with = "tool")]
+    pub all_pending: bool,
+    /// With --all-pending: do not ask (required when standard input is not a terminal)
+    #[arg(long, short = 'y', requires = "all_pending")]
+    pub yes: bool,
+    /// With --all-pending: list what would be approved; write nothing
+    #[arg(long, requires = "all_pending")]
+    pub dry_run: bool,
     /// JetStream: approve within the hold (SPEC 8), once its writer is known to be gone
     #[arg(long)]
     pub force: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct InboxArgs {
+    /// Which runs (as ls)
+    #[command(flatten)]
+    pub filter: crate::filter::FilterArgs,
+    /// Only calls waiting longer than this. DURATION as --hold: 90s, 10m, 1.5h, 2h45m, 1d
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub older_than: Option<std::time::Duration>,
 }
 
 #[derive(Args, Debug)]

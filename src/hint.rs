@@ -219,6 +219,11 @@ pub fn answer(g: &Invocation, run: &str, id: &str) -> Cmd {
     cmd(g, &["answer", run, id]).needs(Need::Answer)
 }
 
+/// The command that approves the gated call `id` of `run` once.
+pub fn approve(g: &Invocation, run: &str, id: &str) -> Cmd {
+    cmd(g, &["approve", run, id])
+}
+
 /// The command that resumes `run` after an answer or an approval. The
 /// journal holds only the agent file's fingerprint, not its path: the
 /// command is complete when this invocation named it (`--config`), else

@@ -81,6 +81,7 @@ fn main() -> ExitCode {
         cli::Command::Search(a) => cmd::search::run(g, a, &mut out),
         cli::Command::Answer(a) => cmd::answer::run(g, a, &mut out),
         cli::Command::Approve(a) => cmd::approve::run(g, a, &mut out),
+        cli::Command::Inbox(a) => cmd::inbox::run(g, a, &mut out),
         cli::Command::Repair(a) => cmd::repair::run(g, a, &mut out),
         cli::Command::Rm(a) => cmd::rm::run(g, a, &mut out),
         cli::Command::Upgrade(a) => cmd::upgrade::run(g, a, &mut out),

@@ -8,6 +8,10 @@
 //! The write rules are the library's (`journal::ops::approve`): it checks
 //! with no lock, so every refusal leaves the journal exactly as it was,
 //! then writes exactly one record. This command renders it.
+//!
+//! `approve RUN... --all-pending` approves once every call of those runs
+//! that waits on an approval: listed, then asked for on a terminal
+//! (`--yes` otherwise; `--dry-run` lists only), one record per call.
 
 use crate::cli::ApproveArgs;
 use crate::error::{CmdResult, Failure};
@@ -15,10 +19,11 @@ use crate::hint;
 use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::{json_pretty, sanitize, sorted, Format};
-use journal::ops::approve::{approve, Request, Target};
+use journal::ops::approve::{approve, approve_all, pending, Request, Target};
 use journal::ops::Why;
+use journal::runner::Gated;
 use serde::Serialize;
-use std::io::{self, Write};
+use std::io::{self, BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
 /// The approval written (keys sorted: `output::sorted`).
@@ -37,6 +42,9 @@ struct Approved {
 }
 
 pub fn run(g: &Invocation, a: ApproveArgs, out: &mut dyn Write) -> CmdResult {
+    if a.all_pending {
+        return all_pending(g, a, out);
+    }
     let style = g.style;
     let store = open_store(&crate::open::unheld(g, a.force))?;
     let target = match (&a.tool_use_id, &a.tool) {
@@ -63,7 +71,21 @@ pub fn run(g: &Invocation, a: ApproveArgs, out: &mut dyn Write) -> CmdResult {
         },
         _ => Failure::from(e),
     })?;
-    let approved = Approved {
+    let approved = approved(g, &a.run, done)?;
+    match style.format {
+        Format::Json => json_pretty(out, &sorted(&approved)?)?,
+        Format::Text => render(out, &approved)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The library's approval as printed.
+fn approved(
+    g: &Invocation,
+    run: &str,
+    done: journal::ops::approve::Approved,
+) -> Result<Approved, Failure> {
+    Ok(Approved {
         seq: done.written.seq,
         kind: match done.call {
             Some(_) => "call_approval",
@@ -73,17 +95,148 @@ pub fn run(g: &Invocation, a: ApproveArgs, out: &mut dyn Write) -> CmdResult {
         tool_use_id: done.call,
         record: serde_json::from_slice(&done.written.line)
             .map_err(|e| Failure::new(e.to_string()))?,
-        next: hint::resume(g, &a.run),
-        run: a.run,
-    };
-    match style.format {
-        Format::Json => json_pretty(out, &sorted(&approved)?)?,
-        Format::Text => render(out, &approved)?,
+        next: hint::resume(g, run),
+        run: run.to_owned(),
+    })
+}
+
+/// A call `--all-pending` approves (`--dry-run`'s JSON rows).
+#[derive(Serialize)]
+struct ToApprove {
+    run: String,
+    tool_use_id: String,
+    tool: String,
+}
+
+/// `approve RUN... --all-pending`: every call of those runs that waits on
+/// an approval, listed, asked for (`--yes` without a terminal), then
+/// approved once each through the library, one `call_approval` per call.
+/// Every run is looked at before anything is written; a run with nothing
+/// to approve is said and skipped.
+fn all_pending(g: &Invocation, a: ApproveArgs, out: &mut dyn Write) -> CmdResult {
+    let style = g.style;
+    let store = open_store(&crate::open::unheld(g, a.force))?;
+    let mut runs: Vec<String> = Vec::new();
+    for r in std::iter::once(a.run).chain(a.tool_use_id).chain(a.more) {
+        if !runs.contains(&r) {
+            runs.push(r);
+        }
     }
-    Ok(ExitCode::SUCCESS)
+    let mut todo: Vec<(String, Vec<Gated>)> = Vec::new();
+    for run in runs {
+        journal::id::check(&run)?;
+        match pending(&store, &run) {
+            Ok(calls) => todo.push((run, calls)),
+            Err(journal::Error::Op(r)) if r.why == Why::NothingPending => {
+                eprintln!("fisk-admin: {r}");
+            }
+            Err(e) => return Err(Failure::from(e)),
+        }
+    }
+    let rows: Vec<ToApprove> = todo
+        .iter()
+        .flat_map(|(run, calls)| {
+            calls.iter().map(move |c| ToApprove {
+                run: run.clone(),
+                tool_use_id: c.tool_use_id.clone(),
+                tool: c.tool.clone(),
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return Err(Failure::refused(
+            "no call of these runs waits on an approval; nothing was written",
+        ));
+    }
+    let listed: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            format!(
+                "{} ({}) in run {}",
+                sanitize(&r.tool_use_id, false),
+                sanitize(&r.tool, false),
+                sanitize(&r.run, false)
+            )
+        })
+        .collect();
+    if a.dry_run {
+        match style.format {
+            Format::Json => json_pretty(out, &sorted(&rows)?)?,
+            Format::Text => {
+                for l in &listed {
+                    writeln!(out, "would approve {l} once")?;
+                }
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !a.yes {
+        confirm(&listed)?;
+    }
+    let mut done = Vec::new();
+    let mut exit = 0;
+    for (run, calls) in &todo {
+        for result in approve_all(&store, run, calls) {
+            match result {
+                Ok(d) => done.push(approved(g, run, d)?),
+                Err(e) => {
+                    exit = exit.max(crate::error::exit_of(&e));
+                    crate::error::say(&crate::error::describe(g, &e), None, style);
+                }
+            }
+        }
+    }
+    match style.format {
+        Format::Json => json_pretty(out, &sorted(&done)?)?,
+        Format::Text => {
+            for d in &done {
+                render_one(out, d)?;
+            }
+            // One resume per run, after its approvals.
+            let mut resumed: Vec<&str> = Vec::new();
+            for d in &done {
+                if !resumed.contains(&d.run.as_str()) {
+                    resumed.push(&d.run);
+                    writeln!(out, "next: {}", d.next.line())?;
+                }
+            }
+        }
+    }
+    Ok(ExitCode::from(exit))
+}
+
+/// Ask on the terminal; without one, refuse.
+fn confirm(listed: &[String]) -> Result<(), Failure> {
+    if !std::io::stdin().is_terminal() {
+        return Err(Failure::refused(format!(
+            "approve --all-pending would approve {} call(s) and there is no terminal to ask on; nothing was written",
+            listed.len()
+        ))
+        .help("pass --yes to approve without asking (--dry-run lists them)"));
+    }
+    eprintln!("approve once:");
+    for l in listed {
+        eprintln!("  {l}");
+    }
+    eprint!("approve {} call(s)? [y/N] ", listed.len());
+    let mut answer = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|e| Failure::new(format!("reading the answer: {e}")))?;
+    if !matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes") {
+        return Err(Failure::refused("not confirmed; nothing was written"));
+    }
+    Ok(())
 }
 
 fn render(out: &mut dyn Write, a: &Approved) -> io::Result<()> {
+    render_one(out, a)?;
+    writeln!(out, "next: {}", a.next.line())
+}
+
+/// What was approved, in one line.
+fn render_one(out: &mut dyn Write, a: &Approved) -> io::Result<()> {
     match &a.tool_use_id {
         Some(id) => writeln!(
             out,
@@ -101,5 +254,5 @@ fn render(out: &mut dyn Write, a: &Approved) -> io::Result<()> {
             a.seq
         )?,
     }
-    writeln!(out, "next: {}", a.next.line())
+    Ok(())
 }

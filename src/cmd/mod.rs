@@ -8,6 +8,7 @@ pub mod diff;
 pub mod end;
 pub mod fingerprint;
 pub mod fold;
+pub mod inbox;
 pub mod info;
 pub mod ls;
 pub mod man;

@@ -18,6 +18,7 @@ mod fingerprint;
 mod fleet;
 mod full_disk;
 mod go_decode;
+mod inbox;
 mod inspect;
 mod jetstream;
 mod jetstream_race;

@@ -643,6 +643,7 @@ fn every_output_schema_is_checked() {
         [
             "end.json",
             "fold.json",
+            "inbox.json",
             "ls.json",
             "migrate.json",
             "query.json",

@@ -7,6 +7,7 @@
 use super::{refuse, write_one, Op, Open, Why, Written, MAX_TOOL};
 use crate::fold::{CallState, FoldOptions, RunState};
 use crate::record::{CallApproval, Decision, Kind, Payload, Reason, Record};
+use crate::runner::Gated;
 use crate::store::{Journal, Store};
 use crate::Result;
 
@@ -73,6 +74,45 @@ pub fn approve(store: &Store, req: &Request) -> Result<Approved> {
         tool,
         call,
     })
+}
+
+/// The calls of `run` that wait on an approval (the fold's
+/// [`RunState::needs_approval`] that [`RunState::call`] still reads as
+/// waiting), in the pending batch's order: what `approve --all-pending`
+/// lists before it asks. Refused (`Why::NothingPending`) when there is
+/// none.
+pub fn pending(store: &Store, run: &str) -> Result<Vec<Gated>> {
+    let journal = store.read(run)?;
+    let st = store.fold(run, &journal, FoldOptions::default())?;
+    let calls: Vec<Gated> = st
+        .needs_approval
+        .iter()
+        .filter(|g| matches!(st.call(&g.tool_use_id), CallState::AwaitsApproval { .. }))
+        .cloned()
+        .collect();
+    if calls.is_empty() {
+        return Err(refuse(Op::Approve, run, Why::NothingPending));
+    }
+    Ok(calls)
+}
+
+/// Approve each of `calls` of `run` once (what [`pending`] listed and the
+/// operator agreed to, not whatever waits by now): one `call_approval`
+/// each, through [`approve`], so each is checked and written on its own;
+/// one outcome per call, in order.
+pub fn approve_all(store: &Store, run: &str, calls: &[Gated]) -> Vec<Result<Approved>> {
+    calls
+        .iter()
+        .map(|g| {
+            approve(
+                store,
+                &Request {
+                    run,
+                    target: Target::Call(&g.tool_use_id),
+                },
+            )
+        })
+        .collect()
 }
 
 /// The refusals for a one-shot approval; the call's tool when it is one

@@ -13,6 +13,7 @@
 pub mod answer;
 pub mod approve;
 pub mod end;
+pub mod inbox;
 
 use crate::fold::RunState;
 use crate::record::{Generation, Payload};
@@ -158,6 +159,8 @@ pub enum Why {
         /// The reason as given.
         reason: String,
     },
+    /// approve --all-pending: no call of the run waits on an approval.
+    NothingPending,
 }
 
 /// What changed under an operation between its checks and its lock.
@@ -318,6 +321,10 @@ impl fmt::Display for Refusal {
                 f,
                 "run {run} is not suspended: it ended {}; an approval is for a run suspended on a gated call, and would reopen this one; {nothing}",
                 shown(reason)
+            ),
+            Why::NothingPending => write!(
+                f,
+                "run {run} has no call waiting on an approval; {nothing}"
             ),
             Why::NotWaiting { open, tool } => {
                 let open = match open {

@@ -1,0 +1,167 @@
+//! `inbox [filters] [--older-than DUR]`: one queue of what waits on a
+//! person across the store (issue 26): every open deferral and every call
+//! a run was suspended for, oldest first, each with the command that acts
+//! on it. Which call waits on what is the library's (`journal::ops::inbox`),
+//! which reads only the runs whose summary says they wait; this command
+//! selects the runs as `ls` does and renders.
+
+use crate::cli::InboxArgs;
+use crate::error::CmdResult;
+use crate::filter::{excluded_note, Selected, Unreadable};
+use crate::hint;
+use crate::invocation::Invocation;
+use crate::open::open_store;
+use crate::output::{cell, json_pretty, print_table, sanitize, table, time_cell, Format};
+use journal::ops::inbox::{inbox, Item, Waits};
+use journal::time::Time;
+use serde::Serialize;
+use std::io::Write;
+
+/// One waiting call as printed for scripts (`schemas/output/inbox.json`).
+#[derive(Serialize)]
+struct Waiting {
+    run: String,
+    tool_use_id: String,
+    tool: String,
+    /// `answer` or `approval`.
+    waits: Waits,
+    note: String,
+    handle: String,
+    /// As journaled (or the store's time); null when unknown.
+    since: Option<Time>,
+    /// Whole seconds waited so far; null when `since` is.
+    waited_s: Option<u64>,
+    agent: Option<String>,
+    caller: Option<String>,
+    /// The command that acts on it, complete for pasting.
+    command: hint::Cmd,
+}
+
+#[derive(Serialize)]
+struct Document {
+    items: Vec<Waiting>,
+    no_agent_excluded: usize,
+    unreadable: Vec<Unreadable>,
+}
+
+pub fn run(g: &Invocation, a: InboxArgs, out: &mut dyn Write) -> CmdResult {
+    let style = g.style;
+    let store = open_store(g)?;
+    let all = store.summaries()?;
+    let total = all.len();
+    let (readable, mut unreadable) = Unreadable::split(all);
+    let Selected {
+        runs,
+        no_agent_excluded,
+    } = a.filter.select(readable);
+    let found = inbox(&store, &runs);
+    unreadable.extend(
+        found
+            .unreadable
+            .iter()
+            .map(|(run, e)| Unreadable::new(run, e)),
+    );
+    unreadable.sort_by(|x, y| x.run_id.cmp(&y.run_id));
+    let now = Time::now();
+    let waited = |i: &Item| {
+        i.since
+            .map(|t| u64::try_from(now.nanos_since(&t) / 1_000_000_000).unwrap_or(u64::MAX))
+    };
+    let items: Vec<Waiting> = found
+        .items
+        .into_iter()
+        .filter(|i| match a.older_than {
+            // Waiting longer than DUR: an item of unknown age is not.
+            Some(d) => i.since.is_some_and(|t| now.nanos_since(&t) > d.as_nanos()),
+            None => true,
+        })
+        .map(|i| Waiting {
+            waited_s: waited(&i),
+            command: match i.waits {
+                Waits::Answer => hint::answer(g, &i.run, &i.call),
+                _ => hint::approve(g, &i.run, &i.call),
+            },
+            run: i.run,
+            tool_use_id: i.call,
+            tool: i.tool,
+            waits: i.waits,
+            note: i.note,
+            handle: i.handle,
+            since: i.since,
+            agent: i.agent,
+            caller: i.caller,
+        })
+        .collect();
+    let code = Unreadable::exit(&unreadable);
+    let doc = Document {
+        items,
+        no_agent_excluded,
+        unreadable,
+    };
+    if style.format == Format::Json {
+        json_pretty(out, &doc)?;
+        return Ok(code);
+    }
+    if doc.items.is_empty() {
+        let why = match (total, a.filter.any() || a.older_than.is_some()) {
+            (0, _) => "no runs".to_owned(),
+            (n, true) => {
+                format!("nothing waits on a person in the {n} run(s) the filters select from")
+            }
+            (_, false) => "nothing waits on a person".to_owned(),
+        };
+        writeln!(out, "{why} in {}", sanitize(&store.describe(), false))?;
+    } else {
+        // On a narrow terminal the note is cut first, then CALLER, AGENT,
+        // HANDLE and SINCE are left out; the command is never cut.
+        let mut t = table(&[
+            "WAITED", "SINCE", "RUN", "CALL", "TOOL", "WAITS", "AGENT", "CALLER", "HANDLE", "NOTE",
+            "COMMAND",
+        ])
+        .flex(9)
+        .keep(10)
+        .drop_first(&[7, 6, 8, 1]);
+        for w in &doc.items {
+            t.add_row(vec![
+                w.waited_s.map_or_else(|| "-".to_owned(), human_age),
+                time_cell(w.since.as_ref()),
+                cell(&w.run, 40),
+                cell(&w.tool_use_id, 40),
+                cell(&w.tool, 30),
+                match w.waits {
+                    Waits::Answer => "answer".to_owned(),
+                    _ => "approval".to_owned(),
+                },
+                cell(w.agent.as_deref().unwrap_or("-"), 24),
+                cell(w.caller.as_deref().unwrap_or("-"), 24),
+                cell(&w.handle, 30),
+                cell(&w.note, 60),
+                sanitize(&w.command.to_string(), false).into_owned(),
+            ]);
+        }
+        print_table(out, t, style)?;
+        if doc.items.iter().any(|w| w.waits == Waits::Answer) {
+            writeln!(out, "answer: {}", hint::Need::Answer.says())?;
+        }
+    }
+    if no_agent_excluded > 0 {
+        writeln!(out, "{}", excluded_note(no_agent_excluded))?;
+    }
+    if let Some(note) = Unreadable::note(&doc.unreadable, "listed") {
+        writeln!(out, "{note}")?;
+    }
+    Ok(code)
+}
+
+/// A wait as people say it: `45s`, `12m`, `3h5m`, `2d4h`.
+fn human_age(s: u64) -> String {
+    let (d, h, m) = (s / 86_400, s % 86_400 / 3_600, s % 3_600 / 60);
+    match (d, h, m) {
+        (0, 0, 0) => format!("{s}s"),
+        (0, 0, m) => format!("{m}m"),
+        (0, h, 0) => format!("{h}h"),
+        (0, h, m) => format!("{h}h{m}m"),
+        (d, 0, _) => format!("{d}d"),
+        (d, h, _) => format!("{d}d{h}h"),
+    }
+}
