@@ -12,6 +12,7 @@
 
 pub mod answer;
 pub mod approve;
+pub mod backups;
 
 use crate::fold::RunState;
 use crate::record::{Generation, Payload};
