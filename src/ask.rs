@@ -207,3 +207,35 @@ impl Drop for Private {
         let _ = std::fs::remove_file(&self.0);
     }
 }
+
+/// Ask `question` (it ends in `?`) on the terminal, the lines of `listed`
+/// printed before it, all on standard error; `Ok` only for a yes. Without
+/// a terminal nothing is asked and it is refused with `no_terminal`
+/// (which says nothing was done), the help naming `--yes`. `not_done` ends
+/// the refusal of an answer other than yes ("nothing was deleted").
+pub fn confirm(
+    listed: &[String],
+    question: &str,
+    no_terminal: &str,
+    not_done: &str,
+) -> Result<(), Failure> {
+    use std::io::BufRead;
+    if !std::io::stdin().is_terminal() {
+        return Err(Failure::refused(no_terminal).help("pass --yes to go ahead without asking"));
+    }
+    let mut err = std::io::stderr();
+    for line in listed {
+        let _ = writeln!(err, "{line}");
+    }
+    let _ = write!(err, "{question} [y/N] ");
+    let _ = err.flush();
+    let mut answer = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|e| Failure::new(format!("reading the answer: {e}")))?;
+    if !matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes") {
+        return Err(Failure::refused(format!("not confirmed; {not_done}")));
+    }
+    Ok(())
+}

@@ -162,6 +162,8 @@ pub enum Command {
     Rm(RmArgs),
     /// Convert version-3 runs (the August 2026 agent) to version 1, keeping the originals
     Upgrade(UpgradeArgs),
+    /// The backups rm, repair and upgrade keep: list them with the disk each holds, restore one, prune old ones
+    Backups(BackupsArgs),
     /// Print the fingerprint an agent file would start a run with (JSON, for diff)
     Fingerprint(FingerprintArgs),
     /// Compare two fingerprints and say what a resume would do
@@ -549,6 +551,41 @@ pub struct RmArgs {
     /// JetStream: delete within the hold (SPEC 8), once its writer is known to be gone
     #[arg(long)]
     pub force: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct BackupsArgs {
+    #[command(subcommand)]
+    pub action: Option<BackupsCommand>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum BackupsCommand {
+    /// Put a deleted run back from its rm backup (repair and upgrade backups are refused)
+    Restore(BackupsRestoreArgs),
+    /// Remove backups kept before a time ago, or named; frees the disk they hold
+    Prune(BackupsPruneArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct BackupsRestoreArgs {
+    /// The backup, as `backups` lists it (ID column)
+    pub id: String,
+}
+
+#[derive(Args, Debug)]
+pub struct BackupsPruneArgs {
+    /// Backups to remove, as `backups` lists them (ID column)
+    pub ids: Vec<String>,
+    /// Remove the backups kept more than this long ago (90m, 24h, 7d; 0 for every backup)
+    #[arg(long, value_name = "DUR", value_parser = crate::filter::parse_span)]
+    pub older_than: Option<std::time::Duration>,
+    /// List what would be removed; remove nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not ask (required when standard input is not a terminal)
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 }
 
 #[derive(Args, Debug)]

@@ -327,3 +327,9 @@ mod tests {
         assert_eq!(Unreadable::exit(&bad), std::process::ExitCode::from(2));
     }
 }
+
+/// A span argument (`--older-than`): the one rule,
+/// [`journal::time::parse_duration`].
+pub fn parse_span(s: &str) -> Result<std::time::Duration, String> {
+    journal::time::parse_duration(s).map_err(|e| e.0)
+}
