@@ -541,10 +541,17 @@ pub struct RepairArgs {
 
 #[derive(Args, Debug)]
 pub struct RmArgs {
-    /// The runs to delete
-    #[arg(required = true)]
+    /// The runs to delete (with filters: only those of them the filters select)
     #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
     pub runs: Vec<String>,
+    #[command(flatten)]
+    pub filter: crate::filter::FilterArgs,
+    /// Only runs whose last activity (UPDATED) is more than this long ago (90m, 24h, 7d); runs whose last record has no time are left out
+    #[arg(long, value_name = "DUR", value_parser = crate::filter::parse_span)]
+    pub older_than: Option<std::time::Duration>,
+    /// List the runs that would be deleted; delete nothing
+    #[arg(long)]
+    pub dry_run: bool,
     /// Do not ask (required when standard input is not a terminal)
     #[arg(long, short = 'y')]
     pub yes: bool,
