@@ -528,9 +528,12 @@ pub struct ApproveArgs {
 
 #[derive(Args, Debug)]
 pub struct RepairArgs {
-    /// The run id
+    /// The runs to repair
     #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
-    pub run: String,
+    pub runs: Vec<String>,
+    /// Every run in the store: each damaged tail repaired and reported, healthy journals left byte for byte as they are
+    #[arg(long)]
+    pub all: bool,
     /// Say what would be done, change nothing
     #[arg(long)]
     pub dry_run: bool,
