@@ -165,7 +165,7 @@ fn one<'a>(
         // Interior damage is refused: the readable records can still be
         // copied out.
         let salvage = (Remedy::of(&e) == Some(Remedy::Salvage))
-            .then(|| hint::fix(g, &store, Remedy::Salvage, run))
+            .then(|| hint::fix(g, store, Remedy::Salvage, run))
             .flatten();
         let mut f = crate::error::Failure::from(e);
         if let Some(cmd) = salvage {
@@ -221,7 +221,7 @@ fn one<'a>(
     }
     Ok(Repaired {
         run,
-        dry_run: dry_run,
+        dry_run,
         action,
         other_errors,
         next,

@@ -100,10 +100,9 @@ pub fn run(g: &Invocation, mut a: RmArgs, out: &mut dyn Write) -> CmdResult {
             .map_err(|f| f.help("pass --yes to delete without asking, or --dry-run to list only"))?,
         }
     }
-    let deletions: Vec<Deletion> = a
-        .runs
-        .iter()
-        .map(|r| match store.delete(r) {
+    let deletions: Vec<Deletion> = journal::ops::remove::delete_each(&store, &a.runs)
+        .into_iter()
+        .map(|(r, done)| match done {
             Ok(d) => Deletion::Done(Removed {
                 run: r.clone(),
                 removed: d.removed,
@@ -209,9 +208,7 @@ fn select(store: &Store, a: &RmArgs) -> Result<Vec<Summary>, Failure> {
         runs.retain(|s| a.runs.contains(&s.run_id));
     }
     if let Some(d) = a.older_than {
-        let now = journal::time::Time::now();
-        let cutoff = now.checked_sub(d).unwrap_or(now);
-        runs.retain(|s| s.updated.is_some_and(|u| !u.is_zero() && u < cutoff));
+        journal::ops::remove::older_than(&mut runs, d, journal::time::Time::now());
     }
     Ok(runs)
 }

@@ -13,6 +13,7 @@
 pub mod answer;
 pub mod approve;
 pub mod backups;
+pub mod remove;
 
 use crate::fold::RunState;
 use crate::record::{Generation, Payload};
