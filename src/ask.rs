@@ -211,17 +211,19 @@ impl Drop for Private {
 /// Ask `question` (it ends in `?`) on the terminal, the lines of `listed`
 /// printed before it, all on standard error; `Ok` only for a yes. Without
 /// a terminal nothing is asked and it is refused with `no_terminal`
-/// (which says nothing was done), the help naming `--yes`. `not_done` ends
-/// the refusal of an answer other than yes ("nothing was deleted").
+/// (which says nothing was done) and the help `yes_help` (naming
+/// `--yes`). `not_done` ends the refusal of an answer other than yes
+/// ("nothing was deleted").
 pub fn confirm(
     listed: &[String],
     question: &str,
     no_terminal: &str,
+    yes_help: &str,
     not_done: &str,
 ) -> Result<(), Failure> {
     use std::io::BufRead;
     if !std::io::stdin().is_terminal() {
-        return Err(Failure::refused(no_terminal).help("pass --yes to go ahead without asking"));
+        return Err(Failure::refused(no_terminal).help(yes_help));
     }
     let mut err = std::io::stderr();
     for line in listed {

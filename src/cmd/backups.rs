@@ -181,6 +181,7 @@ fn prune(g: &Invocation, a: BackupsPruneArgs, out: &mut dyn Write) -> CmdResult 
                 totals(&rows).1
             ),
             "backups prune removes backups for good and there is no terminal to ask on; nothing was removed",
+            "pass --yes to remove them without asking, or --dry-run to list only",
             "nothing was removed",
         )?;
     }

@@ -14,7 +14,7 @@ use crate::open::open_store;
 use crate::output::{json_pretty, sanitize, sorted, Format, Style};
 use journal::store::{Store, Summary};
 use serde::Serialize;
-use std::io::{self, BufRead, IsTerminal, Write};
+use std::io::{self, Write};
 use std::process::ExitCode;
 
 /// One run deleted (keys sorted: `output::sorted`).
@@ -94,10 +94,10 @@ pub fn run(g: &Invocation, mut a: RmArgs, out: &mut dyn Write) -> CmdResult {
             Some(sel) => crate::ask::confirm(
                 &sel.iter().map(line).collect::<Vec<_>>(),
                 &format!("delete these {} run(s)?", sel.len()),
-                "rm deletes runs (keeping a backup of each) and there is no terminal to ask on; nothing was deleted",
+                NO_TERMINAL,
+                "pass --yes to delete without asking, or --dry-run to list only",
                 "nothing was deleted",
-            )
-            .map_err(|f| f.help("pass --yes to delete without asking, or --dry-run to list only"))?,
+            )?,
         }
     }
     let deletions: Vec<Deletion> = journal::ops::remove::delete_each(&store, &a.runs)
@@ -141,24 +141,19 @@ pub fn run(g: &Invocation, mut a: RmArgs, out: &mut dyn Write) -> CmdResult {
     Ok(ExitCode::from(exit))
 }
 
-/// Ask on the terminal; without one, refuse.
+/// Why `rm` asks nothing without a terminal.
+const NO_TERMINAL: &str =
+    "rm deletes runs (keeping a backup of each) and there is no terminal to ask on; nothing was deleted";
+
+/// Ask on the terminal about the runs named; without one, refuse.
 fn confirm(runs: &[String]) -> Result<(), Failure> {
-    if !std::io::stdin().is_terminal() {
-        return Err(Failure::refused(
-            "rm deletes runs (keeping a backup of each) and there is no terminal to ask on; nothing was deleted",
-        )
-        .help("pass --yes to delete without asking"));
-    }
-    eprint!("delete {} run(s): {}? [y/N] ", runs.len(), runs.join(", "));
-    let mut answer = String::new();
-    std::io::stdin()
-        .lock()
-        .read_line(&mut answer)
-        .map_err(|e| Failure::new(format!("reading the answer: {e}")))?;
-    if !matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes") {
-        return Err(Failure::refused("not confirmed; nothing was deleted"));
-    }
-    Ok(())
+    crate::ask::confirm(
+        &[],
+        &format!("delete {} run(s): {}?", runs.len(), runs.join(", ")),
+        NO_TERMINAL,
+        "pass --yes to delete without asking",
+        "nothing was deleted",
+    )
 }
 
 /// What was removed and kept, per run; warnings and failures on stderr in
