@@ -85,7 +85,10 @@ pub fn run(g: &Invocation, mut a: RmArgs, out: &mut dyn Write) -> CmdResult {
         return dry_run(out, &a.runs, selection.as_deref(), style);
     }
     if a.runs.is_empty() {
-        writeln!(out, "no run selected; nothing was deleted")?;
+        match style.format {
+            Format::Json => writeln!(out, "[]")?,
+            Format::Text => writeln!(out, "no run selected; nothing was deleted")?,
+        }
         return Ok(ExitCode::SUCCESS);
     }
     if !a.yes {
