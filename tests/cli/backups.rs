@@ -139,6 +139,29 @@ fn an_rm_backup_restores_byte_for_byte_and_others_are_refused() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("tear the journal again"), "{}", r.stderr);
     assert_eq!(snapshot(damaged.path()), before);
+    // An upgrade backup (the version-3 original) is listed and not put
+    // back; while the journal is a second name of the same file (never:
+    // upgrade renames a new file over it) it would hold nothing.
+    let r = at(home.path(), dir, &["upgrade", "simple-completed"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let rows = at(home.path(), dir, &["-o", "json", "backups"]).json();
+    let row = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["kind"] == "upgrade")
+        .unwrap_or_else(|| panic!("{rows}"))
+        .clone();
+    assert_eq!(row["run"], "simple-completed");
+    assert!(row["held"].as_u64().unwrap() > 0, "{row}");
+    let before = snapshot(dir);
+    let r = at(
+        home.path(),
+        dir,
+        &["backups", "restore", row["id"].as_str().unwrap()],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(snapshot(dir), before);
 }
 
 /// The runs `ls` lists with `filters`.
@@ -314,10 +337,16 @@ fn rm_by_filter_and_prune_ask_on_a_terminal() {
 
 #[test]
 fn on_jetstream_rm_backups_are_listed_restored_and_pruned() {
+    for gen in ["runs", "runs-v1"] {
+        on_jetstream(gen);
+    }
+}
+
+fn on_jetstream(gen: &str) {
     let srv = NatsServer::start();
     srv.spec_stream("SESSIONS", "fisk.sessions.>");
     let home = tempfile::tempdir().unwrap();
-    let src = store_copy("runs");
+    let src = store_copy(gen);
     let js = |args: &[&str]| {
         let mut all = vec![
             "--server",
@@ -344,7 +373,7 @@ fn on_jetstream_rm_backups_are_listed_restored_and_pruned() {
         None,
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let want = std::fs::read(testdata("runs").join("tool-batch.json")).unwrap();
+    let want = std::fs::read(testdata(gen).join("tool-batch.json")).unwrap();
     // rm by filter, dry run: nothing purged.
     let r = js(&["rm", "--match", "JetStream servers", "--dry-run"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
