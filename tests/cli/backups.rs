@@ -164,18 +164,22 @@ fn an_rm_backup_restores_byte_for_byte_and_others_are_refused() {
     assert_eq!(snapshot(dir), before);
 }
 
-/// The runs `ls` lists with `filters`.
+/// The runs `ls` lists with `filters`, sorted.
 fn ls_ids(home: &Path, dir: &Path, filters: &[&str]) -> Vec<String> {
     let mut args = vec!["-o", "json", "ls"];
     args.extend_from_slice(filters);
-    let r = at(home, dir, &args);
+    sorted_ids(&at(home, dir, &args), "run_id")
+}
+
+/// The `key` of every object of a JSON array printed by `r`, sorted.
+fn sorted_ids(r: &Run, key: &str) -> Vec<String> {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let mut ids: Vec<String> = r
         .json()
         .as_array()
         .unwrap()
         .iter()
-        .map(|x| x["run_id"].as_str().unwrap().to_owned())
+        .map(|x| x[key].as_str().unwrap().to_owned())
         .collect();
     ids.sort();
     ids
@@ -197,16 +201,7 @@ fn rm_by_filter_deletes_what_ls_selects_after_a_dry_run_that_changes_nothing() {
         let mut args = vec!["-o", "json", "rm"];
         args.extend_from_slice(&filter);
         args.push("--dry-run");
-        let r = at(home.path(), dir, &args);
-        assert_eq!(r.code, 0, "{}", r.stderr);
-        let mut would: Vec<String> = r
-            .json()
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x["run"].as_str().unwrap().to_owned())
-            .collect();
-        would.sort();
+        let would = sorted_ids(&at(home.path(), dir, &args), "run");
         assert_eq!(would, want, "{gen}");
         assert_eq!(snapshot(dir), before, "{gen}: a dry run changed the store");
         // On a pipe without --yes: refused, nothing deleted.
