@@ -81,37 +81,6 @@ pub fn text(a: &Asked, edit: bool) -> Result<(String, Source), Failure> {
     Ok((text, source))
 }
 
-/// Ask a yes-or-no question on the terminal (standard error), after
-/// `lines` (what would be done); only `y` or `yes` goes on. Without a
-/// terminal it is refused with `no_terminal` (saying nothing was done)
-/// and `help` (the flag that answers yes, for scripts).
-pub fn confirm(
-    lines: &[String],
-    question: &str,
-    no_terminal: &str,
-    help: &str,
-) -> Result<(), Failure> {
-    use std::io::BufRead;
-    let stdin = std::io::stdin();
-    if !stdin.is_terminal() {
-        return Err(Failure::refused(no_terminal).help(help));
-    }
-    let mut err = std::io::stderr();
-    for line in lines {
-        let _ = writeln!(err, "  {line}");
-    }
-    let _ = write!(err, "{question} [y/N] ");
-    let mut answer = String::new();
-    stdin
-        .lock()
-        .read_line(&mut answer)
-        .map_err(|e| Failure::new(format!("reading the answer: {e}")))?;
-    match answer.trim().to_lowercase().as_str() {
-        "y" | "yes" => Ok(()),
-        _ => Err(Failure::refused("not confirmed; nothing was written")),
-    }
-}
-
 /// At most `a.max` bytes from `r`; more is refused.
 fn read_all(r: impl Read, a: &Asked, name: &str) -> Result<Vec<u8>, Failure> {
     let mut buf = Vec::new();
@@ -237,4 +206,38 @@ impl Drop for Private {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
     }
+}
+
+/// Ask `question` (it ends in `?`) on the terminal, the lines of `listed`
+/// printed before it, all on standard error; `Ok` only for a yes. Without
+/// a terminal nothing is asked and it is refused with `no_terminal`
+/// (which says nothing was done) and the help `yes_help` (naming
+/// `--yes`). `not_done` ends the refusal of an answer other than yes
+/// ("nothing was deleted").
+pub fn confirm(
+    listed: &[String],
+    question: &str,
+    no_terminal: &str,
+    yes_help: &str,
+    not_done: &str,
+) -> Result<(), Failure> {
+    use std::io::BufRead;
+    if !std::io::stdin().is_terminal() {
+        return Err(Failure::refused(no_terminal).help(yes_help));
+    }
+    let mut err = std::io::stderr();
+    for line in listed {
+        let _ = writeln!(err, "{line}");
+    }
+    let _ = write!(err, "{question} [y/N] ");
+    let _ = err.flush();
+    let mut answer = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|e| Failure::new(format!("reading the answer: {e}")))?;
+    if !matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes") {
+        return Err(Failure::refused(format!("not confirmed; {not_done}")));
+    }
+    Ok(())
 }

@@ -166,6 +166,8 @@ pub enum Command {
     Upgrade(UpgradeArgs),
     /// Close open runs that crashed and will never resume with a terminal record the agent reads (its "terminate"); refuses live runs and runs waiting on a person
     End(EndArgs),
+    /// The backups rm, repair and upgrade keep: list them with the disk each holds, restore one, prune old ones
+    Backups(BackupsArgs),
     /// Print the fingerprint an agent file would start a run with (JSON, for diff)
     Fingerprint(FingerprintArgs),
     /// Compare two fingerprints and say what a resume would do
@@ -637,9 +639,12 @@ pub struct InboxArgs {
 
 #[derive(Args, Debug)]
 pub struct RepairArgs {
-    /// The run id
+    /// The runs to repair
     #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
-    pub run: String,
+    pub runs: Vec<String>,
+    /// Every run in the store: each damaged tail repaired and reported, healthy journals left byte for byte as they are
+    #[arg(long)]
+    pub all: bool,
     /// Say what would be done, change nothing
     #[arg(long)]
     pub dry_run: bool,
@@ -650,16 +655,58 @@ pub struct RepairArgs {
 
 #[derive(Args, Debug)]
 pub struct RmArgs {
-    /// The runs to delete
-    #[arg(required = true)]
+    /// The runs to delete (with filters: only those of them the filters select)
     #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
     pub runs: Vec<String>,
+    #[command(flatten)]
+    pub filter: crate::filter::FilterArgs,
+    /// Only runs whose last activity (UPDATED) is more than this long ago (90m, 24h, 7d); runs whose last record has no time are left out
+    #[arg(long, value_name = "DUR", value_parser = crate::filter::parse_span)]
+    pub older_than: Option<std::time::Duration>,
+    /// List the runs that would be deleted; delete nothing
+    #[arg(long)]
+    pub dry_run: bool,
     /// Do not ask (required when standard input is not a terminal)
     #[arg(long, short = 'y')]
     pub yes: bool,
     /// JetStream: delete within the hold (SPEC 8), once its writer is known to be gone
     #[arg(long)]
     pub force: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct BackupsArgs {
+    #[command(subcommand)]
+    pub action: Option<BackupsCommand>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum BackupsCommand {
+    /// Put a deleted run back from its rm backup (repair and upgrade backups are refused)
+    Restore(BackupsRestoreArgs),
+    /// Remove backups kept before a time ago, or named; frees the disk they hold
+    Prune(BackupsPruneArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct BackupsRestoreArgs {
+    /// The backup, as `backups` lists it (ID column)
+    pub id: String,
+}
+
+#[derive(Args, Debug)]
+pub struct BackupsPruneArgs {
+    /// Backups to remove, as `backups` lists them (ID column)
+    pub ids: Vec<String>,
+    /// Remove the backups kept more than this long ago (90m, 24h, 7d; 0 for every backup)
+    #[arg(long, value_name = "DUR", value_parser = crate::filter::parse_span)]
+    pub older_than: Option<std::time::Duration>,
+    /// List what would be removed; remove nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not ask (required when standard input is not a terminal)
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 }
 
 #[derive(Args, Debug)]

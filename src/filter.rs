@@ -300,6 +300,12 @@ fn window(at: Option<Time>, since: Option<Time>, until: Option<Time>) -> bool {
     since.is_none_or(|b| at >= b) && until.is_none_or(|b| at < b)
 }
 
+/// A span argument (`--older-than`): the one rule,
+/// [`journal::time::parse_duration`].
+pub fn parse_span(s: &str) -> Result<std::time::Duration, String> {
+    journal::time::parse_duration(s).map_err(|e| e.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

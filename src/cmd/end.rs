@@ -249,12 +249,13 @@ fn what(a: &EndArgs) -> String {
 
 /// Ask on the terminal; without one, refuse.
 fn confirm(rows: &[&Row], a: &EndArgs) -> Result<(), Failure> {
-    let lines: Vec<String> = rows.iter().map(|r| line(r)).collect();
+    let lines: Vec<String> = rows.iter().map(|r| format!("  {}", line(r))).collect();
     crate::ask::confirm(
         &lines,
         &format!("end {} run(s) with {}?", rows.len(), what(a)),
         "end writes a terminal record to each run and there is no terminal to ask on; nothing was written",
         "pass --yes to end them without asking, or --dry-run to list them",
+        "nothing was written",
     )
 }
 

@@ -3,6 +3,7 @@
 
 pub mod answer;
 pub mod approve;
+pub mod backups;
 pub mod completions;
 pub mod diff;
 pub mod end;

@@ -1,15 +1,17 @@
-//! `repair RUN [--dry-run]`: fix what is safe to fix, at the tail only.
+//! `repair [RUN...|--all] [--dry-run]`: fix what is safe to fix, at the tail only.
 //! A torn final line is cut after its bytes are saved beside the journal; a
 //! missing final newline is added. Interior corruption is refused: cutting
-//! it would throw away the intact records after it.
+//! it would throw away the intact records after it. With several runs or
+//! `--all`, one run's refusal never stops the others; a journal whose tail
+//! is clean is only read (the library takes no lock and writes nothing).
 
 use crate::cli::RepairArgs;
-use crate::error::CmdResult;
+use crate::error::{CmdResult, Failure};
 use crate::hint;
 use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::{json_pretty, sorted, Format};
-use journal::store::Repair;
+use journal::store::{Repair, Store};
 use journal::verify::{Code, Severity};
 use journal::Remedy;
 use serde::Serialize;
@@ -53,17 +55,123 @@ enum Action {
 pub fn run(g: &Invocation, a: RepairArgs, out: &mut dyn Write) -> CmdResult {
     let style = g.style;
     let store = open_store(&crate::open::unheld(g, a.force))?;
-    let repaired = store.repair(&a.run, a.dry_run).map_err(|e| {
+    let runs =
+        match (a.all, a.runs.as_slice()) {
+            // One run named: its outcome alone, an object in JSON, its
+            // refusal the command's (as before --all existed).
+            (false, [one_run]) => {
+                let done = one(g, &store, one_run, a.dry_run)?;
+                match style.format {
+                    Format::Json => json_pretty(out, &sorted(&done)?)?,
+                    Format::Text => render(out, &done)?,
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            (false, []) => return Err(Failure::new("no run named").help(
+                "name the runs to repair, or pass --all to repair every damaged tail in the store",
+            )),
+            (true, [_, ..]) => return Err(Failure::new("name runs or pass --all, not both")),
+            (true, []) => store.runs()?,
+            (false, named) => {
+                let mut seen = std::collections::HashSet::new();
+                named
+                    .iter()
+                    .filter(|r| seen.insert(r.as_str()))
+                    .cloned()
+                    .collect()
+            }
+        };
+    many(g, &store, &runs, a.all, a.dry_run, out)
+}
+
+/// Several runs, or `--all`: each repaired (one's refusal, said on
+/// standard error, never stops the others). JSON is one array of the
+/// runs repaired or clean; text says each repair and, with `--all`, only
+/// the runs that had something to repair, then a count.
+fn many(
+    g: &Invocation,
+    store: &Store,
+    runs: &[String],
+    all: bool,
+    dry_run: bool,
+    out: &mut dyn Write,
+) -> CmdResult {
+    let style = g.style;
+    let mut done = Vec::new();
+    let (mut clean, mut exit) = (0usize, 0u8);
+    let mut refused = Vec::new();
+    for r in runs {
+        match one(g, store, r, dry_run) {
+            Ok(d) => {
+                if matches!(d.action, Action::Nothing { .. }) {
+                    clean += 1;
+                    if all && style.format == Format::Text {
+                        continue;
+                    }
+                }
+                if style.format == Format::Text {
+                    render(out, &d)?;
+                }
+                done.push(d);
+            }
+            Err(f) => {
+                exit = exit.max(f.exit);
+                let msg = format!(
+                    "{}; run {r} was not repaired",
+                    f.message.trim_end_matches('.')
+                );
+                crate::error::say(&msg, f.help.as_deref(), style);
+                refused.push(r.clone());
+            }
+        }
+    }
+    match style.format {
+        Format::Json => json_pretty(out, &sorted(&done)?)?,
+        Format::Text => {
+            let repaired = done
+                .iter()
+                .filter(|d| !matches!(d.action, Action::Nothing { .. }))
+                .count();
+            writeln!(
+                out,
+                "{} run(s): {repaired} {}, {clean} with a clean tail, {} not repaired{}",
+                runs.len(),
+                if dry_run {
+                    "would be repaired"
+                } else {
+                    "repaired"
+                },
+                refused.len(),
+                if refused.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", refused.join(", "))
+                }
+            )?;
+        }
+    }
+    Ok(ExitCode::from(exit))
+}
+
+/// Repair one run: what was done, or the refusal (with its salvage
+/// route for interior damage).
+fn one<'a>(
+    g: &Invocation,
+    store: &Store,
+    run: &'a str,
+    dry_run: bool,
+) -> Result<Repaired<'a>, Failure> {
+    let repaired = store.repair(run, dry_run).map_err(|e| {
         // Interior damage is refused: the readable records can still be
         // copied out.
         let salvage = (Remedy::of(&e) == Some(Remedy::Salvage))
-            .then(|| hint::fix(g, &store, Remedy::Salvage, &a.run))
+            .then(|| hint::fix(g, store, Remedy::Salvage, run))
             .flatten();
         let mut f = crate::error::Failure::from(e);
         if let Some(cmd) = salvage {
             f.help = Some(format!(
                 "copy the records before the damage to another store with `{cmd}`; `{}` lists every finding",
-                hint::command(g, &["verify", &a.run])
+                hint::command(g, &["verify", run])
             ));
         }
         f
@@ -88,8 +196,8 @@ pub fn run(g: &Invocation, a: RepairArgs, out: &mut dyn Write) -> CmdResult {
     // What else is wrong (a dry run reads the journal as it is: its tail
     // findings are the ones the repair would clear).
     let findings = store
-        .read_lines(&a.run)
-        .map(|b| journal::verify::verify_bytes(&a.run, &b, None).findings)
+        .read_lines(run)
+        .map(|b| journal::verify::verify_bytes(run, &b, None).findings)
         .unwrap_or_default();
     let other_errors: Vec<String> = findings
         .iter()
@@ -106,23 +214,18 @@ pub fn run(g: &Invocation, a: RepairArgs, out: &mut dyn Write) -> CmdResult {
         .collect();
     let mut next = Vec::new();
     if !other_errors.is_empty() {
-        next.push(hint::command(g, &["verify", &a.run]));
+        next.push(hint::command(g, &["verify", run]));
     }
     if matches!(action, Action::CutTornTail { records: 0, .. }) {
-        next.push(hint::command(g, &["rm", &a.run]));
+        next.push(hint::command(g, &["rm", run]));
     }
-    let done = Repaired {
-        run: &a.run,
-        dry_run: a.dry_run,
+    Ok(Repaired {
+        run,
+        dry_run,
         action,
         other_errors,
         next,
-    };
-    match style.format {
-        Format::Json => json_pretty(out, &sorted(&done)?)?,
-        Format::Text => render(out, &done)?,
-    }
-    Ok(ExitCode::SUCCESS)
+    })
 }
 
 fn render(out: &mut dyn Write, done: &Repaired) -> io::Result<()> {

@@ -2,14 +2,19 @@
 //! bytes as a backup first (see `Store::delete`). Live runs are refused; on
 //! a terminal it asks first unless `--yes`; without a terminal it needs
 //! `--yes`. Every id is checked before anything is deleted.
+//!
+//! With filters (`ls`'s, and `--older-than`) the runs are selected from the
+//! store's listing (a summary each, no journal read in full), listed and
+//! asked about; `--dry-run` lists them and deletes nothing.
 
 use crate::cli::RmArgs;
 use crate::error::{exit_of, CmdResult, Failure};
 use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::{json_pretty, sanitize, sorted, Format, Style};
+use journal::store::{Store, Summary};
 use serde::Serialize;
-use std::io::{self, BufRead, IsTerminal, Write};
+use std::io::{self, Write};
 use std::process::ExitCode;
 
 /// One run deleted (keys sorted: `output::sorted`).
@@ -23,6 +28,9 @@ struct Removed {
     restore: Option<String>,
     /// The run may not be gone entirely.
     warning: Option<String>,
+    /// The backup's id for `backups prune` (file backend: its file name).
+    #[serde(skip)]
+    kept_id: Option<String>,
 }
 
 /// What happened to one named run.
@@ -39,6 +47,12 @@ enum Deletion {
 pub fn run(g: &Invocation, mut a: RmArgs, out: &mut dyn Write) -> CmdResult {
     let style = g.style;
     let store = open_store(&crate::open::unheld(g, a.force))?;
+    let filtered = a.filter.any() || a.older_than.is_some();
+    if !filtered && a.runs.is_empty() {
+        return Err(Failure::new("no run named").help(
+            "name the runs to delete, or select them with the filters ls takes (--status, --match ...) and --older-than DUR",
+        ));
+    }
     // A run named twice is deleted once.
     let mut seen = std::collections::HashSet::new();
     a.runs.retain(|r| seen.insert(r.clone()));
@@ -58,16 +72,49 @@ pub fn run(g: &Invocation, mut a: RmArgs, out: &mut dyn Write) -> CmdResult {
             )));
         }
     }
-    if !a.yes {
-        confirm(&a.runs)?;
+    // With filters, the runs are what they select (of those named, when
+    // any are); the selection is listed before it is asked about.
+    let selection = match filtered {
+        true => Some(select(&store, &a)?),
+        false => None,
+    };
+    if let Some(sel) = &selection {
+        a.runs = sel.iter().map(|s| s.run_id.clone()).collect();
     }
-    let deletions: Vec<Deletion> = a
-        .runs
-        .iter()
-        .map(|r| match store.delete(r) {
+    if a.dry_run {
+        return dry_run(out, &a.runs, selection.as_deref(), style);
+    }
+    if a.runs.is_empty() {
+        match style.format {
+            Format::Json => writeln!(out, "[]")?,
+            Format::Text => writeln!(out, "no run selected; nothing was deleted")?,
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !a.yes {
+        match &selection {
+            None => confirm(&a.runs)?,
+            Some(sel) => crate::ask::confirm(
+                &sel.iter().map(line).collect::<Vec<_>>(),
+                &format!("delete these {} run(s)?", sel.len()),
+                NO_TERMINAL,
+                "pass --yes to delete without asking, or --dry-run to list only",
+                "nothing was deleted",
+            )?,
+        }
+    }
+    let deletions: Vec<Deletion> = journal::ops::remove::delete_each(&store, &a.runs)
+        .into_iter()
+        .map(|(r, done)| match done {
             Ok(d) => Deletion::Done(Removed {
                 run: r.clone(),
                 removed: d.removed,
+                kept_id: d
+                    .kept
+                    .as_ref()
+                    .and_then(|k| k.file_name())
+                    .and_then(|n| n.to_str())
+                    .map(str::to_owned),
                 kept: d.kept.map(|k| journal::shell::shown(&k)),
                 restore: d.restore.as_ref().map(|r| crate::hint::restore(g, r)),
                 warning: d.warning,
@@ -80,6 +127,9 @@ pub fn run(g: &Invocation, mut a: RmArgs, out: &mut dyn Write) -> CmdResult {
         })
         .collect();
     render(out, &deletions, style)?;
+    if style.format == Format::Text {
+        not_freed(g, &store, out, &deletions)?;
+    }
     // The exit status: 1 when every failure was a refusal (a live run) or
     // a warning, 2 when something could not be done (CLI.md).
     let exit = deletions
@@ -94,24 +144,19 @@ pub fn run(g: &Invocation, mut a: RmArgs, out: &mut dyn Write) -> CmdResult {
     Ok(ExitCode::from(exit))
 }
 
-/// Ask on the terminal; without one, refuse.
+/// Why `rm` asks nothing without a terminal.
+const NO_TERMINAL: &str =
+    "rm deletes runs (keeping a backup of each) and there is no terminal to ask on; nothing was deleted";
+
+/// Ask on the terminal about the runs named; without one, refuse.
 fn confirm(runs: &[String]) -> Result<(), Failure> {
-    if !std::io::stdin().is_terminal() {
-        return Err(Failure::refused(
-            "rm deletes runs (keeping a backup of each) and there is no terminal to ask on; nothing was deleted",
-        )
-        .help("pass --yes to delete without asking"));
-    }
-    eprint!("delete {} run(s): {}? [y/N] ", runs.len(), runs.join(", "));
-    let mut answer = String::new();
-    std::io::stdin()
-        .lock()
-        .read_line(&mut answer)
-        .map_err(|e| Failure::new(format!("reading the answer: {e}")))?;
-    if !matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes") {
-        return Err(Failure::refused("not confirmed; nothing was deleted"));
-    }
-    Ok(())
+    crate::ask::confirm(
+        &[],
+        &format!("delete {} run(s): {}?", runs.len(), runs.join(", ")),
+        NO_TERMINAL,
+        "pass --yes to delete without asking",
+        "nothing was deleted",
+    )
 }
 
 /// What was removed and kept, per run; warnings and failures on stderr in
@@ -151,4 +196,120 @@ fn render(out: &mut dyn Write, deletions: &[Deletion], style: Style) -> io::Resu
         json_pretty(out, &sorted(&removed)?)?;
     }
     Ok(())
+}
+
+/// The runs of the store the filters select, of those named when any are,
+/// in the listing's order.
+fn select(store: &Store, a: &RmArgs) -> Result<Vec<Summary>, Failure> {
+    let mut runs = a.filter.select(store.summaries()?).runs;
+    if !a.runs.is_empty() {
+        runs.retain(|s| a.runs.contains(&s.run_id));
+    }
+    if let Some(d) = a.older_than {
+        journal::ops::remove::older_than(&mut runs, d, journal::time::Time::now());
+    }
+    Ok(runs)
+}
+
+/// One run of a selection, as listed before the question and by a dry run.
+fn line(s: &Summary) -> String {
+    format!(
+        "  {}  {}  last activity {}{}",
+        sanitize(&s.run_id, false),
+        s.status,
+        crate::output::time_cell(s.updated.as_ref()),
+        if s.live { "  (live: refused)" } else { "" }
+    )
+}
+
+/// One run a dry run would delete (`--dry-run -o json`).
+#[derive(Serialize)]
+struct Would {
+    run: String,
+    status: Option<String>,
+    updated: Option<String>,
+    live: Option<bool>,
+}
+
+/// `--dry-run`: the runs that would be deleted; nothing is.
+fn dry_run(
+    out: &mut dyn Write,
+    runs: &[String],
+    selection: Option<&[Summary]>,
+    style: Style,
+) -> CmdResult {
+    let would: Vec<Would> = match selection {
+        Some(sel) => sel
+            .iter()
+            .map(|s| Would {
+                run: s.run_id.clone(),
+                status: Some(s.status.to_string()),
+                updated: s.updated.filter(|u| !u.is_zero()).map(|u| u.to_rfc3339()),
+                live: Some(s.live),
+            })
+            .collect(),
+        None => runs
+            .iter()
+            .map(|r| Would {
+                run: r.clone(),
+                status: None,
+                updated: None,
+                live: None,
+            })
+            .collect(),
+    };
+    match style.format {
+        Format::Json => json_pretty(out, &sorted(&would)?)?,
+        Format::Text => {
+            match selection {
+                Some(sel) => {
+                    for s in sel {
+                        writeln!(out, "would delete{}", line(s))?;
+                    }
+                }
+                None => {
+                    for r in runs {
+                        writeln!(out, "would delete  {}", sanitize(r, false))?;
+                    }
+                }
+            }
+            writeln!(
+                out,
+                "{} run(s) would be deleted (dry run); nothing was deleted",
+                would.len()
+            )?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// On the file backend a deleted run's backup is its journal under a
+/// second name: nothing of the disk is freed until the backup is pruned.
+/// Says so, with the prune that frees it.
+fn not_freed(
+    g: &Invocation,
+    store: &Store,
+    out: &mut dyn Write,
+    deletions: &[Deletion],
+) -> io::Result<()> {
+    if !matches!(store, Store::File(_)) {
+        return Ok(());
+    }
+    let kept: Vec<String> = deletions
+        .iter()
+        .filter_map(|d| match d {
+            Deletion::Done(r) => r.kept_id.clone(),
+            Deletion::Failed { .. } => None,
+        })
+        .collect();
+    if kept.is_empty() {
+        return Ok(());
+    }
+    let mut argv = vec!["backups", "prune"];
+    argv.extend(kept.iter().map(String::as_str));
+    writeln!(
+        out,
+        "no disk was freed: each backup is the journal under a second name (a hard link); free it with: {}",
+        sanitize(&crate::hint::command(g, &argv), false)
+    )
 }

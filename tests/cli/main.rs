@@ -9,6 +9,7 @@ mod support;
 
 mod answer;
 mod approve;
+mod backups;
 mod columns;
 mod corpus;
 mod crash;

@@ -641,6 +641,9 @@ fn every_output_schema_is_checked() {
     assert_eq!(
         names,
         [
+            "backups-prune.json",
+            "backups-restore.json",
+            "backups.json",
             "end.json",
             "fold.json",
             "inbox.json",

@@ -12,8 +12,10 @@
 
 pub mod answer;
 pub mod approve;
+pub mod backups;
 pub mod end;
 pub mod inbox;
+pub mod remove;
 
 use crate::fold::RunState;
 use crate::record::{Generation, Payload};

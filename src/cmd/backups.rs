@@ -1,0 +1,219 @@
+//! `backups`, `backups restore ID`, `backups prune [ID...] [--older-than
+//! DUR] [--dry-run] [--yes]`: the backups the destructive commands keep
+//! (`journal::ops::backups` finds, restores and removes them). It exists
+//! because nothing else ever frees them: `rm` on the file backend keeps
+//! the journal as a second name, so the disk is freed only by a prune.
+
+use crate::cli::{BackupsArgs, BackupsCommand, BackupsPruneArgs, BackupsRestoreArgs};
+use crate::error::{CmdResult, Failure};
+use crate::invocation::Invocation;
+use crate::open::open_store;
+use crate::output::{json_pretty, print_table, sanitize, sorted, table, Format};
+use journal::ops::backups::{self, Backup, Restored};
+use serde::Serialize;
+use std::io::Write;
+use std::process::ExitCode;
+
+/// One backup (`schemas/output/backups.json`; keys sorted).
+#[derive(Serialize)]
+struct Row {
+    id: String,
+    kind: &'static str,
+    run: String,
+    when: String,
+    path: String,
+    bytes: u64,
+    held: u64,
+}
+
+impl Row {
+    fn of(b: &Backup) -> Row {
+        Row {
+            id: b.id.clone(),
+            kind: b.kind.word(),
+            run: b.run.clone(),
+            when: b.when.to_rfc3339(),
+            path: journal::shell::shown(&b.path),
+            bytes: b.bytes,
+            held: b.held,
+        }
+    }
+}
+
+pub fn run(g: &Invocation, a: BackupsArgs, out: &mut dyn Write) -> CmdResult {
+    match a.action {
+        None => list(g, out),
+        Some(BackupsCommand::Restore(r)) => restore(g, r, out),
+        Some(BackupsCommand::Prune(p)) => prune(g, p, out),
+    }
+}
+
+fn list(g: &Invocation, out: &mut dyn Write) -> CmdResult {
+    let store = open_store(g)?;
+    let rows: Vec<Row> = backups::list(&store)?.iter().map(Row::of).collect();
+    match g.style.format {
+        Format::Json => json_pretty(out, &sorted(&rows)?)?,
+        Format::Text => {
+            if rows.is_empty() {
+                writeln!(out, "no backups in {}", sanitize(&store.describe(), false))?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            render_rows(out, &rows, g)?;
+            let (bytes, held) = totals(&rows);
+            writeln!(
+                out,
+                "{} backup(s), {bytes} bytes, {held} bytes of disk held only by them",
+                rows.len()
+            )?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The table of `backups` and of a prune's selection.
+fn render_rows(out: &mut dyn Write, rows: &[Row], g: &Invocation) -> std::io::Result<()> {
+    let mut t = table(&["ID", "KIND", "RUN", "KEPT", "BYTES", "HELD"]).keep(0);
+    for r in rows {
+        t.add_row(vec![
+            sanitize(&r.id, false).into_owned(),
+            r.kind.to_owned(),
+            sanitize(&r.run, false).into_owned(),
+            r.when.clone(),
+            r.bytes.to_string(),
+            r.held.to_string(),
+        ]);
+    }
+    print_table(out, t, g.style)
+}
+
+fn totals(rows: &[Row]) -> (u64, u64) {
+    rows.iter()
+        .fold((0, 0), |(b, h), r| (b + r.bytes, h + r.held))
+}
+
+/// What `backups restore` did (`schemas/output/backups-restore.json`).
+#[derive(Serialize)]
+struct RestoreDone {
+    id: String,
+    run: String,
+    /// `linked` (file store) or `copied` (JetStream).
+    how: &'static str,
+    journal: Option<String>,
+    records: Option<u64>,
+}
+
+fn restore(g: &Invocation, a: BackupsRestoreArgs, out: &mut dyn Write) -> CmdResult {
+    let store = open_store(g)?;
+    let b = backups::find(&store, &a.id)?;
+    let done = match backups::restore(&store, &a.id)? {
+        Restored::Linked { journal } => RestoreDone {
+            id: a.id,
+            run: b.run,
+            how: "linked",
+            journal: Some(journal::shell::shown(&journal)),
+            records: None,
+        },
+        Restored::Copied { records } => RestoreDone {
+            id: a.id,
+            run: b.run,
+            how: "copied",
+            journal: None,
+            records: Some(records),
+        },
+        // A new way of restoring is described by its run alone.
+        _ => RestoreDone {
+            id: a.id,
+            run: b.run,
+            how: "restored",
+            journal: None,
+            records: None,
+        },
+    };
+    match g.style.format {
+        Format::Json => json_pretty(out, &sorted(&done)?)?,
+        Format::Text => {
+            let run = sanitize(&done.run, false);
+            match (&done.journal, done.records) {
+                (Some(j), _) => writeln!(
+                    out,
+                    "run {run} restored: {} is its journal again",
+                    sanitize(j, false)
+                )?,
+                (None, Some(n)) => writeln!(
+                    out,
+                    "run {run} restored: {n} record(s) copied back to {}",
+                    sanitize(&store.describe(), false)
+                )?,
+                (None, None) => writeln!(out, "run {run} restored")?,
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `backups prune` removed (`schemas/output/backups-prune.json`).
+#[derive(Serialize)]
+struct PruneDone {
+    dry_run: bool,
+    pruned: Vec<Row>,
+    freed: u64,
+}
+
+fn prune(g: &Invocation, a: BackupsPruneArgs, out: &mut dyn Write) -> CmdResult {
+    if a.older_than.is_none() && a.ids.is_empty() {
+        return Err(Failure::new("nothing to prune named").help(
+            "pass --older-than DUR (7d: every backup kept more than a week ago), or the ids `backups` lists",
+        ));
+    }
+    let store = open_store(g)?;
+    let chosen = backups::select(&store, a.older_than, &a.ids, std::time::SystemTime::now())?;
+    let rows: Vec<Row> = chosen.iter().map(Row::of).collect();
+    if !a.dry_run && !a.yes && !chosen.is_empty() {
+        let mut listed = Vec::new();
+        let mut text = Vec::new();
+        render_rows(&mut text, &rows, g)?;
+        listed.extend(String::from_utf8_lossy(&text).lines().map(str::to_owned));
+        crate::ask::confirm(
+            &listed,
+            &format!(
+                "remove {} backup(s), freeing {} bytes?",
+                rows.len(),
+                totals(&rows).1
+            ),
+            "backups prune removes backups for good and there is no terminal to ask on; nothing was removed",
+            "pass --yes to remove them without asking, or --dry-run to list only",
+            "nothing was removed",
+        )?;
+    }
+    let pruned = backups::prune(chosen, a.dry_run)?;
+    let done = PruneDone {
+        dry_run: a.dry_run,
+        pruned: rows,
+        freed: pruned.freed,
+    };
+    match g.style.format {
+        Format::Json => json_pretty(out, &sorted(&done)?)?,
+        Format::Text => {
+            let verb = if a.dry_run { "would remove" } else { "removed" };
+            for r in &done.pruned {
+                writeln!(
+                    out,
+                    "{verb} {} ({} backup of run {}, kept {})",
+                    sanitize(&r.path, false),
+                    r.kind,
+                    sanitize(&r.run, false),
+                    r.when
+                )?;
+            }
+            let (n, freed) = (done.pruned.len(), done.freed);
+            match a.dry_run {
+                true => writeln!(
+                    out,
+                    "{n} backup(s) would be removed, freeing {freed} bytes of disk; nothing was removed"
+                )?,
+                false => writeln!(out, "{n} backup(s) removed, {freed} bytes of disk freed")?,
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
