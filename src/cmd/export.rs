@@ -18,13 +18,22 @@ pub fn run(g: &Invocation, a: ExportArgs, out: &mut dyn Write) -> CmdResult {
         .redact
         .iter()
         .map(|p| {
-            Regex::new(p).map_err(|e| {
+            let re = Regex::new(p).map_err(|e| {
                 Failure::new(format!(
                     "--redact {}: not a regular expression: {}",
                     sanitize(p, false),
                     sanitize(&e.to_string(), true)
                 ))
-            })
+            })?;
+            // One that matches nothing would put `[redacted]` between
+            // every two characters.
+            if re.is_match("") {
+                return Err(Failure::new(format!(
+                    "--redact {}: matches the empty string",
+                    sanitize(p, false)
+                )));
+            }
+            Ok(re)
         })
         .collect::<Result<Vec<_>, _>>()?;
     let store = open_store(g)?;
@@ -44,10 +53,12 @@ pub fn run(g: &Invocation, a: ExportArgs, out: &mut dyn Write) -> CmdResult {
     };
     match &a.out {
         Some(path) => write_new(path, &bytes).map_err(|e| {
-            Failure::new(format!(
-                "writing {}: {e}",
-                sanitize(&path.display().to_string(), false)
-            ))
+            let name = sanitize(&path.display().to_string(), false).into_owned();
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                Failure::refused(format!("{name} exists: export never overwrites a file"))
+            } else {
+                Failure::new(format!("writing {name}: {e}"))
+            }
         })?,
         None => out.write_all(&bytes)?,
     }

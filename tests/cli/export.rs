@@ -184,7 +184,12 @@ fn redacted_jsonl_still_verifies_and_says_how_many() {
             &testdata(gen),
             &["deferral-answered", "--as", "jsonl", "--out", s(&file)],
         );
-        assert_ne!(again.code, 0, "{gen}");
+        assert_eq!(again.code, 1, "{gen}: {}", again.stderr);
+        assert!(
+            again.stderr.contains("never overwrites"),
+            "{gen}: {}",
+            again.stderr
+        );
         assert_eq!(std::fs::read_to_string(&file).unwrap(), bytes, "{gen}");
     }
 }
@@ -212,6 +217,16 @@ fn without_redact_jsonl_is_the_journal_and_agent_journals_export() {
     );
     assert_eq!(bad.code, 2, "{}", bad.stderr);
     assert!(bad.stderr.contains("--redact"), "{}", bad.stderr);
+    let empty = export(
+        &testdata("runs"),
+        &["all-counters", "--as", "jsonl", "--redact", "x*"],
+    );
+    assert_eq!(empty.code, 2, "{}", empty.stderr);
+    assert!(
+        empty.stderr.contains("matches the empty string"),
+        "{}",
+        empty.stderr
+    );
 }
 
 #[test]
