@@ -168,6 +168,8 @@ pub enum Command {
     End(EndArgs),
     /// The backups rm, repair and upgrade keep: list them with the disk each holds, restore one, prune old ones
     Backups(BackupsArgs),
+    /// A run for a ticket or a review: Markdown, one self-contained HTML file, or a journal (--as; --redact replaces matches everywhere)
+    Export(ExportArgs),
     /// Print the fingerprint an agent file would start a run with (JSON, for diff)
     Fingerprint(FingerprintArgs),
     /// Compare two fingerprints and say what a resume would do
@@ -327,6 +329,37 @@ pub struct ValidateArgs {
     /// Validate against the schemas in DIR instead of the built-in ones
     #[arg(long, value_name = "DIR")]
     pub schema_dir: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// The run id
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
+    pub run: String,
+    /// The document: markdown, html (one file, no script, no network) or
+    /// jsonl (the journal). Named --as: --format is the global text|json
+    #[arg(long = "as", value_enum, value_name = "FORMAT")]
+    pub doc_as: ExportFormat,
+    /// Replace each match of this regular expression in every text of the
+    /// run (prompt, messages, thinking, tool input and output, notes,
+    /// handles, terminal message) by [redacted] (repeatable)
+    #[arg(long, value_name = "REGEX")]
+    pub redact: Vec<String>,
+    /// Write to this file (mode 0600; an existing file is refused) instead
+    /// of stdout
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<std::path::PathBuf>,
+}
+
+/// What `export` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// Markdown for a ticket, thinking and tool calls folded in <details>
+    Markdown,
+    /// One self-contained HTML file
+    Html,
+    /// The journal's lines, to share a reproduction
+    Jsonl,
 }
 
 #[derive(Args, Debug)]

@@ -57,6 +57,7 @@ pub mod calls;
 pub mod digest;
 pub(crate) mod durable;
 pub mod error;
+pub mod export;
 pub mod fingerprint;
 pub mod fold;
 pub mod gojson;

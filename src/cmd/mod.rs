@@ -7,6 +7,7 @@ pub mod backups;
 pub mod completions;
 pub mod diff;
 pub mod end;
+pub mod export;
 pub mod fingerprint;
 pub mod fold;
 pub mod inbox;

@@ -15,6 +15,7 @@ mod corpus;
 mod crash;
 mod docs;
 mod end;
+mod export;
 mod fingerprint;
 mod fleet;
 mod full_disk;

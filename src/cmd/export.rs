@@ -1,0 +1,81 @@
+//! `export RUN --as markdown|html|jsonl [--redact RE]... [--out FILE]`: a
+//! run to hand on. The journal crate builds the document
+//! (`journal::export`); this parses, reads the run, writes it to stdout
+//! or a new file, and says on stderr how many matches were redacted.
+
+use crate::cli::{ExportArgs, ExportFormat};
+use crate::error::{CmdResult, Failure};
+use crate::invocation::Invocation;
+use crate::open::open_store;
+use crate::output::sanitize;
+use journal::export;
+use regex::Regex;
+use std::io::Write;
+use std::process::ExitCode;
+
+pub fn run(g: &Invocation, a: ExportArgs, out: &mut dyn Write) -> CmdResult {
+    let patterns = a
+        .redact
+        .iter()
+        .map(|p| {
+            let re = Regex::new(p).map_err(|e| {
+                Failure::new(format!(
+                    "--redact {}: not a regular expression: {}",
+                    sanitize(p, false),
+                    sanitize(&e.to_string(), true)
+                ))
+            })?;
+            // One that matches nothing would put `[redacted]` between
+            // every two characters.
+            if re.is_match("") {
+                return Err(Failure::new(format!(
+                    "--redact {}: matches the empty string",
+                    sanitize(p, false)
+                )));
+            }
+            Ok(re)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let store = open_store(g)?;
+    let journal = store.read(&a.run)?;
+    let (bytes, redacted) = match a.doc_as {
+        ExportFormat::Jsonl => export::jsonl(&journal, &patterns),
+        ExportFormat::Markdown | ExportFormat::Html => {
+            let (records, n) = export::redacted(&journal, &patterns);
+            let doc = export::doc(&journal.run, &records);
+            let text = if a.doc_as == ExportFormat::Html {
+                export::html(&doc)
+            } else {
+                export::markdown(&doc)
+            };
+            (text.into_bytes(), n)
+        }
+    };
+    match &a.out {
+        Some(path) => write_new(path, &bytes).map_err(|e| {
+            let name = sanitize(&path.display().to_string(), false).into_owned();
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                Failure::refused(format!("{name} exists: export never overwrites a file"))
+            } else {
+                Failure::new(format!("writing {name}: {e}"))
+            }
+        })?,
+        None => out.write_all(&bytes)?,
+    }
+    if !patterns.is_empty() {
+        eprintln!("redacted {redacted} match(es)");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Write `bytes` to a new file of mode 0600: an existing file is refused
+/// (`create_new`), never overwritten.
+fn write_new(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+    let mut f = o.open(path)?;
+    f.write_all(bytes)?;
+    f.sync_all()
+}
