@@ -23,7 +23,7 @@ use journal::ops::approve::{approve, approve_all, pending, Request, Target};
 use journal::ops::Why;
 use journal::runner::Gated;
 use serde::Serialize;
-use std::io::{self, BufRead, IsTerminal, Write};
+use std::io::{self, Write};
 use std::process::ExitCode;
 
 /// The approval written (keys sorted: `output::sorted`).
@@ -207,27 +207,18 @@ fn all_pending(g: &Invocation, a: ApproveArgs, out: &mut dyn Write) -> CmdResult
 
 /// Ask on the terminal; without one, refuse.
 fn confirm(listed: &[String]) -> Result<(), Failure> {
-    if !std::io::stdin().is_terminal() {
-        return Err(Failure::refused(format!(
+    let mut lines = vec!["approve once:".to_owned()];
+    lines.extend(listed.iter().map(|l| format!("  {l}")));
+    crate::ask::confirm(
+        &lines,
+        &format!("approve {} call(s)?", listed.len()),
+        &format!(
             "approve --all-pending would approve {} call(s) and there is no terminal to ask on; nothing was written",
             listed.len()
-        ))
-        .help("pass --yes to approve without asking (--dry-run lists them)"));
-    }
-    eprintln!("approve once:");
-    for l in listed {
-        eprintln!("  {l}");
-    }
-    eprint!("approve {} call(s)? [y/N] ", listed.len());
-    let mut answer = String::new();
-    std::io::stdin()
-        .lock()
-        .read_line(&mut answer)
-        .map_err(|e| Failure::new(format!("reading the answer: {e}")))?;
-    if !matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes") {
-        return Err(Failure::refused("not confirmed; nothing was written"));
-    }
-    Ok(())
+        ),
+        "pass --yes to approve without asking (--dry-run lists them)",
+        "nothing was written",
+    )
 }
 
 fn render(out: &mut dyn Write, a: &Approved) -> io::Result<()> {

@@ -147,28 +147,7 @@ fn select(g: &Invocation, store: &Store, a: &EndArgs) -> Result<Vec<String>, Fai
         all.retain(|s| s.status == Listed::Run(Status::Open) && keep(s));
         return Ok(all.into_iter().map(|s| s.run_id).collect());
     }
-    let mut seen = std::collections::HashSet::new();
-    let mut runs = Vec::new();
-    for r in &a.runs {
-        journal::id::check(r)?;
-        if !seen.insert(r.as_str()) {
-            continue;
-        }
-        if !store.exists(r)? {
-            return Err(Failure::new(format!(
-                "run {r} not found in {}; nothing was written",
-                store.describe()
-            ))
-            .help(crate::hint::advice(
-                g,
-                journal::Remedy::List,
-                None,
-                None,
-                &[],
-            )));
-        }
-        runs.push(r.clone());
-    }
+    let mut runs = crate::runs::named(g, store, &a.runs, "nothing was written")?;
     if narrowed {
         let summaries: Vec<Summary> = runs.iter().map(|r| store.summary(r)).collect();
         let chosen = a.filter.select(summaries).runs;

@@ -54,24 +54,7 @@ pub fn run(g: &Invocation, mut a: RmArgs, out: &mut dyn Write) -> CmdResult {
         ));
     }
     // A run named twice is deleted once.
-    let mut seen = std::collections::HashSet::new();
-    a.runs.retain(|r| seen.insert(r.clone()));
-    for r in &a.runs {
-        journal::id::check(r)?;
-        if !store.exists(r)? {
-            return Err(Failure::new(format!(
-                "run {r} not found in {}; nothing was deleted",
-                store.describe()
-            ))
-            .help(crate::hint::advice(
-                g,
-                journal::Remedy::List,
-                None,
-                None,
-                &[],
-            )));
-        }
-    }
+    a.runs = crate::runs::named(g, &store, &a.runs, "nothing was deleted")?;
     // With filters, the runs are what they select (of those named, when
     // any are); the selection is listed before it is asked about.
     let selection = match filtered {
