@@ -166,6 +166,8 @@ pub enum Command {
     Upgrade(UpgradeArgs),
     /// Close open runs that crashed and will never resume with a terminal record the agent reads (its "terminate"); refuses live runs and runs waiting on a person
     End(EndArgs),
+    /// A new run of a run's first N records, to retry from a point (the meta record with the new id, records 2..N byte-identical; the original untouched)
+    Fork(ForkArgs),
     /// The backups rm, repair and upgrade keep: list them with the disk each holds, restore one, prune old ones
     Backups(BackupsArgs),
     /// Print the fingerprint an agent file would start a run with (JSON, for diff)
@@ -723,6 +725,25 @@ pub struct UpgradeArgs {
     /// JetStream: upgrade a run within its hold (its writer is known to be gone)
     #[arg(long)]
     pub force: bool,
+}
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Cutting inside a batch (after a batch's tool calls, before all their results) leaves the new run with a pending batch, as a crash there would: `resume` completes it."
+)]
+pub struct ForkArgs {
+    /// The run to fork
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
+    pub run: String,
+    /// The last record the new run keeps (1 to the run's last seq)
+    #[arg(long, value_name = "N")]
+    pub at_seq: u64,
+    /// The new run's id
+    #[arg(long = "as", value_name = "NEW_ID")]
+    pub new_id: String,
+    /// Check everything and say what would be made; write nothing
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Args, Debug)]

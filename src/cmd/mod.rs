@@ -9,6 +9,7 @@ pub mod diff;
 pub mod end;
 pub mod fingerprint;
 pub mod fold;
+pub mod fork;
 pub mod inbox;
 pub mod info;
 pub mod ls;

@@ -17,6 +17,7 @@ mod docs;
 mod end;
 mod fingerprint;
 mod fleet;
+mod fork;
 mod full_disk;
 mod go_decode;
 mod inbox;
