@@ -331,11 +331,24 @@ pub struct ValidateArgs {
     pub schema_dir: Option<PathBuf>,
 }
 
+/// `--file PATH`: a journal file read with no store, instead of a run.
+#[derive(Args, Debug, Default)]
+pub struct FileArg {
+    /// Read the journal file at PATH (one copied off a host) instead of a run of the store; the run id is its meta record's
+    #[arg(long, value_name = "PATH", conflicts_with = "run")]
+    pub file: Option<std::path::PathBuf>,
+}
+
 #[derive(Args, Debug)]
 pub struct FoldArgs {
-    /// The run id
-    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
-    pub run: String,
+    /// The run id (or --file)
+    #[arg(
+        required_unless_present = "file",
+        add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids)
+    )]
+    pub run: Option<String>,
+    #[command(flatten)]
+    pub file: FileArg,
     /// Fold only the records up to this seq
     #[arg(long, value_name = "N")]
     pub until_seq: Option<u64>,
@@ -343,11 +356,13 @@ pub struct FoldArgs {
 
 #[derive(Args, Debug)]
 pub struct StatsArgs {
-    /// The run id (or --all)
-    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    /// The run id (or --all, or --file)
+    #[arg(required_unless_present_any = ["all", "file"], conflicts_with = "all")]
     pub run: Option<String>,
+    #[command(flatten)]
+    pub file: FileArg,
     /// Add up every run the filters select, in parallel
-    #[arg(long)]
+    #[arg(long, conflicts_with = "file")]
     pub all: bool,
     /// With --all: group by these (comma-separated or repeated); tool lists each group's tools
     #[arg(
@@ -436,9 +451,14 @@ pub enum SearchIn {
 
 #[derive(Args, Debug)]
 pub struct QueryArgs {
-    /// The run id
-    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
-    pub run: String,
+    /// The run id (or --file)
+    #[arg(
+        required_unless_present = "file",
+        add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids)
+    )]
+    pub run: Option<String>,
+    #[command(flatten)]
+    pub file: FileArg,
     /// Only calls to this tool (repeat for several)
     #[arg(long, value_name = "NAME")]
     pub tool: Vec<String>,

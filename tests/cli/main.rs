@@ -28,6 +28,7 @@ mod location;
 mod migrate;
 mod mutations;
 mod names;
+mod offhost;
 mod output;
 mod pasted;
 mod read;
