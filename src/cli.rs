@@ -258,11 +258,17 @@ pub enum LsColumn {
 
 #[derive(Args, Debug)]
 pub struct ShowArgs {
-    /// The run id
-    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
-    pub run: String,
+    /// The run id (or --file)
+    #[arg(
+        required_unless_present = "file",
+        conflicts_with = "file",
+        add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids)
+    )]
+    pub run: Option<String>,
+    #[command(flatten)]
+    pub file: FileArg,
     /// The whole conversation: a full-screen viewer on a terminal (z/Z fold, / search, q quits), labelled lines otherwise
-    #[arg(long)]
+    #[arg(long, conflicts_with = "file")]
     pub transcript: bool,
     /// With --transcript: labelled line output even on a terminal (also NO_TUI)
     #[arg(long, requires = "transcript")]
@@ -281,8 +287,13 @@ pub struct ShowArgs {
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
     /// Runs to check (default: every journal in the store)
-    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
+    #[arg(
+        conflicts_with = "file",
+        add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids)
+    )]
     pub runs: Vec<String>,
+    #[command(flatten)]
+    pub file: FileArg,
     /// Exit 1 on warnings too
     #[arg(long)]
     pub strict: bool,
@@ -335,7 +346,7 @@ pub struct ValidateArgs {
 #[derive(Args, Debug, Default)]
 pub struct FileArg {
     /// Read the journal file at PATH (one copied off a host) instead of a run of the store; the run id is its meta record's
-    #[arg(long, value_name = "PATH", conflicts_with = "run")]
+    #[arg(long, value_name = "PATH")]
     pub file: Option<std::path::PathBuf>,
 }
 
@@ -344,6 +355,7 @@ pub struct FoldArgs {
     /// The run id (or --file)
     #[arg(
         required_unless_present = "file",
+        conflicts_with = "file",
         add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids)
     )]
     pub run: Option<String>,
@@ -357,7 +369,7 @@ pub struct FoldArgs {
 #[derive(Args, Debug)]
 pub struct StatsArgs {
     /// The run id (or --all, or --file)
-    #[arg(required_unless_present_any = ["all", "file"], conflicts_with = "all")]
+    #[arg(required_unless_present_any = ["all", "file"], conflicts_with_all = ["all", "file"])]
     pub run: Option<String>,
     #[command(flatten)]
     pub file: FileArg,
@@ -454,6 +466,7 @@ pub struct QueryArgs {
     /// The run id (or --file)
     #[arg(
         required_unless_present = "file",
+        conflicts_with = "file",
         add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids)
     )]
     pub run: Option<String>,

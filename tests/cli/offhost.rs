@@ -14,12 +14,14 @@ fn off_host(dir: &str, run: &str) -> (tempfile::TempDir, String) {
 }
 
 #[test]
-fn fold_stats_and_query_read_a_file_as_they_read_the_run() {
+fn show_fold_stats_and_query_read_a_file_as_they_read_the_run() {
     for dir in ["runs-v1", "runs"] {
         let run = "tool-batch";
         let (_t, file) = off_host(dir, run);
         let store = format!("testdata/{dir}");
         for cmd in [
+            vec!["show", "-o", "json"],
+            vec!["show", "--until-seq", "3", "-o", "json"],
             vec!["fold", "-o", "json"],
             vec!["fold", "--until-seq", "3", "-o", "json"],
             vec!["stats", "-o", "json"],
@@ -52,4 +54,37 @@ fn a_file_and_a_run_together_and_a_damaged_file_are_refused() {
     let r = fisk(&["fold", "--file", s(&bad)]);
     assert_ne!(r.code, 0);
     assert!(r.stderr.contains("bad.json"), "{}", r.stderr);
+}
+
+#[test]
+fn verify_checks_a_file_with_no_store() {
+    for (dir, warns) in [("runs-v1", 0), ("runs", 1)] {
+        let (t, file) = off_host(dir, "tool-batch");
+        let r = fisk(&[
+            "--state-dir",
+            "/nonexistent",
+            "verify",
+            "--file",
+            &file,
+            "-o",
+            "json",
+        ]);
+        assert_eq!(r.code, 0, "{dir}: {}", r.stderr);
+        let lines = r.json_lines();
+        let summary = lines.last().unwrap();
+        assert_eq!(summary["summary"]["warnings"], warns, "{dir}: {}", r.stdout);
+        assert_eq!(summary["summary"]["runs"], 1, "{dir}: {}", r.stdout);
+        // A torn tail is found, and no store's fix is offered for it.
+        let mut bytes = std::fs::read(&file).unwrap();
+        bytes.extend_from_slice(b"{\"seq\":8,\"prot");
+        let torn = t.path().join("torn.json");
+        std::fs::write(&torn, &bytes).unwrap();
+        let r = fisk(&["verify", "--file", s(&torn), "--strict"]);
+        assert_eq!(r.code, 1, "{dir}: {}", r.stderr);
+        assert!(r.stdout.contains("torn-tail"), "{}", r.stdout);
+        assert!(!r.stdout.contains("fisk-admin"), "{}", r.stdout);
+        let r = fisk(&["show", "--file", s(&torn)]);
+        assert_eq!(r.code, 0, "{dir}: {}", r.stderr);
+        assert!(r.stdout.contains("Run tool-batch"), "{}", r.stdout);
+    }
 }

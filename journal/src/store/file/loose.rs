@@ -37,10 +37,7 @@ impl Loose {
             },
             message: format!("line does not parse: {}", bad.error),
         })?;
-        let run = match entries.first().and_then(|e| e.record.payload.as_ref()) {
-            Some(Payload::Meta(m)) if !m.run_id.is_empty() => m.run_id.clone(),
-            _ => stem(path),
-        };
+        let run = run_of(path, &bytes);
         Ok(Loose {
             path: path.to_path_buf(),
             journal: Journal {
@@ -50,6 +47,21 @@ impl Loose {
                 bytes: bytes.len() as u64,
             },
         })
+    }
+
+    /// `verify` of the journal file at `path` (its content: a file outside
+    /// a store has no mode or lock to check), however damaged it is.
+    pub fn verify(
+        path: &Path,
+        check: Option<&dyn crate::verify::RecordCheck>,
+    ) -> Result<crate::verify::Report> {
+        let bytes = crate::bounded::read_path(path, crate::bounded::RECORDS)
+            .map_err(|e| Error::io(path, e))?;
+        Ok(crate::verify::verify_bytes(
+            &run_of(path, &bytes),
+            &bytes,
+            check,
+        ))
     }
 
     /// Fold the journal, a refusal pointing at the file's line.
@@ -64,6 +76,18 @@ impl Loose {
             }),
             source,
         })
+    }
+}
+
+/// The run id of the journal `bytes` read from `path`: its meta record's,
+/// else the file's name without `.json`.
+fn run_of(path: &Path, bytes: &[u8]) -> String {
+    let first = lines::split(bytes)
+        .next()
+        .and_then(|l| crate::record::Record::decode(l.bytes).ok());
+    match first.and_then(|r| r.payload) {
+        Some(Payload::Meta(m)) if !m.run_id.is_empty() => m.run_id,
+        _ => stem(path),
     }
 }
 
