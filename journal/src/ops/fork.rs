@@ -135,39 +135,8 @@ pub(crate) fn meta_with_run_id(line: &[u8], old: &str, new: &str) -> Result<Vec<
         None => return Err("the meta record has no run_id".into()),
     }
     let quoted = |s: &str| serde_json::to_string(s).unwrap_or_default().into_bytes();
-    let (old_q, new_q) = (quoted(old), quoted(new));
-    let key = b"\"run_id\"";
-    let blank = |b: Option<&u8>| matches!(b, Some(b' ' | b'\t' | b'\n' | b'\r'));
-    let mut from = 0;
-    while let Some(at) = memchr::memmem::find(line.get(from..).unwrap_or_default(), key) {
-        from += at + key.len();
-        let mut i = from;
-        while blank(line.get(i)) {
-            i += 1;
-        }
-        if line.get(i) != Some(&b':') {
-            continue;
-        }
-        i += 1;
-        while blank(line.get(i)) {
-            i += 1;
-        }
-        if line.get(i..i + old_q.len()) != Some(&old_q[..]) {
-            continue;
-        }
-        let mut out = Vec::with_capacity(line.len() + new_q.len());
-        out.extend_from_slice(line.get(..i).unwrap_or_default());
-        out.extend_from_slice(&new_q);
-        out.extend_from_slice(line.get(i + old_q.len()..).unwrap_or_default());
-        if serde_json::from_slice::<serde_json::Value>(&out)
-            .ok()
-            .as_ref()
-            == Some(&want)
-        {
-            return Ok(out);
-        }
-    }
-    Err("the meta record's run_id could not be found to change".into())
+    crate::upgrade::replace_value(line, b"\"run_id\"", &quoted(old), &quoted(new), &want)
+        .ok_or_else(|| "the meta record's run_id could not be found to change".into())
 }
 
 #[cfg(test)]
