@@ -88,3 +88,16 @@ fn verify_checks_a_file_with_no_store() {
         assert!(r.stdout.contains("Run tool-batch"), "{}", r.stdout);
     }
 }
+
+#[test]
+fn a_run_argument_that_is_a_file_gets_the_command_that_reads_it() {
+    let (_t, file) = off_host("runs", "tool-batch");
+    for cmd in ["show", "verify", "fold", "stats", "query"] {
+        let r = fisk(&["--state-dir", "testdata/runs", cmd, &file]);
+        assert_ne!(r.code, 0, "{cmd}");
+        let want = format!("fisk-admin {cmd} --file {file}`");
+        assert!(r.stderr.contains(&want), "{cmd}: {}", r.stderr);
+        let r = fisk(&[cmd, "--file", &file]);
+        assert_eq!(r.code, 0, "{cmd}: {}", r.stderr);
+    }
+}
