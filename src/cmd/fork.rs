@@ -7,9 +7,12 @@
 
 use crate::cli::ForkArgs;
 use crate::error::CmdResult;
+use crate::hint::Cmd;
 use crate::invocation::Invocation;
 use crate::open::open_store;
+use crate::output::{json_pretty, Format};
 use journal::ops::fork::{fork, Forked, Request};
+use serde::Serialize;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
@@ -24,8 +27,46 @@ pub fn run(g: &Invocation, a: ForkArgs, out: &mut dyn Write) -> CmdResult {
             dry_run: a.dry_run,
         },
     )?;
-    render(g, out, &forked)?;
+    match g.style.format {
+        Format::Json => json_pretty(out, &Doc::of(g, &forked))?,
+        Format::Text => render(g, out, &forked)?,
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `fork --format json` (docs/OUTPUT.md).
+#[derive(Serialize)]
+struct Doc<'a> {
+    run: &'a str,
+    from: &'a str,
+    records: u64,
+    source_last: u64,
+    version: i64,
+    pending: bool,
+    written: bool,
+    /// The commands that go on from the new run (null on a dry run).
+    show: Option<Cmd>,
+    resume: Option<Cmd>,
+}
+
+impl<'a> Doc<'a> {
+    fn of(g: &Invocation, f: &'a Forked) -> Doc<'a> {
+        Doc {
+            run: &f.run,
+            from: &f.from,
+            records: f.records,
+            source_last: f.source_last,
+            version: f.version,
+            pending: f.pending,
+            written: f.written,
+            show: f.written.then(|| show(g, &f.run)),
+            resume: f.written.then(|| crate::hint::resume(g, &f.run)),
+        }
+    }
+}
+
+fn show(g: &Invocation, run: &str) -> Cmd {
+    crate::hint::cmd(g, &["show", run])
 }
 
 fn render(g: &Invocation, out: &mut dyn Write, f: &Forked) -> io::Result<()> {
@@ -45,11 +86,7 @@ fn render(g: &Invocation, out: &mut dyn Write, f: &Forked) -> io::Result<()> {
         )?;
     }
     if f.written {
-        writeln!(
-            out,
-            "see it with:    {}",
-            crate::hint::cmd(g, &["show", &f.run]).line()
-        )?;
+        writeln!(out, "see it with:    {}", show(g, &f.run).line())?;
         writeln!(
             out,
             "resume it with: {}",

@@ -59,6 +59,23 @@ fn a_fork_inside_a_batch_on_both_generations_keeps_the_original() {
         assert!(r.stdout.contains("the batch is pending"), "{}", r.stdout);
         assert!(r.stdout.contains("show retry"), "{}", r.stdout);
         assert!(r.stdout.contains("resume retry"), "{}", r.stdout);
+        let again = fisk(&[
+            "--state-dir",
+            st,
+            "-o",
+            "json",
+            "fork",
+            "retry",
+            "--at-seq",
+            "2",
+            "--as",
+            "retry2",
+        ]);
+        assert_eq!(again.code, 0, "{dir}: {}", again.stderr);
+        let doc = again.json();
+        assert_eq!(doc["written"], true);
+        assert_eq!(doc["resume"]["argv"][3], "resume");
+        assert_eq!(doc["resume"]["supply"][0], "agent");
         let made = std::fs::read(store.path().join("retry.json")).unwrap();
         assert_forked(&before, &made, 3, "tool-batch", "retry");
         assert_eq!(std::fs::read(&src).unwrap(), before, "the original changed");
@@ -107,6 +124,29 @@ fn refusals_and_a_dry_run_write_nothing() {
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.starts_with("would fork"), "{}", r.stdout);
+    let r = fisk(&[
+        "--state-dir",
+        st,
+        "-o",
+        "json",
+        "fork",
+        "tool-batch",
+        "--at-seq",
+        "3",
+        "--as",
+        "x",
+        "--dry-run",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc = r.json();
+    assert_eq!(doc["run"], "x");
+    assert_eq!(doc["from"], "tool-batch");
+    assert_eq!(doc["records"], 3);
+    assert_eq!(doc["source_last"], 7);
+    assert_eq!(doc["version"], 1);
+    assert_eq!(doc["pending"], true);
+    assert_eq!(doc["written"], false);
+    assert!(doc["resume"].is_null());
     assert_eq!(std::fs::read_dir(store.path()).unwrap().count(), before);
 }
 
