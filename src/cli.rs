@@ -258,15 +258,8 @@ pub enum LsColumn {
 
 #[derive(Args, Debug)]
 pub struct ShowArgs {
-    /// The run id (or --file)
-    #[arg(
-        required_unless_present = "file",
-        conflicts_with = "file",
-        add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids)
-    )]
-    pub run: Option<String>,
     #[command(flatten)]
-    pub file: FileArg,
+    pub target: RunOrFile,
     /// The whole conversation: a full-screen viewer on a terminal (z/Z fold, / search, q quits), labelled lines otherwise
     #[arg(long, conflicts_with = "file")]
     pub transcript: bool,
@@ -350,8 +343,9 @@ pub struct FileArg {
     pub file: Option<std::path::PathBuf>,
 }
 
+/// A run of the store, or `--file PATH`: what an inspecting command reads.
 #[derive(Args, Debug)]
-pub struct FoldArgs {
+pub struct RunOrFile {
     /// The run id (or --file)
     #[arg(
         required_unless_present = "file",
@@ -361,6 +355,12 @@ pub struct FoldArgs {
     pub run: Option<String>,
     #[command(flatten)]
     pub file: FileArg,
+}
+
+#[derive(Args, Debug)]
+pub struct FoldArgs {
+    #[command(flatten)]
+    pub target: RunOrFile,
     /// Fold only the records up to this seq
     #[arg(long, value_name = "N")]
     pub until_seq: Option<u64>,
@@ -463,15 +463,8 @@ pub enum SearchIn {
 
 #[derive(Args, Debug)]
 pub struct QueryArgs {
-    /// The run id (or --file)
-    #[arg(
-        required_unless_present = "file",
-        conflicts_with = "file",
-        add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids)
-    )]
-    pub run: Option<String>,
     #[command(flatten)]
-    pub file: FileArg,
+    pub target: RunOrFile,
     /// Only calls to this tool (repeat for several)
     #[arg(long, value_name = "NAME")]
     pub tool: Vec<String>,

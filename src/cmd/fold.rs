@@ -14,7 +14,7 @@ pub fn run(g: &Invocation, a: FoldArgs, out: &mut dyn Write) -> CmdResult {
     if a.until_seq == Some(0) {
         return Err(until_zero());
     }
-    let read = Read::open(g, a.run.as_deref(), &a.file, a.until_seq)?;
+    let read = Read::open(g, a.target.run.as_deref(), &a.target.file, a.until_seq)?;
     let st = read.fold(a.until_seq)?;
     match style.format {
         Format::Json => json_pretty(out, &st)?,

@@ -41,7 +41,7 @@ pub fn run(g: &Invocation, a: ShowArgs, out: &mut dyn Write) -> CmdResult {
     if a.until_seq == Some(0) {
         return Err(until_zero());
     }
-    let read = Read::open(g, a.run.as_deref(), &a.file, a.until_seq)?;
+    let read = Read::open(g, a.target.run.as_deref(), &a.target.file, a.until_seq)?;
     let journal = read.journal();
     let run = read.run();
     // A journal file outside a store has no writer to hold it.

@@ -24,7 +24,7 @@ fn env_on(name: &str) -> bool {
 
 pub fn show(g: &Invocation, a: &ShowArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     // --transcript conflicts with --file: a run is named.
-    let run = a.run.as_deref().unwrap_or_default();
+    let run = a.target.run.as_deref().unwrap_or_default();
     let store = open_store(g)?;
     let bytes = store.read_lines(run)?;
     let end = end::closing(g, run, &bytes);
