@@ -166,6 +166,8 @@ pub enum Command {
     Upgrade(UpgradeArgs),
     /// Close open runs that crashed and will never resume with a terminal record the agent reads (its "terminate"); refuses live runs and runs waiting on a person
     End(EndArgs),
+    /// A new run of a run's first N records, to retry from a point (the meta record with the new id, records 2..N byte-identical; the original untouched)
+    Fork(ForkArgs),
     /// The backups rm, repair and upgrade keep: list them with the disk each holds, restore one, prune old ones
     Backups(BackupsArgs),
     /// A run for a ticket or a review: Markdown, one self-contained HTML file, or a journal (--as; --redact replaces matches everywhere)
@@ -258,11 +260,10 @@ pub enum LsColumn {
 
 #[derive(Args, Debug)]
 pub struct ShowArgs {
-    /// The run id
-    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
-    pub run: String,
+    #[command(flatten)]
+    pub target: RunOrFile,
     /// The whole conversation: a full-screen viewer on a terminal (z/Z fold, / search, q quits), labelled lines otherwise
-    #[arg(long)]
+    #[arg(long, conflicts_with = "file")]
     pub transcript: bool,
     /// With --transcript: labelled line output even on a terminal (also NO_TUI)
     #[arg(long, requires = "transcript")]
@@ -281,8 +282,13 @@ pub struct ShowArgs {
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
     /// Runs to check (default: every journal in the store)
-    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
+    #[arg(
+        conflicts_with = "file",
+        add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids)
+    )]
     pub runs: Vec<String>,
+    #[command(flatten)]
+    pub file: FileArg,
     /// Exit 1 on warnings too
     #[arg(long)]
     pub strict: bool,
@@ -331,6 +337,28 @@ pub struct ValidateArgs {
     pub schema_dir: Option<PathBuf>,
 }
 
+/// `--file PATH`: a journal file read with no store, instead of a run.
+#[derive(Args, Debug, Default)]
+pub struct FileArg {
+    /// Read the journal file at PATH (one copied off a host) instead of a run of the store; the run id is its meta record's
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<std::path::PathBuf>,
+}
+
+/// A run of the store, or `--file PATH`: what an inspecting command reads.
+#[derive(Args, Debug)]
+pub struct RunOrFile {
+    /// The run id (or --file)
+    #[arg(
+        required_unless_present = "file",
+        conflicts_with = "file",
+        add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids)
+    )]
+    pub run: Option<String>,
+    #[command(flatten)]
+    pub file: FileArg,
+}
+
 #[derive(Args, Debug)]
 pub struct ExportArgs {
     /// The run id
@@ -364,9 +392,8 @@ pub enum ExportFormat {
 
 #[derive(Args, Debug)]
 pub struct FoldArgs {
-    /// The run id
-    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
-    pub run: String,
+    #[command(flatten)]
+    pub target: RunOrFile,
     /// Fold only the records up to this seq
     #[arg(long, value_name = "N")]
     pub until_seq: Option<u64>,
@@ -374,11 +401,13 @@ pub struct FoldArgs {
 
 #[derive(Args, Debug)]
 pub struct StatsArgs {
-    /// The run id (or --all)
-    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    /// The run id (or --all, or --file)
+    #[arg(required_unless_present_any = ["all", "file"], conflicts_with_all = ["all", "file"])]
     pub run: Option<String>,
+    #[command(flatten)]
+    pub file: FileArg,
     /// Add up every run the filters select, in parallel
-    #[arg(long)]
+    #[arg(long, conflicts_with = "file")]
     pub all: bool,
     /// With --all: group by these (comma-separated or repeated); tool lists each group's tools
     #[arg(
@@ -467,9 +496,8 @@ pub enum SearchIn {
 
 #[derive(Args, Debug)]
 pub struct QueryArgs {
-    /// The run id
-    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
-    pub run: String,
+    #[command(flatten)]
+    pub target: RunOrFile,
     /// Only calls to this tool (repeat for several)
     #[arg(long, value_name = "NAME")]
     pub tool: Vec<String>,
@@ -756,6 +784,25 @@ pub struct UpgradeArgs {
     /// JetStream: upgrade a run within its hold (its writer is known to be gone)
     #[arg(long)]
     pub force: bool,
+}
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Cutting inside a batch (after a batch's tool calls, before all their results) leaves the new run with a pending batch, as a crash there would: `resume` completes it."
+)]
+pub struct ForkArgs {
+    /// The run to fork
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
+    pub run: String,
+    /// The last record the new run keeps (1 to the run's last seq)
+    #[arg(long, value_name = "N")]
+    pub at_seq: u64,
+    /// The new run's id
+    #[arg(long = "as", value_name = "NEW_ID")]
+    pub new_id: String,
+    /// Check everything and say what would be made; write nothing
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Args, Debug)]

@@ -578,21 +578,78 @@ fn for_refusal(g: &Invocation, r: &journal::ops::Refusal) -> Option<String> {
 /// A run named by the path of its journal (`show runs/x.json`, an existing
 /// file ending in `.json` whose stem is a run id): the same command, `args`
 /// (this invocation's, without the program name), with `--state-dir` the
-/// file's directory and the run its id. The store flags given are left out
-/// (the directory replaces them), and so are secrets.
+/// file's directory and the run its id. Any other file named to a command
+/// that reads one (`show`, `verify`, `fold`, `stats`, `query`) is read
+/// with `--file`. The store flags given are left out (the directory or the
+/// file replaces them), and so are secrets.
 pub fn for_run_path<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> Option<String> {
     use std::path::Path;
     let args: Vec<std::ffi::OsString> = args.into_iter().collect();
-    let (at, path, id) = args.iter().enumerate().find_map(|(i, a)| {
+    let named = args.iter().enumerate().find_map(|(i, a)| {
         let p = Path::new(a);
         let id = p.file_stem()?.to_str()?;
         let journal = p.extension()? == "json" && journal::id::is_valid(id) && p.is_file();
         journal.then_some((i, p, id))
-    })?;
+    });
+    let Some((at, path, id)) = named else {
+        return for_file_path(&args);
+    };
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
+    let words = rewritten(
+        &args,
+        at,
+        vec![format!("fisk-admin --state-dir {}", quote_path(dir))],
+        vec![quote(id)],
+    );
+    Some(format!(
+        "{} is the journal file of run {}: read it with `{}`",
+        quote_path(path),
+        quote(id),
+        words
+    ))
+}
+
+/// [`for_run_path`] for a file that is not `<id>.json`: `--file PATH`,
+/// for a command that takes it.
+fn for_file_path(args: &[std::ffi::OsString]) -> Option<String> {
+    const READ_A_FILE: [&str; 5] = ["show", "verify", "fold", "stats", "query"];
+    let command = args
+        .iter()
+        .position(|a| a.to_str().is_some_and(|a| READ_A_FILE.contains(&a)))?;
+    let (at, path) = args
+        .iter()
+        .enumerate()
+        .skip(command + 1)
+        .find_map(|(i, a)| {
+            let p = std::path::Path::new(a);
+            let flag = a.to_string_lossy().starts_with('-');
+            (!flag && !journal::id::is_valid(&a.to_string_lossy()) && p.is_file()).then_some((i, p))
+        })?;
+    let words = rewritten(
+        args,
+        at,
+        vec!["fisk-admin".to_owned()],
+        vec!["--file".to_owned(), quote_path(path)],
+    );
+    Some(format!(
+        "{} is a file: read it as a journal with `{}`",
+        quote_path(path),
+        words
+    ))
+}
+
+/// `args` as one shell line after `head`, the word at `at` replaced by
+/// `with`; the store's flags (replaced) and secrets left out, with their
+/// values.
+fn rewritten(
+    args: &[std::ffi::OsString],
+    at: usize,
+    head: Vec<String>,
+    with: Vec<String>,
+) -> String {
     // Flags whose value goes with them: the store's (replaced) and secrets.
     let dropped = [
         "--state-dir",
@@ -602,7 +659,7 @@ pub fn for_run_path<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> Opti
         "--password",
         "--token",
     ];
-    let mut words = vec![format!("fisk-admin --state-dir {}", quote_path(dir))];
+    let mut words = head;
     let mut skip = false;
     for (i, a) in args.iter().enumerate() {
         let text = a.to_string_lossy();
@@ -613,17 +670,12 @@ pub fn for_run_path<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> Opti
             skip = true;
         } else if dropped.iter().any(|d| text.starts_with(&format!("{d}="))) {
         } else if i == at {
-            words.push(quote(id));
+            words.extend(with.iter().cloned());
         } else {
             words.push(journal::shell::word(a));
         }
     }
-    Some(format!(
-        "{} is the journal file of run {}: read it with `{}`",
-        quote_path(path),
-        quote(id),
-        words.join(" ")
-    ))
+    words.join(" ")
 }
 
 /// The help for a failed `resume RUN --agent AGENT`: the commands a

@@ -61,3 +61,60 @@ pub fn named(
     }
     Ok(named)
 }
+
+/// A run read by an inspecting command: of the store, or a journal file
+/// named by `--file` (a journal copied off a host, read with no store).
+pub enum Read {
+    /// A run of the store, read.
+    Store(Store, Journal),
+    /// A journal file outside any store.
+    File(journal::store::file::Loose),
+}
+
+impl Read {
+    /// The run read with `--file PATH` (`file`), else the run `run` of the
+    /// store the global flags select, up to `until_seq` (a store's run
+    /// damaged past it reads as far as it can).
+    pub fn open(
+        g: &crate::invocation::Invocation,
+        run: Option<&str>,
+        file: Option<&std::path::Path>,
+        until_seq: Option<u64>,
+    ) -> Result<Read, Failure> {
+        if let Some(path) = file {
+            return Ok(Read::File(journal::store::file::Loose::read(path)?));
+        }
+        // clap requires one of the two.
+        let run = run.ok_or_else(|| Failure::new("name a run, or a journal file with --file"))?;
+        let store = crate::open::open_store(g)?;
+        let journal = match until_seq {
+            Some(n) => store.read_until(run, n)?,
+            None => store.read(run)?,
+        };
+        Ok(Read::Store(store, journal))
+    }
+
+    /// The journal read.
+    pub fn journal(&self) -> &Journal {
+        match self {
+            Read::Store(_, j) => j,
+            Read::File(l) => &l.journal,
+        }
+    }
+
+    /// The run's id (a file's: its meta record's).
+    pub fn run(&self) -> &str {
+        &self.journal().run
+    }
+
+    /// [`fold_journal`], for either.
+    pub fn fold(&self, until_seq: Option<u64>) -> Result<RunState, Failure> {
+        match self {
+            Read::Store(store, j) => fold_journal(store, &j.run, j, until_seq),
+            Read::File(l) => Ok(l.fold(FoldOptions {
+                until_seq,
+                ..FoldOptions::inspect()
+            })?),
+        }
+    }
+}

@@ -3,24 +3,24 @@
 use crate::cli::FoldArgs;
 use crate::error::CmdResult;
 use crate::invocation::Invocation;
-use crate::open::open_store;
 use crate::output::{json_pretty, sanitize, Format};
 use crate::render::state::render_state;
-use crate::runs::{fold_journal, until_zero};
+use crate::runs::{until_zero, Read};
 use std::io::Write;
 use std::process::ExitCode;
 
 pub fn run(g: &Invocation, a: FoldArgs, out: &mut dyn Write) -> CmdResult {
     let style = g.style;
-    let store = open_store(g)?;
     if a.until_seq == Some(0) {
         return Err(until_zero());
     }
-    let journal = match a.until_seq {
-        Some(n) => store.read_until(&a.run, n)?,
-        None => store.read(&a.run)?,
-    };
-    let st = fold_journal(&store, &a.run, &journal, a.until_seq)?;
+    let read = Read::open(
+        g,
+        a.target.run.as_deref(),
+        a.target.file.file.as_deref(),
+        a.until_seq,
+    )?;
+    let st = read.fold(a.until_seq)?;
     match style.format {
         Format::Json => json_pretty(out, &st)?,
         Format::Text => {

@@ -10,6 +10,7 @@ pub mod end;
 pub mod export;
 pub mod fingerprint;
 pub mod fold;
+pub mod fork;
 pub mod inbox;
 pub mod info;
 pub mod ls;

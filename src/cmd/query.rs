@@ -6,7 +6,6 @@
 use crate::cli::QueryArgs;
 use crate::error::CmdResult;
 use crate::invocation::Invocation;
-use crate::open::open_store;
 use crate::output::{json_pretty, sanitize, Format};
 use journal::calls::{self, Call, Filter};
 use serde::Serialize;
@@ -22,8 +21,13 @@ struct Document<'a> {
 
 pub fn run(g: &Invocation, a: QueryArgs, out: &mut dyn Write) -> CmdResult {
     let style = g.style;
-    let store = open_store(g)?;
-    let journal = store.read(&a.run)?;
+    let read = crate::runs::Read::open(
+        g,
+        a.target.run.as_deref(),
+        a.target.file.file.as_deref(),
+        None,
+    )?;
+    let journal = read.journal();
     let filter = Filter {
         tools: a.tool,
         iteration: a.iteration,
@@ -49,11 +53,11 @@ pub fn run(g: &Invocation, a: QueryArgs, out: &mut dyn Write) -> CmdResult {
         Format::Json => json_pretty(
             out,
             &Document {
-                run_id: &a.run,
+                run_id: read.run(),
                 calls: selected,
             },
         )?,
-        Format::Text => render(out, &a.run, &selected)?,
+        Format::Text => render(out, read.run(), &selected)?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -6,13 +6,13 @@ mod transcript;
 use crate::cli::ShowArgs;
 use crate::error::CmdResult;
 use crate::invocation::Invocation;
-use crate::open::open_store;
 use crate::output::{cell, json_pretty, sanitize, Format, Style};
 use crate::render::state::render_state;
-use crate::runs::{fold_journal, until_zero};
+use crate::runs::{until_zero, Read};
 use journal::fold::RunState;
 use journal::lines::Tail;
-use journal::store::{Store, Summary};
+use journal::store::Store;
+use journal::time::Time;
 use journal::verify::{Finding, RecordCheck, Severity};
 use serde::Serialize;
 use std::io::{self, Write};
@@ -38,16 +38,23 @@ pub fn run(g: &Invocation, a: ShowArgs, out: &mut dyn Write) -> CmdResult {
     if a.transcript && style.format == Format::Text {
         return transcript::show(g, &a, style, out);
     }
-    let store = open_store(g)?;
     if a.until_seq == Some(0) {
         return Err(until_zero());
     }
-    let journal = match a.until_seq {
-        Some(n) => store.read_until(&a.run, n)?,
-        None => store.read(&a.run)?,
+    let read = Read::open(
+        g,
+        a.target.run.as_deref(),
+        a.target.file.file.as_deref(),
+        a.until_seq,
+    )?;
+    let journal = read.journal();
+    let run = read.run();
+    // A journal file outside a store has no writer to hold it.
+    let live = match &read {
+        Read::Store(store, _) => store.is_live(run)?,
+        Read::File(_) => false,
     };
-    let live = store.is_live(&a.run)?;
-    let st = fold_journal(&store, &a.run, &journal, a.until_seq)?;
+    let st = read.fold(a.until_seq)?;
     let shown = Shown {
         state: &st,
         live,
@@ -58,9 +65,26 @@ pub fn run(g: &Invocation, a: ShowArgs, out: &mut dyn Write) -> CmdResult {
     match style.format {
         Format::Json => json_pretty(out, &shown)?,
         Format::Text => {
-            let listed = store.summary(&a.run);
-            let health = health(g, &store, &a.run);
-            render(out, &shown, &listed, health.as_deref(), g, &a, style)?
+            let schemas = journal::schema::SchemaSet::embedded().ok();
+            let check = schemas.as_ref().map(|s| s as &dyn RecordCheck);
+            let (times, health) = match &read {
+                Read::Store(store, _) => {
+                    let listed = store.summary(run);
+                    let verified = store.verify(&[run.to_owned()], check).ok();
+                    let health = verified.and_then(|v| health(g, Some(store), run, &v.reports));
+                    ((listed.created, listed.updated), health)
+                }
+                Read::File(l) => {
+                    let created = journal.records().next().and_then(|r| match &r.payload {
+                        Some(journal::record::Payload::Meta(m)) => Some(m.created),
+                        _ => None,
+                    });
+                    let report = journal::store::file::Loose::verify(&l.path, check).ok();
+                    let health = report.and_then(|r| health(g, None, run, &[r]));
+                    ((created, None), health)
+                }
+            };
+            render(out, &shown, run, times, health.as_deref(), g, &a, style)?
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -70,12 +94,14 @@ pub fn run(g: &Invocation, a: ShowArgs, out: &mut dyn Write) -> CmdResult {
 /// finding (the first error with a remedy, else the first error), how
 /// many more there are, and the command that fixes it (else the verify
 /// command that lists them).
-fn health(g: &Invocation, store: &Store, run: &str) -> Option<String> {
-    let schemas = journal::schema::SchemaSet::embedded().ok();
-    let check = schemas.as_ref().map(|s| s as &dyn RecordCheck);
-    let verified = store.verify(&[run.to_owned()], check).ok()?;
-    let errors: Vec<&Finding> = verified
-        .reports
+/// A journal file (no `store`) gets no fix of a store's.
+fn health(
+    g: &Invocation,
+    store: Option<&Store>,
+    run: &str,
+    reports: &[journal::verify::Report],
+) -> Option<String> {
+    let errors: Vec<&Finding> = reports
         .iter()
         .flat_map(|r| &r.findings)
         .filter(|f| f.severity == Severity::Error)
@@ -93,7 +119,8 @@ fn health(g: &Invocation, store: &Store, run: &str) -> Option<String> {
     };
     let fix = worst
         .remedy
-        .and_then(|r| crate::hint::fix(g, store, r, run))
+        .zip(store)
+        .and_then(|(r, store)| crate::hint::fix(g, store, r, run))
         .map_or_else(
             || {
                 format!(
@@ -114,7 +141,8 @@ fn health(g: &Invocation, store: &Store, run: &str) -> Option<String> {
 fn render(
     out: &mut dyn Write,
     shown: &Shown,
-    listed: &Summary,
+    run: &str,
+    (created, updated): (Option<Time>, Option<Time>),
     health: Option<&str>,
     g: &Invocation,
     a: &ShowArgs,
@@ -160,13 +188,13 @@ fn render(
     )?;
     let when =
         |t: Option<&journal::time::Time>| t.map_or_else(|| "-".to_owned(), |t| t.to_rfc3339());
-    writeln!(out, "  created:     {}", when(listed.created.as_ref()))?;
+    writeln!(out, "  created:     {}", when(created.as_ref()))?;
     // Version 3 records carry no time: the store's own time of the last write.
     let updated = match (st.last_time, a.until_seq) {
         (Some(t), _) => t.to_rfc3339(),
         (None, None) => format!(
             "{} (when it was last stored: its records carry no time)",
-            when(listed.updated.as_ref())
+            when(updated.as_ref())
         ),
         (None, Some(_)) => "- (its records carry no time)".to_owned(),
     };
@@ -176,7 +204,7 @@ fn render(
             out,
             "  tail:        damaged ({}); run `{}`",
             tail_word(shown.tail),
-            crate::hint::command(g, &["verify", &a.run])
+            crate::hint::command(g, &["verify", run])
         )?;
     }
     render_state(out, st, g, style)

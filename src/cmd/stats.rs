@@ -19,17 +19,17 @@ use std::process::ExitCode;
 
 pub fn run(g: &Invocation, a: StatsArgs, out: &mut dyn Write) -> CmdResult {
     let style = g.style;
-    let store = open_store(g)?;
-    let Some(run) = a.run.as_deref() else {
-        return all::run(&store, &a, style, out);
-    };
+    if a.all {
+        return all::run(&open_store(g)?, &a, style, out);
+    }
     if a.filter.any() {
         return Err(Failure::new(
             "the run filters (--status, --agent, --since, ...) choose runs for --all; give a run id or --all, not both",
         ));
     }
-    let journal = store.read(run)?;
-    let s = stats(journal.records());
+    let read = crate::runs::Read::open(g, a.run.as_deref(), a.file.file.as_deref(), None)?;
+    let run = read.run();
+    let s = stats(read.journal().records());
     match style.format {
         Format::Json => json_pretty(out, &s)?,
         Format::Text => render(out, run, &s, style)?,

@@ -42,11 +42,28 @@ pub fn run(g: &Invocation, a: VerifyArgs, out: &mut dyn Write) -> CmdResult {
         Some(schemas(a.schema_dir.as_deref())?)
     };
     let check = schemas.as_ref().map(|s| s as &dyn verify::RecordCheck);
-    let store = inspect_store(g)?;
-    let Verified {
-        reports,
-        runs: nruns,
-    } = store.verify(&a.runs, check)?;
+    // A journal file (`--file`) is checked with no store: no fix of a
+    // store's is offered for it.
+    let (
+        store,
+        Verified {
+            reports,
+            runs: nruns,
+        },
+    ) = match &a.file.file {
+        Some(path) => (
+            None,
+            Verified {
+                reports: vec![journal::store::file::Loose::verify(path, check)?],
+                runs: 1,
+            },
+        ),
+        None => {
+            let store = inspect_store(g)?;
+            let verified = store.verify(&a.runs, check)?;
+            (Some(store), verified)
+        }
+    };
 
     let shown = Shown::of(&a);
     let mut totals = [0u64; 3];
@@ -83,7 +100,13 @@ pub fn run(g: &Invocation, a: VerifyArgs, out: &mut dyn Write) -> CmdResult {
         Format::Json => summary_line(out, &summary)?,
         Format::Text => {
             if !version_3.is_empty() {
-                render_version_3(out, g, &version_3, a.runs.is_empty(), style)?;
+                render_version_3(
+                    out,
+                    g,
+                    &version_3,
+                    a.runs.is_empty() && store.is_some(),
+                    style,
+                )?;
             }
             let mut flagged = worst_per_run(&reports);
             if shown.filtered {
@@ -97,10 +120,10 @@ pub fn run(g: &Invocation, a: VerifyArgs, out: &mut dyn Write) -> CmdResult {
             // Runs whose worst finding is below what is shown are left out.
             flagged.retain(|fs| fs.first().is_some_and(|f| shown.shows(f)));
             let closing = Closing {
-                whole_store: a.runs.is_empty(),
+                whole_store: a.runs.is_empty() && store.is_some(),
                 infos_shown: shown.level >= Severity::Info,
             };
-            render_closing(out, g, &store, &flagged, &summary, closing, style)?
+            render_closing(out, g, store.as_ref(), &flagged, &summary, closing, style)?
         }
     }
     let failed = errors > 0 || (a.strict && warnings > 0);
@@ -240,7 +263,7 @@ fn worst_per_run(reports: &[verify::Report]) -> Vec<Vec<&Finding>> {
 /// it), and `upgrade` is never chained after another fix, since an
 /// upgraded run can no longer be read by an August 2026 agent that may
 /// still use the store: it is offered alone, when it is the only fix.
-fn fix_chain(g: &Invocation, store: &Store, findings: &[&Finding]) -> Vec<String> {
+fn fix_chain(g: &Invocation, store: Option<&Store>, findings: &[&Finding]) -> Vec<String> {
     let mut remedies: Vec<Remedy> = Vec::new();
     for r in findings.iter().filter_map(|x| x.remedy) {
         if !remedies.contains(&r) {
@@ -253,7 +276,7 @@ fn fix_chain(g: &Invocation, store: &Store, findings: &[&Finding]) -> Vec<String
     if remedies.len() > 1 {
         remedies.retain(|r| *r != Remedy::Upgrade);
     }
-    let Some(run) = findings.first().map(|f| f.run.as_str()) else {
+    let (Some(run), Some(store)) = (findings.first().map(|f| f.run.as_str()), store) else {
         return Vec::new();
     };
     let mut fixes: Vec<String> = Vec::new();
@@ -283,7 +306,7 @@ struct Closing {
 fn render_closing(
     out: &mut dyn Write,
     g: &Invocation,
-    store: &Store,
+    store: Option<&Store>,
     flagged: &[Vec<&Finding>],
     s: &Summary,
     closing: Closing,
@@ -378,7 +401,7 @@ mod tests {
             .global
             .resolve();
         let store = Store::File(journal::store::file::FileStore::new("/s"));
-        let chain = |fs: &[Finding]| fix_chain(&g, &store, &fs.iter().collect::<Vec<_>>());
+        let chain = |fs: &[Finding]| fix_chain(&g, Some(&store), &fs.iter().collect::<Vec<_>>());
         let v3 = finding(Code::VersionThree, Remedy::Upgrade);
         // A repair is the fix; upgrading is a store-wide decision.
         assert_eq!(

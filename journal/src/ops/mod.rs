@@ -14,6 +14,7 @@ pub mod answer;
 pub mod approve;
 pub mod backups;
 pub mod end;
+pub mod fork;
 pub mod inbox;
 pub mod remove;
 
@@ -55,6 +56,8 @@ pub enum Op {
     Approve,
     /// `end`: a terminal written by hand (SPEC 6.1).
     End,
+    /// `fork`: a new run of a run's first records (SPEC 6.1).
+    Fork,
 }
 
 /// The refusals of the hand-written operations (SPEC 6), one variant each.
@@ -163,6 +166,19 @@ pub enum Why {
     },
     /// approve --all-pending: no call of the run waits on an approval.
     NothingPending,
+    /// fork: the seq to cut at is not one of the run's (1 to `last`).
+    OutOfRange {
+        /// The seq asked for.
+        seq: u64,
+        /// The run's last seq.
+        last: u64,
+    },
+    /// fork: the records up to `seq` are not seqs 1 to `seq` in order,
+    /// starting with a meta record.
+    NotWhole {
+        /// The seq asked for.
+        seq: u64,
+    },
 }
 
 /// What changed under an operation between its checks and its lock.
@@ -358,6 +374,14 @@ impl fmt::Display for Refusal {
                 f,
                 "run {run} waits on a person ({}); ending it drops what they were asked, {nothing}",
                 listed(calls)
+            ),
+            Why::OutOfRange { seq, last } => write!(
+                f,
+                "run {run}: seq {seq} is not one of its records (1 to {last}); {nothing}"
+            ),
+            Why::NotWhole { seq } => write!(
+                f,
+                "run {run}: its records 1 to {seq} are not whole (a record missing or out of order); {nothing}"
             ),
             Why::NotAReason { reason } => write!(
                 f,

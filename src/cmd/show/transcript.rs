@@ -23,10 +23,12 @@ fn env_on(name: &str) -> bool {
 }
 
 pub fn show(g: &Invocation, a: &ShowArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+    // --transcript conflicts with --file: a run is named.
+    let run = a.target.run.as_deref().unwrap_or_default();
     let store = open_store(g)?;
-    let bytes = store.read_lines(&a.run)?;
-    let end = end::closing(g, &a.run, &bytes);
-    let mut t = Transcript::new(g, &a.run, bytes, end.blocks);
+    let bytes = store.read_lines(run)?;
+    let end = end::closing(g, run, &bytes);
+    let mut t = Transcript::new(g, run, bytes, end.blocks);
     let tty = io::stdout().is_terminal();
     if tty && !a.no_tui && !env_on("NO_TUI") {
         return crate::view::run(&mut t, &end.next, style, out);

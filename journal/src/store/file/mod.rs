@@ -24,6 +24,7 @@ mod create;
 mod delete;
 mod dir;
 mod lock;
+mod loose;
 mod read;
 mod repair;
 mod seam;
@@ -39,6 +40,7 @@ mod testing;
 pub use append::{scan, FileAppender, Scan};
 pub use dir::MissingDirs;
 pub use lock::LiveLocks;
+pub use loose::Loose;
 pub(crate) use verify::verify_file_runs;
 pub use verify::{verify_file_run, verify_store_dir};
 

@@ -1,0 +1,252 @@
+//! `fork` (issue 27.4, SPEC 6.1): a new run of a run's first N records, on
+//! both generations and both backends; its refusals write nothing; a fork
+//! cut inside a batch is completed by `resume`.
+
+use crate::nats_support::NatsServer;
+use crate::support::*;
+use serde_json::json;
+use std::path::Path;
+
+fn lines(b: &[u8]) -> Vec<&[u8]> {
+    b.split(|c| *c == b'\n').filter(|l| !l.is_empty()).collect()
+}
+
+/// The fork `made` of `source` at `n`: records 2..N byte-identical, the
+/// meta record the source's but for its run_id.
+fn assert_forked(source: &[u8], made: &[u8], n: usize, old: &str, new: &str) {
+    let (src, new_lines) = (lines(source), lines(made));
+    assert_eq!(new_lines.len(), n);
+    assert_eq!(new_lines[1..], src[1..n]);
+    let want = String::from_utf8_lossy(src[0]).replace(
+        &format!("\"run_id\":\"{old}\""),
+        &format!("\"run_id\":\"{new}\""),
+    );
+    assert_eq!(String::from_utf8_lossy(new_lines[0]), want);
+}
+
+fn faults(store: &Path, run: &str) -> Vec<serde_json::Value> {
+    let r = fisk(&["--state-dir", s(store), "verify", run, "-o", "json"]);
+    r.json_lines()
+        .into_iter()
+        .filter(|f| f.get("summary").is_none())
+        .filter(|f| f["code"] != "version-3" && f["severity"] != "info")
+        .collect()
+}
+
+#[test]
+fn a_fork_inside_a_batch_on_both_generations_keeps_the_original() {
+    for dir in ["runs-v1", "runs"] {
+        let store = store_copy(dir);
+        let src = store.path().join("tool-batch.json");
+        let before = std::fs::read(&src).unwrap();
+        let st = s(store.path());
+        let r = fisk(&[
+            "--state-dir",
+            st,
+            "fork",
+            "tool-batch",
+            "--at-seq",
+            "3",
+            "--as",
+            "retry",
+        ]);
+        assert_eq!(r.code, 0, "{dir}: {}", r.stderr);
+        assert!(
+            r.stdout.contains("forked run tool-batch at seq 3"),
+            "{}",
+            r.stdout
+        );
+        assert!(r.stdout.contains("the batch is pending"), "{}", r.stdout);
+        assert!(r.stdout.contains("show retry"), "{}", r.stdout);
+        assert!(r.stdout.contains("resume retry"), "{}", r.stdout);
+        let again = fisk(&[
+            "--state-dir",
+            st,
+            "-o",
+            "json",
+            "fork",
+            "retry",
+            "--at-seq",
+            "2",
+            "--as",
+            "retry2",
+        ]);
+        assert_eq!(again.code, 0, "{dir}: {}", again.stderr);
+        let doc = again.json();
+        assert_eq!(doc["written"], true);
+        assert_eq!(doc["resume"]["argv"][3], "resume");
+        assert_eq!(doc["resume"]["supply"][0], "agent");
+        let made = std::fs::read(store.path().join("retry.json")).unwrap();
+        assert_forked(&before, &made, 3, "tool-batch", "retry");
+        assert_eq!(std::fs::read(&src).unwrap(), before, "the original changed");
+        assert!(faults(store.path(), "retry").is_empty(), "{dir}");
+        let fold = fisk(&["--state-dir", st, "fold", "retry", "-o", "json"]).json();
+        assert!(!fold["pending"].is_null(), "{dir}: {fold}");
+    }
+}
+
+#[test]
+fn refusals_and_a_dry_run_write_nothing() {
+    let store = store_copy("runs-v1");
+    let st = s(store.path());
+    let before = std::fs::read_dir(store.path()).unwrap().count();
+    // An invalid id is a usage error (exit 2), the others refusals.
+    for (args, says, code) in [
+        (
+            vec!["--at-seq", "0", "--as", "x"],
+            "not one of its records",
+            1,
+        ),
+        (vec!["--at-seq", "8", "--as", "x"], "(1 to 7)", 1),
+        (
+            vec!["--at-seq", "2", "--as", "approvals"],
+            "already exists",
+            1,
+        ),
+        (vec!["--at-seq", "2", "--as", "bad id"], "invalid run id", 2),
+    ] {
+        let mut all = vec!["--state-dir", st, "fork", "tool-batch"];
+        all.extend_from_slice(&args);
+        let r = fisk(&all);
+        assert_eq!(r.code, code, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(says), "{args:?}: {}", r.stderr);
+    }
+    let r = fisk(&[
+        "--state-dir",
+        st,
+        "fork",
+        "tool-batch",
+        "--at-seq",
+        "7",
+        "--as",
+        "x",
+        "--dry-run",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.starts_with("would fork"), "{}", r.stdout);
+    let r = fisk(&[
+        "--state-dir",
+        st,
+        "-o",
+        "json",
+        "fork",
+        "tool-batch",
+        "--at-seq",
+        "3",
+        "--as",
+        "x",
+        "--dry-run",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc = r.json();
+    assert_eq!(doc["run"], "x");
+    assert_eq!(doc["from"], "tool-batch");
+    assert_eq!(doc["records"], 3);
+    assert_eq!(doc["source_last"], 7);
+    assert_eq!(doc["version"], 1);
+    assert_eq!(doc["pending"], true);
+    assert_eq!(doc["written"], false);
+    assert!(doc["resume"].is_null());
+    assert_eq!(std::fs::read_dir(store.path()).unwrap().count(), before);
+}
+
+#[test]
+fn a_fork_on_jetstream_on_both_generations() {
+    let srv = NatsServer::start();
+    let home = tempfile::tempdir().unwrap();
+    for (dir, stream, subject) in [("runs", "V3", "v3.>"), ("runs-v1", "V1", "v1.>")] {
+        srv.spec_stream(stream, subject);
+        let to = format!("jetstream:{stream}");
+        let src = store_copy(dir);
+        let from = format!("file:{}", s(src.path()));
+        let r = fisk_in(
+            home.path(),
+            &[
+                "--server",
+                &srv.url,
+                "migrate",
+                "--from",
+                &from,
+                "--to",
+                &to,
+                "tool-batch",
+            ],
+            None,
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let r = fisk_in(
+            home.path(),
+            &[
+                "--server",
+                &srv.url,
+                "--store",
+                &to,
+                "fork",
+                "tool-batch",
+                "--at-seq",
+                "5",
+                "--as",
+                "retry",
+            ],
+            None,
+        );
+        assert_eq!(r.code, 0, "{dir}: {}", r.stderr);
+        // Copied back to a file store, byte for byte.
+        let back = tempfile::tempdir().unwrap();
+        let into = format!("file:{}", s(back.path()));
+        let r = fisk_in(
+            home.path(),
+            &[
+                "--server",
+                &srv.url,
+                "migrate",
+                "--from",
+                &to,
+                "--to",
+                &into,
+                "retry",
+                "tool-batch",
+            ],
+            None,
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let before = std::fs::read(src.path().join("tool-batch.json")).unwrap();
+        let made = std::fs::read(back.path().join("retry.json")).unwrap();
+        assert_forked(&before, &made, 5, "tool-batch", "retry");
+        let kept = std::fs::read(back.path().join("tool-batch.json")).unwrap();
+        assert_eq!(kept, before, "{dir}: the original changed");
+    }
+}
+
+#[test]
+fn resume_completes_a_fork_cut_inside_a_batch() {
+    let f = Fixture::new(&[
+        turn(
+            "looking",
+            &[
+                ("a", "exec", json!({"command": "echo one"})),
+                ("b", "exec", json!({"command": "echo two"})),
+            ],
+        ),
+        turn("all done", &[]),
+    ]);
+    let r = f.fisk(&["run", "--agent", "agent.yaml", "hello"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let id = r
+        .stdout
+        .lines()
+        .next()
+        .unwrap()
+        .strip_prefix("run ")
+        .unwrap()
+        .to_owned();
+    // meta, assistant, result a | result b, assistant, terminal.
+    let r = f.store(&["fork", &id, "--at-seq", "3", "--as", "again"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = f.resume("again", &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(f.fold("again")["status"], "completed");
+    let made = f.bytes("again");
+    let first = f.bytes(&id);
+    assert_eq!(lines(&made)[1..3], lines(&first)[1..3]);
+}
