@@ -72,7 +72,9 @@ fn list(g: &Invocation, out: &mut dyn Write) -> CmdResult {
 
 /// The table of `backups` and of a prune's selection.
 fn render_rows(out: &mut dyn Write, rows: &[Row], g: &Invocation) -> std::io::Result<()> {
-    let mut t = table(&["ID", "KIND", "RUN", "KEPT", "BYTES", "HELD"]).keep(0);
+    let mut t = table(&["ID", "KIND", "RUN", "KEPT", "BYTES", "HELD"])
+        .keep(0)
+        .keep(2);
     for r in rows {
         t.add_row(vec![
             sanitize(&r.id, false).into_owned(),

@@ -112,21 +112,42 @@ pub fn run(g: &Invocation, a: InboxArgs, out: &mut dyn Write) -> CmdResult {
         };
         writeln!(out, "{why} in {}", sanitize(&store.describe(), false))?;
     } else {
+        // A command is never cut: where the widest does not fit beside
+        // the first columns, the commands go under the table, one a line
+        // in the rows' order, and the table keeps the rest.
+        let commands: Vec<String> = doc
+            .items
+            .iter()
+            .map(|w| sanitize(&w.command.to_string(), false).into_owned())
+            .collect();
+        let widest = commands
+            .iter()
+            .map(|c| c.chars().count())
+            .max()
+            .unwrap_or(0);
+        let beside = style.width.is_none_or(|w| widest + 24 <= usize::from(w));
         // On a narrow terminal the note is cut first, then CALLER, AGENT,
-        // HANDLE and SINCE are left out; the command is never cut.
-        let mut t = table(&[
+        // HANDLE, SINCE, NOTE, TOOL, CALL and RUN are left out (the
+        // command names the run and the call); ids are never cut.
+        let mut headers = vec![
             "WAITED", "SINCE", "RUN", "CALL", "TOOL", "WAITS", "AGENT", "CALLER", "HANDLE", "NOTE",
-            "COMMAND",
-        ])
-        .flex(9)
-        .keep(10)
-        .drop_first(&[7, 6, 8, 1]);
-        for w in &doc.items {
-            t.add_row(vec![
+        ];
+        if beside {
+            headers.push("COMMAND");
+        }
+        let mut t = table(&headers)
+            .flex(9)
+            .keep(2)
+            .keep(3)
+            .keep(5)
+            .keep(10)
+            .drop_first(&[7, 6, 8, 1, 9, 4, 3, 2]);
+        for (w, command) in doc.items.iter().zip(&commands) {
+            let mut row = vec![
                 w.waited_s.map_or_else(|| "-".to_owned(), human_age),
                 time_cell(w.since.as_ref()),
-                cell(&w.run, 40),
-                cell(&w.tool_use_id, 40),
+                cell(&w.run, usize::MAX),
+                cell(&w.tool_use_id, usize::MAX),
                 cell(&w.tool, 30),
                 match w.waits {
                     Waits::Answer => "answer".to_owned(),
@@ -136,10 +157,19 @@ pub fn run(g: &Invocation, a: InboxArgs, out: &mut dyn Write) -> CmdResult {
                 cell(w.caller.as_deref().unwrap_or("-"), 24),
                 cell(&w.handle, 30),
                 cell(&w.note, 60),
-                sanitize(&w.command.to_string(), false).into_owned(),
-            ]);
+            ];
+            if beside {
+                row.push(command.clone());
+            }
+            t.add_row(row);
         }
         print_table(out, t, style)?;
+        if !beside {
+            writeln!(out, "the commands, in the rows' order:")?;
+            for c in &commands {
+                writeln!(out, "  {c}")?;
+            }
+        }
         if doc.items.iter().any(|w| w.waits == Waits::Answer) {
             writeln!(out, "answer: {}", hint::Need::Answer.says())?;
         }
