@@ -5,6 +5,7 @@
 
 use crate::nats_support::NatsServer;
 use crate::schema::{assert_valid, output_validator};
+use crate::support::migrate_via;
 use crate::support::{fisk_in, s, store_copy, testdata, Run};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -353,21 +354,7 @@ fn on_jetstream(gen: &str) {
         fisk_in(home.path(), &all, None)
     };
     let from = format!("file:{}", s(src.path()));
-    let r = fisk_in(
-        home.path(),
-        &[
-            "--server",
-            srv.url.as_str(),
-            "migrate",
-            "--from",
-            &from,
-            "--to",
-            "jetstream:SESSIONS",
-            "--all",
-        ],
-        None,
-    );
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    migrate_via(home.path(), &srv.url, &from, "jetstream:SESSIONS", &[]);
     let want = std::fs::read(testdata(gen).join("tool-batch.json")).unwrap();
     // rm by filter, dry run: nothing purged.
     let r = js(&["rm", "--match", "JetStream servers", "--dry-run"]);
@@ -392,21 +379,14 @@ fn on_jetstream(gen: &str) {
     let r = js(&["backups", "restore", &id]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let dest = tempfile::tempdir().unwrap();
-    let r = fisk_in(
+    let into = format!("file:{}", s(dest.path()));
+    migrate_via(
         home.path(),
-        &[
-            "--server",
-            srv.url.as_str(),
-            "migrate",
-            "--from",
-            "jetstream:SESSIONS",
-            "--to",
-            &format!("file:{}", s(dest.path())),
-            "tool-batch",
-        ],
-        None,
+        &srv.url,
+        "jetstream:SESSIONS",
+        &into,
+        &["tool-batch"],
     );
-    assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(
         std::fs::read(dest.path().join("tool-batch.json")).unwrap(),
         want

@@ -369,21 +369,8 @@ fn on_jetstream_ls_has_the_same_figures_and_says_size_is_unknown() {
     srv.spec_stream("COLS", "cols.>");
     let home = tempfile::tempdir().unwrap();
     let src = v1();
-    let r = fisk_in(
-        home.path(),
-        &[
-            "--server",
-            srv.url.as_str(),
-            "migrate",
-            "--from",
-            &format!("file:{}", s(src.path())),
-            "--to",
-            "jetstream:COLS",
-            "--all",
-        ],
-        None,
-    );
-    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let from = format!("file:{}", s(src.path()));
+    migrate_via(home.path(), &srv.url, &from, "jetstream:COLS", &[]);
     let js = |args: &[&str]| {
         let mut all = vec!["--server", srv.url.as_str(), "--store", "jetstream:COLS"];
         all.extend_from_slice(args);

@@ -4,6 +4,7 @@
 //! export still verifies.
 
 use crate::nats_support::NatsServer;
+use crate::support::migrate_via;
 use crate::support::{fisk, fisk_in, s, store_copy, testdata, Run};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -237,23 +238,7 @@ fn exports_from_jetstream() {
     let src = store_copy("runs-v1");
     let from = format!("file:{}", s(src.path()));
     let server = ["--server", srv.url.as_str()];
-    let r = fisk_in(
-        home.path(),
-        &[
-            &server[..],
-            &[
-                "migrate",
-                "--from",
-                &from,
-                "--to",
-                "jetstream:SESSIONS",
-                "--all",
-            ],
-        ]
-        .concat(),
-        None,
-    );
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    migrate_via(home.path(), &srv.url, &from, "jetstream:SESSIONS", &[]);
     let js = |args: &[&str]| {
         let all = [
             &server[..],

@@ -159,21 +159,7 @@ fn a_fork_on_jetstream_on_both_generations() {
         let to = format!("jetstream:{stream}");
         let src = store_copy(dir);
         let from = format!("file:{}", s(src.path()));
-        let r = fisk_in(
-            home.path(),
-            &[
-                "--server",
-                &srv.url,
-                "migrate",
-                "--from",
-                &from,
-                "--to",
-                &to,
-                "tool-batch",
-            ],
-            None,
-        );
-        assert_eq!(r.code, 0, "{}", r.stderr);
+        migrate_via(home.path(), &srv.url, &from, &to, &["tool-batch"]);
         let r = fisk_in(
             home.path(),
             &[
@@ -194,22 +180,7 @@ fn a_fork_on_jetstream_on_both_generations() {
         // Copied back to a file store, byte for byte.
         let back = tempfile::tempdir().unwrap();
         let into = format!("file:{}", s(back.path()));
-        let r = fisk_in(
-            home.path(),
-            &[
-                "--server",
-                &srv.url,
-                "migrate",
-                "--from",
-                &to,
-                "--to",
-                &into,
-                "retry",
-                "tool-batch",
-            ],
-            None,
-        );
-        assert_eq!(r.code, 0, "{}", r.stderr);
+        migrate_via(home.path(), &srv.url, &to, &into, &["retry", "tool-batch"]);
         let before = std::fs::read(src.path().join("tool-batch.json")).unwrap();
         let made = std::fs::read(back.path().join("retry.json")).unwrap();
         assert_forked(&before, &made, 5, "tool-batch", "retry");

@@ -377,3 +377,20 @@ pub fn assert_printable(what: &str, text: &str) {
         );
     }
 }
+
+/// `migrate --from FROM --to TO RUNS...` (`--all` when `runs` is empty)
+/// through the server at `url`, in `home`; it must succeed.
+pub fn migrate_via(home: &Path, url: &str, from: &str, to: &str, runs: &[&str]) -> Run {
+    let mut args = vec!["--server", url, "migrate", "--from", from, "--to", to];
+    match runs {
+        [] => args.push("--all"),
+        _ => args.extend_from_slice(runs),
+    }
+    let r = fisk_in(home, &args, None);
+    assert_eq!(
+        r.code, 0,
+        "migrate {from} -> {to}: {}{}",
+        r.stdout, r.stderr
+    );
+    r
+}
