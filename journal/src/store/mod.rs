@@ -13,7 +13,7 @@ mod summary;
 
 pub use appender::Appender;
 pub use many::{release, NewRun, ReadBudget};
-pub(crate) use many::{Creator, NewRunSender, Prefetched};
+pub(crate) use many::{Creator, Handed, NewRunSender, Prefetched};
 pub use summary::{Listed, Summary};
 
 use crate::lines::Tail;
