@@ -263,7 +263,7 @@ pub struct ShowArgs {
     #[command(flatten)]
     pub target: RunOrFile,
     /// The whole conversation: a full-screen viewer on a terminal (z/Z fold, / search, q quits), labelled lines otherwise
-    #[arg(long, conflicts_with = "file")]
+    #[arg(long)]
     pub transcript: bool,
     /// With --transcript: labelled line output even on a terminal (also NO_TUI)
     #[arg(long, requires = "transcript")]
@@ -361,9 +361,8 @@ pub struct RunOrFile {
 
 #[derive(Args, Debug)]
 pub struct ExportArgs {
-    /// The run id
-    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
-    pub run: String,
+    #[command(flatten)]
+    pub target: RunOrFile,
     /// The document: markdown, html (one file, no script, no network) or
     /// jsonl (the journal). Named --as: --format is the global text|json
     #[arg(long = "as", value_enum, value_name = "FORMAT")]

@@ -93,7 +93,8 @@ pub struct Transcript {
     /// The command that checks this run (with the store flags), named
     /// when a line is refused.
     pub verify_hint: String,
-    /// The command that cuts a torn final line (with the store flags).
+    /// The command that cuts a torn final line (with the store flags);
+    /// empty for a journal file, which no store repairs.
     pub repair_hint: String,
     /// The closing section, appended as items once every line is indexed.
     pub end: Vec<Shown>,
@@ -130,6 +131,15 @@ impl Transcript {
             repair_hint: crate::hint::command(g, &["repair", run]),
             end,
         }
+    }
+
+    /// The transcript of a journal file read with no store (`--file
+    /// PATH`): the check names the file; no store's repair cuts its torn
+    /// line (the copy is the operator's to fix).
+    pub fn of_file(mut self, path: &std::path::Path) -> Self {
+        self.verify_hint = crate::hint::on_file(&["verify"], path);
+        self.repair_hint = String::new();
+        self
     }
 
     pub fn items(&self) -> &[Item] {

@@ -100,4 +100,85 @@ fn a_run_argument_that_is_a_file_gets_the_command_that_reads_it() {
         let r = fisk(&[cmd, "--file", &file]);
         assert_eq!(r.code, 0, "{cmd}: {}", r.stderr);
     }
+    let r = fisk(&[
+        "--state-dir",
+        "testdata/runs",
+        "export",
+        &file,
+        "--as",
+        "jsonl",
+    ]);
+    assert_ne!(r.code, 0);
+    let want = format!("fisk-admin export --file {file} --as jsonl`");
+    assert!(r.stderr.contains(&want), "{}", r.stderr);
+}
+
+#[test]
+fn export_and_the_line_transcript_read_a_file_as_they_read_the_run() {
+    for dir in ["runs-v1", "runs"] {
+        let run = "tool-batch";
+        let (_t, file) = off_host(dir, run);
+        let store = format!("testdata/{dir}");
+        for cmd in [
+            vec!["export", "--as", "markdown"],
+            vec!["export", "--as", "html"],
+            vec!["export", "--as", "jsonl"],
+            vec!["show", "--transcript", "--no-tui", "--thinking"],
+        ] {
+            let mut from_store = vec!["--state-dir", &store];
+            from_store.extend_from_slice(&cmd);
+            from_store.push(run);
+            let want = fisk(&from_store);
+            assert_eq!(want.code, 0, "{dir} {cmd:?}: {}", want.stderr);
+            let mut from_file = vec!["--state-dir", "/nonexistent"];
+            from_file.extend_from_slice(&cmd);
+            from_file.extend_from_slice(&["--file", &file]);
+            let got = fisk(&from_file);
+            assert_eq!(got.code, 0, "{dir} {cmd:?}: {}", got.stderr);
+            assert_eq!(got.stdout, want.stdout, "{dir} {cmd:?}");
+        }
+    }
+}
+
+#[test]
+fn a_file_transcript_names_no_store_command() {
+    for dir in ["runs-v1", "runs"] {
+        let (t, file) = off_host(dir, "deferral-waiting");
+        let r = fisk(&["show", "--transcript", "--no-tui", "--file", &file]);
+        assert_eq!(r.code, 0, "{dir}: {}", r.stderr);
+        assert!(
+            r.stdout.contains("Transcript of deferral-waiting"),
+            "{dir}: {}",
+            r.stdout
+        );
+        assert!(
+            r.stdout
+                .contains("answer it where run deferral-waiting is stored: this journal is a copy"),
+            "{dir}: {}",
+            r.stdout
+        );
+        assert!(
+            !r.stdout.contains("fisk-admin answer"),
+            "{dir}: {}",
+            r.stdout
+        );
+        // A torn final line: shown, with no store's repair offered.
+        let mut bytes = std::fs::read(&file).unwrap();
+        bytes.extend_from_slice(b"{\"seq\":6,\"prot");
+        let torn = t.path().join("torn.json");
+        std::fs::write(&torn, &bytes).unwrap();
+        let r = fisk(&["show", "--transcript", "--no-tui", "--file", s(&torn)]);
+        assert_eq!(r.code, 0, "{dir}: {}", r.stderr);
+        assert!(r.stdout.contains("[torn final line"), "{dir}: {}", r.stdout);
+        assert!(
+            r.stdout.contains("cut it from the copy by hand"),
+            "{dir}: {}",
+            r.stdout
+        );
+        assert!(
+            !r.stdout.contains("fisk-admin repair"),
+            "{dir}: {}",
+            r.stdout
+        );
+    }
 }
