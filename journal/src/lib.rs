@@ -60,6 +60,7 @@ pub mod error;
 pub mod export;
 pub mod fingerprint;
 pub mod fold;
+pub mod follow;
 pub mod gojson;
 pub mod id;
 pub mod lines;

@@ -23,6 +23,7 @@ mod append;
 mod create;
 mod delete;
 mod dir;
+mod follow;
 mod lock;
 mod loose;
 mod read;
@@ -39,6 +40,7 @@ mod testing;
 
 pub use append::{scan, FileAppender, Scan};
 pub use dir::MissingDirs;
+pub(crate) use follow::FileFollow;
 pub use lock::LiveLocks;
 pub use loose::Loose;
 pub(crate) use verify::verify_file_runs;
