@@ -259,6 +259,7 @@ pub enum LsColumn {
 }
 
 #[derive(Args, Debug)]
+#[command(group = clap::ArgGroup::new("conversation").args(["transcript", "follow"]).multiple(true))]
 pub struct ShowArgs {
     #[command(flatten)]
     pub target: RunOrFile,
@@ -266,10 +267,10 @@ pub struct ShowArgs {
     #[arg(long)]
     pub transcript: bool,
     /// With --transcript: labelled line output even on a terminal (also NO_TUI)
-    #[arg(long, requires = "transcript")]
+    #[arg(long, requires = "conversation")]
     pub no_tui: bool,
-    /// With --transcript in line mode: show thinking blocks (also THINKING); folded to one line otherwise
-    #[arg(long, requires = "transcript")]
+    /// With --transcript in line mode (or --follow): show thinking blocks (also THINKING); folded to one line otherwise
+    #[arg(long, requires = "conversation")]
     pub thinking: bool,
     /// With --transcript in line mode: print straight to the terminal, not through $PAGER (less -FRX when unset)
     #[arg(long, requires = "transcript")]
@@ -277,6 +278,10 @@ pub struct ShowArgs {
     /// The run as of this seq; a damaged run reads up to its first bad line when N is before it
     #[arg(long, value_name = "N", conflicts_with = "transcript")]
     pub until_seq: Option<u64>,
+    /// Print the transcript's records as they are written (labelled lines,
+    /// no pager) until the run reaches a terminal record, or Ctrl-C
+    #[arg(long, conflicts_with = "until_seq")]
+    pub follow: bool,
 }
 
 #[derive(Args, Debug)]

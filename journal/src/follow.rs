@@ -41,6 +41,9 @@ pub struct Followed {
 
 /// The start of a follow: the run's lines read so far and the follower.
 pub struct Started {
+    /// The run's id (a journal file's: its meta record's, else the
+    /// file's name without `.json`).
+    pub run: String,
     /// The run's records so far as the lines of a journal (a file's bytes
     /// as stored, up to the last whole line; a stream's bodies each with
     /// `\n`).
@@ -77,24 +80,27 @@ impl Store {
                 (lines, Source::JetStream(Box::new(follow)))
             }
         };
-        Ok(Started::new(lines, source))
+        Ok(Started::new(run.to_owned(), lines, source))
     }
 }
 
 impl Started {
-    fn new(lines: Vec<u8>, source: Source) -> Started {
+    fn new(run: String, lines: Vec<u8>, source: Source) -> Started {
         let ended = ends(&lines);
         Started {
+            run,
             lines,
             follow: Follow { source, ended },
         }
     }
 
     /// Read the journal file at `path`, outside any store (`--file`), and
-    /// follow it; `run` names it in errors.
-    pub fn file(run: &str, path: &Path) -> Result<Started> {
-        let (lines, follow) = FileFollow::start_path(run, path)?;
-        Ok(Started::new(lines, Source::File(follow)))
+    /// follow it.
+    pub fn file(path: &Path) -> Result<Started> {
+        let (lines, mut follow) = FileFollow::start_path("", path)?;
+        let run = crate::store::file::run_of(path, &lines);
+        follow.named(&run);
+        Ok(Started::new(run, lines, Source::File(follow)))
     }
 }
 

@@ -88,6 +88,11 @@ impl FileFollow {
         FileFollow::start(run, path, file)
     }
 
+    /// Name the run in errors (a journal file's id is read from it).
+    pub(crate) fn named(&mut self, run: &str) {
+        self.run = run.to_owned();
+    }
+
     /// The records appended since the last call, each with its line as
     /// stored: waits up to `wait` for one, returns as soon as there is
     /// one (empty when none came). Ends early at a terminal record:

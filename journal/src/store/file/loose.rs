@@ -85,7 +85,7 @@ impl Loose {
 
 /// The run id of the journal `bytes` read from `path`: its meta record's,
 /// else the file's name without `.json`.
-fn run_of(path: &Path, bytes: &[u8]) -> String {
+pub(crate) fn run_of(path: &Path, bytes: &[u8]) -> String {
     let first = lines::split(bytes)
         .next()
         .and_then(|l| crate::record::Record::decode(l.bytes).ok());

@@ -42,6 +42,7 @@ pub use append::{scan, FileAppender, Scan};
 pub use dir::MissingDirs;
 pub(crate) use follow::FileFollow;
 pub use lock::LiveLocks;
+pub(crate) use loose::run_of;
 pub use loose::Loose;
 pub(crate) use verify::verify_file_runs;
 pub use verify::{verify_file_run, verify_store_dir};

@@ -83,9 +83,11 @@ impl JetStreamFollow {
         let mut out = Vec::new();
         let mut wait = wait;
         loop {
+            // The timer is made inside the runtime: it needs its clock.
+            let messages = &mut self.messages;
             let next = self
                 .rt
-                .block_on(tokio::time::timeout(wait, self.messages.next()));
+                .block_on(async { tokio::time::timeout(wait, messages.next()).await });
             let m = match next {
                 Err(_elapsed) => return Ok(out),
                 Ok(None) => {
