@@ -325,3 +325,77 @@ fn a_run_that_has_ended_prints_its_transcript_and_ends() {
         assert!(r.stderr.contains("drop -o json"), "{dir}: {}", r.stderr);
     }
 }
+
+/// Publish `body` as record `seq` of `run` on the test stream's subjects.
+fn publish(srv: &NatsServer, run: &str, seq: u64, body: &[u8]) {
+    let subject = journal::store::jetstream::subject("fisk.sessions", run, seq);
+    let body = body.to_vec();
+    srv.with_js(async move |js| {
+        js.publish(subject, body.into())
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+    });
+}
+
+#[test]
+fn records_published_to_a_stream_are_followed_in_both_generations() {
+    let srv = NatsServer::start();
+    srv.spec_stream("SESSIONS", "fisk.sessions.>");
+    let f = Fixture::new(&[]);
+    let js = [
+        "--server",
+        srv.url.as_str(),
+        "--store",
+        "jetstream:SESSIONS",
+    ];
+    for (dir, run) in [("runs-v1", "g1"), ("runs", "g3")] {
+        let text = std::fs::read_to_string(testdata(&format!("{dir}/simple-completed.json")))
+            .unwrap()
+            .replacen(
+                "\"run_id\":\"simple-completed\"",
+                &format!("\"run_id\":\"{run}\""),
+                1,
+            );
+        let lines: Vec<&str> = text.lines().collect();
+        publish(&srv, run, 1, lines[0].as_bytes());
+        publish(&srv, run, 2, lines[1].as_bytes());
+        let mut args = js.to_vec();
+        args.extend_from_slice(&["show", run, "--follow"]);
+        let mut r = Reading::spawn(f.command(&args));
+        r.wait_for("iteration");
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(
+            r.child.try_wait().unwrap().is_none(),
+            "{dir}: it ended early"
+        );
+        publish(&srv, run, 3, lines[2].as_bytes());
+        let (code, printed, err) = r.finish();
+        assert_eq!(code, 0, "{dir}: {err}\n{printed}");
+        let mut args = js.to_vec();
+        args.extend_from_slice(&["show", run, "--transcript", "--no-tui"]);
+        let whole = f.fisk(&args);
+        assert_eq!(printed, whole.stdout, "{dir}");
+        assert!(
+            printed.contains("[run status: completed]"),
+            "{dir}: {printed}"
+        );
+    }
+    // A body that does not parse: the follow ends naming its subject.
+    let text = std::fs::read_to_string(testdata("runs-v1/open-no-terminal.json")).unwrap();
+    let meta = text.lines().next().unwrap().replacen(
+        "\"run_id\":\"open-no-terminal\"",
+        "\"run_id\":\"gbad\"",
+        1,
+    );
+    publish(&srv, "gbad", 1, meta.as_bytes());
+    let mut args = js.to_vec();
+    args.extend_from_slice(&["show", "gbad", "--follow"]);
+    let mut r = Reading::spawn(f.command(&args));
+    r.wait_for("[prompt]");
+    publish(&srv, "gbad", 2, b"{not json");
+    let (code, _, err) = r.finish();
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("fisk.sessions.gbad.2"), "{err}");
+}
