@@ -279,7 +279,9 @@ pub struct ShowArgs {
     #[arg(long, value_name = "N", conflicts_with = "transcript")]
     pub until_seq: Option<u64>,
     /// Print the transcript's records as they are written (labelled lines,
-    /// no pager) until the run reaches a terminal record, or Ctrl-C
+    /// no pager) until the run reaches a terminal record, or Ctrl-C; with
+    /// --transcript on a terminal, the viewer keeps to the end while its
+    /// cursor is on the last block
     #[arg(long, conflicts_with = "until_seq")]
     pub follow: bool,
 }

@@ -187,9 +187,10 @@ impl Transcript {
         self.items.get(i)
     }
 
-    /// Whether every line is indexed (and the closing section appended).
+    /// Whether every line is indexed (and the closing section appended);
+    /// for a transcript followed, every line there is now.
     pub fn done(&self) -> bool {
-        self.next > self.lines.len()
+        self.next > self.lines.len() || (self.open && self.next == self.lines.len())
     }
 
     /// How far the index has read, in per cent of the bytes.

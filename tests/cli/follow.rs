@@ -399,3 +399,54 @@ fn records_published_to_a_stream_are_followed_in_both_generations() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("fisk.sessions.gbad.2"), "{err}");
 }
+
+/// The status bar's `block C/N`: the cursor's block and how many there are.
+fn block_of(screen: &str, run: &str) -> Option<(usize, usize)> {
+    let bar = screen
+        .lines()
+        .find(|l| l.starts_with(&format!("{run} · block ")))?;
+    let rest = bar.split(" · block ").nth(1)?;
+    let (c, n) = rest.split_once('/')?;
+    let n: String = n.chars().take_while(char::is_ascii_digit).collect();
+    Some((c.parse().ok()?, n.parse().ok()?))
+}
+
+#[test]
+fn the_viewer_follows_the_end_while_its_cursor_is_on_the_last_block() {
+    let run = "simple-completed";
+    let (f, rest) = part_of("runs-v1", run, 1);
+    let journal = f.journal(run);
+    let t = crate::viewer::Tmux::start(100, 30);
+    t.type_line(&format!(
+        "{} --state-dir {} show {run} --transcript --follow; echo \"exit=$?\"",
+        s(&bin()),
+        s(&f.runs())
+    ));
+    t.wait_for("the viewer's first screen", |sc| {
+        sc.contains("[prompt]") && block_of(sc, run) == Some((1, 1))
+    });
+    // The cursor is on the last block: it moves to the new last one.
+    append(&journal, format!("{}\n", rest[0]).as_bytes());
+    let sc = t.wait_for("the new turn, under the cursor", |sc| {
+        block_of(sc, run).is_some_and(|(c, n)| n > 1 && c == n)
+    });
+    assert!(sc.contains("[text]"), "{sc}");
+    // Away from the end, the cursor stays where it is as blocks come.
+    t.keys(&["g"]);
+    t.wait_for("the cursor on the first block", |sc| {
+        block_of(sc, run).is_some_and(|(c, _)| c == 1)
+    });
+    let (_, before) = block_of(&t.screen(), run).unwrap();
+    append(&journal, format!("{}\n", rest[1]).as_bytes());
+    t.wait_for(
+        "the terminal and the closing section, the cursor kept",
+        |sc| block_of(sc, run).is_some_and(|(c, n)| c == 1 && n > before),
+    );
+    t.keys(&["G"]);
+    let sc = t.wait_for("the end", |sc| sc.contains("[run status: completed]"));
+    assert!(sc.contains("[terminal completed]"), "{sc}");
+    t.keys(&["q"]);
+    t.wait_for("the viewer to leave with status 0", |sc| {
+        sc.contains("exit=0")
+    });
+}

@@ -16,7 +16,7 @@ use crate::output::{Format, Style};
 use crate::transcript::index::Transcript;
 use crate::transcript::{end, text};
 use journal::follow::{Follow, Started};
-use std::io::Write;
+use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -24,17 +24,22 @@ use std::time::Duration;
 /// How long one wait for new records lasts: how soon Ctrl-C is seen.
 const TICK: Duration = Duration::from_millis(200);
 
-/// The run followed, its transcript so far, and what closes it.
+/// The viewer's wait for new records between two looks at the keyboard:
+/// short, the viewer waits for keys itself.
+const FEED_WAIT: Duration = Duration::from_millis(10);
+
+/// The run followed: where its records come from, and what closes its
+/// transcript.
 pub struct Followed {
-    pub transcript: Transcript,
     pub follow: Follow,
     /// The journal file (`--file`), else a run of the store.
     file: Option<std::path::PathBuf>,
 }
 
 impl Followed {
-    /// Read the run (or `--file`) and start following it.
-    pub fn start(g: &Invocation, a: &ShowArgs) -> Result<Followed, Failure> {
+    /// Read the run (or `--file`) and start following it: its transcript
+    /// so far (closed already when the run has ended).
+    pub fn start(g: &Invocation, a: &ShowArgs) -> Result<(Transcript, Followed), Failure> {
         let file = a.target.file.file.clone();
         let started = match &file {
             Some(path) => Started::file(path)?,
@@ -44,40 +49,51 @@ impl Followed {
                 open_store(g)?.follow(run)?
             }
         };
-        let mut transcript = Transcript::new(g, &started.run, started.lines, Vec::new());
+        let mut t = Transcript::new(g, &started.run, started.lines, Vec::new());
         if let Some(path) = &file {
-            transcript = transcript.of_file(path);
+            t = t.of_file(path);
         }
-        Ok(Followed {
-            transcript: transcript.following(),
+        let mut t = t.following();
+        let f = Followed {
             follow: started.follow,
             file,
-        })
+        };
+        if f.follow.ended() {
+            f.close(g, &mut t);
+        }
+        Ok((t, f))
     }
 
-    /// Wait up to `wait` for new records and add them to the transcript;
-    /// once the run has ended, close the transcript with its closing
-    /// section. True when anything was added.
-    pub fn step(&mut self, g: &Invocation, wait: Duration) -> Result<bool, Failure> {
+    /// Wait up to `wait` for new records and add them to `t`; once the
+    /// run has ended, close `t` with its closing section. True when
+    /// anything was added.
+    pub fn step(
+        &mut self,
+        g: &Invocation,
+        t: &mut Transcript,
+        wait: Duration,
+    ) -> Result<bool, Failure> {
+        if self.follow.ended() {
+            return Ok(false);
+        }
         let got = self.follow.poll(wait)?;
         for f in &got {
-            self.transcript.append(&f.line);
+            t.append(&f.line);
         }
         if self.follow.ended() {
-            self.close(g);
+            self.close(g, t);
         }
         Ok(!got.is_empty())
     }
 
     /// The run ended: the closing section, built as `show --transcript`
     /// builds it.
-    fn close(&mut self, g: &Invocation) {
-        let t = &self.transcript;
+    fn close(&self, g: &Invocation, t: &mut Transcript) {
         let closing = match &self.file {
             Some(path) => end::closing_file(g, &t.run, t.bytes(), path),
             None => end::closing(g, &t.run, t.bytes()),
         };
-        self.transcript.close(closing.blocks);
+        t.close(closing.blocks);
     }
 }
 
@@ -87,15 +103,20 @@ pub fn show(g: &Invocation, a: &ShowArgs, style: Style, out: &mut dyn Write) -> 
             "--follow prints the transcript as text: drop -o json (`export --as jsonl` gives the records as JSON lines)",
         ));
     }
-    let stop = crate::signal::flag()?;
-    let mut f = Followed::start(g, a)?;
-    if f.follow.ended() {
-        f.close(g);
+    let (mut t, mut f) = Followed::start(g, a)?;
+    if a.transcript
+        && !a.no_tui
+        && !super::transcript::env_on("NO_TUI")
+        && io::stdout().is_terminal()
+    {
+        let mut feed = |t: &mut Transcript| f.step(g, t, FEED_WAIT);
+        return crate::view::run_fed(&mut t, &[], style, out, Some(&mut feed));
     }
+    let stop = crate::signal::flag()?;
     let thinking = a.thinking || super::transcript::env_on("THINKING");
-    text::header(&f.transcript, out)?;
+    text::header(&t, out)?;
     loop {
-        text::more(&mut f.transcript, thinking, out)?;
+        text::more(&mut t, thinking, out)?;
         out.flush()?;
         if f.follow.ended() {
             return Ok(ExitCode::SUCCESS);
@@ -103,10 +124,10 @@ pub fn show(g: &Invocation, a: &ShowArgs, style: Style, out: &mut dyn Write) -> 
         if stop.load(Ordering::Relaxed) {
             eprintln!(
                 "fisk-admin: stopped following run {}",
-                crate::output::sanitize(&f.transcript.run, false)
+                crate::output::sanitize(&t.run, false)
             );
             return Ok(ExitCode::from(130));
         }
-        f.step(g, TICK)?;
+        f.step(g, &mut t, TICK)?;
     }
 }
