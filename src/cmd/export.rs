@@ -36,12 +36,7 @@ pub fn run(g: &Invocation, a: ExportArgs, out: &mut dyn Write) -> CmdResult {
             Ok(re)
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let read = crate::runs::Read::open(
-        g,
-        a.target.run.as_deref(),
-        a.target.file.file.as_deref(),
-        None,
-    )?;
+    let read = crate::runs::Read::target(g, &a.target)?;
     let journal = read.journal();
     let (bytes, redacted) = match a.doc_as {
         ExportFormat::Jsonl => export::jsonl(journal, &patterns),

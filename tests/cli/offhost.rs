@@ -14,7 +14,7 @@ fn off_host(dir: &str, run: &str) -> (tempfile::TempDir, String) {
 }
 
 #[test]
-fn show_fold_stats_and_query_read_a_file_as_they_read_the_run() {
+fn show_fold_stats_query_export_and_the_transcript_read_a_file_as_they_read_the_run() {
     for dir in ["runs-v1", "runs"] {
         let run = "tool-batch";
         let (_t, file) = off_host(dir, run);
@@ -28,6 +28,10 @@ fn show_fold_stats_and_query_read_a_file_as_they_read_the_run() {
             vec!["stats"],
             vec!["query", "-o", "json"],
             vec!["query"],
+            vec!["export", "--as", "markdown"],
+            vec!["export", "--as", "html"],
+            vec!["export", "--as", "jsonl"],
+            vec!["show", "--transcript", "--no-tui", "--thinking"],
         ] {
             let mut from_store = vec!["--state-dir", &store];
             from_store.extend_from_slice(&cmd);
@@ -111,33 +115,6 @@ fn a_run_argument_that_is_a_file_gets_the_command_that_reads_it() {
     assert_ne!(r.code, 0);
     let want = format!("fisk-admin export --file {file} --as jsonl`");
     assert!(r.stderr.contains(&want), "{}", r.stderr);
-}
-
-#[test]
-fn export_and_the_line_transcript_read_a_file_as_they_read_the_run() {
-    for dir in ["runs-v1", "runs"] {
-        let run = "tool-batch";
-        let (_t, file) = off_host(dir, run);
-        let store = format!("testdata/{dir}");
-        for cmd in [
-            vec!["export", "--as", "markdown"],
-            vec!["export", "--as", "html"],
-            vec!["export", "--as", "jsonl"],
-            vec!["show", "--transcript", "--no-tui", "--thinking"],
-        ] {
-            let mut from_store = vec!["--state-dir", &store];
-            from_store.extend_from_slice(&cmd);
-            from_store.push(run);
-            let want = fisk(&from_store);
-            assert_eq!(want.code, 0, "{dir} {cmd:?}: {}", want.stderr);
-            let mut from_file = vec!["--state-dir", "/nonexistent"];
-            from_file.extend_from_slice(&cmd);
-            from_file.extend_from_slice(&["--file", &file]);
-            let got = fisk(&from_file);
-            assert_eq!(got.code, 0, "{dir} {cmd:?}: {}", got.stderr);
-            assert_eq!(got.stdout, want.stdout, "{dir} {cmd:?}");
-        }
-    }
 }
 
 #[test]
