@@ -239,13 +239,20 @@ pub fn run_fed(
     drop(term);
     drop(screen);
     if code == ExitCode::SUCCESS {
-        let mut stdout = io::stdout().lock();
-        for cmd in next {
-            writeln!(stdout, "next: {cmd}")?;
-        }
-        if !next.is_empty() {
-            writeln!(stdout, "  ({})", crate::hint::Need::Answer.says())?;
-        }
+        print_next(next)?;
     }
     Ok(code)
+}
+
+/// `next` (the commands that answer what the run waits on) on the normal
+/// screen, once the viewer has left it.
+pub fn print_next(next: &[String]) -> io::Result<()> {
+    let mut stdout = io::stdout().lock();
+    for cmd in next {
+        writeln!(stdout, "next: {cmd}")?;
+    }
+    if !next.is_empty() {
+        writeln!(stdout, "  ({})", crate::hint::Need::Answer.says())?;
+    }
+    Ok(())
 }

@@ -450,3 +450,45 @@ fn the_viewer_follows_the_end_while_its_cursor_is_on_the_last_block() {
         sc.contains("exit=0")
     });
 }
+
+#[test]
+fn a_journal_file_outside_a_store_is_followed_with_file() {
+    for dir in ["runs-v1", "runs"] {
+        let (f, rest) = part_of(dir, "simple-completed", 2);
+        let copy = f.path("copied-off-host.jsonl");
+        std::fs::rename(f.journal("simple-completed"), &copy).unwrap();
+        let mut r = Reading::spawn(f.command(&["show", "--follow", "--file", s(&copy)]));
+        r.wait_for("iteration");
+        append(&copy, format!("{}\n", rest[0]).as_bytes());
+        let (code, printed, err) = r.finish();
+        assert_eq!(code, 0, "{dir}: {err}\n{printed}");
+        let whole = f.fisk(&["show", "--transcript", "--no-tui", "--file", s(&copy)]);
+        assert_eq!(whole.code, 0, "{dir}: {}", whole.stderr);
+        assert_eq!(printed, whole.stdout, "{dir}");
+        assert!(
+            printed.starts_with("Transcript of simple-completed"),
+            "{printed}"
+        );
+    }
+}
+
+#[test]
+fn the_viewer_of_a_run_that_ends_waiting_prints_the_answer_command_when_it_leaves() {
+    let run = "deferral-waiting";
+    let (f, rest) = part_of("runs", run, 4);
+    let t = crate::viewer::Tmux::start(100, 30);
+    t.type_line(&format!(
+        "{} --state-dir {} show {run} --transcript --follow",
+        s(&bin()),
+        s(&f.runs())
+    ));
+    t.wait_for("the viewer's first screen", |sc| sc.contains("[prompt]"));
+    assert_eq!(rest.len(), 1);
+    append(&f.journal(run), format!("{}\n", rest[0]).as_bytes());
+    t.wait_for("the closing section", |sc| {
+        sc.contains("[waiting on toolu_")
+    });
+    t.keys(&["q"]);
+    let sc = t.wait_for("the answer command", |sc| sc.contains("next: "));
+    assert!(sc.contains(&format!("answer {run} toolu_")), "{sc}");
+}

@@ -34,6 +34,9 @@ pub struct Followed {
     pub follow: Follow,
     /// The journal file (`--file`), else a run of the store.
     file: Option<std::path::PathBuf>,
+    /// Once the run has ended: the commands that answer what it waits on
+    /// (the viewer prints them when it leaves).
+    next: Vec<String>,
 }
 
 impl Followed {
@@ -54,9 +57,10 @@ impl Followed {
             t = t.of_file(path);
         }
         let mut t = t.following();
-        let f = Followed {
+        let mut f = Followed {
             follow: started.follow,
             file,
+            next: Vec::new(),
         };
         if f.follow.ended() {
             f.close(g, &mut t);
@@ -88,12 +92,13 @@ impl Followed {
 
     /// The run ended: the closing section, built as `show --transcript`
     /// builds it.
-    fn close(&self, g: &Invocation, t: &mut Transcript) {
+    fn close(&mut self, g: &Invocation, t: &mut Transcript) {
         let closing = match &self.file {
             Some(path) => end::closing_file(g, &t.run, t.bytes(), path),
             None => end::closing(g, &t.run, t.bytes()),
         };
         t.close(closing.blocks);
+        self.next = closing.next;
     }
 }
 
@@ -110,7 +115,12 @@ pub fn show(g: &Invocation, a: &ShowArgs, style: Style, out: &mut dyn Write) -> 
         && io::stdout().is_terminal()
     {
         let mut feed = |t: &mut Transcript| f.step(g, t, FEED_WAIT);
-        return crate::view::run_fed(&mut t, &[], style, out, Some(&mut feed));
+        let code = crate::view::run_fed(&mut t, &[], style, out, Some(&mut feed))?;
+        // What the run waits on is known only once it has ended.
+        if code == ExitCode::SUCCESS {
+            crate::view::print_next(&f.next)?;
+        }
+        return Ok(code);
     }
     let stop = crate::signal::flag()?;
     let thinking = a.thinking || super::transcript::env_on("THINKING");
