@@ -492,3 +492,55 @@ fn the_viewer_of_a_run_that_ends_waiting_prints_the_answer_command_when_it_leave
     let sc = t.wait_for("the answer command", |sc| sc.contains("next: "));
     assert!(sc.contains(&format!("answer {run} toolu_")), "{sc}");
 }
+
+#[test]
+fn an_upgrade_while_following_ends_the_follow_saying_so_on_both_backends() {
+    // File: the upgrade writes the journal anew and renames it over.
+    let f = Fixture::new(&[]);
+    std::fs::create_dir_all(f.runs()).unwrap();
+    std::fs::copy(
+        testdata("runs/open-no-terminal.json"),
+        f.journal("open-no-terminal"),
+    )
+    .unwrap();
+    let mut r = follower(&f, "open-no-terminal");
+    r.wait_for("DLQ holds 5120 messages");
+    let up = f.store(&["upgrade", "open-no-terminal"]);
+    assert_eq!(up.code, 0, "{}{}", up.stdout, up.stderr);
+    let (code, _, err) = r.finish();
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("was replaced while it was followed"), "{err}");
+
+    // JetStream: the upgrade stores the meta record again.
+    let srv = NatsServer::start();
+    srv.raw_stream(async_nats::jetstream::stream::Config {
+        allow_rollup: true,
+        ..journal::store::jetstream::spec_config("SESSIONS", "fisk.sessions.>")
+    });
+    let src = store_copy("runs");
+    migrate_via(
+        f.dir.path(),
+        &srv.url,
+        &format!("file:{}", s(src.path())),
+        "jetstream:SESSIONS",
+        &["open-no-terminal"],
+    );
+    let js = [
+        "--server",
+        srv.url.as_str(),
+        "--store",
+        "jetstream:SESSIONS",
+    ];
+    let mut args = js.to_vec();
+    args.extend_from_slice(&["show", "open-no-terminal", "--follow"]);
+    let mut r = Reading::spawn(f.command(&args));
+    r.wait_for("DLQ holds 5120 messages");
+    let mut args = js.to_vec();
+    // The run was stored a moment ago: no hold, or it is live.
+    args.extend_from_slice(&["--hold", "0s", "upgrade", "open-no-terminal"]);
+    let up = f.fisk(&args);
+    assert_eq!(up.code, 0, "{}{}", up.stdout, up.stderr);
+    let (code, _, err) = r.finish();
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("was stored again"), "{err}");
+}

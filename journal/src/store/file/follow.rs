@@ -49,8 +49,9 @@ impl FileFollow {
     /// Open the journal at `path` and read it: the follower, and the bytes
     /// shown so far, up to the end of the last line that is whole (a
     /// final line cut short is left for [`poll`](Self::poll) to yield
-    /// when its writer has finished it). `open` opens it (the store's
-    /// rules: a link outside the store, a FIFO refused).
+    /// when its writer has finished it). `file` is the journal at `path`,
+    /// opened by the caller under its rules (a store's refuses a link
+    /// outside the store; a FIFO or device is refused either way).
     pub(crate) fn start(run: &str, path: &Path, mut file: File) -> Result<(Vec<u8>, FileFollow)> {
         let io = |e| Error::io(path, e);
         let meta = file.metadata().map_err(io)?;

@@ -29,9 +29,14 @@ pub struct JetStreamFollow {
     core: Arc<Core>,
     run: String,
     messages: pull::Ordered,
-    /// The highest record seq read or yielded: a message for one at or
-    /// below it is the run written anew (an upgrade).
+    /// The highest record seq read or yielded: a new message for one at
+    /// or below it is the run written anew (an upgrade).
     last: u64,
+    /// The first stream sequence not seen yet. A consumer the server
+    /// lost before it delivered anything is recreated from the stream's
+    /// start (async-nats's ordered consumer): what it delivers again
+    /// below this is passed over, not taken for a rewrite.
+    unseen: u64,
 }
 
 impl JetStreamStore {
@@ -71,6 +76,7 @@ impl JetStreamStore {
             run: run.to_owned(),
             messages: opened,
             last,
+            unseen: next,
         };
         Ok((as_lines(&messages), follow))
     }
@@ -102,6 +108,16 @@ impl JetStreamFollow {
                 }
                 Ok(Some(Ok(m))) => m,
             };
+            let stream_seq = m.info().map(|i| i.stream_sequence).map_err(|e| {
+                self.core.err(
+                    Some(&self.run),
+                    format!("a message without JetStream metadata: {e}"),
+                )
+            })?;
+            if stream_seq < self.unseen {
+                continue;
+            }
+            self.unseen = stream_seq + 1;
             let subject = m.message.subject.to_string();
             let body = m.message.payload.to_vec();
             if is_tombstone(&body) {
