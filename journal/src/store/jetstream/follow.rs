@@ -23,7 +23,7 @@ use std::time::Duration;
 /// back together.
 const SETTLE: Duration = Duration::from_millis(20);
 
-/// A JetStream run followed (built by [`JetStreamStore::follow`]).
+/// A JetStream run followed (what `Store::follow` starts on a stream).
 pub struct JetStreamFollow {
     rt: Rt,
     core: Arc<Core>,
