@@ -544,3 +544,35 @@ fn an_upgrade_while_following_ends_the_follow_saying_so_on_both_backends() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("was stored again"), "{err}");
 }
+
+#[test]
+fn the_viewer_follows_a_run_on_a_stream() {
+    let srv = NatsServer::start();
+    srv.spec_stream("SESSIONS", "fisk.sessions.>");
+    let run = "simple-completed";
+    let text = std::fs::read_to_string(testdata(&format!("runs/{run}.json"))).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    publish(&srv, run, 1, lines[0].as_bytes());
+    let t = crate::viewer::Tmux::start(100, 30);
+    t.type_line(&format!(
+        "{} --server {} --store jetstream:SESSIONS show {run} --transcript --follow; echo \"exit=$?\"",
+        s(&bin()),
+        srv.url
+    ));
+    t.wait_for("the viewer's first screen", |sc| {
+        sc.contains("[prompt]") && block_of(sc, run) == Some((1, 1))
+    });
+    publish(&srv, run, 2, lines[1].as_bytes());
+    t.wait_for("the new turn, under the cursor", |sc| {
+        block_of(sc, run).is_some_and(|(c, n)| n > 1 && c == n)
+    });
+    publish(&srv, run, 3, lines[2].as_bytes());
+    let sc = t.wait_for("the end, under the cursor", |sc| {
+        sc.contains("[run status: completed]") && block_of(sc, run).is_some_and(|(c, n)| c == n)
+    });
+    assert!(sc.contains("[terminal completed]"), "{sc}");
+    t.keys(&["q"]);
+    t.wait_for("the viewer to leave with status 0", |sc| {
+        sc.contains("exit=0")
+    });
+}
