@@ -259,17 +259,18 @@ pub enum LsColumn {
 }
 
 #[derive(Args, Debug)]
+#[command(group = clap::ArgGroup::new("conversation").args(["transcript", "follow"]).multiple(true))]
 pub struct ShowArgs {
     #[command(flatten)]
     pub target: RunOrFile,
     /// The whole conversation: a full-screen viewer on a terminal (z/Z fold, / search, q quits), labelled lines otherwise
-    #[arg(long, conflicts_with = "file")]
+    #[arg(long)]
     pub transcript: bool,
     /// With --transcript: labelled line output even on a terminal (also NO_TUI)
-    #[arg(long, requires = "transcript")]
+    #[arg(long, requires = "conversation")]
     pub no_tui: bool,
-    /// With --transcript in line mode: show thinking blocks (also THINKING); folded to one line otherwise
-    #[arg(long, requires = "transcript")]
+    /// With --transcript in line mode (or --follow): show thinking blocks (also THINKING); folded to one line otherwise
+    #[arg(long, requires = "conversation")]
     pub thinking: bool,
     /// With --transcript in line mode: print straight to the terminal, not through $PAGER (less -FRX when unset)
     #[arg(long, requires = "transcript")]
@@ -277,6 +278,12 @@ pub struct ShowArgs {
     /// The run as of this seq; a damaged run reads up to its first bad line when N is before it
     #[arg(long, value_name = "N", conflicts_with = "transcript")]
     pub until_seq: Option<u64>,
+    /// Print the transcript's records as they are written (labelled lines,
+    /// no pager) until the run reaches a terminal record, or Ctrl-C; with
+    /// --transcript on a terminal, the viewer keeps to the end while its
+    /// cursor is on the last block
+    #[arg(long, conflicts_with = "until_seq")]
+    pub follow: bool,
 }
 
 #[derive(Args, Debug)]
@@ -361,9 +368,8 @@ pub struct RunOrFile {
 
 #[derive(Args, Debug)]
 pub struct ExportArgs {
-    /// The run id
-    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
-    pub run: String,
+    #[command(flatten)]
+    pub target: RunOrFile,
     /// The document: markdown, html (one file, no script, no network) or
     /// jsonl (the journal). Named --as: --format is the global text|json
     #[arg(long = "as", value_enum, value_name = "FORMAT")]

@@ -18,6 +18,7 @@ mod end;
 mod export;
 mod fingerprint;
 mod fleet;
+mod follow;
 mod fork;
 mod full_disk;
 mod go_decode;

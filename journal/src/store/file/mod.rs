@@ -23,6 +23,7 @@ mod append;
 mod create;
 mod delete;
 mod dir;
+mod follow;
 mod lock;
 mod loose;
 mod read;
@@ -39,7 +40,9 @@ mod testing;
 
 pub use append::{scan, FileAppender, Scan};
 pub use dir::MissingDirs;
+pub(crate) use follow::FileFollow;
 pub use lock::LiveLocks;
+pub(crate) use loose::run_of;
 pub use loose::Loose;
 pub(crate) use verify::verify_file_runs;
 pub use verify::{verify_file_run, verify_store_dir};

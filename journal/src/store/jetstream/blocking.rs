@@ -38,8 +38,8 @@ use std::time::Duration;
 /// A bound JetStream session store.
 #[derive(Clone)]
 pub struct JetStreamStore {
-    rt: Rt,
-    core: Arc<Core>,
+    pub(super) rt: Rt,
+    pub(super) core: Arc<Core>,
     /// SPEC 8's hold: a run not at rest whose last record is younger than
     /// this is live (zero: no hold).
     hold: Duration,
