@@ -224,7 +224,7 @@ pub(crate) const MAX_TOOL: usize = 256;
 /// Untrusted text (ids, tool names from the journal) made safe for a
 /// message: control characters and bidi overrides as visible escapes,
 /// `\n`, `\t` and `\r` included (the binary's `sanitize(_, false)`).
-fn shown(s: &str) -> Cow<'_, str> {
+pub(crate) fn shown(s: &str) -> Cow<'_, str> {
     if !s.chars().any(crate::shell::is_dangerous) {
         return Cow::Borrowed(s);
     }
