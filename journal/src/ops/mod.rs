@@ -16,6 +16,7 @@ pub mod backups;
 pub mod end;
 pub mod fork;
 pub mod inbox;
+pub mod recover;
 pub mod remove;
 
 use crate::fold::RunState;
@@ -58,6 +59,8 @@ pub enum Op {
     End,
     /// `fork`: a new run of a run's first records (SPEC 6.1).
     Fork,
+    /// `recover`: a damaged journal made whole again (SPEC 6.1).
+    Recover,
 }
 
 /// The refusals of the hand-written operations (SPEC 6), one variant each.
@@ -178,6 +181,12 @@ pub enum Why {
     NotWhole {
         /// The seq asked for.
         seq: u64,
+    },
+    /// recover: the journal cannot be made into a run the agent accepts
+    /// (its meta record is lost, or it is of no agent's version).
+    Unrecoverable {
+        /// Why, in words.
+        why: String,
     },
 }
 
@@ -382,6 +391,10 @@ impl fmt::Display for Refusal {
             Why::NotWhole { seq } => write!(
                 f,
                 "run {run}: its records 1 to {seq} are not whole (a record missing or out of order); {nothing}"
+            ),
+            Why::Unrecoverable { why } => write!(
+                f,
+                "run {run} cannot be recovered: {why}; {nothing} (the journal is as it was: copy what it holds with `migrate --include-corrupt`, or restore it from a backup of your own)"
             ),
             Why::NotAReason { reason } => write!(
                 f,

@@ -26,6 +26,7 @@ mod dir;
 mod lock;
 mod loose;
 mod read;
+mod recover;
 mod repair;
 mod seam;
 mod upgrade;
