@@ -824,6 +824,9 @@ pub struct RecoverArgs {
     /// Recover in place without asking (needed without a terminal)
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// JetStream: recover in place within the hold (SPEC 8), once its writer is known to be gone (damage stored last keeps a run from looking at rest)
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Args, Debug)]

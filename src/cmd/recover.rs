@@ -1,4 +1,4 @@
-//! `recover RUN [--as NEW_ID] [--dry-run] [--yes]`: the most a journal
+//! `recover RUN [--as NEW_ID] [--dry-run] [--yes] [--force]`: the most a journal
 //! with interior damage can give back, as a run the agent accepts (SPEC
 //! 6.1, "Recovering"; issue 27).
 //!
@@ -26,7 +26,7 @@ const NO_TERMINAL: &str =
     "recover rewrites the run in place (keeping the damaged journal as a backup) and there is no terminal to ask on; nothing was changed";
 
 pub fn run(g: &Invocation, a: RecoverArgs, out: &mut dyn Write) -> CmdResult {
-    let store = open_store(g)?;
+    let store = open_store(&crate::open::unheld(g, a.force))?;
     let req = Request {
         run: &a.run,
         new_id: a.new_id.as_deref(),

@@ -556,7 +556,7 @@ impl Store {
         match self {
             Store::File(f) => f.read_bytes(run).map(|(_, b)| b),
             Store::JetStream(j) => {
-                let mut messages = j.read_messages(run)?;
+                let mut messages = j.read_all_messages(run)?;
                 if messages.is_empty() {
                     return Err(crate::Error::NotFound {
                         run: run.to_owned(),
