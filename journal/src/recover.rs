@@ -57,6 +57,10 @@ pub enum Damage {
     Missing,
     /// A record stored twice; the copy is dropped, nothing lost.
     Duplicate,
+    /// A seq stored again with a different record, or one lower than a
+    /// seq before it (two writers, a copy gone wrong): both kept in
+    /// journal order, the later renumbered.
+    Reused,
     /// A record that reads but that no open turn asks for (its turn was
     /// lost), or a second result for one call: dropped.
     Orphan,
@@ -79,6 +83,7 @@ impl Damage {
             Damage::Glued => "glued-lines",
             Damage::Missing => "missing-seq",
             Damage::Duplicate => "duplicate",
+            Damage::Reused => "seq-reused",
             Damage::Orphan => "orphan",
             Damage::Refused => "refused",
             Damage::Unanswered => "unanswered",
@@ -217,12 +222,15 @@ pub fn plan(run: &str, bytes: &[u8], now: Time) -> Result<Plan, Cannot> {
     let generation = Generation::of(version).ok_or(Cannot::Version { version })?;
     // A record the verifier refuses becomes a hole and the plan is made
     // again: each round drops at least one record, so this ends.
+    mark_gaps(&mut items);
+    let meta_at = items
+        .iter()
+        .position(|i| matches!(i, Item::Rec(_)))
+        .unwrap_or(meta_at);
     let mut rounds = 0;
     loop {
         rounds += 1;
-        let mut with_gaps = items.clone();
-        mark_gaps(&mut with_gaps);
-        let mut made = replay(run, &with_gaps, meta_at, generation, now).map_err(|problem| {
+        let mut made = replay(run, &items, meta_at, generation, now).map_err(|problem| {
             Cannot::Unverifiable {
                 problems: vec![problem],
             }
@@ -480,11 +488,18 @@ fn same(a: &Record, b: &Record) -> bool {
 /// Step 2: a record stored twice is kept once; an unfinished copy of a
 /// record intact elsewhere loses nothing.
 fn dedupe(items: &mut [Item], findings: &mut Vec<Finding>) {
-    let mut seen: HashMap<u64, Vec<Record>> = HashMap::new();
-    for item in items.iter_mut() {
-        let Item::Rec(r) = item else { continue };
+    // Per seq, the items holding a record of it (indices: no copies).
+    let mut seen: HashMap<u64, Vec<usize>> = HashMap::new();
+    for i in 0..items.len() {
+        let Some(Item::Rec(r)) = items.get(i) else {
+            continue;
+        };
         let copies = seen.entry(r.record.seq).or_default();
-        if copies.iter().any(|c| same(c, &r.record)) {
+        let again = copies.iter().any(|c| match items.get(*c) {
+            Some(Item::Rec(c)) => same(&c.record, &r.record),
+            _ => false,
+        });
+        if again {
             findings.push(Finding {
                 line: r.line,
                 seq: Some(r.record.seq),
@@ -494,19 +509,52 @@ fn dedupe(items: &mut [Item], findings: &mut Vec<Finding>) {
                 loses: "stored twice: the copy is dropped; nothing lost".into(),
                 harmless: true,
             });
-            *item = Item::Gone;
+            if let Some(slot) = items.get_mut(i) {
+                *slot = Item::Gone;
+            }
         } else {
-            copies.push(r.record.clone());
+            copies.push(i);
         }
     }
+    // A seq not above the one before it, and not a copy: kept, said.
+    let mut last = 0u64;
+    for item in items.iter() {
+        let Item::Rec(r) = item else { continue };
+        let seq = r.record.seq;
+        if seq <= last {
+            findings.push(Finding {
+                line: r.line,
+                seq: Some(seq),
+                damage: Damage::Reused,
+                what: Some(describe(&r.record)),
+                bytes: 0,
+                loses: format!(
+                    "seq {seq} comes after seq {last} and is not a copy of what holds it (two writers?): kept in journal order, renumbered"
+                ),
+                harmless: false,
+            });
+        }
+        last = last.max(seq);
+    }
+    let kinds: HashMap<u64, Vec<&'static str>> = seen
+        .iter()
+        .map(|(seq, at)| {
+            let keys = at
+                .iter()
+                .filter_map(|i| match items.get(*i) {
+                    Some(Item::Rec(r)) => r.record.kind().map(|k| k.key()),
+                    _ => None,
+                })
+                .collect();
+            (*seq, keys)
+        })
+        .collect();
     for item in items.iter_mut() {
         let Item::Hole(h) = item else { continue };
         let (Some(seq), Some(kind)) = (h.sniff.seq, h.sniff.kind) else {
             continue;
         };
-        let whole = seen
-            .get(&seq)
-            .is_some_and(|c| c.iter().any(|r| r.kind().map(|k| k.key()) == Some(kind)));
+        let whole = kinds.get(&seq).is_some_and(|k| k.contains(&kind));
         if whole && !h.bytes.is_empty() {
             h.harmless = true;
             h.seq = Some(seq);

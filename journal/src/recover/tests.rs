@@ -74,7 +74,8 @@ fn a_whole_journal_has_nothing_to_recover() {
         let p = recovered(j);
         assert!(!p.changes(), "{:#?}", p.findings);
         assert_eq!(p.journal(), j);
-        assert_eq!((p.kept, p.intact), (p.records.len() as u64, p.intact));
+        assert_eq!(p.kept, p.records.len() as u64);
+        assert_eq!(p.kept, p.intact);
     }
 }
 
@@ -279,4 +280,43 @@ fn the_meta_record_takes_the_new_id() {
     let p = plan("other", &damage(MULTI_V1, 4, b"x"), now()).unwrap();
     let meta = Record::decode(&p.records[0]).unwrap();
     assert!(matches!(meta.payload, Some(Payload::Meta(m)) if m.run_id == "other"));
+}
+
+#[test]
+fn a_seq_reused_by_another_record_is_kept_and_renumbered() {
+    // A second writer appended its own seq 27 (a user turn) after the
+    // terminal: both kept, the later one renumbered 28.
+    let mut l = lines(MULTI_V1);
+    let user = br#"{"seq":27,"protocol":"io.choria.fisk-ai.v1.session.user","user":{"message":{"role":"user","content":[{"text":{"text":"again"}}]}}}"#;
+    l.push(user.to_vec());
+    let p = recovered(&join(&l));
+    assert_eq!((p.kept, p.intact), (28, 28));
+    assert_eq!(p.renumbered, [(27, 28)]);
+    let f = p
+        .findings
+        .iter()
+        .find(|f| f.damage == Damage::Reused)
+        .unwrap();
+    assert_eq!((f.line, f.seq), (28, Some(27)));
+}
+
+#[test]
+fn a_refused_record_after_a_gap_is_the_one_dropped() {
+    // A missing seq before a record the verifier refuses: the refusal
+    // still names the right record.
+    let mut l = lines(MULTI_V1);
+    l.remove(8);
+    let bad = String::from_utf8(l[12].clone()).unwrap().replacen(
+        "{\"seq\":14,",
+        "{\"seq\":14,\"extra\":1,",
+        1,
+    );
+    l[12] = bad.into_bytes();
+    let p = recovered(&join(&l));
+    let refused = p
+        .findings
+        .iter()
+        .find(|f| f.damage == Damage::Refused)
+        .unwrap();
+    assert_eq!(refused.seq, Some(14));
 }
