@@ -8,6 +8,7 @@
 
 use crate::nats_support::NatsServer;
 use crate::support::*;
+use crate::viewer::Tmux;
 use serde_json::{json, Value};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -340,6 +341,7 @@ fn a_dry_run_a_pipe_without_yes_and_refusals_write_nothing() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("cannot be recovered"), "{}", r.stderr);
     assert!(r.stderr.contains("meta record"), "{}", r.stderr);
+    assert!(r.stderr.contains("verify r"), "{}", r.stderr);
     assert_eq!(snapshot(store.path()), before);
 
     // A whole journal: nothing to recover, nothing written.
@@ -554,4 +556,33 @@ fn recover_on_jetstream_on_both_generations() {
             "{listed}"
         );
     }
+}
+
+#[test]
+fn in_place_on_a_terminal_shows_the_plan_and_asks() {
+    let mut l = lines(&agent("v1", "g-multi-iteration"));
+    l[4] = b"garbage".to_vec();
+    let damaged = join(&l);
+    let store = store_of(&damaged);
+    let t = Tmux::start(200, 50);
+    let cmd = format!("{} --state-dir {} recover r", s(&bin()), s(store.path()));
+    t.type_line(&cmd);
+    t.wait_for("the question", |sc| {
+        sc.contains("would recover run r in place")
+            && sc
+                .contains("recover run r in place (the damaged journal is kept as a backup)? [y/N]")
+    });
+    t.type_line("n");
+    t.wait_for("the refusal", |sc| {
+        sc.contains("not confirmed; nothing was changed")
+    });
+    assert_eq!(std::fs::read(store.path().join("r.json")).unwrap(), damaged);
+    assert_eq!(std::fs::read_dir(store.path()).unwrap().count(), 1);
+    t.type_line("clear");
+    t.type_line(&cmd);
+    t.wait_for("the question again", |sc| sc.contains("[y/N]"));
+    t.type_line("y");
+    t.wait_for("the recovery", |sc| sc.contains("recovered run r in place"));
+    assert!(errors(store.path(), "r").is_empty());
+    assert_ne!(std::fs::read(store.path().join("r.json")).unwrap(), damaged);
 }

@@ -394,7 +394,7 @@ impl fmt::Display for Refusal {
             ),
             Why::Unrecoverable { why } => write!(
                 f,
-                "run {run} cannot be recovered: {why}; {nothing} (the journal is as it was: copy what it holds with `migrate --include-corrupt`, or restore it from a backup of your own)"
+                "run {run} cannot be recovered: {why}; {nothing}, the journal is as it was"
             ),
             Why::NotAReason { reason } => write!(
                 f,
