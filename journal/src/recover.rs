@@ -17,7 +17,9 @@
 //!    split in two); what is left over is a *hole*: bytes that could not be
 //!    read, kept aside for the backup;
 //! 2. a record written twice (same seq, same record but for `time`) is
-//!    kept once; a missing seq is a hole too, with no bytes;
+//!    kept once, and a hole that is an unfinished copy of an intact record
+//!    loses nothing; a hole between two consecutive seqs held no record;
+//!    a missing seq is a hole too, with no bytes;
 //! 3. the records are replayed as the fold replays them (SPEC 3), so that
 //!    the run stays consistent: a result or deferral that no open turn
 //!    asks for (its assistant record was lost) is dropped; a call whose
@@ -30,7 +32,11 @@
 //!    its `"seq"` value rewritten in place, every other byte kept; records
 //!    copied keep their bytes;
 //! 5. the result must verify without an error; a record the verifier still
-//!    refuses is dropped as a hole of its own and the plan made again.
+//!    refuses is dropped (and said) and the plan made again.
+//!
+//! Damaged bytes are never trusted for more than a report: what a hole
+//! was is read from it (its seq, protocol and call id) only to say what
+//! was lost and which call a written result answers.
 //!
 //! The meta record cannot be made up: a journal whose meta record is lost
 //! is refused ([`Cannot::NoMeta`]).
@@ -830,6 +836,22 @@ fn replay(
                 harmless: false,
             });
         };
+        // An assistant record opens the next turn and a user record ends
+        // the conversation's turn: either closes the open one first.
+        if matches!(
+            r.record.payload,
+            Some(Payload::Assistant(_) | Payload::User(_))
+        ) {
+            close(
+                turn.take(),
+                &mut out,
+                false,
+                &mut assigned,
+                &mut answered_at,
+                &mut findings,
+                r.line,
+            );
+        }
         match &r.record.payload {
             None if r.record.kind().is_none() && r.record.optional => {
                 out.push(Out::Copy { from: i })
@@ -845,15 +867,6 @@ fn replay(
                 &mut findings,
             ),
             Some(Payload::Assistant(a)) => {
-                close(
-                    turn.take(),
-                    &mut out,
-                    false,
-                    &mut assigned,
-                    &mut answered_at,
-                    &mut findings,
-                    r.line,
-                );
                 let calls = a
                     .message
                     .blocks()
@@ -869,18 +882,7 @@ fn replay(
                     ..Turn::default()
                 });
             }
-            Some(Payload::User(_)) => {
-                close(
-                    turn.take(),
-                    &mut out,
-                    false,
-                    &mut assigned,
-                    &mut answered_at,
-                    &mut findings,
-                    r.line,
-                );
-                out.push(Out::Copy { from: i });
-            }
+            Some(Payload::User(_)) => out.push(Out::Copy { from: i }),
             Some(Payload::ToolResult(t)) => {
                 let id = &t.tool_use_id;
                 match turn.as_mut() {

@@ -416,23 +416,16 @@ fn a_recovered_run_resumes() {
         ),
         turn("all done", &[]),
     ]);
-    let r = f.fisk(&["run", "--agent", "agent.yaml", "hello"]);
+    let id = "batch";
+    let r = f.run(id, "hello");
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let id = r
-        .stdout
-        .lines()
-        .next()
-        .unwrap()
-        .strip_prefix("run ")
-        .unwrap()
-        .to_owned();
     // meta, assistant, result a, result b, assistant, terminal: keep up to
     // result b (a crash there) and lose result a to a bad sector.
-    let mut l = lines(&f.bytes(&id));
+    let mut l = lines(&f.bytes(id));
     l.truncate(4);
     l[2] = vec![0; 80];
-    std::fs::write(f.journal(&id), join(&l)).unwrap();
-    let r = f.store(&["recover", &id, "--yes"]);
+    std::fs::write(f.journal(id), join(&l)).unwrap();
+    let r = f.store(&["recover", id, "--yes"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
         r.stdout
@@ -440,9 +433,9 @@ fn a_recovered_run_resumes() {
         "{}",
         r.stdout
     );
-    let r = f.resume(&id, &[]);
+    let r = f.resume(id, &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert_eq!(f.fold(&id)["status"], "completed");
+    assert_eq!(f.fold(id)["status"], "completed");
 }
 
 #[test]
