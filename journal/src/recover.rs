@@ -954,7 +954,7 @@ fn replay(
     let mut kept = 0u64;
     for o in out {
         let seq = records.len() as u64 + 1;
-        match o {
+        let (call, tool, kind, dispatched, why) = match o {
             Out::Copy { from } => {
                 let Some(Item::Rec(r)) = items.get(from) else {
                     continue;
@@ -970,6 +970,7 @@ fn replay(
                 kept += 1;
                 records.push(raw);
                 sources.push(Some(from));
+                continue;
             }
             Out::Slot { hole } => {
                 let Some((call, tool, kind, dispatched)) = assigned.get(&hole).cloned() else {
@@ -979,15 +980,7 @@ fn replay(
                     Some(Item::Hole(h)) => format!("its result was lost ({})", lost_where(h)),
                     _ => "its result was lost".to_owned(),
                 };
-                records.push(lost_result(seq, &call, kind, dispatched, generation, now)?);
-                sources.push(None);
-                made_seq.insert(call.clone(), seq);
-                made.push(Made {
-                    seq,
-                    call,
-                    tool,
-                    why,
-                });
+                (call, tool, kind, dispatched, why)
             }
             Out::Made {
                 call,
@@ -995,18 +988,17 @@ fn replay(
                 kind,
                 dispatched,
                 why,
-            } => {
-                records.push(lost_result(seq, &call, kind, dispatched, generation, now)?);
-                sources.push(None);
-                made_seq.insert(call.clone(), seq);
-                made.push(Made {
-                    seq,
-                    call,
-                    tool,
-                    why,
-                });
-            }
-        }
+            } => (call, tool, kind, dispatched, why),
+        };
+        records.push(lost_result(seq, &call, kind, dispatched, generation, now)?);
+        sources.push(None);
+        made_seq.insert(call.clone(), seq);
+        made.push(Made {
+            seq,
+            call,
+            tool,
+            why,
+        });
     }
 
     // Now every hole's cost is known: say it.
