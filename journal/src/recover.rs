@@ -745,11 +745,15 @@ fn replay(
             Some(Item::Hole(h)) if !h.harmless => Some(h.sniff.clone()),
             _ => None,
         };
-        // A hole naming a call answers it; an unnamed hole that may have
-        // been a result takes the next open call.
+        // A hole that was (or may have been) a result answers its call:
+        // the call it names, else the next open one. A lost deferral
+        // answers nothing: its call was waiting, not done.
         let mut free_holes = Vec::new();
         for (h, _) in &t.holes {
             let Some(s) = lost_kind(*h) else { continue };
+            if !matches!(s.kind, None | Some("tool_result")) {
+                continue;
+            }
             if let Some(pos) = s
                 .call
                 .as_ref()
@@ -758,7 +762,7 @@ fn replay(
                 let (id, tool) = open.remove(pos);
                 let (kind, dispatched) = t.deferred.get(id).cloned().unwrap_or_default();
                 assigned.insert(*h, (id.clone(), tool.clone(), kind, dispatched));
-            } else if s.call.is_none() && matches!(s.kind, None | Some("tool_result")) {
+            } else if s.call.is_none() {
                 free_holes.push(*h);
             }
         }
@@ -1084,6 +1088,9 @@ fn hole_finding(h: &Hole, answered: &[(String, Option<u64>)], orphans: &[u64]) -
                 s.push_str("; the memory revisions seen fall back to the earlier ones")
             }
             Some("claim") => s.push_str("; nothing in the run depends on it"),
+            Some("deferred") => s.push_str(
+                "; its call no longer waits on a person: answered with an error result if its turn closed, else pending (resume runs it again)",
+            ),
             Some("tool_result") | None if orphans.is_empty() => s.push_str(
                 "; if it was a result, its call has none: the run goes on from the records kept",
             ),

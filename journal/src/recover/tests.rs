@@ -320,3 +320,36 @@ fn a_refused_record_after_a_gap_is_the_one_dropped() {
         .unwrap();
     assert_eq!(refused.seq, Some(14));
 }
+
+#[test]
+fn a_lost_deferral_at_the_end_leaves_its_call_pending() {
+    const WAITING: &[u8] =
+        include_bytes!("../../../testdata/agent-journals/v1/g-deferral-waiting.json");
+    // meta, assistant (tu_d), deferred (tu_d), terminal (suspended).
+    let mut l = lines(WAITING);
+    let deferral = String::from_utf8_lossy(&l[2]).into_owned();
+    assert!(deferral.contains("session.deferred"), "{deferral}");
+    // Torn: its seq, protocol and call still readable.
+    l[2].truncate(deferral.find("\"tool_name\"").unwrap());
+    let p = recovered(&join(&l));
+    assert!(p.made.is_empty(), "{:?}", p.made);
+    let f = p
+        .findings
+        .iter()
+        .find(|f| f.damage == Damage::Garbage)
+        .unwrap();
+    assert!(
+        f.loses.contains("no longer waits on a person"),
+        "{}",
+        f.loses
+    );
+    let st = crate::fold(
+        p.records
+            .iter()
+            .map(|r| Record::decode(r).unwrap())
+            .collect::<Vec<_>>()
+            .iter(),
+    )
+    .unwrap();
+    assert!(st.pending.is_some() && !st.waiting);
+}
