@@ -354,6 +354,9 @@ fn a_lost_deferral_at_the_end_leaves_its_call_pending() {
     assert!(st.pending.is_some() && !st.waiting);
 }
 
+/// A change to a journal's lines at one line.
+type Damaging = fn(&mut Vec<Vec<u8>>, usize);
+
 /// Every journal the agent wrote (both generations), each interior line in
 /// turn garbage, NULs, deleted, stored twice or split in two: the plan
 /// always gives a journal that verifies without an error and folds, says
@@ -374,7 +377,7 @@ fn every_line_of_every_agent_journal_damaged_in_every_way_still_recovers() {
             let whole = std::fs::read(&path).unwrap();
             let n = lines(&whole).len();
             for at in 1..n {
-                let cases: [(&str, fn(&mut Vec<Vec<u8>>, usize)); 5] = [
+                let cases: [(&str, Damaging); 5] = [
                     ("garbage", |l, at| l[at] = b"garbage".to_vec()),
                     ("nul", |l, at| l[at].fill(0)),
                     ("deleted", |l, at| {
