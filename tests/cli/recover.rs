@@ -493,6 +493,18 @@ fn recover_on_jetstream_on_both_generations() {
         let dry = run(&["--dry-run", "--force"]);
         assert_eq!(dry.code, 0, "{}", dry.stderr);
         assert_eq!(dry.json()["written"], false);
+        // Into a new run on the stream: the damaged one stays as it is.
+        let copy = run(&["--as", "fixed"]);
+        assert_eq!(copy.code, 0, "{generation}: {}", copy.stderr);
+        assert_eq!(copy.json()["kept"], 25);
+        let fold = fisk_in(
+            home.path(),
+            &[
+                "--server", &srv.url, "--store", &to, "fold", "fixed", "-o", "json",
+            ],
+            None,
+        );
+        assert_eq!(fold.json()["status"], "completed", "{}", fold.stderr);
         // Damage stored last keeps the run from looking at rest (SPEC 8):
         // held, until the operator says its writer is gone.
         let held = run(&["--yes"]);

@@ -3,7 +3,9 @@
 //! end, because each is a write rule: every refusal is checked with no
 //! lock taken (so a refusal leaves the journal exactly as it was), then the
 //! operation becomes the run's writer, makes sure nothing changed since it
-//! looked, and appends exactly one record.
+//! looked, and appends exactly one record. `fork` and `recover` (6.1)
+//! write a whole journal instead, a new run or (recover in place) the run
+//! replaced with its original kept, after the same checks.
 //!
 //! Each operation takes a request and returns an outcome; a refusal is an
 //! [`Error::Op`] holding a [`Refusal`], typed so that a
