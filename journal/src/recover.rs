@@ -63,6 +63,9 @@ pub enum Damage {
     Missing,
     /// A record stored twice; the copy is dropped, nothing lost.
     Duplicate,
+    /// A record whose own seq is damaged (a flipped digit): the records
+    /// around it say which it is; renumbered, nothing lost.
+    WrongSeq,
     /// A seq stored again with a different record, or one lower than a
     /// seq before it (two writers, a copy gone wrong): both kept in
     /// journal order, the later renumbered.
@@ -89,6 +92,7 @@ impl Damage {
             Damage::Glued => "glued-lines",
             Damage::Missing => "missing-seq",
             Damage::Duplicate => "duplicate",
+            Damage::WrongSeq => "wrong-seq",
             Damage::Reused => "seq-reused",
             Damage::Orphan => "orphan",
             Damage::Refused => "refused",
@@ -222,6 +226,7 @@ impl std::fmt::Display for Cannot {
 pub fn plan(run: &str, bytes: &[u8], now: Time) -> Result<Plan, Cannot> {
     let mut items = read_items(bytes);
     let mut findings = Vec::new();
+    fix_seqs(&mut items, &mut findings);
     dedupe(&mut items, &mut findings);
     let intact = items.iter().filter(|i| matches!(i, Item::Rec(_))).count() as u64;
     let (version, meta_at) = check_meta(&items)?;
@@ -252,7 +257,7 @@ pub fn plan(run: &str, bytes: &[u8], now: Time) -> Result<Plan, Cannot> {
             let mut all = findings.clone();
             all.append(&mut made.findings);
             all.sort_by_key(|f| f.line);
-            made.findings = all;
+            made.findings = merge_missing(all);
             made.intact = intact;
             made.version = version;
             return Ok(made.plan);
@@ -293,7 +298,11 @@ pub fn plan(run: &str, bytes: &[u8], now: Time) -> Result<Plan, Cannot> {
 struct Rec {
     line: usize,
     raw: Vec<u8>,
+    /// The record, its seq the one it holds in the new order (see
+    /// [`fix_seqs`]).
     record: Record,
+    /// The seq its bytes say.
+    stored: u64,
 }
 
 /// A hole: bytes that could not be read, or a seq no line holds.
@@ -305,6 +314,9 @@ struct Hole {
     sniff: Sniff,
     /// The seq it held, once placed between intact records.
     seq: Option<u64>,
+    /// A missing seq that stands for every seq up to this one too (a gap
+    /// longer than [`MAX_MISSING`]).
+    through: Option<u64>,
     /// It holds no record that is lost (an unfinished copy of a record
     /// intact elsewhere, or bytes between two consecutive seqs).
     harmless: bool,
@@ -339,6 +351,7 @@ fn read_items(bytes: &[u8]) -> Vec<Item> {
             items.push(Item::Rec(Box::new(Rec {
                 line: l.line,
                 raw: l.bytes.to_vec(),
+                stored: record.seq,
                 record,
             })));
             continue;
@@ -358,11 +371,13 @@ fn read_items(bytes: &[u8]) -> Vec<Item> {
                             ..Sniff::default()
                         },
                         seq: None,
+                        through: None,
                         harmless: true,
                     }));
                     items.push(Item::Rec(Box::new(Rec {
                         line: l.line,
                         raw: joined,
+                        stored: record.seq,
                         record,
                     })));
                     continue;
@@ -421,6 +436,7 @@ fn salvage(line: usize, bytes: &[u8], items: &mut Vec<Item>) {
             bytes: piece.to_vec(),
             sniff: sniff(piece),
             seq: None,
+            through: None,
             harmless: false,
         }));
     };
@@ -433,12 +449,14 @@ fn salvage(line: usize, bytes: &[u8], items: &mut Vec<Item>) {
                 bytes: Vec::new(),
                 sniff: Sniff::default(),
                 seq: None,
+                through: None,
                 harmless: true,
             }));
         }
         items.push(Item::Rec(Box::new(Rec {
             line,
             raw: bytes.get(start..end).unwrap_or_default().to_vec(),
+            stored: record.seq,
             record,
         })));
         at = end;
@@ -479,6 +497,75 @@ fn sniff(bytes: &[u8]) -> Sniff {
         ok.then(|| id.to_owned())
     });
     Sniff { seq, kind, call }
+}
+
+/// Findings of consecutive missing seqs that cost nothing more than
+/// themselves (no call answered, nothing dropped) said as one.
+fn merge_missing(findings: Vec<Finding>) -> Vec<Finding> {
+    let plain = |f: &Finding| f.damage == Damage::Missing && f.loses.starts_with("lost; if it was");
+    let mut out: Vec<Finding> = Vec::with_capacity(findings.len());
+    // The plain missing seqs the last finding kept stands for.
+    let mut run: Option<(u64, u64)> = None;
+    for f in findings {
+        if let (Some((from, to)), Some(seq)) = (run, f.seq) {
+            if plain(&f) && Some(seq) == to.checked_add(1) {
+                run = Some((from, seq));
+                if let Some(last) = out.last_mut() {
+                    last.loses = format!(
+                        "seqs {from} to {seq}: no line holds them: lost; the run goes on from the records kept"
+                    );
+                }
+                continue;
+            }
+        }
+        run = match (plain(&f), f.seq) {
+            (true, Some(s)) => Some((s, s)),
+            _ => None,
+        };
+        out.push(f);
+    }
+    out
+}
+
+/// The most holes one gap of seqs becomes (see [`mark_gaps`]).
+const MAX_MISSING: usize = 1024;
+
+/// A record whose own seq is damaged (a flipped digit, a NUL in it): a
+/// record whose seq is not the next one, while the record after it holds
+/// the seq after that next one, is the next one. (A real gap does not
+/// close again; a record stored twice is followed by the next seq.)
+fn fix_seqs(items: &mut [Item], findings: &mut Vec<Finding>) {
+    let recs: Vec<usize> = (0..items.len())
+        .filter(|i| matches!(items.get(*i), Some(Item::Rec(_))))
+        .collect();
+    let seq_at = |items: &[Item], i: Option<&usize>| match i.and_then(|i| items.get(*i)) {
+        Some(Item::Rec(r)) => Some(r.record.seq),
+        _ => None,
+    };
+    let mut last = 0u64;
+    for (k, i) in recs.iter().enumerate() {
+        let after = seq_at(items, recs.get(k + 1));
+        let Some(Item::Rec(r)) = items.get_mut(*i) else {
+            continue;
+        };
+        let want = last.saturating_add(1);
+        if r.record.seq != want && after.is_some() && after == want.checked_add(1) {
+            findings.push(Finding {
+                line: r.line,
+                seq: Some(r.stored),
+                damage: Damage::WrongSeq,
+                what: Some(describe(&r.record)),
+                bytes: 0,
+                loses: format!(
+                    "its seq reads {} where the records around it make it {want} (the seq itself is damaged): renumbered, nothing lost",
+                    r.stored
+                ),
+                harmless: true,
+            });
+            r.record.seq = want;
+        }
+        last = last.max(r.record.seq);
+    }
 }
 
 /// A record without its `time`: two stores of one record differ by it at
@@ -600,11 +687,19 @@ fn mark_gaps(items: &mut Vec<Item>) {
     let mut pending: Vec<Hole> = Vec::new();
     let place =
         |out: &mut Vec<Item>, pending: &mut Vec<Hole>, last: u64, next: Option<(u64, usize)>| {
+            let first = last.saturating_add(1);
             let lost: Vec<u64> = match next {
-                Some((n, _)) if n > last + 1 => (last + 1..n).collect(),
+                // At most MAX_MISSING holes for one gap: each stands for a
+                // record that may have been a result; a longer gap is
+                // said whole by its last hole.
+                Some((n, _)) if n > first => (first..n).take(MAX_MISSING).collect(),
                 Some(_) => Vec::new(),
                 // After the last record: a hole holds the next seq (a torn tail).
-                None => vec![last + 1],
+                None => vec![first],
+            };
+            let through = match next {
+                Some((n, _)) if n - first > MAX_MISSING as u64 => Some(n - 1),
+                _ => None,
             };
             let mut free: Vec<u64> = lost.clone();
             for h in pending.iter_mut().filter(|h| !h.harmless) {
@@ -627,13 +722,15 @@ fn mark_gaps(items: &mut Vec<Item>) {
                 out.push(Item::Hole(h));
             }
             if next.is_some() {
-                for seq in free {
+                let count = free.len();
+                for (k, seq) in free.into_iter().enumerate() {
                     out.push(Item::Hole(Hole {
                         line,
                         damage: Damage::Missing,
                         bytes: Vec::new(),
                         sniff: Sniff::default(),
                         seq: Some(seq),
+                        through: through.filter(|_| k + 1 == count),
                         harmless: false,
                     }));
                 }
@@ -651,7 +748,8 @@ fn mark_gaps(items: &mut Vec<Item>) {
                     place(&mut out, &mut pending, last, Some((seq, r.line)));
                     last = seq;
                 } else {
-                    place(&mut out, &mut pending, last, Some((last + 1, r.line)));
+                    let next = last.saturating_add(1);
+                    place(&mut out, &mut pending, last, Some((next, r.line)));
                 }
                 out.push(Item::Rec(r));
             }
@@ -967,9 +1065,9 @@ fn replay(
                 if from == meta_at {
                     raw = with_run_id(&raw, &r.record, run)?;
                 }
-                if r.record.seq != seq {
-                    raw = renumber(&raw, &r.record, seq)?;
-                    renumbered.push((r.record.seq, seq));
+                if r.stored != seq {
+                    raw = renumber(&raw, r, seq)?;
+                    renumbered.push((r.stored, seq));
                 }
                 kept += 1;
                 records.push(raw);
@@ -1073,6 +1171,8 @@ fn hole_finding(h: &Hole, answered: &[(String, Option<u64>)], orphans: &[u64]) -
                     .to_owned()
             }
         }
+    } else if let (Some(from), Some(to)) = (h.seq, h.through) {
+        format!("seqs {from} to {to}: no line holds them: lost")
     } else {
         let mut s = String::from("lost");
         match h.sniff.kind {
@@ -1174,13 +1274,14 @@ fn shown(s: &str) -> std::borrow::Cow<'_, str> {
 
 /// `raw` with its seq made `seq`, every other byte kept; re-encoded only
 /// when the seq cannot be found by position.
-fn renumber(raw: &[u8], record: &Record, seq: u64) -> Result<Vec<u8>, String> {
+fn renumber(raw: &[u8], rec: &Rec, seq: u64) -> Result<Vec<u8>, String> {
+    let record = &rec.record;
     let mut want: serde_json::Value =
-        serde_json::from_slice(raw).map_err(|e| format!("seq {}: {e}", record.seq))?;
+        serde_json::from_slice(raw).map_err(|e| format!("seq {}: {e}", rec.stored))?;
     if let Some(v) = want.get_mut("seq") {
         *v = serde_json::Value::from(seq);
     }
-    let (old, new) = (record.seq.to_string(), seq.to_string());
+    let (old, new) = (rec.stored.to_string(), seq.to_string());
     if let Some(b) =
         crate::upgrade::replace_value(raw, b"\"seq\"", old.as_bytes(), new.as_bytes(), &want)
     {
@@ -1189,7 +1290,7 @@ fn renumber(raw: &[u8], record: &Record, seq: u64) -> Result<Vec<u8>, String> {
     let mut r = record.clone();
     r.seq = seq;
     r.encode()
-        .ok_or_else(|| format!("seq {} cannot be renumbered", record.seq))
+        .ok_or_else(|| format!("seq {} cannot be renumbered", rec.stored))
 }
 
 /// The meta record with its `run_id` made `run` (unchanged when it is).

@@ -420,3 +420,60 @@ fn every_line_of_every_agent_journal_damaged_in_every_way_still_recovers() {
     }
     assert!(plans > 1000, "{plans}");
 }
+
+#[test]
+fn a_damaged_seq_is_put_right_by_its_neighbours() {
+    // Seq 17 reads 97 (a flipped digit): renumbered, nothing lost, no
+    // 80 seqs said missing.
+    let mut l = lines(MULTI_V1);
+    let flipped =
+        String::from_utf8(l[16].clone())
+            .unwrap()
+            .replacen("{\"seq\":17,", "{\"seq\":97,", 1);
+    l[16] = flipped.into_bytes();
+    let p = recovered(&join(&l));
+    assert_eq!(p.journal(), MULTI_V1);
+    assert_eq!(p.renumbered, [(97, 17)]);
+    assert_eq!(p.findings.len(), 1, "{:#?}", p.findings);
+    assert_eq!(p.findings[0].damage, Damage::WrongSeq);
+    // The meta record's own seq.
+    let mut l = lines(MULTI_V3);
+    l[0] = String::from_utf8(l[0].clone())
+        .unwrap()
+        .replacen("{\"seq\":1,", "{\"seq\":7,", 1)
+        .into_bytes();
+    assert_eq!(recovered(&join(&l)).journal(), MULTI_V3);
+}
+
+#[test]
+fn a_huge_gap_is_said_once_and_does_not_exhaust_memory() {
+    let mut l = lines(MULTI_V1);
+    let last = l.len() - 1;
+    l[last] = String::from_utf8(l[last].clone())
+        .unwrap()
+        .replacen("{\"seq\":27,", "{\"seq\":18446744073709551615,", 1)
+        .into_bytes();
+    let p = recovered(&join(&l));
+    assert_eq!(p.renumbered, [(u64::MAX, 27)]);
+    // Said once: the first MAX_MISSING seqs, then the rest.
+    let missing: Vec<_> = p
+        .findings
+        .iter()
+        .filter(|f| f.damage == Damage::Missing)
+        .collect();
+    assert_eq!(missing.len(), 2, "{missing:#?}");
+    assert!(
+        missing[0]
+            .loses
+            .starts_with("seqs 27 to 1049: no line holds them"),
+        "{}",
+        missing[0].loses
+    );
+    assert!(
+        missing[1]
+            .loses
+            .contains("seqs 1050 to 18446744073709551614"),
+        "{}",
+        missing[1].loses
+    );
+}
