@@ -1275,13 +1275,23 @@ fn shown(s: &str) -> std::borrow::Cow<'_, str> {
 /// `raw` with its seq made `seq`, every other byte kept; re-encoded only
 /// when the seq cannot be found by position.
 fn renumber(raw: &[u8], rec: &Rec, seq: u64) -> Result<Vec<u8>, String> {
+    let (old, new) = (rec.stored.to_string(), seq.to_string());
+    // As every writer writes it, `seq` first: `{"seq":OLD` then `,` or `}`
+    // is that key's value and nothing else (no JSON needs parsing, so a
+    // record the decoder takes and serde_json does not, a lone surrogate
+    // escape, is renumbered too).
+    let head = [&b"{\"seq\":"[..], old.as_bytes()].concat();
+    if let Some(rest) = raw.strip_prefix(head.as_slice()) {
+        if matches!(rest.first(), Some(b',' | b'}')) {
+            return Ok([&b"{\"seq\":"[..], new.as_bytes(), rest].concat());
+        }
+    }
     let record = &rec.record;
     let mut want: serde_json::Value =
         serde_json::from_slice(raw).map_err(|e| format!("seq {}: {e}", rec.stored))?;
     if let Some(v) = want.get_mut("seq") {
         *v = serde_json::Value::from(seq);
     }
-    let (old, new) = (rec.stored.to_string(), seq.to_string());
     if let Some(b) =
         crate::upgrade::replace_value(raw, b"\"seq\"", old.as_bytes(), new.as_bytes(), &want)
     {
