@@ -128,6 +128,20 @@ const CASES: &[Case] = &[
         renumbered: 0,
     },
     Case {
+        kind: "a record's own seq damaged (17 reads 97)",
+        journal: "g-multi-iteration",
+        damage: |l| {
+            let line = String::from_utf8(l[16].clone()).unwrap();
+            l[16] = line
+                .replacen("{\"seq\":17,", "{\"seq\":97,", 1)
+                .into_bytes();
+        },
+        kept: 27,
+        intact: 27,
+        made: 0,
+        renumbered: 1,
+    },
+    Case {
         kind: "missing seq (a tool result)",
         journal: "g-multi-iteration",
         damage: |l| {
