@@ -231,13 +231,13 @@ pub fn plan(run: &str, bytes: &[u8], now: Time) -> Result<Plan, Cannot> {
     let intact = items.iter().filter(|i| matches!(i, Item::Rec(_))).count() as u64;
     let (version, meta_at) = check_meta(&items)?;
     let generation = Generation::of(version).ok_or(Cannot::Version { version })?;
-    // A record the verifier refuses becomes a hole and the plan is made
-    // again: each round drops at least one record, so this ends.
     mark_gaps(&mut items);
     let meta_at = items
         .iter()
         .position(|i| matches!(i, Item::Rec(_)))
         .unwrap_or(meta_at);
+    // A record the verifier refuses is dropped and the plan made again:
+    // each round drops at least one record, so this ends.
     let mut rounds = 0;
     loop {
         rounds += 1;
@@ -269,14 +269,15 @@ pub fn plan(run: &str, bytes: &[u8], now: Time) -> Result<Plan, Cannot> {
             let from = e
                 .line
                 .and_then(|l| made.sources.get(l.wrapping_sub(1)).copied().flatten());
-            if let Some(i) = from.filter(|i| *i != meta_at) {
-                if let Some(Item::Rec(r)) = items.get(i).cloned() {
-                    findings.push(refused(&r, &e.message));
-                    if let Some(slot) = items.get_mut(i) {
-                        *slot = Item::Gone;
-                    }
-                    dropped = true;
-                }
+            let Some(slot) = from
+                .filter(|i| *i != meta_at)
+                .and_then(|i| items.get_mut(i))
+            else {
+                continue;
+            };
+            if let Item::Rec(r) = std::mem::replace(slot, Item::Gone) {
+                findings.push(refused(&r, &e.message));
+                dropped = true;
             }
         }
         if !dropped || rounds > items.len() {
