@@ -699,7 +699,7 @@ fn mark_gaps(items: &mut Vec<Item>) {
                 None => vec![first],
             };
             let through = match next {
-                Some((n, _)) if n - first > MAX_MISSING as u64 => Some(n - 1),
+                Some((n, _)) if n.saturating_sub(first) > MAX_MISSING as u64 => Some(n - 1),
                 _ => None,
             };
             let mut free: Vec<u64> = lost.clone();
@@ -785,8 +785,8 @@ struct Turn {
     calls: Vec<(String, String)>,
     answered: HashSet<String>,
     deferred: HashMap<String, (String, bool)>,
-    /// Holes inside the turn, by item index, with their slot's place in `out`.
-    holes: Vec<(usize, usize)>,
+    /// Holes inside the turn, by item index.
+    holes: Vec<usize>,
 }
 
 /// What [`replay`] makes, before it is numbered into a [`Plan`].
@@ -848,7 +848,7 @@ fn replay(
         // the call it names, else the next open one. A lost deferral
         // answers nothing: its call was waiting, not done.
         let mut free_holes = Vec::new();
-        for (h, _) in &t.holes {
+        for h in &t.holes {
             let Some(s) = lost_kind(*h) else { continue };
             if !matches!(s.kind, None | Some("tool_result")) {
                 continue;
@@ -873,7 +873,7 @@ fn replay(
             let (kind, dispatched) = t.deferred.get(id).cloned().unwrap_or_default();
             assigned.insert(h, (id.clone(), tool.clone(), kind, dispatched));
         }
-        for (h, _) in &t.holes {
+        for h in &t.holes {
             if let Some((id, _, _, _)) = assigned.get(h) {
                 answered_at.entry(*h).or_default().push(id.clone());
             }
@@ -914,7 +914,7 @@ fn replay(
                 }
                 last_hole = Some(i);
                 if let Some(t) = turn.as_mut() {
-                    t.holes.push((i, out.len()));
+                    t.holes.push(i);
                     out.push(Out::Slot { hole: i });
                 }
                 continue;
