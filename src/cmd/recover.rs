@@ -226,14 +226,22 @@ fn render(g: &Invocation, out: &mut dyn Write, r: &Recovered) -> io::Result<()> 
         true => "in place".to_owned(),
         false => format!("as {}", r.run),
     };
-    let lost = p.findings.iter().filter(|f| !f.harmless).count();
+    use journal::recover::Damage;
+    let lost = p
+        .findings
+        .iter()
+        .filter(|f| {
+            !f.harmless && matches!(f.damage, Damage::Garbage | Damage::Nul | Damage::Missing)
+        })
+        .count();
     writeln!(
         out,
-        "{verb} run {} {into} (format version {}): {} of {} intact records kept, {} record(s) written by fisk-admin, {lost} loss(es)",
+        "{verb} run {} {into} (format version {}): {} of {} intact records kept ({} dropped), {} record(s) written by fisk-admin; {lost} line(s) unreadable or missing",
         r.from,
         p.version,
         p.kept,
         p.intact,
+        p.intact - p.kept,
         p.made.len()
     )?;
     writeln!(out, "what was found (journal order):")?;
