@@ -107,7 +107,6 @@ pub fn recover(store: &Store, req: &Request) -> Result<Recovered> {
 mod tests {
     use super::*;
     use crate::ops::backups::{self, Kind};
-    use crate::store::Address;
 
     const MULTI: &[u8] =
         include_bytes!("../../../testdata/agent-journals/v1/g-multi-iteration.json");
@@ -119,17 +118,10 @@ mod tests {
         lines.join(&b'\n')
     }
 
+    /// A store holding `bytes` as run `r` (the ops tests' store).
     fn store_with(bytes: &[u8]) -> (tempfile::TempDir, Store) {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("r.json");
-        std::fs::write(&p, bytes).unwrap();
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
-        let store = Address::File {
-            dir: dir.path().to_path_buf(),
-        }
-        .open(&Default::default(), std::time::Duration::ZERO)
-        .unwrap();
+        let text = String::from_utf8(bytes.to_vec()).unwrap();
+        let (dir, store, _) = crate::ops::tests::store_with("r", &text);
         (dir, store)
     }
 
