@@ -168,7 +168,9 @@ pub enum Command {
     End(EndArgs),
     /// A new run of a run's first N records, to retry from a point (the meta record with the new id, records 2..N byte-identical; the original untouched)
     Fork(ForkArgs),
-    /// The backups rm, repair and upgrade keep: list them with the disk each holds, restore one, prune old ones
+    /// The most a journal with interior damage can give back, as a run the agent accepts: says what was lost and what fisk-admin had to write; the damaged original kept
+    Recover(RecoverArgs),
+    /// The backups rm, repair, upgrade and recover keep: list them with the disk each holds, restore one, prune old ones
     Backups(BackupsArgs),
     /// A run for a ticket or a review: Markdown, one self-contained HTML file, or a journal (--as; --redact replaces matches everywhere)
     Export(ExportArgs),
@@ -809,6 +811,28 @@ pub struct ForkArgs {
     /// Check everything and say what would be made; write nothing
     #[arg(long)]
     pub dry_run: bool,
+}
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Every intact record is kept (byte for byte; a record whose seq must change has only its seq rewritten). A call whose result was lost is answered with an error result fisk-admin writes, saying so; results whose assistant turn was lost are dropped. In place, the damaged original is kept as a backup (and the bytes that could not be read beside it): `backups` lists them. A run whose meta record is lost cannot be recovered. The damage kinds and what each costs: journal/FORMAT.md."
+)]
+pub struct RecoverArgs {
+    /// The damaged run
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
+    pub run: String,
+    /// Write the recovered run under this new id, leaving the damaged one as it is
+    #[arg(long = "as", value_name = "NEW_ID")]
+    pub new_id: Option<String>,
+    /// Say what would be kept, written and lost; write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Recover in place without asking (needed without a terminal)
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// JetStream: recover in place within the hold (SPEC 8), once its writer is known to be gone (damage stored last keeps a run from looking at rest)
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Args, Debug)]

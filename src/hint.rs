@@ -547,7 +547,8 @@ pub fn for_error(g: &Invocation, e: &Error) -> Option<String> {
     }
 }
 
-/// What to do next about an answer or approval refused.
+/// What to do next about a hand-written operation refused (answer,
+/// approve, end, recover).
 fn for_refusal(g: &Invocation, r: &journal::ops::Refusal) -> Option<String> {
     use journal::ops::{Op, Why};
     let run = r.run.as_str();
@@ -584,6 +585,10 @@ fn for_refusal(g: &Invocation, r: &journal::ops::Refusal) -> Option<String> {
         Why::WaitsOnAPerson { .. } => format!(
             "`{}` shows what it waits on; --even-if-waiting ends it anyway",
             command(g, &["show", run])
+        ),
+        Why::Unrecoverable { .. } => format!(
+            "`{}` lists every damaged line; migrate's --include-corrupt still copies the records before the damage to another store, and a backup of your own is the only way back to the rest",
+            command(g, &["verify", run])
         ),
         _ => return None,
     })

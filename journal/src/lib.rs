@@ -71,6 +71,7 @@ pub mod nats;
 pub mod ops;
 pub(crate) mod paths;
 pub mod record;
+pub mod recover;
 pub mod runner;
 pub mod schema;
 pub mod search;

@@ -34,6 +34,7 @@ mod offhost;
 mod output;
 mod pasted;
 mod read;
+mod recover;
 mod reference;
 mod repair;
 mod runner;

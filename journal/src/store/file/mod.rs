@@ -27,6 +27,7 @@ mod follow;
 mod lock;
 mod loose;
 mod read;
+mod recover;
 mod repair;
 mod seam;
 mod upgrade;

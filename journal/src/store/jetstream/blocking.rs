@@ -187,6 +187,14 @@ impl JetStreamStore {
         self.task(async move { core.read_run(&run, false).await })
     }
 
+    /// Every message of the run in stream order, exactly as stored, read
+    /// through a consumer whatever the tail says: a damaged run's tail may
+    /// be any of its records (`recover` reads this).
+    pub fn read_all_messages(&self, run: &str) -> Result<Vec<RunMessage>> {
+        let (core, run) = (self.core.clone(), run.to_owned());
+        self.task(async move { core.read_run(&run, true).await })
+    }
+
     /// Read a run with the reader's rule. Messages are atomic, so there is no
     /// torn write; a final body that does not decode is still dropped (as a
     /// file's final line would be) and one before it is corruption.
