@@ -390,6 +390,10 @@ pub fn advice(
                 ),
             }
         }
+        Remedy::Recover => format!(
+            "{} keeps every intact record past the damage (it shows what it would do and asks first; the damaged journal is kept as a backup)",
+            c(&["recover", run])
+        ),
         Remedy::Remove => format!("{} deletes it (keeping a backup)", c(&["rm", run])),
         Remedy::ChmodJournal | Remedy::ChmodJournals => {
             "chmod 600 the journal(s), as the finding says".into()
@@ -417,6 +421,7 @@ pub fn fix(g: &Invocation, store: &Store, remedy: Remedy, run: &str) -> Option<S
         Remedy::Repair => command(g, &["repair", run]),
         Remedy::Upgrade => command(g, &["upgrade", run]),
         Remedy::Remove => command(g, &["rm", run]),
+        Remedy::Recover => command(g, &["recover", run]),
         Remedy::Answer => answer_run(g, run).line(),
         Remedy::List => command(g, &["ls"]),
         Remedy::CheckStream => command(g, &["stream", "check", run]),

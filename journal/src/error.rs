@@ -137,8 +137,12 @@ pub enum Remedy {
     /// Approve the gated calls the run waits on.
     Approve,
     /// Copy the readable prefix (the records before the first bad one) to
-    /// another store: `migrate --include-corrupt`.
+    /// another store: `migrate --include-corrupt` (a run with no meta
+    /// record, which `recover` cannot rebuild).
     Salvage,
+    /// Rebuild the run from every intact record (`recover`, SPEC 6.1),
+    /// the damaged journal kept as a backup.
+    Recover,
     /// Delete the run (it holds nothing to keep), keeping a backup.
     Remove,
     /// Make the run's journal readable by its owner only (0600).

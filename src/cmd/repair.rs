@@ -154,7 +154,7 @@ fn many(
 }
 
 /// Repair one run: what was done, or the refusal (with its salvage
-/// route for interior damage).
+/// route for interior damage: recover).
 fn one<'a>(
     g: &Invocation,
     store: &Store,
@@ -162,15 +162,15 @@ fn one<'a>(
     dry_run: bool,
 ) -> Result<Repaired<'a>, Failure> {
     let repaired = store.repair(run, dry_run).map_err(|e| {
-        // Interior damage is refused: the readable records can still be
-        // copied out.
-        let salvage = (Remedy::of(&e) == Some(Remedy::Salvage))
-            .then(|| hint::fix(g, store, Remedy::Salvage, run))
+        // Interior damage is refused: recover rebuilds the run from its
+        // intact records.
+        let recover = (Remedy::of(&e) == Some(Remedy::Recover))
+            .then(|| hint::fix(g, store, Remedy::Recover, run))
             .flatten();
         let mut f = crate::error::Failure::from(e);
-        if let Some(cmd) = salvage {
+        if let Some(cmd) = recover {
             f.help = Some(format!(
-                "copy the records before the damage to another store with `{cmd}`; `{}` lists every finding",
+                "`{cmd} --dry-run` shows what recovering would keep, drop and write; `{}` lists every finding",
                 hint::command(g, &["verify", run])
             ));
         }

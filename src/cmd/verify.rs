@@ -260,7 +260,7 @@ fn worst_per_run(reports: &[verify::Report]) -> Vec<Vec<&Finding>> {
 
 /// The commands that fix a run's findings, in order, each once, as a
 /// chain that can run whole: `rm` ends it (nothing is left to fix after
-/// it), and `upgrade` is never chained after another fix, since an
+/// it), `recover` makes `repair` needless, and `upgrade` is never chained after another fix, since an
 /// upgraded run can no longer be read by an August 2026 agent that may
 /// still use the store: it is offered alone, when it is the only fix.
 fn fix_chain(g: &Invocation, store: Option<&Store>, findings: &[&Finding]) -> Vec<String> {
@@ -272,6 +272,11 @@ fn fix_chain(g: &Invocation, store: Option<&Store>, findings: &[&Finding]) -> Ve
     }
     if remedies.contains(&Remedy::Remove) {
         remedies = vec![Remedy::Remove];
+    }
+    // recover rebuilds the run whole, a torn tail included; repair
+    // refuses a journal with interior damage.
+    if remedies.contains(&Remedy::Recover) {
+        remedies.retain(|r| *r != Remedy::Repair);
     }
     if remedies.len() > 1 {
         remedies.retain(|r| *r != Remedy::Upgrade);

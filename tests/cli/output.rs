@@ -242,7 +242,7 @@ fn verify_ends_with_the_runs_to_fix_and_their_commands() {
         ("torn-tail", format!("torn-tail warning torn-tail fisk-admin --state-dir {d} repair torn-tail")),
         ("skipped-optional", format!("skipped-optional warning version-3 fisk-admin --state-dir {d} upgrade skipped-optional")),
         ("empty-journal", format!("empty-journal error empty-journal fisk-admin --state-dir {d} rm empty-journal")),
-        ("interior-corruption", format!("interior-corruption error interior-corruption fisk-admin migrate --from file:{d} --to file:salvaged --include-corrupt interior-corruption")),
+        ("interior-corruption", format!("interior-corruption error interior-corruption fisk-admin --state-dir {d} recover interior-corruption")),
         ("missing-payload", "missing-payload error missing-payload -".to_owned()),
         ("version-older", "version-older warning version-older -".to_owned()),
     ];
@@ -257,29 +257,37 @@ fn verify_ends_with_the_runs_to_fix_and_their_commands() {
         last.contains("error(s)") && last.contains("28 run(s)"),
         "{last}"
     );
-    // The salvage command it names works as printed.
+    // The recover command it names works as printed: with no terminal to
+    // ask on it refuses and changes nothing; with --yes added it
+    // recovers, and the run then verifies without errors.
     let words: Vec<String> = row("interior-corruption")
         .split(' ')
         .skip(3)
         .map(str::to_owned)
         .collect();
-    let here = tempfile::tempdir().unwrap();
-    let o = Command::new(bin())
-        .args(&words[1..])
-        .current_dir(here.path())
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
+    let journal = store.path().join("interior-corruption.json");
+    let before = std::fs::read(&journal).unwrap();
+    let pasted = |extra: &[&str]| {
+        Command::new(bin())
+            .args(&words[1..])
+            .args(extra)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap()
+    };
+    let o = pasted(&[]);
+    assert_eq!(o.status.code(), Some(1), "{words:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("pass --yes"));
+    assert_eq!(std::fs::read(&journal).unwrap(), before, "nothing changed");
+    let o = pasted(&["--yes"]);
     assert_eq!(
         o.status.code(),
         Some(0),
         "{words:?}: {}",
         String::from_utf8_lossy(&o.stderr)
     );
-    assert!(here
-        .path()
-        .join("salvaged/interior-corruption.json")
-        .exists());
+    let r = fisk(&["--state-dir", d, "verify", "interior-corruption"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
 }
 
 /// b-14: a clean store says so in one line (infos aside).
@@ -505,7 +513,7 @@ fn show_names_a_damaged_runs_worst_finding_and_its_fix() {
     let health: Vec<&str> = r.stdout.lines().filter(|l| l.contains("health:")).collect();
     assert_eq!(
         health,
-        [format!("  health:      error[seq-gap] at line 4: seq 5 follows seq 3: 1 record(s) lost; fix: fisk-admin migrate --from file:{d} --to file:salvaged --include-corrupt seq-gap")]
+        [format!("  health:      error[seq-gap] at line 4: seq 5 follows seq 3: 1 record(s) lost; fix: fisk-admin --state-dir {d} recover seq-gap")]
     );
     // A warning alone (a torn tail) is not a health line.
     let r = fisk(&["--state-dir", d, "show", "torn-tail"]);

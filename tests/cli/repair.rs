@@ -280,7 +280,7 @@ fn repair_names_what_it_does_not_fix_and_the_command_for_it() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(
         r.stderr.contains(&format!(
-            "fisk-admin migrate --from file:{d} --to file:salvaged --include-corrupt interior-corruption"
+            "`fisk-admin --state-dir {d} recover interior-corruption --dry-run` shows what recovering would keep"
         )),
         "{}",
         r.stderr

@@ -305,14 +305,12 @@ impl Code {
                 Some(R::Upgrade)
             }
             Code::OpenDeferrals => Some(R::Answer),
-            // The reader stops at the first bad record; migrate copies
-            // the records before it.
-            Code::InteriorCorruption
-            | Code::SeqGap
-            | Code::SeqNotIncreasing
-            | Code::DuplicateMeta
-            | Code::SubjectMismatch
-            | Code::OrphanMessages => Some(R::Salvage),
+            // The reader stops at the first bad record; recover keeps
+            // every intact record past it (FORMAT.md, "recover").
+            Code::InteriorCorruption | Code::SeqGap | Code::SeqNotIncreasing => Some(R::Recover),
+            // What recover does not rebuild: migrate copies the records
+            // before the damage.
+            Code::DuplicateMeta | Code::SubjectMismatch | Code::OrphanMessages => Some(R::Salvage),
             Code::EmptyJournal => Some(R::Remove),
             Code::Permissions => Some(R::ChmodJournal),
             Code::StreamConfig => Some(R::CheckStream),

@@ -115,14 +115,14 @@ fn decode(run: &str, path: &Path, bytes: &[u8]) -> Result<(usize, Tail)> {
                      repair only cuts a torn final line: cutting here would throw away the \
                      {after} intact record(s) after it, and dropping just this line would leave \
                      a hole in the sequence that resume could not fold. Nothing was changed; \
-                     the records before it can be copied to another store, and the line \
-                     recovered from a backup or by hand.",
+                     recover rebuilds the run from every intact record and says what the \
+                     damage cost.",
                     crate::shell::shown(path),
                     bad.line,
                     bad.offset,
                     bad.error,
                 ),
-                Remedy::Salvage,
+                Remedy::Recover,
             ))
         }
     }
