@@ -9,6 +9,7 @@ pub mod block;
 pub mod end;
 pub mod index;
 pub mod json;
+pub mod output;
 pub mod pager;
 pub mod shown;
 pub mod text;

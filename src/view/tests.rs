@@ -289,3 +289,86 @@ fn every_shipped_journal_draws_after_g_and_z() {
         }
     }
 }
+
+/// g-tool-batch of generation `gen` (`v1`, `v3`) with its first result
+/// replaced by exec's JSON result `exec` (as the runner journals it: a
+/// JSON document in the result's content string).
+fn with_exec(gen: &str, exec: &serde_json::Value) -> Transcript {
+    let path = format!(
+        "{}/testdata/agent-journals/{gen}/g-tool-batch.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let content = serde_json::to_string(&exec.to_string()).unwrap();
+    let replaced = text.replace(
+        r#""content":"ORDERS\nEVENTS""#,
+        &format!("\"content\":{content}"),
+    );
+    assert_ne!(replaced, text, "{gen}: the result to replace is gone");
+    transcript(replaced.as_bytes(), "g-tool-batch")
+}
+
+/// Issue 27 section 6: exec's result is its output's lines in both
+/// generations, in the viewer (folded: the first line of text; open:
+/// each line on its row) and in line mode, its exit status in the label.
+#[test]
+fn exec_output_is_shown_as_text_in_both_generations() {
+    let exec = serde_json::json!({
+        "stdout": "NAME    MESSAGES\nORDERS  10\nEVENTS  3\n",
+        "stderr": "warning: \u{1b}[31mstale\u{1b}[0m\n",
+        "exit_status": 1,
+    });
+    for gen in ["v1", "v3"] {
+        let mut t = with_exec(gen, &exec);
+        let mut m = Model::new(&mut t, 100, 23);
+        let rows = screen(&mut m, 100, 24);
+        let folded = rows
+            .iter()
+            .find(|r| r.contains("[tool_result toolu_01"))
+            .unwrap_or_else(|| panic!("{gen}: {rows:#?}"));
+        assert!(
+            folded.contains(" exit 1]  NAME    MESSAGES  (6 lines, z opens)"),
+            "{gen}: {folded}"
+        );
+        press(&mut m, 'Z');
+        let rows = screen(&mut m, 100, 24);
+        let at = rows
+            .iter()
+            .position(|r| r.contains("[tool_result toolu_01"))
+            .unwrap();
+        let body: Vec<&str> = rows[at + 1..at + 7].iter().map(|r| &r[13..]).collect();
+        assert_eq!(
+            body,
+            [
+                "  stdout:",
+                "    NAME    MESSAGES",
+                "    ORDERS  10",
+                "    EVENTS  3",
+                "  stderr:",
+                "    warning: \\u{1b}[31mstale\\u{1b}[0m",
+            ],
+            "{gen}"
+        );
+        drop(m);
+        let mut t = with_exec(gen, &exec);
+        let mut out = Vec::new();
+        crate::transcript::text::print(&mut t, false, &mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        let from = out.find("  [tool_result toolu_01").unwrap();
+        let block: Vec<&str> = out[from..].lines().take(7).collect();
+        assert!(block[0].ends_with(" exit 1]"), "{gen}: {block:?}");
+        assert_eq!(
+            block[1..],
+            [
+                "    stdout:",
+                "      NAME    MESSAGES",
+                "      ORDERS  10",
+                "      EVENTS  3",
+                "    stderr:",
+                "      warning: \\u{1b}[31mstale\\u{1b}[0m",
+            ],
+            "{gen}"
+        );
+        assert!(!out.contains('\u{1b}'), "{gen}: an escape got through");
+    }
+}
