@@ -171,8 +171,7 @@ mod tests {
 
     /// The agent's generation names the status `exit_code` and may carry
     /// keys of its own: they are listed after the output (in name order),
-    /// not
-    /// lost.
+    /// not lost.
     #[test]
     fn the_agents_shape_and_unknown_keys() {
         let o = output(r#"{"exit_code":2,"stdout":"x\n","truncated":true,"note":"cut\u001b[2J"}"#);
