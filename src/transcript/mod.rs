@@ -7,6 +7,7 @@
 
 pub mod block;
 pub mod end;
+pub mod hue;
 pub mod index;
 pub mod json;
 pub mod output;

@@ -5,6 +5,7 @@
 use super::layout::{fit, Row};
 use super::model::Model;
 use crate::output::sanitize;
+use crate::transcript::hue::Hue;
 use crate::transcript::index::Kind;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
@@ -126,19 +127,17 @@ fn status(f: &mut Frame, area: Rect, status: &str) {
 
 fn label_style(kind: Option<Kind>, color: bool) -> Style {
     let s = Style::default().add_modifier(Modifier::BOLD);
-    if !color {
-        return s;
+    match kind.and_then(Hue::of) {
+        Some(h) if color => s.fg(match h {
+            Hue::Red => Color::Red,
+            Hue::Green => Color::Green,
+            Hue::Yellow => Color::Yellow,
+            Hue::Blue => Color::Blue,
+            Hue::Magenta => Color::Magenta,
+            Hue::Cyan => Color::Cyan,
+        }),
+        _ => s,
     }
-    let c = match kind {
-        Some(Kind::Thinking) => Color::Magenta,
-        Some(Kind::ToolUse) => Color::Cyan,
-        Some(Kind::ToolResult | Kind::ResultBlock) => Color::Green,
-        Some(Kind::Answer | Kind::Deferred | Kind::CallApproval | Kind::Decision) => Color::Yellow,
-        Some(Kind::Terminal | Kind::Claim | Kind::End) => Color::Blue,
-        Some(Kind::Unreadable | Kind::Torn | Kind::Refused) => Color::Red,
-        _ => return s,
-    };
-    s.fg(c)
 }
 
 /// A row as spans: the label part styled, search matches reversed (each

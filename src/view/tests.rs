@@ -353,7 +353,7 @@ fn exec_output_is_shown_as_text_in_both_generations() {
         drop(m);
         let mut t = with_exec(gen, &exec);
         let mut out = Vec::new();
-        crate::transcript::text::print(&mut t, false, &mut out).unwrap();
+        crate::transcript::text::print(&mut t, false, false, &mut out).unwrap();
         let out = String::from_utf8(out).unwrap();
         let from = out.find("  [tool_result toolu_01").unwrap();
         let block: Vec<&str> = out[from..].lines().take(7).collect();

@@ -573,23 +573,23 @@ fn line_mode_on_a_terminal_goes_through_the_pager_unless_no_pager() {
 
 /// exec's result as the runner journals it (journal/src/runner/tools.rs):
 /// three lines of stdout, a line of stderr holding a colour escape, exit 1.
-fn exec_result() -> String {
+fn exec_result() -> serde_json::Value {
     serde_json::json!({
         "stdout": "NAME    MESSAGES\nORDERS  10\nEVENTS  3\n",
         "stderr": "warn: \u{1b}[31mstale\u{1b}[0m\n",
         "exit_status": 1,
     })
-    .to_string()
 }
 
 /// A store holding the agent's g-tool-batch of generation `gen` whose
-/// first result is exec's [`exec_result`].
-fn exec_store(gen: &str) -> tempfile::TempDir {
+/// first result is exec's result `exec` (a JSON document in the result's
+/// content string, as exec's result is journaled).
+pub fn exec_store(gen: &str, exec: &serde_json::Value) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let text =
         std::fs::read_to_string(testdata(&format!("agent-journals/{gen}/g-tool-batch.json")))
             .unwrap();
-    let content = serde_json::to_string(&exec_result()).unwrap();
+    let content = serde_json::to_string(&exec.to_string()).unwrap();
     let replaced = text.replace(
         r#""content":"ORDERS\nEVENTS""#,
         &format!("\"content\":{content}"),
@@ -615,7 +615,7 @@ fn text_of(row: &str) -> String {
 #[test]
 fn viewer_keys_and_exec_output_in_a_real_terminal_in_both_generations() {
     for gen in ["v1", "v3"] {
-        let store = exec_store(gen);
+        let store = exec_store(gen, &exec_result());
         let t = Tmux::start(100, 14);
         let first = t.view(store.path(), "g-tool-batch");
         let folded = first
@@ -770,4 +770,59 @@ fn viewer_keys_and_exec_output_on_jetstream() {
     );
     t.keys(&["q"]);
     t.wait_for("the shell again", |sc| sc.trim_end().ends_with("PROMPT$"));
+}
+
+/// `--color always` in line mode on a terminal: through the pager
+/// (`PAGER=less` with an operator's `LESS` that lacks -R: it is told -R), the
+/// labels show in colour in the pane and none of the output's own escape
+/// sequences reaches it.
+#[test]
+fn line_mode_color_always_through_less_shows_colour_and_no_journal_escape() {
+    let store = exec_store(
+        "v3",
+        &serde_json::json!({
+            "stdout": "MARK \u{1b}]2;PWNED-TITLE\u{7}\u{1b}[31mREDTEXT\u{1b}[0m\nok\n",
+            "stderr": "",
+            "exit_status": 1,
+        }),
+    );
+    let t = Tmux::start(100, 20);
+    t.type_line(&format!(
+        "PAGER=less LESS=X {} --color always --state-dir {} show g-tool-batch --transcript --no-tui; echo FIN$((1+2))",
+        s(&bin()),
+        s(store.path())
+    ));
+    // Longer than the pane: less waits at its prompt.
+    t.wait_for("less's first screen", |sc| {
+        sc.contains("Transcript of g-tool-batch") && sc.trim_end().ends_with(':')
+    });
+    t.keys(&["G"]);
+    let sc = t.wait_for("the end in less", |sc| {
+        sc.contains("[run status: completed]")
+    });
+    assert!(
+        sc.contains("MARK \\u{1b}]2;PWNED-TITLE\\u{7}\\u{1b}[31mREDTEXT"),
+        "{sc}"
+    );
+    assert!(
+        !sc.contains("ESC["),
+        "colour codes shown as text (no -R):\n{sc}"
+    );
+    let raw = t.screen_raw();
+    assert!(
+        raw.contains("\u{1b}[32m"),
+        "no green label in the pane:\n{raw}"
+    );
+    assert!(
+        raw.contains("\u{1b}[34m"),
+        "no blue label in the pane:\n{raw}"
+    );
+    assert!(
+        !raw.contains("\u{1b}[31m"),
+        "the output's red reached the pane:\n{raw}"
+    );
+    let title = t.tmux(&["display-message", "-p", "-t", "v", "#{pane_title}"]);
+    assert!(!title.contains("PWNED"), "the pane title was set: {title}");
+    t.keys(&["q"]);
+    t.wait_for("the shell again", |sc| sc.contains("FIN3"));
 }
