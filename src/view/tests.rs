@@ -309,6 +309,21 @@ fn with_exec(gen: &str, exec: &serde_json::Value) -> Transcript {
     transcript(replaced.as_bytes(), "g-tool-batch")
 }
 
+/// The exec output's body lines as shown, each after `indent`.
+fn indented(indent: &str) -> Vec<String> {
+    [
+        "stdout:",
+        "  NAME    MESSAGES",
+        "  ORDERS  10",
+        "  EVENTS  3",
+        "stderr:",
+        "  warning: \\u{1b}[31mstale\\u{1b}[0m",
+    ]
+    .iter()
+    .map(|l| format!("{indent}{l}"))
+    .collect()
+}
+
 /// Issue 27 section 6: exec's result is its output's lines in both
 /// generations, in the viewer (folded: the first line of text; open:
 /// each line on its row) and in line mode, its exit status in the label.
@@ -338,18 +353,7 @@ fn exec_output_is_shown_as_text_in_both_generations() {
             .position(|r| r.contains("[tool_result toolu_01"))
             .unwrap();
         let body: Vec<&str> = rows[at + 1..at + 7].iter().map(|r| &r[13..]).collect();
-        assert_eq!(
-            body,
-            [
-                "  stdout:",
-                "    NAME    MESSAGES",
-                "    ORDERS  10",
-                "    EVENTS  3",
-                "  stderr:",
-                "    warning: \\u{1b}[31mstale\\u{1b}[0m",
-            ],
-            "{gen}"
-        );
+        assert_eq!(body, indented("  "), "{gen}");
         drop(m);
         let mut t = with_exec(gen, &exec);
         let mut out = Vec::new();
@@ -358,18 +362,7 @@ fn exec_output_is_shown_as_text_in_both_generations() {
         let from = out.find("  [tool_result toolu_01").unwrap();
         let block: Vec<&str> = out[from..].lines().take(7).collect();
         assert!(block[0].ends_with(" exit 1]"), "{gen}: {block:?}");
-        assert_eq!(
-            block[1..],
-            [
-                "    stdout:",
-                "      NAME    MESSAGES",
-                "      ORDERS  10",
-                "      EVENTS  3",
-                "    stderr:",
-                "      warning: \\u{1b}[31mstale\\u{1b}[0m",
-            ],
-            "{gen}"
-        );
+        assert_eq!(block[1..], indented("    "), "{gen}");
         assert!(!out.contains('\u{1b}'), "{gen}: an escape got through");
     }
 }

@@ -604,6 +604,28 @@ fn status_bar(screen: &str) -> &str {
     screen.trim_end().lines().last().unwrap_or_default()
 }
 
+/// The first row of `screen` holding `text`.
+fn row_with<'a>(screen: &'a str, text: &str) -> &'a str {
+    screen
+        .lines()
+        .find(|l| l.contains(text))
+        .unwrap_or_else(|| panic!("no row with {text:?}:\n{screen}"))
+}
+
+/// `?` shows the keys; `leave` (any key) goes back to the transcript of
+/// `run`, the cursor where it was (block 1).
+fn help_and_back(t: &Tmux, leave: &str, run: &str) {
+    t.keys(&["?"]);
+    let help = t.wait_for("the help screen", |sc| {
+        sc.contains("Keys of the transcript viewer")
+    });
+    assert!(help.contains("C-d  C-u"), "{help}");
+    t.keys(&[leave]);
+    t.wait_for("the transcript again", |sc| {
+        sc.contains(&format!("{run} · block 1/"))
+    });
+}
+
 /// The text of a screen row, past the gutter.
 fn text_of(row: &str) -> String {
     row.chars().skip(13).collect()
@@ -618,24 +640,12 @@ fn viewer_keys_and_exec_output_in_a_real_terminal_in_both_generations() {
         let store = exec_store(gen, &exec_result());
         let t = Tmux::start(100, 14);
         let first = t.view(store.path(), "g-tool-batch");
-        let folded = first
-            .lines()
-            .find(|l| l.contains("[tool_result toolu_01"))
-            .unwrap_or_else(|| panic!("{gen}: no exec result:\n{first}"));
+        let folded = row_with(&first, "[tool_result toolu_01");
         assert!(
             folded.contains(" exit 1]  NAME    MESSAGES  (6 lines, z opens)"),
             "{gen}: {folded}"
         );
-
-        t.keys(&["?"]);
-        let help = t.wait_for("the help screen", |sc| {
-            sc.contains("Keys of the transcript viewer")
-        });
-        assert!(help.contains("C-d  C-u"), "{gen}:\n{help}");
-        t.keys(&["x"]);
-        t.wait_for("the transcript again", |sc| {
-            sc.contains("g-tool-batch · block 1/")
-        });
+        help_and_back(&t, "x", "g-tool-batch");
 
         t.keys(&["4", "G"]);
         t.wait_for("block 4", |sc| status_bar(sc).contains("block 4/"));
@@ -717,21 +727,13 @@ fn viewer_keys_and_exec_output_on_jetstream() {
     let srv = crate::nats_support::NatsServer::start();
     srv.spec_stream("VIEWX", "viewx.>");
     let from = format!("file:{}", s(&f.runs()));
-    let r = fisk_in(
+    migrate_via(
         f.dir.path(),
-        &[
-            "--server",
-            &srv.url,
-            "migrate",
-            "--from",
-            &from,
-            "--to",
-            "jetstream:VIEWX",
-            "exec-run",
-        ],
-        None,
+        &srv.url,
+        &from,
+        "jetstream:VIEWX",
+        &["exec-run"],
     );
-    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let t = Tmux::start(100, 24);
     t.type_line(&format!(
         "{} --server {} --store jetstream:VIEWX show exec-run --transcript",
@@ -741,22 +743,12 @@ fn viewer_keys_and_exec_output_on_jetstream() {
     let first = t.wait_for("the viewer's first screen on JetStream", |sc| {
         sc.contains("[prompt]") && sc.contains("exec-run · block")
     });
-    let folded = first
-        .lines()
-        .find(|l| l.contains("[tool_result toolu_e1"))
-        .unwrap_or_else(|| panic!("no exec result:\n{first}"));
+    let folded = row_with(&first, "[tool_result toolu_e1");
     assert!(
         folded.contains(" error builtin exit 1]  NAME    MESSAGES  (5 lines, z opens)"),
         "{folded}"
     );
-    t.keys(&["?"]);
-    t.wait_for("the help screen", |sc| {
-        sc.contains("Keys of the transcript viewer")
-    });
-    t.keys(&["Space"]);
-    t.wait_for("the transcript again", |sc| {
-        sc.contains("exec-run · block 1/")
-    });
+    help_and_back(&t, "Space", "exec-run");
     t.keys(&["3", "G"]);
     t.wait_for("block 3", |sc| status_bar(sc).contains("block 3/"));
     t.keys(&["/"]);
