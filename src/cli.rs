@@ -168,7 +168,9 @@ pub enum Command {
     End(EndArgs),
     /// A new run of a run's first N records, to retry from a point (the meta record with the new id, records 2..N byte-identical; the original untouched)
     Fork(ForkArgs),
-    /// The backups rm, repair and upgrade keep: list them with the disk each holds, restore one, prune old ones
+    /// The most a journal with interior damage can give back, as a run the agent accepts: says what was lost and what fisk-admin had to write; the damaged original kept
+    Recover(RecoverArgs),
+    /// The backups rm, repair, upgrade and recover keep: list them with the disk each holds, restore one, prune old ones
     Backups(BackupsArgs),
     /// A run for a ticket or a review: Markdown, one self-contained HTML file, or a journal (--as; --redact replaces matches everywhere)
     Export(ExportArgs),
@@ -259,17 +261,18 @@ pub enum LsColumn {
 }
 
 #[derive(Args, Debug)]
+#[command(group = clap::ArgGroup::new("conversation").args(["transcript", "follow"]).multiple(true))]
 pub struct ShowArgs {
     #[command(flatten)]
     pub target: RunOrFile,
     /// The whole conversation: a full-screen viewer on a terminal (z/Z fold, / search, q quits), labelled lines otherwise
-    #[arg(long, conflicts_with = "file")]
+    #[arg(long)]
     pub transcript: bool,
     /// With --transcript: labelled line output even on a terminal (also NO_TUI)
-    #[arg(long, requires = "transcript")]
+    #[arg(long, requires = "conversation")]
     pub no_tui: bool,
-    /// With --transcript in line mode: show thinking blocks (also THINKING); folded to one line otherwise
-    #[arg(long, requires = "transcript")]
+    /// With --transcript in line mode (or --follow): show thinking blocks (also THINKING); folded to one line otherwise
+    #[arg(long, requires = "conversation")]
     pub thinking: bool,
     /// With --transcript in line mode: print straight to the terminal, not through $PAGER (less -FRX when unset)
     #[arg(long, requires = "transcript")]
@@ -277,6 +280,12 @@ pub struct ShowArgs {
     /// The run as of this seq; a damaged run reads up to its first bad line when N is before it
     #[arg(long, value_name = "N", conflicts_with = "transcript")]
     pub until_seq: Option<u64>,
+    /// Print the transcript's records as they are written (labelled lines,
+    /// no pager) until the run reaches a terminal record, or Ctrl-C; with
+    /// --transcript on a terminal, the viewer keeps to the end while its
+    /// cursor is on the last block
+    #[arg(long, conflicts_with = "until_seq")]
+    pub follow: bool,
 }
 
 #[derive(Args, Debug)]
@@ -361,9 +370,8 @@ pub struct RunOrFile {
 
 #[derive(Args, Debug)]
 pub struct ExportArgs {
-    /// The run id
-    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
-    pub run: String,
+    #[command(flatten)]
+    pub target: RunOrFile,
     /// The document: markdown, html (one file, no script, no network) or
     /// jsonl (the journal). Named --as: --format is the global text|json
     #[arg(long = "as", value_enum, value_name = "FORMAT")]
@@ -803,6 +811,28 @@ pub struct ForkArgs {
     /// Check everything and say what would be made; write nothing
     #[arg(long)]
     pub dry_run: bool,
+}
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Every intact record is kept (byte for byte; a record whose seq must change has only its seq rewritten). A call whose result was lost is answered with an error result fisk-admin writes, saying so; results whose assistant turn was lost are dropped. In place, the damaged original is kept as a backup (and the bytes that could not be read beside it): `backups` lists them. A run whose meta record is lost cannot be recovered. The damage kinds and what each costs: journal/FORMAT.md."
+)]
+pub struct RecoverArgs {
+    /// The damaged run
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
+    pub run: String,
+    /// Write the recovered run under this new id, leaving the damaged one as it is
+    #[arg(long = "as", value_name = "NEW_ID")]
+    pub new_id: Option<String>,
+    /// Say what would be kept, written and lost; write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Recover in place without asking (needed without a terminal)
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// JetStream: recover in place within the hold (SPEC 8), once its writer is known to be gone (damage stored last keeps a run from looking at rest)
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Args, Debug)]

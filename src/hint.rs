@@ -213,6 +213,20 @@ pub fn command(g: &Invocation, args: &[&str]) -> String {
     cmd(g, args).to_string()
 }
 
+/// `fisk-admin <args> --file PATH`: a command on a journal file, with no
+/// store flags (a file is read with no store).
+pub fn on_file(args: &[&str], path: &std::path::Path) -> String {
+    let c = Cmd {
+        argv: vec!["fisk-admin".into()],
+        supply: Vec::new(),
+    };
+    args.iter()
+        .fold(c, |c, a| c.arg(a))
+        .arg("--file")
+        .arg(path)
+        .to_string()
+}
+
 /// The command that answers the deferred call `id` of `run`: it reads the
 /// answer from standard input, or asks for it on a terminal.
 pub fn answer(g: &Invocation, run: &str, id: &str) -> Cmd {
@@ -533,7 +547,8 @@ pub fn for_error(g: &Invocation, e: &Error) -> Option<String> {
     }
 }
 
-/// What to do next about an answer or approval refused.
+/// What to do next about a hand-written operation refused (answer,
+/// approve, end, recover).
 fn for_refusal(g: &Invocation, r: &journal::ops::Refusal) -> Option<String> {
     use journal::ops::{Op, Why};
     let run = r.run.as_str();
@@ -571,6 +586,10 @@ fn for_refusal(g: &Invocation, r: &journal::ops::Refusal) -> Option<String> {
             "`{}` shows what it waits on; --even-if-waiting ends it anyway",
             command(g, &["show", run])
         ),
+        Why::Unrecoverable { .. } => format!(
+            "`{}` lists every damaged line; migrate's --include-corrupt still copies the records before the damage to another store, and a backup of your own is the only way back to the rest",
+            command(g, &["verify", run])
+        ),
         _ => return None,
     })
 }
@@ -579,7 +598,7 @@ fn for_refusal(g: &Invocation, r: &journal::ops::Refusal) -> Option<String> {
 /// file ending in `.json` whose stem is a run id): the same command, `args`
 /// (this invocation's, without the program name), with `--state-dir` the
 /// file's directory and the run its id. Any other file named to a command
-/// that reads one (`show`, `verify`, `fold`, `stats`, `query`) is read
+/// that reads one (`show`, `verify`, `fold`, `stats`, `query`, `export`) is read
 /// with `--file`. The store flags given are left out (the directory or the
 /// file replaces them), and so are secrets.
 pub fn for_run_path<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> Option<String> {
@@ -615,7 +634,7 @@ pub fn for_run_path<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> Opti
 /// [`for_run_path`] for a file that is not `<id>.json`: `--file PATH`,
 /// for a command that takes it.
 fn for_file_path(args: &[std::ffi::OsString]) -> Option<String> {
-    const READ_A_FILE: [&str; 5] = ["show", "verify", "fold", "stats", "query"];
+    const READ_A_FILE: [&str; 6] = ["show", "verify", "fold", "stats", "query", "export"];
     let command = args
         .iter()
         .position(|a| a.to_str().is_some_and(|a| READ_A_FILE.contains(&a)))?;

@@ -87,6 +87,7 @@ fn main() -> ExitCode {
         cli::Command::Upgrade(a) => cmd::upgrade::run(g, a, &mut out),
         cli::Command::End(a) => cmd::end::run(g, a, &mut out),
         cli::Command::Fork(a) => cmd::fork::run(g, a, &mut out),
+        cli::Command::Recover(a) => cmd::recover::run(g, a, &mut out),
         cli::Command::Backups(a) => cmd::backups::run(g, a, &mut out),
         cli::Command::Export(a) => cmd::export::run(g, a, &mut out),
         cli::Command::Fingerprint(a) => cmd::fingerprint::run(a, &mut out),

@@ -549,6 +549,46 @@ pub fn json_pretty<T: serde::Serialize>(out: &mut dyn Write, value: &T) -> io::R
     out.write_all(b"\n")
 }
 
+/// Print `head` as [`json_pretty`] of [`sorted`] prints it, with `rows`
+/// in place of its top-level `key` (which `head` holds as an empty
+/// array): the same bytes, each row turned into a value and written on its
+/// own, so that no value tree of every row is held (migrate's report of
+/// 8,000 runs, issue 25: bench/RESULTS.md).
+pub fn json_pretty_rows<T: serde::Serialize, R: serde::Serialize>(
+    out: &mut dyn Write,
+    head: &T,
+    key: &str,
+    rows: &[R],
+) -> io::Result<()> {
+    let text = serde_json::to_string_pretty(&sorted(head)?)?;
+    // A top-level key is the only place this can be: inside a string a
+    // newline and a quote are escaped.
+    let hole = format!("\n  {}: []", serde_json::to_string(key)?);
+    let open = text.find(&hole).map(|at| at + hole.len() - 1);
+    let (Some((before, after)), false) =
+        (open.and_then(|o| text.split_at_checked(o)), rows.is_empty())
+    else {
+        if open.is_none() {
+            return Err(io::Error::other(format!(
+                "no empty {key:?} in the document"
+            )));
+        }
+        out.write_all(json_safe(&text).as_bytes())?;
+        return out.write_all(b"\n");
+    };
+    let mut w = io::BufWriter::with_capacity(1 << 16, out);
+    w.write_all(json_safe(before).as_bytes())?;
+    for (i, row) in rows.iter().enumerate() {
+        w.write_all(if i == 0 { b"\n    " } else { b",\n    " })?;
+        let one = serde_json::to_string_pretty(&sorted(row)?)?;
+        w.write_all(json_safe(&one.replace('\n', "\n    ")).as_bytes())?;
+    }
+    w.write_all(b"\n  ")?;
+    w.write_all(json_safe(after).as_bytes())?;
+    w.write_all(b"\n")?;
+    w.flush()
+}
+
 /// `value` as a JSON value, every object's keys in sorted order: the
 /// documents of `answer`, `diff`, `info`, `migrate`, `repair`, `rm`, `run`,
 /// `resume`, `stream` and the `verify`/`validate` summaries were first
@@ -718,6 +758,44 @@ pub fn diagnostic(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pretty_rows_are_the_bytes_of_the_whole_document() {
+        #[derive(serde::Serialize)]
+        struct Row {
+            zeta: u32,
+            alpha: &'static str,
+            empty: Vec<u32>,
+            nested: Vec<serde_json::Value>,
+        }
+        let row = |n| Row {
+            zeta: n,
+            alpha: "a \"quoted\"\nline \u{202e} and \u{1b}[31m",
+            empty: vec![],
+            nested: vec![serde_json::json!({"b": [1, {"c": {}}], "a": null})],
+        };
+        let whole = |rows: Vec<Row>| {
+            let mut out = Vec::new();
+            let doc =
+                serde_json::json!({"to": "x", "runs": sorted(&rows).unwrap(), "a": {"runs": []}});
+            json_pretty(&mut out, &doc).unwrap();
+            out
+        };
+        for n in [0, 1, 3] {
+            let rows: Vec<Row> = (0..n).map(row).collect();
+            let head = serde_json::json!({"to": "x", "runs": [], "a": {"runs": []}});
+            let mut out = Vec::new();
+            json_pretty_rows(&mut out, &head, "runs", &rows).unwrap();
+            let want = whole((0..n).map(row).collect());
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                String::from_utf8(want).unwrap()
+            );
+        }
+        let mut out = Vec::new();
+        let head = serde_json::json!({"to": "x"});
+        assert!(json_pretty_rows(&mut out, &head, "runs", &[1]).is_err());
+    }
 
     #[test]
     fn escape_sequences_are_neutralised() {

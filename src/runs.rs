@@ -94,6 +94,11 @@ impl Read {
         Ok(Read::Store(store, journal))
     }
 
+    /// [`open`](Self::open) on a command's `RUN | --file PATH`, read whole.
+    pub fn target(g: &Invocation, t: &crate::cli::RunOrFile) -> Result<Read, Failure> {
+        Read::open(g, t.run.as_deref(), t.file.file.as_deref(), None)
+    }
+
     /// The journal read.
     pub fn journal(&self) -> &Journal {
         match self {

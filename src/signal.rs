@@ -1,4 +1,6 @@
-//! SIGINT and SIGTERM for `run` and `resume`: the first asks the runner to
+//! SIGINT and SIGTERM for `run` and `resume`, and for a command that
+//! waits on something until told to stop (`show --follow`, [`flag`]).
+//! For `run` and `resume`: the first asks the runner to
 //! finish the step it is in and suspend the run, and says so at once; the
 //! second leaves at once (status 130), saying that the journal is
 //! consistent (every record is appended whole, so a crash repeats at most
@@ -39,4 +41,17 @@ pub fn stop_flag(resume: String) -> Result<Arc<AtomicBool>, Failure> {
         })
         .map_err(|e| Failure::new(format!("starting the signal thread: {e}")))?;
     Ok(stop)
+}
+
+/// A flag set by SIGINT, SIGTERM or SIGHUP, for a loop that polls it
+/// (`show --follow`): nothing is printed from the handler; the loop ends
+/// cleanly, with the usual interrupt status (130).
+pub fn flag() -> Result<Arc<AtomicBool>, Failure> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let flag = Arc::new(AtomicBool::new(false));
+    for sig in [SIGINT, SIGTERM, SIGHUP] {
+        signal_hook::flag::register(sig, Arc::clone(&flag))
+            .map_err(|e| Failure::new(format!("installing signal handlers: {e}")))?;
+    }
+    Ok(flag)
 }

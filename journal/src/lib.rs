@@ -15,6 +15,8 @@
 //! - [`Store::summaries`] lists runs as [`Summary`]s (what `ls` shows, status
 //!   [`Listed`]); [`Store::read`] reads one as a [`Journal`] of [`Record`]s;
 //! - [`fold()`] (or [`Store::fold`]) turns the records into a [`RunState`];
+//! - [`Store::follow`] reads a run and then yields the records its writer
+//!   appends, until a terminal record ([`follow`]);
 //! - [`verify::verify_bytes`] checks a journal's bytes against every rule and
 //!   reports [`verify::Finding`]s;
 //! - [`ops`] holds what an operator does by hand to a run (answer a deferred
@@ -60,6 +62,7 @@ pub mod error;
 pub mod export;
 pub mod fingerprint;
 pub mod fold;
+pub mod follow;
 pub mod gojson;
 pub mod id;
 pub mod lines;
@@ -68,6 +71,7 @@ pub mod nats;
 pub mod ops;
 pub(crate) mod paths;
 pub mod record;
+pub mod recover;
 pub mod runner;
 pub mod schema;
 pub mod search;

@@ -1,12 +1,12 @@
-//! `export RUN --as markdown|html|jsonl [--redact RE]... [--out FILE]`: a
-//! run to hand on. The journal crate builds the document
-//! (`journal::export`); this parses, reads the run, writes it to stdout
+//! `export RUN|--file PATH --as markdown|html|jsonl [--redact RE]...
+//! [--out FILE]`: a run (or a journal file copied off a host) to hand on.
+//! The journal crate builds the document (`journal::export`); this
+//! parses, reads the run (`runs::Read`), writes it to stdout
 //! or a new file, and says on stderr how many matches were redacted.
 
 use crate::cli::{ExportArgs, ExportFormat};
 use crate::error::{CmdResult, Failure};
 use crate::invocation::Invocation;
-use crate::open::open_store;
 use crate::output::sanitize;
 use journal::export;
 use regex::Regex;
@@ -36,12 +36,12 @@ pub fn run(g: &Invocation, a: ExportArgs, out: &mut dyn Write) -> CmdResult {
             Ok(re)
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let store = open_store(g)?;
-    let journal = store.read(&a.run)?;
+    let read = crate::runs::Read::target(g, &a.target)?;
+    let journal = read.journal();
     let (bytes, redacted) = match a.doc_as {
-        ExportFormat::Jsonl => export::jsonl(&journal, &patterns),
+        ExportFormat::Jsonl => export::jsonl(journal, &patterns),
         ExportFormat::Markdown | ExportFormat::Html => {
-            let (records, n) = export::redacted(&journal, &patterns);
+            let (records, n) = export::redacted(journal, &patterns);
             let doc = export::doc(&journal.run, &records);
             let text = if a.doc_as == ExportFormat::Html {
                 export::html(&doc)

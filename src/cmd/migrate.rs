@@ -9,7 +9,7 @@ use crate::error::{CmdResult, Failure};
 use crate::invocation::Invocation;
 use crate::open::{open_store_uri, same_store, IfMissing};
 use crate::output::{
-    cell, json_pretty, outcome_cell, print_table, sanitize, sorted, table, Format, Style,
+    cell, json_pretty_rows, outcome_cell, print_table, sanitize, table, Format, Style,
 };
 use comfy_table::Cell;
 use journal::migrate::{self, Options, Progress, RunReport};
@@ -76,10 +76,16 @@ pub fn run(g: &Invocation, a: MigrateArgs, out: &mut dyn Write) -> CmdResult {
         from: &a.from,
         to: &a.to,
         dry_run: a.dry_run,
-        runs: reports,
+        runs: &reports,
     };
     match style.format {
-        Format::Json => json_pretty(out, &sorted(&migrated)?)?,
+        Format::Json => {
+            let head = Migrated {
+                runs: &[],
+                ..migrated
+            };
+            json_pretty_rows(out, &head, "runs", &reports)?
+        }
         Format::Text => render(out, &migrated, style, a.quiet)?,
     }
     Ok(if migrated.summary.failed == 0 {
@@ -95,11 +101,11 @@ struct Migrated<'a> {
     from: &'a str,
     to: &'a str,
     dry_run: bool,
-    runs: Vec<RunReport>,
+    runs: &'a [RunReport],
     summary: Summary,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Clone, Copy)]
 struct Summary {
     runs: usize,
     ok: usize,

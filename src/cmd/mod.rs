@@ -17,6 +17,7 @@ pub mod ls;
 pub mod man;
 pub mod migrate;
 pub mod query;
+pub mod recover;
 pub mod repair;
 pub mod resume;
 pub mod rm;

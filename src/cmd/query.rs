@@ -21,12 +21,7 @@ struct Document<'a> {
 
 pub fn run(g: &Invocation, a: QueryArgs, out: &mut dyn Write) -> CmdResult {
     let style = g.style;
-    let read = crate::runs::Read::open(
-        g,
-        a.target.run.as_deref(),
-        a.target.file.file.as_deref(),
-        None,
-    )?;
+    let read = crate::runs::Read::target(g, &a.target)?;
     let journal = read.journal();
     let filter = Filter {
         tools: a.tool,

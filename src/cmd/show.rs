@@ -1,6 +1,7 @@
 //! `show RUN [--transcript]`: everything an operator needs to decide what to
 //! do with a run, and what it is waiting on.
 
+mod follow;
 mod transcript;
 
 use crate::cli::ShowArgs;
@@ -35,6 +36,9 @@ struct Shown<'a> {
 
 pub fn run(g: &Invocation, a: ShowArgs, out: &mut dyn Write) -> CmdResult {
     let style = g.style;
+    if a.follow {
+        return follow::show(g, &a, style, out);
+    }
     if a.transcript && style.format == Format::Text {
         return transcript::show(g, &a, style, out);
     }

@@ -67,7 +67,11 @@ pub fn shown(t: &Transcript, item: &Item, record: Option<&Record>) -> Shown {
             format!("[torn final line {number} (byte {offset}): readers drop it]"),
             vec![
                 one(&e),
-                format!("`{}` cuts it (keeping its bytes)", t.repair_hint),
+                if t.repair_hint.is_empty() {
+                    "a journal file outside a store: cut it from the copy by hand".to_owned()
+                } else {
+                    format!("`{}` cuts it (keeping its bytes)", t.repair_hint)
+                },
             ],
         ),
         Err(e) => Shown::new(

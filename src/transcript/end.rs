@@ -30,13 +30,33 @@ pub struct Closing {
 /// The closing section for the journal in `bytes`.
 pub fn closing(g: &Invocation, run: &str, bytes: &[u8]) -> Closing {
     let mut next = Vec::new();
-    let blocks = blocks(g, run, bytes, &mut next);
+    let blocks = blocks(g, run, bytes, None, &mut next);
+    Closing { blocks, next }
+}
+
+/// The closing section for a journal file read with no store (`--file
+/// PATH`): a copy, so no command answers its calls here; the check names
+/// the file.
+pub fn closing_file(g: &Invocation, run: &str, bytes: &[u8], path: &std::path::Path) -> Closing {
+    let mut next = Vec::new();
+    let blocks = blocks(g, run, bytes, Some(path), &mut next);
     Closing { blocks, next }
 }
 
 /// The blocks; the answer commands are pushed to `next` as they are made
 /// (never read back from the blocks: a note is the journal's text).
-fn blocks(g: &Invocation, run: &str, bytes: &[u8], next: &mut Vec<String>) -> Vec<Shown> {
+/// `file`: the journal is that file, outside any store.
+fn blocks(
+    g: &Invocation,
+    run: &str,
+    bytes: &[u8],
+    file: Option<&std::path::Path>,
+    next: &mut Vec<String>,
+) -> Vec<Shown> {
+    let verify = match file {
+        Some(p) => hint::on_file(&["verify"], p),
+        None => hint::command(g, &["verify", run]),
+    };
     let mut lines_rev: Vec<&[u8]> = split(bytes)
         .map(|l| l.bytes)
         .filter(|b| !b.iter().all(u8::is_ascii_whitespace))
@@ -56,7 +76,7 @@ fn blocks(g: &Invocation, run: &str, bytes: &[u8], next: &mut Vec<String>) -> Ve
     let Some(meta) = meta else {
         return vec![Shown::new(
             "[no meta record: the run cannot be folded]".into(),
-            vec![format!("check it: {}", hint::command(g, &["verify", run]))],
+            vec![format!("check it: {verify}")],
         )];
     };
     let st = match fold_with(std::iter::once(&meta).chain(&tail), FoldOptions::inspect()) {
@@ -66,7 +86,7 @@ fn blocks(g: &Invocation, run: &str, bytes: &[u8], next: &mut Vec<String>) -> Ve
                 "[the fold refuses this journal]".into(),
                 vec![
                     sanitize(&e.to_string(), false).into_owned(),
-                    format!("check it: {}", hint::command(g, &["verify", run])),
+                    format!("check it: {verify}"),
                 ],
             )]
         }
@@ -115,10 +135,17 @@ fn blocks(g: &Invocation, run: &str, bytes: &[u8], next: &mut Vec<String>) -> Ve
         if !d.handle.is_empty() {
             body.extend(lines(&format!("handle: {}", d.handle)));
         }
-        let cmd = answer_command(g, run, &d.tool_use_id);
-        body.push(format!("answer: {cmd}"));
-        next.push(cmd);
-        body.push(format!("  ({})", hint::Need::Answer.says()));
+        if file.is_some() {
+            body.push(format!(
+                "answer it where run {} is stored: this journal is a copy",
+                sanitize(run, false)
+            ));
+        } else {
+            let cmd = answer_command(g, run, &d.tool_use_id);
+            body.push(format!("answer: {cmd}"));
+            next.push(cmd);
+            body.push(format!("  ({})", hint::Need::Answer.says()));
+        }
         out.push(Shown::new(
             format!(
                 "[waiting on {} {}]",

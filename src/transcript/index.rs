@@ -93,10 +93,15 @@ pub struct Transcript {
     /// The command that checks this run (with the store flags), named
     /// when a line is refused.
     pub verify_hint: String,
-    /// The command that cuts a torn final line (with the store flags).
+    /// The command that cuts a torn final line (with the store flags);
+    /// empty for a journal file, which no store repairs.
     pub repair_hint: String,
     /// The closing section, appended as items once every line is indexed.
     pub end: Vec<Shown>,
+    /// The run is being followed (`show --follow`): lines are still to
+    /// come ([`append`](Transcript::append)), so the closing section waits
+    /// for [`close`](Transcript::close).
+    open: bool,
 }
 
 impl Transcript {
@@ -129,7 +134,49 @@ impl Transcript {
             verify_hint: crate::hint::command(g, &["verify", run]),
             repair_hint: crate::hint::command(g, &["repair", run]),
             end,
+            open: false,
         }
+    }
+
+    /// This transcript, followed: the lines appended later belong to it,
+    /// and it ends when it is [`close`](Self::close)d.
+    pub fn following(mut self) -> Self {
+        self.open = true;
+        self
+    }
+
+    /// Add one record's line (as stored, without `\n`) at the end.
+    pub fn append(&mut self, line: &[u8]) {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(line);
+        self.bytes.push(b'\n');
+        let number = self.lines.last().map_or(1, |s| s.number + 1);
+        self.lines.push(Span {
+            start,
+            end: start + line.len(),
+            number,
+        });
+    }
+
+    /// Nothing more is appended: `end` is the closing section, indexed
+    /// after the last line.
+    pub fn close(&mut self, end: Vec<Shown>) {
+        self.open = false;
+        self.end = end;
+    }
+
+    /// The journal's bytes so far.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The transcript of a journal file read with no store (`--file
+    /// PATH`): the check names the file; no store's repair cuts its torn
+    /// line (the copy is the operator's to fix).
+    pub fn of_file(mut self, path: &std::path::Path) -> Self {
+        self.verify_hint = crate::hint::on_file(&["verify"], path);
+        self.repair_hint = String::new();
+        self
     }
 
     pub fn items(&self) -> &[Item] {
@@ -140,9 +187,10 @@ impl Transcript {
         self.items.get(i)
     }
 
-    /// Whether every line is indexed (and the closing section appended).
+    /// Whether every line is indexed (and the closing section appended);
+    /// for a transcript followed, every line there is now.
     pub fn done(&self) -> bool {
-        self.next > self.lines.len()
+        self.next > self.lines.len() || (self.open && self.next == self.lines.len())
     }
 
     /// How far the index has read, in per cent of the bytes.
@@ -192,7 +240,7 @@ impl Transcript {
     pub fn advance_line(&mut self) -> Option<(Option<Record>, std::ops::Range<usize>)> {
         let first = self.items.len();
         let i = self.next;
-        if i > self.lines.len() {
+        if i > self.lines.len() || (self.open && i == self.lines.len()) {
             return None;
         }
         self.next += 1;

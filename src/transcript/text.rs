@@ -21,11 +21,28 @@ pub fn print(
     color: bool,
     out: &mut dyn Write,
 ) -> io::Result<()> {
+    header(t, out)?;
+    more(t, thinking, color, out)
+}
+
+/// The transcript's first line.
+pub fn header(t: &Transcript, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
         "Transcript of {} (seq, iteration and label on each record)",
-        t.run
-    )?;
+        // A journal file's id is its meta record's: not checked.
+        crate::output::sanitize(&t.run, false)
+    )
+}
+
+/// Print the blocks of `t` not printed yet (a followed transcript grows
+/// between two calls); coloured as [`print`] colours them.
+pub fn more(
+    t: &mut Transcript,
+    thinking: bool,
+    color: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let mut closing = false;
     while let Some((record, range)) = t.advance_line() {
         let items: Vec<Item> = t.items().get(range).unwrap_or_default().to_vec();

@@ -99,6 +99,19 @@ const MAX_COUNT: usize = 99_999_999;
 /// would not change anyway.
 const MAX_REPEAT: usize = 10_000;
 
+/// Poll `feed` once: new blocks are added and, when the cursor was on the
+/// last block, it moves to the new last one with the end at the bottom.
+fn fed(m: &mut Model, feed: &mut Feed) -> Result<bool, Failure> {
+    let at_end = m.t.done() && m.cursor + 1 >= m.t.items().len();
+    if !feed(m.t)? {
+        return Ok(false);
+    }
+    if at_end {
+        m.last();
+    }
+    Ok(true)
+}
+
 /// Apply one key to the model.
 pub fn key(m: &mut Model, k: KeyEvent) -> Step {
     let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
@@ -174,9 +187,26 @@ pub fn key(m: &mut Model, k: KeyEvent) -> Step {
     Step::Stay
 }
 
+/// New lines for the transcript viewed, polled between key presses (`show
+/// --transcript --follow`): adds what came to the transcript, true when
+/// anything did.
+pub type Feed<'f> = dyn FnMut(&mut Transcript) -> Result<bool, Failure> + 'f;
+
 /// View `t`; on leaving, print `next` (the commands that answer what the
 /// run waits on) on the normal screen.
 pub fn run(t: &mut Transcript, next: &[String], style: Style, out: &mut dyn Write) -> CmdResult {
+    run_fed(t, next, style, out, None)
+}
+
+/// [`run`], with `feed` polled for new lines while no key is pressed: a
+/// cursor on the last block stays on the last block as blocks come.
+pub fn run_fed(
+    t: &mut Transcript,
+    next: &[String],
+    style: Style,
+    out: &mut dyn Write,
+    mut feed: Option<&mut Feed>,
+) -> CmdResult {
     let stop = signal_flag()?;
     let screen = Screen::enter()?;
     // A terminal that goes away (its window closed, tmux killed) leaves
@@ -237,18 +267,27 @@ pub fn run(t: &mut Transcript, next: &[String], style: Style, out: &mut dyn Writ
             if m.t.done() {
                 dirty = true;
             }
+        } else if let Some(f) = feed.as_mut() {
+            dirty |= fed(&mut m, f)?;
         }
     };
     drop(term);
     drop(screen);
     if code == ExitCode::SUCCESS {
-        let mut stdout = io::stdout().lock();
-        for cmd in next {
-            writeln!(stdout, "next: {cmd}")?;
-        }
-        if !next.is_empty() {
-            writeln!(stdout, "  ({})", crate::hint::Need::Answer.says())?;
-        }
+        print_next(next)?;
     }
     Ok(code)
+}
+
+/// `next` (the commands that answer what the run waits on) on the normal
+/// screen, once the viewer has left it.
+pub fn print_next(next: &[String]) -> io::Result<()> {
+    let mut stdout = io::stdout().lock();
+    for cmd in next {
+        writeln!(stdout, "next: {cmd}")?;
+    }
+    if !next.is_empty() {
+        writeln!(stdout, "  ({})", crate::hint::Need::Answer.says())?;
+    }
+    Ok(())
 }

@@ -14,7 +14,7 @@ fn off_host(dir: &str, run: &str) -> (tempfile::TempDir, String) {
 }
 
 #[test]
-fn show_fold_stats_and_query_read_a_file_as_they_read_the_run() {
+fn show_fold_stats_query_export_and_the_transcript_read_a_file_as_they_read_the_run() {
     for dir in ["runs-v1", "runs"] {
         let run = "tool-batch";
         let (_t, file) = off_host(dir, run);
@@ -28,6 +28,10 @@ fn show_fold_stats_and_query_read_a_file_as_they_read_the_run() {
             vec!["stats"],
             vec!["query", "-o", "json"],
             vec!["query"],
+            vec!["export", "--as", "markdown"],
+            vec!["export", "--as", "html"],
+            vec!["export", "--as", "jsonl"],
+            vec!["show", "--transcript", "--no-tui", "--thinking"],
         ] {
             let mut from_store = vec!["--state-dir", &store];
             from_store.extend_from_slice(&cmd);
@@ -99,5 +103,59 @@ fn a_run_argument_that_is_a_file_gets_the_command_that_reads_it() {
         assert!(r.stderr.contains(&want), "{cmd}: {}", r.stderr);
         let r = fisk(&[cmd, "--file", &file]);
         assert_eq!(r.code, 0, "{cmd}: {}", r.stderr);
+    }
+    let r = fisk(&[
+        "--state-dir",
+        "testdata/runs",
+        "export",
+        &file,
+        "--as",
+        "jsonl",
+    ]);
+    assert_ne!(r.code, 0);
+    let want = format!("fisk-admin export --file {file} --as jsonl`");
+    assert!(r.stderr.contains(&want), "{}", r.stderr);
+}
+
+#[test]
+fn a_file_transcript_names_no_store_command() {
+    for dir in ["runs-v1", "runs"] {
+        let (t, file) = off_host(dir, "deferral-waiting");
+        let r = fisk(&["show", "--transcript", "--no-tui", "--file", &file]);
+        assert_eq!(r.code, 0, "{dir}: {}", r.stderr);
+        assert!(
+            r.stdout.contains("Transcript of deferral-waiting"),
+            "{dir}: {}",
+            r.stdout
+        );
+        assert!(
+            r.stdout
+                .contains("answer it where run deferral-waiting is stored: this journal is a copy"),
+            "{dir}: {}",
+            r.stdout
+        );
+        assert!(
+            !r.stdout.contains("fisk-admin answer"),
+            "{dir}: {}",
+            r.stdout
+        );
+        // A torn final line: shown, with no store's repair offered.
+        let mut bytes = std::fs::read(&file).unwrap();
+        bytes.extend_from_slice(b"{\"seq\":6,\"prot");
+        let torn = t.path().join("torn.json");
+        std::fs::write(&torn, &bytes).unwrap();
+        let r = fisk(&["show", "--transcript", "--no-tui", "--file", s(&torn)]);
+        assert_eq!(r.code, 0, "{dir}: {}", r.stderr);
+        assert!(r.stdout.contains("[torn final line"), "{dir}: {}", r.stdout);
+        assert!(
+            r.stdout.contains("cut it from the copy by hand"),
+            "{dir}: {}",
+            r.stdout
+        );
+        assert!(
+            !r.stdout.contains("fisk-admin repair"),
+            "{dir}: {}",
+            r.stdout
+        );
     }
 }

@@ -650,6 +650,7 @@ fn every_output_schema_is_checked() {
             "ls.json",
             "migrate.json",
             "query.json",
+            "recover.json",
             "search.json",
             "stats-all.json",
             "stats.json",

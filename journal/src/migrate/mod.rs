@@ -46,7 +46,7 @@ use self::copy::{after_create, batch_of, copy_run, write_dest};
 use self::report::{Check, Copied};
 use self::select::read_source;
 use crate::error::{Error, Result};
-use crate::store::{Creator, NewRunSender, Prefetched, ReadBudget, Store};
+use crate::store::{Creator, Handed, NewRunSender, Prefetched, ReadBudget, Store};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -172,8 +172,9 @@ struct Created {
 enum Step {
     /// Copied in place.
     Done(Copied),
-    /// Handed to the creator as a new run.
-    Sent(RunReport, Check),
+    /// Handed to the creator as a new run: how it ended when the store
+    /// wrote it there and then, else the creator says.
+    Sent(RunReport, Check, Option<Created>),
 }
 
 /// Map `items` with `f`, in parallel on `pool` (in order), else in turn.
@@ -229,15 +230,21 @@ fn create_new_runs(cx: &Cx, creator: Creator) -> HashMap<usize, Created> {
     let mut ended = HashMap::new();
     let inflight = CREATE_INFLIGHT_PER_JOB * cx.opts.jobs.max(1);
     creator.run(inflight, exists, |i, n, r| {
-        cx.progress.records.fetch_add(n, Ordering::Relaxed);
-        cx.progress.runs_done.fetch_add(1, Ordering::Relaxed);
-        if r.as_ref().is_err_and(Error::is_store_failure) {
-            cx.abort
-                .store_failed(cx.runs.get(i).map_or("?", String::as_str));
-        }
-        ended.insert(i, Created { stored: n, end: r });
+        ended.insert(i, created(cx, i, n, r));
     });
     ended
+}
+
+/// A new run ended (`n` records stored): counted, and a store failure
+/// stops the runs not yet started.
+fn created(cx: &Cx, i: usize, n: u64, end: Result<()>) -> Created {
+    cx.progress.records.fetch_add(n, Ordering::Relaxed);
+    cx.progress.runs_done.fetch_add(1, Ordering::Relaxed);
+    if end.as_ref().is_err_and(Error::is_store_failure) {
+        cx.abort
+            .store_failed(cx.runs.get(i).map_or("?", String::as_str));
+    }
+    Created { stored: n, end }
 }
 
 /// Read every source run and copy it (or hand it to `tx`), on the current
@@ -295,7 +302,10 @@ fn copy_one(
                 };
                 let batch = batch_of(src.journal.entries, 0);
                 match tx.send((i, r.to_owned(), batch)) {
-                    Ok(()) => Step::Sent(src.rep, check),
+                    Ok(Handed::Queued) => Step::Sent(src.rep, check, None),
+                    Ok(Handed::Made(n, end)) => {
+                        Step::Sent(src.rep, check, Some(created(cx, i, n, end)))
+                    }
                     // The creator is gone: copy this one in place.
                     Err(_) => Step::Done(copy_run(from, to, r, opts, progress, None)),
                 }
@@ -326,18 +336,19 @@ fn finish_created(
     let steps: Vec<(Step, Option<Created>)> = steps
         .into_iter()
         .enumerate()
-        .map(|(i, step)| {
-            let ended = matches!(step, Step::Sent(..))
-                .then(|| created.remove(&i))
-                .flatten();
-            (step, ended)
+        .map(|(i, step)| match step {
+            Step::Sent(rep, check, made) => {
+                let ended = made.or_else(|| created.remove(&i));
+                (Step::Sent(rep, check, None), ended)
+            }
+            done => (done, None),
         })
         .collect();
     let refused: Vec<(String, u64)> = steps
         .iter()
         .filter_map(|(step, ended)| match (step, ended) {
             (
-                Step::Sent(rep, c),
+                Step::Sent(rep, c, _),
                 Some(Created {
                     stored: 0,
                     end: Err(Error::Exists { .. } | Error::Live { .. }),
@@ -360,7 +371,7 @@ fn finish_created(
     };
     on_pool(pool, steps, |(step, ended)| match step {
         Step::Done(copied) => copied,
-        Step::Sent(rep, check) => {
+        Step::Sent(rep, check, _) => {
             let dest = held.get(&rep.run);
             after_create(cx, rep, check, ended, dest)
         }

@@ -1,4 +1,5 @@
-//! The backups the destructive commands keep (`rm`, `repair`, `upgrade`):
+//! The backups the destructive commands keep (`rm`, `repair`, `upgrade`,
+//! `recover`):
 //! listed with the disk each really holds, one restored, old ones pruned.
 //!
 //! It exists because every destructive command keeps the run's bytes
@@ -10,10 +11,12 @@
 //! `keep_dir` in the store layer; this module only reads them back):
 //! - file store: beside the journal, `<id>.<why>-<UTC time>[-N].bak`,
 //!   `why` being `removed` (rm, a hard link), `torn` (repair, the cut
-//!   bytes) or `v3` (upgrade, a hard link of the original);
+//!   bytes), `v3` (upgrade, a hard link of the original), `recovered`
+//!   (recover, a hard link of the damaged original) or `unreadable`
+//!   (recover, the bytes it could not read);
 //! - JetStream: `$XDG_STATE_HOME/fisk-admin/<why>/<STREAM>/<id>-<UTC
-//!   time>[-N]/`, a one-run file store, `why` being `removed` or
-//!   `upgraded`.
+//!   time>[-N]/`, a one-run file store, `why` being `removed`, `upgraded`
+//!   or `recovered`.
 //!
 //! A backup's id, the one a person types, is its file name (file store)
 //! or `<why>/<directory name>` (JetStream).
@@ -38,6 +41,9 @@ pub enum Kind {
     Repair,
     /// `upgrade`: the version-3 journal it replaced.
     Upgrade,
+    /// `recover`: the damaged journal it replaced, or the bytes of it
+    /// that could not be read.
+    Recover,
 }
 
 impl Kind {
@@ -47,6 +53,7 @@ impl Kind {
             Kind::Rm => "rm",
             Kind::Repair => "repair",
             Kind::Upgrade => "upgrade",
+            Kind::Recover => "recover",
         }
     }
 
@@ -56,6 +63,7 @@ impl Kind {
             "removed" => Some(Kind::Rm),
             "torn" => Some(Kind::Repair),
             "v3" => Some(Kind::Upgrade),
+            "recovered" | "unreadable" => Some(Kind::Recover),
             _ => None,
         }
     }
@@ -63,7 +71,11 @@ impl Kind {
 
 /// The JetStream backup directories (`$XDG_STATE_HOME/fisk-admin/<why>`)
 /// and their kinds.
-const KEPT_DIRS: [(&str, Kind); 2] = [("removed", Kind::Rm), ("upgraded", Kind::Upgrade)];
+const KEPT_DIRS: [(&str, Kind); 3] = [
+    ("removed", Kind::Rm),
+    ("upgraded", Kind::Upgrade),
+    ("recovered", Kind::Recover),
+];
 
 /// One backup.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -371,8 +383,9 @@ pub enum Restored {
 /// Put the run of backup `id` back. Only `rm`'s backups are restored, and
 /// only while no run of that id exists: a repair backup holds a torn line
 /// (putting it back would tear the journal again) and an upgrade backup a
-/// version-3 journal the run may have gone on from since; both are
-/// refused, the backup left for a person to read.
+/// version-3 journal the run may have gone on from since, and a recover
+/// backup a damaged journal (or bytes of it); all three are refused, the
+/// backup left for a person to read.
 pub fn restore(store: &Store, id: &str) -> Result<Restored> {
     let b = find(store, id)?;
     match b.kind {
@@ -391,6 +404,15 @@ pub fn restore(store: &Store, id: &str) -> Result<Restored> {
                 &b.run,
                 format!(
                     "backup {id} holds the version-3 journal upgrade replaced; the run may have gone on since, and putting it back would drop those records, so it is not restored; read it at {}",
+                    crate::shell::shown(&b.path)
+                ),
+            ))
+        }
+        Kind::Recover => {
+            return Err(Error::refused(
+                &b.run,
+                format!(
+                    "backup {id} holds what recover replaced: the damaged journal (or the bytes of it that could not be read); putting it back would bring the damage back and drop what the run did since, so it is not restored; read it at {}",
                     crate::shell::shown(&b.path)
                 ),
             ))

@@ -3,7 +3,9 @@
 //! end, because each is a write rule: every refusal is checked with no
 //! lock taken (so a refusal leaves the journal exactly as it was), then the
 //! operation becomes the run's writer, makes sure nothing changed since it
-//! looked, and appends exactly one record.
+//! looked, and appends exactly one record. `fork` and `recover` (6.1)
+//! write a whole journal instead, a new run or (recover in place) the run
+//! replaced with its original kept, after the same checks.
 //!
 //! Each operation takes a request and returns an outcome; a refusal is an
 //! [`Error::Op`] holding a [`Refusal`], typed so that a
@@ -16,6 +18,7 @@ pub mod backups;
 pub mod end;
 pub mod fork;
 pub mod inbox;
+pub mod recover;
 pub mod remove;
 
 use crate::fold::RunState;
@@ -58,6 +61,8 @@ pub enum Op {
     End,
     /// `fork`: a new run of a run's first records (SPEC 6.1).
     Fork,
+    /// `recover`: a damaged journal made whole again (SPEC 6.1).
+    Recover,
 }
 
 /// The refusals of the hand-written operations (SPEC 6), one variant each.
@@ -179,6 +184,12 @@ pub enum Why {
         /// The seq asked for.
         seq: u64,
     },
+    /// recover: the journal cannot be made into a run the agent accepts
+    /// (its meta record is lost, or it is of no agent's version).
+    Unrecoverable {
+        /// Why, in words.
+        why: String,
+    },
 }
 
 /// What changed under an operation between its checks and its lock.
@@ -224,7 +235,7 @@ pub(crate) const MAX_TOOL: usize = 256;
 /// Untrusted text (ids, tool names from the journal) made safe for a
 /// message: control characters and bidi overrides as visible escapes,
 /// `\n`, `\t` and `\r` included (the binary's `sanitize(_, false)`).
-fn shown(s: &str) -> Cow<'_, str> {
+pub(crate) fn shown(s: &str) -> Cow<'_, str> {
     if !s.chars().any(crate::shell::is_dangerous) {
         return Cow::Borrowed(s);
     }
@@ -382,6 +393,10 @@ impl fmt::Display for Refusal {
             Why::NotWhole { seq } => write!(
                 f,
                 "run {run}: its records 1 to {seq} are not whole (a record missing or out of order); {nothing}"
+            ),
+            Why::Unrecoverable { why } => write!(
+                f,
+                "run {run} cannot be recovered: {why}; {nothing}, the journal is as it was"
             ),
             Why::NotAReason { reason } => write!(
                 f,

@@ -28,10 +28,6 @@ impl Drop for Release<'_> {
     }
 }
 
-/// How one new run handed to [`Store::create_many`] ended: its index, the
-/// records stored, and how it ended.
-type Ended = (usize, u64, crate::Result<()>);
-
 /// The feeding side of [`Store::create_many`]: [`send`](Self::send) hands
 /// a new run to the store's creator. Dropping every sender ends the
 /// creator's input.
@@ -42,8 +38,21 @@ enum Feed<'a> {
     Pipeline(jetstream::NewRunSender),
     /// File: written on the sender's own thread, whole (one write, one
     /// fsync, no lock: there is nothing to pipeline, and the runs stay
-    /// as parallel as their senders); how it ended goes to the creator.
-    Whole(&'a file::FileStore, std::sync::mpsc::Sender<Ended>),
+    /// as parallel as their senders); how it ended goes back to the
+    /// sender, not through a channel to the creator's thread: a message
+    /// a run handed across threads had the allocator (mimalloc) hold
+    /// 6 MB more by 2,000 runs, though the heap held no more
+    /// (bench/RESULTS.md, issue 25).
+    Whole(&'a file::FileStore),
+}
+
+/// What became of a run handed to [`NewRunSender::send`].
+pub enum Handed {
+    /// Queued: the creator reports how it ends ([`Creator::run`]).
+    Queued,
+    /// Written there and then: the records stored and how it ended (as
+    /// [`Appender::append_batch`](super::Appender::append_batch)).
+    Made(u64, crate::Result<()>),
 }
 
 impl NewRunSender<'_> {
@@ -55,23 +64,20 @@ impl NewRunSender<'_> {
     pub(crate) fn may_create(&self, run: &str) -> bool {
         match &self.0 {
             Feed::Pipeline(_) => true,
-            Feed::Whole(f, _) => !f.journal_path(run).is_ok_and(|p| p.exists()),
+            Feed::Whole(f) => !f.journal_path(run).is_ok_and(|p| p.exists()),
         }
     }
 
     /// Hand a run (index, id, its records: exactly seqs 1..N) to the
-    /// creator, waiting while it is full. `Err` gives the run back when
-    /// the creator is gone.
-    pub fn send(&self, run: NewRun) -> std::result::Result<(), NewRun> {
+    /// creator, waiting while it is full, or write it now (file). `Err`
+    /// gives the run back when the creator is gone.
+    pub fn send(&self, run: NewRun) -> std::result::Result<Handed, NewRun> {
         match &self.0 {
-            Feed::Pipeline(tx) => tx.send(run),
-            Feed::Whole(f, ended) => {
-                let (i, id, records) = run;
+            Feed::Pipeline(tx) => tx.send(run).map(|()| Handed::Queued),
+            Feed::Whole(f) => {
+                let (_, id, records) = run;
                 let (n, r) = f.create_whole(&id, records);
-                // The creator only forwards what ended; it outlives every
-                // sender (the caller drops them before it joins it).
-                let _ = ended.send((i, n, r));
-                Ok(())
+                Ok(Handed::Made(n, r))
             }
         }
     }
@@ -86,7 +92,8 @@ enum Make<'a> {
         js: &'a jetstream::JetStreamStore,
         rx: jetstream::NewRunReceiver,
     },
-    Whole(std::sync::mpsc::Receiver<Ended>),
+    /// File: every run was written by its sender; nothing to report.
+    Whole,
 }
 
 impl Creator<'_> {
@@ -98,18 +105,18 @@ impl Creator<'_> {
     /// `Error::Live`, nothing stored). JetStream: the appends of many runs
     /// pipelined, at most `inflight` runs one by one at a time when they
     /// cannot be (see [`jetstream::JetStreamStore::create_runs`]). File:
-    /// each run was written whole by its sender
-    /// ([`file::FileStore::create_whole`], which refuses an existing run
-    /// itself: `exists` is not called).
+    /// each run was written whole by its sender, which had how it ended
+    /// ([`Handed::Made`]; [`file::FileStore::create_whole`] refuses an
+    /// existing run itself): nothing is reported, `exists` is not called.
     pub fn run(
         self,
         inflight: usize,
         exists: impl FnOnce() -> std::collections::HashSet<String>,
-        mut done: impl FnMut(usize, u64, crate::Result<()>),
+        done: impl FnMut(usize, u64, crate::Result<()>),
     ) {
         match self.0 {
             Make::Pipeline { js, rx } => js.create_runs(rx, inflight, &exists(), done),
-            Make::Whole(ended) => ended.into_iter().for_each(|(i, n, r)| done(i, n, r)),
+            Make::Whole => {}
         }
     }
 }
@@ -327,10 +334,7 @@ impl Store {
                     Creator(Make::Pipeline { js, rx }),
                 )
             }
-            Store::File(f) => {
-                let (tx, rx) = std::sync::mpsc::channel();
-                (NewRunSender(Feed::Whole(f, tx)), Creator(Make::Whole(rx)))
-            }
+            Store::File(f) => (NewRunSender(Feed::Whole(f)), Creator(Make::Whole)),
         }
     }
 

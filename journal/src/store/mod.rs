@@ -13,7 +13,7 @@ mod summary;
 
 pub use appender::Appender;
 pub use many::{release, NewRun, ReadBudget};
-pub(crate) use many::{Creator, NewRunSender, Prefetched};
+pub(crate) use many::{Creator, Handed, NewRunSender, Prefetched};
 pub use summary::{Listed, Summary};
 
 use crate::lines::Tail;
@@ -545,6 +545,80 @@ impl Store {
             Store::JetStream(j) => {
                 let keep = keep_dir("upgraded", j.name(), run, "upgrade", "changed")?;
                 j.upgrade(run, dry_run, &keep, hold, force)
+            }
+        }
+    }
+
+    /// The run as stored, damaged or not, as a journal's bytes: the file
+    /// (file); the bodies of the messages on its record subjects, in seq
+    /// order, one a line (JetStream). What `recover` plans from.
+    pub(crate) fn raw(&self, run: &str) -> crate::Result<Vec<u8>> {
+        match self {
+            Store::File(f) => f.read_bytes(run).map(|(_, b)| b),
+            Store::JetStream(j) => {
+                let mut messages = j.read_all_messages(run)?;
+                if messages.is_empty() {
+                    return Err(crate::Error::NotFound {
+                        run: run.to_owned(),
+                        at: self.place(),
+                    });
+                }
+                messages.retain(|m| m.subject_seq.is_some());
+                jetstream::sort_by_seq(&mut messages);
+                Ok(jetstream::as_lines(&messages))
+            }
+        }
+    }
+
+    /// Replace the damaged run `run`, read as `planned` ([`raw`](Self::raw)),
+    /// by the journal `plan` made of it, keeping the original first; a run
+    /// that changed since it was read is refused. File: under the run lock,
+    /// as `upgrade` replaces a journal (`file::recover`), the bytes that
+    /// could not be read kept beside it too. JetStream: the run kept as a
+    /// file journal under the XDG state home and purged, fenced as `rm`
+    /// deletes (SPEC 8's hold applies), then written again whole. Returns
+    /// where the original and the unreadable bytes are kept.
+    pub(crate) fn recover_in_place(
+        &self,
+        run: &str,
+        planned: &[u8],
+        plan: &crate::recover::Plan,
+    ) -> crate::Result<(PathBuf, Option<PathBuf>)> {
+        match self {
+            Store::File(f) => f.recover(run, planned, &plan.journal(), &plan.unreadable),
+            Store::JetStream(j) => {
+                let keep = keep_dir("recovered", j.name(), run, "recover", "changed")?;
+                if self.raw(run)? != planned {
+                    return Err(crate::Error::refused(
+                        run,
+                        "the run changed while it was being planned (a writer got to it); nothing was changed: recover it again",
+                    ));
+                }
+                // The purge is fenced on the run as it was kept: a writer
+                // that appended since is refused (`Error::Live`), nothing
+                // deleted.
+                let (_, kept, warning) = j.delete_keeping(run, &keep)?;
+                if let Some(w) = warning {
+                    return Err(crate::Error::refused(
+                        run,
+                        format!(
+                            "the damaged run was kept at {} but may not be gone from the stream ({w}); the recovered run was not written",
+                            crate::shell::shown(&kept)
+                        ),
+                    ));
+                }
+                let records = (1u64..).zip(plan.records.iter().cloned()).collect();
+                let (_, done) = self.create_whole(run, records);
+                done.map_err(|e| {
+                    crate::Error::refused(
+                        run,
+                        format!(
+                            "the damaged run was kept at {} and purged, but the recovered run could not be written whole ({e}); copy the kept run back with `migrate` and recover again",
+                            crate::shell::shown(&kept)
+                        ),
+                    )
+                })?;
+                Ok((kept, None))
             }
         }
     }

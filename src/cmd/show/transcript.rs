@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 /// An environment switch (`NO_TUI`, `THINKING`): set, not empty, and not
 /// one of the words for "off".
-fn env_on(name: &str) -> bool {
+pub(super) fn env_on(name: &str) -> bool {
     std::env::var_os(name).is_some_and(|v| {
         let v = v.to_string_lossy().trim().to_ascii_lowercase();
         !v.is_empty() && !["0", "false", "no", "off"].contains(&v.as_str())
@@ -23,15 +23,25 @@ fn env_on(name: &str) -> bool {
 }
 
 pub fn show(g: &Invocation, a: &ShowArgs, style: Style, out: &mut dyn Write) -> CmdResult {
-    // --transcript conflicts with --file: a run is named.
-    let run = a.target.run.as_deref().unwrap_or_default();
-    let store = open_store(g)?;
-    let bytes = store.read_lines(run)?;
-    let end = end::closing(g, run, &bytes);
-    let mut t = Transcript::new(g, run, bytes, end.blocks);
+    let (mut t, end) = match a.target.file.file.as_deref() {
+        Some(path) => {
+            let (run, bytes) = journal::store::file::Loose::bytes(path)?;
+            let end = end::closing_file(g, &run, &bytes, path);
+            let t = Transcript::new(g, &run, bytes, end.blocks).of_file(path);
+            (t, end.next)
+        }
+        None => {
+            // clap requires a run when there is no --file.
+            let run = a.target.run.as_deref().unwrap_or_default();
+            let store = open_store(g)?;
+            let bytes = store.read_lines(run)?;
+            let end = end::closing(g, run, &bytes);
+            (Transcript::new(g, run, bytes, end.blocks), end.next)
+        }
+    };
     let tty = io::stdout().is_terminal();
     if tty && !a.no_tui && !env_on("NO_TUI") {
-        return crate::view::run(&mut t, &end.next, style, out);
+        return crate::view::run(&mut t, &end, style, out);
     }
     let thinking = a.thinking || env_on("THINKING");
     if tty && !a.no_pager {

@@ -49,19 +49,23 @@ impl Loose {
         })
     }
 
+    /// The journal file's bytes exactly as stored, with its run id (the
+    /// meta record's, else the file's name without `.json`): what a
+    /// transcript indexes, nothing decoded but the first line.
+    pub fn bytes(path: &Path) -> Result<(String, Vec<u8>)> {
+        let bytes = crate::bounded::read_path(path, crate::bounded::RECORDS)
+            .map_err(|e| Error::io(path, e))?;
+        Ok((run_of(path, &bytes), bytes))
+    }
+
     /// `verify` of the journal file at `path` (its content: a file outside
     /// a store has no mode or lock to check), however damaged it is.
     pub fn verify(
         path: &Path,
         check: Option<&dyn crate::verify::RecordCheck>,
     ) -> Result<crate::verify::Report> {
-        let bytes = crate::bounded::read_path(path, crate::bounded::RECORDS)
-            .map_err(|e| Error::io(path, e))?;
-        Ok(crate::verify::verify_bytes(
-            &run_of(path, &bytes),
-            &bytes,
-            check,
-        ))
+        let (run, bytes) = Loose::bytes(path)?;
+        Ok(crate::verify::verify_bytes(&run, &bytes, check))
     }
 
     /// Fold the journal, a refusal pointing at the file's line.
@@ -81,7 +85,7 @@ impl Loose {
 
 /// The run id of the journal `bytes` read from `path`: its meta record's,
 /// else the file's name without `.json`.
-fn run_of(path: &Path, bytes: &[u8]) -> String {
+pub(crate) fn run_of(path: &Path, bytes: &[u8]) -> String {
     let first = lines::split(bytes)
         .next()
         .and_then(|l| crate::record::Record::decode(l.bytes).ok());

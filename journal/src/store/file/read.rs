@@ -15,7 +15,7 @@ use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
 impl FileStore {
-    fn open(&self, run: &str) -> Result<(PathBuf, File)> {
+    pub(crate) fn open(&self, run: &str) -> Result<(PathBuf, File)> {
         let path = self.journal_path(run)?;
         self.refuse_outside_link(&path)?;
         match whole::open(&path) {

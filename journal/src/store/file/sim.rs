@@ -604,7 +604,7 @@ fn an_upgrade_crashed_at_any_fsync_leaves_the_old_journal_or_the_new_one_and_the
         },
         |sim| {
             store()
-                .replace_journal(sim, "r", &path("r.json"), &new)
+                .replace_journal(sim, "r", &path("r.json"), &new, "v3")
                 .is_ok()
         },
         |image, done| {
@@ -798,7 +798,7 @@ fn an_upgrade_that_fails_at_any_call_leaves_the_old_journal_and_no_backup_or_the
         },
         |sim| {
             store()
-                .replace_journal(sim, "r", &path("r.json"), &new)
+                .replace_journal(sim, "r", &path("r.json"), &new, "v3")
                 .is_ok()
         },
         |live, before, done| {
@@ -815,6 +815,76 @@ fn an_upgrade_that_fails_at_any_call_leaves_the_old_journal_and_no_backup_or_the
             assert_eq!(names.len(), 1, "{names:?}");
             assert!(names[0].starts_with("r.v3-"), "{names:?}");
             assert_eq!(live[names[0]], old);
+        },
+    );
+}
+
+#[test]
+fn a_recover_crashed_at_any_fsync_leaves_the_damaged_journal_or_the_recovered_one_and_both_kept() {
+    let mut old = lines_of(&[1, 2]);
+    old.extend_from_slice(b"\x00\x00garbage\n");
+    old.extend_from_slice(&lines_of(&[3]));
+    let new = lines_of(&[1, 2, 3]);
+    let (count, _) = sweep(
+        |sim| sim.put("r.json", &old),
+        |sim| {
+            store()
+                .recover_in(sim, "r", &path("r.json"), &new, b"\x00\x00garbage\n")
+                .is_ok()
+        },
+        |image, done| {
+            let bytes = image.get("r.json").expect("never neither journal");
+            let kept: Vec<_> = image
+                .iter()
+                .filter(|(n, _)| n.starts_with("r.recovered-") && n.ends_with(".bak"))
+                .collect();
+            assert!(kept.len() <= 1);
+            if let Some((_, k)) = kept.first() {
+                assert_eq!(**k, old, "the backup holds the original");
+            }
+            if *bytes == old {
+                assert!(!done);
+            } else {
+                assert_eq!(*bytes, new);
+                assert_eq!(kept.len(), 1, "recovered with no backup: {image:?}");
+                let aside: Vec<_> = image
+                    .iter()
+                    .filter(|(n, _)| n.starts_with("r.unreadable-"))
+                    .collect();
+                assert_eq!(aside.len(), 1, "{image:?}");
+                assert_eq!(aside[0].1.as_slice(), b"\x00\x00garbage\n");
+            }
+        },
+    );
+    // The unreadable bytes (file and entry), the backup's entry, the new
+    // file, the rename's entry.
+    assert!(count >= 4, "{count}");
+}
+
+#[test]
+fn a_recover_that_fails_at_any_call_leaves_the_damaged_journal_and_nothing_else_or_the_recovered_one(
+) {
+    let mut old = lines_of(&[1]);
+    old.extend_from_slice(b"garbage\n");
+    old.extend_from_slice(&lines_of(&[2]));
+    let new = lines_of(&[1, 2]);
+    fault_sweep(
+        |sim| sim.put("r.json", &old),
+        |sim| {
+            store()
+                .recover_in(sim, "r", &path("r.json"), &new, b"garbage\n")
+                .is_ok()
+        },
+        |live, before, done| {
+            if live["r.json"] == old {
+                assert!(!done);
+                assert_eq!(*live, *before, "debris left: {live:?}");
+                return;
+            }
+            // Replaced (done, or only the last directory fsync failed):
+            // the original and the unreadable bytes are both kept.
+            assert_eq!(live["r.json"], new);
+            assert_eq!(live.len(), 3, "{live:?}");
         },
     );
 }

@@ -58,7 +58,8 @@ impl FileStore {
             return Ok(Outcome::Would { records });
         }
         let new = upgraded(&bytes, &meta);
-        let kept = self.replace_journal(&OsDir(self.dir().to_path_buf()), run, &path, &new)?;
+        let kept =
+            self.replace_journal(&OsDir(self.dir().to_path_buf()), run, &path, &new, "v3")?;
         Ok(Outcome::Upgraded {
             records,
             kept,
@@ -67,31 +68,53 @@ impl FileStore {
     }
 
     /// Steps 2 to 4 of the module doc in `dir`: the journal at `path`
-    /// kept under a backup name (returned), and replaced by `new`.
+    /// kept under a backup name (`<id>.<why>-<UTC time>.bak`, returned),
+    /// and replaced by `new`. `recover` writes the same way (`why`
+    /// `recovered`), through the same temporary name: one name for a
+    /// journal being rewritten, whichever command rewrites it.
     pub(super) fn replace_journal(
         &self,
         dir: &dyn Dir,
         run: &str,
         path: &Path,
         new: &[u8],
+        why: &str,
     ) -> Result<PathBuf> {
+        self.replace_journal_or(dir, run, path, new, why)
+            .map_err(|(e, _)| e)
+    }
+
+    /// [`replace_journal`](Self::replace_journal), a failure saying
+    /// whether the journal was replaced all the same (only the last
+    /// directory fsync failed).
+    pub(super) fn replace_journal_or(
+        &self,
+        dir: &dyn Dir,
+        run: &str,
+        path: &Path,
+        new: &[u8],
+        why: &str,
+    ) -> std::result::Result<PathBuf, (Error, bool)> {
         // A stale temporary file goes first: a failure here leaves no backup.
         let tmp = self.dir().join(format!("{run}.upgrading.tmp"));
-        remove_if_present(dir, &tmp)?;
-        let kept = self.keep_beside(dir, run, "v3", |p| dir.link(path, p))?;
+        remove_if_present(dir, &tmp).map_err(|e| (e, false))?;
+        let kept = self
+            .keep_beside(dir, run, why, |p| dir.link(path, p))
+            .map_err(|e| (e, false))?;
         let written = write_new(dir, &tmp, new);
         if let Err(e) = written {
             // Nothing but the backup changed: take it back too.
             let _ = dir.unlink(&tmp);
             let _ = dir.unlink(&kept);
-            return Err(Error::io(&tmp, e));
+            return Err((Error::io(&tmp, e), false));
         }
         if let Err(e) = dir.rename(&tmp, path) {
             let _ = dir.unlink(&tmp);
             let _ = dir.unlink(&kept);
-            return Err(Error::io(path, e));
+            return Err((Error::io(path, e), false));
         }
-        dir.sync_dir().map_err(|e| Error::io(self.dir(), e))?;
+        dir.sync_dir()
+            .map_err(|e| (Error::io(self.dir(), e), true))?;
         Ok(kept)
     }
 }

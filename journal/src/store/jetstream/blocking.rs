@@ -38,8 +38,8 @@ use std::time::Duration;
 /// A bound JetStream session store.
 #[derive(Clone)]
 pub struct JetStreamStore {
-    rt: Rt,
-    core: Arc<Core>,
+    pub(super) rt: Rt,
+    pub(super) core: Arc<Core>,
     /// SPEC 8's hold: a run not at rest whose last record is younger than
     /// this is live (zero: no hold).
     hold: Duration,
@@ -185,6 +185,14 @@ impl JetStreamStore {
     pub fn read_messages(&self, run: &str) -> Result<Vec<RunMessage>> {
         let (core, run) = (self.core.clone(), run.to_owned());
         self.task(async move { core.read_run(&run, false).await })
+    }
+
+    /// Every message of the run in stream order, exactly as stored, read
+    /// through a consumer whatever the tail says: a damaged run's tail may
+    /// be any of its records (`recover` reads this).
+    pub fn read_all_messages(&self, run: &str) -> Result<Vec<RunMessage>> {
+        let (core, run) = (self.core.clone(), run.to_owned());
+        self.task(async move { core.read_run(&run, true).await })
     }
 
     /// Read a run with the reader's rule. Messages are atomic, so there is no

@@ -51,7 +51,8 @@
 //! `list` (the summaries of many runs, batched), `pull` (the one
 //! pull-consumer drain), `bulk` (migrate's many-run reads), `append` (the
 //! fenced writer), `chain` (the pipelined create), `delete` (`rm` and
-//! migrate's delete, each fencing the run first), `orphan` (runs without
+//! migrate's delete, each fencing the run first), `follow` (an ordered
+//! consumer after the last message read: `show --follow`), `orphan` (runs without
 //! a meta record), `upgrade` and `verify` (the stream's findings and each
 //! run's, over its messages in seq order).
 
@@ -64,6 +65,7 @@ mod config;
 mod conn;
 mod core;
 mod delete;
+mod follow;
 mod list;
 mod orphan;
 mod pull;
@@ -81,6 +83,7 @@ pub use config::{
     check_config, config_notes, config_warnings, create_stream, inspect, prefix_of,
     set_allow_rollup, spec_config, ConfigProblem, Layout, Placement, StreamReport,
 };
+pub use follow::JetStreamFollow;
 pub use orphan::{Headless, Orphan};
 pub use subject::{as_lines, sort_by_seq, subject, RunMessage};
 pub use verify::{invalid_id_report, orphan_report, stream_config_findings, verify_jetstream_run};
