@@ -3,7 +3,8 @@
 //! the runner's and the agent's) is shown as its text, one output line per
 //! body line, its exit status in the label, and its first line of text as
 //! the folded preview, rather than one escaped JSON string under a `{`.
-//! Any other JSON document is indented; anything else is shown as it is.
+//! Any other JSON document is indented (folded: its start on one line);
+//! anything else is shown as it is.
 //! Every piece is neutralised (`block::lines`): output is untrusted.
 
 use super::block::lines;
@@ -17,8 +18,8 @@ pub struct Output {
     /// Words for the label: `exit 1`, `signal 9`, `timed out`.
     pub status: Vec<String>,
     pub body: Vec<String>,
-    /// The folded row's preview when the body's first line is not text of
-    /// the output (a `stderr:` heading).
+    /// The folded row's preview when the body's first line is not the
+    /// best one (a `stderr:` heading, an indented document's `{`).
     pub preview: Option<String>,
 }
 
@@ -44,9 +45,11 @@ pub fn output(content: &str) -> Output {
     }
     if t.starts_with('{') || t.starts_with('[') {
         if let Some(p) = json::pretty(content) {
+            let body = lines(&p);
             return Output {
-                body: lines(&p),
-                ..Output::default()
+                preview: Some(one_line(&body)),
+                body,
+                status: Vec::new(),
             };
         }
     }
@@ -119,6 +122,22 @@ fn exec(content: &str) -> Option<Output> {
     })
 }
 
+/// The start of an indented document on one line (`{ "messages": 10 }`),
+/// for a folded row: more than `{`, and never longer than a row needs.
+fn one_line(body: &[String]) -> String {
+    let mut out = String::new();
+    for l in body {
+        if out.len() > 400 {
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(l.trim());
+    }
+    out
+}
+
 /// A stream's lines, without the empty line after its final newline; none
 /// for an empty stream.
 fn text_lines(s: &str) -> Vec<String> {
@@ -186,11 +205,17 @@ mod tests {
     fn json_without_stdout_and_text_that_is_not_json_stay_as_they_were() {
         let o = output(r#"{"messages":10,"stdout":5}"#);
         assert_eq!(o.body, ["{", "  \"messages\": 10,", "  \"stdout\": 5", "}"]);
-        assert!(o.status.is_empty() && o.preview.is_none());
+        assert!(o.status.is_empty());
+        // Folded, the document on one line rather than its `{`.
+        assert_eq!(
+            o.preview.as_deref(),
+            Some(r#"{ "messages": 10, "stdout": 5 }"#)
+        );
         let o = output(r#"{"messages":10}"#);
         assert_eq!(o.body, ["{", "  \"messages\": 10", "}"]);
         let o = output("ORDERS\n\tEVENTS");
         assert_eq!(o.body, ["ORDERS", "    EVENTS"]);
+        assert_eq!(o.preview, None);
         let o = output("{ not json");
         assert_eq!(o.body, ["{ not json"]);
     }

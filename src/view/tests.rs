@@ -346,6 +346,12 @@ fn exec_output_is_shown_as_text_in_both_generations() {
             folded.contains(" exit 1]  NAME    MESSAGES  (6 lines, z opens)"),
             "{gen}: {folded}"
         );
+        // A JSON result folds to its document on one line, not `{`.
+        let json = rows.iter().find(|r| r.contains("[tool_result toolu_02"));
+        assert!(
+            json.is_some_and(|r| r.ends_with(r#"]  { "messages": 10 }  (3 lines, z opens)"#)),
+            "{gen}: {rows:#?}"
+        );
         press(&mut m, 'Z');
         let rows = screen(&mut m, 100, 24);
         let at = rows

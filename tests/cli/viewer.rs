@@ -279,7 +279,8 @@ fn viewer_draws_a_label_cut_at_77_columns_and_exits_0() {
         !sc.contains("[prompt]") && sc.trim_end().ends_with("PROMPT$")
     });
     t.type_line("echo EXIT-$?");
-    let sc = t.wait_for("the exit status", |sc| sc.contains("EXIT-"));
+    // A line of its own: the typed command holds `EXIT-` too.
+    let sc = t.wait_for("the exit status", |sc| sc.contains("\nEXIT-"));
     assert!(sc.contains("EXIT-0"), "{sc}");
     assert!(!sc.contains("panicked"), "{sc}");
 }
