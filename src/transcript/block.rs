@@ -4,6 +4,7 @@
 
 use super::index::{Item, Kind, Transcript};
 use super::json;
+use super::output;
 use super::shown::Shown;
 use crate::output::{cell, sanitize};
 use journal::record::{Block, Payload, Record};
@@ -26,15 +27,18 @@ fn json_lines(raw: &str) -> Vec<String> {
     lines(&json::pretty(raw).unwrap_or_else(|| raw.to_owned()))
 }
 
-/// A tool's output: indented when it is a JSON document, else its lines.
-fn output_lines(content: &str) -> Vec<String> {
-    let t = content.trim_start();
-    if t.starts_with('{') || t.starts_with('[') {
-        if let Some(p) = json::pretty(content) {
-            return lines(&p);
-        }
+/// A tool's output block: `label` (its closing `]` still to come) with the
+/// output's status words, and the output as text (`output::output`).
+fn output_block(mut label: String, content: &str) -> Shown {
+    let o = output::output(content);
+    for word in &o.status {
+        label.push(' ');
+        label.push_str(word);
     }
-    lines(content)
+    label.push(']');
+    let mut s = Shown::new(label, o.body);
+    s.preview = o.preview;
+    s
 }
 
 /// The block `item` of transcript `t`, from its record when the caller
@@ -114,8 +118,7 @@ fn of_record(r: &Record, item: &Item) -> Shown {
             if t.kind.is_empty() && t.remote {
                 label.push_str(" remote");
             }
-            label.push(']');
-            Shown::new(label, output_lines(&t.result.content))
+            output_block(label, &t.result.content)
         }
         Payload::Deferred(d) => {
             let mut body = Vec::new();
@@ -182,13 +185,13 @@ fn of_block(b: &Block) -> Shown {
             format!("[tool_use {} {}]", one(&u.name), one(&u.id)),
             json_lines(u.input.as_ref().map_or("null", |r| r.get())),
         ),
-        Block::ToolResult(r) => Shown::new(
+        Block::ToolResult(r) => output_block(
             format!(
-                "[tool_result {}{}]",
+                "[tool_result {}{}",
                 one(&r.tool_use_id),
                 if r.is_error { " error" } else { "" }
             ),
-            output_lines(&r.content),
+            &r.content,
         ),
         Block::Provider(p) => Shown::new(
             format!("[provider {}]", one(&p.kind)),

@@ -7,8 +7,10 @@
 
 pub mod block;
 pub mod end;
+pub mod hue;
 pub mod index;
 pub mod json;
+pub mod output;
 pub mod pager;
 pub mod shown;
 pub mod text;

@@ -1,5 +1,6 @@
 //! Line output on a terminal goes through `$PAGER` (`less -FRX` when it is
-//! unset), as git does; an empty `PAGER` means none.
+//! unset), as git does; an empty `PAGER` means none. Coloured output tells
+//! less `-R` (through `LESS`) so its colour codes show as colour.
 
 use std::io::{self, Write};
 use std::process::{Command, Stdio};
@@ -9,9 +10,10 @@ use std::process::{Command, Stdio};
 /// the end (the operator pressed `q`) is not an error. One that names no
 /// program is said and passed over: the text goes straight to `out`, so a
 /// transcript is never lost to a broken `PAGER`; one that fails once
-/// started is said after it.
+/// started is said after it. With `color` the pager's `LESS` holds `-R`.
 pub fn through(
     out: &mut dyn Write,
+    color: bool,
     print: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
     let pager = std::env::var("PAGER").unwrap_or_else(|_| "less -FRX".to_owned());
@@ -25,13 +27,16 @@ pub fn through(
         );
         return print(out);
     }
+    let mut less = std::env::var("LESS").unwrap_or_else(|_| "FRX".into());
+    // A `LESS` of the operator's without R would show the colour codes as
+    // `ESC[32m` text: -R added (a PAGER of `less` alone reads LESS too).
+    if color && !less.contains('R') {
+        less.push_str(" -R");
+    }
     let child = Command::new("sh")
         .arg("-c")
         .arg(&pager)
-        .env(
-            "LESS",
-            std::env::var("LESS").unwrap_or_else(|_| "FRX".into()),
-        )
+        .env("LESS", less)
         .stdin(Stdio::piped())
         .spawn();
     let Ok(mut child) = child else {

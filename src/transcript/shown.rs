@@ -9,10 +9,17 @@ pub struct Shown {
     /// One line: `[tool_use exec toolu_01]`.
     pub label: String,
     pub body: Vec<String>,
+    /// What a folded row shows after the label when it is not the body's
+    /// first line of text (exec's output under a `stderr:` heading).
+    pub preview: Option<String>,
 }
 
 impl Shown {
     pub fn new(label: String, body: Vec<String>) -> Shown {
-        Shown { label, body }
+        Shown {
+            label,
+            body,
+            preview: None,
+        }
     }
 }

@@ -1,17 +1,28 @@
 //! Line mode: the transcript as labelled text, one record after another,
 //! decoded once each and printed as it is read (`show --transcript
-//! --no-tui`, or any output that is not a terminal).
+//! --no-tui`, or any output that is not a terminal). With colour (`--color
+//! always`, or auto on a terminal; the pager is then told `-R`) labels are
+//! coloured as the viewer colours them and headings are bold: those codes
+//! are the only escape sequences written, every piece of journal text in a
+//! label or body having been neutralised when its block was shown.
 
 use super::block::shown;
+use super::hue::Hue;
 use super::index::{Item, Kind, Transcript};
 use super::shown::Shown;
 use journal::record::{Payload, Record};
 use std::io::{self, Write};
 
-/// Print every block of `t`; thinking only with `thinking`.
-pub fn print(t: &mut Transcript, thinking: bool, out: &mut dyn Write) -> io::Result<()> {
+/// Print every block of `t`; thinking only with `thinking`; labels and
+/// headings coloured with `color`.
+pub fn print(
+    t: &mut Transcript,
+    thinking: bool,
+    color: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     header(t, out)?;
-    more(t, thinking, out)
+    more(t, thinking, color, out)
 }
 
 /// The transcript's first line.
@@ -25,19 +36,24 @@ pub fn header(t: &Transcript, out: &mut dyn Write) -> io::Result<()> {
 }
 
 /// Print the blocks of `t` not printed yet (a followed transcript grows
-/// between two calls).
-pub fn more(t: &mut Transcript, thinking: bool, out: &mut dyn Write) -> io::Result<()> {
+/// between two calls); coloured as [`print`] colours them.
+pub fn more(
+    t: &mut Transcript,
+    thinking: bool,
+    color: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let mut closing = false;
     while let Some((record, range)) = t.advance_line() {
         let items: Vec<Item> = t.items().get(range).unwrap_or_default().to_vec();
         let Some(first) = items.first() else { continue };
         if first.kind == Kind::End {
             if !closing {
-                writeln!(out, "\nWhere the run stands")?;
+                writeln!(out, "\n{}", paint("Where the run stands", None, color))?;
                 closing = true;
             }
             for it in &items {
-                block(out, &shown(t, it, None), "  ", "    ")?;
+                block(out, &shown(t, it, None), it.kind, color, "  ", "    ")?;
             }
             continue;
         }
@@ -62,9 +78,9 @@ pub fn more(t: &mut Transcript, thinking: bool, out: &mut dyn Write) -> io::Resu
         writeln!(out)?;
         match header {
             Some(h) => {
-                writeln!(out, "{h}")?;
+                writeln!(out, "{}", paint(&h, None, color))?;
                 for it in &items {
-                    item(out, t, it, record.as_ref(), thinking, "  ")?;
+                    item(out, t, it, record.as_ref(), thinking, color, "  ")?;
                 }
             }
             None => {
@@ -72,7 +88,7 @@ pub fn more(t: &mut Transcript, thinking: bool, out: &mut dyn Write) -> io::Resu
                     0 => String::new(),
                     s => format!("seq {s}  "),
                 };
-                item(out, t, first, record.as_ref(), thinking, &at)?;
+                item(out, t, first, record.as_ref(), thinking, color, &at)?;
             }
         }
     }
@@ -85,6 +101,7 @@ fn item(
     it: &Item,
     record: Option<&Record>,
     thinking: bool,
+    color: bool,
     lead: &str,
 ) -> io::Result<()> {
     let s = shown(t, it, record);
@@ -94,16 +111,33 @@ fn item(
         return writeln!(
             out,
             "{lead}{} hidden: {n} line{plural}; --thinking shows it",
-            s.label
+            paint(&s.label, Hue::of(it.kind), color)
         );
     }
-    block(out, &s, lead, "    ")
+    block(out, &s, it.kind, color, lead, "    ")
 }
 
-fn block(out: &mut dyn Write, s: &Shown, lead: &str, indent: &str) -> io::Result<()> {
-    writeln!(out, "{lead}{}", s.label)?;
+fn block(
+    out: &mut dyn Write,
+    s: &Shown,
+    kind: Kind,
+    color: bool,
+    lead: &str,
+    indent: &str,
+) -> io::Result<()> {
+    writeln!(out, "{lead}{}", paint(&s.label, Hue::of(kind), color))?;
     for l in &s.body {
         writeln!(out, "{indent}{l}")?;
     }
     Ok(())
+}
+
+/// `text` bold, in `hue` when it has one, when `on`; as it is otherwise.
+/// `text` is already neutralised: these are the only codes written.
+fn paint(text: &str, hue: Option<Hue>, on: bool) -> String {
+    match (on, hue) {
+        (false, _) => text.to_owned(),
+        (true, None) => format!("\u{1b}[1m{text}\u{1b}[0m"),
+        (true, Some(h)) => format!("\u{1b}[1;{}m{text}\u{1b}[0m", h.sgr()),
+    }
 }

@@ -4,14 +4,40 @@
 
 use super::layout::{fit, Row};
 use super::model::Model;
+use crate::output::sanitize;
+use crate::transcript::hue::Hue;
 use crate::transcript::index::Kind;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
+use regex::Regex;
 
-const HELP: &str = "j/k move  PgUp/PgDn  g/G  z fold  Z all  / search  n/N  q quit";
+const HELP: &str = "? help  j/k move  C-d/C-u  g/G  z fold  Z all  / search  n/N  q quit";
+
+/// The help screen (`?`): every key, one a line.
+pub const KEYS: &[&str] = &[
+    "Keys of the transcript viewer (any key returns to it)",
+    "",
+    "  j  k  Down  Up        the next / previous block",
+    "  Space  PgDn  C-f      a screen down",
+    "  PgUp  C-b             a screen up",
+    "  C-d  C-u              half a screen down / up",
+    "  g  Home               the first block",
+    "  G  End                the last block (where the run stands)",
+    "  <n>G  <n>g            block <n>, as the status bar counts them (50G)",
+    "  <n> before j k n N C-d C-u Space PgDn PgUp: that many times (5j)",
+    "  z                     fold or open the block under the cursor",
+    "  Z                     open every block; again: fold thinking and tool output",
+    "  /RE Enter             search: a regular expression as search --match takes",
+    "                        (RE2 syntax; case matters, (?i) for any case);",
+    "                        an empty one searches again",
+    "  n  N                  the next / previous match (match 3/17: the third of 17)",
+    "  Esc                   drop a count or the search being typed",
+    "  ?  h  F1              this help",
+    "  q  Esc  C-c           leave",
+];
 
 pub fn frame(f: &mut Frame, m: &mut Model, color: bool) {
     let area = f.area();
@@ -19,6 +45,16 @@ pub fn frame(f: &mut Frame, m: &mut Model, color: bool) {
         height: area.height.saturating_sub(1),
         ..area
     };
+    if m.help {
+        let lines: Vec<Line> = KEYS
+            .iter()
+            .map(|l| Line::from(fit(l, area.width as usize)))
+            .collect();
+        f.render_widget(Paragraph::new(lines), body);
+        status(f, area, "help: any key returns to the transcript");
+        return;
+    }
+    let re = m.find.as_ref().map(|s| s.re.clone());
     let mut lines: Vec<Line> = Vec::with_capacity(body.height as usize);
     let mut i = m.top;
     let mut skip = m.top_row;
@@ -55,7 +91,7 @@ pub fn frame(f: &mut Frame, m: &mut Model, color: bool) {
             };
             let kind = item.map(|it| it.kind);
             let mut spans = vec![Span::styled(gutter, gutter_style)];
-            spans.extend(row_spans(row, kind, m.needle.as_deref(), color));
+            spans.extend(row_spans(row, kind, re.as_ref(), color));
             lines.push(Line::from(spans));
         }
         skip = 0;
@@ -63,17 +99,23 @@ pub fn frame(f: &mut Frame, m: &mut Model, color: bool) {
     }
     f.render_widget(Paragraph::new(lines), body);
 
-    let status = match (&m.prompt, &m.message) {
-        (Some(p), _) => format!("/{p}"),
-        (None, Some(msg)) => format!("{}  {msg}", m.position()),
-        (None, None) => format!("{}  {HELP}", m.position()),
+    let text = match (&m.prompt, m.count, &m.message) {
+        (Some(p), _, _) => format!("/{}", sanitize(p, false)),
+        (None, Some(n), _) => format!("{}  {n}", m.position()),
+        (None, None, Some(msg)) => format!("{}  {msg}", m.position()),
+        (None, None, None) => format!("{}  {HELP}", m.position()),
     };
+    status(f, area, &text);
+}
+
+/// The status bar, on the last row, reversed.
+fn status(f: &mut Frame, area: Rect, status: &str) {
     let bar = Rect {
         y: area.y + area.height.saturating_sub(1),
         height: area.height.min(1),
         ..area
     };
-    let text = fit(&status, area.width as usize);
+    let text = fit(status, area.width as usize);
     f.render_widget(
         Paragraph::new(Line::from(Span::styled(
             text,
@@ -85,26 +127,25 @@ pub fn frame(f: &mut Frame, m: &mut Model, color: bool) {
 
 fn label_style(kind: Option<Kind>, color: bool) -> Style {
     let s = Style::default().add_modifier(Modifier::BOLD);
-    if !color {
-        return s;
+    match kind.and_then(Hue::of) {
+        Some(h) if color => s.fg(match h {
+            Hue::Red => Color::Red,
+            Hue::Green => Color::Green,
+            Hue::Yellow => Color::Yellow,
+            Hue::Blue => Color::Blue,
+            Hue::Magenta => Color::Magenta,
+            Hue::Cyan => Color::Cyan,
+        }),
+        _ => s,
     }
-    let c = match kind {
-        Some(Kind::Thinking) => Color::Magenta,
-        Some(Kind::ToolUse) => Color::Cyan,
-        Some(Kind::ToolResult | Kind::ResultBlock) => Color::Green,
-        Some(Kind::Answer | Kind::Deferred | Kind::CallApproval | Kind::Decision) => Color::Yellow,
-        Some(Kind::Terminal | Kind::Claim | Kind::End) => Color::Blue,
-        Some(Kind::Unreadable | Kind::Torn | Kind::Refused) => Color::Red,
-        _ => return s,
-    };
-    s.fg(c)
 }
 
-/// A row as spans: the label part styled, search hits reversed.
+/// A row as spans: the label part styled, search matches reversed (each
+/// part matched on its own: a match is a line, never across the two).
 pub(super) fn row_spans(
     row: &Row,
     kind: Option<Kind>,
-    needle: Option<&str>,
+    re: Option<&Regex>,
     color: bool,
 ) -> Vec<Span<'static>> {
     let mut out = Vec::new();
@@ -115,42 +156,25 @@ pub(super) fn row_spans(
         if part.is_empty() {
             continue;
         }
-        match needle.filter(|n| !n.is_empty() && n.is_ascii()) {
-            Some(n) => {
-                let mut last = 0;
-                for at in ascii_hits(part, n) {
-                    if at < last {
-                        continue;
-                    }
-                    out.push(Span::styled(
-                        part.get(last..at).unwrap_or("").to_owned(),
-                        style,
-                    ));
-                    let end = at + n.len();
-                    out.push(Span::styled(
-                        part.get(at..end).unwrap_or("").to_owned(),
-                        style.add_modifier(Modifier::REVERSED),
-                    ));
-                    last = end;
-                }
-                out.push(Span::styled(
-                    part.get(last..).unwrap_or("").to_owned(),
-                    style,
-                ));
+        let mut last = 0;
+        for m in re.into_iter().flat_map(|re| re.find_iter(part)) {
+            if m.start() == m.end() {
+                continue;
             }
-            None => out.push(Span::styled(part.to_owned(), style)),
+            out.push(Span::styled(
+                part.get(last..m.start()).unwrap_or("").to_owned(),
+                style,
+            ));
+            out.push(Span::styled(
+                m.as_str().to_owned(),
+                style.add_modifier(Modifier::REVERSED),
+            ));
+            last = m.end();
         }
+        out.push(Span::styled(
+            part.get(last..).unwrap_or("").to_owned(),
+            style,
+        ));
     }
     out
-}
-
-/// Byte offsets where an ASCII needle occurs, case-insensitively (on
-/// character boundaries: the needle is ASCII).
-fn ascii_hits(hay: &str, needle: &str) -> Vec<usize> {
-    let (h, n) = (hay.as_bytes(), needle.as_bytes());
-    h.windows(n.len())
-        .enumerate()
-        .filter(|(_, w)| w.eq_ignore_ascii_case(n))
-        .map(|(i, _)| i)
-        .collect()
 }

@@ -30,7 +30,11 @@ pub fn rows(s: &Shown, folded: bool, width: usize) -> Vec<Row> {
     let width = width.max(8);
     if folded {
         let mut rest = String::new();
-        if let Some(first) = s.body.iter().map(|l| l.trim()).find(|l| !l.is_empty()) {
+        let first = match &s.preview {
+            Some(p) => Some(p.trim()),
+            None => s.body.iter().map(|l| l.trim()).find(|l| !l.is_empty()),
+        };
+        if let Some(first) = first {
             rest.push_str("  ");
             rest.push_str(first);
         }

@@ -6,6 +6,7 @@
 //! so the first screen does not wait for the whole file.
 
 pub mod draw;
+pub mod find;
 pub mod layout;
 pub mod model;
 #[cfg(test)]
@@ -91,6 +92,13 @@ pub enum Step {
     Quit,
 }
 
+/// The largest count a prefix takes (`99999999G` is the last block).
+const MAX_COUNT: usize = 99_999_999;
+
+/// Moves a count repeats at most (`n`, pages): past this the screen
+/// would not change anyway.
+const MAX_REPEAT: usize = 10_000;
+
 /// Poll `feed` once: new blocks are added and, when the cursor was on the
 /// last block, it moves to the new last one with the end at the bottom.
 fn fed(m: &mut Model, feed: &mut Feed) -> Result<bool, Failure> {
@@ -106,26 +114,44 @@ fn fed(m: &mut Model, feed: &mut Feed) -> Result<bool, Failure> {
 
 /// Apply one key to the model.
 pub fn key(m: &mut Model, k: KeyEvent) -> Step {
+    let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
     if let Some(p) = m.prompt.as_mut() {
         match k.code {
             KeyCode::Enter => {
-                let needle = p.to_lowercase();
+                let text = std::mem::take(p);
                 m.prompt = None;
-                m.needle = Some(needle);
-                m.search(true);
+                m.start_search(&text);
             }
             KeyCode::Esc => m.prompt = None,
             KeyCode::Backspace => {
                 p.pop();
             }
-            KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => m.prompt = None,
+            KeyCode::Char('c') if ctrl => m.prompt = None,
             KeyCode::Char(c) => p.push(c),
             _ => {}
         }
         return Step::Stay;
     }
+    if m.help {
+        // Any key leaves the help screen; Ctrl-C still quits.
+        m.help = false;
+        return match k.code {
+            KeyCode::Char('c') if ctrl => Step::Quit,
+            _ => Step::Stay,
+        };
+    }
     m.message = None;
+    let count = m.count.take();
+    let times = count.unwrap_or(1).min(MAX_REPEAT);
     match k.code {
+        // A count: digits before a key (`50G`, `5j`); a leading 0 is none.
+        KeyCode::Char(d @ '0'..='9') if !ctrl && (d != '0' || count.is_some()) => {
+            let digit = d.to_digit(10).unwrap_or(0) as usize;
+            let n = count.unwrap_or(0).saturating_mul(10).saturating_add(digit);
+            m.count = Some(n.min(MAX_COUNT));
+        }
+        // Esc drops a count typed; without one it leaves, as `q`.
+        KeyCode::Esc if count.is_some() => {}
         KeyCode::Char('q') | KeyCode::Esc => return Step::Quit,
         // A test's way to reach the panic hook in a real terminal
         // (tests/cli/viewer.rs); not in a release build.
@@ -133,20 +159,29 @@ pub fn key(m: &mut Model, k: KeyEvent) -> Step {
         KeyCode::Char('!') if std::env::var_os("FISK_ADMIN_TEST_PANIC").is_some() => {
             panic!("a panic the test asked for")
         }
-        KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => return Step::Quit,
-        KeyCode::Char('j') | KeyCode::Down => m.move_cursor(true),
-        KeyCode::Char('k') | KeyCode::Up => m.move_cursor(false),
-        KeyCode::PageDown | KeyCode::Char(' ') => m.page(true),
-        KeyCode::Char('f') if k.modifiers.contains(KeyModifiers::CONTROL) => m.page(true),
-        KeyCode::Char('b') if k.modifiers.contains(KeyModifiers::CONTROL) => m.page(false),
-        KeyCode::PageUp => m.page(false),
-        KeyCode::Char('g') | KeyCode::Home => m.first(),
-        KeyCode::Char('G') | KeyCode::End => m.last(),
+        KeyCode::Char('c') if ctrl => return Step::Quit,
+        KeyCode::Char('d') if ctrl => (0..times).for_each(|_| m.half(true)),
+        KeyCode::Char('u') if ctrl => (0..times).for_each(|_| m.half(false)),
+        KeyCode::Char('f') if ctrl => (0..times).for_each(|_| m.page(true)),
+        KeyCode::Char('b') if ctrl => (0..times).for_each(|_| m.page(false)),
+        KeyCode::Char('j') | KeyCode::Down => m.move_by(count.unwrap_or(1), true),
+        KeyCode::Char('k') | KeyCode::Up => m.move_by(count.unwrap_or(1), false),
+        KeyCode::PageDown | KeyCode::Char(' ') => (0..times).for_each(|_| m.page(true)),
+        KeyCode::PageUp => (0..times).for_each(|_| m.page(false)),
+        KeyCode::Char('g') | KeyCode::Home => match count {
+            Some(n) => m.goto(n),
+            None => m.first(),
+        },
+        KeyCode::Char('G') | KeyCode::End => match count {
+            Some(n) => m.goto(n),
+            None => m.last(),
+        },
         KeyCode::Char('z') => m.toggle(),
         KeyCode::Char('Z') => m.toggle_all(),
         KeyCode::Char('/') => m.prompt = Some(String::new()),
-        KeyCode::Char('n') => m.search(true),
-        KeyCode::Char('N') => m.search(false),
+        KeyCode::Char('n') => (0..times).for_each(|_| m.search(true)),
+        KeyCode::Char('N') => (0..times).for_each(|_| m.search(false)),
+        KeyCode::Char('?' | 'h') | KeyCode::F(1) => m.help = true,
         _ => {}
     }
     Step::Stay

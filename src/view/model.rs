@@ -3,6 +3,7 @@
 //! index: every method lays out only the blocks it walks past, and a
 //! block's text is decoded once and cached while it stays near the screen.
 
+use super::find::{order, Search};
 use super::layout::{self, Row, GUTTER};
 use crate::transcript::block::shown;
 use crate::transcript::index::{Item, Kind, Transcript};
@@ -28,8 +29,12 @@ pub struct Model<'t> {
     flipped: HashSet<usize>,
     shown: HashMap<usize, Rc<Shown>>,
     laid: HashMap<(usize, bool), Rc<Vec<Row>>>,
-    /// The last search, lower-cased.
-    pub needle: Option<String>,
+    /// The last search and its matches.
+    pub find: Option<Search>,
+    /// The help screen is up (`?`).
+    pub help: bool,
+    /// A count typed before a key (`50G`, `5j`).
+    pub count: Option<usize>,
     /// The search being typed after `/`.
     pub prompt: Option<String>,
     /// A one-line note for the status bar (cleared by the next key).
@@ -49,7 +54,9 @@ impl<'t> Model<'t> {
             flipped: HashSet::new(),
             shown: HashMap::new(),
             laid: HashMap::new(),
-            needle: None,
+            find: None,
+            help: false,
+            count: None,
             prompt: None,
             message: None,
         };
@@ -227,23 +234,39 @@ impl<'t> Model<'t> {
         }
     }
 
-    pub fn move_cursor(&mut self, down: bool) {
+    /// The cursor `n` blocks down or up (as far as there are blocks).
+    pub fn move_by(&mut self, n: usize, down: bool) {
         if down {
-            if self.has(self.cursor + 1) {
-                self.cursor += 1;
-            }
+            let to = self.cursor.saturating_add(n);
+            self.cursor = if self.has(to) {
+                to
+            } else {
+                self.t.items().len().saturating_sub(1).max(self.cursor)
+            };
         } else {
-            self.cursor = self.cursor.saturating_sub(1);
+            self.cursor = self.cursor.saturating_sub(n);
         }
         self.reveal(self.cursor);
     }
 
     pub fn page(&mut self, down: bool) {
+        self.scroll(self.height, down);
+    }
+
+    /// `C-d`/`C-u`: half a screen (as less and vim), the cursor kept on
+    /// screen as a page keeps it.
+    pub fn half(&mut self, down: bool) {
+        self.scroll((self.height / 2).max(1), down);
+    }
+
+    /// Scroll `rows` down or up and put the cursor on the first block that
+    /// starts on screen.
+    fn scroll(&mut self, rows: usize, down: bool) {
         if down {
-            self.scroll_down(self.height);
+            self.scroll_down(rows);
             self.clamp_bottom();
         } else {
-            self.scroll_up(self.height);
+            self.scroll_up(rows);
         }
         self.cursor = if self.top_row == 0 || !self.has(self.top + 1) {
             self.top
@@ -294,52 +317,82 @@ impl<'t> Model<'t> {
         self.clamp_bottom();
     }
 
-    /// Search from the cursor for the current needle; a hit inside a
-    /// folded block opens it and scrolls its matching line into view.
-    pub fn search(&mut self, forward: bool) {
-        let Some(needle) = self.needle.clone().filter(|n| !n.is_empty()) else {
-            self.message = Some("no search yet: press / and type".into());
-            return;
-        };
-        let start = self.cursor;
-        let mut i = start;
-        let mut wrapped = false;
-        loop {
-            if forward {
-                if self.has(i + 1) {
-                    i += 1;
-                } else if wrapped {
-                    break;
-                } else {
-                    i = 0;
-                    wrapped = true;
+    /// Enter at the `/` prompt: search for `text` from the cursor (an
+    /// empty pattern searches again for the last one).
+    pub fn start_search(&mut self, text: &str) {
+        if !text.is_empty() {
+            match Search::new(text) {
+                Ok(f) => self.find = Some(f),
+                Err(e) => {
+                    self.message = Some(crate::output::sanitize(&e, false).into_owned());
+                    return;
                 }
-            } else if i > 0 {
-                i -= 1;
-            } else if wrapped {
-                break;
-            } else {
-                self.t.finish();
-                i = self.t.items().len().saturating_sub(1);
-                wrapped = true;
-            }
-            let s = self.shown_uncached(i);
-            if let Some(line) = hit(&s, &needle) {
-                self.land(i, &s, line);
-                if wrapped {
-                    self.message = Some(format!("search wrapped: {}", self.status_of(i)));
-                }
-                return;
-            }
-            if i == start && wrapped {
-                break;
             }
         }
-        self.message = Some(format!("not found: {needle}"));
+        self.search(true);
     }
 
-    fn status_of(&self, i: usize) -> String {
-        format!("block {}", i + 1)
+    /// Every block not yet searched, searched (the whole index: the count
+    /// of matches needs them all).
+    fn scan(&mut self) {
+        self.t.finish();
+        let Some(mut f) = self.find.take() else {
+            return;
+        };
+        for i in f.scanned..self.t.items().len() {
+            let s = self.shown_uncached(i);
+            f.scan(i, &s.label, &s.body);
+        }
+        self.find = Some(f);
+    }
+
+    /// The next (or previous) match from the cursor's: a match inside a
+    /// folded block opens it and scrolls its line into view, and the
+    /// status bar says which match of how many it is.
+    pub fn search(&mut self, forward: bool) {
+        if self.find.is_none() {
+            self.message = Some("no search yet: press / and type".into());
+            return;
+        }
+        self.scan();
+        let cursor = self.cursor;
+        let Some(f) = self.find.as_mut() else {
+            return;
+        };
+        let from = match f.current.and_then(|c| f.hits.get(c)) {
+            Some(h) if h.0 == cursor => order(*h),
+            // From the cursor's block: past it forward, before it back.
+            _ => (cursor, if forward { usize::MAX } else { 0 }),
+        };
+        let found = f
+            .next(from, forward)
+            .and_then(|(k, wrapped)| Some((k, *f.hits.get(k)?, wrapped)));
+        let Some((k, at, wrapped)) = found else {
+            self.message = Some(format!("not found: {}", f.text));
+            return;
+        };
+        f.current = Some(k);
+        let count = format!("match {}/{}", k + 1, f.hits.len());
+        let s = self.shown_uncached(at.0);
+        self.land(at.0, &s, at.1);
+        self.message = Some(if wrapped {
+            format!("{count}, search wrapped")
+        } else {
+            count
+        });
+    }
+
+    /// `<n>G`: block `n` as the status bar counts them (the last when
+    /// there are fewer).
+    pub fn goto(&mut self, n: usize) {
+        let i = n.saturating_sub(1);
+        if !self.has(i) {
+            return self.last();
+        }
+        self.cursor = i;
+        self.top = i;
+        self.top_row = 0;
+        self.clamp_bottom();
     }
 
     fn shown_uncached(&mut self, i: usize) -> Rc<Shown> {
@@ -398,22 +451,4 @@ impl<'t> Model<'t> {
             self.cursor + 1
         )
     }
-}
-
-/// The first body line of `s` holding `needle` (lower-case), `Some(None)`
-/// for the label, `None` when nothing does.
-pub fn hit(s: &Shown, needle: &str) -> Option<Option<usize>> {
-    if contains(&s.label, needle) {
-        return Some(None);
-    }
-    s.body.iter().position(|l| contains(l, needle)).map(Some)
-}
-
-/// Case-insensitive containment of a lower-case needle.
-pub fn contains(hay: &str, needle: &str) -> bool {
-    if needle.is_ascii() {
-        let (h, n) = (hay.as_bytes(), needle.as_bytes());
-        return n.is_empty() || h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n));
-    }
-    hay.to_lowercase().contains(needle)
 }

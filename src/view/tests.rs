@@ -131,10 +131,10 @@ fn a_search_opens_the_folded_block_it_finds_and_n_wraps() {
     let mut t = tool_batch();
     let mut m = Model::new(&mut t, 80, 23);
     press(&mut m, '/');
-    for c in "pub ALLOW".chars() {
+    for c in "(?i)pub ALLOW".chars() {
         press(&mut m, c);
     }
-    assert_eq!(screen(&mut m, 80, 24)[23], "/pub ALLOW");
+    assert_eq!(screen(&mut m, 80, 24)[23], "/(?i)pub ALLOW");
     key(&mut m, KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
     let rows = screen(&mut m, 80, 24);
     assert!(cursor_row(&rows).contains("[tool_result"));
@@ -235,6 +235,7 @@ fn shipped() -> Vec<(String, Vec<u8>)> {
 #[test]
 fn every_block_of_every_shipped_journal_lays_out_at_every_width() {
     use super::layout::{self, display_width, GUTTER};
+    let e = regex::Regex::new("e").unwrap();
     let mut blocks = 0;
     for (run, bytes) in shipped() {
         let mut t = transcript(&bytes, &run);
@@ -249,7 +250,7 @@ fn every_block_of_every_shipped_journal_lays_out_at_every_width() {
                 let tw = w.saturating_sub(GUTTER).max(8);
                 for folded in [true, false] {
                     for row in layout::rows(&s, folded, tw) {
-                        let spans = draw::row_spans(&row, Some(it.kind), Some("e"), true);
+                        let spans = draw::row_spans(&row, Some(it.kind), Some(&e), true);
                         let drawn: String = spans.iter().map(|s| s.content.as_ref()).collect();
                         assert_eq!(drawn, row.text(), "{run} at {w}");
                         let tail = row.rest.rfind("  (").map_or(0, |at| {
@@ -288,4 +289,204 @@ fn every_shipped_journal_draws_after_g_and_z() {
             screen(&mut m, w, 24);
         }
     }
+}
+
+/// g-tool-batch of generation `gen` (`v1`, `v3`) with its first result
+/// replaced by exec's JSON result `exec` (as the runner journals it: a
+/// JSON document in the result's content string).
+fn with_exec(gen: &str, exec: &serde_json::Value) -> Transcript {
+    let path = format!(
+        "{}/testdata/agent-journals/{gen}/g-tool-batch.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let content = serde_json::to_string(&exec.to_string()).unwrap();
+    let replaced = text.replace(
+        r#""content":"ORDERS\nEVENTS""#,
+        &format!("\"content\":{content}"),
+    );
+    assert_ne!(replaced, text, "{gen}: the result to replace is gone");
+    transcript(replaced.as_bytes(), "g-tool-batch")
+}
+
+/// The exec output's body lines as shown, each after `indent`.
+fn indented(indent: &str) -> Vec<String> {
+    [
+        "stdout:",
+        "  NAME    MESSAGES",
+        "  ORDERS  10",
+        "  EVENTS  3",
+        "stderr:",
+        "  warning: \\u{1b}[31mstale\\u{1b}[0m",
+    ]
+    .iter()
+    .map(|l| format!("{indent}{l}"))
+    .collect()
+}
+
+/// Issue 27 section 6: exec's result is its output's lines in both
+/// generations, in the viewer (folded: the first line of text; open:
+/// each line on its row) and in line mode, its exit status in the label.
+#[test]
+fn exec_output_is_shown_as_text_in_both_generations() {
+    let exec = serde_json::json!({
+        "stdout": "NAME    MESSAGES\nORDERS  10\nEVENTS  3\n",
+        "stderr": "warning: \u{1b}[31mstale\u{1b}[0m\n",
+        "exit_status": 1,
+    });
+    for gen in ["v1", "v3"] {
+        let mut t = with_exec(gen, &exec);
+        let mut m = Model::new(&mut t, 100, 23);
+        let rows = screen(&mut m, 100, 24);
+        let folded = rows
+            .iter()
+            .find(|r| r.contains("[tool_result toolu_01"))
+            .unwrap_or_else(|| panic!("{gen}: {rows:#?}"));
+        assert!(
+            folded.contains(" exit 1]  NAME    MESSAGES  (6 lines, z opens)"),
+            "{gen}: {folded}"
+        );
+        // A JSON result folds to its document on one line, not `{`.
+        let json = rows.iter().find(|r| r.contains("[tool_result toolu_02"));
+        assert!(
+            json.is_some_and(|r| r.ends_with(r#"]  { "messages": 10 }  (3 lines, z opens)"#)),
+            "{gen}: {rows:#?}"
+        );
+        press(&mut m, 'Z');
+        let rows = screen(&mut m, 100, 24);
+        let at = rows
+            .iter()
+            .position(|r| r.contains("[tool_result toolu_01"))
+            .unwrap();
+        let body: Vec<&str> = rows[at + 1..at + 7].iter().map(|r| &r[13..]).collect();
+        assert_eq!(body, indented("  "), "{gen}");
+        drop(m);
+        let mut t = with_exec(gen, &exec);
+        let mut out = Vec::new();
+        crate::transcript::text::print(&mut t, false, false, &mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        let from = out.find("  [tool_result toolu_01").unwrap();
+        let block: Vec<&str> = out[from..].lines().take(7).collect();
+        assert!(block[0].ends_with(" exit 1]"), "{gen}: {block:?}");
+        assert_eq!(block[1..], indented("    "), "{gen}");
+        assert!(!out.contains('\u{1b}'), "{gen}: an escape got through");
+    }
+}
+
+fn ctrl(m: &mut Model, c: char) -> Step {
+    key(m, KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
+}
+
+fn search_for(m: &mut Model, pattern: &str) {
+    press(m, '/');
+    for c in pattern.chars() {
+        press(m, c);
+    }
+    key(m, KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+}
+
+#[test]
+fn question_mark_shows_the_keys_and_any_key_returns() {
+    let mut t = tool_batch();
+    let mut m = Model::new(&mut t, 80, 23);
+    press(&mut m, 'j');
+    assert!(screen(&mut m, 80, 24)[23].contains("? help"));
+    press(&mut m, '?');
+    let rows = screen(&mut m, 80, 24);
+    assert_eq!(
+        rows[0],
+        "Keys of the transcript viewer (any key returns to it)"
+    );
+    for k in ["C-d  C-u", "<n>G", "/RE Enter", "n  N"] {
+        assert!(rows.iter().any(|r| r.contains(k)), "{k}: {rows:#?}");
+    }
+    assert_eq!(rows[23], "help: any key returns to the transcript");
+    // `q` leaves the help, not the viewer; the cursor has not moved.
+    assert_eq!(press(&mut m, 'q'), Step::Stay);
+    let rows = screen(&mut m, 80, 24);
+    assert!(rows[23].contains("block 2/"), "{}", rows[23]);
+    assert!(!rows.iter().any(|r| r.contains("Keys of the transcript")));
+}
+
+#[test]
+fn a_count_before_g_goes_to_that_block_and_esc_drops_it() {
+    let mut t = tool_batch();
+    let mut m = Model::new(&mut t, 80, 23);
+    press(&mut m, '1');
+    press(&mut m, '2');
+    assert!(screen(&mut m, 80, 24)[23].ends_with("  12"));
+    assert_eq!(
+        key(&mut m, KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE)),
+        Step::Stay
+    );
+    press(&mut m, '5');
+    press(&mut m, 'G');
+    let rows = screen(&mut m, 80, 24);
+    assert!(rows[23].contains("block 5/"), "{}", rows[23]);
+    press(&mut m, '2');
+    press(&mut m, 'j');
+    assert!(screen(&mut m, 80, 24)[23].contains("block 7/"));
+    press(&mut m, '3');
+    press(&mut m, 'k');
+    assert!(screen(&mut m, 80, 24)[23].contains("block 4/"));
+    // Past the end: the last block.
+    for c in "99999G".chars() {
+        press(&mut m, c);
+    }
+    let n = m.t.items().len();
+    assert!(screen(&mut m, 80, 24)[23].contains(&format!("block {n}/{n}")));
+    press(&mut m, '1');
+    press(&mut m, 'g');
+    assert!(screen(&mut m, 80, 24)[0].starts_with(">     1"));
+}
+
+#[test]
+fn ctrl_d_and_ctrl_u_move_half_a_screen() {
+    let mut t = transcript(
+        include_bytes!("../../testdata/runs-v1/multi-iteration.json"),
+        "multi-iteration",
+    );
+    let mut m = Model::new(&mut t, 60, 11);
+    press(&mut m, 'Z');
+    let first = screen(&mut m, 60, 12);
+    ctrl(&mut m, 'd');
+    let down = screen(&mut m, 60, 12);
+    // Five rows (half of 11) went off the top.
+    assert_eq!(down[0][1..], first[5][1..], "{first:#?}\n{down:#?}");
+    ctrl(&mut m, 'd');
+    assert_eq!(screen(&mut m, 60, 12)[0][1..], first[10][1..]);
+    ctrl(&mut m, 'u');
+    ctrl(&mut m, 'u');
+    assert_eq!(screen(&mut m, 60, 12)[1..11], first[1..11]);
+}
+
+/// Regex search as `search --match`: case matters, `(?i)` for any case,
+/// each match a line, counted in the status bar; `n`/`N` step through.
+#[test]
+fn search_is_a_regex_and_the_status_bar_counts_the_matches() {
+    let exec = serde_json::json!({"stdout": "ok\n", "stderr": "", "exit_status": 3});
+    let mut t = with_exec("v3", &exec);
+    let mut m = Model::new(&mut t, 100, 23);
+    search_for(&mut m, "exit [1-9]");
+    let rows = screen(&mut m, 100, 24);
+    assert!(rows[23].ends_with("match 1/1"), "{}", rows[23]);
+    assert!(cursor_row(&rows).contains("[tool_result toolu_01 exit 3]"));
+    press(&mut m, 'g');
+    search_for(&mut m, "toolu_0[12]");
+    let total = m.find.as_ref().unwrap().hits.len();
+    assert!(total >= 4, "{total}");
+    let status = screen(&mut m, 100, 24)[23].clone();
+    assert!(status.contains(&format!("match 1/{total}")), "{status}");
+    press(&mut m, 'n');
+    assert!(screen(&mut m, 100, 24)[23].contains(&format!("match 2/{total}")));
+    press(&mut m, 'N');
+    assert!(screen(&mut m, 100, 24)[23].contains(&format!("match 1/{total}")));
+    press(&mut m, 'N');
+    assert!(screen(&mut m, 100, 24)[23].contains(&format!("match {total}/{total}, search wrapped")));
+    search_for(&mut m, "TOOLU_01");
+    assert!(screen(&mut m, 100, 24)[23].contains("not found: TOOLU_01"));
+    search_for(&mut m, "(?i)TOOLU_01");
+    assert!(screen(&mut m, 100, 24)[23].contains("match "));
+    search_for(&mut m, "a(");
+    assert!(screen(&mut m, 100, 24)[23].contains("is not a valid regular expression"));
 }

@@ -197,3 +197,71 @@ fn a_pager_that_cannot_run_is_said_and_the_transcript_printed_without_it() {
     assert!(screen.contains("[deferred"), "{screen}");
     assert!(screen.lines().any(|l| l == "exit:0"), "{screen}");
 }
+
+/// exec's result with escape sequences of its own: a title, a colour, a
+/// C1 CSI.
+fn hostile_exec() -> serde_json::Value {
+    serde_json::json!({
+        "stdout": "MARK \u{1b}]2;PWNED\u{7}\u{1b}[31mREDTEXT\u{1b}[0m \u{9b}5m\nok\n",
+        "stderr": "",
+        "exit_status": 1,
+    })
+}
+
+/// The escape sequences line mode's colour writes: `ESC[1m` (bold),
+/// `ESC[1;3Nm` (bold, a colour), `ESC[0m`.
+fn ours() -> regex::Regex {
+    regex::Regex::new("\x1b\\[(?:1|0|1;3[1-6])m").unwrap()
+}
+
+/// `--color always` colours line mode even into a pipe (labels as the
+/// viewer colours them, headings bold), in both generations, and the only
+/// escape sequences are those: the output's own are neutralised. Without
+/// it a pipe gets none.
+#[test]
+fn color_always_colours_line_mode_and_passes_no_journal_escape() {
+    for gen in ["v1", "v3"] {
+        let store = crate::viewer::exec_store(gen, &hostile_exec());
+        let home = tempfile::tempdir().unwrap();
+        let args = [
+            "--state-dir",
+            s(store.path()),
+            "show",
+            "g-tool-batch",
+            "--transcript",
+        ];
+        let plain = fisk_env(home.path(), &args, &[("NO_COLOR", "1")], None);
+        assert_eq!(plain.code, 0, "{}", plain.stderr);
+        assert_printable(gen, &plain.stdout);
+        assert!(
+            plain
+                .stdout
+                .contains("MARK \\u{1b}]2;PWNED\\u{7}\\u{1b}[31mREDTEXT"),
+            "{gen}:\n{}",
+            plain.stdout
+        );
+        let mut colour = args.to_vec();
+        colour.extend(["--color", "always"]);
+        let r = fisk_env(home.path(), &colour, &[("NO_COLOR", "1")], None);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let codes = ours().find_iter(&r.stdout).count();
+        assert!(codes > 10, "{gen}: {}", r.stdout);
+        assert_eq!(
+            r.stdout.matches('\u{1b}').count(),
+            codes,
+            "{gen}: an escape sequence not ours:\n{}",
+            r.stdout
+        );
+        assert!(
+            r.stdout.contains("\u{1b}[1;32m[tool_result toolu_01"),
+            "{gen}: {}",
+            r.stdout
+        );
+        assert!(r
+            .stdout
+            .contains("\u{1b}[1;36m[tool_use stream_ls toolu_01]\u{1b}[0m"));
+        assert!(r.stdout.contains("\u{1b}[1mWhere the run stands\u{1b}[0m"));
+        // The colour codes taken out, the text is the plain output's.
+        assert_eq!(ours().replace_all(&r.stdout, ""), plain.stdout, "{gen}");
+    }
+}

@@ -206,8 +206,10 @@ fn viewer_search_finds_a_word_inside_folded_output_and_opens_it() {
         "output not folded:\n{first}"
     );
     t.keys(&["/"]);
-    t.tmux(&["send-keys", "-t", "v", "-l", "EXPIRES"]);
-    t.wait_for("the search prompt", |sc| sc.contains("/EXPIRES"));
+    // A regular expression as `search --match` takes: case matters
+    // unless `(?i)`.
+    t.tmux(&["send-keys", "-t", "v", "-l", "(?i)EXPIRES"]);
+    t.wait_for("the search prompt", |sc| sc.contains("/(?i)EXPIRES"));
     t.keys(&["Enter"]);
     let sc = t.wait_for("the hit, opened", |sc| sc.contains("Expires: 2026-11-30"));
     assert!(
@@ -277,7 +279,8 @@ fn viewer_draws_a_label_cut_at_77_columns_and_exits_0() {
         !sc.contains("[prompt]") && sc.trim_end().ends_with("PROMPT$")
     });
     t.type_line("echo EXIT-$?");
-    let sc = t.wait_for("the exit status", |sc| sc.contains("EXIT-"));
+    // A line of its own: the typed command holds `EXIT-` too.
+    let sc = t.wait_for("the exit status", |sc| sc.contains("\nEXIT-"));
     assert!(sc.contains("EXIT-0"), "{sc}");
     assert!(!sc.contains("panicked"), "{sc}");
 }
@@ -367,7 +370,7 @@ fn viewer_never_lets_an_escape_sequence_from_a_tool_output_reach_the_pane() {
     let t = Tmux::start(100, 24);
     t.view(dir.path(), "hostile");
     t.keys(&["/"]);
-    t.tmux(&["send-keys", "-t", "v", "-l", "redtext"]);
+    t.tmux(&["send-keys", "-t", "v", "-l", "REDTEXT"]);
     t.keys(&["Enter"]);
     let sc = t.wait_for("the hostile output, opened", |sc| sc.contains("after"));
     assert!(
@@ -567,4 +570,252 @@ fn line_mode_on_a_terminal_goes_through_the_pager_unless_no_pager() {
         !out.path().join("paged.txt.2").exists(),
         "--no-pager still paged"
     );
+}
+
+/// exec's result as the runner journals it (journal/src/runner/tools.rs):
+/// three lines of stdout, a line of stderr holding a colour escape, exit 1.
+fn exec_result() -> serde_json::Value {
+    serde_json::json!({
+        "stdout": "NAME    MESSAGES\nORDERS  10\nEVENTS  3\n",
+        "stderr": "warn: \u{1b}[31mstale\u{1b}[0m\n",
+        "exit_status": 1,
+    })
+}
+
+/// A store holding the agent's g-tool-batch of generation `gen` whose
+/// first result is exec's result `exec` (a JSON document in the result's
+/// content string, as exec's result is journaled).
+pub fn exec_store(gen: &str, exec: &serde_json::Value) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let text =
+        std::fs::read_to_string(testdata(&format!("agent-journals/{gen}/g-tool-batch.json")))
+            .unwrap();
+    let content = serde_json::to_string(&exec.to_string()).unwrap();
+    let replaced = text.replace(
+        r#""content":"ORDERS\nEVENTS""#,
+        &format!("\"content\":{content}"),
+    );
+    assert_ne!(replaced, text, "{gen}: the result to replace is gone");
+    std::fs::write(dir.path().join("g-tool-batch.json"), replaced).unwrap();
+    dir
+}
+
+/// The status bar: the screen's last line.
+fn status_bar(screen: &str) -> &str {
+    screen.trim_end().lines().last().unwrap_or_default()
+}
+
+/// The first row of `screen` holding `text`.
+fn row_with<'a>(screen: &'a str, text: &str) -> &'a str {
+    screen
+        .lines()
+        .find(|l| l.contains(text))
+        .unwrap_or_else(|| panic!("no row with {text:?}:\n{screen}"))
+}
+
+/// `?` shows the keys; `leave` (any key) goes back to the transcript of
+/// `run`, the cursor where it was (block 1).
+fn help_and_back(t: &Tmux, leave: &str, run: &str) {
+    t.keys(&["?"]);
+    let help = t.wait_for("the help screen", |sc| {
+        sc.contains("Keys of the transcript viewer")
+    });
+    assert!(help.contains("C-d  C-u"), "{help}");
+    t.keys(&[leave]);
+    t.wait_for("the transcript again", |sc| {
+        sc.contains(&format!("{run} · block 1/"))
+    });
+}
+
+/// The text of a screen row, past the gutter.
+fn text_of(row: &str) -> String {
+    row.chars().skip(13).collect()
+}
+
+/// Issue 27 section 6 in a real terminal, in both generations: exec's
+/// output as lines (folded: its first line), `?` help, `<n>G`, `C-d` and
+/// `C-u`, and a regex search with its match count.
+#[test]
+fn viewer_keys_and_exec_output_in_a_real_terminal_in_both_generations() {
+    for gen in ["v1", "v3"] {
+        let store = exec_store(gen, &exec_result());
+        let t = Tmux::start(100, 14);
+        let first = t.view(store.path(), "g-tool-batch");
+        let folded = row_with(&first, "[tool_result toolu_01");
+        assert!(
+            folded.contains(" exit 1]  NAME    MESSAGES  (6 lines, z opens)"),
+            "{gen}: {folded}"
+        );
+        help_and_back(&t, "x", "g-tool-batch");
+
+        t.keys(&["4", "G"]);
+        t.wait_for("block 4", |sc| status_bar(sc).contains("block 4/"));
+        t.keys(&["g"]);
+        t.wait_for("block 1", |sc| status_bar(sc).contains("block 1/"));
+
+        // Half a screen (13 rows of blocks: 6) down and back up.
+        t.keys(&["Z"]);
+        let open = t.wait_for("every block open", |sc| {
+            status_bar(sc).contains("every block open")
+        });
+        let rows: Vec<&str> = open.lines().collect();
+        t.keys(&["C-d"]);
+        let down = t.wait_for("half a screen down", |sc| {
+            sc.lines().next().map(text_of) == Some(text_of(rows[6]))
+        });
+        assert_ne!(down, open);
+        t.keys(&["C-u"]);
+        t.wait_for("half a screen up", |sc| {
+            sc.lines().next().map(text_of) == Some(text_of(rows[0]))
+        });
+        t.keys(&["Z"]);
+        t.wait_for("folded again", |sc| sc.contains("z opens"));
+
+        // A regex (a literal search would find nothing), into the folded
+        // exec output: opened, on the matching line, counted.
+        t.keys(&["/"]);
+        t.tmux(&["send-keys", "-t", "v", "-l", "ORDERS +[0-9]+$"]);
+        t.keys(&["Enter"]);
+        let sc = t.wait_for("the match", |sc| status_bar(sc).contains("match 1/1"));
+        assert!(sc.contains("    ORDERS  10"), "{gen}:\n{sc}");
+        assert!(
+            sc.contains("    warn: \\u{1b}[31mstale"),
+            "{gen}: stderr not shown neutralised:\n{sc}"
+        );
+        assert!(
+            cursor_row(&sc).is_some_and(|r| r.contains("[tool_result toolu_01")),
+            "{gen}:\n{sc}"
+        );
+        assert!(
+            !t.screen_raw().contains("\u{1b}[31m"),
+            "{gen}: red reached the pane"
+        );
+        // Several matches: counted, n and N step through them.
+        t.keys(&["g", "/"]);
+        t.tmux(&["send-keys", "-t", "v", "-l", "toolu_0[12]"]);
+        t.keys(&["Enter"]);
+        t.wait_for("the first of 4", |sc| status_bar(sc).contains("match 1/4"));
+        t.keys(&["n"]);
+        t.wait_for("the second of 4", |sc| status_bar(sc).contains("match 2/4"));
+        t.keys(&["2", "n"]);
+        t.wait_for("the fourth of 4", |sc| status_bar(sc).contains("match 4/4"));
+        t.keys(&["n"]);
+        t.wait_for("wrapped to the first", |sc| {
+            status_bar(sc).contains("match 1/4, search wrapped")
+        });
+        t.keys(&["q"]);
+        t.wait_for("the shell again", |sc| sc.trim_end().ends_with("PROMPT$"));
+    }
+}
+
+/// The same on JetStream, with a run the runner made (its exec ran a real
+/// command): the output's lines, `?`, `<n>G` and a counted regex search.
+#[test]
+fn viewer_keys_and_exec_output_on_jetstream() {
+    let f = Fixture::new(&[
+        turn(
+            "",
+            &[(
+                "toolu_e1",
+                "exec",
+                serde_json::json!({"command": "printf 'NAME    MESSAGES\\nORDERS  10\\n'; echo warn >&2; exit 1"}),
+            )],
+        ),
+        turn("done", &[]),
+    ]);
+    let r = f.run("exec-run", "count the streams");
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let srv = crate::nats_support::NatsServer::start();
+    srv.spec_stream("VIEWX", "viewx.>");
+    let from = format!("file:{}", s(&f.runs()));
+    migrate_via(
+        f.dir.path(),
+        &srv.url,
+        &from,
+        "jetstream:VIEWX",
+        &["exec-run"],
+    );
+    let t = Tmux::start(100, 24);
+    t.type_line(&format!(
+        "{} --server {} --store jetstream:VIEWX show exec-run --transcript",
+        s(&bin()),
+        srv.url
+    ));
+    let first = t.wait_for("the viewer's first screen on JetStream", |sc| {
+        sc.contains("[prompt]") && sc.contains("exec-run · block")
+    });
+    let folded = row_with(&first, "[tool_result toolu_e1");
+    assert!(
+        folded.contains(" error builtin exit 1]  NAME    MESSAGES  (5 lines, z opens)"),
+        "{folded}"
+    );
+    help_and_back(&t, "Space", "exec-run");
+    t.keys(&["3", "G"]);
+    t.wait_for("block 3", |sc| status_bar(sc).contains("block 3/"));
+    t.keys(&["/"]);
+    t.tmux(&["send-keys", "-t", "v", "-l", "^ +ORDERS +[0-9]+$"]);
+    t.keys(&["Enter"]);
+    let sc = t.wait_for("the match", |sc| status_bar(sc).contains("match 1/1"));
+    assert!(sc.contains("    ORDERS  10"), "{sc}");
+    assert!(
+        sc.contains("  stderr:\n") || sc.contains("  stderr:"),
+        "{sc}"
+    );
+    t.keys(&["q"]);
+    t.wait_for("the shell again", |sc| sc.trim_end().ends_with("PROMPT$"));
+}
+
+/// `--color always` in line mode on a terminal: through the pager
+/// (`PAGER=less` with an operator's `LESS` that lacks -R: it is told -R), the
+/// labels show in colour in the pane and none of the output's own escape
+/// sequences reaches it.
+#[test]
+fn line_mode_color_always_through_less_shows_colour_and_no_journal_escape() {
+    let store = exec_store(
+        "v3",
+        &serde_json::json!({
+            "stdout": "MARK \u{1b}]2;PWNED-TITLE\u{7}\u{1b}[31mREDTEXT\u{1b}[0m\nok\n",
+            "stderr": "",
+            "exit_status": 1,
+        }),
+    );
+    let t = Tmux::start(100, 20);
+    t.type_line(&format!(
+        "PAGER=less LESS=X {} --color always --state-dir {} show g-tool-batch --transcript --no-tui; echo FIN$((1+2))",
+        s(&bin()),
+        s(store.path())
+    ));
+    // Longer than the pane: less waits at its prompt.
+    t.wait_for("less's first screen", |sc| {
+        sc.contains("Transcript of g-tool-batch") && sc.trim_end().ends_with(':')
+    });
+    t.keys(&["G"]);
+    let sc = t.wait_for("the end in less", |sc| {
+        sc.contains("[run status: completed]")
+    });
+    assert!(
+        sc.contains("MARK \\u{1b}]2;PWNED-TITLE\\u{7}\\u{1b}[31mREDTEXT"),
+        "{sc}"
+    );
+    assert!(
+        !sc.contains("ESC["),
+        "colour codes shown as text (no -R):\n{sc}"
+    );
+    let raw = t.screen_raw();
+    assert!(
+        raw.contains("\u{1b}[32m"),
+        "no green label in the pane:\n{raw}"
+    );
+    assert!(
+        raw.contains("\u{1b}[34m"),
+        "no blue label in the pane:\n{raw}"
+    );
+    assert!(
+        !raw.contains("\u{1b}[31m"),
+        "the output's red reached the pane:\n{raw}"
+    );
+    let title = t.tmux(&["display-message", "-p", "-t", "v", "#{pane_title}"]);
+    assert!(!title.contains("PWNED"), "the pane title was set: {title}");
+    t.keys(&["q"]);
+    t.wait_for("the shell again", |sc| sc.contains("FIN3"));
 }

@@ -126,7 +126,7 @@ pub fn show(g: &Invocation, a: &ShowArgs, style: Style, out: &mut dyn Write) -> 
     let thinking = a.thinking || super::transcript::env_on("THINKING");
     text::header(&t, out)?;
     loop {
-        text::more(&mut t, thinking, out)?;
+        text::more(&mut t, thinking, style.color, out)?;
         out.flush()?;
         if f.follow.ended() {
             return Ok(ExitCode::SUCCESS);

@@ -45,10 +45,12 @@ pub fn show(g: &Invocation, a: &ShowArgs, style: Style, out: &mut dyn Write) -> 
     }
     let thinking = a.thinking || env_on("THINKING");
     if tty && !a.no_pager {
-        pager::through(out, |w| text::print(&mut t, thinking, w))?;
+        pager::through(out, style.color, |w| {
+            text::print(&mut t, thinking, style.color, w)
+        })?;
     } else {
         let mut w = io::BufWriter::with_capacity(1 << 16, out);
-        text::print(&mut t, thinking, &mut w)?;
+        text::print(&mut t, thinking, style.color, &mut w)?;
         w.flush()?;
     }
     Ok(ExitCode::SUCCESS)
