@@ -137,7 +137,8 @@ fn until(what: &str, ready: impl Fn() -> bool) {
 /// Follow the run `slow` that `run` is writing, with `store` flags: the
 /// records come while the run goes on, the follower ends by itself at the
 /// terminal, and what it printed is the transcript of the finished run.
-fn follows_a_run_being_written(f: &Fixture, store: &[&str], started: impl Fn() -> bool) {
+/// The follower's standard error.
+fn follows_a_run_being_written(f: &Fixture, store: &[&str], started: impl Fn() -> bool) -> String {
     let mut args = store.to_vec();
     args.extend_from_slice(&["run", "--agent", "agent.yaml", "--id", "slow", "go"]);
     let run = f.command(&args).spawn().unwrap();
@@ -163,13 +164,16 @@ fn follows_a_run_being_written(f: &Fixture, store: &[&str], started: impl Fn() -
     assert_eq!(whole.code, 0, "{}", whole.stderr);
     assert_eq!(printed, whole.stdout);
     assert!(printed.contains("[run status: completed]"), "{printed}");
+    err
 }
 
 #[test]
 fn a_run_being_written_is_printed_as_it_goes_and_the_follow_ends_at_its_terminal() {
     let f = slow();
     let journal = f.journal("slow");
-    follows_a_run_being_written(&f, &["--state-dir", "runs"], || journal.exists());
+    let err = follows_a_run_being_written(&f, &["--state-dir", "runs"], || journal.exists());
+    // Its writer held the lock: nothing to say about an idle run.
+    assert!(!err.contains("no writer holds"), "{err}");
 }
 
 #[test]
@@ -285,6 +289,13 @@ fn ctrl_c_ends_the_follow_of_a_run_that_goes_on() {
         r.interrupt();
         let (code, printed, err) = r.finish();
         assert_eq!(code, 130, "{dir}: {err}");
+        // Nobody holds the run: the follower said so once.
+        assert_eq!(
+            err.matches("no writer holds run open-no-terminal now")
+                .count(),
+            1,
+            "{dir}: {err}"
+        );
         assert!(
             err.contains("stopped following run open-no-terminal"),
             "{dir}: {err}"

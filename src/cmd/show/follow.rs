@@ -37,6 +37,9 @@ pub struct Followed {
     /// Once the run has ended: the commands that answer what it waits on
     /// (the viewer prints them when it leaves).
     next: Vec<String>,
+    /// No writer held the run when following began (the store's lock or
+    /// hold): nothing may come until someone resumes it.
+    idle: bool,
 }
 
 impl Followed {
@@ -44,12 +47,16 @@ impl Followed {
     /// so far (closed already when the run has ended).
     pub fn start(g: &Invocation, a: &ShowArgs) -> Result<(Transcript, Followed), Failure> {
         let file = a.target.file.file.clone();
-        let started = match &file {
-            Some(path) => Started::file(path)?,
+        let (started, idle) = match &file {
+            Some(path) => (Started::file(path)?, false),
             None => {
                 // clap requires a run when there is no --file.
                 let run = a.target.run.as_deref().unwrap_or_default();
-                open_store(g)?.follow(run)?
+                let store = open_store(g)?;
+                let started = store.follow(run)?;
+                // Asked after the read: a writer gone by then is gone.
+                let idle = !started.follow.ended() && store.is_live(run).is_ok_and(|live| !live);
+                (started, idle)
             }
         };
         let mut t = Transcript::new(g, &started.run, started.lines, Vec::new());
@@ -61,6 +68,7 @@ impl Followed {
             follow: started.follow,
             file,
             next: Vec::new(),
+            idle,
         };
         if f.follow.ended() {
             f.close(g, &mut t);
@@ -125,11 +133,20 @@ pub fn show(g: &Invocation, a: &ShowArgs, style: Style, out: &mut dyn Write) -> 
     let stop = crate::signal::flag()?;
     let thinking = a.thinking || super::transcript::env_on("THINKING");
     text::header(&t, out)?;
+    let mut idle = f.idle;
     loop {
         text::more(&mut t, thinking, style.color, out)?;
         out.flush()?;
         if f.follow.ended() {
             return Ok(ExitCode::SUCCESS);
+        }
+        if std::mem::take(&mut idle) {
+            // Said once, after what is there: following a run nobody
+            // writes waits until someone resumes it.
+            eprintln!(
+                "fisk-admin: no writer holds run {} now; following until one writes its terminal record (Ctrl-C to stop)",
+                crate::output::sanitize(&t.run, false)
+            );
         }
         if stop.load(Ordering::Relaxed) {
             eprintln!(
