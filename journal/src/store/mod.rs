@@ -613,8 +613,11 @@ impl Store {
                     crate::Error::refused(
                         run,
                         format!(
-                            "the damaged run was kept at {} and purged, but the recovered run could not be written whole ({e}); copy the kept run back with `migrate` and recover again",
-                            crate::shell::shown(&kept)
+                            "the damaged run was kept at {} and purged, but the recovered run could not be written whole ({e}); finish by hand: recover the kept copy where it is (`recover {run} --yes` with `--state-dir {}`), then copy it to the stream (`migrate --from file:{} --to jetstream:{} {run}`, with this command's connection flags)",
+                            crate::shell::shown(&kept),
+                            crate::shell::shown(&keep),
+                            crate::shell::shown(&keep),
+                            j.name()
                         ),
                     )
                 })?;
