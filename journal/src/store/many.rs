@@ -295,6 +295,63 @@ impl Store {
         })
     }
 
+    /// Read each of `runs` completely with the reader's rule and hand it to
+    /// `visit` (with its index) exactly once, on the current rayon pool:
+    /// the results in the order given. What a whole-store pass (`stats
+    /// --all`, `search --in`, `inbox`) reads, and exactly what
+    /// [`read_batch`](Self::read_batch) would give each run, healthy or
+    /// damaged. File: each run read by its worker, in parallel. JetStream:
+    /// one pass of one consumer over the stream (or over groups of these
+    /// runs when they are a small part of it), each run handed over as
+    /// soon as it is complete, however the runs interleave; a run the
+    /// pass cannot vouch for (damaged, changed meanwhile, or given up to
+    /// keep memory bounded) is read on its own as `read_batch` reads it.
+    /// Memory holds at most [`READ_EACH`](Self::READ_EACH) of runs read and
+    /// not yet visited (and one pull), whatever the store's size.
+    pub fn read_each<R: Send>(
+        &self,
+        runs: &[String],
+        visit: impl Fn(usize, crate::Result<Journal>) -> R + Sync + Send,
+    ) -> Vec<R> {
+        self.read_each_within(runs, Self::READ_EACH, visit)
+    }
+
+    /// How much of a JetStream store [`read_each`](Self::read_each) holds:
+    /// 64 MiB of runs still being read (interleaved with others), 32 MiB
+    /// of runs read and waiting for their visit.
+    pub const READ_EACH: ReadBudget = ReadBudget {
+        open: 64 << 20,
+        waiting: 32 << 20,
+    };
+
+    /// [`read_each`](Self::read_each) within `budget` (the tests give it
+    /// none, so that every run is read on its own).
+    // For tests (journal/tests/jetstream_read.rs), not API.
+    #[doc(hidden)]
+    pub fn read_each_within<R: Send>(
+        &self,
+        runs: &[String],
+        budget: ReadBudget,
+        visit: impl Fn(usize, crate::Result<Journal>) -> R + Sync + Send,
+    ) -> Vec<R> {
+        self.copy_each(runs, budget, |i, pre| {
+            let run = runs.get(i).map_or("", String::as_str);
+            let journal = match (self, pre) {
+                (Store::JetStream(j), Some(Prefetched(messages))) => {
+                    j.journal_from(run, messages, false).map(|(x, _)| x)
+                }
+                // Read on its own as `read_batch` reads it: every message
+                // on the run's subjects (`read` by direct gets would not
+                // see a message on no record subject).
+                _ => self
+                    .read_batch(std::slice::from_ref(&run.to_owned()))
+                    .pop()
+                    .unwrap_or_else(|| Err(crate::Error::refused(run, "not read"))),
+            };
+            visit(i, journal)
+        })
+    }
+
     /// The run to copy, from what [`copy_each`](Self::copy_each)
     /// delivered or else read now, with the reader's rule; `lenient`: its
     /// readable prefix and why reading stopped early, as

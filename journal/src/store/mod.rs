@@ -564,8 +564,10 @@ impl Store {
 
     /// Read each of `runs` completely with the reader's rule, many at once:
     /// in parallel (file) or concurrently on one connection (JetStream),
-    /// in the order given. For whole-store passes (`stats --all`,
-    /// `search`), a batch at a time so memory stays bounded.
+    /// in the order given. A JetStream run is read whole, every message on
+    /// `<prefix>.<id>.>` (a message on no record subject is the run's
+    /// error), as [`read_each`](Self::read_each) reads the runs it cannot
+    /// vouch for.
     pub fn read_batch(&self, runs: &[String]) -> Vec<crate::Result<Journal>> {
         use rayon::prelude::*;
         match self {

@@ -268,8 +268,10 @@ impl JetStreamStore {
     /// Memory: `held` counts the body bytes read and not yet released by
     /// the caller (who subtracts a delivered run's bytes when done with
     /// it). Reading pauses while the runs handed over and not yet released
-    /// hold more than `budget.waiting`, and gives up the runs still open
-    /// once their bytes exceed `budget.open`. So at most `open + waiting`
+    /// hold more than `budget.waiting`, and once the runs still open hold
+    /// more than `budget.open` gives up the ones holding the most (each
+    /// then delivered `None` when the pass reaches its end) until they
+    /// hold half of it. So at most `open + waiting`
     /// is held, and one pull more may be in flight: at most 8 MiB, or one
     /// larger message.
     pub fn stream_runs(

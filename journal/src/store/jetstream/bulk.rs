@@ -22,7 +22,8 @@ const GROUP: usize = 256;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReadBudget {
     /// Runs still being read (interleaved with others in the stream):
-    /// beyond this, the runs still open are given up (read on their own).
+    /// beyond this, the open runs holding the most are given up (read on
+    /// their own) until half of it is held.
     pub open: u64,
     /// Runs handed over and not yet released by the caller: beyond this,
     /// reading pauses until the caller catches up.
@@ -256,8 +257,28 @@ impl Core {
                     }
                     if incomplete > budget.open {
                         // Too interleaved to finish within the budget:
-                        // the rest is read run by run.
-                        return Ok(());
+                        // the runs holding the most are given up (each
+                        // read on its own once it ends here) until half
+                        // the budget is held, so the rest goes on in one
+                        // pass and the scan is not paid per message.
+                        let mut holding: Vec<(u64, usize)> = got
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, (slot, b))| slot.is_some() && *b > 0)
+                            .map(|(k, (_, b))| (*b, k))
+                            .collect();
+                        holding.sort_unstable_by(|a, b| b.cmp(a));
+                        for (b, k) in holding {
+                            if incomplete <= budget.open / 2 {
+                                break;
+                            }
+                            if let Some((slot, bytes)) = got.get_mut(k) {
+                                *slot = None;
+                                *bytes = 0;
+                            }
+                            incomplete = incomplete.saturating_sub(b);
+                            release(b);
+                        }
                     }
                 }
                 Ok(())
