@@ -80,9 +80,9 @@ pub fn run(g: &Invocation, a: SearchArgs, out: &mut dyn Write) -> CmdResult {
             // Every selected run read once (in parallel, or in one pass
             // over the stream: `Store::read_each`), matched as it arrives;
             // only its first match is kept.
-            let ids: Vec<String> = selected.runs.iter().map(|s| s.run_id.clone()).collect();
+            let runs: Vec<&Summary> = selected.runs.iter().collect();
             let matched =
-                store.read_each(&ids, |_, j| j.map(|j| first_match(j.records(), scope, re)));
+                store.read_each(&runs, |_, j| j.map(|j| first_match(j.records(), scope, re)));
             let mut hits = Vec::new();
             for (s, m) in selected.runs.into_iter().zip(matched) {
                 match m {

@@ -86,8 +86,7 @@ pub fn inbox(store: &Store, runs: &[Summary]) -> Inbox {
     // Each waiting run read once and folded as it arrives (in parallel, or
     // in one pass over the stream: `Store::read_each`), so no more than
     // the reader's budget of journals is held.
-    let ids: Vec<String> = waiting.iter().map(|s| s.run_id.clone()).collect();
-    let read: Vec<RunItems> = store.read_each(&ids, |i, j| match waiting.get(i) {
+    let read: Vec<RunItems> = store.read_each(&waiting, |i, j| match waiting.get(i) {
         Some(s) => one(s, j),
         None => Ok(Vec::new()),
     });

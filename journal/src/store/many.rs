@@ -3,7 +3,7 @@
 //! delete-after-copy, verifying a whole store), each done the way its
 //! backend does best, so that nothing outside `store/` knows a backend.
 
-use super::{file, jetstream, Journal, Store, Verified};
+use super::{file, jetstream, Journal, Store, Summary, Verified};
 
 pub use jetstream::{release, NewRun, ReadBudget};
 
@@ -263,6 +263,18 @@ impl Store {
         budget: ReadBudget,
         copy: impl Fn(usize, Option<Prefetched>) -> R + Sync + Send,
     ) -> Vec<R> {
+        self.bulk_each(runs, None, budget, copy)
+    }
+
+    /// [`copy_each`](Self::copy_each), given where each run ended
+    /// ([`Summary`]'s `stream_end`) when a listing found it.
+    fn bulk_each<R: Send>(
+        &self,
+        runs: &[String],
+        ends: Option<&[Option<(u64, u64)>]>,
+        budget: ReadBudget,
+        copy: impl Fn(usize, Option<Prefetched>) -> R + Sync + Send,
+    ) -> Vec<R> {
         use rayon::prelude::*;
         let Store::JetStream(j) = self else {
             return (0..runs.len())
@@ -275,7 +287,7 @@ impl Store {
             let (read_tx, read_rx) = std::sync::mpsc::channel();
             let held_ref = &held;
             s.spawn(move || {
-                j.stream_runs(runs, budget, held_ref, |i, m| {
+                j.stream_runs_ending(runs, ends, budget, held_ref, |i, m| {
                     let _ = read_tx.send((i, m.map(Prefetched)));
                 })
             });
@@ -295,7 +307,8 @@ impl Store {
         })
     }
 
-    /// Read each of `runs` completely with the reader's rule and hand it to
+    /// Read each of `runs` (as listed: [`summaries`](Self::summaries))
+    /// completely with the reader's rule and hand it to
     /// `visit` (with its index) exactly once, on the current rayon pool:
     /// the results in the order given. What a whole-store pass (`stats
     /// --all`, `search --in`, `inbox`) reads, and exactly what
@@ -303,14 +316,16 @@ impl Store {
     /// damaged. File: each run read by its worker, in parallel. JetStream:
     /// one pass of one consumer over the stream (or over groups of these
     /// runs when they are a small part of it), each run handed over as
-    /// soon as it is complete, however the runs interleave; a run the
-    /// pass cannot vouch for (damaged, changed meanwhile, or given up to
-    /// keep memory bounded) is read on its own as `read_batch` reads it.
+    /// soon as it is complete (where its summary says it ended: a run
+    /// stored to since is read as it was listed), however the runs
+    /// interleave; a run the pass cannot vouch for (damaged, changed
+    /// meanwhile, not summarised from its tail, or given up to keep
+    /// memory bounded) is read on its own as `read_batch` reads it.
     /// Memory holds at most [`READ_EACH`](Self::READ_EACH) of runs read and
     /// not yet visited (and one pull), whatever the store's size.
     pub fn read_each<R: Send>(
         &self,
-        runs: &[String],
+        runs: &[&Summary],
         visit: impl Fn(usize, crate::Result<Journal>) -> R + Sync + Send,
     ) -> Vec<R> {
         self.read_each_within(runs, Self::READ_EACH, visit)
@@ -330,12 +345,14 @@ impl Store {
     #[doc(hidden)]
     pub fn read_each_within<R: Send>(
         &self,
-        runs: &[String],
+        runs: &[&Summary],
         budget: ReadBudget,
         visit: impl Fn(usize, crate::Result<Journal>) -> R + Sync + Send,
     ) -> Vec<R> {
-        self.copy_each(runs, budget, |i, pre| {
-            let run = runs.get(i).map_or("", String::as_str);
+        let ids: Vec<String> = runs.iter().map(|s| s.run_id.clone()).collect();
+        let ends: Vec<Option<(u64, u64)>> = runs.iter().map(|s| s.stream_end).collect();
+        self.bulk_each(&ids, Some(&ends), budget, |i, pre| {
+            let run = ids.get(i).map_or("", String::as_str);
             let journal = match (self, pre) {
                 (Store::JetStream(j), Some(Prefetched(messages))) => {
                     j.journal_from(run, messages, false).map(|(x, _)| x)

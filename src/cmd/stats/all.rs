@@ -105,9 +105,9 @@ pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> C
     // Every selected run read once (in parallel, or in one pass over the
     // stream: `Store::read_each`), its figures added to its group as it
     // arrives: memory holds the groups, not the runs.
-    let ids: Vec<String> = selected.runs.iter().map(|s| s.run_id.clone()).collect();
+    let runs: Vec<&Summary> = selected.runs.iter().collect();
     let acc = std::sync::Mutex::new(Acc::default());
-    store.read_each(&ids, |i, j| {
+    store.read_each(&runs, |i, j| {
         let Some(s) = selected.runs.get(i) else {
             return;
         };

@@ -279,6 +279,20 @@ impl JetStreamStore {
         runs: &[String],
         budget: ReadBudget,
         held: &AtomicU64,
+        deliver: impl FnMut(usize, Option<Vec<RunMessage>>),
+    ) {
+        self.stream_runs_ending(runs, None, budget, held, deliver);
+    }
+
+    /// [`stream_runs`](Self::stream_runs), given each run's length and the
+    /// stream sequence of its last message as a listing found them
+    /// (`None`: read on its own), instead of looking them up.
+    pub(crate) fn stream_runs_ending(
+        &self,
+        runs: &[String],
+        ends: Option<&[Option<(u64, u64)>]>,
+        budget: ReadBudget,
+        held: &AtomicU64,
         mut deliver: impl FnMut(usize, Option<Vec<RunMessage>>),
     ) {
         let mut sent = vec![false; runs.len()];
@@ -298,7 +312,7 @@ impl JetStreamStore {
                 let mut send = |i, m| {
                     let _ = tx.send((i, m));
                 };
-                core.stream_pass(runs, budget, held, &mut send).await
+                core.stream_pass(runs, ends, budget, held, &mut send).await
             },
             |(i, m)| give(i, m),
         );
