@@ -332,11 +332,12 @@ impl Store {
     }
 
     /// How much of a JetStream store [`read_each`](Self::read_each) holds:
-    /// 64 MiB of runs still being read (interleaved with others), 32 MiB
-    /// of runs read and waiting for their visit.
+    /// 32 MiB of runs still being read (interleaved with others), 8 MiB
+    /// of runs read and waiting for their visit (the reader outruns the
+    /// decoding; more waiting only costs memory).
     pub const READ_EACH: ReadBudget = ReadBudget {
-        open: 64 << 20,
-        waiting: 32 << 20,
+        open: 32 << 20,
+        waiting: 8 << 20,
     };
 
     /// [`read_each`](Self::read_each) within `budget` (the tests give it
