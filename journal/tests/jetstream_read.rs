@@ -79,10 +79,9 @@ fn with_seq(body: &[u8], seq: usize) -> Vec<u8> {
 }
 
 /// Every testdata journal of both generations, and damaged runs of each
-/// kind a stream can hold, made from `tool-batch` (meta, assistant, three
-/// results, assistant, terminal). Returns them and the ids of the damaged
-/// runs the one pass cannot vouch for (read on their own).
-fn runs() -> (Vec<Published>, Vec<&'static str>) {
+/// kind a stream can hold ([`DAMAGED`]), made from `tool-batch` (meta,
+/// assistant, three results, assistant, terminal).
+fn runs() -> Vec<Published> {
     let mut healthy = journals("testdata/runs", "");
     healthy.extend(journals("testdata/runs-v1", "v1-"));
     healthy.extend(journals("testdata/agent-journals/v1", "a1-"));
@@ -129,17 +128,29 @@ fn runs() -> (Vec<Published>, Vec<&'static str>) {
     damaged("bad-meta", &|m| m[0].1 = b"{\"seq\":1,".to_vec());
     damaged("seq-mismatch", &|m| m[4].1 = with_seq(&batch[4], 6));
     damaged("meta-only", &|m| m.truncate(1));
-    let given_up = vec![
-        "stray-mid",
-        "stray-last",
-        "lost-mid",
-        "out-of-order",
-        "upgrade-interrupted",
-        "no-meta",
-        "absent",
-    ];
-    (runs, given_up)
+    for (id, _) in DAMAGED {
+        assert!(id == "absent" || runs.iter().any(|(r, _)| r == id), "{id}");
+    }
+    runs
 }
+
+/// The damaged runs of [`runs`] (and a run never stored), each with
+/// whether the one pass gives it up (its messages are not its records
+/// 1..N in stream order): it is then read on its own.
+const DAMAGED: [(&str, bool); 12] = [
+    ("stray-mid", true),
+    ("stray-last", true),
+    ("lost-mid", true),
+    ("out-of-order", true),
+    ("upgrade-interrupted", true),
+    ("no-meta", true),
+    ("absent", true),
+    ("bad-mid", false),
+    ("torn-last", false),
+    ("bad-meta", false),
+    ("seq-mismatch", false),
+    ("meta-only", false),
+];
 
 /// Publish `runs` under `prefix`: run after run, or (`interleaved`)
 /// message-major, the k-th message of every run before any (k+1)-th, as
@@ -216,7 +227,7 @@ fn prefix(stream: &str) -> &'static str {
 #[test]
 fn the_one_pass_reads_every_run_as_the_run_by_run_read_does() {
     let srv = NatsServer::start();
-    let (runs, given_up) = runs();
+    let runs = runs();
     srv.spec_stream("ONEBYONE", "one.>");
     srv.spec_stream("CONCURRENT", "mix.>");
     publish(&srv, "one", &runs, false);
@@ -241,7 +252,7 @@ fn the_one_pass_reads_every_run_as_the_run_by_run_read_does() {
             vouched.insert(ids[i].clone(), m.is_some());
         });
         for (id, by_pass) in &vouched {
-            let want = !given_up.contains(&id.as_str());
+            let want = !DAMAGED.contains(&(id.as_str(), true));
             // A run named twice is vouched for once; the other is read on
             // its own.
             if !["tool-batch", "bad-mid"].contains(&id.as_str()) {
@@ -273,26 +284,12 @@ fn the_one_pass_reads_every_run_as_the_run_by_run_read_does() {
         }
         // A few runs (the damaged ones, a small part of the stream): read
         // through a consumer filtered to them, not the whole stream.
-        let damaged = [
-            "stray-mid",
-            "stray-last",
-            "lost-mid",
-            "out-of-order",
-            "upgrade-interrupted",
-            "no-meta",
-            "bad-mid",
-            "torn-last",
-            "bad-meta",
-            "seq-mismatch",
-            "meta-only",
-            "absent",
-        ];
         let few: Vec<&Summary> = runs
             .iter()
             .copied()
-            .filter(|s| damaged.contains(&s.run_id.as_str()))
+            .filter(|s| DAMAGED.iter().any(|(id, _)| *id == s.run_id))
             .collect();
-        assert!(few.len() > damaged.len(), "{what}: bad-mid twice");
+        assert!(few.len() > DAMAGED.len(), "{what}: bad-mid twice");
         same_as_run_by_run(&store, &few, Store::READ_EACH, what);
         // And the damage reads as each kind should.
         let read = store.read_each(&runs, |_, j| j);
@@ -354,7 +351,7 @@ fn a_file_store_reads_each_run_as_read_batch_does() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
-    let (runs, _) = runs();
+    let runs = runs();
     // Every run as a journal of its bodies in publish order (a stray or
     // misplaced record is then a damaged line of the file).
     for (id, m) in &runs {

@@ -1,7 +1,9 @@
-//! The operations over many runs that `migrate`, `validate` and `verify`
-//! need (a bulk read for copying with its budget, a bulk create, digests,
-//! delete-after-copy, verifying a whole store), each done the way its
-//! backend does best, so that nothing outside `store/` knows a backend.
+//! The operations over many runs that `migrate`, `validate`, `verify` and
+//! the whole-store reads (`stats --all`, `search --in`, `inbox`) need (a
+//! bulk read for copying with its budget, every run read once, a bulk
+//! create, digests, delete-after-copy, verifying a whole store), each done
+//! the way its backend does best, so that nothing outside `store/` knows a
+//! backend.
 
 use super::{file, jetstream, Journal, Store, Summary, Verified};
 

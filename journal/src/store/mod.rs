@@ -2,7 +2,8 @@
 //! in [`jetstream`]; both give the same [`Journal`] and [`Summary`] shapes
 //! so every command reads alike. [`Store`] is the only place that knows
 //! the backends: this file holds what one command does to one run, `many`
-//! what `migrate`, `validate` and `verify` do over many, and `appender`
+//! what `migrate`, `validate`, `verify` and the whole-store reads do over
+//! many, and `appender`
 //! the one-writer contract both backends' appenders keep.
 
 mod appender;

@@ -1,7 +1,9 @@
-//! migrate's reads over many runs at once: digests of copies read back,
-//! and the source read for copying, one consumer over the whole prefix or
-//! one per group of runs instead of a read per run, within a memory
-//! budget.
+//! Reads over many runs at once: migrate's digests of copies read back,
+//! and the one pass that reads runs whole for migrate's copies and for
+//! the whole-store reads (`Store::read_each`: `stats --all`, `search
+//! --in`, `inbox`), one consumer over the whole prefix or one per group
+//! of runs instead of a read per run, the runs folded as they complete
+//! however they interleave, within a memory budget.
 
 use super::core::Core;
 use super::pull::Reading;
