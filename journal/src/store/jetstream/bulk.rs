@@ -35,12 +35,15 @@ const GROUP: Grouping = Grouping {
 /// A whole-store read's ([`Store::read_each`](crate::store::Store::read_each)).
 /// A consumer filtered to many runs costs the server more than one over
 /// the whole prefix, and each consumer scans the stream: on 10,000 runs
-/// (183,333 messages; bench/RESULTS.md "issue 28") reading the third of
-/// the runs that wait took the server 3.5-4.2 s of CPU through 14
-/// consumers of 256 runs, 1.9-2.4 s through one of them all, where the
-/// whole prefix takes about 1 s. So the whole prefix from an eighth of the
-/// stream on; below, one consumer for up to 4,096 runs (about 100 KB of
-/// filters, under the server's default 1 MB payload).
+/// (183,333 messages; bench/RESULTS.md "issue 28") `inbox`, which reads
+/// the third of the runs that wait, cost the server 3.5-4.2 s of CPU
+/// through 14 consumers of 256 runs, 1.9-2.4 s through one of them all,
+/// and 1.2-1.4 s through the whole prefix (its listing included). So the
+/// whole prefix from an eighth of the stream on (a bound chosen from those
+/// figures, not measured at the crossing); below, one consumer for up to
+/// 4,096 runs (about 100 KB of filters with short ids, under the server's
+/// default 1 MB payload; a refused consumer leaves each run read on its
+/// own).
 const READ_GROUP: Grouping = Grouping {
     group: 4096,
     share: 8,
