@@ -371,3 +371,31 @@ fn a_file_store_reads_each_run_as_read_batch_does() {
     let runs: Vec<&Summary> = listed.iter().collect();
     same_as_run_by_run(&store, &runs, Store::READ_EACH, "a file store");
 }
+
+#[test]
+fn a_server_gone_after_the_listing_fails_each_run_at_once() {
+    let mut srv = NatsServer::start();
+    srv.spec_stream("GONE", "gone.>");
+    publish(&srv, "gone", &runs(), false);
+    let store = Store::JetStream(Box::new(srv.store("GONE")));
+    let listed = store.summaries().unwrap();
+    let listed: Vec<&Summary> = listed.iter().collect();
+    assert!(listed.len() > 100);
+    srv.stop();
+    let started = std::time::Instant::now();
+    let read = store.read_each(&listed, |_, j| j.map(|j| j.entries.len()));
+    // The pass fails, the first run read on its own waits out its
+    // timeout, and the others are given the same failure at once (not
+    // each after a timeout of its own: minutes for these runs).
+    let took = started.elapsed();
+    assert!(took < std::time::Duration::from_secs(60), "{took:?}");
+    for (s, r) in listed.iter().zip(&read) {
+        match r {
+            Err(e) => {
+                assert!(e.is_store_failure(), "{}: {e}", s.run_id);
+                assert!(e.to_string().contains(&s.run_id), "{}: {e}", s.run_id);
+            }
+            Ok(n) => panic!("{}: read {n} records from a server that is gone", s.run_id),
+        }
+    }
+}

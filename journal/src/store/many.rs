@@ -352,24 +352,52 @@ impl Store {
         budget: ReadBudget,
         visit: impl Fn(usize, crate::Result<Journal>) -> R + Sync + Send,
     ) -> Vec<R> {
+        use std::sync::PoisonError;
         let ids: Vec<String> = runs.iter().map(|s| s.run_id.clone()).collect();
         let ends: Vec<Option<(u64, u64)>> = runs.iter().map(|s| s.stream_end).collect();
+        // The store's failure once a run read on its own met it (the
+        // server gone): the runs still to read are given it without
+        // asking, each would wait out its own timeout.
+        let failed: std::sync::Mutex<Option<crate::Error>> = std::sync::Mutex::new(None);
         self.bulk_each(&ids, Some(&ends), budget, |i, pre| {
             let run = ids.get(i).map_or("", String::as_str);
             let journal = match (self, pre) {
                 (Store::JetStream(j), Some(Prefetched(messages))) => {
                     j.journal_from(run, messages, false).map(|(x, _)| x)
                 }
-                // Read on its own as `read_batch` reads it: every message
-                // on the run's subjects (`read` by direct gets would not
-                // see a message on no record subject).
-                _ => self
-                    .read_batch(std::slice::from_ref(&run.to_owned()))
-                    .pop()
-                    .unwrap_or_else(|| Err(crate::Error::refused(run, "not read"))),
+                (Store::JetStream(j), None) => {
+                    let earlier = failed
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .as_ref()
+                        .and_then(|e| j.failure_for(run, e));
+                    match earlier {
+                        Some(e) => Err(e),
+                        None => {
+                            let read = self.read_alone(run);
+                            if let Err(e) = &read {
+                                let mut f = failed.lock().unwrap_or_else(PoisonError::into_inner);
+                                if f.is_none() {
+                                    *f = j.failure_for(run, e);
+                                }
+                            }
+                            read
+                        }
+                    }
+                }
+                (Store::File(_), _) => self.read_alone(run),
             };
             visit(i, journal)
         })
+    }
+
+    /// One run read on its own as [`read_batch`](Self::read_batch) reads
+    /// it: on JetStream every message on the run's subjects (`read`, by
+    /// direct gets, would not see a message on no record subject).
+    fn read_alone(&self, run: &str) -> crate::Result<Journal> {
+        self.read_batch(std::slice::from_ref(&run.to_owned()))
+            .pop()
+            .unwrap_or_else(|| Err(crate::Error::refused(run, "not read")))
     }
 
     /// The run to copy, from what [`copy_each`](Self::copy_each)

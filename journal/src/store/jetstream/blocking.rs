@@ -219,6 +219,18 @@ impl JetStreamStore {
         self.rt.block_on(self.core.read_many(runs))
     }
 
+    /// `e`, the store's failure met reading another run (the server gone,
+    /// the stream deleted), as `run`'s: the same words at `run`'s place;
+    /// `None` when `e` is not the store's failure.
+    pub(crate) fn failure_for(&self, run: &str, e: &crate::Error) -> Option<crate::Error> {
+        match e {
+            crate::Error::Unavailable { message, .. } => {
+                Some(self.core.err(Some(run), message.clone()))
+            }
+            _ => self.core.for_each_run(e),
+        }
+    }
+
     /// A journal from messages read by [`stream_runs`](Self::stream_runs),
     /// decoded exactly as [`read`](Self::read) (or, `lenient`,
     /// [`read_prefix`](Self::read_prefix)) would.
