@@ -4,10 +4,13 @@
 //! is the fold's rule ([`RunState::call`]), the one `answer`, `approve` and
 //! the runner use, so the queue can never list a call they would refuse.
 //!
-//! It costs about what a listing costs: the summaries (meta record and
-//! tail) say which runs wait, and only those are read and folded: in
-//! parallel on the file backend, in one pass over the stream (or over
-//! groups of the waiting runs) on JetStream ([`Store::read_each`]).
+//! The summaries (meta record and tail) say which runs wait, and only
+//! those are read and folded ([`Store::read_each`]): in parallel on the
+//! file backend, where it costs about what a listing costs; in one pass
+//! on JetStream, through a consumer filtered to the waiting runs, or over
+//! the whole stream once they are an eighth of it (a consumer filtered to
+//! many runs costs the server more than the whole stream:
+//! bench/RESULTS.md, issue 28).
 
 use crate::fold::{CallState, FoldOptions, RunState};
 use crate::record::{Kind, Payload};
