@@ -3,8 +3,9 @@
 //! newest first; `--since`/`--until` compare `created`, as the agent's),
 //! with two keys beyond it: each run's first transcript `match` (with
 //! `--in` other than `prompt`) and the runs that could not be read
-//! (`unreadable`). Transcripts are read in parallel, one run at a time per
-//! worker, so memory grows with the matches, not the store.
+//! (`unreadable`). Transcripts are read in parallel (or in one pass over a
+//! stream), each matched as it is read, so memory grows with the matches,
+//! not the store.
 
 use crate::cli::{SearchArgs, SearchIn};
 use crate::error::CmdResult;
@@ -17,9 +18,8 @@ use crate::output::{
 use comfy_table::Cell;
 use journal::search::{first_match, Hit, Scope};
 use journal::store::Listed;
-use journal::store::{Store, Summary};
+use journal::store::Summary;
 use journal::time::Time;
-use rayon::prelude::*;
 use serde::Serialize;
 use std::io::{self, Write};
 
@@ -77,29 +77,18 @@ pub fn run(g: &Invocation, a: SearchArgs, out: &mut dyn Write) -> CmdResult {
     let selected = filter.select(readable);
     let mut found: Vec<(Summary, Option<Hit>)> = match (scope, &pattern) {
         (Some(scope), Some(re)) => {
-            // A batch at a time, read together, matched in parallel.
-            let mut read = Vec::new();
-            let mut runs = selected.runs.into_iter().peekable();
-            while runs.peek().is_some() {
-                let batch: Vec<Summary> = runs.by_ref().take(Store::READ_BATCH).collect();
-                let ids: Vec<String> = batch.iter().map(|s| s.run_id.clone()).collect();
-                let journals = store.read_batch(&ids);
-                let part: Vec<_> = batch
-                    .into_par_iter()
-                    .zip(journals)
-                    .map(|(s, j)| match j {
-                        Ok(j) => Ok(first_match(j.records(), scope, re).map(|h| (s, Some(h)))),
-                        Err(e) => Err(Unreadable::new(&s.run_id, &e)),
-                    })
-                    .collect();
-                read.extend(part);
-            }
+            // Every selected run read once (in parallel, or in one pass
+            // over the stream: `Store::read_each`), matched as it arrives;
+            // only its first match is kept.
+            let runs: Vec<&Summary> = selected.runs.iter().collect();
+            let matched =
+                store.read_each(&runs, |_, j| j.map(|j| first_match(j.records(), scope, re)));
             let mut hits = Vec::new();
-            for r in read {
-                match r {
-                    Ok(Some(x)) => hits.push(x),
+            for (s, m) in selected.runs.into_iter().zip(matched) {
+                match m {
+                    Ok(Some(h)) => hits.push((s, Some(h))),
                     Ok(None) => {}
-                    Err(u) => unreadable.push(u),
+                    Err(e) => unreadable.push(Unreadable::new(&s.run_id, &e)),
                 }
             }
             hits

@@ -4,16 +4,18 @@
 //! is the fold's rule ([`RunState::call`]), the one `answer`, `approve` and
 //! the runner use, so the queue can never list a call they would refuse.
 //!
-//! It costs about what a listing costs: the summaries (meta record and
-//! tail) say which runs wait, and only those are read and folded: in
-//! parallel on the file backend, a batch at a time on JetStream
-//! ([`Store::read_batch`], concurrent reads on one connection).
+//! The summaries (meta record and tail) say which runs wait, and only
+//! those are read and folded ([`Store::read_each`]): in parallel on the
+//! file backend, where it costs about what a listing costs; in one pass
+//! on JetStream, through a consumer filtered to the waiting runs, or over
+//! the whole stream once they are an eighth of it (a consumer filtered to
+//! many runs costs the server more than the whole stream:
+//! bench/RESULTS.md, issue 28).
 
 use crate::fold::{CallState, FoldOptions, RunState};
 use crate::record::{Kind, Payload};
 use crate::store::{Journal, Store, Summary};
 use crate::time::Time;
-use rayon::prelude::*;
 
 /// What a waiting call waits on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -84,27 +86,13 @@ pub fn inbox(store: &Store, runs: &[Summary]) -> Inbox {
         });
         items.map_err(|e| Box::new((s.run_id.clone(), e)))
     };
-    // File: each run read and folded by one worker, so no more than one
-    // journal per worker is held. JetStream: a batch read concurrently on
-    // the one connection, then folded in parallel.
-    let read: Vec<RunItems> = match store {
-        Store::File(_) => waiting
-            .par_iter()
-            .map(|s| one(s, store.read(&s.run_id)))
-            .collect(),
-        _ => waiting
-            .chunks(Store::READ_BATCH)
-            .flat_map(|batch| {
-                let ids: Vec<String> = batch.iter().map(|s| s.run_id.clone()).collect();
-                let journals = store.read_batch(&ids);
-                batch
-                    .par_iter()
-                    .zip(journals)
-                    .map(|(s, j)| one(s, j))
-                    .collect::<Vec<_>>()
-            })
-            .collect(),
-    };
+    // Each waiting run read once and folded as it arrives (in parallel, or
+    // in one pass over the stream: `Store::read_each`), so no more than
+    // the reader's budget of journals is held.
+    let read: Vec<RunItems> = store.read_each(&waiting, |i, j| match waiting.get(i) {
+        Some(s) => one(s, j),
+        None => Ok(Vec::new()),
+    });
     let mut found = Inbox::default();
     for r in read {
         match r {

@@ -1,9 +1,11 @@
-//! The operations over many runs that `migrate`, `validate` and `verify`
-//! need (a bulk read for copying with its budget, a bulk create, digests,
-//! delete-after-copy, verifying a whole store), each done the way its
-//! backend does best, so that nothing outside `store/` knows a backend.
+//! The operations over many runs that `migrate`, `validate`, `verify` and
+//! the whole-store reads (`stats --all`, `search --in`, `inbox`) need (a
+//! bulk read for copying with its budget, every run read once, a bulk
+//! create, digests, delete-after-copy, verifying a whole store), each done
+//! the way its backend does best, so that nothing outside `store/` knows a
+//! backend.
 
-use super::{file, jetstream, Journal, Store, Verified};
+use super::{file, jetstream, Journal, Store, Summary, Verified};
 
 pub use jetstream::{release, NewRun, ReadBudget};
 
@@ -270,6 +272,18 @@ impl Store {
         budget: ReadBudget,
         copy: impl Fn(usize, Option<Prefetched>) -> R + Sync + Send,
     ) -> Vec<R> {
+        self.bulk_each(runs, None, budget, copy)
+    }
+
+    /// [`copy_each`](Self::copy_each), given where each run ended
+    /// ([`Summary`]'s `stream_end`) when a listing found it.
+    fn bulk_each<R: Send>(
+        &self,
+        runs: &[String],
+        ends: Option<&[Option<(u64, u64)>]>,
+        budget: ReadBudget,
+        copy: impl Fn(usize, Option<Prefetched>) -> R + Sync + Send,
+    ) -> Vec<R> {
         use rayon::prelude::*;
         let Store::JetStream(j) = self else {
             return (0..runs.len())
@@ -282,7 +296,7 @@ impl Store {
             let (read_tx, read_rx) = std::sync::mpsc::channel();
             let held_ref = &held;
             s.spawn(move || {
-                j.stream_runs(runs, budget, held_ref, |i, m| {
+                j.stream_runs_ending(runs, ends, budget, held_ref, |i, m| {
                     let _ = read_tx.send((i, m.map(Prefetched)));
                 })
             });
@@ -300,6 +314,97 @@ impl Store {
             out.sort_by_key(|(i, _)| *i);
             out.into_iter().map(|(_, r)| r).collect()
         })
+    }
+
+    /// Read each of `runs` (as listed: [`summaries`](Self::summaries))
+    /// completely with the reader's rule and hand it to
+    /// `visit` (with its index) exactly once, on the current rayon pool:
+    /// the results in the order given. What a whole-store pass (`stats
+    /// --all`, `search --in`, `inbox`) reads, and exactly what
+    /// [`read_batch`](Self::read_batch) would give each run, healthy or
+    /// damaged. File: each run read by its worker, in parallel. JetStream:
+    /// one pass of one consumer over the stream (or over groups of these
+    /// runs when they are a small part of it), each run handed over as
+    /// soon as it is complete (where its summary says it ended: a run
+    /// stored to since is read as it was listed), however the runs
+    /// interleave; a run the pass cannot vouch for (damaged, changed
+    /// meanwhile, not summarised from its tail, or given up to keep
+    /// memory bounded) is read on its own as `read_batch` reads it.
+    /// Memory holds at most [`READ_EACH`](Self::READ_EACH) of runs read and
+    /// not yet visited (and one pull), whatever the store's size.
+    pub fn read_each<R: Send>(
+        &self,
+        runs: &[&Summary],
+        visit: impl Fn(usize, crate::Result<Journal>) -> R + Sync + Send,
+    ) -> Vec<R> {
+        self.read_each_within(runs, Self::READ_EACH, visit)
+    }
+
+    /// How much of a JetStream store [`read_each`](Self::read_each) holds:
+    /// 32 MiB of runs still being read (interleaved with others), 8 MiB
+    /// of runs read and waiting for their visit (the reader outruns the
+    /// decoding; more waiting only costs memory).
+    pub const READ_EACH: ReadBudget = ReadBudget {
+        open: 32 << 20,
+        waiting: 8 << 20,
+    };
+
+    /// [`read_each`](Self::read_each) within `budget` (the tests give it
+    /// none, so that every run is read on its own).
+    // For tests (journal/tests/jetstream_read.rs), not API.
+    #[doc(hidden)]
+    pub fn read_each_within<R: Send>(
+        &self,
+        runs: &[&Summary],
+        budget: ReadBudget,
+        visit: impl Fn(usize, crate::Result<Journal>) -> R + Sync + Send,
+    ) -> Vec<R> {
+        use std::sync::PoisonError;
+        let ids: Vec<String> = runs.iter().map(|s| s.run_id.clone()).collect();
+        let ends: Vec<Option<(u64, u64)>> = runs.iter().map(|s| s.stream_end).collect();
+        // The store's failure once a run read on its own met it (the
+        // server gone): the runs still to read are given it without
+        // asking, each would wait out its own timeout.
+        let failed: std::sync::Mutex<Option<crate::Error>> = std::sync::Mutex::new(None);
+        self.bulk_each(&ids, Some(&ends), budget, |i, pre| {
+            let run = ids.get(i).map_or("", String::as_str);
+            let journal = match (self, pre) {
+                (Store::JetStream(j), Some(Prefetched(messages))) => {
+                    j.journal_from(run, messages, false).map(|(x, _)| x)
+                }
+                (Store::JetStream(j), None) => {
+                    let earlier = failed
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .as_ref()
+                        .and_then(|e| j.failure_for(run, e));
+                    match earlier {
+                        Some(e) => Err(e),
+                        None => {
+                            let read = self.read_alone(run);
+                            if let Err(e) = &read {
+                                let mut f = failed.lock().unwrap_or_else(PoisonError::into_inner);
+                                if f.is_none() {
+                                    *f = j.failure_for(run, e);
+                                }
+                            }
+                            read
+                        }
+                    }
+                }
+                (Store::File(_), _) => self.read_alone(run),
+            };
+            visit(i, journal)
+        })
+    }
+
+    /// One run read on its own as [`read_batch`](Self::read_batch) reads
+    /// it: on JetStream every message on the run's subjects (`read`, by
+    /// direct gets, would not see a message on no record subject).
+    fn read_alone(&self, run: &str) -> crate::Result<Journal> {
+        self.read_batch(std::slice::from_ref(&run.to_owned()))
+            .pop()
+            .unwrap_or_else(|| Err(crate::Error::refused(run, "not read")))
     }
 
     /// The run to copy, from what [`copy_each`](Self::copy_each)

@@ -2,7 +2,8 @@
 //! in [`jetstream`]; both give the same [`Journal`] and [`Summary`] shapes
 //! so every command reads alike. [`Store`] is the only place that knows
 //! the backends: this file holds what one command does to one run, `many`
-//! what `migrate`, `validate` and `verify` do over many, and `appender`
+//! what `migrate`, `validate`, `verify` and the whole-store reads do over
+//! many, and `appender`
 //! the one-writer contract both backends' appenders keep.
 
 mod appender;
@@ -641,8 +642,10 @@ impl Store {
 
     /// Read each of `runs` completely with the reader's rule, many at once:
     /// in parallel (file) or concurrently on one connection (JetStream),
-    /// in the order given. For whole-store passes (`stats --all`,
-    /// `search`), a batch at a time so memory stays bounded.
+    /// in the order given. A JetStream run is read whole, every message on
+    /// `<prefix>.<id>.>` (a message on no record subject is the run's
+    /// error), as [`read_each`](Self::read_each) reads the runs it cannot
+    /// vouch for.
     pub fn read_batch(&self, runs: &[String]) -> Vec<crate::Result<Journal>> {
         use rayon::prelude::*;
         match self {

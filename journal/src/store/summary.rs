@@ -71,6 +71,13 @@ pub struct Summary {
     /// nothing follows it (not in `ls`'s document; `search` prints it).
     #[serde(skip)]
     pub ended: Option<Time>,
+    /// Where the run ended in the store when it was summarised: its
+    /// length and the stream sequence of its last message (JetStream; a
+    /// run summarised from its tail). A whole-store read
+    /// ([`Store::read_each`](crate::store::Store::read_each)) knows from it
+    /// when each run is complete without asking again.
+    #[serde(skip)]
+    pub(crate) stream_end: Option<(u64, u64)>,
 }
 
 /// The last terminal record of `tail`.
@@ -248,6 +255,7 @@ impl Summary {
             remedy: None,
             store_failed: false,
             ended: None,
+            stream_end: None,
         }
     }
 }

@@ -1,8 +1,8 @@
 //! `stats --all [filters] [--by model,agent,tool,day,run,status,caller]
 //! [--sort KEY] [--top N]`: SPEC 13's figures
 //! added up over every run the `ls` filters select, per group and in
-//! total. Runs are read in parallel, one at a time per worker, and folded
-//! into per-worker group totals that are merged at the end: memory grows
+//! total. Runs are read in parallel (or in one pass over a stream), and
+//! each one's figures are added to its group as it is read: memory grows
 //! with the groups and tools, not with the runs. A run that cannot be read
 //! is counted and named under the totals, never left out silently.
 //! The JSON document is `schemas/output/stats-all.json`.
@@ -14,7 +14,6 @@ use crate::output::{cell, json_pretty, print_table, sanitize, table, thousands, 
 use crate::render::stats::{duration, tools_table};
 use journal::stats::{stats, Totals};
 use journal::store::{Store, Summary};
-use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -71,21 +70,11 @@ struct Document {
     unreadable: Vec<Unreadable>,
 }
 
-/// Per-worker accumulation: the groups, and the runs that did not read.
+/// The accumulation: the groups, and the runs that did not read.
 #[derive(Default)]
 struct Acc {
     groups: BTreeMap<Key, Totals>,
     unreadable: Vec<Unreadable>,
-}
-
-impl Acc {
-    fn merge(mut self, o: Acc) -> Acc {
-        for (k, t) in o.groups {
-            self.groups.entry(k).or_default().merge(&t);
-        }
-        self.unreadable.extend(o.unreadable);
-        self
-    }
 }
 
 pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> CmdResult {
@@ -113,29 +102,28 @@ pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> C
             .contains(&GroupBy::Caller)
             .then(|| s.caller.clone().unwrap_or_default()),
     };
-    // A batch of runs at a time, read together (in parallel, or
-    // concurrently on the connection), their figures folded in parallel.
-    let mut acc = Acc::default();
-    for batch in selected.runs.chunks(Store::READ_BATCH) {
-        let ids: Vec<String> = batch.iter().map(|s| s.run_id.clone()).collect();
-        let read = store.read_batch(&ids);
-        let part = batch
-            .par_iter()
-            .zip(read)
-            .fold(Acc::default, |mut acc, (s, j)| {
-                match j {
-                    Ok(j) => acc
-                        .groups
-                        .entry(key_of(s))
-                        .or_default()
-                        .add(&stats(j.records())),
-                    Err(e) => acc.unreadable.push(Unreadable::new(&s.run_id, &e)),
-                }
-                acc
-            })
-            .reduce(Acc::default, Acc::merge);
-        acc = acc.merge(part);
-    }
+    // Every selected run read once (in parallel, or in one pass over the
+    // stream: `Store::read_each`), its figures added to its group as it
+    // arrives: memory holds the groups, not the runs.
+    let runs: Vec<&Summary> = selected.runs.iter().collect();
+    let acc = std::sync::Mutex::new(Acc::default());
+    store.read_each(&runs, |i, j| {
+        let Some(s) = selected.runs.get(i) else {
+            return;
+        };
+        // Taken before the lock: the lock only guards the adding up.
+        let figures = j.map(|j| stats(j.records()));
+        let mut acc = acc
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match figures {
+            Ok(f) => acc.groups.entry(key_of(s)).or_default().add(&f),
+            Err(e) => acc.unreadable.push(Unreadable::new(&s.run_id, &e)),
+        }
+    });
+    let acc = acc
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut totals = Totals::default();
     for t in acc.groups.values() {
         totals.merge(t);

@@ -227,6 +227,18 @@ impl JetStreamStore {
         self.rt.block_on(self.core.read_many(runs))
     }
 
+    /// `e`, the store's failure met reading another run (the server gone,
+    /// the stream deleted), as `run`'s: the same words at `run`'s place;
+    /// `None` when `e` is not the store's failure.
+    pub(crate) fn failure_for(&self, run: &str, e: &crate::Error) -> Option<crate::Error> {
+        match e {
+            crate::Error::Unavailable { message, .. } => {
+                Some(self.core.err(Some(run), message.clone()))
+            }
+            _ => self.core.for_each_run(e),
+        }
+    }
+
     /// A journal from messages read by [`stream_runs`](Self::stream_runs),
     /// decoded exactly as [`read`](Self::read) (or, `lenient`,
     /// [`read_prefix`](Self::read_prefix)) would.
@@ -276,13 +288,29 @@ impl JetStreamStore {
     /// Memory: `held` counts the body bytes read and not yet released by
     /// the caller (who subtracts a delivered run's bytes when done with
     /// it). Reading pauses while the runs handed over and not yet released
-    /// hold more than `budget.waiting`, and gives up the runs still open
-    /// once their bytes exceed `budget.open`. So at most `open + waiting`
+    /// hold more than `budget.waiting`, and once the runs still open hold
+    /// more than `budget.open` gives up the ones holding the most (each
+    /// then delivered `None` when the pass reaches its end) until they
+    /// hold half of it. So at most `open + waiting`
     /// is held, and one pull more may be in flight: at most 8 MiB, or one
     /// larger message.
     pub fn stream_runs(
         &self,
         runs: &[String],
+        budget: ReadBudget,
+        held: &AtomicU64,
+        deliver: impl FnMut(usize, Option<Vec<RunMessage>>),
+    ) {
+        self.stream_runs_ending(runs, None, budget, held, deliver);
+    }
+
+    /// [`stream_runs`](Self::stream_runs), given each run's length and the
+    /// stream sequence of its last message as a listing found them
+    /// (`None`: read on its own), instead of looking them up.
+    pub(crate) fn stream_runs_ending(
+        &self,
+        runs: &[String],
+        ends: Option<&[Option<(u64, u64)>]>,
         budget: ReadBudget,
         held: &AtomicU64,
         mut deliver: impl FnMut(usize, Option<Vec<RunMessage>>),
@@ -304,7 +332,7 @@ impl JetStreamStore {
                 let mut send = |i, m| {
                     let _ = tx.send((i, m));
                 };
-                core.stream_pass(runs, budget, held, &mut send).await
+                core.stream_pass(runs, ends, budget, held, &mut send).await
             },
             |(i, m)| give(i, m),
         );

@@ -1,7 +1,9 @@
-//! migrate's reads over many runs at once: digests of copies read back,
-//! and the source read for copying, one consumer over the whole prefix or
-//! one per group of runs instead of a read per run, within a memory
-//! budget.
+//! Reads over many runs at once: migrate's digests of copies read back,
+//! and the one pass that reads runs whole for migrate's copies and for
+//! the whole-store reads (`Store::read_each`: `stats --all`, `search
+//! --in`, `inbox`), one consumer over the whole prefix or one per group
+//! of runs instead of a read per run, the runs folded as they complete
+//! however they interleave, within a memory budget.
 
 use super::core::Core;
 use super::pull::Reading;
@@ -13,8 +15,39 @@ use futures_util::StreamExt;
 /// Messages asked for at a time by migrate's bulk reader.
 const FETCH_BATCH: usize = 1000;
 
-/// Runs one filtered consumer reads at most.
-const GROUP: usize = 256;
+/// How the runs of a bulk read are split between consumers.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Grouping {
+    /// Runs one filtered consumer reads at most.
+    group: usize,
+    /// One consumer reads the whole prefix when these runs hold at least
+    /// 1/`share` of the stream's messages.
+    share: u64,
+}
+
+/// migrate's: the whole prefix when the runs are half the stream, else
+/// 256 runs a consumer.
+const GROUP: Grouping = Grouping {
+    group: 256,
+    share: 2,
+};
+
+/// A whole-store read's ([`Store::read_each`](crate::store::Store::read_each)).
+/// A consumer filtered to many runs costs the server more than one over
+/// the whole prefix, and each consumer scans the stream: on 10,000 runs
+/// (183,333 messages; bench/RESULTS.md "issue 28") `inbox`, which reads
+/// the third of the runs that wait, cost the server 3.5-4.2 s of CPU
+/// through 14 consumers of 256 runs, 1.9-2.4 s through one of them all,
+/// and 1.2-1.4 s through the whole prefix (its listing included). So the
+/// whole prefix from an eighth of the stream on (a bound chosen from those
+/// figures, not measured at the crossing); below, one consumer for up to
+/// 4,096 runs (about 100 KB of filters with short ids, under the server's
+/// default 1 MB payload; a refused consumer leaves each run read on its
+/// own).
+const READ_GROUP: Grouping = Grouping {
+    group: 4096,
+    share: 8,
+};
 
 /// How much of a JetStream source
 /// [`JetStreamStore::stream_runs`](super::JetStreamStore::stream_runs) may hold,
@@ -22,7 +55,8 @@ const GROUP: usize = 256;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReadBudget {
     /// Runs still being read (interleaved with others in the stream):
-    /// beyond this, the runs still open are given up (read on their own).
+    /// beyond this, the open runs holding the most are given up (read on
+    /// their own) until half of it is held.
     pub open: u64,
     /// Runs handed over and not yet released by the caller: beyond this,
     /// reading pauses until the caller catches up.
@@ -50,12 +84,17 @@ pub fn release(held: &std::sync::atomic::AtomicU64, bytes: u64) {
 impl Core {
     /// How the runs `items` stand for, `expected` messages in all, are read:
     /// whether through one consumer over the whole prefix, and in which
-    /// groups. When these runs are most of the stream (at least half its
-    /// messages), one consumer over the whole prefix costs the server
-    /// least (no per-message filter matching); otherwise one consumer per
-    /// group of [`GROUP`] runs, filtered to them, so other runs are not
+    /// groups. When these runs are much of the stream (`grouping.share`),
+    /// one consumer over the whole prefix costs the server least (no
+    /// per-message filter matching); otherwise one consumer per
+    /// `grouping.group` runs, filtered to them, so other runs are not
     /// read.
-    async fn groups<T: Clone>(&self, items: Vec<T>, expected: u64) -> Result<(bool, Vec<Vec<T>>)> {
+    async fn groups<T: Clone>(
+        &self,
+        items: Vec<T>,
+        expected: u64,
+        grouping: Grouping,
+    ) -> Result<(bool, Vec<Vec<T>>)> {
         let mut stream = self.stream.clone();
         let total = self
             .conn
@@ -63,11 +102,14 @@ impl Core {
             .await?
             .state
             .messages;
-        let whole = expected.saturating_mul(2) >= total;
+        let whole = expected.saturating_mul(grouping.share) >= total;
         let groups = if whole {
             vec![items]
         } else {
-            items.chunks(GROUP).map(<[T]>::to_vec).collect()
+            items
+                .chunks(grouping.group.max(1))
+                .map(<[T]>::to_vec)
+                .collect()
         };
         Ok((whole, groups))
     }
@@ -82,7 +124,7 @@ impl Core {
         runs: Vec<String>,
         records: u64,
     ) -> Result<Vec<Result<Option<(u64, String)>>>> {
-        let (whole, groups) = self.groups(runs, records).await?;
+        let (whole, groups) = self.groups(runs, records, GROUP).await?;
         let done = futures_util::stream::iter(groups)
             .map(|g| async move {
                 let n = g.len();
@@ -138,20 +180,29 @@ impl Core {
     /// The reading of
     /// [`JetStreamStore::stream_runs`](super::JetStreamStore::stream_runs)
     /// (see there), handing each run read to `give`; runs it does not
-    /// deliver are delivered `None` by the caller.
+    /// deliver are delivered `None` by the caller. `known`: each run's
+    /// length and the stream sequence of its last message, as a listing
+    /// found them (`None` for a run the pass does not read), so they are
+    /// not looked up again.
     pub(super) async fn stream_pass(
         &self,
         runs: &[String],
+        known: Option<&[Option<(u64, u64)>]>,
         budget: ReadBudget,
         held: &std::sync::atomic::AtomicU64,
         give: &mut impl FnMut(usize, Option<Vec<RunMessage>>),
     ) -> Result<()> {
-        use std::sync::atomic::Ordering;
         for r in runs {
             id::check(r)?;
         }
         // Each run's last message: its record count and the stream
         // sequence it ends at (only those are kept, not the message).
+        if let Some(known) = known {
+            let ends = (0..runs.len()).map(|i| Ok(known.get(i).copied().flatten()));
+            return self
+                .pass_ending(runs, ends.collect(), READ_GROUP, budget, held, give)
+                .await;
+        }
         let lasts = futures_util::stream::iter(runs.iter())
             .map(|r| async move {
                 let last = self.last_of_run(r).await?;
@@ -163,6 +214,24 @@ impl Core {
             .buffered(64)
             .collect::<Vec<_>>()
             .await;
+        self.pass_ending(runs, lasts, GROUP, budget, held, give)
+            .await
+    }
+
+    /// [`stream_pass`](Self::stream_pass) once each run's end is known
+    /// (`lasts`: its length and last stream sequence; `None` or a failed
+    /// lookup: delivered `None` at once), split between consumers as
+    /// `grouping` says.
+    async fn pass_ending(
+        &self,
+        runs: &[String],
+        lasts: Vec<Result<Option<(u64, u64)>>>,
+        grouping: Grouping,
+        budget: ReadBudget,
+        held: &std::sync::atomic::AtomicU64,
+        give: &mut impl FnMut(usize, Option<Vec<RunMessage>>),
+    ) -> Result<()> {
+        use std::sync::atomic::Ordering;
         let mut ends: Vec<Option<(u64, u64)>> = Vec::with_capacity(runs.len());
         for (i, end) in lasts.into_iter().enumerate() {
             // A run whose lookup failed is read on its own (which reports
@@ -177,7 +246,7 @@ impl Core {
         let index: Vec<usize> = (0..runs.len())
             .filter(|i| ends.get(*i).is_some_and(Option::is_some))
             .collect();
-        let (whole, groups) = self.groups(index, expected).await?;
+        let (whole, groups) = self.groups(index, expected, grouping).await?;
         let release = |bytes: u64| release(held, bytes);
         for g in groups {
             let names: Vec<String> = g.iter().filter_map(|i| runs.get(*i).cloned()).collect();
@@ -256,8 +325,28 @@ impl Core {
                     }
                     if incomplete > budget.open {
                         // Too interleaved to finish within the budget:
-                        // the rest is read run by run.
-                        return Ok(());
+                        // the runs holding the most are given up (each
+                        // read on its own once it ends here) until half
+                        // the budget is held, so the rest goes on in one
+                        // pass and the scan is not paid per message.
+                        let mut holding: Vec<(u64, usize)> = got
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, (slot, b))| slot.is_some() && *b > 0)
+                            .map(|(k, (_, b))| (*b, k))
+                            .collect();
+                        holding.sort_unstable_by(|a, b| b.cmp(a));
+                        for (b, k) in holding {
+                            if incomplete <= budget.open / 2 {
+                                break;
+                            }
+                            if let Some((slot, bytes)) = got.get_mut(k) {
+                                *slot = None;
+                                *bytes = 0;
+                            }
+                            incomplete = incomplete.saturating_sub(b);
+                            release(b);
+                        }
                     }
                 }
                 Ok(())

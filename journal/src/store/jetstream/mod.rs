@@ -49,7 +49,8 @@
 //! the connection), `subject` (the subject layout, and a delete's
 //! tombstone told from a record), `read` (single runs and summaries),
 //! `list` (the summaries of many runs, batched), `pull` (the one
-//! pull-consumer drain), `bulk` (migrate's many-run reads), `append` (the
+//! pull-consumer drain), `bulk` (many-run reads in one pass: migrate's,
+//! and the whole-store reads'), `append` (the
 //! fenced writer), `chain` (the pipelined create), `delete` (`rm` and
 //! migrate's delete, each fencing the run first), `follow` (an ordered
 //! consumer after the last message read: `show --follow`), `orphan` (runs without

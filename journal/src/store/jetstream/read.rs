@@ -402,6 +402,10 @@ impl Core {
         let age = age_of(last);
         let mut s = Summary::from_tail(run, meta, tail);
         s.live = !at_rest && !hold.is_zero() && age < hold;
+        s.stream_end = self
+            .parse_subject(&last.subject)
+            .and_then(|(_, n)| n)
+            .map(|n| (n, last.sequence));
         if let Some(p) = s.problem.as_mut() {
             *p = format!("stream {} run {run}: {p}", self.name);
         }
