@@ -10,6 +10,7 @@ mod support;
 mod answer;
 mod approve;
 mod backups;
+mod cluster;
 mod columns;
 mod corpus;
 mod crash;

@@ -5,7 +5,7 @@
 //! [`Writer`] is the async core of it (no runtime); the public
 //! [`JetStreamAppender`](super::JetStreamAppender) wraps one.
 
-use super::conn::new_nonce;
+use super::conn::{new_nonce, RIDE_THROUGH};
 use super::core::Core;
 use super::subject::is_tombstone;
 use crate::error::{Error, Remedy, Result};
@@ -184,8 +184,7 @@ impl Writer {
         let st = &self.core;
         let raw_len = raw.len();
         let subject = st.subject(&self.run, seq);
-        let msg = self.fenced(seq, self.last_stream_seq, raw);
-        let Some(outcome) = st.conn.publish(subject.clone(), msg).await else {
+        let Some(outcome) = self.publish_riding(seq, &subject, raw).await else {
             return Err(st.err(
                 Some(&self.run),
                 format!(
@@ -223,14 +222,21 @@ impl Writer {
                     || matches!(code, Some(WRONG_LAST_SEQUENCE | SUBJECT_FULL));
                 // Whether refused or unanswered, the target subject says
                 // what happened.
-                let found = st.last_on(&subject, false).await;
+                let mut found = st.last_on(&subject, false).await;
                 if let Ok(Some(m)) = &found {
-                    let ours = m
-                        .headers
-                        .get(MSG_ID_HEADER)
-                        .is_some_and(|v| v.as_str() == self.msg_id(seq));
-                    if ours {
+                    if self.is_ours(seq, m) {
                         return Ok(m.sequence); // our write; only its ack was lost
+                    }
+                }
+                // A direct get may be answered by a replica that has not
+                // applied our write yet (after a leader change): the
+                // leader's answer is the one a fence goes by.
+                if fenced && st.config.num_replicas > 1 {
+                    if let Ok(m) = st.stream.get_last_raw_message_by_subject(&subject).await {
+                        if self.is_ours(seq, &m) {
+                            return Ok(m.sequence);
+                        }
+                        found = Ok(Some(m));
                     }
                 }
                 // Too large for this stream or server: the record's
@@ -248,6 +254,16 @@ impl Writer {
                     ));
                 }
                 if fenced {
+                    // Refused, and what the subject holds is unknown: not
+                    // a verdict on another writer, a failure to re-run.
+                    if let Err(read) = &found {
+                        return Err(st.err(
+                            Some(&self.run),
+                            format!(
+                                "seq {seq} on {subject} was refused by its fence ({e}) and reading the subject back failed ({read}); nothing was adopted, re-run to continue from the last stored record"
+                            ),
+                        ));
+                    }
                     if let Ok(Some(m)) = &found {
                         if is_tombstone(&m.payload) {
                             let why = format!("a delete fenced it; seq {seq} was not stored, nor will any other record be");
@@ -290,6 +306,47 @@ impl Writer {
 }
 
 impl Writer {
+    /// Whether `m` is record `seq` as this writer published it (its msg id).
+    fn is_ours(&self, seq: u64, m: &async_nats::jetstream::message::StreamMessage) -> bool {
+        m.headers
+            .get(MSG_ID_HEADER)
+            .is_some_and(|v| v.as_str() == self.msg_id(seq))
+    }
+
+    /// Publish record `seq` fenced, riding through a leader election: while
+    /// the connection is up but no stream leader answers (no responders,
+    /// or an ack that never came: the leader died, or one is being
+    /// elected), publish it again, the same message with the same msg id
+    /// and fence, for up to [`RIDE_THROUGH`]. A retry never stores the
+    /// record twice: if the first publish was stored after all, the retry
+    /// is a duplicate by msg id (acked with the first one's sequence) or
+    /// is refused by its fence (and the caller reads our record back).
+    /// A connection that is down is not retried here (it has its own
+    /// reconnect and timeout): that error is returned at once.
+    async fn publish_riding(
+        &self,
+        seq: u64,
+        subject: &str,
+        raw: bytes::Bytes,
+    ) -> Option<std::result::Result<jetstream::publish::PublishAck, jetstream::context::PublishError>>
+    {
+        use async_nats::jetstream::context::PublishErrorKind as K;
+        let st = &self.core;
+        let deadline = tokio::time::Instant::now() + RIDE_THROUGH;
+        let mut pause = std::time::Duration::from_millis(100);
+        loop {
+            let msg = self.fenced(seq, self.last_stream_seq, raw.clone());
+            let outcome = st.conn.publish(subject.to_owned(), msg).await;
+            let leaderless = matches!(&outcome, Some(Err(e)) if matches!(e.kind(), K::StreamNotFound | K::TimedOut));
+            if !leaderless || !st.conn.connected() || tokio::time::Instant::now() + pause > deadline
+            {
+                return outcome;
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(std::time::Duration::from_secs(1));
+        }
+    }
+
     /// [`Appender::check_held`](crate::store::Appender::check_held): the
     /// run's last message (over `<prefix>.<id>.>`) is still this writer's
     /// last record, else another writer (or a delete) took the run. A

@@ -12,6 +12,12 @@ use std::future::Future;
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
+/// How long a writer goes on publishing a record while the connection is
+/// up but no stream leader answers (SPEC 8 on a replicated stream: its
+/// leader died and the replicas elect another, which takes nats-server a
+/// few seconds, its election timeout being 4 to 9).
+pub(super) const RIDE_THROUGH: Duration = Duration::from_secs(30);
+
 /// A random nonce, fresh for every open (SPEC 8): JetStream de-duplicates by
 /// msg id across the whole stream.
 pub(super) fn new_nonce() -> Result<String> {
@@ -114,6 +120,12 @@ impl Conn {
             server: settings.server_list(),
             api: api_prefix(settings),
         })
+    }
+
+    /// Whether the client is connected to a server now (not
+    /// reconnecting).
+    pub(super) fn connected(&self) -> bool {
+        self.js.client().connection_state() == async_nats::connection::State::Connected
     }
 
     pub(super) fn err(&self, stream: &str, message: String) -> Error {
