@@ -44,11 +44,11 @@ fn r3_cluster(home: &Path) -> Cluster {
     c
 }
 
-/// `fisk-admin --server <every server> migrate --from FROM --to TO --all`
-/// started in the background.
-fn spawn_migrate(c: &Cluster, home: &Path, from: &str, to: &str) -> Child {
+/// `fisk-admin --server URLS migrate --from FROM --to TO --all` started
+/// in the background.
+fn spawn_migrate(urls: &str, home: &Path, from: &str, to: &str) -> Child {
     Command::new(crate::support::bin())
-        .args(["--server", &c.urls(), "migrate", "--from", from, "--to", to])
+        .args(["--server", urls, "migrate", "--from", from, "--to", to])
         .args(["--all", "--jobs", "4"])
         .env_clear()
         .env("HOME", home)
@@ -108,18 +108,26 @@ fn the_stream_leader_killed_during_a_migrate_either_way_loses_and_doubles_nothin
     let from = format!("file:{}", s(src.path()));
     let js = format!("jetstream:{STREAM}");
 
-    // Files -> JetStream: kill the leader once a fifth is stored.
-    let child = spawn_migrate(&c, home.path(), &from, &js);
+    // Files -> JetStream through the two followers: kill the leader once
+    // a fifth is stored. The migrate rides through the election, and the
+    // stream holds every run whole, once.
+    let leader = c.leader(STREAM);
+    let child = spawn_migrate(&c.urls_but(leader), home.path(), &from, &js);
     c.until(60, "the migrate to store 1200 messages", || {
         (c.messages(STREAM)? >= 1200).then_some(())
     });
-    let leader = c.leader(STREAM);
     c.kill(leader);
     let (r, took) = finish(child, 90, "migrate into the stream");
-    let outcome = rode_through_or_says_rerun(&r, "migrate into the stream");
-    eprintln!("cluster: migrate to jetstream, leader n{leader} killed: {outcome} in {took:?}");
+    assert_eq!(
+        r.code, 0,
+        "the migrate did not ride through: {}{}",
+        r.stdout, r.stderr
+    );
+    eprintln!("cluster: migrate to jetstream, leader n{leader} killed: rode through in {took:?}");
+    assert_stream_holds(c.live(), STREAM, &want);
     c.restart(leader);
     c.settled(STREAM);
+    // A re-run finds every run complete.
     let r = fisk_c(
         &c,
         home.path(),
@@ -129,12 +137,13 @@ fn the_stream_leader_killed_during_a_migrate_either_way_loses_and_doubles_nothin
     assert_stream_holds(c.live(), STREAM, &want);
     assert_eq!(c.messages(STREAM), Some(total));
 
-    // JetStream -> files: kill the new leader once the first runs are
-    // written.
+    // JetStream -> files through every server: kill the new leader once
+    // the first runs are written. The migrate rides through or fails
+    // saying to re-run, whichever server it reads from.
     let back = tempfile::tempdir().unwrap();
     let dest = back.path().join("runs");
     let to = format!("file:{}", s(&dest));
-    let child = spawn_migrate(&c, home.path(), &js, &to);
+    let child = spawn_migrate(&c.urls(), home.path(), &js, &to);
     c.until(60, "the migrate to write its first run", || {
         let n = std::fs::read_dir(&dest).map_or(0, |d| d.count());
         (n >= 1).then_some(())
@@ -162,4 +171,140 @@ fn the_stream_leader_killed_during_a_migrate_either_way_loses_and_doubles_nothin
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let r = fisk_c(&c, home.path(), &["--store", &js, "verify"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+}
+
+/// `--server <every server> --store jetstream:SESSIONS ARGS` in the
+/// fixture.
+fn on_stream(c: &Cluster, f: &crate::support::Fixture, args: &[&str]) -> Run {
+    let urls = c.urls();
+    let store = format!("jetstream:{STREAM}");
+    let mut all = vec!["--server", urls.as_str(), "--store", store.as_str()];
+    all.extend_from_slice(args);
+    f.fisk(&all)
+}
+
+/// The fixture's run `id` (`run --agent agent.yaml --id ID go`) through
+/// the servers `urls`, in the background; returned once its first exec is
+/// running (its call is stored, its result is not, for 3 seconds).
+fn spawn_run(c: &Cluster, f: &crate::support::Fixture, urls: &str, id: &str) -> Child {
+    let _ = std::fs::remove_file(f.path("started"));
+    let child = f
+        .command(&[
+            "--server",
+            urls,
+            "run",
+            "--agent",
+            "agent.yaml",
+            "--id",
+            id,
+            "go",
+        ])
+        .spawn()
+        .expect("start run");
+    c.until(20, "the run's first exec to start", || {
+        f.path("started").exists().then_some(())
+    });
+    child
+}
+
+/// Run `id` holds records 1..N, each once, with nothing else in the
+/// stream beside `others` messages; it ended (completed) and verify finds
+/// it clean.
+fn assert_whole(c: &Cluster, f: &crate::support::Fixture, id: &str, others: u64) -> u64 {
+    let st = on_stream(c, f, &["fold", id, "-o", "json"]).json();
+    assert_eq!(st["terminal"]["reason"], "completed", "{st}");
+    let r = on_stream(c, f, &["verify", id]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let msgs = c.live().store(STREAM).read_messages(id).unwrap();
+    let seqs: Vec<Option<u64>> = msgs.iter().map(|m| m.subject_seq).collect();
+    let want: Vec<Option<u64>> = (1..=msgs.len() as u64).map(Some).collect();
+    assert_eq!(seqs, want, "run {id}'s records are not seqs 1..N");
+    for (m, n) in msgs.iter().zip(1u64..) {
+        let v: serde_json::Value = serde_json::from_slice(&m.body).unwrap();
+        assert_eq!(v["seq"].as_u64(), Some(n), "{}", m.subject);
+    }
+    assert_eq!(c.messages(STREAM), Some(others + msgs.len() as u64));
+    msgs.len() as u64
+}
+
+/// A run whose stream leader is killed while its exec runs: through the
+/// other two servers it rides through the election and completes;
+/// connected to the killed leader alone it fails, saying what to do, and
+/// `resume` completes it once the server is back. Either way each exec
+/// ran once and the records are seqs 1..N, once each.
+#[test]
+fn the_stream_leader_killed_during_a_run_loses_and_doubles_nothing_and_resume_completes() {
+    use crate::support::{turn, Fixture};
+    let f = Fixture::new(&[
+        turn(
+            "",
+            &[(
+                "e1",
+                "exec",
+                serde_json::json!({"command": "touch started; sleep 3; echo e1 >> counter.txt"}),
+            )],
+        ),
+        turn(
+            "",
+            &[(
+                "e2",
+                "exec",
+                serde_json::json!({"command": "echo e2 >> counter.txt"}),
+            )],
+        ),
+        turn("done", &[]),
+    ]);
+    crate::jetstream::on_jetstream(&f);
+    let mut c = r3_cluster(f.dir.path());
+    let counter = || std::fs::read_to_string(f.path("counter.txt")).unwrap_or_default();
+
+    // Through the followers: rides through.
+    let leader = c.leader(STREAM);
+    let child = spawn_run(&c, &f, &c.urls_but(leader), "ride");
+    c.kill(leader);
+    let (r, took) = finish(child, 60, "the run");
+    assert_eq!(
+        r.code, 0,
+        "the run did not ride through: {}{}",
+        r.stdout, r.stderr
+    );
+    eprintln!("cluster: run, leader n{leader} killed: rode through in {took:?}");
+    assert_eq!(counter(), "e1\ne2\n");
+    c.restart(leader);
+    c.settled(STREAM);
+    let first = assert_whole(&c, &f, "ride", 0);
+
+    // Through the leader alone: fails, and resume completes it.
+    std::fs::remove_file(f.path("counter.txt")).unwrap();
+    let leader = c.leader(STREAM);
+    let child = spawn_run(&c, &f, &c.servers[leader].url, "cut");
+    c.kill(leader);
+    let (r, took) = finish(child, 60, "the run");
+    let all = format!("{}{}", r.stdout, r.stderr);
+    assert_ne!(r.code, 0, "{all}");
+    assert!(
+        !all.contains("another writer") && !all.contains("panicked"),
+        "{all}"
+    );
+    assert!(
+        all.contains("resume cut"),
+        "the run failed without saying what to do: {all}"
+    );
+    eprintln!(
+        "cluster: run through the leader alone, n{leader} killed: exit {} in {took:?}: {all}",
+        r.code
+    );
+    c.restart(leader);
+    c.settled(STREAM);
+    let resume = all
+        .lines()
+        .find_map(|l| l.split('`').nth(1).filter(|c| c.contains("resume cut")))
+        .unwrap_or_else(|| panic!("no resume command printed: {all}"));
+    assert!(resume.contains("--hold 0s"), "{resume}");
+    let r = f.paste(resume);
+    assert_eq!(r.code, 0, "resume: {}{}", r.stdout, r.stderr);
+    // The exec whose result was never stored runs again (the tool call in
+    // flight, as after any interruption); nothing else does.
+    assert_eq!(counter(), "e1\ne1\ne2\n");
+    assert_whole(&c, &f, "cut", first);
 }

@@ -332,6 +332,10 @@ impl Cluster {
                         &format!("nats://127.0.0.1:{p}"),
                         "--routes",
                         &all,
+                        // A client stays on the servers it is given (the
+                        // tests choose whether it can reach a leader's
+                        // successor).
+                        "--no_advertise",
                     ],
                 )
             })
@@ -362,6 +366,15 @@ impl Cluster {
     /// Every server's client URL, comma-separated (a `--server` value).
     pub fn urls(&self) -> String {
         let urls: Vec<&str> = self.servers.iter().map(|s| s.url.as_str()).collect();
+        urls.join(",")
+    }
+
+    /// Every server's client URL but server `i`'s.
+    pub fn urls_but(&self, i: usize) -> String {
+        let urls: Vec<&str> = (self.servers.iter().enumerate())
+            .filter(|(j, _)| *j != i)
+            .map(|(_, s)| s.url.as_str())
+            .collect();
         urls.join(",")
     }
 
