@@ -45,7 +45,7 @@ fn says(hay: &str, needle: &str) -> bool {
     flat(hay).contains(&flat(needle))
 }
 
-fn ls_statuses(r: &Run) -> BTreeMap<String, (String, u64)> {
+pub(crate) fn ls_statuses(r: &Run) -> BTreeMap<String, (String, u64)> {
     assert_eq!(r.code, 0, "ls failed: {}", r.stderr);
     r.json()
         .as_array()

@@ -31,6 +31,7 @@ mod migrate;
 mod mutations;
 mod names;
 mod offhost;
+mod old_server;
 mod output;
 mod pasted;
 mod read;
