@@ -5,7 +5,7 @@
 //! or doubled: after the killed server is back, a re-run (or `resume`)
 //! completes and every run is byte-identical to its source.
 
-use crate::jetstream::{assert_stream_holds, synth_expected, synth_store};
+use crate::jetstream::{assert_stream_holds, ls_statuses, synth_expected, synth_store};
 use crate::nats_support::Cluster;
 use crate::support::{fisk_in, s, Run};
 use std::path::Path;
@@ -127,6 +127,15 @@ fn the_stream_leader_killed_during_a_migrate_either_way_loses_and_doubles_nothin
     assert_stream_holds(c.live(), STREAM, &want);
     c.restart(leader);
     c.settled(STREAM);
+    // ls on the R3 stream says what it says of the files.
+    let on = |store: &str| {
+        fisk_c(
+            &c,
+            home.path(),
+            &["--store", store, "--format", "json", "ls"],
+        )
+    };
+    assert_eq!(ls_statuses(&on(&from)), ls_statuses(&on(&js)));
     // A re-run finds every run complete.
     let r = fisk_c(
         &c,

@@ -54,6 +54,14 @@ fn a_server_older_than_2_11_is_read_and_copied_off_and_every_write_is_refused_na
         &["stream", "create", STREAM, "--subject", "fisk.sessions.>"],
     );
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    // stream check says what the server gets, with the upgrade.
+    let r = fisk_on(&srv, h, &["stream", "check", STREAM, "-o", "json"]);
+    let warnings = r.json()["warnings"].to_string();
+    assert!(
+        warnings.contains("older than 2.11") && warnings.contains("upgrade the server to 2.11"),
+        "{}",
+        r.stdout
+    );
     // The testdata runs, their records interleaved as concurrent agents'.
     let runs: Vec<(String, Vec<Vec<u8>>)> = testdata_runs()
         .into_iter()

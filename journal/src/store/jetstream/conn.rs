@@ -128,6 +128,12 @@ impl Conn {
         self.js.client().connection_state() == async_nats::connection::State::Connected
     }
 
+    /// The version the server this client is connected to states (empty
+    /// when it states none).
+    pub(super) fn version(&self) -> String {
+        self.js.client().server_info().version
+    }
+
     pub(super) fn err(&self, stream: &str, message: String) -> Error {
         Error::Unavailable {
             at: self.at(stream),
@@ -294,4 +300,55 @@ pub(super) fn jetstream_context(
         (None, None) => b.timeout(REQUEST_TIMEOUT),
     };
     b.backpressure_on_inflight(true).build(client)
+}
+
+/// The major, minor and patch number of a server version (`2.10.26`,
+/// `v2.11.0-beta.1`), `None` for anything else.
+fn version_numbers(version: &str) -> Option<(u64, u64, u64)> {
+    let mut parts = version.trim().trim_start_matches('v').split('.');
+    let mut next = || -> Option<u64> {
+        let digits: String = parts
+            .next()?
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().ok()
+    };
+    Some((next()?, next()?, next().unwrap_or(0)))
+}
+
+/// Whether a server of `version` is older than 2.11, which ignores the
+/// `Nats-Expected-Last-Subject-Sequence-Subject` header every SPEC 8 fence
+/// names its subject with. A version not understood is not (the fences
+/// then speak for themselves).
+pub(super) fn ignores_fence_subject(version: &str) -> bool {
+    version_numbers(version).is_some_and(|v| v < (2, 11, 0))
+}
+
+/// Whether a server of `version` is 2.11 before 2.11.7: in fisk-admin's
+/// tests (issue 28) those let a new run's first record past its fence
+/// (nothing stored on `<prefix>.<id>.>`) at times when a stray record was
+/// already stored there; 2.11.7 and later refused it every time.
+pub(super) fn wildcard_fence_unsure(version: &str) -> bool {
+    version_numbers(version).is_some_and(|v| (2, 11, 0) <= v && v < (2, 11, 7))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ignores_fence_subject, version_numbers, wildcard_fence_unsure};
+
+    #[test]
+    fn server_versions_are_read_and_placed() {
+        assert_eq!(version_numbers("2.10.26"), Some((2, 10, 26)));
+        assert_eq!(version_numbers("v2.11.0-beta.1"), Some((2, 11, 0)));
+        assert_eq!(version_numbers("2.9"), Some((2, 9, 0)));
+        assert_eq!(version_numbers(""), None);
+        assert_eq!(version_numbers("dev"), None);
+        assert!(ignores_fence_subject("2.10.26") && ignores_fence_subject("2.9.25"));
+        assert!(!ignores_fence_subject("2.11.0") && !ignores_fence_subject("2.15.1"));
+        assert!(!ignores_fence_subject("") && !ignores_fence_subject("main"));
+        assert!(wildcard_fence_unsure("2.11.0") && wildcard_fence_unsure("2.11.6"));
+        assert!(!wildcard_fence_unsure("2.11.7") && !wildcard_fence_unsure("2.12.0"));
+        assert!(!wildcard_fence_unsure("2.10.26"));
+    }
 }

@@ -107,11 +107,8 @@ impl Core {
     /// A version the server does not state, or states in a form not
     /// understood, is not refused (the fences then speak for themselves).
     fn fences(&self) -> Result<()> {
-        let version = self.conn.js.client().server_info().version;
-        let Some((major, minor)) = major_minor(&version) else {
-            return Ok(());
-        };
-        if (major, minor) >= (2, 11) {
+        let version = self.conn.version();
+        if !super::conn::ignores_fence_subject(&version) {
             return Ok(());
         }
         Err(Error::Unavailable {
@@ -286,33 +283,5 @@ impl Core {
             run: run.to_owned(),
             at: self.place(),
         }
-    }
-}
-
-/// The major and minor number of a server version (`2.10.26`,
-/// `v2.11.0-beta.1`), `None` for anything else.
-fn major_minor(version: &str) -> Option<(u64, u64)> {
-    let mut parts = version.trim().trim_start_matches('v').split('.');
-    let major = parts.next()?.parse().ok()?;
-    let minor: String = parts
-        .next()?
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
-    Some((major, minor.parse().ok()?))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::major_minor;
-
-    #[test]
-    fn server_versions_are_read_as_major_and_minor() {
-        assert_eq!(major_minor("2.10.26"), Some((2, 10)));
-        assert_eq!(major_minor("v2.11.0-beta.1"), Some((2, 11)));
-        assert_eq!(major_minor("2.9"), Some((2, 9)));
-        assert_eq!(major_minor(""), None);
-        assert_eq!(major_minor("dev"), None);
-        assert!(major_minor("2.10.26") < Some((2, 11)));
     }
 }
