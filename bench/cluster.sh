@@ -48,7 +48,8 @@ done
 timed() { # timed CMD...: its wall seconds (its output dropped)
   local t0 t1
   t0=$(python3 -c 'import time; print(time.time())')
-  "$@" >/dev/null
+  # A failed command gives no figure: its last lines, and the script stops.
+  "$@" >"$W/last.out" 2>&1 || { tail -5 "$W/last.out" >&2; echo "failed: $*" >&2; return 1; }
   t1=$(python3 -c 'import time; print(time.time())')
   python3 -c "print($t1 - $t0)"
 }
@@ -56,7 +57,7 @@ migrate_in() { # migrate_in SERVERS REPLICAS NAME: best wall seconds of two, int
   local t=()
   for k in 1 2; do
     "$BIN" --server "$1" stream create "$3$k" --subject "$3$k.>" --replicas "$2" >/dev/null
-    t+=("$(timed "$BIN" --server "$1" migrate --from "file:$SRC" --to "jetstream:$3$k" --all)")
+    t+=("$(timed "$BIN" --server "$1" migrate --from "file:$SRC" --to "jetstream:$3$k" --all)") || exit 1
   done
   python3 -c "print('%.2f' % min(${t[0]}, ${t[1]}))"
 }
@@ -64,7 +65,7 @@ migrate_out() { # migrate_out SERVERS STREAM: best wall seconds of two, into a n
   local t=()
   for k in 1 2; do
     rm -rf "$W/out"
-    t+=("$(timed "$BIN" --server "$1" migrate --from "jetstream:$2" --to "file:$W/out" --all)")
+    t+=("$(timed "$BIN" --server "$1" migrate --from "jetstream:$2" --to "file:$W/out" --all)") || exit 1
   done
   python3 -c "print('%.2f' % min(${t[0]}, ${t[1]}))"
 }
@@ -78,11 +79,11 @@ records=$(cat "$SRC"/*.json | wc -l)
 echo "$RUNS runs, $records records, $(du -sh "$SRC" | cut -f1) ($($NATS_SERVER_BIN --version))"
 echo "| figure | one server, R1 | three servers, R3 | R3/R1 |"
 echo "|---|---|---|---|"
-m1=$(migrate_in "$ONE" 1 ONE) s1=ONE2
-m3=$(migrate_in "$THREE" 3 THREE) s3=THREE2
+m1=$(migrate_in "$ONE" 1 ONE) s1=ONE2 || exit 1
+m3=$(migrate_in "$THREE" 3 THREE) s3=THREE2 || exit 1
 echo "| migrate file -> stream (s) | $m1 | $m3 | $(python3 -c "print('%.1f' % ($m3/$m1))") |"
-o1=$(migrate_out "$ONE" "$s1")
-o3=$(migrate_out "$THREE" "$s3")
+o1=$(migrate_out "$ONE" "$s1") || exit 1
+o3=$(migrate_out "$THREE" "$s3") || exit 1
 echo "| migrate stream -> file (s) | $o1 | $o3 | $(python3 -c "print('%.1f' % ($o3/$o1))") |"
 l1=$(ls_ms "$ONE" "$s1")
 l3=$(ls_ms "$THREE" "$s3")

@@ -22,6 +22,9 @@ pub(super) const MSG_ID_HEADER: &str = "Nats-Msg-Id";
 
 /// JetStream's error codes for a failed fence.
 pub(super) const WRONG_LAST_SEQUENCE: u64 = 10071;
+/// The same refusal from a replicated stream (R3): its leader words a
+/// failed fence with a constant text and this code.
+pub(super) const WRONG_LAST_SEQUENCE_REPLICATED: u64 = 10164;
 pub(super) const SUBJECT_FULL: u64 = 10077;
 /// JetStream: the message is larger than the stream's max message size.
 pub(super) const MESSAGE_TOO_LARGE: u64 = 10054;
@@ -37,6 +40,19 @@ pub(super) fn stream_full(e: &jetstream::context::PublishError) -> bool {
     error_code(e) == Some(SUBJECT_FULL)
         && (text.contains("maximum bytes exceeded")
             || (text.contains("maximum messages exceeded") && !text.contains("per subject")))
+}
+
+/// Whether a publish was refused by its fence (SPEC 8): a wrong last
+/// sequence (10071, or 10164 from a replicated stream) or a subject that
+/// already holds its message (10077, when it is not the stream's own limit).
+pub(super) fn refused_by_fence(e: &jetstream::context::PublishError) -> bool {
+    use async_nats::jetstream::context::PublishErrorKind as K;
+    e.kind() == K::WrongLastSequence
+        || (!stream_full(e)
+            && matches!(
+                error_code(e),
+                Some(WRONG_LAST_SEQUENCE | WRONG_LAST_SEQUENCE_REPLICATED | SUBJECT_FULL)
+            ))
 }
 
 pub(super) fn error_code(e: &jetstream::context::PublishError) -> Option<u64> {
@@ -218,8 +234,7 @@ impl Writer {
                         ),
                     });
                 }
-                let fenced = e.kind() == K::WrongLastSequence
-                    || matches!(code, Some(WRONG_LAST_SEQUENCE | SUBJECT_FULL));
+                let fenced = refused_by_fence(&e);
                 // Whether refused or unanswered, the target subject says
                 // what happened.
                 let mut found = st.last_on(&subject, false).await;
@@ -316,8 +331,9 @@ impl Writer {
     /// Publish record `seq` fenced, riding through a leader election: while
     /// the connection is up but no stream leader answers (no responders,
     /// or an ack that never came: the leader died, or one is being
-    /// elected), publish it again, the same message with the same msg id
-    /// and fence, for up to [`RIDE_THROUGH`]. A retry never stores the
+    /// elected), or a replicated stream refused a fence that holds (see
+    /// [`fence_holds`](Self::fence_holds)), publish it again, the same
+    /// message with the same msg id and fence, for up to [`RIDE_THROUGH`]. A retry never stores the
     /// record twice: if the first publish was stored after all, the retry
     /// is a duplicate by msg id (acked with the first one's sequence) or
     /// is refused by its fence (and the caller reads our record back).
@@ -338,13 +354,40 @@ impl Writer {
             let msg = self.fenced(seq, self.last_stream_seq, raw.clone());
             let outcome = st.conn.publish(subject.to_owned(), msg).await;
             let leaderless = matches!(&outcome, Some(Err(e)) if matches!(e.kind(), K::StreamNotFound | K::TimedOut));
-            if !leaderless || !st.conn.connected() || tokio::time::Instant::now() + pause > deadline
-            {
+            let refused = matches!(&outcome, Some(Err(e)) if refused_by_fence(e));
+            if tokio::time::Instant::now() + pause > deadline {
+                return outcome;
+            }
+            if leaderless && st.conn.connected() {
+                // Publish again below.
+            } else if !(refused && st.config.num_replicas > 1 && self.fence_holds(seq).await) {
                 return outcome;
             }
             tokio::time::sleep(pause).await;
             pause = (pause * 2).min(std::time::Duration::from_secs(1));
         }
+    }
+
+    /// Whether record `seq`'s fence holds now, as the stream's leader
+    /// reads it: nothing is stored on its subject, and the record before
+    /// it is where this writer stored it (for a new run: nothing is stored
+    /// under the run's subjects). A replicated stream's leader was seen to
+    /// refuse a fence that held (10164, under load, with nothing else
+    /// writing: issue 28); such a refusal is published again, with the
+    /// same msg id and fence, so the server decides again.
+    async fn fence_holds(&self, seq: u64) -> bool {
+        use async_nats::jetstream::stream::LastRawMessageErrorKind as K;
+        let st = &self.core;
+        if self.last_stream_seq == 0 || seq == 1 {
+            return matches!(st.last_of_run(&self.run).await, Ok(None));
+        }
+        let (target, before) = (st.subject(&self.run, seq), st.subject(&self.run, seq - 1));
+        let stored = st.stream.get_last_raw_message_by_subject(&target).await;
+        if !matches!(stored, Err(e) if e.kind() == K::NoMessageFound) {
+            return false;
+        }
+        let prev = st.stream.get_last_raw_message_by_subject(&before).await;
+        matches!(prev, Ok(m) if m.sequence == self.last_stream_seq)
     }
 
     /// [`Appender::check_held`](crate::store::Appender::check_held): the
