@@ -46,10 +46,10 @@ fn r3_cluster(home: &Path) -> Cluster {
 
 /// `fisk-admin --server URLS migrate --from FROM --to TO --all` started
 /// in the background.
-fn spawn_migrate(urls: &str, home: &Path, from: &str, to: &str) -> Child {
+fn spawn_migrate(urls: &str, home: &Path, from: &str, to: &str, jobs: &str) -> Child {
     Command::new(crate::support::bin())
         .args(["--server", urls, "migrate", "--from", from, "--to", to])
-        .args(["--all", "--jobs", "4"])
+        .args(["--all", "--jobs", jobs])
         .env_clear()
         .env("HOME", home)
         .env("NO_COLOR", "1")
@@ -112,7 +112,7 @@ fn the_stream_leader_killed_during_a_migrate_either_way_loses_and_doubles_nothin
     // a fifth is stored. The migrate rides through the election, and the
     // stream holds every run whole, once.
     let leader = c.leader(STREAM);
-    let child = spawn_migrate(&c.urls_but(leader), home.path(), &from, &js);
+    let child = spawn_migrate(&c.urls_but(leader), home.path(), &from, &js, "4");
     c.until(60, "the migrate to store 1200 messages", || {
         (c.messages(STREAM)? >= 1200).then_some(())
     });
@@ -152,16 +152,25 @@ fn the_stream_leader_killed_during_a_migrate_either_way_loses_and_doubles_nothin
     let back = tempfile::tempdir().unwrap();
     let dest = back.path().join("runs");
     let to = format!("file:{}", s(&dest));
-    let child = spawn_migrate(&c.urls(), home.path(), &js, &to);
+    // One run at a time, so that most are still to read at the kill.
+    let written = || {
+        let runs = std::fs::read_dir(&dest).map(|d| d.flatten().collect::<Vec<_>>());
+        let json = |e: &std::fs::DirEntry| e.path().extension().is_some_and(|x| x == "json");
+        runs.map_or(0, |r| r.iter().filter(|e| json(e)).count())
+    };
+    let child = spawn_migrate(&c.urls(), home.path(), &js, &to, "1");
     c.until(60, "the migrate to write its first run", || {
-        let n = std::fs::read_dir(&dest).map_or(0, |d| d.count());
-        (n >= 1).then_some(())
+        (written() >= 1).then_some(())
     });
     let leader = c.leader(STREAM);
     c.kill(leader);
+    let at_kill = written();
     let (r, took) = finish(child, 90, "migrate out of the stream");
     let outcome = rode_through_or_says_rerun(&r, "migrate out of the stream");
-    eprintln!("cluster: migrate from jetstream, leader n{leader} killed: {outcome} in {took:?}");
+    eprintln!(
+        "cluster: migrate from jetstream, leader n{leader} killed after {at_kill} of {} runs: {outcome} in {took:?}",
+        want.len()
+    );
     c.restart(leader);
     c.settled(STREAM);
     let r = fisk_c(
