@@ -330,7 +330,7 @@ pub(super) fn ignores_fence_subject(version: &str) -> bool {
 /// (nothing stored on `<prefix>.<id>.>`) at times when a stray record was
 /// already stored there; 2.11.7 and later refused it every time.
 pub(super) fn wildcard_fence_unsure(version: &str) -> bool {
-    version_numbers(version).is_some_and(|v| (2, 11, 0) <= v && v < (2, 11, 7))
+    version_numbers(version).is_some_and(|v| ((2, 11, 0)..(2, 11, 7)).contains(&v))
 }
 
 #[cfg(test)]
