@@ -189,6 +189,34 @@ fn the_stream_leader_killed_during_a_migrate_either_way_loses_and_doubles_nothin
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let r = fisk_c(&c, home.path(), &["--store", &js, "verify"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+
+    // A run whose subjects hold a stray record and no meta record is a
+    // conflict on R3 as on one server, never written to.
+    let stray_src = synth_store(1, "tool-batch");
+    let stray = journal::store::jetstream::subject("fisk.sessions", "tool-batch-0000", 2);
+    c.live().with_js(async move |js| {
+        js.publish(stray, "{\"stray\":true}".into())
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+    });
+    let from = format!("file:{}", s(stray_src.path()));
+    let r = fisk_c(
+        &c,
+        home.path(),
+        &[
+            "--format", "json", "migrate", "--from", &from, "--to", &js, "--all",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.json()["runs"][0]["result"], "conflict", "{}", r.stdout);
+    let msgs = c
+        .live()
+        .store(STREAM)
+        .read_messages("tool-batch-0000")
+        .unwrap();
+    assert_eq!(msgs.len(), 1, "the stray run was written to: {msgs:?}");
 }
 
 /// `--server <every server> --store jetstream:SESSIONS ARGS` in the
