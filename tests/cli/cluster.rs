@@ -308,6 +308,10 @@ fn the_stream_leader_killed_during_a_run_loses_and_doubles_nothing_and_resume_co
     let leader = c.leader(STREAM);
     let child = spawn_run(&c, &f, &c.urls_but(leader), "ride");
     c.kill(leader);
+    // ls during the election waits for the new leader, then lists the run.
+    let r = on_stream(&c, &f, &["ls", "-o", "json"]);
+    assert_eq!(r.code, 0, "ls during the election: {}", r.stderr);
+    assert!(r.stdout.contains("\"ride\""), "{}", r.stdout);
     let (r, took) = finish(child, 60, "the run");
     assert_eq!(
         r.code, 0,

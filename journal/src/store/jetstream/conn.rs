@@ -180,8 +180,40 @@ impl Conn {
 
     /// The stream's handle and configuration; a missing stream or a server
     /// without JetStream is a clear error.
+    ///
+    /// A request that times out while the connection is up is asked again
+    /// for up to [`RIDE_THROUGH`]: a replicated stream whose leader died
+    /// answers no info request until the replicas have elected another
+    /// (a server without JetStream has no responders, and fails at once).
     pub(super) async fn stream(&self, name: &str) -> Result<stream::Stream> {
-        match self.js.get_stream(name).await {
+        let deadline = tokio::time::Instant::now() + RIDE_THROUGH;
+        loop {
+            match self.js.get_stream(name).await {
+                Err(e) if self.leaderless(&e) && tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+                found => return self.found(name, found),
+            }
+        }
+    }
+
+    /// Whether a stream lookup failed as it does while the stream has no
+    /// leader: timed out with the connection up.
+    fn leaderless(&self, e: &jetstream::context::GetStreamError) -> bool {
+        use async_nats::jetstream::context::{GetStreamErrorKind, RequestErrorKind};
+        let timed_out = std::error::Error::source(e)
+            .and_then(|s| s.downcast_ref::<jetstream::context::RequestError>())
+            .is_some_and(|r| r.kind() == RequestErrorKind::TimedOut);
+        e.kind() == GetStreamErrorKind::Request && timed_out && self.connected()
+    }
+
+    /// [`stream`](Self::stream)'s answer, its error mapped.
+    fn found(
+        &self,
+        name: &str,
+        found: std::result::Result<stream::Stream, jetstream::context::GetStreamError>,
+    ) -> Result<stream::Stream> {
+        match found {
             Ok(s) => Ok(s),
             Err(e) => {
                 use async_nats::jetstream::context::GetStreamErrorKind as K;
@@ -194,7 +226,7 @@ impl Conn {
                         })
                     }
                     K::Request => format!(
-                        "no answer from JetStream: is JetStream enabled on this server (nats-server -js), and is the domain or API prefix right? ({text})"
+                        "no answer from JetStream: is JetStream enabled on this server (nats-server -js), is the domain or API prefix right, and (in a cluster) does the stream have a leader? ({text})"
                     ),
                     _ => format!("cannot look up the stream: {text}; is JetStream enabled on this server?"),
                 };
