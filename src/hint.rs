@@ -734,6 +734,30 @@ pub fn for_resume_error(
     }
 }
 
+/// What `run` or `resume` says when the store failed under the run (its
+/// server went away, or a stream leader did and no other was reachable):
+/// the records stored are whole, and `resume` goes on from them. With
+/// `--force`, since the run is left in the middle of a turn and so within
+/// its hold (SPEC 8), and the writer the hold protects was this command.
+pub fn for_run_store_failure(
+    g: &Invocation,
+    run: &str,
+    agent: &std::path::Path,
+    e: &Error,
+) -> Option<String> {
+    e.is_store_failure().then(|| {
+        let g = Invocation {
+            hold: std::time::Duration::ZERO,
+            ..g.clone()
+        };
+        let c = resume_with(&g, run, Some(agent), false);
+        format!(
+            "every record stored is whole; once the store answers again, continue the run with {} (--hold 0s: on JetStream the run is left in its turn, within its hold, and its writer was this command, which has stopped)",
+            ticked(&c)
+        )
+    })
+}
+
 /// The runs in the store directory `dir` whose ids are close to `run`: it
 /// is a prefix of one, or a few edits away (a typo). At most three, the
 /// closest first.

@@ -1,7 +1,7 @@
 //! `run --agent <file> <prompt>`: start a run with the minimal runner.
 
 use crate::cli::RunArgs;
-use crate::error::CmdResult;
+use crate::error::{CmdResult, Failure};
 use crate::invocation::Invocation;
 use crate::open::agent_store;
 use crate::render::outcome::{printer, report};
@@ -30,8 +30,12 @@ pub fn run(g: &Invocation, a: RunArgs, out: &mut dyn Write) -> CmdResult {
     // A store directory this run creates goes again when the run never
     // comes to exist (its first record could not be stored).
     let made = store.missing_dirs();
-    let outcome = runner
-        .start(&a.prompt, Some(&id))
-        .inspect_err(|_| made.remove_empty())?;
+    let outcome = runner.start(&a.prompt, Some(&id)).map_err(|e| {
+        made.remove_empty();
+        let help = crate::hint::for_run_store_failure(g, &id, &a.agent, &e);
+        let mut f = Failure::from(e);
+        f.help = help.or(f.help);
+        f
+    })?;
     report(&outcome, g, &a.agent, style, out)
 }

@@ -21,7 +21,7 @@ fn fisk_js(srv: &NatsServer, home: &Path, args: &[&str]) -> Run {
 
 /// A file store of `n` runs built from the testdata run `template` with the
 /// meta record's run_id changed to each new id.
-fn synth_store(n: usize, template: &str) -> tempfile::TempDir {
+pub(crate) fn synth_store(n: usize, template: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let bytes = std::fs::read(testdata(&format!("runs/{template}.json"))).unwrap();
     let text = String::from_utf8(bytes).unwrap();
@@ -45,7 +45,7 @@ fn says(hay: &str, needle: &str) -> bool {
     flat(hay).contains(&flat(needle))
 }
 
-fn ls_statuses(r: &Run) -> BTreeMap<String, (String, u64)> {
+pub(crate) fn ls_statuses(r: &Run) -> BTreeMap<String, (String, u64)> {
     assert_eq!(r.code, 0, "ls failed: {}", r.stderr);
     r.json()
         .as_array()
@@ -64,7 +64,11 @@ fn ls_statuses(r: &Run) -> BTreeMap<String, (String, u64)> {
 }
 
 /// Every run in the stream, read back, equals the file bytes exactly.
-fn assert_stream_holds(srv: &NatsServer, stream: &str, want: &BTreeMap<String, Vec<u8>>) {
+pub(crate) fn assert_stream_holds(
+    srv: &NatsServer,
+    stream: &str,
+    want: &BTreeMap<String, Vec<u8>>,
+) {
     let store = srv.store(stream);
     assert_eq!(
         store.runs().unwrap(),
@@ -1151,7 +1155,7 @@ fn migrate_until(
     child
 }
 
-fn synth_expected(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+pub(crate) fn synth_expected(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     std::fs::read_dir(dir)
         .unwrap()
         .map(|e| {
@@ -1850,7 +1854,7 @@ fn a_full_stream_is_named_as_full_not_as_a_live_writer() {
 }
 
 /// Point a runner fixture's agent file at the JetStream stream STREAM.
-fn on_jetstream(f: &crate::support::Fixture) {
+pub(crate) fn on_jetstream(f: &crate::support::Fixture) {
     let agent = f.path("agent.yaml");
     let text = std::fs::read_to_string(&agent).unwrap().replace(
         "{backend: file, options: {directory: ./runs}}",

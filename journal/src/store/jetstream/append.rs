@@ -5,7 +5,7 @@
 //! [`Writer`] is the async core of it (no runtime); the public
 //! [`JetStreamAppender`](super::JetStreamAppender) wraps one.
 
-use super::conn::new_nonce;
+use super::conn::{new_nonce, RIDE_THROUGH};
 use super::core::Core;
 use super::subject::is_tombstone;
 use crate::error::{Error, Remedy, Result};
@@ -22,6 +22,9 @@ pub(super) const MSG_ID_HEADER: &str = "Nats-Msg-Id";
 
 /// JetStream's error codes for a failed fence.
 pub(super) const WRONG_LAST_SEQUENCE: u64 = 10071;
+/// The same refusal from a replicated stream (R3): its leader words a
+/// failed fence with a constant text and this code.
+pub(super) const WRONG_LAST_SEQUENCE_REPLICATED: u64 = 10164;
 pub(super) const SUBJECT_FULL: u64 = 10077;
 /// JetStream: the message is larger than the stream's max message size.
 pub(super) const MESSAGE_TOO_LARGE: u64 = 10054;
@@ -37,6 +40,19 @@ pub(super) fn stream_full(e: &jetstream::context::PublishError) -> bool {
     error_code(e) == Some(SUBJECT_FULL)
         && (text.contains("maximum bytes exceeded")
             || (text.contains("maximum messages exceeded") && !text.contains("per subject")))
+}
+
+/// Whether a publish was refused by its fence (SPEC 8): a wrong last
+/// sequence (10071, or 10164 from a replicated stream) or a subject that
+/// already holds its message (10077, when it is not the stream's own limit).
+pub(super) fn refused_by_fence(e: &jetstream::context::PublishError) -> bool {
+    use async_nats::jetstream::context::PublishErrorKind as K;
+    e.kind() == K::WrongLastSequence
+        || (!stream_full(e)
+            && matches!(
+                error_code(e),
+                Some(WRONG_LAST_SEQUENCE | WRONG_LAST_SEQUENCE_REPLICATED | SUBJECT_FULL)
+            ))
 }
 
 pub(super) fn error_code(e: &jetstream::context::PublishError) -> Option<u64> {
@@ -184,8 +200,7 @@ impl Writer {
         let st = &self.core;
         let raw_len = raw.len();
         let subject = st.subject(&self.run, seq);
-        let msg = self.fenced(seq, self.last_stream_seq, raw);
-        let Some(outcome) = st.conn.publish(subject.clone(), msg).await else {
+        let Some(outcome) = self.publish_riding(seq, &subject, raw).await else {
             return Err(st.err(
                 Some(&self.run),
                 format!(
@@ -219,18 +234,24 @@ impl Writer {
                         ),
                     });
                 }
-                let fenced = e.kind() == K::WrongLastSequence
-                    || matches!(code, Some(WRONG_LAST_SEQUENCE | SUBJECT_FULL));
+                let fenced = refused_by_fence(&e);
                 // Whether refused or unanswered, the target subject says
                 // what happened.
-                let found = st.last_on(&subject, false).await;
+                let mut found = st.last_on(&subject, false).await;
                 if let Ok(Some(m)) = &found {
-                    let ours = m
-                        .headers
-                        .get(MSG_ID_HEADER)
-                        .is_some_and(|v| v.as_str() == self.msg_id(seq));
-                    if ours {
+                    if self.is_ours(seq, m) {
                         return Ok(m.sequence); // our write; only its ack was lost
+                    }
+                }
+                // A direct get may be answered by a replica that has not
+                // applied our write yet (after a leader change): the
+                // leader's answer is the one a fence goes by.
+                if fenced && st.config.num_replicas > 1 {
+                    if let Ok(m) = st.stream.get_last_raw_message_by_subject(&subject).await {
+                        if self.is_ours(seq, &m) {
+                            return Ok(m.sequence);
+                        }
+                        found = Ok(Some(m));
                     }
                 }
                 // Too large for this stream or server: the record's
@@ -248,6 +269,16 @@ impl Writer {
                     ));
                 }
                 if fenced {
+                    // Refused, and what the subject holds is unknown: not
+                    // a verdict on another writer, a failure to re-run.
+                    if let Err(read) = &found {
+                        return Err(st.err(
+                            Some(&self.run),
+                            format!(
+                                "seq {seq} on {subject} was refused by its fence ({e}) and reading the subject back failed ({read}); nothing was adopted, re-run to continue from the last stored record"
+                            ),
+                        ));
+                    }
                     if let Ok(Some(m)) = &found {
                         if is_tombstone(&m.payload) {
                             let why = format!("a delete fenced it; seq {seq} was not stored, nor will any other record be");
@@ -290,6 +321,75 @@ impl Writer {
 }
 
 impl Writer {
+    /// Whether `m` is record `seq` as this writer published it (its msg id).
+    fn is_ours(&self, seq: u64, m: &async_nats::jetstream::message::StreamMessage) -> bool {
+        m.headers
+            .get(MSG_ID_HEADER)
+            .is_some_and(|v| v.as_str() == self.msg_id(seq))
+    }
+
+    /// Publish record `seq` fenced, riding through a leader election: while
+    /// the connection is up but no stream leader answers (no responders,
+    /// or an ack that never came: the leader died, or one is being
+    /// elected), or a replicated stream refused a fence that holds (see
+    /// [`fence_holds`](Self::fence_holds)), publish it again, the same
+    /// message with the same msg id and fence, for up to [`RIDE_THROUGH`]. A retry never stores the
+    /// record twice: if the first publish was stored after all, the retry
+    /// is a duplicate by msg id (acked with the first one's sequence) or
+    /// is refused by its fence (and the caller reads our record back).
+    /// A connection that is down is not retried here (it has its own
+    /// reconnect and timeout): that error is returned at once.
+    async fn publish_riding(
+        &self,
+        seq: u64,
+        subject: &str,
+        raw: bytes::Bytes,
+    ) -> Option<std::result::Result<jetstream::publish::PublishAck, jetstream::context::PublishError>>
+    {
+        use async_nats::jetstream::context::PublishErrorKind as K;
+        let st = &self.core;
+        let deadline = tokio::time::Instant::now() + RIDE_THROUGH;
+        let mut pause = std::time::Duration::from_millis(100);
+        loop {
+            let msg = self.fenced(seq, self.last_stream_seq, raw.clone());
+            let outcome = st.conn.publish(subject.to_owned(), msg).await;
+            let leaderless = matches!(&outcome, Some(Err(e)) if matches!(e.kind(), K::StreamNotFound | K::TimedOut));
+            let refused = matches!(&outcome, Some(Err(e)) if refused_by_fence(e));
+            if tokio::time::Instant::now() + pause > deadline {
+                return outcome;
+            }
+            if leaderless && st.conn.connected() {
+                // Publish again below.
+            } else if !(refused && st.config.num_replicas > 1 && self.fence_holds(seq).await) {
+                return outcome;
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(std::time::Duration::from_secs(1));
+        }
+    }
+
+    /// Whether record `seq`'s fence holds now, as the stream's leader
+    /// reads it: nothing is stored on its subject, and the record before
+    /// it is where this writer stored it (for a new run: nothing is stored
+    /// under the run's subjects). A replicated stream's leader was seen to
+    /// refuse a fence that held (10164, under load, with nothing else
+    /// writing: issue 28); such a refusal is published again, with the
+    /// same msg id and fence, so the server decides again.
+    async fn fence_holds(&self, seq: u64) -> bool {
+        use async_nats::jetstream::stream::LastRawMessageErrorKind as K;
+        let st = &self.core;
+        if self.last_stream_seq == 0 || seq == 1 {
+            return matches!(st.last_of_run(&self.run).await, Ok(None));
+        }
+        let (target, before) = (st.subject(&self.run, seq), st.subject(&self.run, seq - 1));
+        let stored = st.stream.get_last_raw_message_by_subject(&target).await;
+        if !matches!(stored, Err(e) if e.kind() == K::NoMessageFound) {
+            return false;
+        }
+        let prev = st.stream.get_last_raw_message_by_subject(&before).await;
+        matches!(prev, Ok(m) if m.sequence == self.last_stream_seq)
+    }
+
     /// [`Appender::check_held`](crate::store::Appender::check_held): the
     /// run's last message (over `<prefix>.<id>.>`) is still this writer's
     /// last record, else another writer (or a delete) took the run. A

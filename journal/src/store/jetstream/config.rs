@@ -310,6 +310,8 @@ async fn inspect_async(settings: &Settings, name: &str) -> Result<StreamReport> 
             placement.cluster.as_deref().unwrap_or("")
         ));
     }
+    let mut warnings = config_warnings(&info.config);
+    warnings.extend(server_warning(&conn.version()));
     Ok(StreamReport {
         placement,
         layout: Layout {
@@ -319,12 +321,27 @@ async fn inspect_async(settings: &Settings, name: &str) -> Result<StreamReport> 
         name: name.to_owned(),
         server: conn.server.clone(),
         problems: check_config(&info.config),
-        warnings: config_warnings(&info.config),
+        warnings,
         notes,
         config: info.config.clone(),
         messages: info.state.messages,
         bytes: info.state.bytes,
     })
+}
+
+/// What `stream check` says of the server's version (issue 28): older than
+/// 2.11, every write is refused; 2.11 before 2.11.7, a new run's fence
+/// was seen to let its first record through beside a stray record.
+fn server_warning(version: &str) -> Option<String> {
+    let v = version.escape_debug();
+    if super::conn::ignores_fence_subject(version) {
+        return Some(format!(
+            "nats-server {v} is older than 2.11: it ignores the Nats-Expected-Last-Subject-Sequence-Subject header that fences every write (SPEC 8), so fisk-admin refuses to write to it (reads work); upgrade the server to 2.11 or later"
+        ));
+    }
+    super::conn::wildcard_fence_unsure(version).then(|| format!(
+        "nats-server {v} (2.11 before 2.11.7) at times stores a new run's first record beside a stray record already under the run's subjects, where its fence should refuse it; upgrade the server to 2.11.7 or later"
+    ))
 }
 
 /// Create a stream with exactly the SPEC 8 configuration. An existing stream

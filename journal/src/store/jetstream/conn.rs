@@ -12,6 +12,12 @@ use std::future::Future;
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
+/// How long a writer goes on publishing a record while the connection is
+/// up but no stream leader answers (SPEC 8 on a replicated stream: its
+/// leader died and the replicas elect another, which takes nats-server a
+/// few seconds, its election timeout being 4 to 9).
+pub(super) const RIDE_THROUGH: Duration = Duration::from_secs(30);
+
 /// A random nonce, fresh for every open (SPEC 8): JetStream de-duplicates by
 /// msg id across the whole stream.
 pub(super) fn new_nonce() -> Result<String> {
@@ -116,6 +122,18 @@ impl Conn {
         })
     }
 
+    /// Whether the client is connected to a server now (not
+    /// reconnecting).
+    pub(super) fn connected(&self) -> bool {
+        self.js.client().connection_state() == async_nats::connection::State::Connected
+    }
+
+    /// The version the server this client is connected to states (empty
+    /// when it states none).
+    pub(super) fn version(&self) -> String {
+        self.js.client().server_info().version
+    }
+
     pub(super) fn err(&self, stream: &str, message: String) -> Error {
         Error::Unavailable {
             at: self.at(stream),
@@ -162,8 +180,40 @@ impl Conn {
 
     /// The stream's handle and configuration; a missing stream or a server
     /// without JetStream is a clear error.
+    ///
+    /// A request that times out while the connection is up is asked again
+    /// for up to [`RIDE_THROUGH`]: a replicated stream whose leader died
+    /// answers no info request until the replicas have elected another
+    /// (a server without JetStream has no responders, and fails at once).
     pub(super) async fn stream(&self, name: &str) -> Result<stream::Stream> {
-        match self.js.get_stream(name).await {
+        let deadline = tokio::time::Instant::now() + RIDE_THROUGH;
+        loop {
+            match self.js.get_stream(name).await {
+                Err(e) if self.leaderless(&e) && tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+                found => return self.found(name, found),
+            }
+        }
+    }
+
+    /// Whether a stream lookup failed as it does while the stream has no
+    /// leader: timed out with the connection up.
+    fn leaderless(&self, e: &jetstream::context::GetStreamError) -> bool {
+        use async_nats::jetstream::context::{GetStreamErrorKind, RequestErrorKind};
+        let timed_out = std::error::Error::source(e)
+            .and_then(|s| s.downcast_ref::<jetstream::context::RequestError>())
+            .is_some_and(|r| r.kind() == RequestErrorKind::TimedOut);
+        e.kind() == GetStreamErrorKind::Request && timed_out && self.connected()
+    }
+
+    /// [`stream`](Self::stream)'s answer, its error mapped.
+    fn found(
+        &self,
+        name: &str,
+        found: std::result::Result<stream::Stream, jetstream::context::GetStreamError>,
+    ) -> Result<stream::Stream> {
+        match found {
             Ok(s) => Ok(s),
             Err(e) => {
                 use async_nats::jetstream::context::GetStreamErrorKind as K;
@@ -176,7 +226,7 @@ impl Conn {
                         })
                     }
                     K::Request => format!(
-                        "no answer from JetStream: is JetStream enabled on this server (nats-server -js), and is the domain or API prefix right? ({text})"
+                        "no answer from JetStream: is JetStream enabled on this server (nats-server -js), is the domain or API prefix right, and (in a cluster) does the stream have a leader? ({text})"
                     ),
                     _ => format!("cannot look up the stream: {text}; is JetStream enabled on this server?"),
                 };
@@ -282,4 +332,55 @@ pub(super) fn jetstream_context(
         (None, None) => b.timeout(REQUEST_TIMEOUT),
     };
     b.backpressure_on_inflight(true).build(client)
+}
+
+/// The major, minor and patch number of a server version (`2.10.26`,
+/// `v2.11.0-beta.1`), `None` for anything else.
+fn version_numbers(version: &str) -> Option<(u64, u64, u64)> {
+    let mut parts = version.trim().trim_start_matches('v').split('.');
+    let mut next = || -> Option<u64> {
+        let digits: String = parts
+            .next()?
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().ok()
+    };
+    Some((next()?, next()?, next().unwrap_or(0)))
+}
+
+/// Whether a server of `version` is older than 2.11, which ignores the
+/// `Nats-Expected-Last-Subject-Sequence-Subject` header every SPEC 8 fence
+/// names its subject with. A version not understood is not (the fences
+/// then speak for themselves).
+pub(super) fn ignores_fence_subject(version: &str) -> bool {
+    version_numbers(version).is_some_and(|v| v < (2, 11, 0))
+}
+
+/// Whether a server of `version` is 2.11 before 2.11.7: in fisk-admin's
+/// tests (issue 28) those let a new run's first record past its fence
+/// (nothing stored on `<prefix>.<id>.>`) at times when a stray record was
+/// already stored there; 2.11.7 and later refused it every time.
+pub(super) fn wildcard_fence_unsure(version: &str) -> bool {
+    version_numbers(version).is_some_and(|v| ((2, 11, 0)..(2, 11, 7)).contains(&v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ignores_fence_subject, version_numbers, wildcard_fence_unsure};
+
+    #[test]
+    fn server_versions_are_read_and_placed() {
+        assert_eq!(version_numbers("2.10.26"), Some((2, 10, 26)));
+        assert_eq!(version_numbers("v2.11.0-beta.1"), Some((2, 11, 0)));
+        assert_eq!(version_numbers("2.9"), Some((2, 9, 0)));
+        assert_eq!(version_numbers(""), None);
+        assert_eq!(version_numbers("dev"), None);
+        assert!(ignores_fence_subject("2.10.26") && ignores_fence_subject("2.9.25"));
+        assert!(!ignores_fence_subject("2.11.0") && !ignores_fence_subject("2.15.1"));
+        assert!(!ignores_fence_subject("") && !ignores_fence_subject("main"));
+        assert!(wildcard_fence_unsure("2.11.0") && wildcard_fence_unsure("2.11.6"));
+        assert!(!wildcard_fence_unsure("2.11.7") && !wildcard_fence_unsure("2.12.0"));
+        assert!(!wildcard_fence_unsure("2.10.26"));
+    }
 }

@@ -86,12 +86,36 @@ impl Core {
     /// so `migrate` into it stops at the first run.
     pub(super) fn writable(&self) -> Result<()> {
         if !self.config.sealed {
-            return Ok(());
+            return self.fences();
         }
         Err(Error::Unavailable {
             at: self.place(),
             message: format!(
                 "the stream is sealed: it takes no append, purge or delete, and cannot be unsealed; its runs can still be read, and copied to another stream or a directory with migrate --from jetstream:{}",
+                self.name
+            ),
+        })
+    }
+
+    /// Refused when the server is older than 2.11: it ignores the
+    /// `Nats-Expected-Last-Subject-Sequence-Subject` header that names the
+    /// subject every fence (SPEC 8) is checked on, the agent's wildcard one
+    /// and fisk-admin's literal one alike, and checks the expected
+    /// sequence against the published message's own subject instead: a
+    /// create's fence no longer sees the run's other subjects, and every
+    /// append after seq 1 is refused. No write is safe there; reads are.
+    /// A version the server does not state, or states in a form not
+    /// understood, is not refused (the fences then speak for themselves).
+    fn fences(&self) -> Result<()> {
+        let version = self.conn.version();
+        if !super::conn::ignores_fence_subject(&version) {
+            return Ok(());
+        }
+        Err(Error::Unavailable {
+            at: self.place(),
+            message: format!(
+                "nats-server {} is older than 2.11: it ignores the Nats-Expected-Last-Subject-Sequence-Subject header that fences every write to a run (SPEC 8), so nothing is written to it; its runs can still be read, and copied off with migrate --from jetstream:{}. Upgrade the server to 2.11 or later to write",
+                version.escape_debug(),
                 self.name
             ),
         })

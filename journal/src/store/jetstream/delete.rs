@@ -17,8 +17,7 @@
 //! runtime: the blocking facade reads the run ([`Core::to_keep`]), fences
 //! it ([`Core::fence`]), keeps it, then purges it ([`Core::purge_kept`]).
 
-use super::append::{error_code, stream_full, EXPECTED_SUBJECT_HEADER, SUBJECT_FULL};
-use super::append::{MSG_ID_HEADER, WRONG_LAST_SEQUENCE};
+use super::append::{refused_by_fence, stream_full, EXPECTED_SUBJECT_HEADER, MSG_ID_HEADER};
 use super::conn::new_nonce;
 use super::core::Core;
 use super::subject::{is_tombstone, TOMBSTONE};
@@ -149,7 +148,7 @@ impl Core {
                 async_nats::HeaderName::from_static(EXPECTED_SUBJECT_HEADER),
                 format!("{}.{run}.>", self.prefix),
             );
-        let (why, code) = match self.conn.publish(subject.clone(), msg).await {
+        let (why, fenced) = match self.conn.publish(subject.clone(), msg).await {
             Some(Ok(ack)) if ack.stream == self.name => return Ok(Fence::At(ack.sequence)),
             // This subject's fault, not the store's.
             Some(Ok(ack)) => {
@@ -164,14 +163,9 @@ impl Core {
             // Full: every writer is refused alike, none can append until
             // something is purged.
             Some(Err(e)) if stream_full(&e) => return Ok(Fence::Unfenced),
-            Some(Err(e)) => {
-                let wrong = e.kind() == jetstream::context::PublishErrorKind::WrongLastSequence;
-                let code = error_code(&e).or(wrong.then_some(WRONG_LAST_SEQUENCE));
-                (e.to_string(), code)
-            }
-            None => ("no answer".to_owned(), None),
+            Some(Err(e)) => (e.to_string(), refused_by_fence(&e)),
+            None => ("no answer".to_owned(), false),
         };
-        let fenced = matches!(code, Some(WRONG_LAST_SEQUENCE | SUBJECT_FULL));
         // Refused or unanswered: the subject says whether it is ours.
         match self.last_on(&subject, false).await {
             Ok(Some(m))
