@@ -22,9 +22,14 @@ pub struct Cli {
 }
 
 impl Cli {
-    /// `--json` (the agent's word, on `query`, `stats` and `search`) is
-    /// `-o json`.
-    pub fn with_json_flag(mut self) -> Cli {
+    /// What clap cannot say alone: `--json` (the agent's word, on `query`,
+    /// `stats` and `search`) is `-o json`, and `--format markdown|html|jsonl`
+    /// is `export`'s document (CLI.md), the same as its `--as`; any other
+    /// command refuses those three.
+    pub fn settle(mut self) -> Result<Cli, clap::Error> {
+        use clap::error::ErrorKind;
+        let fail =
+            |kind, msg: String| Err(<Cli as clap::CommandFactory>::command().error(kind, msg));
         let json = match &self.command {
             Command::Query(a) => a.json,
             Command::Stats(a) => a.json,
@@ -32,10 +37,67 @@ impl Cli {
             _ => false,
         };
         if json {
-            self.global.format = Format::Json;
+            self.global.format = FormatArg::Json;
         }
-        self
+        let doc = match self.global.format {
+            FormatArg::Text | FormatArg::Json => None,
+            FormatArg::Markdown => Some(ExportFormat::Markdown),
+            FormatArg::Html => Some(ExportFormat::Html),
+            FormatArg::Jsonl => Some(ExportFormat::Jsonl),
+        };
+        match (&mut self.command, doc) {
+            (Command::Export(a), Some(d)) => match a.doc_as {
+                Some(given) if given != d => {
+                    return fail(
+                        ErrorKind::ArgumentConflict,
+                        format!(
+                            "--format {} and --as {} name two documents: give one",
+                            d.word(),
+                            given.word()
+                        ),
+                    )
+                }
+                _ => {
+                    a.doc_as = Some(d);
+                    self.global.format = FormatArg::Text;
+                }
+            },
+            (Command::Export(a), None) if a.doc_as.is_none() => {
+                return fail(
+                    ErrorKind::MissingRequiredArgument,
+                    "export writes a document: give --format markdown, html or jsonl (or --as)"
+                        .into(),
+                )
+            }
+            (_, Some(d)) => {
+                return fail(
+                    ErrorKind::InvalidValue,
+                    format!(
+                        "--format {} is a document export writes; this command prints text or json",
+                        d.word()
+                    ),
+                )
+            }
+            _ => {}
+        }
+        Ok(self)
     }
+}
+
+/// `--format`: text or json for every command; markdown, html and jsonl
+/// are `export`'s documents ([`Cli::settle`] moves them to its `--as`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatArg {
+    /// For people
+    Text,
+    /// For scripts
+    Json,
+    /// export only: Markdown for a ticket
+    Markdown,
+    /// export only: one self-contained HTML file
+    Html,
+    /// export only: the journal's lines
+    Jsonl,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -80,9 +142,9 @@ pub struct Global {
     /// Read the NATS token from this file ("-": standard input)
     #[arg(long, global = true, value_name = "FILE", conflicts_with = "token")]
     pub token_file: Option<PathBuf>,
-    /// Output for people (text) or scripts (json)
-    #[arg(long, short = 'o', global = true, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    /// Output for people (text) or scripts (json); export's document: markdown, html or jsonl
+    #[arg(long, short = 'o', global = true, value_enum, default_value_t = FormatArg::Text)]
+    pub format: FormatArg,
     /// Colour: on a terminal only (auto, and not with NO_COLOR), always (for less -R), or never
     #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
@@ -114,7 +176,11 @@ impl Global {
             token_file: self.token_file,
             hold: self.hold,
             style: Style {
-                format: self.format,
+                // Export's documents were moved to its --as ([`Cli::settle`]).
+                format: match self.format {
+                    FormatArg::Json => Format::Json,
+                    _ => Format::Text,
+                },
                 color: crate::output::want_color(self.color, self.no_color),
                 width: crate::output::table_width(),
             },
@@ -373,9 +439,9 @@ pub struct ExportArgs {
     #[command(flatten)]
     pub target: RunOrFile,
     /// The document: markdown, html (one file, no script, no network) or
-    /// jsonl (the journal). Named --as: --format is the global text|json
+    /// jsonl (the journal); the same as --format markdown|html|jsonl
     #[arg(long = "as", value_enum, value_name = "FORMAT")]
-    pub doc_as: ExportFormat,
+    pub doc_as: Option<ExportFormat>,
     /// Replace each match of this regular expression in every text of the
     /// run (prompt, messages, thinking, tool input and output, notes,
     /// handles, terminal message) by [redacted] (repeatable)
@@ -396,6 +462,17 @@ pub enum ExportFormat {
     Html,
     /// The journal's lines, to share a reproduction
     Jsonl,
+}
+
+impl ExportFormat {
+    /// The word the flags take.
+    pub fn word(self) -> &'static str {
+        match self {
+            ExportFormat::Markdown => "markdown",
+            ExportFormat::Html => "html",
+            ExportFormat::Jsonl => "jsonl",
+        }
+    }
 }
 
 #[derive(Args, Debug)]

@@ -734,25 +734,28 @@ pub fn for_resume_error(
     }
 }
 
-/// What `run` or `resume` says when the store failed under the run (its
-/// server went away, or a stream leader did and no other was reachable):
-/// the records stored are whole, and `resume` goes on from them. With
-/// `--force`, since the run is left in the middle of a turn and so within
-/// its hold (SPEC 8), and the writer the hold protects was this command.
+/// What `run` or `resume` says when a JetStream store failed under the
+/// run (its server went away, or a stream leader did and no other was
+/// reachable): the records stored are whole, and `resume` goes on from
+/// them. With `--hold 0s`, since the run is left in the middle of a turn
+/// and so within its hold (SPEC 8), and the writer the hold protects was
+/// this command. A file store's failure (a full disk) keeps its own help.
 pub fn for_run_store_failure(
     g: &Invocation,
+    store: &Store,
     run: &str,
     agent: &std::path::Path,
     e: &Error,
 ) -> Option<String> {
-    e.is_store_failure().then(|| {
+    let on_stream = matches!(store, Store::JetStream(_));
+    (on_stream && e.is_store_failure()).then(|| {
         let g = Invocation {
             hold: std::time::Duration::ZERO,
             ..g.clone()
         };
         let c = resume_with(&g, run, Some(agent), false);
         format!(
-            "every record stored is whole; once the store answers again, continue the run with {} (--hold 0s: on JetStream the run is left in its turn, within its hold, and its writer was this command, which has stopped)",
+            "every record stored is whole; once the store answers again, continue the run with {} (--hold 0s: the run is left in its turn, within its hold, and its writer was this command, which has stopped)",
             ticked(&c)
         )
     })

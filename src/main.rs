@@ -53,7 +53,10 @@ fn main() -> ExitCode {
     clap_complete::CompleteEnv::with_factory(<cli::Cli as clap::CommandFactory>::command)
         .complete();
     let cli = match cli::Cli::try_parse() {
-        Ok(cli) => cli.with_json_flag(),
+        Ok(cli) => match cli.settle() {
+            Ok(cli) => cli,
+            Err(e) => return usage_error(e),
+        },
         Err(e) => return usage_error(e),
     };
     // The global flags, the output style and the variables that stand in

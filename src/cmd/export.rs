@@ -38,12 +38,14 @@ pub fn run(g: &Invocation, a: ExportArgs, out: &mut dyn Write) -> CmdResult {
         .collect::<Result<Vec<_>, _>>()?;
     let read = crate::runs::Read::target(g, &a.target)?;
     let journal = read.journal();
-    let (bytes, redacted) = match a.doc_as {
+    // `Cli::settle` gave export its document, from --as or --format.
+    let doc_as = a.doc_as.unwrap_or(ExportFormat::Markdown);
+    let (bytes, redacted) = match doc_as {
         ExportFormat::Jsonl => export::jsonl(journal, &patterns),
         ExportFormat::Markdown | ExportFormat::Html => {
             let (records, n) = export::redacted(journal, &patterns);
             let doc = export::doc(&journal.run, &records);
-            let text = if a.doc_as == ExportFormat::Html {
+            let text = if doc_as == ExportFormat::Html {
                 export::html(&doc)
             } else {
                 export::markdown(&doc)

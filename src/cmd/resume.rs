@@ -52,7 +52,7 @@ pub fn run(g: &Invocation, a: ResumeArgs, out: &mut dyn Write) -> CmdResult {
     };
     let outcome = runner.resume(&a.run, &opts).map_err(|e| {
         let help = crate::hint::for_resume_error(g, &a.run, &path, prompted, &e)
-            .or_else(|| crate::hint::for_run_store_failure(g, &a.run, &path, &e))
+            .or_else(|| crate::hint::for_run_store_failure(g, &store, &a.run, &path, &e))
             .or_else(|| crate::hint::for_error(g, &e));
         let mut f = Failure::from(e);
         f.help = help;

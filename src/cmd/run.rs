@@ -32,7 +32,7 @@ pub fn run(g: &Invocation, a: RunArgs, out: &mut dyn Write) -> CmdResult {
     let made = store.missing_dirs();
     let outcome = runner.start(&a.prompt, Some(&id)).map_err(|e| {
         made.remove_empty();
-        let help = crate::hint::for_run_store_failure(g, &id, &a.agent, &e);
+        let help = crate::hint::for_run_store_failure(g, &store, &id, &a.agent, &e);
         let mut f = Failure::from(e);
         f.help = help.or(f.help);
         f

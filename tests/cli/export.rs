@@ -1,4 +1,4 @@
-//! `export RUN --as markdown|html|jsonl [--redact RE]... [--out FILE]`
+//! `export RUN --format markdown|html|jsonl` (or `--as`) `[--redact RE]... [--out FILE]`
 //! (issue 27 item 2): the document of a run, both generations and both
 //! backends; nothing from the journal becomes HTML markup; a redacted jsonl
 //! export still verifies.
@@ -256,4 +256,53 @@ fn exports_from_jetstream() {
     assert_eq!(jsonl.code, 0, "{}", jsonl.stderr);
     assert!(!jsonl.stdout.contains("CR-2211"));
     assert!(jsonl.stderr.contains("redacted "), "{}", jsonl.stderr);
+}
+
+/// CLI.md's form, `--format markdown|html|jsonl`, is `--as`; the two
+/// disagreeing, neither given, or a document asked of another command, is
+/// a usage error (exit 2) saying so.
+#[test]
+fn format_names_the_document_as_cli_md_says() {
+    let dir = testdata("runs");
+    for doc in ["markdown", "html", "jsonl"] {
+        let by_format = export(&dir, &["deferral-answered", "--format", doc]);
+        let by_as = export(&dir, &["deferral-answered", "--as", doc]);
+        assert_eq!(by_format.code, 0, "{doc}: {}", by_format.stderr);
+        assert_eq!(by_format.stdout, by_as.stdout, "{doc}");
+        let short = export(&dir, &["deferral-answered", "-o", doc, "--as", doc]);
+        assert_eq!(short.stdout, by_as.stdout, "{doc}");
+    }
+    let both = export(
+        &dir,
+        &["deferral-answered", "--format", "html", "--as", "jsonl"],
+    );
+    assert_eq!(both.code, 2);
+    assert!(
+        both.stderr
+            .contains("--format html and --as jsonl name two documents"),
+        "{}",
+        both.stderr
+    );
+    for args in [
+        &["deferral-answered"][..],
+        &["deferral-answered", "--format", "json"],
+    ] {
+        let none = export(&dir, args);
+        assert_eq!(none.code, 2, "{args:?}");
+        assert!(
+            none.stderr
+                .contains("give --format markdown, html or jsonl (or --as)"),
+            "{}",
+            none.stderr
+        );
+    }
+    let ls = fisk(&["--state-dir", s(&dir), "ls", "--format", "markdown"]);
+    assert_eq!(ls.code, 2);
+    assert!(
+        ls.stderr
+            .contains("--format markdown is a document export writes"),
+        "{}",
+        ls.stderr
+    );
+    assert!(ls.stdout.is_empty());
 }

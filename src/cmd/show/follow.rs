@@ -113,7 +113,7 @@ impl Followed {
 pub fn show(g: &Invocation, a: &ShowArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     if style.format == Format::Json {
         return Err(Failure::new(
-            "--follow prints the transcript as text: drop -o json (`export --as jsonl` gives the records as JSON lines)",
+            "--follow prints the transcript as text: drop -o json (`export --format jsonl` gives the records as JSON lines)",
         ));
     }
     let (mut t, mut f) = Followed::start(g, a)?;
