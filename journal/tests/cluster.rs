@@ -47,3 +47,58 @@ fn a_fence_a_replicated_stream_refuses_is_another_writers_not_the_stores_failure
     let msgs = store.read_messages("taken").unwrap();
     assert_eq!(msgs.len(), 2, "record 3 was stored: {msgs:?}");
 }
+
+/// migrate's check of its copies (`digests`, one consumer over the runs)
+/// read while the stream's leader is being replaced: the read is asked
+/// again until another leader answers, and every run's count and digest
+/// are the ones read before the kill (issue 28; CI once saw this read
+/// time out right after a killed leader).
+#[test]
+fn a_read_back_while_the_leader_is_replaced_rides_through_the_election() {
+    let mut c = Cluster::start();
+    let all = journal::nats::Settings {
+        servers: c.servers.iter().map(|s| s.url.clone()).collect(),
+        ..Default::default()
+    };
+    let layout = Layout {
+        replicas: 3,
+        memory: false,
+    };
+    assert!(create_stream(&all, STREAM, "fisk.sessions.>", layout).unwrap());
+    c.settled(STREAM);
+    let leader = c.leader(STREAM);
+    // The client on the two followers: it stays connected through the kill.
+    let followers = journal::nats::Settings {
+        servers: (c.servers.iter().enumerate())
+            .filter(|(i, _)| *i != leader)
+            .map(|(_, s)| s.url.clone())
+            .collect(),
+        ..Default::default()
+    };
+    let store = JetStreamStore::connect(&followers, STREAM).unwrap();
+    let runs: Vec<String> = (0..6).map(|i| format!("run-{i}")).collect();
+    for r in &runs {
+        let mut a = store.create(r).unwrap();
+        for seq in 1..=4u64 {
+            assert!(a
+                .append_raw(seq, format!("{{\"seq\":{seq}}}").as_bytes())
+                .unwrap());
+        }
+    }
+    c.settled(STREAM);
+    let before = store.digests(&runs, 24);
+    assert!(
+        before.iter().all(|d| matches!(d, Ok(Some((4, _))))),
+        "{before:?}"
+    );
+    c.kill(leader);
+    let during = store.digests(&runs, 24);
+    let same = |a: &journal::Result<Option<(u64, String)>>,
+                b: &journal::Result<Option<(u64, String)>>| {
+        matches!((a, b), (Ok(x), Ok(y)) if x == y)
+    };
+    assert!(
+        before.iter().zip(&during).all(|(a, b)| same(a, b)),
+        "read back during the election: {during:?}"
+    );
+}

@@ -5,6 +5,7 @@
 //! of runs instead of a read per run, the runs folded as they complete
 //! however they interleave, within a memory budget.
 
+use super::conn::RIDE_THROUGH;
 use super::core::Core;
 use super::pull::Reading;
 use super::RunMessage;
@@ -118,7 +119,11 @@ impl Core {
     /// [`JetStreamStore::digests`](super::JetStreamStore::digests). Fails
     /// as a whole when the stream's info cannot be read; a group that
     /// cannot be read gives each of its runs the store's failure, or
-    /// `Ok(None)` (read on its own) when it was not one.
+    /// `Ok(None)` (read on its own) when it was not one. A group whose
+    /// read failed on the store while the connection is up is read again,
+    /// for up to [`RIDE_THROUGH`]: a replicated stream whose leader died
+    /// answers no consumer until another is elected (migrate's check of
+    /// its copies rides through the election as its writes do).
     pub(super) async fn digests(
         &self,
         runs: Vec<String>,
@@ -128,11 +133,23 @@ impl Core {
         let done = futures_util::stream::iter(groups)
             .map(|g| async move {
                 let n = g.len();
-                match self.digest_group(&g, whole).await {
-                    Ok(v) => v.into_iter().map(Ok).collect::<Vec<_>>(),
-                    Err(e) => (0..n)
-                        .map(|_| self.for_each_run(&e).map_or(Ok(None), Err))
-                        .collect(),
+                let deadline = tokio::time::Instant::now() + RIDE_THROUGH;
+                loop {
+                    match self.digest_group(&g, whole).await {
+                        Ok(v) => break v.into_iter().map(Ok).collect::<Vec<_>>(),
+                        Err(e)
+                            if e.is_store_failure()
+                                && self.conn.connected()
+                                && tokio::time::Instant::now() < deadline =>
+                        {
+                            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                        }
+                        Err(e) => {
+                            break (0..n)
+                                .map(|_| self.for_each_run(&e).map_or(Ok(None), Err))
+                                .collect()
+                        }
+                    }
                 }
             })
             .buffered(2)

@@ -167,15 +167,31 @@ impl Conn {
         }
     }
 
-    /// The stream's info, asked of the server now.
+    /// The stream's info, asked of the server now; a request that times
+    /// out while the connection is up is asked again for up to
+    /// [`RIDE_THROUGH`], as [`stream`](Self::stream) asks (no leader
+    /// answers during an election).
     pub(super) async fn info<'s>(
         &self,
         s: &'s mut stream::Stream,
         name: &str,
     ) -> Result<&'s stream::Info> {
-        s.info()
-            .await
-            .map_err(|e| self.err(name, format!("cannot read the stream's info: {e}")))
+        use async_nats::jetstream::context::RequestErrorKind;
+        let deadline = tokio::time::Instant::now() + RIDE_THROUGH;
+        loop {
+            match s.info().await {
+                Ok(_) => break,
+                Err(e)
+                    if e.kind() == RequestErrorKind::TimedOut
+                        && self.connected()
+                        && tokio::time::Instant::now() < deadline =>
+                {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+                Err(e) => return Err(self.err(name, format!("cannot read the stream's info: {e}"))),
+            }
+        }
+        Ok(s.cached_info())
     }
 
     /// The stream's handle and configuration; a missing stream or a server
