@@ -14,9 +14,9 @@ use nats_support::Cluster;
 
 const STREAM: &str = "SESSIONS";
 
-#[test]
-fn a_fence_a_replicated_stream_refuses_is_another_writers_not_the_stores_failure() {
-    let c = Cluster::start();
+/// The R3 stream created on the cluster, every replica current; the
+/// settings that reach all three servers.
+fn r3_stream(c: &Cluster) -> journal::nats::Settings {
     let settings = journal::nats::Settings {
         servers: c.servers.iter().map(|s| s.url.clone()).collect(),
         ..Default::default()
@@ -27,6 +27,13 @@ fn a_fence_a_replicated_stream_refuses_is_another_writers_not_the_stores_failure
     };
     assert!(create_stream(&settings, STREAM, "fisk.sessions.>", layout).unwrap());
     c.settled(STREAM);
+    settings
+}
+
+#[test]
+fn a_fence_a_replicated_stream_refuses_is_another_writers_not_the_stores_failure() {
+    let c = Cluster::start();
+    let settings = r3_stream(&c);
     let store = JetStreamStore::connect(&settings, STREAM).unwrap();
     let mut a = store.create("taken").unwrap();
     assert!(a.append_raw(1, b"{\"seq\":1}").unwrap());
@@ -56,16 +63,7 @@ fn a_fence_a_replicated_stream_refuses_is_another_writers_not_the_stores_failure
 #[test]
 fn a_read_back_while_the_leader_is_replaced_rides_through_the_election() {
     let mut c = Cluster::start();
-    let all = journal::nats::Settings {
-        servers: c.servers.iter().map(|s| s.url.clone()).collect(),
-        ..Default::default()
-    };
-    let layout = Layout {
-        replicas: 3,
-        memory: false,
-    };
-    assert!(create_stream(&all, STREAM, "fisk.sessions.>", layout).unwrap());
-    c.settled(STREAM);
+    r3_stream(&c);
     let leader = c.leader(STREAM);
     // The client on the two followers: it stays connected through the kill.
     let followers = journal::nats::Settings {
