@@ -4,7 +4,6 @@
 
 use crate::nats_support::NatsServer;
 use crate::support::*;
-use serde_json::json;
 use std::path::Path;
 
 fn lines(b: &[u8]) -> Vec<&[u8]> {
@@ -191,33 +190,17 @@ fn a_fork_on_jetstream_on_both_generations() {
 
 #[test]
 fn resume_completes_a_fork_cut_inside_a_batch() {
-    let f = Fixture::new(&[
-        turn(
-            "looking",
-            &[
-                ("a", "exec", json!({"command": "echo one"})),
-                ("b", "exec", json!({"command": "echo two"})),
-            ],
-        ),
-        turn("all done", &[]),
-    ]);
-    let r = f.fisk(&["run", "--agent", "agent.yaml", "hello"]);
+    let f = two_calls_then_done();
+    let id = "batch";
+    let r = f.run(id, "hello");
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let id = r
-        .stdout
-        .lines()
-        .next()
-        .unwrap()
-        .strip_prefix("run ")
-        .unwrap()
-        .to_owned();
     // meta, assistant, result a | result b, assistant, terminal.
-    let r = f.store(&["fork", &id, "--at-seq", "3", "--as", "again"]);
+    let r = f.store(&["fork", id, "--at-seq", "3", "--as", "again"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let r = f.resume("again", &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(f.fold("again")["status"], "completed");
     let made = f.bytes("again");
-    let first = f.bytes(&id);
+    let first = f.bytes(id);
     assert_eq!(lines(&made)[1..3], lines(&first)[1..3]);
 }

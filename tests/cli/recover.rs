@@ -9,7 +9,7 @@
 use crate::nats_support::NatsServer;
 use crate::support::*;
 use crate::viewer::Tmux;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
@@ -420,16 +420,7 @@ fn a_live_run_is_refused() {
 
 #[test]
 fn a_recovered_run_resumes() {
-    let f = Fixture::new(&[
-        turn(
-            "looking",
-            &[
-                ("a", "exec", json!({"command": "echo one"})),
-                ("b", "exec", json!({"command": "echo two"})),
-            ],
-        ),
-        turn("all done", &[]),
-    ]);
+    let f = two_calls_then_done();
     let id = "batch";
     let r = f.run(id, "hello");
     assert_eq!(r.code, 0, "{}", r.stderr);

@@ -131,6 +131,21 @@ pub struct Fixture {
 }
 
 /// One scripted turn: text and `exec`/`defer`/other calls `(id, name, input)`.
+/// An agent whose first turn asks for two exec calls in one batch
+/// (`echo one`, `echo two`) and whose second ends the run.
+pub fn two_calls_then_done() -> Fixture {
+    Fixture::new(&[
+        turn(
+            "looking",
+            &[
+                ("a", "exec", serde_json::json!({"command": "echo one"})),
+                ("b", "exec", serde_json::json!({"command": "echo two"})),
+            ],
+        ),
+        turn("all done", &[]),
+    ])
+}
+
 pub fn turn(text: &str, calls: &[(&str, &str, serde_json::Value)]) -> String {
     let mut content = Vec::new();
     if !text.is_empty() {
