@@ -202,6 +202,42 @@ impl NatsServer {
         self.child.is_some()
     }
 
+    /// Freeze the server (SIGSTOP, the real process, by its pid): its
+    /// connections stay open and nothing answers on them until the guard
+    /// is dropped (SIGCONT), also when the test fails first. Returned once
+    /// every thread of the process is stopped: on a loaded machine some
+    /// go on answering for a while after the signal is sent.
+    pub fn freeze(&self) -> Frozen<'_> {
+        assert!(self.signal("-STOP"), "cannot SIGSTOP nats-server");
+        let frozen = Frozen(self);
+        let pid = self
+            .child
+            .as_ref()
+            .map(Child::id)
+            .expect("a running server");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !all_threads_stopped(pid) {
+            assert!(
+                Instant::now() < deadline,
+                "nats-server {pid} not stopped 10s after SIGSTOP"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        frozen
+    }
+
+    /// Send the server's process `signal` (`-STOP`, `-CONT`) with kill(1);
+    /// whether it was sent.
+    fn signal(&self, signal: &str) -> bool {
+        let Some(pid) = self.child.as_ref().map(Child::id) else {
+            return false;
+        };
+        Command::new("kill")
+            .args([signal, &pid.to_string()])
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
     /// Start again on the same port with the same store.
     pub fn restart(&mut self) {
         self.stop();
@@ -431,6 +467,29 @@ impl Cluster {
     /// Start server `i` again with its port, name, routes and store.
     pub fn restart(&mut self, i: usize) {
         self.servers[i].restart();
+    }
+}
+
+/// Whether every thread of process `pid` is stopped (state `T` in
+/// /proc/PID/task/TID/stat, the field after the parenthesized name).
+fn all_threads_stopped(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().all(|t| {
+        let stat = std::fs::read_to_string(t.path().join("stat")).unwrap_or_default();
+        stat.rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('T'))
+    })
+}
+
+/// A server frozen by [`NatsServer::freeze`]: dropped, it goes on (SIGCONT).
+pub struct Frozen<'a>(&'a NatsServer);
+
+impl Drop for Frozen<'_> {
+    fn drop(&mut self) {
+        // No panic here: this may run while a failed test unwinds.
+        let _ = self.0.signal("-CONT");
     }
 }
 
