@@ -76,11 +76,6 @@ impl NatsServer {
         panic!("{} did not start on any of 5 free ports", bin.display());
     }
 
-    fn start_at(port: u16, extra: &[&str]) -> NatsServer {
-        NatsServer::try_start_at(port, extra)
-            .unwrap_or_else(|| panic!("port {port} answers, but not with our nats-server"))
-    }
-
     fn try_start_at(port: u16, extra: &[&str]) -> Option<NatsServer> {
         NatsServer::try_start_bin(binary(), port, extra)
     }
@@ -336,6 +331,25 @@ impl Cluster {
     /// Start the three servers and wait (30s at most) until JetStream
     /// answers on each: the meta leader is elected and known to all.
     pub fn start() -> Cluster {
+        // A free client port can be taken by a server another test starts
+        // at the same moment (then ours answers not): start anew on others.
+        for _ in 0..5 {
+            if let Some(c) = Cluster::try_start() {
+                for s in &c.servers {
+                    c.until(30, "the meta leader to be elected", || {
+                        s.with_js(async |js| js.query_account().await.is_ok())
+                            .then_some(())
+                    });
+                }
+                return c;
+            }
+        }
+        panic!("the cluster did not start on any of 5 sets of free ports");
+    }
+
+    /// The three servers started, `None` when a client port turned out to
+    /// be another's (those started are stopped).
+    fn try_start() -> Option<Cluster> {
         // Six distinct ports (a client and a route port each): held open
         // together, so no two are the same.
         let held: Vec<TcpListener> = (0..6)
@@ -352,12 +366,12 @@ impl Cluster {
             .map(|p| format!("nats://127.0.0.1:{p}"))
             .collect::<Vec<_>>()
             .join(",");
-        let servers: Vec<NatsServer> = routes
+        let servers: Option<Vec<NatsServer>> = routes
             .iter()
             .zip(clients)
             .enumerate()
             .map(|(i, (p, client))| {
-                NatsServer::start_at(
+                NatsServer::try_start_at(
                     *client,
                     &[
                         "--server_name",
@@ -376,14 +390,7 @@ impl Cluster {
                 )
             })
             .collect();
-        let c = Cluster { servers };
-        for s in &c.servers {
-            c.until(30, "the meta leader to be elected", || {
-                s.with_js(async |js| js.query_account().await.is_ok())
-                    .then_some(())
-            });
-        }
-        c
+        servers.map(|servers| Cluster { servers })
     }
 
     /// Poll `f` every 100ms until it gives a value; fail the test after
