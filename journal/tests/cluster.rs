@@ -1,16 +1,25 @@
 //! A replicated (R3) stream on a real three-server cluster, through the
 //! library (issue 28): a fence its leader refuses is another writer's, as
 //! on one server (never a failure of the store, which would tell the
-//! writer to re-run into a run that is taken), and nothing is stored.
+//! writer to re-run into a run that is taken), and nothing is stored; the
+//! codes of those refusals pinned on real servers (10071 for a stale fence
+//! on either, 10164 for one racing a publish in flight on R3, 10077 for
+//! that on one server); a read rides through the leader's election. And
+//! the other side of riding through: a lone server (no cluster, so no
+//! election to wait for) that stops answering fails a request after the
+//! one request timeout.
 // A test (or benchmark) crate: a panic is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 #[path = "support/nats.rs"]
 mod nats_support;
 
-use journal::store::jetstream::{create_stream, JetStreamStore, Layout};
+use journal::store::jetstream::{
+    create_stream, JetStreamAppender, JetStreamStore, Layout, EXPECTED_SUBJECT_HEADER,
+};
 use journal::store::Appender;
-use nats_support::Cluster;
+use nats_support::{Cluster, NatsServer};
+use std::time::{Duration, Instant};
 
 const STREAM: &str = "SESSIONS";
 
@@ -30,22 +39,96 @@ fn r3_stream(c: &Cluster) -> journal::nats::Settings {
     settings
 }
 
-#[test]
-fn a_fence_a_replicated_stream_refuses_is_another_writers_not_the_stores_failure() {
-    let c = Cluster::start();
-    let settings = r3_stream(&c);
-    let store = JetStreamStore::connect(&settings, STREAM).unwrap();
-    let mut a = store.create("taken").unwrap();
+/// Run `run` with records 1 and 2 stored by the writer returned.
+fn two_records(store: &JetStreamStore, run: &str) -> JetStreamAppender {
+    let mut a = store.create(run).unwrap();
     assert!(a.append_raw(1, b"{\"seq\":1}").unwrap());
     assert!(a.append_raw(2, b"{\"seq\":2}").unwrap());
-    // Another writer stores record 2 again (purged and published anew: a
-    // new stream sequence), so the fence of `a`'s record 3 fails.
-    c.live().with_js(async |js| {
+    a
+}
+
+/// Run `taken` as [`two_records`] leaves it, then record 2 stored again
+/// by another writer through `srv` (purged and published anew: a new
+/// stream sequence), so that the writer's fence for record 3 (record 2
+/// where it stored it) no longer holds.
+fn taken_behind_its_back(store: &JetStreamStore, srv: &NatsServer) -> JetStreamAppender {
+    let a = two_records(store, "taken");
+    srv.with_js(async |js| {
         let s = js.get_stream(STREAM).await.unwrap();
         s.purge().filter("fisk.sessions.taken.2").await.unwrap();
         let ack = js.publish("fisk.sessions.taken.2", "{\"seq\":2}".into());
         ack.await.unwrap().await.unwrap();
     });
+    a
+}
+
+/// Record 3 of `run` published through `srv` by async-nats directly,
+/// fenced as append.rs `fenced` fences it: `Nats-Expected-Last-Subject-
+/// Sequence` = `prev` with the `-Subject` header naming record 2's
+/// subject; once per msg id in `ids`, every one sent before any ack is
+/// awaited. Each publish's stream sequence, or the JetStream error code
+/// it was refused with.
+fn publish_fenced(
+    srv: &NatsServer,
+    store: &JetStreamStore,
+    run: &str,
+    prev: u64,
+    ids: &[String],
+) -> Vec<Result<u64, u64>> {
+    let (before, subject) = (store.subject(run, 2), store.subject(run, 3));
+    let ids = ids.to_vec();
+    srv.with_js(async move |js| {
+        let mut acks = Vec::new();
+        for id in ids {
+            let msg = async_nats::jetstream::message::PublishMessage::build()
+                .payload("{\"seq\":3}".into())
+                .message_id(id)
+                .expected_last_subject_sequence(prev)
+                .header(
+                    async_nats::HeaderName::from_static(EXPECTED_SUBJECT_HEADER),
+                    before.clone(),
+                );
+            acks.push(js.send_publish(subject.clone(), msg).await.unwrap());
+        }
+        let mut out = Vec::new();
+        for ack in acks {
+            out.push(match ack.await {
+                Ok(a) => Ok(a.sequence),
+                Err(e) => Err(std::error::Error::source(&e)
+                    .and_then(|s| s.downcast_ref::<async_nats::jetstream::Error>())
+                    .map(|j| j.error_code().0)
+                    .unwrap_or_else(|| panic!("refused without a JetStream error code: {e}"))),
+            });
+        }
+        out
+    })
+}
+
+/// A fence the R3 stream's leader refuses, the same one twice. First
+/// published by async-nats directly, as the writer publishes it
+/// ([`publish_fenced`], the writer's msg id and fence): the leader answers
+/// 10071, JetStream's wrong last sequence, as one server does
+/// ([`one_server_refuses_the_same_fences_with_10071_and_10077`]): not
+/// 10164, which is no verdict on a fence (see
+/// [`a_fence_racing_one_in_flight_on_a_replicated_stream_is_refused_with_10164`]).
+/// Then by the writer itself, in that very state: that exact refusal is
+/// another writer's (`Error::Live`, never a failure of the store, which
+/// would tell the writer to re-run into a run that is taken), and nothing
+/// is stored.
+#[test]
+fn a_fence_a_replicated_stream_refuses_is_another_writers_not_the_stores_failure() {
+    let c = Cluster::start();
+    let settings = r3_stream(&c);
+    let store = JetStreamStore::connect(&settings, STREAM).unwrap();
+    let mut a = taken_behind_its_back(&store, c.live());
+    let refused = publish_fenced(
+        c.live(),
+        &store,
+        "taken",
+        a.last_stream_seq(),
+        &[a.msg_id(3)],
+    );
+    assert_eq!(refused, [Err(10071)]);
     let e = a.append_raw(3, b"{\"seq\":3}").unwrap_err();
     assert!(
         matches!(e, journal::Error::Live { .. }),
@@ -53,6 +136,66 @@ fn a_fence_a_replicated_stream_refuses_is_another_writers_not_the_stores_failure
     );
     let msgs = store.read_messages("taken").unwrap();
     assert_eq!(msgs.len(), 2, "record 3 was stored: {msgs:?}");
+}
+
+/// Where 10164 comes from: writers racing for record 3 on the R3 stream,
+/// each publish fenced on record 2 where it is stored (a fence that
+/// holds), sent back to back: the first is stored; one that reaches the
+/// leader while the first is still being replicated is refused with 10164
+/// ("wrong last sequence", no sequence named: the fence cannot be decided
+/// yet), which append.rs reads as a fence refusal (`FENCE_IN_FLIGHT`) and,
+/// on a replicated stream, looks into before it gives up (append.rs
+/// `fence_holds`); one that reaches it after the first was stored is
+/// refused with 10077, as on one server. Eight racers, so that some reach
+/// it in flight even on a loaded machine (two alone did not always). The
+/// writer's own record 3 then is another writer's refusal (`Error::Live`),
+/// and only the first copy is stored.
+#[test]
+fn a_fence_racing_one_in_flight_on_a_replicated_stream_is_refused_with_10164() {
+    let c = Cluster::start();
+    let settings = r3_stream(&c);
+    let store = JetStreamStore::connect(&settings, STREAM).unwrap();
+    let mut a = two_records(&store, "raced");
+    let ids: Vec<String> = (0..8).map(|i| format!("racer-{i}-3")).collect();
+    let got = publish_fenced(c.live(), &store, "raced", a.last_stream_seq(), &ids);
+    let (first, rest) = got.split_first().unwrap();
+    assert!(first.is_ok(), "{got:?}");
+    assert!(
+        rest.iter().all(|r| matches!(r, Err(10164 | 10077))) && rest.contains(&Err(10164)),
+        "{got:?}"
+    );
+    let e = a.append_raw(3, b"{\"seq\":3}").unwrap_err();
+    assert!(matches!(e, journal::Error::Live { .. }), "{e}");
+    assert_eq!(store.read_messages("raced").unwrap().len(), 3);
+}
+
+/// The fences of the two tests above on one server (no cluster, an R1
+/// stream), published the same way: the stale one refused with 10071
+/// (append.rs `WRONG_LAST_SEQUENCE`), as on the R3 stream; the second of
+/// the racing pair with 10077, its subject already holding the first's
+/// record (`SUBJECT_FULL`: one server decides at once, nothing is in
+/// flight). Each writer's refusal is `Error::Live`, as there. Between
+/// them, the codes append.rs reads as a fence's are pinned by real
+/// servers.
+#[test]
+fn one_server_refuses_the_same_fences_with_10071_and_10077() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, "fisk.sessions.>");
+    let store = srv.store(STREAM);
+    let mut a = taken_behind_its_back(&store, &srv);
+    let refused = publish_fenced(&srv, &store, "taken", a.last_stream_seq(), &[a.msg_id(3)]);
+    assert_eq!(refused, [Err(10071)]);
+    let e = a.append_raw(3, b"{\"seq\":3}").unwrap_err();
+    assert!(matches!(e, journal::Error::Live { .. }), "{e}");
+    assert_eq!(store.read_messages("taken").unwrap().len(), 2);
+
+    let mut b = two_records(&store, "raced");
+    let ids = ["x-3".to_owned(), "y-3".to_owned()];
+    let got = publish_fenced(&srv, &store, "raced", b.last_stream_seq(), &ids);
+    assert!(matches!(got[..], [Ok(_), Err(10077)]), "{got:?}");
+    let e = b.append_raw(3, b"{\"seq\":3}").unwrap_err();
+    assert!(matches!(e, journal::Error::Live { .. }), "{e}");
+    assert_eq!(store.read_messages("raced").unwrap().len(), 3);
 }
 
 /// migrate's check of its copies (`digests`, one consumer over the runs)
@@ -99,4 +242,141 @@ fn a_read_back_while_the_leader_is_replaced_rides_through_the_election() {
         before.iter().zip(&during).all(|(a, b)| same(a, b)),
         "read back during the election: {during:?}"
     );
+}
+
+/// A lone server (no cluster block) frozen (SIGSTOP, the real process)
+/// under a bound store: a read that asks the stream's info first
+/// (migrate's check of its copies, `digests`) fails after the one request
+/// timeout (5s), not after the 30s an R3 stream's election is ridden
+/// through (a lone server has no election to wait for), with the store's
+/// failure naming the stream and the server; and it leaves nothing behind
+/// (no message, no consumer).
+#[test]
+fn a_frozen_lone_server_fails_a_read_after_one_request_timeout() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, "fisk.sessions.>");
+    let store = srv.store(STREAM);
+    let runs = vec!["r".to_owned()];
+    let mut a = store.create("r").unwrap();
+    assert!(a.append_raw(1, b"{\"seq\":1}").unwrap());
+    assert!(a.append_raw(2, b"{\"seq\":2}").unwrap());
+    let before = store.digests(&runs, 2);
+    assert!(matches!(before[..], [Ok(Some((2, _)))]), "{before:?}");
+    let (got, took) = {
+        let _frozen = srv.freeze();
+        let start = Instant::now();
+        let got = store.digests(&runs, 2);
+        (got, start.elapsed())
+    };
+    // At least the request timeout: the server did not answer.
+    assert!(
+        took >= Duration::from_secs(4) && took < Duration::from_secs(15),
+        "took {took:?}"
+    );
+    let [Err(e)] = &got[..] else {
+        panic!("read from a frozen server: {got:?}")
+    };
+    let text = e.to_string();
+    eprintln!("lone server frozen: digests failed in {took:?}: {text}");
+    assert!(e.is_store_failure(), "{text}");
+    assert!(
+        text.starts_with(&format!("stream {STREAM} on {}: ", srv.url))
+            && text.contains("cannot read the stream's info"),
+        "{text}"
+    );
+    assert_eq!(srv.messages(STREAM), 2);
+    let consumers = srv.with_js(async |js| {
+        let mut s = js.get_stream(STREAM).await.unwrap();
+        s.info().await.unwrap().state.consumer_count
+    });
+    assert_eq!(consumers, 0, "a consumer was left behind");
+}
+
+/// A lone server frozen (SIGSTOP) under a writer: the record's publish is
+/// not ridden through (no election to wait for): it fails after its
+/// request timeout and the read-back of its subject's after another,
+/// well under the 30s of a ride, naming the server and saying to re-run.
+/// What the server then takes off its socket when it goes on (SIGCONT) is
+/// that record at most, and a writer opened again goes on from the last
+/// stored record: nothing doubled, no gap.
+#[test]
+fn a_frozen_lone_server_fails_a_write_after_its_request_timeouts() {
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, "fisk.sessions.>");
+    let store = srv.store(STREAM);
+    let mut a = store.create("r").unwrap();
+    assert!(a.append_raw(1, b"{\"seq\":1}").unwrap());
+    assert!(a.append_raw(2, b"{\"seq\":2}").unwrap());
+    let (got, took) = {
+        let _frozen = srv.freeze();
+        let start = Instant::now();
+        let got = a.append_raw(3, b"{\"seq\":3}");
+        (got, start.elapsed())
+    };
+    assert!(
+        took >= Duration::from_secs(4) && took < Duration::from_secs(15),
+        "took {took:?}"
+    );
+    let e = got.unwrap_err();
+    let text = e.to_string();
+    eprintln!("lone server frozen: append failed in {took:?}: {text}");
+    assert!(e.is_store_failure(), "{text}");
+    assert!(
+        text.contains(&srv.url) && text.contains("seq 3") && text.contains("re-run"),
+        "{text}"
+    );
+    let stored = srv.settled_messages(STREAM);
+    eprintln!("lone server frozen: {stored} messages once it went on");
+    assert!(stored == 2 || stored == 3, "{stored} messages");
+    let mut b = store.open("r").unwrap();
+    assert!(b
+        .append_raw(stored + 1, format!("{{\"seq\":{}}}", stored + 1).as_bytes())
+        .unwrap());
+    let seqs: Vec<Option<u64>> = (store.read_messages("r").unwrap().iter())
+        .map(|m| m.subject_seq)
+        .collect();
+    let want: Vec<Option<u64>> = (1..=stored + 1).map(Some).collect();
+    assert_eq!(seqs, want);
+}
+
+/// A lone server that is up but whose JetStream API never answers (the
+/// API prefix given is a subject a silent subscriber takes): binding a
+/// store (the stream lookup) fails after the one request timeout, not
+/// after a ride through an election, with the lookup's own error naming
+/// the stream and the server.
+#[test]
+fn a_stream_lookup_a_lone_server_never_answers_fails_after_one_request_timeout() {
+    use std::io::{BufRead, Write};
+    let srv = NatsServer::start();
+    // A silent subscriber on the API prefix, by the protocol itself.
+    let mut sub = std::net::TcpStream::connect(("127.0.0.1", srv.port)).unwrap();
+    sub.write_all(b"CONNECT {\"verbose\":false}\r\nSUB SILENT.API.> 1\r\nPING\r\n")
+        .unwrap();
+    let mut reader = std::io::BufReader::new(sub.try_clone().unwrap());
+    let mut line = String::new();
+    while !line.starts_with("PONG") {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "no PONG");
+    }
+    let settings = journal::nats::Settings {
+        jetstream_api_prefix: Some("SILENT.API".into()),
+        ..srv.settings()
+    };
+    let start = Instant::now();
+    let e = JetStreamStore::connect(&settings, STREAM).err().unwrap();
+    let took = start.elapsed();
+    assert!(
+        took >= Duration::from_secs(4) && took < Duration::from_secs(15),
+        "took {took:?}"
+    );
+    let text = e.to_string();
+    eprintln!("lone server, silent API: bind failed in {took:?}: {text}");
+    assert!(
+        text.starts_with(&format!(
+            "stream {STREAM} on {}: no answer from JetStream",
+            srv.url
+        )),
+        "{text}"
+    );
+    drop(sub);
 }

@@ -76,11 +76,6 @@ impl NatsServer {
         panic!("{} did not start on any of 5 free ports", bin.display());
     }
 
-    fn start_at(port: u16, extra: &[&str]) -> NatsServer {
-        NatsServer::try_start_at(port, extra)
-            .unwrap_or_else(|| panic!("port {port} answers, but not with our nats-server"))
-    }
-
     fn try_start_at(port: u16, extra: &[&str]) -> Option<NatsServer> {
         NatsServer::try_start_bin(binary(), port, extra)
     }
@@ -202,6 +197,42 @@ impl NatsServer {
         self.child.is_some()
     }
 
+    /// Freeze the server (SIGSTOP, the real process, by its pid): its
+    /// connections stay open and nothing answers on them until the guard
+    /// is dropped (SIGCONT), also when the test fails first. Returned once
+    /// every thread of the process is stopped: on a loaded machine some
+    /// go on answering for a while after the signal is sent.
+    pub fn freeze(&self) -> Frozen<'_> {
+        assert!(self.signal("-STOP"), "cannot SIGSTOP nats-server");
+        let frozen = Frozen(self);
+        let pid = self
+            .child
+            .as_ref()
+            .map(Child::id)
+            .expect("a running server");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !all_threads_stopped(pid) {
+            assert!(
+                Instant::now() < deadline,
+                "nats-server {pid} not stopped 10s after SIGSTOP"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        frozen
+    }
+
+    /// Send the server's process `signal` (`-STOP`, `-CONT`) with kill(1);
+    /// whether it was sent.
+    fn signal(&self, signal: &str) -> bool {
+        let Some(pid) = self.child.as_ref().map(Child::id) else {
+            return false;
+        };
+        Command::new("kill")
+            .args([signal, &pid.to_string()])
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
     /// Start again on the same port with the same store.
     pub fn restart(&mut self) {
         self.stop();
@@ -300,6 +331,25 @@ impl Cluster {
     /// Start the three servers and wait (30s at most) until JetStream
     /// answers on each: the meta leader is elected and known to all.
     pub fn start() -> Cluster {
+        // A free client port can be taken by a server another test starts
+        // at the same moment (then ours answers not): start anew on others.
+        for _ in 0..5 {
+            if let Some(c) = Cluster::try_start() {
+                for s in &c.servers {
+                    c.until(30, "the meta leader to be elected", || {
+                        s.with_js(async |js| js.query_account().await.is_ok())
+                            .then_some(())
+                    });
+                }
+                return c;
+            }
+        }
+        panic!("the cluster did not start on any of 5 sets of free ports");
+    }
+
+    /// The three servers started, `None` when a client port turned out to
+    /// be another's (those started are stopped).
+    fn try_start() -> Option<Cluster> {
         // Six distinct ports (a client and a route port each): held open
         // together, so no two are the same.
         let held: Vec<TcpListener> = (0..6)
@@ -316,12 +366,12 @@ impl Cluster {
             .map(|p| format!("nats://127.0.0.1:{p}"))
             .collect::<Vec<_>>()
             .join(",");
-        let servers: Vec<NatsServer> = routes
+        let servers: Option<Vec<NatsServer>> = routes
             .iter()
             .zip(clients)
             .enumerate()
             .map(|(i, (p, client))| {
-                NatsServer::start_at(
+                NatsServer::try_start_at(
                     *client,
                     &[
                         "--server_name",
@@ -340,14 +390,7 @@ impl Cluster {
                 )
             })
             .collect();
-        let c = Cluster { servers };
-        for s in &c.servers {
-            c.until(30, "the meta leader to be elected", || {
-                s.with_js(async |js| js.query_account().await.is_ok())
-                    .then_some(())
-            });
-        }
-        c
+        servers.map(|servers| Cluster { servers })
     }
 
     /// Poll `f` every 100ms until it gives a value; fail the test after
@@ -431,6 +474,29 @@ impl Cluster {
     /// Start server `i` again with its port, name, routes and store.
     pub fn restart(&mut self, i: usize) {
         self.servers[i].restart();
+    }
+}
+
+/// Whether every thread of process `pid` is stopped (state `T` in
+/// /proc/PID/task/TID/stat, the field after the parenthesized name).
+fn all_threads_stopped(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().all(|t| {
+        let stat = std::fs::read_to_string(t.path().join("stat")).unwrap_or_default();
+        stat.rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('T'))
+    })
+}
+
+/// A server frozen by [`NatsServer::freeze`]: dropped, it goes on (SIGCONT).
+pub struct Frozen<'a>(&'a NatsServer);
+
+impl Drop for Frozen<'_> {
+    fn drop(&mut self) {
+        // No panic here: this may run while a failed test unwinds.
+        let _ = self.0.signal("-CONT");
     }
 }
 

@@ -5,7 +5,7 @@
 //! [`Writer`] is the async core of it (no runtime); the public
 //! [`JetStreamAppender`](super::JetStreamAppender) wraps one.
 
-use super::conn::{new_nonce, RIDE_THROUGH};
+use super::conn::new_nonce;
 use super::core::Core;
 use super::subject::is_tombstone;
 use crate::error::{Error, Remedy, Result};
@@ -20,11 +20,18 @@ use std::sync::Arc;
 pub const EXPECTED_SUBJECT_HEADER: &str = "Nats-Expected-Last-Subject-Sequence-Subject";
 pub(super) const MSG_ID_HEADER: &str = "Nats-Msg-Id";
 
-/// JetStream's error codes for a failed fence.
+/// JetStream's error code for a failed fence (wrong last sequence), on one
+/// server and on a replicated stream alike (journal/tests/cluster.rs pins
+/// both on nats-server 2.15).
 pub(super) const WRONG_LAST_SEQUENCE: u64 = 10071;
-/// The same refusal from a replicated stream (R3): its leader words a
-/// failed fence with a constant text and this code.
-pub(super) const WRONG_LAST_SEQUENCE_REPLICATED: u64 = 10164;
+/// A replicated stream's leader refuses a fenced publish with this code
+/// ("wrong last sequence", no sequence named) while an earlier publish
+/// fenced on the same subject is still being replicated: not that the
+/// fence failed, but that it cannot be decided yet (journal/tests/cluster.rs
+/// races two publishes to pin it). Read as a refusal; on a replicated
+/// stream the writer then looks whether its fence holds and, if so,
+/// publishes again ([`Writer::fence_holds`]).
+pub(super) const FENCE_IN_FLIGHT: u64 = 10164;
 pub(super) const SUBJECT_FULL: u64 = 10077;
 /// JetStream: the message is larger than the stream's max message size.
 pub(super) const MESSAGE_TOO_LARGE: u64 = 10054;
@@ -43,15 +50,16 @@ pub(super) fn stream_full(e: &jetstream::context::PublishError) -> bool {
 }
 
 /// Whether a publish was refused by its fence (SPEC 8): a wrong last
-/// sequence (10071, or 10164 from a replicated stream) or a subject that
-/// already holds its message (10077, when it is not the stream's own limit).
+/// sequence (10071), a fence a replicated stream cannot decide yet (10164,
+/// see [`FENCE_IN_FLIGHT`]) or a subject that already holds its message
+/// (10077, when it is not the stream's own limit).
 pub(super) fn refused_by_fence(e: &jetstream::context::PublishError) -> bool {
     use async_nats::jetstream::context::PublishErrorKind as K;
     e.kind() == K::WrongLastSequence
         || (!stream_full(e)
             && matches!(
                 error_code(e),
-                Some(WRONG_LAST_SEQUENCE | WRONG_LAST_SEQUENCE_REPLICATED | SUBJECT_FULL)
+                Some(WRONG_LAST_SEQUENCE | FENCE_IN_FLIGHT | SUBJECT_FULL)
             ))
 }
 
@@ -329,16 +337,19 @@ impl Writer {
     }
 
     /// Publish record `seq` fenced, riding through a leader election: while
-    /// the connection is up but no stream leader answers (no responders,
-    /// or an ack that never came: the leader died, or one is being
-    /// elected), or a replicated stream refused a fence that holds (see
-    /// [`fence_holds`](Self::fence_holds)), publish it again, the same
-    /// message with the same msg id and fence, for up to [`RIDE_THROUGH`]. A retry never stores the
-    /// record twice: if the first publish was stored after all, the retry
-    /// is a duplicate by msg id (acked with the first one's sequence) or
-    /// is refused by its fence (and the caller reads our record back).
-    /// A connection that is down is not retried here (it has its own
-    /// reconnect and timeout): that error is returned at once.
+    /// no stream leader answers (no responders, or an ack that never came:
+    /// the leader died, or one is being elected) and the
+    /// [`Ride`](super::conn::Ride) allows (the connection up, its server in
+    /// a cluster), or while a replicated stream refuses a fence that holds
+    /// (see [`fence_holds`](Self::fence_holds)), publish it again, the same
+    /// message with the same msg id and fence, for up to
+    /// [`RIDE_THROUGH`](super::conn::RIDE_THROUGH). A retry never stores
+    /// the record twice: if the first publish was stored after all, the
+    /// retry is a duplicate by msg id (acked with the first one's
+    /// sequence) or is refused by its fence (and the caller reads our
+    /// record back). A connection that is down, or a lone server that
+    /// does not answer, is not retried here: that error is returned at
+    /// once.
     async fn publish_riding(
         &self,
         seq: u64,
@@ -348,19 +359,22 @@ impl Writer {
     {
         use async_nats::jetstream::context::PublishErrorKind as K;
         let st = &self.core;
-        let deadline = tokio::time::Instant::now() + RIDE_THROUGH;
+        let ride = st.conn.ride();
         let mut pause = std::time::Duration::from_millis(100);
         loop {
             let msg = self.fenced(seq, self.last_stream_seq, raw.clone());
             let outcome = st.conn.publish(subject.to_owned(), msg).await;
             let leaderless = matches!(&outcome, Some(Err(e)) if matches!(e.kind(), K::StreamNotFound | K::TimedOut));
             let refused = matches!(&outcome, Some(Err(e)) if refused_by_fence(e));
-            if tokio::time::Instant::now() + pause > deadline {
-                return outcome;
-            }
-            if leaderless && st.conn.connected() {
+            // A refused fence is looked into only on a replicated stream,
+            // which is in a cluster anyway: only the ride's time bounds it.
+            if leaderless && ride.again(pause) {
                 // Publish again below.
-            } else if !(refused && st.config.num_replicas > 1 && self.fence_holds(seq).await) {
+            } else if !(refused
+                && st.config.num_replicas > 1
+                && ride.left(pause)
+                && self.fence_holds(seq).await)
+            {
                 return outcome;
             }
             tokio::time::sleep(pause).await;
@@ -371,10 +385,12 @@ impl Writer {
     /// Whether record `seq`'s fence holds now, as the stream's leader
     /// reads it: nothing is stored on its subject, and the record before
     /// it is where this writer stored it (for a new run: nothing is stored
-    /// under the run's subjects). A replicated stream's leader was seen to
-    /// refuse a fence that held (10164, under load, with nothing else
-    /// writing: issue 28); such a refusal is published again, with the
-    /// same msg id and fence, so the server decides again.
+    /// under the run's subjects). A replicated stream's leader refuses a
+    /// fence it cannot decide yet ([`FENCE_IN_FLIGHT`], 10164: an earlier
+    /// publish fenced on the same subject is still being replicated; issue
+    /// 28 saw it under load with nothing else writing, on fences that
+    /// held); such a refusal is published again, with the same msg id and
+    /// fence, so the server decides again.
     async fn fence_holds(&self, seq: u64) -> bool {
         use async_nats::jetstream::stream::LastRawMessageErrorKind as K;
         let st = &self.core;

@@ -5,7 +5,6 @@
 //! of runs instead of a read per run, the runs folded as they complete
 //! however they interleave, within a memory budget.
 
-use super::conn::RIDE_THROUGH;
 use super::core::Core;
 use super::pull::Reading;
 use super::RunMessage;
@@ -120,10 +119,11 @@ impl Core {
     /// as a whole when the stream's info cannot be read; a group that
     /// cannot be read gives each of its runs the store's failure, or
     /// `Ok(None)` (read on its own) when it was not one. A group whose
-    /// read failed on the store while the connection is up is read again,
-    /// for up to [`RIDE_THROUGH`]: a replicated stream whose leader died
-    /// answers no consumer until another is elected (migrate's check of
-    /// its copies rides through the election as its writes do).
+    /// read failed on the store is read again as long as the
+    /// [`Ride`](super::conn::Ride) allows (the connection up, its server
+    /// in a cluster): a replicated stream whose leader died answers no
+    /// consumer until another is elected (migrate's check of its copies
+    /// rides through the election as its writes do).
     pub(super) async fn digests(
         &self,
         runs: Vec<String>,
@@ -133,16 +133,13 @@ impl Core {
         let done = futures_util::stream::iter(groups)
             .map(|g| async move {
                 let n = g.len();
-                let deadline = tokio::time::Instant::now() + RIDE_THROUGH;
+                let ride = self.conn.ride();
+                let pause = std::time::Duration::from_millis(500);
                 loop {
                     match self.digest_group(&g, whole).await {
                         Ok(v) => break v.into_iter().map(Ok).collect::<Vec<_>>(),
-                        Err(e)
-                            if e.is_store_failure()
-                                && self.conn.connected()
-                                && tokio::time::Instant::now() < deadline =>
-                        {
-                            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                        Err(e) if e.is_store_failure() && ride.again(pause) => {
+                            tokio::time::sleep(pause).await;
                         }
                         Err(e) => {
                             break (0..n)

@@ -12,10 +12,12 @@ use std::future::Future;
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
-/// How long a writer goes on publishing a record while the connection is
-/// up but no stream leader answers (SPEC 8 on a replicated stream: its
-/// leader died and the replicas elect another, which takes nats-server a
-/// few seconds, its election timeout being 4 to 9).
+/// How long a request is asked again (a record published again, a stream
+/// looked up again) while the connection is up but no stream leader
+/// answers (SPEC 8 on a replicated stream: its leader died and the
+/// replicas elect another, which takes nats-server a few seconds, its
+/// election timeout being 4 to 9). Only when the server is in a cluster:
+/// see [`Ride`].
 pub(super) const RIDE_THROUGH: Duration = Duration::from_secs(30);
 
 /// A random nonce, fresh for every open (SPEC 8): JetStream de-duplicates by
@@ -134,6 +136,21 @@ impl Conn {
         self.js.client().server_info().version
     }
 
+    /// Whether the server this client is connected to is in a cluster (its
+    /// INFO names one: it has a cluster block). Only there can a stream
+    /// lose its leader and elect another.
+    fn clustered(&self) -> bool {
+        self.js.client().server_info().cluster.is_some()
+    }
+
+    /// A ride through a stream leader's election, begun now: see [`Ride`].
+    pub(super) fn ride(&self) -> Ride<'_> {
+        Ride {
+            conn: self,
+            until: tokio::time::Instant::now() + RIDE_THROUGH,
+        }
+    }
+
     pub(super) fn err(&self, stream: &str, message: String) -> Error {
         Error::Unavailable {
             at: self.at(stream),
@@ -168,25 +185,22 @@ impl Conn {
     }
 
     /// The stream's info, asked of the server now; a request that times
-    /// out while the connection is up is asked again for up to
-    /// [`RIDE_THROUGH`], as [`stream`](Self::stream) asks (no leader
-    /// answers during an election).
+    /// out is asked again as long as the [`Ride`] allows, as
+    /// [`stream`](Self::stream) asks (no leader answers during an
+    /// election). A lone server's timeout fails after the one request.
     pub(super) async fn info<'s>(
         &self,
         s: &'s mut stream::Stream,
         name: &str,
     ) -> Result<&'s stream::Info> {
         use async_nats::jetstream::context::RequestErrorKind;
-        let deadline = tokio::time::Instant::now() + RIDE_THROUGH;
+        let ride = self.ride();
+        let pause = Duration::from_millis(200);
         loop {
             match s.info().await {
                 Ok(_) => break,
-                Err(e)
-                    if e.kind() == RequestErrorKind::TimedOut
-                        && self.connected()
-                        && tokio::time::Instant::now() < deadline =>
-                {
-                    tokio::time::sleep(Duration::from_millis(200)).await;
+                Err(e) if e.kind() == RequestErrorKind::TimedOut && ride.again(pause) => {
+                    tokio::time::sleep(pause).await;
                 }
                 Err(e) => return Err(self.err(name, format!("cannot read the stream's info: {e}"))),
             }
@@ -197,30 +211,22 @@ impl Conn {
     /// The stream's handle and configuration; a missing stream or a server
     /// without JetStream is a clear error.
     ///
-    /// A request that times out while the connection is up is asked again
-    /// for up to [`RIDE_THROUGH`]: a replicated stream whose leader died
-    /// answers no info request until the replicas have elected another
-    /// (a server without JetStream has no responders, and fails at once).
+    /// A request that times out is asked again as long as the [`Ride`]
+    /// allows: a replicated stream whose leader died answers no info
+    /// request until the replicas have elected another. A lone server's
+    /// timeout fails after the one request, and a server without
+    /// JetStream has no responders and fails at once.
     pub(super) async fn stream(&self, name: &str) -> Result<stream::Stream> {
-        let deadline = tokio::time::Instant::now() + RIDE_THROUGH;
+        let ride = self.ride();
+        let pause = Duration::from_millis(200);
         loop {
             match self.js.get_stream(name).await {
-                Err(e) if self.leaderless(&e) && tokio::time::Instant::now() < deadline => {
-                    tokio::time::sleep(Duration::from_millis(200)).await;
+                Err(e) if leaderless(&e) && ride.again(pause) => {
+                    tokio::time::sleep(pause).await;
                 }
                 found => return self.found(name, found),
             }
         }
-    }
-
-    /// Whether a stream lookup failed as it does while the stream has no
-    /// leader: timed out with the connection up.
-    fn leaderless(&self, e: &jetstream::context::GetStreamError) -> bool {
-        use async_nats::jetstream::context::{GetStreamErrorKind, RequestErrorKind};
-        let timed_out = std::error::Error::source(e)
-            .and_then(|s| s.downcast_ref::<jetstream::context::RequestError>())
-            .is_some_and(|r| r.kind() == RequestErrorKind::TimedOut);
-        e.kind() == GetStreamErrorKind::Request && timed_out && self.connected()
     }
 
     /// [`stream`](Self::stream)'s answer, its error mapped.
@@ -249,6 +255,44 @@ impl Conn {
                 Err(self.err(name, msg))
             }
         }
+    }
+}
+
+/// Whether a stream lookup failed as it does while the stream has no
+/// leader: timed out.
+fn leaderless(e: &jetstream::context::GetStreamError) -> bool {
+    use async_nats::jetstream::context::{GetStreamErrorKind, RequestErrorKind};
+    let timed_out = std::error::Error::source(e)
+        .and_then(|s| s.downcast_ref::<jetstream::context::RequestError>())
+        .is_some_and(|r| r.kind() == RequestErrorKind::TimedOut);
+    e.kind() == GetStreamErrorKind::Request && timed_out
+}
+
+/// A ride through a stream leader's election (issue 28): a request that
+/// failed as one does while a replicated stream has no leader (timed out,
+/// or no responders) is asked again, for up to [`RIDE_THROUGH`] from when
+/// the ride began, but only while the connection is up (a connection that
+/// is down has its own reconnect and timeout) and only when the server it
+/// is connected to is in a cluster: a lone server has no election to wait
+/// for, so its timeout is its failure, reported after the one request
+/// timeout ([`REQUEST_TIMEOUT`]) with the request's own error. Every
+/// ride-through of this backend asks here.
+pub(super) struct Ride<'c> {
+    conn: &'c Conn,
+    until: tokio::time::Instant,
+}
+
+impl Ride<'_> {
+    /// Whether the ride has `pause` left (and a request after it).
+    pub(super) fn left(&self, pause: Duration) -> bool {
+        tokio::time::Instant::now() + pause <= self.until
+    }
+
+    /// Whether a request that failed as one does while a stream has no
+    /// leader is asked again after `pause`: the connection is up, its
+    /// server is in a cluster, and the ride has that long left.
+    pub(super) fn again(&self, pause: Duration) -> bool {
+        self.conn.connected() && self.conn.clustered() && self.left(pause)
     }
 }
 
