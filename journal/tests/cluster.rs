@@ -4,7 +4,8 @@
 //! writer to re-run into a run that is taken), and nothing is stored; the
 //! codes of those refusals pinned on real servers (10071 for a stale fence
 //! on either, 10164 for one racing a publish in flight on R3, 10077 for
-//! that on one server); a read rides through the leader's election. And
+//! that on one server, 10158 for the writer's own message sent again
+//! while in flight on R3); a read rides through the leader's election. And
 //! the other side of riding through: a lone server (no cluster, so no
 //! election to wait for) that stops answering fails a request after the
 //! one request timeout.
@@ -167,6 +168,36 @@ fn a_fence_racing_one_in_flight_on_a_replicated_stream_is_refused_with_10164() {
     let e = a.append_raw(3, b"{\"seq\":3}").unwrap_err();
     assert!(matches!(e, journal::Error::Live { .. }), "{e}");
     assert_eq!(store.read_messages("raced").unwrap().len(), 3);
+}
+
+/// The writer's own record 3, the same message with the same msg id (as
+/// a retry after a lost ack sends it), published eight times back to back
+/// on the R3 stream: the first is stored; a copy that reaches the leader
+/// while it is still being replicated is refused with 10158 ("duplicate
+/// message id is in process"; append.rs `DUPLICATE_IN_PROCESS`, which
+/// `publish_riding` publishes again after a pause instead of giving up);
+/// one after it is acked as a duplicate of the first. Nothing is stored
+/// twice, and the writer's own append of record 3 afterwards is that
+/// duplicate: its record, stored once.
+#[test]
+fn the_same_message_sent_again_while_in_flight_on_a_replicated_stream_is_refused_with_10158() {
+    let c = Cluster::start();
+    let settings = r3_stream(&c);
+    let store = JetStreamStore::connect(&settings, STREAM).unwrap();
+    let mut a = two_records(&store, "again");
+    let ids = vec![a.msg_id(3); 8];
+    let got = publish_fenced(c.live(), &store, "again", a.last_stream_seq(), &ids);
+    let (first, rest) = got.split_first().unwrap();
+    let stored = *first.as_ref().unwrap();
+    assert!(
+        rest.iter()
+            .all(|r| matches!(r, Ok(s) if *s == stored) || *r == Err(10158))
+            && rest.contains(&Err(10158)),
+        "{got:?}"
+    );
+    assert!(a.append_raw(3, b"{\"seq\":3}").unwrap());
+    let msgs = store.read_messages("again").unwrap();
+    assert_eq!(msgs.len(), 3, "{msgs:?}");
 }
 
 /// The fences of the two tests above on one server (no cluster, an R1

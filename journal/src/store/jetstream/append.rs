@@ -33,6 +33,10 @@ pub(super) const WRONG_LAST_SEQUENCE: u64 = 10071;
 /// publishes again ([`Writer::fence_holds`]).
 pub(super) const FENCE_IN_FLIGHT: u64 = 10164;
 pub(super) const SUBJECT_FULL: u64 = 10077;
+/// A replicated stream's leader: a message with this msg id is still being
+/// replicated. Ours is the only publish with that id (its nonce is fresh
+/// for every open), so it is this writer's earlier try, not yet decided.
+pub(super) const DUPLICATE_IN_PROCESS: u64 = 10158;
 /// JetStream: the message is larger than the stream's max message size.
 pub(super) const MESSAGE_TOO_LARGE: u64 = 10054;
 
@@ -340,7 +344,8 @@ impl Writer {
     /// no stream leader answers (no responders, or an ack that never came:
     /// the leader died, or one is being elected) and the
     /// [`Ride`](super::conn::Ride) allows (the connection up, its server in
-    /// a cluster), or while a replicated stream refuses a fence that holds
+    /// a cluster), or while an earlier try of this message is still being
+    /// replicated ([`DUPLICATE_IN_PROCESS`]), or while a replicated stream refuses a fence that holds
     /// (see [`fence_holds`](Self::fence_holds)), publish it again, the same
     /// message with the same msg id and fence, for up to
     /// [`RIDE_THROUGH`](super::conn::RIDE_THROUGH). A retry never stores
@@ -364,7 +369,11 @@ impl Writer {
         loop {
             let msg = self.fenced(seq, self.last_stream_seq, raw.clone());
             let outcome = st.conn.publish(subject.to_owned(), msg).await;
-            let leaderless = matches!(&outcome, Some(Err(e)) if matches!(e.kind(), K::StreamNotFound | K::TimedOut));
+            // No leader answered, or our earlier try of this message is
+            // still being replicated (10158): asked again, the server then
+            // acks it as a duplicate or refuses its fence.
+            let leaderless = matches!(&outcome, Some(Err(e)) if matches!(e.kind(), K::StreamNotFound | K::TimedOut)
+                || error_code(e) == Some(DUPLICATE_IN_PROCESS));
             let refused = matches!(&outcome, Some(Err(e)) if refused_by_fence(e));
             // A refused fence is looked into only on a replicated stream,
             // which is in a cluster anyway: only the ride's time bounds it.
