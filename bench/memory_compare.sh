@@ -12,6 +12,7 @@
 # WORKDIR, and stops it at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/nats_local.sh
 mode=$1 W=$2
 shift 2
 mkdir -p "$W"
@@ -38,15 +39,7 @@ js)
   src="$W/js1k"
   [ -d "$src" ] || python3 bench/gen_store.py "$src" --runs 1000 --bytes 100000 >/dev/null
   rm -rf "$W/nats"
-  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  nats-server -js -a 127.0.0.1 -p "$port" -sd "$W/nats" >"$W/nats.log" 2>&1 &
-  server=$!
-  trap 'kill $server 2>/dev/null; wait $server 2>/dev/null || true' EXIT
-  for _ in $(seq 100); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-    sleep 0.1
-  done
-  S="--server nats://127.0.0.1:$port"
+  start_nats "$W"
   $1 $S stream create M --subject "m.>" >/dev/null
   $1 $S migrate --from "file:$src" --to jetstream:M --all --jobs 8 >/dev/null
   for r in $(seq "${R:-3}"); do

@@ -9,6 +9,7 @@
 # and stops it at the end. Figures go to bench/RESULTS.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/nats_local.sh
 W=${1:-/tmp/fisk-bench-mem}
 rm -rf "$W/nats" "$W"/back-* && mkdir -p "$W"
 [ -n "${B:-}" ] || cargo build --release --locked -q
@@ -18,15 +19,7 @@ gen() { [ -d "$W/$1" ] || python3 bench/gen_store.py "$W/$1" --runs "$2" --bytes
 gen r1k 1000 100000
 gen r4k 4000 100000
 
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-nats-server -js -a 127.0.0.1 -p "$port" -sd "$W/nats" >"$W/nats.log" 2>&1 &
-server=$!
-trap 'kill $server 2>/dev/null; wait $server 2>/dev/null || true' EXIT
-for _ in $(seq 100); do
-  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-  sleep 0.1
-done
-S="--server nats://127.0.0.1:$port"
+start_nats "$W"
 
 echo "| source | --jobs | file -> JetStream: peak RSS, wall | JetStream -> file: peak RSS, wall |"
 echo "|---|---|---|---|"
