@@ -323,6 +323,53 @@ fn a_frozen_lone_server_fails_a_read_after_one_request_timeout() {
     assert_eq!(consumers, 0, "a consumer was left behind");
 }
 
+/// An R1 stream in the cluster, its one server frozen (SIGSTOP), read
+/// through the other two: the servers are in a cluster, but a stream of
+/// one replica has no election to wait for, so the read (`digests`, which
+/// asks the stream's info first) fails after the one request timeout, not
+/// after the 30s an R3 stream's election is ridden through.
+#[test]
+fn a_frozen_server_of_a_stream_of_one_replica_in_a_cluster_fails_a_read_after_one_timeout() {
+    let c = Cluster::start();
+    let all = journal::nats::Settings {
+        servers: c.servers.iter().map(|s| s.url.clone()).collect(),
+        ..Default::default()
+    };
+    let layout = Layout {
+        replicas: 1,
+        memory: false,
+    };
+    assert!(create_stream(&all, STREAM, "fisk.sessions.>", layout).unwrap());
+    let host = c.leader(STREAM);
+    let others = journal::nats::Settings {
+        servers: c.urls_but(host).split(',').map(str::to_owned).collect(),
+        ..Default::default()
+    };
+    let store = JetStreamStore::connect(&others, STREAM).unwrap();
+    let runs = vec!["r".to_owned()];
+    let _ = two_records(&store, "r");
+    let before = store.digests(&runs, 2);
+    assert!(matches!(before[..], [Ok(Some((2, _)))]), "{before:?}");
+    let (got, took) = {
+        let _frozen = c.servers[host].freeze();
+        let start = Instant::now();
+        let got = store.digests(&runs, 2);
+        (got, start.elapsed())
+    };
+    assert!(
+        took >= Duration::from_secs(4) && took < Duration::from_secs(15),
+        "took {took:?}"
+    );
+    let [Err(e)] = &got[..] else {
+        panic!("read from a frozen stream of one: {got:?}")
+    };
+    assert!(e.is_store_failure(), "{e}");
+    assert!(
+        e.to_string().contains("cannot read the stream's info"),
+        "{e}"
+    );
+}
+
 /// A lone server frozen (SIGSTOP) under a writer: the record's publish is
 /// not ridden through (no election to wait for): it fails after its
 /// request timeout and the read-back of its subject's after another,

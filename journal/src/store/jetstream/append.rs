@@ -343,16 +343,17 @@ impl Writer {
     /// Publish record `seq` fenced, riding through a leader election: while
     /// no stream leader answers (no responders, or an ack that never came:
     /// the leader died, or one is being elected) and the
-    /// [`Ride`](super::conn::Ride) allows (the connection up, its server in
-    /// a cluster), or while an earlier try of this message is still being
-    /// replicated ([`DUPLICATE_IN_PROCESS`]), or while a replicated stream refuses a fence that holds
-    /// (see [`fence_holds`](Self::fence_holds)), publish it again, the same
+    /// [`Ride`](super::conn::Ride) allows (the connection up, the stream
+    /// replicated), or while an earlier try of this message is still being
+    /// replicated ([`DUPLICATE_IN_PROCESS`]), or while a replicated stream
+    /// refuses a fence that holds (see [`fence_holds`](Self::fence_holds)),
+    /// publish it again, the same
     /// message with the same msg id and fence, for up to
     /// [`RIDE_THROUGH`](super::conn::RIDE_THROUGH). A retry never stores
     /// the record twice: if the first publish was stored after all, the
     /// retry is a duplicate by msg id (acked with the first one's
     /// sequence) or is refused by its fence (and the caller reads our
-    /// record back). A connection that is down, or a lone server that
+    /// record back). A connection that is down, or a stream of one that
     /// does not answer, is not retried here: that error is returned at
     /// once.
     async fn publish_riding(
@@ -364,7 +365,7 @@ impl Writer {
     {
         use async_nats::jetstream::context::PublishErrorKind as K;
         let st = &self.core;
-        let ride = st.conn.ride();
+        let ride = st.conn.ride(Some(st.config.num_replicas));
         let mut pause = std::time::Duration::from_millis(100);
         loop {
             let msg = self.fenced(seq, self.last_stream_seq, raw.clone());

@@ -120,8 +120,8 @@ impl Core {
     /// cannot be read gives each of its runs the store's failure, or
     /// `Ok(None)` (read on its own) when it was not one. A group whose
     /// read failed on the store is read again as long as the
-    /// [`Ride`](super::conn::Ride) allows (the connection up, its server
-    /// in a cluster): a replicated stream whose leader died answers no
+    /// [`Ride`](super::conn::Ride) allows (the connection up, the stream
+    /// replicated): a replicated stream whose leader died answers no
     /// consumer until another is elected (migrate's check of its copies
     /// rides through the election as its writes do).
     pub(super) async fn digests(
@@ -133,7 +133,7 @@ impl Core {
         let done = futures_util::stream::iter(groups)
             .map(|g| async move {
                 let n = g.len();
-                let ride = self.conn.ride();
+                let ride = self.conn.ride(Some(self.config.num_replicas));
                 let pause = std::time::Duration::from_millis(500);
                 loop {
                     match self.digest_group(&g, whole).await {

@@ -16,8 +16,8 @@ use std::time::Duration;
 /// looked up again) while the connection is up but no stream leader
 /// answers (SPEC 8 on a replicated stream: its leader died and the
 /// replicas elect another, which takes nats-server a few seconds, its
-/// election timeout being 4 to 9). Only when the server is in a cluster:
-/// see [`Ride`].
+/// election timeout being 4 to 9). Only for a replicated stream: see
+/// [`Ride`].
 pub(super) const RIDE_THROUGH: Duration = Duration::from_secs(30);
 
 /// A random nonce, fresh for every open (SPEC 8): JetStream de-duplicates by
@@ -144,10 +144,15 @@ impl Conn {
     }
 
     /// A ride through a stream leader's election, begun now: see [`Ride`].
-    pub(super) fn ride(&self) -> Ride<'_> {
+    /// `replicas` is the stream's, when known: only a replicated stream
+    /// elects a leader, wherever its server is (one reached through a leaf
+    /// node, whose own server is in no cluster, included). Not known (the
+    /// stream not yet looked up), the server decides: in a cluster or not.
+    pub(super) fn ride(&self, replicas: Option<usize>) -> Ride<'_> {
         Ride {
             conn: self,
             until: tokio::time::Instant::now() + RIDE_THROUGH,
+            elects: replicas.map_or_else(|| self.clustered(), |n| n > 1),
         }
     }
 
@@ -194,7 +199,7 @@ impl Conn {
         name: &str,
     ) -> Result<&'s stream::Info> {
         use async_nats::jetstream::context::RequestErrorKind;
-        let ride = self.ride();
+        let ride = self.ride(Some(s.cached_info().config.num_replicas));
         let pause = Duration::from_millis(200);
         loop {
             match s.info().await {
@@ -217,7 +222,7 @@ impl Conn {
     /// timeout fails after the one request, and a server without
     /// JetStream has no responders and fails at once.
     pub(super) async fn stream(&self, name: &str) -> Result<stream::Stream> {
-        let ride = self.ride();
+        let ride = self.ride(None);
         let pause = Duration::from_millis(200);
         loop {
             match self.js.get_stream(name).await {
@@ -272,14 +277,17 @@ fn leaderless(e: &jetstream::context::GetStreamError) -> bool {
 /// failed as one does while a replicated stream has no leader (timed out,
 /// or no responders) is asked again, for up to [`RIDE_THROUGH`] from when
 /// the ride began, but only while the connection is up (a connection that
-/// is down has its own reconnect and timeout) and only when the server it
-/// is connected to is in a cluster: a lone server has no election to wait
-/// for, so its timeout is its failure, reported after the one request
+/// is down has its own reconnect and timeout) and only when the stream is
+/// replicated (or, before its configuration is known, when the server it
+/// is connected to is in a cluster): a stream of one has no election to
+/// wait for, so its timeout is its failure, reported after the one request
 /// timeout ([`REQUEST_TIMEOUT`]) with the request's own error. Every
 /// ride-through of this backend asks here.
 pub(super) struct Ride<'c> {
     conn: &'c Conn,
     until: tokio::time::Instant,
+    /// Whether the stream can be electing a leader at all.
+    elects: bool,
 }
 
 impl Ride<'_> {
@@ -289,10 +297,11 @@ impl Ride<'_> {
     }
 
     /// Whether a request that failed as one does while a stream has no
-    /// leader is asked again after `pause`: the connection is up, its
-    /// server is in a cluster, and the ride has that long left.
+    /// leader is asked again after `pause`: the stream can elect one (see
+    /// [`Conn::ride`]), the connection is up, and the ride has that long
+    /// left.
     pub(super) fn again(&self, pause: Duration) -> bool {
-        self.conn.connected() && self.conn.clustered() && self.left(pause)
+        self.elects && self.conn.connected() && self.left(pause)
     }
 }
 
