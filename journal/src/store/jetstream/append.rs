@@ -347,9 +347,8 @@ impl Writer {
     /// replicated), or while an earlier try of this message is still being
     /// replicated ([`DUPLICATE_IN_PROCESS`]), or while a replicated stream
     /// refuses a fence that holds (see [`fence_holds`](Self::fence_holds)),
-    /// publish it again, the same
-    /// message with the same msg id and fence, for up to
-    /// [`RIDE_THROUGH`](super::conn::RIDE_THROUGH). A retry never stores
+    /// publish it again, the same message with the same msg id and fence,
+    /// for up to [`RIDE_THROUGH`](super::conn::RIDE_THROUGH). A retry never stores
     /// the record twice: if the first publish was stored after all, the
     /// retry is a duplicate by msg id (acked with the first one's
     /// sequence) or is refused by its fence (and the caller reads our

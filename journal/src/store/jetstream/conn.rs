@@ -192,7 +192,7 @@ impl Conn {
     /// The stream's info, asked of the server now; a request that times
     /// out is asked again as long as the [`Ride`] allows, as
     /// [`stream`](Self::stream) asks (no leader answers during an
-    /// election). A lone server's timeout fails after the one request.
+    /// election). A stream of one replica fails after the one request.
     pub(super) async fn info<'s>(
         &self,
         s: &'s mut stream::Stream,
@@ -219,8 +219,9 @@ impl Conn {
     /// A request that times out is asked again as long as the [`Ride`]
     /// allows: a replicated stream whose leader died answers no info
     /// request until the replicas have elected another. A lone server's
-    /// timeout fails after the one request, and a server without
-    /// JetStream has no responders and fails at once.
+    /// timeout fails after the one request (the stream's replicas are not
+    /// known yet: the server not being in a cluster decides), and a server
+    /// without JetStream has no responders and fails at once.
     pub(super) async fn stream(&self, name: &str) -> Result<stream::Stream> {
         let ride = self.ride(None);
         let pause = Duration::from_millis(200);
