@@ -36,7 +36,7 @@ pub fn header(t: &Transcript, out: &mut dyn Write) -> io::Result<()> {
 }
 
 /// Print the blocks of `t` not printed yet (a followed transcript grows
-/// between two calls); coloured as [`print`] colours them.
+/// between two calls); coloured as [`print`](fn@print) colours them.
 pub fn more(
     t: &mut Transcript,
     thinking: bool,

@@ -9,7 +9,7 @@
 //! there would; `resume` completes it.
 //!
 //! Every check is made before anything is written; the new run is then
-//! written whole ([`Store::create_whole`]), and the source is only read.
+//! written whole (`Store::create_whole`), and the source is only read.
 
 use super::{refuse, Op, Why};
 use crate::record::{Generation, Payload};

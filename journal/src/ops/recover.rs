@@ -8,7 +8,7 @@
 //!   as a backup and the bytes that could not be read beside it, both
 //!   listed by `backups` (kind `recover`); the new journal is written
 //!   whole, as `upgrade` writes one (crash-safe: `store::file::recover`).
-//! - `--as NEW_ID`: a new run, written whole ([`Store::create_whole`]);
+//! - `--as NEW_ID`: a new run, written whole (`Store::create_whole`);
 //!   the source is only read.
 //! - A dry run plans and writes nothing.
 //!
