@@ -370,9 +370,7 @@ fn a_frozen_lone_server_fails_a_write_after_its_request_timeouts() {
     let srv = NatsServer::start();
     srv.spec_stream(STREAM, "fisk.sessions.>");
     let store = srv.store(STREAM);
-    let mut a = store.create("r").unwrap();
-    assert!(a.append_raw(1, b"{\"seq\":1}").unwrap());
-    assert!(a.append_raw(2, b"{\"seq\":2}").unwrap());
+    let mut a = two_records(&store, "r");
     let (got, took) = {
         let _frozen = srv.freeze();
         let start = Instant::now();
