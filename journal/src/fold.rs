@@ -246,7 +246,7 @@ pub struct RunState {
     /// need an approval (`needs_approval` below says when). Not in the fold's document:
     /// the agent's fold has no such field (`ls` prints it).
     #[serde(skip)]
-    pub needs_approval: Vec<crate::runner::Gated>,
+    pub needs_approval: Vec<Gated>,
     /// The last seq folded.
     #[serde(skip)]
     pub last_seq: u64,
@@ -256,6 +256,34 @@ pub struct RunState {
     /// The generation this journal was written by, when it is one of the two.
     #[serde(skip)]
     pub generation: Option<crate::record::Generation>,
+    /// What follows the agent's last step: whether that step is a
+    /// terminal record and whether a person acted since ([`Rest`]).
+    #[serde(skip)]
+    pub rest: Rest,
+}
+
+/// What follows the agent's last step in a run: the records a resting run
+/// receives (answers, approvals, memory revisions, skipped optional
+/// records) after the last record of any other kind. The run model
+/// ([`crate::state`]) reads it to tell a run a person acted on from one
+/// that crashed, both of which the agent's status calls `open`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Rest {
+    /// The agent's last step is a terminal record.
+    pub at_terminal: bool,
+    /// Among the records after it is a person's: an answer to a deferred
+    /// call, a `call_approval` or a `decision`.
+    pub acted: bool,
+}
+
+/// A call of the pending turn the run was suspended for that waits on an
+/// operator's approval ([`RunState::needs_approval`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Gated {
+    /// The tool_use id of the call.
+    pub tool_use_id: String,
+    /// The tool it calls.
+    pub tool: String,
 }
 
 /// SPEC 9 status, the agent's rule: the last terminal's reason when no
@@ -530,6 +558,7 @@ pub fn fold_with<R: FoldInput>(
         last_seq: first_seq,
         last_time: first_time,
         generation,
+        rest: Rest::default(),
     };
     let mut turn: Option<Turn> = None;
     let mut tail = StatusTracker::default();
@@ -564,6 +593,25 @@ pub fn fold_with<R: FoldInput>(
         }
         let Some(payload) = r.into_payload() else {
             continue;
+        };
+        st.rest = match &payload {
+            Payload::ToolResult(tr) => Rest {
+                acted: st.rest.acted
+                    || turn.as_ref().is_some_and(|t| {
+                        t.deferred.iter().any(|d| d.tool_use_id == tr.tool_use_id)
+                    }),
+                ..st.rest
+            },
+            Payload::CallApproval(_) | Payload::Decision(_) => Rest {
+                acted: true,
+                ..st.rest
+            },
+            Payload::MemoryRevisions(_) => st.rest,
+            Payload::Terminal(_) => Rest {
+                at_terminal: true,
+                acted: false,
+            },
+            _ => Rest::default(),
         };
         match payload {
             Payload::Meta(_) => return Err(FoldError::SecondMeta { seq }),
@@ -813,7 +861,7 @@ const WAITING_ON_DEFERRED: &str = "; waiting on deferred call(s): ";
 /// its own tool, and it has no result, no deferral, no `call_approval`
 /// and no standing `decision` for its tool. Called by [`fold_with`],
 /// which knows whether the terminal belongs to the pending turn.
-fn needs_approval(st: &RunState) -> Vec<crate::runner::Gated> {
+fn needs_approval(st: &RunState) -> Vec<Gated> {
     let (Some(p), Some(t)) = (&st.pending, &st.terminal) else {
         return Vec::new();
     };
@@ -833,14 +881,14 @@ fn needs_approval(st: &RunState) -> Vec<crate::runner::Gated> {
             || list.ends_with(&format!(", {item}"))
             || list.contains(&format!(", {item}, "))
     };
-    let mut out: Vec<crate::runner::Gated> = Vec::new();
+    let mut out: Vec<Gated> = Vec::new();
     for b in p.assistant.blocks() {
         let Block::ToolUse(u) = b else { continue };
         // Not yet computed here, so an unapproved call reads `ToRun`.
         let settled = !matches!(st.call(&u.id), CallState::ToRun { .. })
             || out.iter().any(|g| g.tool_use_id == u.id);
         if !settled && named(&format!("{} ({})", u.id, u.name)) {
-            out.push(crate::runner::Gated {
+            out.push(Gated {
                 tool_use_id: u.id.clone(),
                 tool: u.name.clone(),
             });

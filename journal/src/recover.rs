@@ -1270,7 +1270,7 @@ fn describe(r: &Record) -> String {
 
 /// Untrusted text made safe for a report (the ops module's rule).
 fn shown(s: &str) -> std::borrow::Cow<'_, str> {
-    crate::ops::shown(s)
+    crate::shell::text(s)
 }
 
 /// `raw` with its seq made `seq`, every other byte kept; re-encoded only

@@ -17,6 +17,7 @@
 //! shows paths in running text ([`shown`]) and keeps characters a terminal
 //! acts on off it ([`is_dangerous`]).
 
+use std::borrow::Cow;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -115,6 +116,28 @@ fn printable(bytes: &[u8]) -> Option<&str> {
     std::str::from_utf8(bytes)
         .ok()
         .filter(|t| !t.chars().any(is_dangerous))
+}
+
+/// Untrusted text (ids, tool names from the journal) made safe for a
+/// message: control characters and bidi overrides as visible escapes,
+/// `\n`, `\t` and `\r` included (the binary's `sanitize(_, false)`).
+pub fn text(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(is_dangerous) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if is_dangerous(c) => {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
 }
 
 #[cfg(test)]

@@ -5,9 +5,8 @@
 //! a standing one is dropped when the tools change (SPEC 4).
 
 use super::{refuse, write_one, Op, Open, Why, Written, MAX_TOOL};
-use crate::fold::{CallState, FoldOptions, RunState};
+use crate::fold::{CallState, FoldOptions, Gated, RunState};
 use crate::record::{CallApproval, Decision, Kind, Payload, Reason, Record};
-use crate::runner::Gated;
 use crate::store::{Journal, Store};
 use crate::Result;
 

@@ -23,9 +23,9 @@ pub mod remove;
 
 use crate::fold::RunState;
 use crate::record::{Generation, Payload};
+use crate::shell::text as shown;
 use crate::store::{Appender, Journal, Store};
 use crate::{Error, Result};
-use std::borrow::Cow;
 use std::fmt;
 
 /// The one record an operation wrote.
@@ -231,28 +231,6 @@ pub enum Open {
 
 /// The largest tool name an approval takes.
 pub(crate) const MAX_TOOL: usize = 256;
-
-/// Untrusted text (ids, tool names from the journal) made safe for a
-/// message: control characters and bidi overrides as visible escapes,
-/// `\n`, `\t` and `\r` included (the binary's `sanitize(_, false)`).
-pub(crate) fn shown(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(crate::shell::is_dangerous) {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if crate::shell::is_dangerous(c) => {
-                out.push_str(&format!("\\u{{{:x}}}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
-}
 
 fn listed(ids: &[String]) -> String {
     ids.iter()

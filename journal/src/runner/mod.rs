@@ -45,7 +45,6 @@ use crate::record::{
 };
 use crate::store::{Appender, Store};
 use crate::time::Time;
-use serde::Serialize;
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tools::{defer_record, exec};
@@ -74,14 +73,9 @@ pub struct Outcome {
     pub last_seq: u64,
 }
 
-/// A call to a gated tool the run holds no approval for.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Gated {
-    /// The tool_use id of the call.
-    pub tool_use_id: String,
-    /// The tool it calls.
-    pub tool: String,
-}
+/// A call to a gated tool the run holds no approval for (the fold reports
+/// them; the runner makes them).
+pub use crate::fold::Gated;
 
 /// What lets a gated call run: a standing approval of its tool (a
 /// `decision`) or a one-shot approval of the call (a `call_approval`).

@@ -17,6 +17,9 @@ pub struct Summary {
     pub run_id: String,
     /// SPEC 9 status; `corrupt` when the run could not be summarised.
     pub status: Listed,
+    /// Where the run stands ([`crate::state`]): the model every write
+    /// obeys, beside the agent's status.
+    pub state: crate::state::State,
     /// The pending turn waits on deferred calls nobody has answered.
     pub waiting: bool,
     /// How many deferred calls wait for an answer.
@@ -24,7 +27,7 @@ pub struct Summary {
     /// The calls the run was suspended for that wait on an operator's
     /// approval, which the agent's `waiting` does not count (the fold's
     /// `needs_approval`); `[]` when none.
-    pub needs_approval: Vec<crate::runner::Gated>,
+    pub needs_approval: Vec<crate::fold::Gated>,
     /// The run is being written now (its lock is held, or SPEC 8's hold).
     pub live: bool,
     /// The journal's format version, where the meta record was read.
@@ -78,6 +81,24 @@ pub struct Summary {
     /// when each run is complete without asking again.
     #[serde(skip)]
     pub(crate) stream_end: Option<(u64, u64)>,
+    /// What the state is derived from, beside `live` (kept so a backend
+    /// that learns who holds the run, or that its tail is damaged, after
+    /// the tail was folded can say so: [`Summary::set_live`]).
+    #[serde(skip)]
+    pub(crate) facts: Option<Facts>,
+    /// Who holds the run, when `live`.
+    #[serde(skip)]
+    pub(crate) holder: Option<crate::state::Holder>,
+}
+
+/// A summary's [`crate::state::Facts`], owned.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Facts {
+    terminal: Option<String>,
+    rest: crate::fold::Rest,
+    open_deferrals: usize,
+    needs_approval: usize,
+    damaged_tail: bool,
 }
 
 /// The last terminal record of `tail`.
@@ -178,10 +199,18 @@ impl Summary {
                         .map(|t| t.message.clone())
                         .filter(|m| !m.is_empty());
                 }
+                s.facts = Some(Facts {
+                    terminal: st.terminal.as_ref().map(|t| t.reason.clone()),
+                    rest: st.rest,
+                    open_deferrals: st.open_deferrals,
+                    needs_approval: st.needs_approval.len(),
+                    damaged_tail: false,
+                });
                 s.status = Listed::Run(st.status);
                 s.waiting = st.waiting;
                 s.open_deferrals = st.open_deferrals;
                 s.needs_approval = st.needs_approval;
+                s.settle(None);
             }
             Err(e) => {
                 s.status = Listed::Corrupt;
@@ -216,6 +245,40 @@ impl Summary {
         s
     }
 
+    /// Who holds the run, as the backend found it: `live` and the state
+    /// follow.
+    pub(crate) fn set_live(&mut self, holder: Option<crate::state::Holder>) {
+        self.live = holder.is_some();
+        self.settle(holder);
+    }
+
+    /// The journal's tail is damaged (a torn or unterminated final line,
+    /// which the tail walk dropped or read): the state says so.
+    pub(crate) fn set_damaged_tail(&mut self) {
+        if let Some(f) = self.facts.as_mut() {
+            f.damaged_tail = true;
+        }
+        let holder = self.holder.take();
+        self.settle(holder);
+    }
+
+    fn settle(&mut self, holder: Option<crate::state::Holder>) {
+        self.state = match &self.facts {
+            Some(f) => crate::state::State::of(
+                &crate::state::Facts {
+                    terminal: f.terminal.as_deref(),
+                    rest: f.rest,
+                    open_deferrals: f.open_deferrals,
+                    needs_approval: f.needs_approval,
+                    damaged_tail: f.damaged_tail,
+                },
+                holder.clone(),
+            ),
+            None => crate::state::State::Corrupt,
+        };
+        self.holder = holder;
+    }
+
     /// The run waits on a person: on an answer to a deferred call (the
     /// agent's `waiting`) or on an approval.
     pub fn waits_on_person(&self) -> bool {
@@ -236,6 +299,7 @@ impl Summary {
         Summary {
             run_id: run.to_owned(),
             status: Listed::Corrupt,
+            state: crate::state::State::Corrupt,
             waiting: false,
             open_deferrals: 0,
             needs_approval: Vec::new(),
@@ -256,6 +320,8 @@ impl Summary {
             store_failed: false,
             ended: None,
             stream_end: None,
+            facts: None,
+            holder: None,
         }
     }
 }

@@ -138,7 +138,8 @@ impl FileStore {
                 s
             }
         };
-        s.live = self.lock_path(run).is_ok_and(|p| locks.is_held(&p));
+        let held = self.lock_path(run).is_ok_and(|p| locks.is_held(&p));
+        s.set_live(held.then_some(crate::state::Holder::Lock { holder: None }));
         s
     }
 
@@ -234,7 +235,12 @@ impl FileStore {
                 }
             }
             if !walk.wants_more() || start <= meta_end {
+                // A torn final line, or a final record with no newline.
+                let damaged = walk.torn() || buf.last().is_some_and(|b| *b != b'\n');
                 let mut s = Summary::from_tail(run, &meta, &walk.into_tail());
+                if damaged {
+                    s.set_damaged_tail();
+                }
                 if let Some(p) = s.problem.as_mut() {
                     *p = format!("{}: {p}", crate::shell::shown(&path));
                 }

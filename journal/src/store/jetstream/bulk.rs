@@ -363,7 +363,7 @@ impl Core {
                         }
                     }
                 }
-                Ok(())
+                Ok::<(), crate::Error>(())
             }
             .await;
             drain.close().await;

@@ -304,7 +304,8 @@ impl Core {
         if let Some(e) = &t.failed {
             return Summary::corrupt(run, e);
         }
-        self.summary_of(run, meta, &t.walk.into_tail(), &t.last, hold)
+        let torn = t.walk.torn();
+        self.summary_of(run, meta, &t.walk.into_tail(), torn, &t.last, hold)
     }
 
     /// The last message on each subject, batched where the server can.

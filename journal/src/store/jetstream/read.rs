@@ -357,7 +357,8 @@ impl Core {
             walk.feed(decode(&m))?;
             n -= 1;
         }
-        Ok(self.summary_of(run, &meta, &walk.into_tail(), &last, hold))
+        let torn = walk.torn();
+        Ok(self.summary_of(run, &meta, &walk.into_tail(), torn, &last, hold))
     }
 
     /// The body of a stored message as a record.
@@ -393,6 +394,7 @@ impl Core {
         run: &str,
         meta: &Record,
         tail: &[Record],
+        torn: bool,
         last: &StreamMessage,
         hold: std::time::Duration,
     ) -> Summary {
@@ -401,7 +403,15 @@ impl Core {
         let at_rest = at_rest(tail.iter().rev().map(Record::kind));
         let age = age_of(last);
         let mut s = Summary::from_tail(run, meta, tail);
-        s.live = !at_rest && !hold.is_zero() && age < hold;
+        if torn {
+            s.set_damaged_tail();
+        }
+        let held = !at_rest && !hold.is_zero() && age < hold;
+        s.set_live(held.then(|| crate::state::Holder::Hold {
+            at: self.at_run(run),
+            age_secs: age.as_secs(),
+            hold_secs: hold.as_secs(),
+        }));
         s.stream_end = self
             .parse_subject(&last.subject)
             .and_then(|(_, n)| n)

@@ -20,6 +20,7 @@ pub(crate) struct TailWalk {
     newest_first: Vec<Record>,
     fed: usize,
     done: bool,
+    torn: bool,
 }
 
 impl TailWalk {
@@ -42,10 +43,16 @@ impl TailWalk {
             }
             // A message body or a line: either way a bad last one is
             // dropped, whether it has its newline or not.
-            Err(_) if Verdict::of(false, first, true).is_dropped() => {}
+            Err(_) if Verdict::of(false, first, true).is_dropped() => self.torn = true,
             Err(e) => return Err(e),
         }
         Ok(self.wants_more())
+    }
+
+    /// Whether the run's last record did not decode and was dropped (a
+    /// torn tail).
+    pub(crate) fn torn(&self) -> bool {
+        self.torn
     }
 
     /// Whether the walk wants the record before the last one fed.
