@@ -305,7 +305,9 @@ pub enum LsColumn {
     All,
     Run,
     Status,
-    /// What the run waits on a person for
+    /// Where the run stands (the run model beside the agent's status: ready, waiting-answer, damaged, ...)
+    State,
+    /// What the run waits on a person for (`resume` when a person acted and it is ready to go on)
     Waiting,
     /// A writer holds the run
     Live,
@@ -622,6 +624,20 @@ pub struct ManArgs {
     pub dir: PathBuf,
 }
 
+/// The two flags every command that writes to a store takes, the same
+/// everywhere (issue 35): a dry run makes every check the command makes
+/// and writes nothing, anywhere; `--yes` answers the question a command
+/// asks before it writes (a command that asks none takes it too).
+#[derive(Args, Debug, Clone, Copy, Default)]
+pub struct WriteArgs {
+    /// Make every check the command makes and say what it would write; write nothing (the store and its backups stay byte for byte as they are)
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not ask before writing (needed when standard input is not a terminal and the command asks)
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}
+
 #[derive(Args, Debug)]
 pub struct MigrateArgs {
     /// The source store: file:DIR or jetstream:STREAM
@@ -637,9 +653,6 @@ pub struct MigrateArgs {
     /// Copy every run of the source
     #[arg(long)]
     pub all: bool,
-    /// Say what would be copied; write nothing
-    #[arg(long)]
-    pub dry_run: bool,
     /// Copy the readable prefix of a run with interior corruption, and
     /// (JetStream) the records of a run without a meta record as they are
     /// stored (with --all: every such run)
@@ -664,6 +677,8 @@ pub struct MigrateArgs {
     /// JetStream: take a source run within its hold (SPEC 8), once its writer is known to be gone
     #[arg(long)]
     pub force: bool,
+    #[command(flatten)]
+    pub write: WriteArgs,
 }
 
 #[derive(Subcommand, Debug)]
@@ -742,6 +757,8 @@ pub struct AnswerArgs {
     /// JetStream: answer within the hold (SPEC 8), once its writer is known to be gone
     #[arg(long)]
     pub force: bool,
+    #[command(flatten)]
+    pub write: WriteArgs,
 }
 
 #[derive(Args, Debug)]
@@ -762,15 +779,11 @@ pub struct ApproveArgs {
     /// Approve once every call of these runs that waits on an approval, after listing them and asking
     #[arg(long, conflicts_with = "tool")]
     pub all_pending: bool,
-    /// With --all-pending: do not ask (required when standard input is not a terminal)
-    #[arg(long, short = 'y', requires = "all_pending")]
-    pub yes: bool,
-    /// With --all-pending: list what would be approved; write nothing
-    #[arg(long, requires = "all_pending")]
-    pub dry_run: bool,
     /// JetStream: approve within the hold (SPEC 8), once its writer is known to be gone
     #[arg(long)]
     pub force: bool,
+    #[command(flatten)]
+    pub write: WriteArgs,
 }
 
 #[derive(Args, Debug)]
@@ -791,12 +804,11 @@ pub struct RepairArgs {
     /// Every run in the store: each damaged tail repaired and reported, healthy journals left byte for byte as they are
     #[arg(long)]
     pub all: bool,
-    /// Say what would be done, change nothing
-    #[arg(long)]
-    pub dry_run: bool,
     /// JetStream: repair within the hold (SPEC 8), once its writer is known to be gone
     #[arg(long)]
     pub force: bool,
+    #[command(flatten)]
+    pub write: WriteArgs,
 }
 
 #[derive(Args, Debug)]
@@ -809,15 +821,11 @@ pub struct RmArgs {
     /// Only runs whose last activity (UPDATED) is more than this long ago (90m, 24h, 7d); runs whose last record has no time are left out
     #[arg(long, value_name = "DUR", value_parser = crate::filter::parse_span)]
     pub older_than: Option<std::time::Duration>,
-    /// List the runs that would be deleted; delete nothing
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Do not ask (required when standard input is not a terminal)
-    #[arg(long, short = 'y')]
-    pub yes: bool,
     /// JetStream: delete within the hold (SPEC 8), once its writer is known to be gone
     #[arg(long)]
     pub force: bool,
+    #[command(flatten)]
+    pub write: WriteArgs,
 }
 
 #[derive(Args, Debug)]
@@ -838,6 +846,8 @@ pub enum BackupsCommand {
 pub struct BackupsRestoreArgs {
     /// The backup, as `backups` lists it (ID column)
     pub id: String,
+    #[command(flatten)]
+    pub write: WriteArgs,
 }
 
 #[derive(Args, Debug)]
@@ -847,12 +857,8 @@ pub struct BackupsPruneArgs {
     /// Remove the backups kept more than this long ago (90m, 24h, 7d; 0 for every backup)
     #[arg(long, value_name = "DUR", value_parser = crate::filter::parse_span)]
     pub older_than: Option<std::time::Duration>,
-    /// List what would be removed; remove nothing
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Do not ask (required when standard input is not a terminal)
-    #[arg(long, short = 'y')]
-    pub yes: bool,
+    #[command(flatten)]
+    pub write: WriteArgs,
 }
 
 #[derive(Args, Debug)]
@@ -863,12 +869,11 @@ pub struct UpgradeArgs {
     /// Every run in the store (version-1 runs are left alone)
     #[arg(long)]
     pub all: bool,
-    /// Say what would be upgraded; change nothing
-    #[arg(long)]
-    pub dry_run: bool,
     /// JetStream: upgrade a run within its hold (its writer is known to be gone)
     #[arg(long)]
     pub force: bool,
+    #[command(flatten)]
+    pub write: WriteArgs,
 }
 
 #[derive(Args, Debug)]
@@ -885,9 +890,8 @@ pub struct ForkArgs {
     /// The new run's id
     #[arg(long = "as", value_name = "NEW_ID")]
     pub new_id: String,
-    /// Check everything and say what would be made; write nothing
-    #[arg(long)]
-    pub dry_run: bool,
+    #[command(flatten)]
+    pub write: WriteArgs,
 }
 
 #[derive(Args, Debug)]
@@ -901,15 +905,11 @@ pub struct RecoverArgs {
     /// Write the recovered run under this new id, leaving the damaged one as it is
     #[arg(long = "as", value_name = "NEW_ID")]
     pub new_id: Option<String>,
-    /// Say what would be kept, written and lost; write nothing
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Recover in place without asking (needed without a terminal)
-    #[arg(long, short = 'y')]
-    pub yes: bool,
-    /// JetStream: recover in place within the hold (SPEC 8), once its writer is known to be gone (damage stored last keeps a run from looking at rest)
+    /// Recover a journal the agent reads whole all the same (it has no interior damage: repair fixes a damaged tail; recover can change what a resume does); JetStream: recover in place within the hold (SPEC 8), once its writer is known to be gone (damage stored last keeps a run from looking at rest)
     #[arg(long)]
     pub force: bool,
+    #[command(flatten)]
+    pub write: WriteArgs,
 }
 
 #[derive(Args, Debug)]
@@ -928,18 +928,14 @@ pub struct EndArgs {
     /// The terminal record's message, stored exactly as given (without it the record carries no message)
     #[arg(long, value_name = "TEXT")]
     pub message: Option<String>,
-    /// End runs waiting on a person too (deferred calls to answer, calls to approve): what they were asked is dropped
-    #[arg(long)]
+    /// The same as --force (kept for scripts written before it): end a named run that waits on a person
+    #[arg(long, hide = true)]
     pub even_if_waiting: bool,
-    /// List what would be ended; write nothing
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Do not ask (required when standard input is not a terminal)
-    #[arg(long, short = 'y')]
-    pub yes: bool,
-    /// JetStream: end within the hold (SPEC 8), once its writer is known to be gone
+    /// End a named run that waits on a person or is ready to resume (what they were asked, or gave, is dropped; a filter never selects such a run); JetStream: end within the hold (SPEC 8), once its writer is known to be gone
     #[arg(long)]
     pub force: bool,
+    #[command(flatten)]
+    pub write: WriteArgs,
 }
 
 /// `end --reason`: the agent's five terminal reasons.
@@ -999,4 +995,6 @@ pub struct ResumeArgs {
     /// Add a new user turn (also continues a completed run); `-` reads it from standard input, or asks on a terminal
     #[arg(long, value_name = "TEXT")]
     pub prompt: Option<String>,
+    #[command(flatten)]
+    pub write: WriteArgs,
 }

@@ -20,6 +20,12 @@ pub struct FilterArgs {
     /// Only runs waiting on a person: deferred calls to answer or calls that need an approval
     #[arg(long)]
     pub waiting: bool,
+    /// Only runs ready to resume: a person answered or approved what they waited on, and nobody resumed them yet (the same as --state ready)
+    #[arg(long)]
+    pub ready: bool,
+    /// Only runs in one of these states (comma-separated or repeated): where a run stands, beside the agent's status (journal/FORMAT.md, "Run states")
+    #[arg(long, value_enum, value_name = "STATE", value_delimiter = ',')]
+    pub state: Vec<StateFilter>,
     /// Only runs a writer holds now
     #[arg(long)]
     pub live: bool,
@@ -72,6 +78,98 @@ pub enum StatusFilter {
     Live,
     /// Waiting on a person (an answer or an approval): the same as --waiting (no longer a status of its own)
     Waiting,
+}
+
+/// What `--state` selects: one state of the run model
+/// (`journal::state::State`), or `waiting` for either wait.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum StateFilter {
+    /// The agent cannot read it: recover rebuilds it
+    Corrupt,
+    /// A writer holds it now
+    Live,
+    /// Its final line is torn or lacks its newline: repair fixes it
+    Damaged,
+    /// Waits on a person's answer or approval
+    Waiting,
+    /// Waits on a person's answer to a deferred call
+    WaitingAnswer,
+    /// Waits on a person's approval of a gated call
+    WaitingApproval,
+    /// A person answered or approved what it waited on; resume goes on
+    Ready,
+    /// At rest, suspended; resume goes on
+    Suspended,
+    /// At rest, ended by its terminal (completed, error, budget, max_iterations)
+    Ended,
+    /// Crashed (or written by a writer this tool cannot see); resume goes on, end closes it
+    Open,
+}
+
+impl StateFilter {
+    /// Whether a run in `state` is selected.
+    pub fn selects(self, state: &journal::state::State) -> bool {
+        match self {
+            StateFilter::Waiting => matches!(
+                state,
+                journal::state::State::WaitingAnswer | journal::state::State::WaitingApproval
+            ),
+            other => {
+                let word = match other {
+                    StateFilter::Corrupt => "corrupt",
+                    StateFilter::Live => "live",
+                    StateFilter::Damaged => "damaged",
+                    StateFilter::WaitingAnswer => "waiting-answer",
+                    StateFilter::WaitingApproval => "waiting-approval",
+                    StateFilter::Ready => "ready",
+                    StateFilter::Suspended => "suspended",
+                    StateFilter::Ended => "ended",
+                    StateFilter::Open | StateFilter::Waiting => "open",
+                };
+                state.word() == word
+            }
+        }
+    }
+}
+
+/// The runs a selection by filter must leave to a person, for a bulk
+/// write (`end`, `rm`, `upgrade`): those that hold a person's act (a
+/// question asked, an answer or an approval given and not yet used), as
+/// the run model's table says (`journal::state::protected`). Only naming
+/// such a run, with `--force`, passes it.
+pub fn leave_to_a_person(
+    op: journal::state::Op,
+    runs: Vec<Summary>,
+) -> (Vec<Summary>, Vec<Summary>) {
+    runs.into_iter()
+        .partition(|s| !journal::state::protected(op, &s.state))
+}
+
+/// The line that says which runs a bulk write left to a person, and how
+/// to take one anyway; `None` when it left none.
+pub fn left_note(op: journal::state::Op, left: &[Summary]) -> Option<String> {
+    if left.is_empty() {
+        return None;
+    }
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for s in left {
+        match counts.iter_mut().find(|(w, _)| *w == s.state.word()) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((s.state.word(), 1)),
+        }
+    }
+    let counts: Vec<String> = counts.iter().map(|(w, n)| format!("{n} {w}")).collect();
+    let ids: Vec<String> = left
+        .iter()
+        .map(|s| crate::output::sanitize(&s.run_id, false).into_owned())
+        .collect();
+    Some(format!(
+        "left {} run(s) to a person ({}): a filter never takes a run that waits on a person or is ready to resume; {} takes one only when it is named, with --force: {}",
+        left.len(),
+        counts.join(", "),
+        op.word(),
+        ids.join(", ")
+    ))
 }
 
 /// The most a compiled `--match` expression may take. The regex crate
@@ -218,6 +316,12 @@ impl FilterArgs {
         if (self.waiting && !s.waits_on_person()) || (self.live && !s.live) {
             return false;
         }
+        if self.ready && s.state != journal::state::State::Ready {
+            return false;
+        }
+        if !self.state.is_empty() && !self.state.iter().any(|w| w.selects(&s.state)) {
+            return false;
+        }
         let same = |want: &Option<String>, have: &Option<String>| match want {
             Some(w) => have.as_deref() == Some(w.as_str()),
             None => true,
@@ -248,6 +352,8 @@ impl FilterArgs {
         self.prefix.is_some()
             || !self.status.is_empty()
             || self.waiting
+            || self.ready
+            || !self.state.is_empty()
             || self.live
             || self.agent.is_some()
             || self.model.is_some()

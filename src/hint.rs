@@ -548,6 +548,7 @@ pub fn for_error(g: &Invocation, e: &Error) -> Option<String> {
             ..
         } => Some(advice(g, *r, Some(run), stream, calls)),
         Error::Op(r) => for_refusal(g, r),
+        Error::State(r) => Some(for_state(g, r, stream)),
         _ => Some(advice(g, Remedy::of(e)?, run_of(e), stream, &[])),
     }
 }
@@ -587,16 +588,42 @@ fn for_refusal(g: &Invocation, r: &journal::ops::Refusal) -> Option<String> {
         ),
         Why::TooBig => "shorten it, or store it elsewhere and answer with a reference to it".into(),
         Why::Changed(_) => "run the command again".into(),
-        Why::WaitsOnAPerson { .. } => format!(
-            "`{}` shows what it waits on; --even-if-waiting ends it anyway",
-            command(g, &["show", run])
-        ),
         Why::Unrecoverable { .. } => format!(
             "`{}` lists every damaged line; migrate's --include-corrupt still copies the records before the damage to another store, and a backup of your own is the only way back to the rest",
             command(g, &["verify", run])
         ),
         _ => return None,
     })
+}
+
+/// What to do next about a write the run's state does not allow (the run
+/// model's table, `journal::state`): the way the table names, and, where
+/// naming the run with `--force` would pass, that.
+fn for_state(g: &Invocation, r: &journal::state::Refused, stream: Option<&str>) -> String {
+    use journal::state::Way;
+    let run = r.run.as_str();
+    let way = match r.way {
+        Way::Answer => advice(g, Remedy::Answer, Some(run), stream, &[]),
+        Way::Approve => format!(
+            "`{}` lists the calls that wait on an approval, each with its approve command",
+            command(g, &["show", run])
+        ),
+        Way::Resume => format!("{} goes on", ticked(&resume(g, run))),
+        Way::Repair => advice(g, Remedy::Repair, Some(run), stream, &[]),
+        Way::Recover => advice(g, Remedy::Recover, Some(run), stream, &[]),
+        Way::Wait => advice(g, Remedy::Unhold, Some(run), stream, &[]),
+        _ => format!(
+            "`{}` shows where the run stands",
+            command(g, &["show", run])
+        ),
+    };
+    match (r.forcible, r.by_filter) {
+        (true, false) => format!("{way}; to go ahead anyway, run the same command with --force"),
+        (true, true) => format!(
+            "{way}; a filter never takes such a run: name it and add --force to go ahead anyway"
+        ),
+        _ => way,
+    }
 }
 
 /// A run named by the path of its journal (`show runs/x.json`, an existing

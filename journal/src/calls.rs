@@ -179,6 +179,21 @@ impl Filter {
     }
 }
 
+/// The agent's number for a kind token (its `toolkit.Kind`, the key of a
+/// terminal summary's `tool_calls_by_kind`): `unknown` 0, `application`
+/// 1, `builtin` 2, `remote` 3, `custom` 4, `mcp` 5; any other token is
+/// `unknown`, as the agent reads it.
+pub fn kind_number(token: &str) -> u8 {
+    match token {
+        "application" => 1,
+        "builtin" => 2,
+        "remote" => 3,
+        "custom" => 4,
+        "mcp" => 5,
+        _ => 0,
+    }
+}
+
 /// The kind token a result is counted under, and whether its call was
 /// handed to its provider; `None` for a legacy result (no `kind`, not
 /// `remote`), which cannot say whether the call ran. A token the agent does

@@ -504,96 +504,166 @@ pub fn fold_with<R: FoldInput>(
         .into_iter()
         .take_while(|r| opts.until_seq.is_none_or(|n| r.record().seq <= n));
     let first = it.next().ok_or(FoldError::Empty)?;
-    let (first_seq, first_is_meta, first_protocol, first_time) = {
-        let r = first.record();
-        (
-            r.seq,
-            r.kind() == Some(Kind::Meta),
-            r.protocol.clone(),
-            r.time,
-        )
-    };
-    let meta = match first.into_payload() {
-        Some(Payload::Meta(m)) => m,
-        _ if first_is_meta => {
-            return Err(FoldError::MissingPayload {
-                seq: first_seq,
-                protocol: first_protocol,
-            })
-        }
-        _ => return Err(FoldError::FirstNotMeta { seq: first_seq }),
-    };
-    let generation = crate::record::Generation::of(meta.version);
-    if generation.is_none() && !opts.any_version {
-        return Err(FoldError::Version {
-            found: meta.version,
-        });
-    }
-    let mut st = RunState {
-        version: meta.version,
-        run_id: meta.run_id,
-        agent: meta.agent,
-        fingerprint: meta.fingerprint,
-        messages: vec![Message::user(vec![Block::text(meta.prompt.clone())])],
-        prompt: meta.prompt,
-        interactive: meta.interactive,
-        conversation_token: meta.conversation_token,
-        caller: meta.caller,
-        counters: Counters::default(),
-        turns: 1,
-        context_tokens: 0,
-        next_iteration: 0,
-        last_stop_reason: String::new(),
-        pending: None,
-        approvals: Vec::new(),
-        call_approvals: Vec::new(),
-        memory_revisions: None,
-        terminal: None,
-        ended: None,
-        completed: false,
-        status: Status::Open,
-        waiting: false,
-        open_deferrals: 0,
-        needs_approval: Vec::new(),
-        last_seq: first_seq,
-        last_time: first_time,
-        generation,
-        rest: Rest::default(),
-    };
-    let mut turn: Option<Turn> = None;
-    let mut tail = StatusTracker::default();
-    // The last terminal was written while the turn still open at the end
-    // was open: its message may name that turn's gated calls.
-    let mut terminal_of_turn = false;
+    let mut folder = Folder::new(first, opts)?;
     for r in it {
-        let (seq, known, optional, time) = {
-            let rec = r.record();
-            (rec.seq, rec.kind().is_some(), rec.optional, rec.time)
+        folder.push(r)?;
+    }
+    Ok(folder.finish())
+}
+
+/// The fold, one record at a time: what [`fold_with`] does, for a reader
+/// that needs to know, before it takes a record, whether the agent's fold
+/// would ([`check`](Folder::check)), and what the open turn holds
+/// ([`open_turn`](Folder::open_turn)): `recover` decides from it which
+/// records it keeps, so that it keeps exactly what the agent reads.
+pub struct Folder {
+    st: RunState,
+    turn: Option<Turn>,
+    tail: StatusTracker,
+    /// The last terminal was written while the turn open now was open:
+    /// its message may name that turn's gated calls.
+    terminal_of_turn: bool,
+}
+
+/// The turn open in a [`Folder`]: its calls, and which have a result or a
+/// deferral.
+#[derive(Debug, Clone, Copy)]
+pub struct OpenTurn<'a> {
+    /// The assistant message that opened it.
+    pub message: &'a Message,
+    /// The ids with a result.
+    pub answered: &'a BTreeSet<String>,
+    /// The deferrals recorded.
+    pub deferred: &'a [Deferred],
+}
+
+impl Folder {
+    /// Start the fold with the run's first record, which must be its meta
+    /// record (of a version the fold reads, unless `opts.any_version`).
+    pub fn new<R: FoldInput>(first: R, opts: FoldOptions) -> Result<Folder, FoldError> {
+        let (first_seq, first_is_meta, first_protocol, first_time) = {
+            let r = first.record();
+            (
+                r.seq,
+                r.kind() == Some(Kind::Meta),
+                r.protocol.clone(),
+                r.time,
+            )
         };
-        if seq <= st.last_seq {
-            return Err(FoldError::SeqNotIncreasing {
-                seq,
-                previous: st.last_seq,
+        let meta = match first.into_payload() {
+            Some(Payload::Meta(m)) => m,
+            _ if first_is_meta => {
+                return Err(FoldError::MissingPayload {
+                    seq: first_seq,
+                    protocol: first_protocol,
+                })
+            }
+            _ => return Err(FoldError::FirstNotMeta { seq: first_seq }),
+        };
+        let generation = crate::record::Generation::of(meta.version);
+        if generation.is_none() && !opts.any_version {
+            return Err(FoldError::Version {
+                found: meta.version,
             });
         }
+        let st = RunState {
+            version: meta.version,
+            run_id: meta.run_id,
+            agent: meta.agent,
+            fingerprint: meta.fingerprint,
+            messages: vec![Message::user(vec![Block::text(meta.prompt.clone())])],
+            prompt: meta.prompt,
+            interactive: meta.interactive,
+            conversation_token: meta.conversation_token,
+            caller: meta.caller,
+            counters: Counters::default(),
+            turns: 1,
+            context_tokens: 0,
+            next_iteration: 0,
+            last_stop_reason: String::new(),
+            pending: None,
+            approvals: Vec::new(),
+            call_approvals: Vec::new(),
+            memory_revisions: None,
+            terminal: None,
+            ended: None,
+            completed: false,
+            status: Status::Open,
+            waiting: false,
+            open_deferrals: 0,
+            needs_approval: Vec::new(),
+            last_seq: first_seq,
+            last_time: first_time,
+            generation,
+            rest: Rest::default(),
+        };
+        Ok(Folder {
+            st,
+            turn: None,
+            tail: StatusTracker::default(),
+            terminal_of_turn: false,
+        })
+    }
+
+    /// Whether the agent's fold takes `r` as the next record: `Err` with
+    /// what it refuses, and the fold left as it was.
+    pub fn check(&self, r: &Record) -> Result<(), FoldError> {
+        let seq = r.seq;
+        if seq <= self.st.last_seq {
+            return Err(FoldError::SeqNotIncreasing {
+                seq,
+                previous: self.st.last_seq,
+            });
+        }
+        let Some(payload) = &r.payload else {
+            let protocol = r.protocol.clone();
+            if r.kind().is_some() {
+                return Err(FoldError::MissingPayload { seq, protocol });
+            }
+            if r.optional {
+                return Ok(());
+            }
+            return Err(FoldError::UnknownProtocol { seq, protocol });
+        };
+        match payload {
+            Payload::Meta(_) => Err(FoldError::SecondMeta { seq }),
+            Payload::ToolResult(_) if self.turn.is_none() => Err(FoldError::NoOpenTurn {
+                seq,
+                kind: Kind::ToolResult,
+            }),
+            Payload::Deferred(_) if self.turn.is_none() => Err(FoldError::NoOpenTurn {
+                seq,
+                kind: Kind::Deferred,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// The turn open now, if one is.
+    pub fn open_turn(&self) -> Option<OpenTurn<'_>> {
+        self.turn.as_ref().map(|t| OpenTurn {
+            message: &t.message,
+            answered: &t.answered,
+            deferred: &t.deferred,
+        })
+    }
+
+    /// Fold the next record: refused as [`check`](Self::check) refuses it
+    /// (the fold left as it was), else taken.
+    pub fn push<R: FoldInput>(&mut self, r: R) -> Result<(), FoldError> {
+        self.check(r.record())?;
+        let st = &mut self.st;
+        let (seq, time) = (r.record().seq, r.record().time);
         st.last_seq = seq;
         st.last_time = time;
         // Any record after the last terminal reopens the run, a skipped
         // optional one included (SPEC 3 rule 13).
-        tail.observe(time);
-        if r.record().payload.is_none() {
-            let protocol = r.record().protocol.clone();
-            if known {
-                return Err(FoldError::MissingPayload { seq, protocol });
-            }
-            if optional {
-                continue;
-            }
-            return Err(FoldError::UnknownProtocol { seq, protocol });
-        }
+        self.tail.observe(time);
         let Some(payload) = r.into_payload() else {
-            continue;
+            // An optional record of a protocol this fold does not know.
+            return Ok(());
         };
+        let turn = &mut self.turn;
         st.rest = match &payload {
             Payload::ToolResult(tr) => Rest {
                 acted: st.rest.acted
@@ -614,7 +684,8 @@ pub fn fold_with<R: FoldInput>(
             _ => Rest::default(),
         };
         match payload {
-            Payload::Meta(_) => return Err(FoldError::SecondMeta { seq }),
+            // Refused by `check`.
+            Payload::Meta(_) => {}
             Payload::Assistant(a) => {
                 if let Some(t) = turn.take() {
                     t.commit(&mut st.messages);
@@ -632,8 +703,8 @@ pub fn fold_with<R: FoldInput>(
                     .saturating_add(a.cache_create_tokens);
                 st.next_iteration = a.iteration.saturating_add(1);
                 st.last_stop_reason = a.stop_reason.clone();
-                terminal_of_turn = false;
-                turn = Some(Turn {
+                self.terminal_of_turn = false;
+                *turn = Some(Turn {
                     message: a.message,
                     iteration: a.iteration,
                     stop_reason: a.stop_reason,
@@ -643,28 +714,25 @@ pub fn fold_with<R: FoldInput>(
                 });
             }
             Payload::ToolResult(tr) => {
-                let t = turn.as_mut().ok_or(FoldError::NoOpenTurn {
-                    seq,
-                    kind: Kind::ToolResult,
-                })?;
-                st.counters.count_result(&tr);
-                t.answered.insert(tr.tool_use_id);
-                t.results.push(tr.result);
+                // `check` made sure a turn is open.
+                if let Some(t) = turn.as_mut() {
+                    st.counters.count_result(&tr);
+                    t.answered.insert(tr.tool_use_id);
+                    t.results.push(tr.result);
+                }
             }
             Payload::Deferred(d) => {
-                let t = turn.as_mut().ok_or(FoldError::NoOpenTurn {
-                    seq,
-                    kind: Kind::Deferred,
-                })?;
                 // The agent keeps deferrals by id: a second one for the
                 // same call replaces the first.
-                match t
-                    .deferred
-                    .iter_mut()
-                    .find(|x| x.tool_use_id == d.tool_use_id)
-                {
-                    Some(x) => *x = d,
-                    None => t.deferred.push(d),
+                if let Some(t) = turn.as_mut() {
+                    match t
+                        .deferred
+                        .iter_mut()
+                        .find(|x| x.tool_use_id == d.tool_use_id)
+                    {
+                        Some(x) => *x = d,
+                        None => t.deferred.push(d),
+                    }
                 }
             }
             Payload::User(u) => {
@@ -687,33 +755,44 @@ pub fn fold_with<R: FoldInput>(
                 st.memory_revisions = m.revisions;
             }
             Payload::Terminal(t) => {
-                terminal_of_turn = turn.is_some();
-                tail.terminal(&t.reason, time);
+                self.terminal_of_turn = turn.is_some();
+                self.tail.terminal(&t.reason, time);
                 st.terminal = Some(t);
                 st.call_approvals.clear();
             }
             Payload::Claim(_) => {}
         }
+        Ok(())
     }
-    if let Some(t) = turn {
-        if t.all_answered() {
-            t.commit(&mut st.messages);
-        } else {
-            st.pending = Some(t.into_pending());
+
+    /// The run state the records folded so far give (SPEC 3 rule 11 on).
+    pub fn finish(self) -> RunState {
+        let Folder {
+            mut st,
+            turn,
+            tail,
+            terminal_of_turn,
+        } = self;
+        if let Some(t) = turn {
+            if t.all_answered() {
+                t.commit(&mut st.messages);
+            } else {
+                st.pending = Some(t.into_pending());
+            }
         }
+        st.completed = st
+            .terminal
+            .as_ref()
+            .is_some_and(|t| t.reason() == crate::record::Reason::Completed);
+        st.open_deferrals = st.pending.as_ref().map_or(0, |p| p.open_deferrals.len());
+        st.waiting = st.open_deferrals > 0;
+        if terminal_of_turn {
+            st.needs_approval = needs_approval(&st);
+        }
+        st.status = tail.status();
+        st.ended = tail.ended();
+        st
     }
-    st.completed = st
-        .terminal
-        .as_ref()
-        .is_some_and(|t| t.reason() == crate::record::Reason::Completed);
-    st.open_deferrals = st.pending.as_ref().map_or(0, |p| p.open_deferrals.len());
-    st.waiting = st.open_deferrals > 0;
-    if terminal_of_turn {
-        st.needs_approval = needs_approval(&st);
-    }
-    st.status = tail.status();
-    st.ended = tail.ended();
-    Ok(st)
 }
 
 /// What one call of a run waits on: the one answer to that question, for
@@ -792,6 +871,88 @@ impl<'a> CallState<'a> {
 }
 
 impl RunState {
+    /// The tools the run has called: every `tool_use` of its conversation
+    /// and of its pending turn, sorted, each once.
+    pub fn tools_called(&self) -> Vec<String> {
+        let pending = self.pending.iter().map(|p| &p.assistant);
+        let mut tools: Vec<String> = self
+            .messages
+            .iter()
+            .chain(pending)
+            .flat_map(|m| m.blocks())
+            .filter_map(|b| match b {
+                Block::ToolUse(u) => Some(u.name.clone()),
+                _ => None,
+            })
+            .collect();
+        tools.sort();
+        tools.dedup();
+        tools
+    }
+
+    /// What a version-1 terminal written now carries as its `summary`, as
+    /// the agent computes it (its `ConversationSummary`: "folding the
+    /// journal up to this record gives the same Turns, ContextTokens and
+    /// Counters"): `turns`, `context_tokens` and the counters, each zero
+    /// counter left out as Go's `omitempty` leaves it, and
+    /// `tool_calls_by_kind` keyed by the agent's number for each kind
+    /// (`unknown` 0, `application` 1, `builtin` 2, `remote` 3, `custom` 4,
+    /// `mcp` 5; SPEC 1 calls them opaque, and the agent keys them so).
+    pub fn conversation_summary(&self) -> Box<serde_json::value::RawValue> {
+        let c = &self.counters;
+        let mut counters: Vec<String> = Vec::new();
+        let mut int = |key: &str, n: i64| {
+            if n != 0 {
+                counters.push(format!("\"{key}\":{n}"));
+            }
+        };
+        int("llm_calls", c.llm_calls);
+        int("tool_calls", c.tool_calls);
+        int("remote_tool_calls", c.remote_tool_calls);
+        int("mcp_tool_calls", c.mcp_tool_calls);
+        let mut by_kind: Vec<(u8, i64)> = c
+            .tool_calls_by_kind
+            .iter()
+            .map(|(k, n)| (crate::calls::kind_number(k), *n))
+            .collect();
+        by_kind.sort();
+        // Two tokens of one number (an unknown token beside `unknown`)
+        // are one bucket to the agent.
+        by_kind.dedup_by(|b, a| {
+            let same = a.0 == b.0;
+            if same {
+                a.1 = a.1.saturating_add(b.1);
+            }
+            same
+        });
+        if !by_kind.is_empty() {
+            let kinds: Vec<String> = by_kind
+                .iter()
+                .map(|(k, n)| format!("\"{k}\":{n}"))
+                .collect();
+            counters.push(format!("\"tool_calls_by_kind\":{{{}}}", kinds.join(",")));
+        }
+        let mut int = |key: &str, n: i64| {
+            if n != 0 {
+                counters.push(format!("\"{key}\":{n}"));
+            }
+        };
+        int("in_tokens", c.in_tokens);
+        int("out_tokens", c.out_tokens);
+        int("cache_read_tokens", c.cache_read_tokens);
+        int("cache_create_tokens", c.cache_create_tokens);
+        int("thinking_tokens", c.thinking_tokens);
+        let text = format!(
+            "{{\"turns\":{},\"context_tokens\":{},\"counters\":{{{}}}}}",
+            self.turns,
+            self.context_tokens,
+            counters.join(",")
+        );
+        // Integers and fixed keys only: it is JSON.
+        serde_json::value::RawValue::from_string(text)
+            .unwrap_or_else(|_| serde_json::value::RawValue::NULL.to_owned())
+    }
+
     /// What the call `id` waits on. A result, in the pending batch or
     /// committed, settles a call before anything else: an answered
     /// deferral is answered, not deferred.

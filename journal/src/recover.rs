@@ -20,19 +20,25 @@
 //!    kept once, and a hole that is an unfinished copy of an intact record
 //!    loses nothing; a hole between two consecutive seqs held no record;
 //!    a missing seq is a hole too, with no bytes;
-//! 3. the records are replayed as the fold replays them (SPEC 3), so that
-//!    the run stays consistent: a result or deferral that no open turn
-//!    asks for (its assistant record was lost) is dropped; a call whose
-//!    result was lost is answered by a `tool_result` fisk-admin writes,
-//!    `is_error: true`, whose text says the original was lost (at the
-//!    hole the result was in, so seqs stay where they were); at the end of
-//!    the journal a call with no result and no hole for it is left pending,
-//!    as a crash leaves it (resume runs it again);
+//! 3. the records are fed to the agent's own fold ([`crate::fold::Folder`]),
+//!    one at a time, and each is kept exactly when the fold takes it: a
+//!    result or deferral with no open turn (its assistant record was
+//!    lost), a second meta record, a record of a protocol no agent knows
+//!    (not optional) are dropped, and nothing else is (a record `verify`'s
+//!    closed schemas refuse but the agent reads, an extra key, a result
+//!    for a call the open turn never made, is kept as the agent reads it);
+//!    a call of a turn that closes with its result lost is answered by a
+//!    `tool_result` fisk-admin writes, `is_error: true`, whose text says
+//!    the original was lost (at the hole the result was in, so seqs stay
+//!    where they were): that changes what a resume does, and the report
+//!    says so; at the end of the journal a call with no result and no hole
+//!    for it is left pending, as a crash leaves it (resume runs it again);
 //! 4. the records are numbered 1, 2, ...: a record whose seq changes has
 //!    its `"seq"` value rewritten in place, every other byte kept; records
 //!    copied keep their bytes;
-//! 5. the result must verify without an error; a record the verifier still
-//!    refuses is dropped (and said) and the plan made again.
+//! 5. the agent's fold must take the result whole; it does by
+//!    construction, and a plan it would not take is refused, never
+//!    written.
 //!
 //! Damaged bytes are never trusted for more than a report: what a hole
 //! was is read from it (its seq, protocol and call id) only to say what
@@ -236,62 +242,35 @@ pub fn plan(run: &str, bytes: &[u8], now: Time) -> Result<Plan, Cannot> {
         .iter()
         .position(|i| matches!(i, Item::Rec(_)))
         .unwrap_or(meta_at);
-    // A record the verifier refuses is dropped and the plan made again:
-    // each round drops at least one record, so this ends.
-    let mut rounds = 0;
-    loop {
-        rounds += 1;
-        let mut made = replay(run, &items, meta_at, generation, now).map_err(|problem| {
-            Cannot::Unverifiable {
-                problems: vec![problem],
-            }
+    let mut made =
+        replay(run, &items, meta_at, generation, now).map_err(|problem| Cannot::Unverifiable {
+            problems: vec![problem],
         })?;
-        let bytes = made.journal();
-        let report = crate::verify::verify_bytes(run, &bytes, None);
-        let errors: Vec<_> = report
-            .findings
-            .iter()
-            .filter(|f| f.severity == crate::verify::Severity::Error)
-            .collect();
-        if errors.is_empty() {
-            let mut all = findings.clone();
-            all.append(&mut made.findings);
-            all.sort_by_key(|f| f.line);
-            made.findings = merge_missing(all);
-            made.intact = intact;
-            made.version = version;
-            return Ok(made.plan);
-        }
-        // Each refused line of the new journal names the item it came
-        // from; the meta record and records fisk-admin wrote cannot go.
-        let mut dropped = false;
-        for e in &errors {
-            let from = e
-                .line
-                .and_then(|l| made.sources.get(l.wrapping_sub(1)).copied().flatten());
-            let Some(slot) = from
-                .filter(|i| *i != meta_at)
-                .and_then(|i| items.get_mut(i))
-            else {
-                continue;
-            };
-            if let Item::Rec(r) = std::mem::replace(slot, Item::Gone) {
-                findings.push(refused(&r, &e.message));
-                dropped = true;
-            }
-        }
-        if !dropped || rounds > items.len() {
-            return Err(Cannot::Unverifiable {
-                problems: errors
-                    .iter()
-                    .map(|e| match e.line {
-                        Some(l) => format!("line {l}: {} ({})", e.message, e.code),
-                        None => format!("{} ({})", e.message, e.code),
-                    })
-                    .collect(),
-            });
-        }
+    // The agent's fold takes the new journal whole: each record was kept
+    // only where the fold takes it, and what fisk-admin writes answers a
+    // call of an open turn. Said, never assumed.
+    let bytes = made.journal();
+    let fold = crate::lines::decode_all(&bytes)
+        .map_err(|e| format!("line {} does not decode: {}", e.line, e.error))
+        .and_then(|(entries, _)| {
+            crate::fold::fold_with(
+                entries.iter().map(|e| &e.record),
+                crate::fold::FoldOptions::default(),
+            )
+            .map_err(|e| e.to_string())
+        });
+    if let Err(problem) = fold {
+        return Err(Cannot::Unverifiable {
+            problems: vec![problem],
+        });
     }
+    let mut all = findings;
+    all.append(&mut made.findings);
+    all.sort_by_key(|f| f.line);
+    made.findings = merge_missing(all);
+    made.intact = intact;
+    made.version = version;
+    Ok(made)
 }
 
 /// A record read whole.
@@ -779,7 +758,9 @@ enum Out {
     },
 }
 
-/// The assistant turn open while replaying.
+/// What the replay knows of the turn open in the fold: its calls, which
+/// have a result, which were deferred (with the deferral's kind and
+/// dispatched), and the holes inside it.
 #[derive(Default)]
 struct Turn {
     calls: Vec<(String, String)>,
@@ -789,23 +770,28 @@ struct Turn {
     holes: Vec<usize>,
 }
 
-/// What [`replay`] makes, before it is numbered into a [`Plan`].
-struct Replayed {
-    plan: Plan,
-    /// Per line of the new journal, the item it was copied from.
-    sources: Vec<Option<usize>>,
-}
-
-impl std::ops::Deref for Replayed {
-    type Target = Plan;
-    fn deref(&self) -> &Plan {
-        &self.plan
-    }
-}
-
-impl std::ops::DerefMut for Replayed {
-    fn deref_mut(&mut self) -> &mut Plan {
-        &mut self.plan
+impl Turn {
+    /// The fold's open turn, with the holes the replay saw in it.
+    fn of(open: Option<crate::fold::OpenTurn<'_>>, holes: Vec<usize>) -> Option<Turn> {
+        let open = open?;
+        Some(Turn {
+            calls: open
+                .message
+                .blocks()
+                .iter()
+                .filter_map(|b| match b {
+                    Block::ToolUse(t) => Some((t.id.clone(), t.name.clone())),
+                    _ => None,
+                })
+                .collect(),
+            answered: open.answered.iter().cloned().collect(),
+            deferred: open
+                .deferred
+                .iter()
+                .map(|d| (d.tool_use_id.clone(), (d.kind.clone(), d.dispatched)))
+                .collect(),
+            holes,
+        })
     }
 }
 
@@ -816,7 +802,7 @@ fn replay(
     meta_at: usize,
     generation: Generation,
     now: Time,
-) -> Result<Replayed, String> {
+) -> Result<Plan, String> {
     let mut out: Vec<Out> = Vec::new();
     let mut findings: Vec<Finding> = Vec::new();
     // What each hole turned out to cost: results written for it, records
@@ -824,7 +810,18 @@ fn replay(
     let mut answered_at: HashMap<usize, Vec<String>> = HashMap::new();
     let mut orphans_after: HashMap<usize, Vec<u64>> = HashMap::new();
     let mut last_hole: Option<usize> = None;
-    let mut turn: Option<Turn> = None;
+    // What the agent's fold makes of the records kept so far: a record it
+    // would refuse here is dropped (and said), every other one is kept.
+    // Each is fed under a seq one above the last, as the new journal
+    // numbers them.
+    let Some(Item::Rec(meta)) = items.get(meta_at) else {
+        return Err("the meta record is not where it was found".into());
+    };
+    let mut folder = crate::fold::Folder::new(&meta.record, crate::fold::FoldOptions::inspect())
+        .map_err(|e| e.to_string())?;
+    let mut fed: u64 = 1;
+    // The holes inside the turn open in the fold.
+    let mut holes: Vec<usize> = Vec::new();
     let mut assigned: HashMap<usize, (String, String, String, bool)> = HashMap::new();
 
     let close = |turn: Option<Turn>,
@@ -913,8 +910,8 @@ fn replay(
                     continue;
                 }
                 last_hole = Some(i);
-                if let Some(t) = turn.as_mut() {
-                    t.holes.push(i);
+                if folder.open_turn().is_some() {
+                    holes.push(i);
                     out.push(Out::Slot { hole: i });
                 }
                 continue;
@@ -925,7 +922,22 @@ fn replay(
             out.push(Out::Copy { from: i });
             continue;
         }
-        let mut drop = |why: &str, damage: Damage, findings: &mut Vec<Finding>| {
+        let mut record = r.record.clone();
+        record.seq = fed + 1;
+        if let Err(e) = folder.check(&record) {
+            let (why, damage) = match e {
+                crate::fold::FoldError::NoOpenTurn { .. } => (
+                    "no turn in the run asks for it (the assistant turn that did was lost); the agent refuses it there: dropped",
+                    Damage::Orphan,
+                ),
+                crate::fold::FoldError::SecondMeta { .. } => {
+                    ("a second meta record: dropped", Damage::Refused)
+                }
+                _ => (
+                    "a record the agent cannot read (unknown protocol, not optional, or no payload): dropped",
+                    Damage::Refused,
+                ),
+            };
             if let Some(h) = last_hole.filter(|_| damage == Damage::Orphan) {
                 orphans_after.entry(h).or_default().push(r.record.seq);
             }
@@ -938,7 +950,8 @@ fn replay(
                 loses: why.to_owned(),
                 harmless: false,
             });
-        };
+            continue;
+        }
         // An assistant record opens the next turn and a user record ends
         // the conversation's turn: either closes the open one first.
         if matches!(
@@ -946,7 +959,7 @@ fn replay(
             Some(Payload::Assistant(_) | Payload::User(_))
         ) {
             close(
-                turn.take(),
+                Turn::of(folder.open_turn(), std::mem::take(&mut holes)),
                 &mut out,
                 false,
                 &mut assigned,
@@ -955,79 +968,9 @@ fn replay(
                 r.line,
             );
         }
-        match &r.record.payload {
-            None if r.record.kind().is_none() && r.record.optional => {
-                out.push(Out::Copy { from: i })
-            }
-            None => drop(
-                "a record the agent cannot read (unknown protocol, not optional, or no payload): dropped",
-                Damage::Refused,
-                &mut findings,
-            ),
-            Some(Payload::Meta(_)) => drop(
-                "a second meta record: dropped",
-                Damage::Refused,
-                &mut findings,
-            ),
-            Some(Payload::Assistant(a)) => {
-                let calls = a
-                    .message
-                    .blocks()
-                    .iter()
-                    .filter_map(|b| match b {
-                        Block::ToolUse(t) => Some((t.id.clone(), t.name.clone())),
-                        _ => None,
-                    })
-                    .collect();
-                out.push(Out::Copy { from: i });
-                turn = Some(Turn {
-                    calls,
-                    ..Turn::default()
-                });
-            }
-            Some(Payload::User(_)) => out.push(Out::Copy { from: i }),
-            Some(Payload::ToolResult(t)) => {
-                let id = &t.tool_use_id;
-                match turn.as_mut() {
-                    Some(tu) if tu.calls.iter().any(|(c, _)| c == id) => {
-                        if tu.answered.insert(id.clone()) {
-                            out.push(Out::Copy { from: i });
-                        } else {
-                            drop(
-                                "a second result for its call: dropped (the first is kept)",
-                                Damage::Orphan,
-                                &mut findings,
-                            );
-                        }
-                    }
-                    _ => drop(
-                        "no turn in the run asks for it (the assistant turn that did was lost): dropped",
-                        Damage::Orphan,
-                        &mut findings,
-                    ),
-                }
-            }
-            Some(Payload::Deferred(d)) => {
-                let id = &d.tool_use_id;
-                match turn.as_mut() {
-                    Some(tu)
-                        if tu.calls.iter().any(|(c, _)| c == id)
-                            && !tu.answered.contains(id)
-                            && !tu.deferred.contains_key(id) =>
-                    {
-                        tu.deferred
-                            .insert(id.clone(), (d.kind.clone(), d.dispatched));
-                        out.push(Out::Copy { from: i });
-                    }
-                    _ => drop(
-                        "no turn in the run waits on it (the assistant turn that did was lost, or it was answered): dropped",
-                        Damage::Orphan,
-                        &mut findings,
-                    ),
-                }
-            }
-            Some(_) => out.push(Out::Copy { from: i }),
-        }
+        folder.push(record).map_err(|e| e.to_string())?;
+        fed += 1;
+        out.push(Out::Copy { from: i });
     }
     let last_line = items
         .iter()
@@ -1039,7 +982,7 @@ fn replay(
         })
         .unwrap_or(1);
     close(
-        turn.take(),
+        Turn::of(folder.open_turn(), holes),
         &mut out,
         true,
         &mut assigned,
@@ -1050,7 +993,6 @@ fn replay(
 
     // Number the new journal.
     let mut records = Vec::with_capacity(out.len());
-    let mut sources = Vec::with_capacity(out.len());
     let mut renumbered = Vec::new();
     let mut made = Vec::new();
     let mut made_seq: HashMap<String, u64> = HashMap::new();
@@ -1072,7 +1014,6 @@ fn replay(
                 }
                 kept += 1;
                 records.push(raw);
-                sources.push(Some(from));
                 continue;
             }
             Out::Slot { hole } => {
@@ -1094,7 +1035,6 @@ fn replay(
             } => (call, tool, kind, dispatched, why),
         };
         records.push(lost_result(seq, &call, kind, dispatched, generation, now)?);
-        sources.push(None);
         made_seq.insert(call.clone(), seq);
         made.push(Made {
             seq,
@@ -1119,25 +1059,22 @@ fn replay(
         let orphans = orphans_after.get(&i).cloned().unwrap_or_default();
         findings.push(hole_finding(h, &answered, &orphans));
     }
-    Ok(Replayed {
-        plan: Plan {
-            records,
-            findings,
-            made,
-            renumbered,
-            kept,
-            intact: 0,
-            unreadable: items
-                .iter()
-                .filter_map(|i| match i {
-                    Item::Hole(h) if !h.bytes.is_empty() => Some([&h.bytes[..], b"\n"].concat()),
-                    _ => None,
-                })
-                .flatten()
-                .collect(),
-            version: 0,
-        },
-        sources,
+    Ok(Plan {
+        records,
+        findings,
+        made,
+        renumbered,
+        kept,
+        intact: 0,
+        unreadable: items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Hole(h) if !h.bytes.is_empty() => Some([&h.bytes[..], b"\n"].concat()),
+                _ => None,
+            })
+            .flatten()
+            .collect(),
+        version: 0,
     })
 }
 
@@ -1224,19 +1161,6 @@ fn hole_finding(h: &Hole, answered: &[(String, Option<u64>)], orphans: &[u64]) -
         bytes: h.bytes.len() as u64,
         loses,
         harmless: h.harmless || matches!(h.damage, Damage::Split | Damage::Glued),
-    }
-}
-
-/// A record dropped because the verifier refuses it.
-fn refused(r: &Rec, message: &str) -> Finding {
-    Finding {
-        line: r.line,
-        seq: Some(r.record.seq),
-        damage: Damage::Refused,
-        what: Some(describe(&r.record)),
-        bytes: 0,
-        loses: format!("the agent would refuse it ({}): dropped", shown(message)),
-        harmless: false,
     }
 }
 

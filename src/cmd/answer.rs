@@ -29,6 +29,21 @@ pub fn run(g: &Invocation, a: AnswerArgs, out: &mut dyn Write) -> CmdResult {
             is_error: a.is_error,
         },
     )?;
+    if a.write.dry_run {
+        let c = prepared.call();
+        return crate::output::would(
+            out,
+            style,
+            &a.run,
+            &format!(
+                "answer {} ({}) in run {}",
+                sanitize(&c.tool_use_id, false),
+                sanitize(&c.tool, false),
+                a.run
+            ),
+            serde_json::json!({"tool_use_id": c.tool_use_id, "tool": c.tool}),
+        );
+    }
     // Asked for only once every check passed: nobody types an answer the
     // run would refuse.
     let content = match given {

@@ -19,7 +19,7 @@ use crate::hint;
 use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::{json_pretty, sanitize, sorted, Format};
-use journal::ops::approve::{approve, approve_all, pending, Request, Target};
+use journal::ops::approve::{approve_all, pending, prepare, Request, Target};
 use journal::ops::Why;
 use journal::runner::Gated;
 use serde::Serialize;
@@ -56,7 +56,7 @@ pub fn run(g: &Invocation, a: ApproveArgs, out: &mut dyn Write) -> CmdResult {
             ))
         }
     };
-    let done = approve(
+    let prepared = prepare(
         &store,
         &Request {
             run: &a.run,
@@ -71,6 +71,24 @@ pub fn run(g: &Invocation, a: ApproveArgs, out: &mut dyn Write) -> CmdResult {
         },
         _ => Failure::from(e),
     })?;
+    if a.write.dry_run {
+        let what = match prepared.call() {
+            Some(id) => format!(
+                "approve {} ({}) once in run {}",
+                sanitize(id, false),
+                sanitize(prepared.tool(), false),
+                a.run
+            ),
+            None => format!(
+                "approve tool {} for the rest of run {}",
+                sanitize(prepared.tool(), false),
+                a.run
+            ),
+        };
+        let details = serde_json::json!({"tool": prepared.tool(), "tool_use_id": prepared.call()});
+        return crate::output::would(out, style, &a.run, &what, details);
+    }
+    let done = prepared.commit()?;
     let approved = approved(g, &a.run, done)?;
     match style.format {
         Format::Json => json_pretty(out, &sorted(&approved)?)?,
@@ -159,7 +177,7 @@ fn all_pending(g: &Invocation, a: ApproveArgs, out: &mut dyn Write) -> CmdResult
             )
         })
         .collect();
-    if a.dry_run {
+    if a.write.dry_run {
         match style.format {
             Format::Json => json_pretty(out, &sorted(&rows)?)?,
             Format::Text => {
@@ -170,7 +188,7 @@ fn all_pending(g: &Invocation, a: ApproveArgs, out: &mut dyn Write) -> CmdResult
         }
         return Ok(ExitCode::SUCCESS);
     }
-    if !a.yes {
+    if !a.write.yes {
         confirm(&listed)?;
     }
     let mut done = Vec::new();

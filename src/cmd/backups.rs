@@ -170,7 +170,7 @@ fn prune(g: &Invocation, a: BackupsPruneArgs, out: &mut dyn Write) -> CmdResult 
     let store = open_store(g)?;
     let chosen = backups::select(&store, a.older_than, &a.ids, std::time::SystemTime::now())?;
     let rows: Vec<Row> = chosen.iter().map(Row::of).collect();
-    if !a.dry_run && !a.yes && !chosen.is_empty() {
+    if !a.write.dry_run && !a.write.yes && !chosen.is_empty() {
         let mut listed = Vec::new();
         let mut text = Vec::new();
         render_rows(&mut text, &rows, g)?;
@@ -187,16 +187,20 @@ fn prune(g: &Invocation, a: BackupsPruneArgs, out: &mut dyn Write) -> CmdResult 
             "nothing was removed",
         )?;
     }
-    let pruned = backups::prune(chosen, a.dry_run)?;
+    let pruned = backups::prune(chosen, a.write.dry_run)?;
     let done = PruneDone {
-        dry_run: a.dry_run,
+        dry_run: a.write.dry_run,
         pruned: rows,
         freed: pruned.freed,
     };
     match g.style.format {
         Format::Json => json_pretty(out, &sorted(&done)?)?,
         Format::Text => {
-            let verb = if a.dry_run { "would remove" } else { "removed" };
+            let verb = if a.write.dry_run {
+                "would remove"
+            } else {
+                "removed"
+            };
             for r in &done.pruned {
                 writeln!(
                     out,
@@ -208,7 +212,7 @@ fn prune(g: &Invocation, a: BackupsPruneArgs, out: &mut dyn Write) -> CmdResult 
                 )?;
             }
             let (n, freed) = (done.pruned.len(), done.freed);
-            match a.dry_run {
+            match a.write.dry_run {
                 true => writeln!(
                     out,
                     "{n} backup(s) would be removed, freeing {freed} bytes of disk; nothing was removed"

@@ -2,12 +2,15 @@
 //! and will never resume with one `terminal` record the agent reads (SPEC
 //! 6.1, the agent's "terminate"), so `ls` stops showing them open.
 //!
-//! The write rules are the library's (`journal::ops::end`): every check is
-//! made with no lock, so a refusal leaves the journal exactly as it was;
-//! then exactly one record is written. This command selects the runs (by
-//! name, or by the filters `ls` takes and the age of their last record),
-//! lists what it would end, asks on a terminal (or needs `--yes`), and
-//! renders the outcome. `--dry-run` lists and writes nothing.
+//! The write rules are the library's (`journal::ops::end`, and the run
+//! model's table, `journal::state`): every check is made with no lock, so
+//! a refusal leaves the journal exactly as it was; then exactly one record
+//! is written. This command selects the runs (by name, or by the filters
+//! `ls` takes and the age of their last record), leaves to a person every
+//! run a filter selected that waits on one or is ready to resume (and says
+//! so), lists what it would end, asks on a terminal (or needs `--yes`),
+//! and renders the outcome. `--dry-run` makes every check the real command
+//! makes and writes nothing.
 //!
 //! The message is the operator's words, stored exactly: without
 //! `--message` the record carries none, never words of ours presented as
@@ -18,10 +21,10 @@ use crate::error::{exit_of, CmdResult, Failure};
 use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::{json_pretty, sanitize};
-use journal::fold::Status;
 use journal::ops::end::{prepare, Open, Request};
 use journal::record::Reason;
-use journal::store::{Listed, Store, Summary};
+use journal::state::{Op, State};
+use journal::store::{Store, Summary};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::io::Write;
@@ -31,8 +34,11 @@ use std::process::ExitCode;
 #[derive(Serialize)]
 struct Row {
     run: String,
-    /// `ended`, `would-end`, `refused` or `failed`.
+    /// `ended`, `would-end`, `refused`, `failed`, or `left` (a filter
+    /// selected it, and it holds a person's act).
     outcome: &'static str,
+    /// Where the run stands (`left` rows).
+    state: Option<String>,
     /// The run's format version, when it was read.
     version: Option<i64>,
     /// The terminal's seq (written, or that would be written).
@@ -55,18 +61,19 @@ struct Row {
 pub fn run(g: &Invocation, a: EndArgs, out: &mut dyn Write) -> CmdResult {
     let style = g.style;
     let store = open_store(&crate::open::unheld(g, a.force))?;
-    let runs = select(g, &store, &a)?;
+    let (runs, left) = select(g, &store, &a)?;
     let reason = reason_of(a.reason);
     let base = Request {
         run: "",
         reason: &reason,
         message: a.message.as_deref(),
-        even_if_waiting: a.even_if_waiting,
+        named: !a.runs.is_empty(),
+        force: a.force || a.even_if_waiting,
         seen: None,
     };
     // Checked with no lock; nothing is kept of a run but what was shown,
     // so thousands of journals are not held in memory until the answer.
-    let planned: Vec<Row> = runs
+    let mut planned: Vec<Row> = runs
         .par_iter()
         .map(|r| {
             let checked = prepare(&store, &Request { run: r, ..base }).map(|p| p.open().clone());
@@ -77,13 +84,13 @@ pub fn run(g: &Invocation, a: EndArgs, out: &mut dyn Write) -> CmdResult {
         .iter()
         .filter(|r| r.outcome == "would-end")
         .collect();
-    let rows = if a.dry_run || to_end.is_empty() {
+    let rows = if a.write.dry_run || to_end.is_empty() {
         planned
     } else {
-        if !a.yes {
-            confirm(&to_end, &a)?;
+        if !a.write.yes {
+            confirm(&to_end, &a, left.len())?;
         }
-        planned
+        planned = planned
             .into_par_iter()
             .map(|p| match p.outcome {
                 // Written only if the run is still as it was listed.
@@ -103,20 +110,29 @@ pub fn run(g: &Invocation, a: EndArgs, out: &mut dyn Write) -> CmdResult {
                 }
                 _ => p,
             })
-            .collect()
+            .collect();
+        planned
     };
     let exit = rows.iter().map(|r| r.exit).max().unwrap_or(0);
     if style.json() {
-        json_pretty(out, &rows)?;
+        let mut all = rows;
+        all.extend(left.iter().map(|s| left_row(&a, s)));
+        json_pretty(out, &all)?;
         return Ok(ExitCode::from(exit));
     }
-    render(out, &rows, &a, style)?;
+    render(out, &rows, &left, &a, style)?;
     Ok(ExitCode::from(exit))
 }
 
 /// The runs named (each checked to exist), or the open runs of the store
 /// the filters select; either narrowed by the filters and `--older-than`.
-fn select(g: &Invocation, store: &Store, a: &EndArgs) -> Result<Vec<String>, Failure> {
+/// A selection by filter leaves to a person the runs that wait on one or
+/// are ready to resume (the second list); named runs are all checked.
+fn select(
+    g: &Invocation,
+    store: &Store,
+    a: &EndArgs,
+) -> Result<(Vec<String>, Vec<Summary>), Failure> {
     let cutoff = match a.older_than {
         Some(d) => Some(journal::time::Time::now().checked_sub(d).ok_or_else(|| {
             Failure::new("--older-than reaches before the earliest time there is")
@@ -143,9 +159,18 @@ fn select(g: &Invocation, store: &Store, a: &EndArgs) -> Result<Vec<String>, Fai
             );
         }
         let mut all = selected.runs;
-        // Only an open run has anything to end.
-        all.retain(|s| s.status == Listed::Run(Status::Open) && keep(s));
-        return Ok(all.into_iter().map(|s| s.run_id).collect());
+        // Only an open run has anything to end: one that crashed (a
+        // damaged or live one is listed, and refused with its way out),
+        // or one a person must see to, which is left to them. A run the
+        // agent calls open that is at rest by its terminal (a memory
+        // revision or a decision after it) is not.
+        all.retain(|s| {
+            keep(s)
+                && (s.state.holds_a_persons_act()
+                    || matches!(s.state, State::Open | State::Damaged | State::Live(_)))
+        });
+        let (take, left) = crate::filter::leave_to_a_person(Op::End, all);
+        return Ok((take.into_iter().map(|s| s.run_id).collect(), left));
     }
     let mut runs = crate::runs::named(g, store, &a.runs, "nothing was written")?;
     if narrowed {
@@ -157,7 +182,25 @@ fn select(g: &Invocation, store: &Store, a: &EndArgs) -> Result<Vec<String>, Fai
             .map(|s| s.run_id)
             .collect();
     }
-    Ok(runs)
+    Ok((runs, Vec::new()))
+}
+
+/// A run a filter selected and `end` left to a person.
+fn left_row(a: &EndArgs, s: &Summary) -> Row {
+    Row {
+        run: s.run_id.clone(),
+        outcome: "left",
+        state: Some(s.state.word().to_owned()),
+        version: s.version,
+        seq: None,
+        reason: reason_of(a.reason).as_str().to_owned(),
+        message: a.message.clone(),
+        waiting_on: Vec::new(),
+        record: None,
+        error: None,
+        last_seq: s.records,
+        exit: 0,
+    }
 }
 
 fn reason_of(r: EndReason) -> Reason {
@@ -182,6 +225,7 @@ fn row(
     let base = Row {
         run: run.to_owned(),
         outcome,
+        state: None,
         version: None,
         seq: None,
         reason: reason_of(a.reason).as_str().to_owned(),
@@ -227,8 +271,13 @@ fn what(a: &EndArgs) -> String {
 }
 
 /// Ask on the terminal; without one, refuse.
-fn confirm(rows: &[&Row], a: &EndArgs) -> Result<(), Failure> {
-    let lines: Vec<String> = rows.iter().map(|r| format!("  {}", line(r))).collect();
+fn confirm(rows: &[&Row], a: &EndArgs, left: usize) -> Result<(), Failure> {
+    let mut lines: Vec<String> = rows.iter().map(|r| format!("  {}", line(r))).collect();
+    if left > 0 {
+        lines.push(format!(
+            "  ({left} more run(s) left to a person: they wait on one, or are ready to resume)"
+        ));
+    }
     crate::ask::confirm(
         &lines,
         &format!("end {} run(s) with {}?", rows.len(), what(a)),
@@ -263,6 +312,7 @@ fn line(r: &Row) -> String {
 fn render(
     out: &mut dyn Write,
     rows: &[Row],
+    left: &[Summary],
     a: &EndArgs,
     style: crate::output::Style,
 ) -> std::io::Result<()> {
@@ -273,22 +323,28 @@ fn render(
             _ => crate::error::say(r.error.as_deref().unwrap_or("failed"), None, style),
         }
     }
+    if let Some(n) = crate::filter::left_note(Op::End, left) {
+        writeln!(out, "{n}")?;
+    }
     let count = |o: &str| rows.iter().filter(|r| r.outcome == o).count();
     let done = count("ended") + count("would-end");
-    match (rows.is_empty(), a.dry_run) {
+    let of = rows.len() + left.len();
+    let left_words = match left.len() {
+        0 => String::new(),
+        n => format!(", {n} left to a person"),
+    };
+    match (of == 0, a.write.dry_run) {
         (true, _) => writeln!(out, "no run selected; nothing was written"),
         (false, true) => writeln!(
             out,
-            "{} run(s): {done} would be ended with {}, {} refused, {} failed; dry run, nothing was written",
-            rows.len(),
+            "{of} run(s): {done} would be ended with {}, {} refused, {} failed{left_words}; dry run, nothing was written",
             what(a),
             count("refused"),
             count("failed")
         ),
         (false, false) => writeln!(
             out,
-            "{} run(s): {done} ended with {}, {} refused, {} failed",
-            rows.len(),
+            "{of} run(s): {done} ended with {}, {} refused, {} failed{left_words}",
             what(a),
             count("refused"),
             count("failed")

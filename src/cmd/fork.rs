@@ -24,7 +24,7 @@ pub fn run(g: &Invocation, a: ForkArgs, out: &mut dyn Write) -> CmdResult {
             run: &a.run,
             at_seq: a.at_seq,
             new_id: &a.new_id,
-            dry_run: a.dry_run,
+            dry_run: a.write.dry_run,
         },
     )?;
     match g.style.format {

@@ -80,7 +80,7 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
     }
     // On a narrow terminal the prompt is cut first, then the message;
     // then CREATED, CALLER, RECORDS, VER, SIZE, AGENT, LIVE, MESSAGE,
-    // UPDATED, MODEL, TOKENS, PROMPT and WAITING are left out, in that
+    // UPDATED, MODEL, TOKENS, PROMPT, STATE and WAITING are left out, in that
     // order: which run, what it is about and what it waits on stay
     // longest (a prompt cut to a few words still names the run). Ids, model
     // names and figures are never cut. STATUS is one word; what the run
@@ -114,6 +114,7 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
         LsColumn::Model,
         LsColumn::Tokens,
         LsColumn::Prompt,
+        LsColumn::State,
         LsColumn::Waiting,
     ]
     .into_iter()
@@ -146,9 +147,9 @@ fn trailer(out: &mut dyn Write, no_agent_excluded: usize, note: Option<String>) 
 /// every one but CALLER.
 fn chosen(asked: &[LsColumn]) -> Vec<LsColumn> {
     use LsColumn::*;
-    const EVERY: [LsColumn; 15] = [
-        Run, Status, Waiting, Live, Ver, Agent, Model, Caller, Records, Tokens, Size, Created,
-        Updated, Message, Prompt,
+    const EVERY: [LsColumn; 16] = [
+        Run, Status, State, Waiting, Live, Ver, Agent, Model, Caller, Records, Tokens, Size,
+        Created, Updated, Message, Prompt,
     ];
     if asked.is_empty() {
         return EVERY.into_iter().filter(|c| *c != Caller).collect();
@@ -173,6 +174,7 @@ fn header(c: LsColumn) -> &'static str {
         LsColumn::All => "",
         LsColumn::Run => "RUN",
         LsColumn::Status => "STATUS",
+        LsColumn::State => "STATE",
         LsColumn::Waiting => "WAITING",
         LsColumn::Live => "LIVE",
         LsColumn::Ver => "VER",
@@ -210,6 +212,7 @@ fn ls_text(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize) -> String {
         // Ids and names are never cut, on a terminal either.
         LsColumn::Run => cell(&s.run_id, usize::MAX),
         LsColumn::Status => cell(&s.status.to_string(), max(40)),
+        LsColumn::State => s.state.word().to_owned(),
         LsColumn::Waiting => waiting_cell(s),
         LsColumn::Live => match s.live {
             true => "live".into(),
@@ -261,8 +264,12 @@ fn sort_note(runs: &[Summary], key: SortKey, sizeless: bool) -> Option<String> {
 }
 
 /// What a run waits on a person for: `1 approval`, `2 deferred`, both
-/// (`1 approval, 2 deferred`), or `-`.
+/// (`1 approval, 2 deferred`), `resume` when a person acted and nothing
+/// waits any more (ready to resume), or `-`.
 fn waiting_cell(s: &Summary) -> String {
+    if s.state == journal::state::State::Ready {
+        return "resume".to_owned();
+    }
     let mut parts = Vec::new();
     match s.needs_approval.len() {
         0 => {}

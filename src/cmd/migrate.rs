@@ -38,14 +38,14 @@ pub fn run(g: &Invocation, a: MigrateArgs, out: &mut dyn Write) -> CmdResult {
     let to = open_store_uri(
         g,
         &a.to,
-        if a.dry_run {
+        if a.write.dry_run {
             IfMissing::Empty
         } else {
             IfMissing::Create
         },
     )?;
     let opts = Options {
-        dry_run: a.dry_run,
+        dry_run: a.write.dry_run,
         include_corrupt: a.include_corrupt,
         allow_live: a.allow_live,
         delete_source: a.delete_source,
@@ -75,7 +75,7 @@ pub fn run(g: &Invocation, a: MigrateArgs, out: &mut dyn Write) -> CmdResult {
         },
         from: &a.from,
         to: &a.to,
-        dry_run: a.dry_run,
+        dry_run: a.write.dry_run,
         runs: &reports,
     };
     match style.format {

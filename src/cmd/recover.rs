@@ -30,9 +30,10 @@ pub fn run(g: &Invocation, a: RecoverArgs, out: &mut dyn Write) -> CmdResult {
     let req = Request {
         run: &a.run,
         new_id: a.new_id.as_deref(),
-        dry_run: a.dry_run,
+        dry_run: a.write.dry_run,
+        force: a.force,
     };
-    if req.new_id.is_none() && !a.dry_run && !a.yes {
+    if req.new_id.is_none() && !a.write.dry_run && !a.write.yes {
         // What it would do, shown before the question; nothing written.
         let seen = recover(
             &store,
@@ -251,7 +252,7 @@ fn render(g: &Invocation, out: &mut dyn Write, r: &Recovered) -> io::Result<()> 
     if !p.made.is_empty() {
         writeln!(
             out,
-            "written by fisk-admin, not by the agent (error results whose text says the original was lost):"
+            "written by fisk-admin, not by the agent: error results whose text says the original was lost; this changes what a resume does (it hands the model these results, and does not run the calls again):"
         )?;
         for m in &p.made {
             writeln!(

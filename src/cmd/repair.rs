@@ -60,7 +60,7 @@ pub fn run(g: &Invocation, a: RepairArgs, out: &mut dyn Write) -> CmdResult {
             // One run named: its outcome alone, an object in JSON, its
             // refusal the command's (as before --all existed).
             (false, [one_run]) => {
-                let done = one(g, &store, one_run, a.dry_run)?;
+                let done = one(g, &store, one_run, a.write.dry_run)?;
                 match style.format {
                     Format::Json => json_pretty(out, &sorted(&done)?)?,
                     Format::Text => render(out, &done)?,
@@ -81,7 +81,7 @@ pub fn run(g: &Invocation, a: RepairArgs, out: &mut dyn Write) -> CmdResult {
                     .collect()
             }
         };
-    many(g, &store, &runs, a.all, a.dry_run, out)
+    many(g, &store, &runs, a.all, a.write.dry_run, out)
 }
 
 /// Several runs, or `--all`: each repaired (one's refusal, said on

@@ -8,6 +8,7 @@ use crate::cli::ResumeArgs;
 use crate::error::{CmdResult, Failure};
 use crate::invocation::Invocation;
 use crate::open::agent_store;
+use crate::output::sanitize;
 use crate::render::outcome::{printer, report};
 use crate::signal::stop_flag;
 use journal::runner::{Agent, ResumeOptions, Runner};
@@ -50,6 +51,36 @@ pub fn run(g: &Invocation, a: ResumeArgs, out: &mut dyn Write) -> CmdResult {
         force: a.force,
         prompt,
     };
+    let failure = |e: journal::Error| {
+        let help = crate::hint::for_resume_error(g, &a.run, &path, prompted, &e)
+            .or_else(|| crate::hint::for_run_store_failure(g, &store, &a.run, &path, &e))
+            .or_else(|| crate::hint::for_error(g, &e));
+        let mut f = Failure::from(e);
+        f.help = help;
+        f
+    };
+    if a.write.dry_run {
+        let r = runner.check_resume(&a.run, &opts).map_err(failure)?;
+        let calls: Vec<String> = r
+            .to_run
+            .iter()
+            .map(|(id, tool)| format!("{} ({})", sanitize(id, false), sanitize(tool, false)))
+            .collect();
+        let mut what = format!("resume run {}: claim it at seq {}", a.run, r.last_seq + 1);
+        if prompted {
+            what.push_str(", add the new user turn");
+        }
+        if !calls.is_empty() {
+            what.push_str(&format!(", run {}", calls.join(", ")));
+        }
+        what.push_str(&format!(", then go on from iteration {}", r.next_iteration));
+        let details = serde_json::json!({
+            "claim_seq": r.last_seq + 1,
+            "next_iteration": r.next_iteration,
+            "to_run": r.to_run.iter().map(|(id, tool)| serde_json::json!({"tool_use_id": id, "tool": tool})).collect::<Vec<_>>(),
+        });
+        return crate::output::would(out, style, &a.run, &what, details);
+    }
     let outcome = runner.resume(&a.run, &opts).map_err(|e| {
         let help = crate::hint::for_resume_error(g, &a.run, &path, prompted, &e)
             .or_else(|| crate::hint::for_run_store_failure(g, &store, &a.run, &path, &e))

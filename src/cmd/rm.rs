@@ -12,6 +12,7 @@ use crate::error::{exit_of, CmdResult, Failure};
 use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::{json_pretty, sanitize, sorted, Format, Style};
+use journal::state::{Ask, Op};
 use journal::store::{Store, Summary};
 use serde::Serialize;
 use std::io::{self, Write};
@@ -54,18 +55,37 @@ pub fn run(g: &Invocation, mut a: RmArgs, out: &mut dyn Write) -> CmdResult {
         ));
     }
     // A run named twice is deleted once.
+    let named = !a.runs.is_empty();
     a.runs = crate::runs::named(g, &store, &a.runs, "nothing was deleted")?;
     // With filters, the runs are what they select (of those named, when
-    // any are); the selection is listed before it is asked about.
-    let selection = match filtered {
-        true => Some(select(&store, &a)?),
-        false => None,
+    // any are); the selection is listed before it is asked about. A
+    // selection by filter alone leaves to a person every run that waits on
+    // one or is ready to resume.
+    let (selection, left) = match filtered {
+        true => {
+            let sel = select(&store, &a)?;
+            match named {
+                true => (Some(sel), Vec::new()),
+                false => {
+                    let (take, left) = crate::filter::leave_to_a_person(Op::Remove, sel);
+                    (Some(take), left)
+                }
+            }
+        }
+        false => (None, Vec::new()),
     };
     if let Some(sel) = &selection {
         a.runs = sel.iter().map(|s| s.run_id.clone()).collect();
     }
-    if a.dry_run {
-        return dry_run(out, &a.runs, selection.as_deref(), style);
+    let ask = Ask {
+        named,
+        force: a.force,
+    };
+    if a.write.dry_run {
+        return dry_run(g, &store, out, &a.runs, ask, &left, style);
+    }
+    if let Some(n) = crate::filter::left_note(Op::Remove, &left) {
+        eprintln!("fisk-admin: note: {n}");
     }
     if a.runs.is_empty() {
         match style.format {
@@ -74,7 +94,7 @@ pub fn run(g: &Invocation, mut a: RmArgs, out: &mut dyn Write) -> CmdResult {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    if !a.yes {
+    if !a.write.yes {
         match &selection {
             None => confirm(&a.runs)?,
             Some(sel) => crate::ask::confirm(
@@ -86,7 +106,7 @@ pub fn run(g: &Invocation, mut a: RmArgs, out: &mut dyn Write) -> CmdResult {
             )?,
         }
     }
-    let deletions: Vec<Deletion> = journal::ops::remove::delete_each(&store, &a.runs)
+    let deletions: Vec<Deletion> = journal::ops::remove::delete_each(&store, &a.runs, ask)
         .into_iter()
         .map(|(r, done)| match done {
             Ok(d) => Deletion::Done(Removed {
@@ -205,65 +225,83 @@ fn line(s: &Summary) -> String {
     )
 }
 
-/// One run a dry run would delete (`--dry-run -o json`).
+/// One run a dry run would delete, or would refuse (`--dry-run -o json`).
 #[derive(Serialize)]
 struct Would {
     run: String,
-    status: Option<String>,
-    updated: Option<String>,
-    live: Option<bool>,
+    /// `would-delete`, `refused` (the real rm would refuse it too), or
+    /// `left` (a filter selected it, and it holds a person's act).
+    outcome: &'static str,
+    state: Option<String>,
+    error: Option<String>,
 }
 
-/// `--dry-run`: the runs that would be deleted; nothing is.
+/// `--dry-run`: every check the real `rm` makes, on each run; what it
+/// would delete, refuse and leave to a person. Nothing is deleted.
 fn dry_run(
+    g: &Invocation,
+    store: &Store,
     out: &mut dyn Write,
     runs: &[String],
-    selection: Option<&[Summary]>,
+    ask: Ask,
+    left: &[Summary],
     style: Style,
 ) -> CmdResult {
-    let would: Vec<Would> = match selection {
-        Some(sel) => sel
-            .iter()
-            .map(|s| Would {
-                run: s.run_id.clone(),
-                status: Some(s.status.to_string()),
-                updated: s.updated.filter(|u| !u.is_zero()).map(|u| u.to_rfc3339()),
-                live: Some(s.live),
-            })
-            .collect(),
-        None => runs
-            .iter()
-            .map(|r| Would {
+    let mut exit = 0u8;
+    let mut would: Vec<Would> = runs
+        .iter()
+        .map(|r| match journal::ops::remove::check(store, r, ask) {
+            Ok(state) => Would {
                 run: r.clone(),
-                status: None,
-                updated: None,
-                live: None,
-            })
-            .collect(),
-    };
+                outcome: "would-delete",
+                state: Some(state.word().to_owned()),
+                error: None,
+            },
+            Err(e) => {
+                exit = exit.max(exit_of(&e));
+                Would {
+                    run: r.clone(),
+                    outcome: "refused",
+                    state: None,
+                    error: Some(crate::error::describe(g, &e)),
+                }
+            }
+        })
+        .collect();
+    let deleted = would.iter().filter(|w| w.outcome == "would-delete").count();
+    let refused = would.len() - deleted;
+    would.extend(left.iter().map(|s| Would {
+        run: s.run_id.clone(),
+        outcome: "left",
+        state: Some(s.state.word().to_owned()),
+        error: None,
+    }));
     match style.format {
         Format::Json => json_pretty(out, &sorted(&would)?)?,
         Format::Text => {
-            match selection {
-                Some(sel) => {
-                    for s in sel {
-                        writeln!(out, "would delete{}", line(s))?;
-                    }
+            for w in &would {
+                match (w.outcome, &w.error) {
+                    ("would-delete", _) => writeln!(
+                        out,
+                        "would delete  {}  {}",
+                        sanitize(&w.run, false),
+                        w.state.as_deref().unwrap_or("")
+                    )?,
+                    (_, Some(e)) => crate::error::say(e, None, style),
+                    _ => {}
                 }
-                None => {
-                    for r in runs {
-                        writeln!(out, "would delete  {}", sanitize(r, false))?;
-                    }
-                }
+            }
+            if let Some(n) = crate::filter::left_note(Op::Remove, left) {
+                writeln!(out, "{n}")?;
             }
             writeln!(
                 out,
-                "{} run(s) would be deleted (dry run); nothing was deleted",
-                would.len()
+                "{deleted} run(s) would be deleted, {refused} refused, {} left to a person (dry run); nothing was deleted",
+                left.len()
             )?;
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitCode::from(exit))
 }
 
 /// On the file backend a deleted run's backup is its journal under a

@@ -10,6 +10,7 @@ use crate::error::{exit_of, CmdResult, Failure};
 use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::{json_pretty, sanitize};
+use journal::state::Ask;
 use journal::store::Store;
 use journal::upgrade::Outcome;
 use rayon::prelude::*;
@@ -63,6 +64,13 @@ pub fn run(g: &Invocation, a: UpgradeArgs, out: &mut dyn Write) -> CmdResult {
         }
     };
     let hold = g.hold;
+    // `--all` is a selection: it leaves to a person every version-3 run
+    // that waits on one or is ready to resume; a named one is taken with
+    // --force.
+    let ask = Ask {
+        named: !a.all,
+        force: a.force,
+    };
     // A store-wide failure (the server gone) stops the batch, as it stops
     // migrate: every further run would wait out its own timeout.
     let upgrade_all = |dry_run: bool| -> Vec<(Row, u8)> {
@@ -73,7 +81,7 @@ pub fn run(g: &Invocation, a: UpgradeArgs, out: &mut dyn Write) -> CmdResult {
                 if let Some(why) = why {
                     return (not_attempted(r, &why), 2);
                 }
-                let (row, exit, store_failed) = one(g, &store, r, dry_run, hold, a.force);
+                let (row, exit, store_failed) = one(g, &store, r, dry_run, hold, ask);
                 if store_failed {
                     if let Ok(mut s) = stopped.lock() {
                         s.get_or_insert_with(|| {
@@ -93,14 +101,14 @@ pub fn run(g: &Invocation, a: UpgradeArgs, out: &mut dyn Write) -> CmdResult {
     };
     let mut refusal = None;
     let rows = match rollups_off {
-        None => upgrade_all(a.dry_run),
+        None => upgrade_all(a.write.dry_run),
         Some(stream) => {
             let planned = upgrade_all(true);
             let need = planned
                 .iter()
                 .filter(|(r, _)| r.outcome == "would-upgrade")
                 .count();
-            match (need, a.dry_run) {
+            match (need, a.write.dry_run) {
                 // Nothing needs a rollup: planning was all there was to do.
                 (0, _) => planned,
                 (need, dry_run) => {
@@ -159,9 +167,26 @@ pub fn run(g: &Invocation, a: UpgradeArgs, out: &mut dyn Write) -> CmdResult {
             // With --all, thousands of current runs would bury the rest.
             "current" if quiet_current => {}
             "current" => writeln!(out, "{run} is version 1 already; left alone")?,
+            "left" => {}
             _ if r.skipped => {}
             _ => crate::error::say(r.error.as_deref().unwrap_or("failed"), None, style),
         }
+    }
+    let left: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.outcome == "left")
+        .map(|r| r.run.as_str())
+        .collect();
+    if !left.is_empty() {
+        writeln!(
+            out,
+            "left {} run(s) to a person: a filter never takes a run that waits on a person or is ready to resume; upgrade takes one only when it is named, with --force: {}",
+            left.len(),
+            left.iter()
+                .map(|r| sanitize(r, false).into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )?;
     }
     let skipped: Vec<&Row> = rows.iter().filter(|r| r.skipped).collect();
     if let Some(first) = skipped.first() {
@@ -177,10 +202,10 @@ pub fn run(g: &Invocation, a: UpgradeArgs, out: &mut dyn Write) -> CmdResult {
     }
     writeln!(
         out,
-        "{} run(s): {} {}, {} already version 1, {} refused, {} failed",
+        "{} run(s): {} {}, {} already version 1, {} refused, {} failed{}",
         rows.len(),
         count("upgraded") + count("would-upgrade"),
-        if a.dry_run {
+        if a.write.dry_run {
             "would be upgraded"
         } else {
             "upgraded"
@@ -188,6 +213,10 @@ pub fn run(g: &Invocation, a: UpgradeArgs, out: &mut dyn Write) -> CmdResult {
         count("current"),
         count("refused"),
         count("failed"),
+        match count("left") {
+            0 => String::new(),
+            n => format!(", {n} left to a person"),
+        },
     )?;
     say_refusal();
     Ok(ExitCode::from(exit))
@@ -201,10 +230,25 @@ fn one(
     run: &str,
     dry_run: bool,
     hold: std::time::Duration,
-    force: bool,
+    ask: Ask,
 ) -> (Row, u8, bool) {
-    match store.upgrade(run, dry_run, hold, force) {
+    match store.upgrade(run, dry_run, hold, ask.force, ask) {
         Ok(o) => (row(run, o), 0, false),
+        // Selected by --all and holding a person's act: left to them, and
+        // counted (not a refusal: nothing asked for it by name).
+        Err(journal::Error::State(r)) if r.by_filter && r.forcible => (
+            Row {
+                run: run.to_owned(),
+                outcome: "left",
+                records: None,
+                kept: None,
+                resumed: false,
+                error: Some(r.to_string()),
+                skipped: false,
+            },
+            0,
+            false,
+        ),
         Err(e) => {
             let exit = exit_of(&e);
             let outcome = if exit == 1 { "refused" } else { "failed" };

@@ -33,9 +33,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use super::{refuse, write_one, Op, Why, Written};
+use super::{refuse, standing, write_one, Op, Why, Written};
 use crate::fold::{CallState, FoldOptions, RunState};
 use crate::record::{Payload, ToolResult, ToolResultBlock};
+use crate::state::Ask;
 use crate::store::{Journal, Store};
 use crate::Result;
 
@@ -86,11 +87,19 @@ pub fn prepare<'s>(store: &'s Store, req: &Request) -> Result<Prepared<'s>> {
     let run = req.run;
     let journal = store.read(run)?;
     let st = store.fold(run, &journal, FoldOptions::default())?;
-    let id = match req.call {
-        Some(id) => id.to_owned(),
-        None => only_waiting(&st, run)?,
+    // What is wrong with the call named says more than the run's state;
+    // with none named, the state says why there is none to answer.
+    let call = match req.call {
+        Some(id) => {
+            let call = check(&st, run, id)?;
+            standing(Op::Answer, store, run, &journal, &st, Ask::NAMED)?;
+            call
+        }
+        None => {
+            standing(Op::Answer, store, run, &journal, &st, Ask::NAMED)?;
+            check(&st, run, &only_waiting(&st, run)?)?
+        }
     };
-    let call = check(&st, run, &id)?;
     Ok(Prepared {
         store,
         run: run.to_owned(),
@@ -183,6 +192,10 @@ fn check(st: &RunState, run: &str, id: &str) -> Result<Call> {
             })
         }
         s if s.answered() => Why::AlreadyAnswered { call: id.into() },
+        CallState::AwaitsApproval { tool } => Why::Gated {
+            call: id.into(),
+            tool: tool.into(),
+        },
         CallState::NoBatch { .. } => Why::NoPendingBatch { call: id.into() },
         s => Why::NotDeferred {
             call: id.into(),

@@ -4,9 +4,10 @@
 //! one-shot approval is spent by the run's next terminal (SPEC 3 rule 9);
 //! a standing one is dropped when the tools change (SPEC 4).
 
-use super::{refuse, write_one, Op, Open, Why, Written, MAX_TOOL};
+use super::{refuse, standing, write_one, Op, Open, Why, Written, MAX_TOOL};
 use crate::fold::{CallState, FoldOptions, Gated, RunState};
 use crate::record::{CallApproval, Decision, Kind, Payload, Reason, Record};
+use crate::state::Ask;
 use crate::store::{Journal, Store};
 use crate::Result;
 
@@ -39,9 +40,50 @@ pub struct Approved {
     pub call: Option<String>,
 }
 
-/// Check the approval with no lock taken, then become the writer, make
-/// sure nothing changed, and append it.
-pub fn approve(store: &Store, req: &Request) -> Result<Approved> {
+/// A checked approval, not yet written: what a dry run shows.
+pub struct Prepared<'s> {
+    store: &'s Store,
+    run: String,
+    journal: Journal,
+    st: RunState,
+    payload: Payload,
+    tool: String,
+    call: Option<String>,
+}
+
+impl Prepared<'_> {
+    /// The approved call's tool, or the tool approved.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// The call approved once; `None` for a standing approval.
+    pub fn call(&self) -> Option<&str> {
+        self.call.as_deref()
+    }
+
+    /// Become the writer, make sure nothing changed since [`prepare`],
+    /// and append the approval: exactly one record.
+    pub fn commit(self) -> Result<Approved> {
+        let written = write_one(
+            Op::Approve,
+            self.store,
+            &self.run,
+            &self.journal,
+            &self.st,
+            self.payload,
+        )?;
+        Ok(Approved {
+            written,
+            tool: self.tool,
+            call: self.call,
+        })
+    }
+}
+
+/// Make every check of the approval with no lock taken: the run's state
+/// ([`crate::state`]), the call or tool, and that the run is at its gate.
+pub fn prepare<'s>(store: &'s Store, req: &Request) -> Result<Prepared<'s>> {
     let run = req.run;
     let journal = store.read(run)?;
     let st = store.fold(run, &journal, FoldOptions::default())?;
@@ -64,15 +106,25 @@ pub fn approve(store: &Store, req: &Request) -> Result<Approved> {
             (p, tool.to_owned(), None, Some(tool))
         }
     };
-    // A run a writer holds is live, which says more than "not suspended".
-    store.check_writable(run)?;
+    // What is wrong with the call or tool named says more than the run's
+    // state; then the state; then that the run is at its gate.
+    standing(Op::Approve, store, run, &journal, &st, Ask::NAMED)?;
     check_suspended(&journal, &st, run, of_tool)?;
-    let written = write_one(Op::Approve, store, run, &journal, &st, payload)?;
-    Ok(Approved {
-        written,
+    Ok(Prepared {
+        store,
+        run: run.to_owned(),
+        journal,
+        st,
+        payload,
         tool,
         call,
     })
+}
+
+/// Check the approval with no lock taken, then become the writer, make
+/// sure nothing changed, and append it.
+pub fn approve(store: &Store, req: &Request) -> Result<Approved> {
+    prepare(store, req)?.commit()
 }
 
 /// The calls of `run` that wait on an approval (the fold's
@@ -209,7 +261,8 @@ fn check_suspended(journal: &Journal, st: &RunState, run: &str, tool: Option<&st
     ))
 }
 
-/// The refusals for a standing approval.
+/// The refusals for a standing approval: not a tool name, approved
+/// already, or a tool neither a pending call nor the conversation names.
 fn check_tool(st: &RunState, run: &str, tool: &str) -> Result<()> {
     if tool.is_empty() || tool.len() > MAX_TOOL || tool.chars().any(char::is_control) {
         return Err(refuse(
@@ -223,6 +276,17 @@ fn check_tool(st: &RunState, run: &str, tool: &str) -> Result<()> {
             Op::Approve,
             run,
             Why::ToolApproved { tool: tool.into() },
+        ));
+    }
+    let tools = st.tools_called();
+    if !tools.iter().any(|t| t == tool) {
+        return Err(refuse(
+            Op::Approve,
+            run,
+            Why::UnknownTool {
+                tool: tool.into(),
+                tools,
+            },
         ));
     }
     Ok(())

@@ -10,18 +10,22 @@
 //! gated calls to approve) only when the operator says so: ending it
 //! drops what the person was asked.
 //!
+//! Which runs it ends is the run model's table ([`crate::state`]): an
+//! open run; a run that waits on a person or is ready to resume (a person
+//! answered or approved, nobody resumed it) only when it is named and the
+//! operator forces it; never an ended, damaged or live one.
+//!
 //! The record is the agent's own shape for its generation: version 1 gets
-//! a `time` (the appender stamps it) and no `summary`. The agent writes a
-//! summary on some terminals only (37 of the 42 in
-//! testdata/agent-journals/v1 carry none, every `error` one among them),
-//! its `tool_calls_by_kind` is keyed by the agent's internal numbers, and
-//! the fold never trusts it: leaving it out is what the agent itself does
-//! when a run fails, and writes nothing the agent did not count.
-//! Version 3 has neither.
+//! a `time` (the appender stamps it) and the `summary` the agent's runner
+//! copies onto every terminal it writes (the conversation's turns, context
+//! and counters, as the fold of the journal up to it gives them:
+//! [`RunState::conversation_summary`]), so the agent's own listing shows
+//! what the run cost. Version 3 has neither.
 
-use super::{refuse, write_one, Change, Op, Why, Written};
-use crate::fold::{FoldOptions, RunState, Status};
+use super::{refuse, standing, write_one, Change, Op, Why, Written};
+use crate::fold::{FoldOptions, RunState};
 use crate::record::{Payload, Reason, Terminal};
+use crate::state::Ask;
 use crate::store::{Journal, Store};
 use crate::Result;
 
@@ -35,8 +39,11 @@ pub struct Request<'a> {
     pub reason: &'a Reason,
     /// The operator's words, stored exactly; `None` writes no message.
     pub message: Option<&'a str>,
-    /// End the run even when it waits on a person.
-    pub even_if_waiting: bool,
+    /// The run was named, not selected by a filter.
+    pub named: bool,
+    /// End it even when it holds a person's act (it waits on a person, or
+    /// is ready to resume): taken only when the run is named.
+    pub force: bool,
     /// The last seq the operator was shown (a listing before a
     /// confirmation): a run that changed since is refused, since what was
     /// confirmed is no longer what would be ended.
@@ -110,38 +117,34 @@ pub fn prepare<'s>(store: &'s Store, req: &Request) -> Result<Prepared<'s>> {
         ));
     }
     let st = store.fold(run, &journal, FoldOptions::default())?;
-    if let Status::Terminal(reason) = &st.status {
-        return Err(refuse(
-            Op::End,
-            run,
-            Why::NotOpen {
-                reason: reason.as_str().to_owned(),
-            },
-        ));
-    }
-    // A run a writer holds is live, which says more than "waiting".
-    store.check_writable(run)?;
+    standing(
+        Op::End,
+        store,
+        run,
+        &journal,
+        &st,
+        Ask {
+            named: req.named,
+            force: req.force,
+        },
+    )?;
     let waiting_on = waiting_on(&st);
-    if !waiting_on.is_empty() && !req.even_if_waiting {
-        return Err(refuse(
-            Op::End,
-            run,
-            Why::WaitsOnAPerson { calls: waiting_on },
-        ));
-    }
-    if st.generation.is_none() {
-        return Err(refuse(
+    let generation = st.generation.ok_or_else(|| {
+        refuse(
             Op::End,
             run,
             Why::NotWritable {
                 version: st.version,
             },
-        ));
-    }
-    let terminal = Terminal::new(
+        )
+    })?;
+    let mut terminal = Terminal::new(
         req.reason.clone(),
         req.message.map(str::to_owned).unwrap_or_default(),
     );
+    if generation == crate::record::Generation::Current {
+        terminal.summary = Some(st.conversation_summary());
+    }
     let open = Open {
         version: st.version,
         last_seq: journal.last_seq(),
@@ -203,6 +206,7 @@ fn waiting_on(st: &RunState) -> Vec<String> {
 mod tests {
     use super::super::tests::store_with;
     use super::*;
+    use crate::fold::Status;
     use crate::Error;
     use std::path::PathBuf;
 
@@ -226,16 +230,17 @@ mod tests {
             run,
             reason,
             message: None,
-            even_if_waiting: false,
+            named: true,
+            force: false,
             seen: None,
         }
     }
 
     /// The refusal of `req` on `text`, the journal left as it was.
-    fn refused(run: &str, text: &str, reason: &Reason, even_if_waiting: bool) -> Error {
+    fn refused(run: &str, text: &str, reason: &Reason, force: bool) -> Error {
         let (_d, store, path) = store_with(run, text);
         let r = Request {
-            even_if_waiting,
+            force,
             ..req(run, reason)
         };
         let e = end(&store, &r).unwrap_err();
@@ -258,31 +263,33 @@ mod tests {
         for g in ["v1", "v3"] {
             let text = fixture(g, "g-pending-suspended", 0);
             let e = refused("g-pending-suspended", &text, &Reason::Error, true);
-            assert!(e.to_string().contains("nothing to end"), "{e}");
-            assert_eq!(
-                why(e),
-                Why::NotOpen {
-                    reason: "suspended".into()
-                }
-            );
+            assert!(e.to_string().contains("end has nothing to do"), "{e}");
+            let Error::State(r) = e else { panic!("{e}") };
+            assert_eq!(r.state, crate::state::State::Suspended);
+            assert!(!r.forcible);
         }
     }
 
     #[test]
-    fn a_run_waiting_on_a_person_is_ended_only_when_told() {
+    fn a_run_waiting_on_a_person_is_ended_only_when_named_and_forced() {
         for g in ["v1", "v3"] {
             let run = "g-deferral-waiting";
             let text = fixture(g, run, 1);
             let e = refused(run, &text, &Reason::Error, false);
-            assert_eq!(
-                why(e),
-                Why::WaitsOnAPerson {
-                    calls: vec!["tu_d".into()]
-                }
-            );
-            let (_d, store, _) = store_with(run, &text);
+            let Error::State(r) = e else { panic!("{e}") };
+            assert_eq!(r.state, crate::state::State::WaitingAnswer);
+            assert!(r.forcible && !r.by_filter);
+            // Selected by a filter, forced or not: refused.
+            let (_d, store, path) = store_with(run, &text);
+            let filtered = Request {
+                named: false,
+                force: true,
+                ..req(run, &Reason::Error)
+            };
+            assert!(end(&store, &filtered).is_err());
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
             let r = Request {
-                even_if_waiting: true,
+                force: true,
                 ..req(run, &Reason::Error)
             };
             let done = end(&store, &r).unwrap();
@@ -341,9 +348,16 @@ mod tests {
             assert_eq!(done.written.seq, 4);
             let line = String::from_utf8(done.written.line).unwrap();
             assert_eq!(line.contains(r#""time":"#), timed, "{line}");
-            assert!(!line.contains("summary"), "{line}");
+            // Version 1 carries the agent's summary of the conversation so
+            // far (one model call, one tool call); version 3 none.
+            let summary = match timed {
+                true => {
+                    r#","summary":{"turns":1,"context_tokens":10,"counters":{"llm_calls":1,"tool_calls":1,"tool_calls_by_kind":{"1":1},"in_tokens":10,"out_tokens":5}}"#
+                }
+                false => "",
+            };
             assert!(
-                line.ends_with(r#""terminal":{"reason":"suspended","message":"worker lost \u003cin\u003e the \"reboot\""}}"#),
+                line.ends_with(&format!(r#""terminal":{{"reason":"suspended","message":"worker lost \u003cin\u003e the \"reboot\""{summary}}}}}"#)),
                 "{line}"
             );
             let after = std::fs::read_to_string(&path).unwrap();
@@ -353,7 +367,7 @@ mod tests {
             let st = store.fold(run, &journal, FoldOptions::default()).unwrap();
             assert_eq!(st.status, Status::Terminal(Reason::Suspended));
             let e = end(&store, &req(run, &Reason::Error)).unwrap_err();
-            assert!(matches!(why(e), Why::NotOpen { .. }));
+            assert!(matches!(e, Error::State(_)), "{e}");
         }
         // No message given: none written.
         let text = fixture("v3", run, 0);

@@ -24,6 +24,8 @@ pub mod remove;
 use crate::fold::RunState;
 use crate::record::{Generation, Payload};
 use crate::shell::text as shown;
+pub use crate::state::Op;
+use crate::state::{permit, Ask, State};
 use crate::store::{Appender, Journal, Store};
 use crate::{Error, Result};
 use std::fmt;
@@ -47,22 +49,6 @@ pub struct Refusal {
     pub run: String,
     /// Why nothing was written.
     pub why: Why,
-}
-
-/// The operations of this module.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Op {
-    /// `answer`: a deferred call's result.
-    Answer,
-    /// `approve`: an approval of a gated call.
-    Approve,
-    /// `end`: a terminal written by hand (SPEC 6.1).
-    End,
-    /// `fork`: a new run of a run's first records (SPEC 6.1).
-    Fork,
-    /// `recover`: a damaged journal made whole again (SPEC 6.1).
-    Recover,
 }
 
 /// The refusals of the hand-written operations (SPEC 6), one variant each.
@@ -96,6 +82,22 @@ pub enum Why {
         in_batch: bool,
         /// The deferred calls the run waits on.
         waiting: Vec<String>,
+    },
+    /// answer: the call waits on an approval (the run was suspended for
+    /// it), not an answer.
+    Gated {
+        /// The call's tool_use id.
+        call: String,
+        /// Its tool.
+        tool: String,
+    },
+    /// approve --tool: the tool is neither a pending call's nor one the
+    /// run has called; `tools` are the ones it has.
+    UnknownTool {
+        /// The tool named.
+        tool: String,
+        /// The tools the run's pending calls and its conversation name.
+        tools: Vec<String>,
     },
     /// answer with no call named: the run waits on no deferred call.
     WaitsOnNone,
@@ -152,17 +154,6 @@ pub enum Why {
         open: Open,
         /// The tool named, when one was.
         tool: Option<String>,
-    },
-    /// end: the run is not open, it ended with `reason`: nothing to end.
-    NotOpen {
-        /// The last terminal's reason.
-        reason: String,
-    },
-    /// end: a person has to act on `calls` (answers, approvals) and the
-    /// operator did not say to end it anyway.
-    WaitsOnAPerson {
-        /// The calls waiting, by tool_use id.
-        calls: Vec<String>,
     },
     /// end: not one of the agent's five reasons.
     NotAReason {
@@ -272,8 +263,23 @@ impl fmt::Display for Refusal {
                 "run {run}: tool call {} is not deferred: it {}; only deferred calls are answered by hand",
                 shown(call),
                 match in_batch {
-                    true => "is in the pending batch but was not deferred (resume runs it again)",
+                    true => "is in the pending batch but was not deferred (the resume runs it, asking for an approval if its tool is gated)",
                     false => "is not a call of the pending batch",
+                }
+            ),
+            Why::Gated { call, tool } => write!(
+                f,
+                "run {run}: tool call {} ({}) waits on an approval, not an answer; {nothing}",
+                shown(call),
+                shown(tool)
+            ),
+            Why::UnknownTool { tool, tools } => write!(
+                f,
+                "run {run} has no call of tool {} (pending or in its conversation: {}); a standing approval of it would approve nothing the run has asked for; {nothing}",
+                shown(tool),
+                match tools.is_empty() {
+                    true => "none".to_owned(),
+                    false => listed(tools),
                 }
             ),
             Why::WaitsOnNone => write!(f, "run {run} waits on no deferred call; {nothing}"),
@@ -354,16 +360,6 @@ impl fmt::Display for Refusal {
                     "run {run} is not suspended: {open}, and no call{of} waits unanswered in a pending batch (it is running, or it stopped with nothing to approve); {nothing}"
                 )
             }
-            Why::NotOpen { reason } => write!(
-                f,
-                "run {run} is not open: it ended {}; there is nothing to end, {nothing}",
-                shown(reason)
-            ),
-            Why::WaitsOnAPerson { calls } => write!(
-                f,
-                "run {run} waits on a person ({}); ending it drops what they were asked, {nothing}",
-                listed(calls)
-            ),
             Why::OutOfRange { seq, last } => write!(
                 f,
                 "run {run}: seq {seq} is not one of its records (1 to {last}); {nothing}"
@@ -392,6 +388,22 @@ fn refuse(op: Op, run: &str, why: Why) -> Error {
         run: run.to_owned(),
         why,
     }))
+}
+
+/// Where `run` stands, as `journal` read and `st` folded from it, and
+/// whether the table lets `op` write to it, asked as `ask`
+/// ([`crate::state::permit`]).
+fn standing(
+    op: Op,
+    store: &Store,
+    run: &str,
+    journal: &Journal,
+    st: &RunState,
+    ask: Ask,
+) -> Result<State> {
+    let state = store.state_of(run, journal, st)?;
+    permit(op, run, &state, ask)?;
+    Ok(state)
 }
 
 /// Become the run's writer for a hand-written record, once every check

@@ -12,9 +12,13 @@
 //!   the source is only read.
 //! - A dry run plans and writes nothing.
 //!
-//! A journal with nothing to recover (whole and consistent) is left as it
-//! is. One whose meta record is lost is refused: nothing can stand in for
-//! the run's identity, fingerprint and prompt.
+//! A journal the agent reads whole (the reader's rule drops a torn tail,
+//! and the fold takes the rest) is refused unless forced: recover would
+//! rebuild a run the agent goes on with as it is, and can change what a
+//! resume does; `repair` is what a damaged tail needs (the run model's
+//! table, [`crate::state`]). A journal with nothing to recover is left as
+//! it is. One whose meta record is lost is refused: nothing can stand in
+//! for the run's identity, fingerprint and prompt.
 
 use super::{refuse, Op, Why};
 use crate::recover::Plan;
@@ -30,8 +34,11 @@ pub struct Request<'a> {
     /// Write the recovered run under this id, leaving the original as it
     /// is; `None`: in place.
     pub new_id: Option<&'a str>,
-    /// Plan and write nothing.
+    /// Plan and write nothing (every check made).
     pub dry_run: bool,
+    /// Recover a journal the agent reads whole all the same (and, on
+    /// JetStream, one within the hold: the store is opened without it).
+    pub force: bool,
 }
 
 /// What a recovery did (or, on a dry run, would do).
@@ -62,6 +69,17 @@ pub fn recover(store: &Store, req: &Request) -> Result<Recovered> {
     if let Some(new) = req.new_id {
         crate::id::check(new)?;
     }
+    // A new id only reads the run: who holds it does not matter.
+    let state = store.state_read(run, req.new_id.is_none())?;
+    crate::state::permit(
+        Op::Recover,
+        run,
+        &state,
+        crate::state::Ask {
+            named: true,
+            force: req.force,
+        },
+    )?;
     let bytes = store.raw(run)?;
     let plan = crate::recover::plan(target, &bytes, crate::time::Time::now())
         .map_err(|e| refuse(Op::Recover, run, Why::Unrecoverable { why: e.to_string() }))?;
@@ -72,9 +90,6 @@ pub fn recover(store: &Store, req: &Request) -> Result<Recovered> {
                 at: store.place(),
             });
         }
-    } else {
-        // Refused before anything else: a live run is never planned over.
-        store.check_writable(run)?;
     }
     let mut out = Recovered {
         run: target.to_owned(),
@@ -130,6 +145,7 @@ mod tests {
             run: "r",
             new_id,
             dry_run,
+            force: false,
         }
     }
 
@@ -157,8 +173,15 @@ mod tests {
         assert!(backups::restore(&store, &listed[0].id).is_err());
         let st = crate::fold(store.read("r").unwrap().records()).unwrap();
         assert_eq!(st.last_seq, 27);
-        // Whole now: nothing more to recover.
-        let again = recover(&store, &req(None, false)).unwrap();
+        // Whole now: the agent reads it, so recover refuses; forced, it
+        // finds nothing more to recover.
+        let e = recover(&store, &req(None, false)).unwrap_err();
+        assert!(matches!(e, crate::Error::State(_)), "{e}");
+        let forced = Request {
+            force: true,
+            ..req(None, false)
+        };
+        let again = recover(&store, &forced).unwrap();
         assert!(!again.written && !again.plan.changes());
     }
 

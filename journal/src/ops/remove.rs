@@ -1,10 +1,13 @@
 //! Deleting runs as `rm` does, by name or by selection: which runs a
-//! last-activity bound keeps ([`older_than`]) and the delete of each
-//! ([`delete_each`]), one run's refusal (a live run) never stopping the
-//! others. It is here, not in a front end, because which runs a bulk
-//! delete takes is a rule: a run whose last record has no time is never
-//! taken by an age (nothing says it is old).
+//! last-activity bound keeps ([`older_than`]), whether the run model lets
+//! a run go ([`check`]), and the delete of each ([`delete_each`]), one
+//! run's refusal never stopping the others. It is here, not in a front
+//! end, because which runs a bulk delete takes is a rule: a run whose last
+//! record has no time is never taken by an age (nothing says it is old),
+//! and a run that waits on a person or is ready to resume is taken only
+//! when it is named and forced ([`crate::state`]).
 
+use crate::state::{permit, Ask, Op, State};
 use crate::store::{Deleted, Store, Summary};
 use crate::time::Time;
 use std::time::Duration;
@@ -17,9 +20,34 @@ pub fn older_than(runs: &mut Vec<Summary>, age: Duration, now: Time) {
     runs.retain(|s| s.updated.is_some_and(|u| !u.is_zero() && u < cutoff));
 }
 
-/// Delete each of `runs` in turn, keeping a backup of each
-/// ([`Store::delete`]): every run's outcome, in the order given. A live
-/// run is refused (its `Err`) and the others go on.
-pub fn delete_each(store: &Store, runs: &[String]) -> Vec<(String, crate::Result<Deleted>)> {
-    runs.iter().map(|r| (r.clone(), store.delete(r))).collect()
+/// Whether `rm` may delete `run`, asked as `ask`: the run model's table
+/// on the run as `ls` sees it (its meta record and tail, who holds it).
+/// What a dry run reports and what the delete checks first.
+pub fn check(store: &Store, run: &str, ask: Ask) -> crate::Result<State> {
+    if !store.exists(run)? {
+        return Err(crate::Error::NotFound {
+            run: run.to_owned(),
+            at: store.place(),
+        });
+    }
+    let state = store.summary(run).state;
+    permit(Op::Remove, run, &state, ask)?;
+    Ok(state)
+}
+
+/// Delete each of `runs` in turn, each checked first ([`check`]) and kept
+/// as a backup ([`Store::delete`]): every run's outcome, in the order
+/// given. A refusal (a live run, one that holds a person's act) is its
+/// `Err` and the others go on.
+pub fn delete_each(
+    store: &Store,
+    runs: &[String],
+    ask: Ask,
+) -> Vec<(String, crate::Result<Deleted>)> {
+    runs.iter()
+        .map(|r| {
+            let done = check(store, r, ask).and_then(|_| store.delete(r));
+            (r.clone(), done)
+        })
+        .collect()
 }

@@ -182,10 +182,18 @@ fn an_answer_is_refused_for_a_call_that_does_not_wait_on_one() {
         answer_refused(resumed, &fixture(resumed), Some("zz")),
         Why::NoPendingBatch { call: call("zz") }
     );
-    assert_eq!(
-        answer_refused(PENDING, &fixture(PENDING), None),
-        Why::WaitsOnNone
-    );
+    // With no call named, the run's state says why none is answered.
+    let (_dir, store, path) = store_with(PENDING, &fixture(PENDING));
+    let before = std::fs::read(&path).unwrap();
+    let req = AnswerRequest {
+        run: PENDING,
+        call: None,
+        is_error: false,
+    };
+    let e = answer::prepare(&store, &req).map(|_| ()).unwrap_err();
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    let Error::State(r) = e else { panic!("{e}") };
+    assert_eq!(r.state, crate::state::State::Suspended);
     assert_eq!(
         answer_refused(two, &without_lines(two, &[6]), None),
         Why::WaitsOnSeveral {
@@ -239,7 +247,16 @@ fn a_writer_refuses_a_journal_upgraded_since_it_was_checked() {
     let st = store.fold(run, &journal, FoldOptions::default()).unwrap();
     assert_eq!(st.version, 3);
     store
-        .upgrade(run, false, std::time::Duration::ZERO, false)
+        .upgrade(
+            run,
+            false,
+            std::time::Duration::ZERO,
+            false,
+            crate::state::Ask {
+                named: true,
+                force: true,
+            },
+        )
         .unwrap();
     let upgraded = std::fs::read(&path).unwrap();
     let Err(e) = become_writer(Op::Answer, &store, run, &journal, &st) else {
@@ -322,30 +339,59 @@ fn an_approval_is_refused_for_a_call_that_does_not_wait_on_one() {
 
 #[test]
 fn an_approval_is_refused_for_a_run_not_suspended_on_one() {
-    let done = "g-decisions";
-    assert_eq!(
-        approve_refused(done, &fixture(done), Target::Tool("x")),
-        Why::Ended {
-            reason: "completed".into()
-        }
-    );
+    // A call still to run in a run that ended in an error: an approval
+    // would reopen it.
     let crashed = "g-pending-crash";
+    const ERROR: &str = r#"{"seq":4,"protocol":"io.choria.fisk-ai.v1.session.terminal","terminal":{"reason":"error"}}"#;
+    let (_dir, store, path) = store_with(crashed, &with_lines(crashed, &[ERROR]));
+    let before = std::fs::read(&path).unwrap();
+    let e = approve(
+        &store,
+        &ApproveRequest {
+            run: crashed,
+            target: Target::Call("tu_2"),
+        },
+    )
+    .unwrap_err();
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    let Error::State(r) = e else { panic!("{e}") };
+    assert_eq!(
+        r.state,
+        crate::state::State::Ended(crate::record::Reason::Error)
+    );
+    // A tool the run never called: a standing approval of it approves
+    // nothing the run asked for.
     assert_eq!(
         approve_refused(crashed, &fixture(crashed), Target::Tool("other")),
+        Why::UnknownTool {
+            tool: "other".into(),
+            tools: vec!["shell".into()]
+        }
+    );
+    // Open, with no call of the tool left to run: nothing to approve.
+    const ANSWERED: &str = r#"{"seq":4,"protocol":"io.choria.fisk-ai.v1.session.tool_result","tool_result":{"tool_use_id":"tu_2","result":{"tool_use_id":"tu_2","content":"ok"}}}"#;
+    assert_eq!(
+        approve_refused(
+            crashed,
+            &with_lines(crashed, &[ANSWERED]),
+            Target::Tool("shell")
+        ),
         Why::NotWaiting {
             open: Open::NoTerminal,
-            tool: Some("other".into())
+            tool: Some("shell".into())
         }
     );
     let claimed = with_lines(PENDING, &[CLAIM]);
+    const RESULT_5: &str = r#"{"seq":6,"protocol":"io.choria.fisk-ai.v1.session.tool_result","tool_result":{"tool_use_id":"tu_2","result":{"tool_use_id":"tu_2","content":"ok"}}}"#;
+    let claimed = format!("{claimed}{RESULT_5}\n");
     assert_eq!(
-        approve_refused(PENDING, &claimed, Target::Tool("other")),
+        approve_refused(PENDING, &claimed, Target::Tool("shell")),
         Why::NotWaiting {
             open: Open::After {
                 seq: 5,
                 kind: Some("claim")
             },
-            tool: Some("other".into())
+            tool: Some("shell".into())
         }
     );
 }

@@ -91,7 +91,20 @@ impl Approvals {
     }
 }
 
-/// Options of `resume`.
+/// What a resume would do, as [`Runner::check_resume`] finds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resumable {
+    /// The run's id.
+    pub run: String,
+    /// Its last seq now: the resume's claim would be the next.
+    pub last_seq: u64,
+    /// The iteration the resume's first model call would be.
+    pub next_iteration: i64,
+    /// The calls of the pending batch it would run first (id, tool).
+    pub to_run: Vec<(String, String)>,
+}
+
+/// How to resume a run.
 #[derive(Debug, Clone, Default)]
 pub struct ResumeOptions {
     /// Resume even where the agent file changed the conversation (`--force`).
@@ -204,6 +217,38 @@ impl Runner<'_> {
         self.drive(&mut w, &id, pos, None, &Approvals::default())
     }
 
+    /// What a resume of `run` would do, every gate checked and nothing
+    /// written, no lock taken (a dry run): the same gates as
+    /// [`resume`](Self::resume), on the run as it is now.
+    pub fn check_resume(&mut self, run: &str, opts: &ResumeOptions) -> Result<Resumable> {
+        self.store.check_writable(run)?;
+        let journal = self.store.read(run)?;
+        if !journal.tail.is_clean() {
+            // The appender refuses a damaged tail; so does the dry run.
+            return Err(Error::refused_until(
+                run,
+                "its journal's tail is damaged (a torn final line, or a final record without its newline); nothing was written",
+                Remedy::Repair,
+            ));
+        }
+        let st = self
+            .store
+            .fold(run, &journal, fold::FoldOptions::default())?;
+        self.gates(run, &st, opts)?;
+        let to_run = st.pending.as_ref().map_or_else(Vec::new, |p| {
+            p.assistant
+                .tool_use_ids()
+                .filter_map(|id| st.call(id).to_run().map(|t| (id.to_owned(), t.to_owned())))
+                .collect()
+        });
+        Ok(Resumable {
+            run: run.to_owned(),
+            last_seq: journal.last_seq(),
+            next_iteration: st.next_iteration,
+            to_run,
+        })
+    }
+
     /// Resume `run`: lock, fold, gates, claim, finish the batch, continue.
     pub fn resume(&mut self, run: &str, opts: &ResumeOptions) -> Result<Outcome> {
         // The appender first: its fence is the run's last record as it
@@ -219,6 +264,52 @@ impl Runner<'_> {
         let st = self
             .store
             .fold(run, &journal, fold::FoldOptions::default())?;
+        let approvals = self.gates(run, &st, opts)?;
+        let refuse = |message: String| Error::refused(run, message);
+        // SPEC 5: the claim lands before anything with effects, and every
+        // later seq follows the claim's.
+        let generation = st.generation.ok_or_else(|| {
+            refuse(format!(
+                "is format version {}, which no agent resumes",
+                st.version
+            ))
+        })?;
+        let mut w = Writer { app, generation };
+        let seq = w.put(Payload::Claim(Claim {
+            by: crate::id::worker_name(),
+            claimed: Time::now(),
+            ..Claim::default()
+        }))?;
+        self.step(format!("run {run} claimed at seq {seq}"));
+        if let Some(p) = &opts.prompt {
+            w.put(Payload::User(User {
+                message: Message::user(vec![Block::text(p.clone())]),
+                ..User::default()
+            }))?;
+        }
+        let c = &st.counters;
+        let pos = Pos {
+            llm_calls: c.llm_calls,
+            next_iteration: st.next_iteration,
+            tokens: c.in_tokens.saturating_add(c.out_tokens),
+        };
+        // The model's final answer stored, its `completed` terminal not
+        // (the writer died in between): the run is done, no model call.
+        let answered = opts.prompt.is_none()
+            && st.pending.is_none()
+            && st.messages.last().is_some_and(|m| m.role == "assistant");
+        if answered {
+            return self.end(&mut w, run, Reason::Completed, String::new(), Vec::new());
+        }
+        self.drive(&mut w, run, pos, st.pending.as_ref(), &approvals)
+    }
+
+    /// SPEC 4's gates, in SPEC's order, on the run as folded (`st`): a
+    /// completed run with nothing new, open deferrals, the interactive
+    /// flag, provider and blocking drift, then the calls still to run that
+    /// this runner's gate holds and no approval lets through. The
+    /// approvals the resume then runs with.
+    fn gates(&mut self, run: &str, st: &RunState, opts: &ResumeOptions) -> Result<Approvals> {
         let refuse = |message: String| Error::refused(run, message);
         if st.run_id != run {
             return Err(Error::refused_until(
@@ -352,43 +443,7 @@ impl Runner<'_> {
                     .into(),
             ));
         }
-
-        // SPEC 5: the claim lands before anything with effects, and every
-        // later seq follows the claim's.
-        let generation = st.generation.ok_or_else(|| {
-            refuse(format!(
-                "is format version {}, which no agent resumes",
-                st.version
-            ))
-        })?;
-        let mut w = Writer { app, generation };
-        let seq = w.put(Payload::Claim(Claim {
-            by: crate::id::worker_name(),
-            claimed: Time::now(),
-            ..Claim::default()
-        }))?;
-        self.step(format!("run {run} claimed at seq {seq}"));
-        if let Some(p) = &opts.prompt {
-            w.put(Payload::User(User {
-                message: Message::user(vec![Block::text(p.clone())]),
-                ..User::default()
-            }))?;
-        }
-        let c = &st.counters;
-        let pos = Pos {
-            llm_calls: c.llm_calls,
-            next_iteration: st.next_iteration,
-            tokens: c.in_tokens.saturating_add(c.out_tokens),
-        };
-        // The model's final answer stored, its `completed` terminal not
-        // (the writer died in between): the run is done, no model call.
-        let answered = opts.prompt.is_none()
-            && st.pending.is_none()
-            && st.messages.last().is_some_and(|m| m.role == "assistant");
-        if answered {
-            return self.end(&mut w, run, Reason::Completed, String::new(), Vec::new());
-        }
-        self.drive(&mut w, run, pos, st.pending.as_ref(), &approvals)
+        Ok(approvals)
     }
 
     /// The calls of a pending batch that still have to run, are gated, and

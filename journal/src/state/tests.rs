@@ -202,3 +202,30 @@ fn a_decision_after_a_completed_run_leaves_it_ended_not_ready() {
     let st = fold_with(records.iter(), FoldOptions::inspect()).unwrap();
     assert_eq!(State::of_fold(&st, false, None), State::Ready);
 }
+
+/// `end` writes the summary the agent's runner copies onto a terminal:
+/// on every terminal of the agent's own journals that carries one, the
+/// fold of the records before it gives the same bytes.
+#[test]
+fn a_terminal_summary_is_the_agents_byte_for_byte() {
+    let mut seen = 0;
+    for (name, bytes) in corpus("v1") {
+        let (entries, _) = decode_all(&bytes).unwrap();
+        for (i, e) in entries.iter().enumerate() {
+            let Some(crate::record::Payload::Terminal(t)) = &e.record.payload else {
+                continue;
+            };
+            let Some(summary) = &t.summary else { continue };
+            let before = entries[..i].iter().map(|e| &e.record);
+            let st = fold_with(before, FoldOptions::inspect()).unwrap();
+            assert_eq!(
+                st.conversation_summary().get(),
+                summary.get(),
+                "{name} seq {}",
+                e.record.seq
+            );
+            seen += 1;
+        }
+    }
+    assert!(seen >= 5, "{seen} summaries compared");
+}

@@ -534,13 +534,23 @@ impl Store {
     /// Convert a version-3 run to version 1 (SPEC 12), keeping the original
     /// first: beside the journal (file), or as a file journal under the XDG
     /// state home (JetStream, where SPEC 8's `hold` applies unless `force`).
+    ///
+    /// A version-3 run is upgraded only as the run model's table lets it
+    /// ([`crate::state`], asked as `ask`): one that waits on a person or is
+    /// ready to resume only when named and forced, a damaged or corrupt one
+    /// never. A dry run makes the same checks.
     pub fn upgrade(
         &self,
         run: &str,
         dry_run: bool,
         hold: std::time::Duration,
         force: bool,
+        ask: crate::state::Ask,
     ) -> crate::Result<crate::upgrade::Outcome> {
+        let summary = self.summary(run);
+        if summary.version == Some(3) {
+            crate::state::permit(crate::state::Op::Upgrade, run, &summary.state, ask)?;
+        }
         match self {
             Store::File(f) => f.upgrade(run, dry_run),
             Store::JetStream(j) => {
@@ -682,6 +692,75 @@ impl Store {
             Err(crate::Error::Live { .. } | crate::Error::Held { .. }) => Ok(true),
             Err(e) => Err(e),
         }
+    }
+
+    /// Who holds `run` now, if anyone: its lock (file) or SPEC 8's hold
+    /// (JetStream), as [`check_writable`](Self::check_writable) finds it.
+    pub fn holder(&self, run: &str) -> crate::Result<Option<crate::state::Holder>> {
+        use crate::state::Holder;
+        match self.check_writable(run) {
+            Ok(()) => Ok(None),
+            Err(crate::Error::Live { holder, .. }) => Ok(Some(Holder::Lock { holder })),
+            Err(crate::Error::Held {
+                at,
+                age_secs,
+                hold_secs,
+                ..
+            }) => Ok(Some(Holder::Hold {
+                at,
+                age_secs,
+                hold_secs,
+            })),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Where `run` stands ([`crate::state`]), read whole: the fold of its
+    /// journal, its tail and who holds it. A run the agent cannot read
+    /// (interior damage, a fold refusal) is [`State::Corrupt`]; a run that
+    /// is not there, or a store that fails, is the error.
+    ///
+    /// [`State::Corrupt`]: crate::state::State::Corrupt
+    pub fn state(&self, run: &str) -> crate::Result<crate::state::State> {
+        self.state_read(run, true)
+    }
+
+    /// [`state`](Self::state), leaving out who holds the run when `held`
+    /// is false: what a command that only reads the run judges it by.
+    pub(crate) fn state_read(&self, run: &str, held: bool) -> crate::Result<crate::state::State> {
+        let journal = match self.read(run) {
+            Ok(j) => j,
+            Err(crate::Error::Corrupt { .. } | crate::Error::Fold { .. }) => {
+                return Ok(crate::state::State::Corrupt)
+            }
+            Err(e) => return Err(e),
+        };
+        match self.fold(run, &journal, crate::fold::FoldOptions::inspect()) {
+            Ok(st) if !held => Ok(crate::state::State::of_fold(
+                &st,
+                !journal.tail.is_clean(),
+                None,
+            )),
+            Ok(st) => self.state_of(run, &journal, &st),
+            Err(crate::Error::Fold { .. }) => Ok(crate::state::State::Corrupt),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Where `run` stands, as `journal` read and `st` folded from it, and
+    /// whoever holds it now.
+    pub fn state_of(
+        &self,
+        run: &str,
+        journal: &Journal,
+        st: &crate::fold::RunState,
+    ) -> crate::Result<crate::state::State> {
+        let live = self.holder(run)?;
+        Ok(crate::state::State::of_fold(
+            st,
+            !journal.tail.is_clean(),
+            live,
+        ))
     }
 
     /// For a writer that holds the run's appender already: refused
