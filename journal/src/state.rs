@@ -431,7 +431,6 @@ impl fmt::Display for Refused {
                 f,
                 "; the agent reads it whole: there is nothing to recover, and recover would rebuild it and can change what a resume does"
             ),
-            (_, s, _) if s.holds_a_persons_act() => write!(f, "; {}", self.op.undoes()),
             (Op::Answer, State::WaitingApproval, _) => write!(
                 f,
                 "; its gated calls need an approval, not an answer"
@@ -439,6 +438,11 @@ impl fmt::Display for Refused {
             (Op::Answer, State::Ready, _) => {
                 write!(f, "; nothing waits on an answer, resume goes on")
             }
+            (_, s, _) if self.forcible && s.holds_a_persons_act() => {
+                write!(f, "; {}", self.op.undoes())
+            }
+            (_, _, Way::Answer) => write!(f, "; {op} goes on once it is answered"),
+            (_, _, Way::Approve) => write!(f, "; {op} goes on once it is approved"),
             (_, _, Way::Nothing) => write!(f, "; {op} has nothing to do to it"),
             (_, _, Way::Recover) => write!(f, "; {op} needs a run the agent can read"),
             (_, _, Way::Repair) => write!(f, "; {op} needs a whole journal"),

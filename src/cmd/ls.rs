@@ -79,8 +79,8 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
         return trailer(out, no_agent_excluded, note);
     }
     // On a narrow terminal the prompt is cut first, then the message;
-    // then CREATED, CALLER, RECORDS, VER, SIZE, AGENT, LIVE, MESSAGE,
-    // UPDATED, MODEL, TOKENS, PROMPT, STATE and WAITING are left out, in that
+    // then CREATED, CALLER, RECORDS, VER, SIZE, AGENT, LIVE, STATE, MESSAGE,
+    // UPDATED, MODEL, TOKENS, PROMPT and WAITING are left out, in that
     // order: which run, what it is about and what it waits on stay
     // longest (a prompt cut to a few words still names the run). Ids, model
     // names and figures are never cut. STATUS is one word; what the run
@@ -109,12 +109,12 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
         LsColumn::Size,
         LsColumn::Agent,
         LsColumn::Live,
+        LsColumn::State,
         LsColumn::Message,
         LsColumn::Updated,
         LsColumn::Model,
         LsColumn::Tokens,
         LsColumn::Prompt,
-        LsColumn::State,
         LsColumn::Waiting,
     ]
     .into_iter()

@@ -23,8 +23,12 @@ use std::sync::Mutex;
 #[derive(Serialize)]
 struct Row {
     run: String,
-    /// `upgraded`, `current`, `would-upgrade`, `refused` or `failed`.
+    /// `upgraded`, `current`, `would-upgrade`, `refused`, `failed`, or
+    /// `left` (`--all` selected it, and it holds a person's act).
     outcome: &'static str,
+    /// Where a `left` run stands.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    state: Option<&'static str>,
     records: Option<usize>,
     kept: Option<String>,
     /// A previous, interrupted upgrade of the run was finished.
@@ -240,10 +244,11 @@ fn one(
             Row {
                 run: run.to_owned(),
                 outcome: "left",
+                state: Some(r.state.word()),
                 records: None,
                 kept: None,
                 resumed: false,
-                error: Some(r.to_string()),
+                error: None,
                 skipped: false,
             },
             0,
@@ -256,6 +261,7 @@ fn one(
                 Row {
                     run: run.to_owned(),
                     outcome,
+                    state: None,
                     records: None,
                     kept: None,
                     resumed: false,
@@ -274,6 +280,7 @@ fn not_attempted(run: &str, why: &str) -> Row {
     Row {
         run: run.to_owned(),
         outcome: "failed",
+        state: None,
         records: None,
         kept: None,
         resumed: false,
@@ -302,6 +309,7 @@ fn row(run: &str, o: Outcome) -> Row {
     let base = Row {
         run: run.to_owned(),
         outcome: "current",
+        state: None,
         records: None,
         kept: None,
         resumed: false,

@@ -176,7 +176,7 @@ fn ls_columns_are_chosen_in_order() {
     let header = default.stdout.lines().next().unwrap();
     assert_eq!(
         header,
-        "RUN\tSTATUS\tWAITING\tLIVE\tVER\tAGENT\tMODEL\tRECORDS\tTOKENS\tSIZE\tCREATED\tUPDATED\tMESSAGE\tPROMPT"
+        "RUN\tSTATUS\tSTATE\tWAITING\tLIVE\tVER\tAGENT\tMODEL\tRECORDS\tTOKENS\tSIZE\tCREATED\tUPDATED\tMESSAGE\tPROMPT"
     );
 }
 

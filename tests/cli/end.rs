@@ -84,7 +84,13 @@ fn an_open_run_is_ended_in_its_own_generation_and_ls_and_verify_agree() {
         let rec = &row["record"];
         assert_eq!(rec["terminal"]["message"], msg, "stored exactly");
         assert_eq!(rec["terminal"]["reason"], "error");
-        assert!(rec["terminal"].get("summary").is_none(), "{rec}");
+        // Version 1 carries the summary the agent's runner writes on a
+        // terminal (its List shows it); version 3 none.
+        assert_eq!(
+            rec["terminal"].get("summary").is_some(),
+            timed,
+            "{dir}: {rec}"
+        );
         assert_eq!(rec.get("time").is_some(), timed, "{dir}: {rec}");
         // One line appended, nothing else touched.
         let after = std::fs::read(store.path().join(format!("{run}.json"))).unwrap();
@@ -101,17 +107,16 @@ fn an_open_run_is_ended_in_its_own_generation_and_ls_and_verify_agree() {
         // Once ended, there is nothing to end.
         let r = end_in(store.path(), &[run, "--yes"], None);
         assert_eq!(r.code, 1, "{}", r.stderr);
-        assert!(r.stderr.contains("nothing to end"), "{}", r.stderr);
+        assert!(r.stderr.contains("end has nothing to do"), "{}", r.stderr);
         // Suspended leaves it resumable; no --message writes none.
         let (r, doc) = end_json(
             store.path(),
             &["pending-batch", "--yes", "--reason", "suspended"],
         );
         assert_eq!(r.code, 0, "{}", r.stderr);
-        assert_eq!(
-            doc[0]["record"]["terminal"],
-            serde_json::json!({"reason": "suspended"})
-        );
+        let terminal = &doc[0]["record"]["terminal"];
+        assert_eq!(terminal["reason"], "suspended");
+        assert!(terminal.get("message").is_none(), "{terminal}");
         assert_eq!(status(store.path(), "pending-batch"), "suspended");
     }
 }
@@ -124,15 +129,20 @@ fn live_waiting_and_ended_runs_are_refused_and_left_alone() {
     let r = end_in(store.path(), &["simple-completed", "--yes"], None);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(
-        r.stderr.contains("is not open: it ended completed"),
+        r.stderr
+            .contains("is ended completed; end has nothing to do"),
         "{}",
         r.stderr
     );
     // Waiting on a person.
     let r = end_in(store.path(), &["deferral-partly-answered", "--yes"], None);
     assert_eq!(r.code, 1, "{}", r.stderr);
-    assert!(r.stderr.contains("waits on a person"), "{}", r.stderr);
-    assert!(r.stderr.contains("--even-if-waiting"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("waiting on a person's answer"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("--force"), "{}", r.stderr);
     // Live: a writer holds the lock.
     let lock = std::fs::OpenOptions::new()
         .create(true)
@@ -150,7 +160,8 @@ fn live_waiting_and_ended_runs_are_refused_and_left_alone() {
     // An unknown run: nothing written either.
     let r = end_in(store.path(), &["no-such-run", "--yes"], None);
     assert_eq!(r.code, 2, "{}", r.stderr);
-    // Told, the waiting run is ended, and says what it dropped.
+    // Named and forced, the waiting run is ended, and says what it
+    // dropped (`--even-if-waiting` is the old word for it).
     let (r, doc) = end_json(
         store.path(),
         &["deferral-partly-answered", "--yes", "--even-if-waiting"],
@@ -228,6 +239,123 @@ fn a_filter_selects_open_runs_by_age_and_a_dry_run_writes_nothing() {
     assert_eq!(doc.as_array().unwrap().len(), 2);
     assert_eq!(status(store.path(), "open-no-terminal"), "error");
     assert_eq!(status(store.path(), "optional-telemetry"), "open");
+}
+
+/// Issue 35.1 (the operator's d-1): a run a person answered or approved,
+/// and nobody resumed yet, is ready to resume; the cleanup README
+/// recommends (`end --status open --older-than ...`) leaves it, and every
+/// run waiting on a person, and says how many and why; named, it needs
+/// --force; the runs that crashed are ended. The agent's own journals.
+#[test]
+fn the_cleanup_leaves_a_run_a_person_acted_on_and_says_so() {
+    for g in ["v1", "v3"] {
+        let store = tempfile::tempdir().unwrap();
+        let corpus = repo().join("testdata/agent-journals").join(g);
+        for run in [
+            "g-deferral-answered-unresumed",
+            "g-call-approval-after-suspend",
+            "g-deferral-waiting",
+            "g-deferral-two-one-answered",
+            "g-pending-crash",
+            "g-memory-after-terminal",
+        ] {
+            let to = store.path().join(format!("{run}.json"));
+            std::fs::copy(corpus.join(format!("{run}.json")), &to).unwrap();
+        }
+        private(store.path());
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        for e in std::fs::read_dir(store.path()).unwrap() {
+            let f = std::fs::File::options()
+                .write(true)
+                .open(e.unwrap().path())
+                .unwrap();
+            f.set_modified(old).unwrap();
+        }
+        let ls = fisk(&["--state-dir", s(store.path()), "ls", "-o", "json"]).json();
+        let state = |run: &str| {
+            ls.as_array()
+                .unwrap()
+                .iter()
+                .find(|x| x["run_id"] == run)
+                .unwrap()["state"]
+                .clone()
+        };
+        assert_eq!(state("g-deferral-answered-unresumed"), "ready", "{g}");
+        assert_eq!(state("g-call-approval-after-suspend"), "ready", "{g}");
+        assert_eq!(state("g-memory-after-terminal"), "ended", "{g}");
+        let was = bytes(store.path());
+        // Version 1 records carry their own times; version 3 the mtime.
+        let age = if g == "v1" { "1s" } else { "30m" };
+        let args = ["--status", "open", "--older-than", age, "--yes"];
+        let dry: Vec<&str> = args
+            .iter()
+            .copied()
+            .filter(|a| *a != "--yes")
+            .chain(["--dry-run"])
+            .collect();
+        let (r, dry_doc) = end_json(store.path(), &dry);
+        assert_eq!(r.code, 0, "{g}: {}", r.stderr);
+        assert_eq!(bytes(store.path()), was, "{g}: a dry run wrote");
+        let (r, doc) = end_json(store.path(), &args);
+        assert_eq!(r.code, 0, "{g}: {}", r.stderr);
+        let outcome = |doc: &Value, run: &str| {
+            doc.as_array()
+                .unwrap()
+                .iter()
+                .find(|x| x["run"] == run)
+                .map(|x| x["outcome"].as_str().unwrap().to_owned())
+        };
+        // Suspended, waiting on an answer: not open, never selected.
+        assert_eq!(outcome(&doc, "g-deferral-waiting"), None, "{g}");
+        for run in [
+            "g-deferral-answered-unresumed",
+            "g-call-approval-after-suspend",
+            "g-deferral-two-one-answered",
+        ] {
+            assert_eq!(outcome(&doc, run).as_deref(), Some("left"), "{g} {run}");
+            assert_eq!(outcome(&dry_doc, run).as_deref(), Some("left"), "{g} {run}");
+            let path = store.path().join(format!("{run}.json"));
+            let before = &was
+                .iter()
+                .find(|(n, _)| n == &format!("{run}.json"))
+                .unwrap()
+                .1;
+            assert_eq!(&std::fs::read(path).unwrap(), before, "{g} {run}");
+        }
+        assert_eq!(outcome(&doc, "g-pending-crash").as_deref(), Some("ended"));
+        assert_eq!(
+            outcome(&dry_doc, "g-pending-crash").as_deref(),
+            Some("would-end")
+        );
+        // At rest by its terminal (a memory revision after it): not open.
+        assert_eq!(outcome(&doc, "g-memory-after-terminal"), None);
+        // The text says what it left, and why.
+        let store2 = tempfile::tempdir().unwrap();
+        let to = store2.path().join("g-deferral-answered-unresumed.json");
+        std::fs::copy(corpus.join("g-deferral-answered-unresumed.json"), &to).unwrap();
+        private(store2.path());
+        let r = end_in(store2.path(), &["--status", "open", "--yes"], None);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(
+            r.stdout.contains("left 1 run(s) to a person (1 ready)"),
+            "{}",
+            r.stdout
+        );
+        // Named, without --force: refused, naming resume and --force.
+        let r = end_in(
+            store2.path(),
+            &["g-deferral-answered-unresumed", "--yes"],
+            None,
+        );
+        assert_eq!(r.code, 1, "{}", r.stderr);
+        assert!(r.stderr.contains("ready to resume"), "{}", r.stderr);
+        assert!(
+            r.stderr.contains("resume g-deferral-answered-unresumed"),
+            "{}",
+            r.stderr
+        );
+        assert!(r.stderr.contains("--force"), "{}", r.stderr);
+    }
 }
 
 #[test]

@@ -1706,7 +1706,12 @@ fn the_hold_refuses_writes_to_a_run_in_flight_on_jetstream() {
     // At rest now: they proceed.
     let r = js(&["answer", "busy", "d1", "--content", "x"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
+    // Answered and not resumed: ready, which rm takes named with --force
+    // (issue 35).
     let r = js(&["rm", "busy", "--yes"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("ready to resume"), "{}", r.stderr);
+    let r = js(&["rm", "busy", "--yes", "--force"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
 }
 

@@ -1007,7 +1007,13 @@ fn show_validate_and_rm_say_exactly_what_is_there() {
         r.stderr
     );
     assert!(!store.path().join("approvals.lock").exists());
+    // A person approved its tools since it was suspended: ready to
+    // resume, which rm takes only with --force (issue 35).
     let r = fisk(&["--state-dir", &d, "rm", "approvals", "--yes"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("ready to resume"), "{}", r.stderr);
+    assert!(store.path().join("approvals.json").exists());
+    let r = fisk(&["--state-dir", &d, "rm", "approvals", "--yes", "--force"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("approvals.json"), "{}", r.stdout);
     assert!(!r.stdout.contains("approvals.lock"), "{}", r.stdout);

@@ -595,13 +595,15 @@ fn answer_without_an_id_takes_the_one_waiting_call_and_refuses_when_it_is_not_on
     let r = f.store(&["answer", "two", "--content", "y"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("answered d1"), "{}", r.stdout);
+    // Both answered: the run is ready to resume, and says so.
     let r = f.store(&["answer", "two", "--content", "z"]);
     assert_eq!(r.code, 1);
     assert!(
-        r.stderr.contains("waits on no deferred call"),
+        r.stderr.contains("ready to resume") && r.stderr.contains("nothing waits on an answer"),
         "{}",
         r.stderr
     );
+    assert!(r.stderr.contains("resume two"), "{}", r.stderr);
 }
 
 #[test]

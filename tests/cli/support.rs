@@ -120,6 +120,18 @@ pub fn store_copy(rel: &str) -> tempfile::TempDir {
     tmp
 }
 
+/// Give a store directory the modes a real store has: 0700, its files
+/// 0600.
+pub fn private(dir: &Path) {
+    for e in std::fs::read_dir(dir).expect("read store dir") {
+        let p = e.expect("entry").path();
+        if p.is_file() {
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        }
+    }
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).expect("chmod dir");
+}
+
 pub fn s(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
 }

@@ -92,9 +92,35 @@ fn upgrade_changes_only_the_meta_version_and_keeps_the_original() {
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let rows = rows_of(&r);
-    let rows = rows.as_array().expect("an array");
+    let mut rows = rows.as_array().expect("an array").clone();
     assert_eq!(rows.len(), folds.len());
-    for row in rows {
+    // `--all` leaves to a person the runs that wait on one or are ready
+    // to resume (issue 35); named with --force, they are upgraded too.
+    let left: Vec<String> = rows
+        .iter()
+        .filter(|x| x["outcome"] == "left")
+        .map(|x| x["run"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        left,
+        [
+            "approvals",
+            "deferral-answered-unresumed",
+            "deferral-partly-answered",
+            "deferral-waiting"
+        ]
+    );
+    let mut named = vec!["--state-dir", s(store.path()), "upgrade", "-o", "json"];
+    named.extend(left.iter().map(String::as_str));
+    let refused = fisk(&named);
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    named.push("--force");
+    let r = fisk(&named);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    rows.retain(|x| x["outcome"] != "left");
+    rows.extend(rows_of(&r).as_array().expect("an array").iter().cloned());
+    assert_eq!(rows.len(), folds.len());
+    for row in &rows {
         let run = row["run"].as_str().expect("run");
         assert_eq!(row["outcome"], "upgraded", "{row}");
         let old = before.get(&format!("{run}.json")).expect("old bytes");
@@ -560,6 +586,24 @@ fn join(v: &[Vec<u8>]) -> Vec<u8> {
         .collect()
 }
 
+/// The runs of testdata/runs that wait on a person or are ready to
+/// resume: `upgrade --all` leaves them (issue 35); named with --force,
+/// they are upgraded.
+const LEFT_TO_A_PERSON: [&str; 4] = [
+    "approvals",
+    "deferral-answered-unresumed",
+    "deferral-partly-answered",
+    "deferral-waiting",
+];
+
+/// Upgrade the runs `--all` leaves to a person, by name, with --force.
+fn upgrade_left(srv: &NatsServer, home: &Path) {
+    let mut args = vec!["upgrade", "--force"];
+    args.extend(LEFT_TO_A_PERSON);
+    let r = js(srv, home, &args);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+}
+
 /// Every run upgraded (only its meta version changed) and in stream order.
 fn assert_all_upgraded(
     before: &BTreeMap<String, (Vec<Vec<u8>>, bool)>,
@@ -615,6 +659,12 @@ fn upgrade_on_jetstream_replaces_the_meta_record_in_place_and_keeps_the_order() 
 
     let r = js(&srv, home.path(), &["upgrade", "--all", "--force"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("left 4 run(s) to a person"),
+        "{}",
+        r.stdout
+    );
+    upgrade_left(&srv, home.path());
     let after = stream_runs(&srv);
     assert_all_upgraded(&before, &after, "after --force");
     // Listing and verifying agree: version 1 everywhere, no version-3.
@@ -751,6 +801,7 @@ fn upgrade_on_a_stream_without_rollups_is_refused_once_with_a_fix_that_works() {
     assert!(r.stdout.contains("nothing changed"), "{}", r.stdout);
     let r = js(&srv, home.path(), &["upgrade", "--all", "--force"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    upgrade_left(&srv, home.path());
     assert_all_upgraded(&before, &stream_runs(&srv), "after allowing rollups");
     let r = paste_in(home.path(), forbid);
     assert_eq!(r.code, 0, "{forbid}: {}{}", r.stdout, r.stderr);
@@ -849,9 +900,11 @@ fn a_jetstream_upgrade_killed_at_any_moment_is_finished_by_the_next() {
                 );
             }
         }
-        // The next upgrade finishes whatever the kill left.
+        // The next upgrade finishes whatever the kill left (and the runs
+        // --all leaves to a person, named).
         let r = js(&srv, home.path(), &["upgrade", "--all", "--force"]);
         assert_eq!(r.code, 0, "{ctx}: {}{}", r.stdout, r.stderr);
+        upgrade_left(&srv, home.path());
         assert_all_upgraded(&before, &stream_runs(&srv), &ctx);
         // Start the next kill from the version-3 runs again.
         srv.with_js(async |j| j.delete_stream(STREAM).await.map(|_| ()))

@@ -189,7 +189,12 @@ fn check_listing(fisk: &dyn Fn(&[&str]) -> Run) {
         still
     );
     let table = fisk(&["ls"]).stdout;
-    assert_eq!(row(&table, "gate"), ("open".to_owned(), "-".to_owned()));
+    // Approved and not resumed yet: ready, the WAITING column says what
+    // goes on (issue 35).
+    assert_eq!(
+        row(&table, "gate"),
+        ("open".to_owned(), "resume".to_owned())
+    );
     assert_eq!(row(&table, "mixed").1, "1 deferred");
     let show = fisk(&["show", "gate"]);
     assert!(
@@ -336,20 +341,77 @@ fn approve_refuses_a_run_that_is_not_suspended() {
         assert_eq!(std::fs::read(&path).unwrap(), before, "{run} {args:?}");
     };
     let not = |run: &str, why: &str| format!("run {run} is not suspended: {why}");
-    for (dir, run, tool, why) in [
-        (d, "simple-completed", "exec", "it ended completed; an approval is for a run suspended on a gated call, and would reopen this one"),
-        (d, "error-terminal", "exec", "it ended error"),
-        (d, "budget-terminal", "exec", "it ended budget"),
-        (d, "max-iterations", "exec", "it ended max_iterations"),
-        // Ended, then only the agent's memory revisions.
-        (a, "g-memory-after-terminal", "shell", "it ended completed"),
-        (d, "open-no-terminal", "exec", "it has no terminal record, and no call of tool exec waits unanswered"),
-        (d, "claimed-after-terminal", "exec", "records follow its last terminal (seq 5, claim), and no call of tool exec waits"),
-        (a, "g-claim-after-terminal", "shell", "records follow its last terminal (seq 4, claim)"),
+    // The run model's words for an ended run (issue 35), and for a tool
+    // the run never called.
+    let ended = |run: &str, reason: &str| {
+        format!("run {run} is ended {reason}; approve has nothing to do to it")
+    };
+    let unknown = |run: &str, tool: &str| format!("run {run} has no call of tool {tool}");
+    for (dir, run, tool, says) in [
+        (
+            d,
+            "simple-completed",
+            "exec",
+            unknown("simple-completed", "exec"),
+        ),
+        (
+            d,
+            "error-terminal",
+            "exec",
+            ended("error-terminal", "error"),
+        ),
+        (
+            d,
+            "budget-terminal",
+            "exec",
+            ended("budget-terminal", "budget"),
+        ),
+        (
+            d,
+            "max-iterations",
+            "exec",
+            ended("max-iterations", "max_iterations"),
+        ),
+        // Ended, then only the agent's memory revisions; it called no tool.
+        (
+            a,
+            "g-memory-after-terminal",
+            "shell",
+            unknown("g-memory-after-terminal", "shell"),
+        ),
+        (
+            d,
+            "open-no-terminal",
+            "exec",
+            not(
+                "open-no-terminal",
+                "it has no terminal record, and no call of tool exec waits unanswered",
+            ),
+        ),
+        (
+            d,
+            "claimed-after-terminal",
+            "exec",
+            not(
+                "claimed-after-terminal",
+                "records follow its last terminal (seq 5, claim), and no call of tool exec waits",
+            ),
+        ),
+        (
+            a,
+            "g-claim-after-terminal",
+            "shell",
+            unknown("g-claim-after-terminal", "shell"),
+        ),
         // Stopped mid-batch, but not on a call of this tool.
-        (a, "g-pending-crash", "exec", "it has no terminal record, and no call of tool exec waits"),
+        (
+            a,
+            "g-pending-crash",
+            "exec",
+            unknown("g-pending-crash", "exec"),
+        ),
     ] {
-        refused(dir, run, &["--tool", tool], &not(run, why));
+        refused(dir, run, &["--tool", tool], &says);
     }
     // Stopped mid-batch: its unanswered call can be approved.
     let r = approve(a, "g-pending-crash", &["tu_2"]);
@@ -371,17 +433,12 @@ fn approve_refuses_a_run_that_is_not_suspended() {
         ),
     )
     .unwrap();
-    refused(
-        a,
-        "g-errored",
-        &["tu_2"],
-        &not("g-errored", "it ended error"),
-    );
+    refused(a, "g-errored", &["tu_2"], &ended("g-errored", "error"));
     refused(
         a,
         "g-errored",
         &["--tool", "shell"],
-        &not("g-errored", "it ended error"),
+        &ended("g-errored", "error"),
     );
     // A suspended run the agent wrote is taken, with a standing approval;
     // then its call is approved already.

@@ -547,9 +547,17 @@ impl Store {
         force: bool,
         ask: crate::state::Ask,
     ) -> crate::Result<crate::upgrade::Outcome> {
+        // A person's act is the table's to judge; what else refuses an
+        // upgrade (a damaged journal, a live one, an upgrade interrupted
+        // half way, which the next one finishes) the upgrade judges under
+        // its lock or fence. `force` is past SPEC 8's hold.
         let summary = self.summary(run);
-        if summary.version == Some(3) {
-            crate::state::permit(crate::state::Op::Upgrade, run, &summary.state, ask)?;
+        let state = match force {
+            true => summary.state_unheld(),
+            false => summary.state.clone(),
+        };
+        if summary.version == Some(3) && state.holds_a_persons_act() {
+            crate::state::permit(crate::state::Op::Upgrade, run, &state, ask)?;
         }
         match self {
             Store::File(f) => f.upgrade(run, dry_run),

@@ -279,6 +279,19 @@ impl Summary {
         self.holder = holder;
     }
 
+    /// The state with nobody holding the run: what a command that was
+    /// told the writer is gone (`--force` past SPEC 8's hold) judges by.
+    pub fn state_unheld(&self) -> crate::state::State {
+        match &self.holder {
+            Some(crate::state::Holder::Hold { .. }) => {
+                let mut s = self.clone();
+                s.settle(None);
+                s.state
+            }
+            _ => self.state.clone(),
+        }
+    }
+
     /// The run waits on a person: on an answer to a deferred call (the
     /// agent's `waiting`) or on an approval.
     pub fn waits_on_person(&self) -> bool {
