@@ -755,6 +755,29 @@ pub fn diagnostic(
     out.write_all(text.as_bytes())
 }
 
+/// What a dry run of a write says: every check passed, and what the
+/// command would write (text: `would ...; dry run, nothing was written`;
+/// JSON: `{"run", "dry_run": true, "would"}` and the command's details).
+pub fn would(
+    out: &mut dyn Write,
+    style: crate::output::Style,
+    run: &str,
+    what: &str,
+    details: serde_json::Value,
+) -> crate::error::CmdResult {
+    match style.format {
+        Format::Json => {
+            let mut v = serde_json::json!({"run": run, "dry_run": true, "would": what});
+            if let (Some(o), serde_json::Value::Object(d)) = (v.as_object_mut(), details) {
+                o.extend(d);
+            }
+            json_pretty(out, &v)?;
+        }
+        Format::Text => writeln!(out, "would {what}; dry run, nothing was written")?,
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -880,27 +903,4 @@ mod tests {
         let plain = "{\n  \"a\": \"b\"\n}";
         assert_eq!(json_safe(plain), plain, "nothing to escape: unchanged");
     }
-}
-
-/// What a dry run of a write says: every check passed, and what the
-/// command would write (text: `would ...; dry run, nothing was written`;
-/// JSON: `{"run", "dry_run": true, "would"}` and the command's details).
-pub fn would(
-    out: &mut dyn Write,
-    style: crate::output::Style,
-    run: &str,
-    what: &str,
-    details: serde_json::Value,
-) -> crate::error::CmdResult {
-    match style.format {
-        Format::Json => {
-            let mut v = serde_json::json!({"run": run, "dry_run": true, "would": what});
-            if let (Some(o), serde_json::Value::Object(d)) = (v.as_object_mut(), details) {
-                o.extend(d);
-            }
-            json_pretty(out, &v)?;
-        }
-        Format::Text => writeln!(out, "would {what}; dry run, nothing was written")?,
-    }
-    Ok(std::process::ExitCode::SUCCESS)
 }

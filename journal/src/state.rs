@@ -183,6 +183,23 @@ impl State {
         "open",
     ];
 
+    /// Why a run is in this state, in a few words for a person.
+    pub fn why(&self) -> &'static str {
+        match self {
+            State::Corrupt => "the agent cannot read it; recover rebuilds it",
+            State::Live(_) => "a writer holds it now",
+            State::Damaged => "its final line is torn or lacks its newline; repair fixes it",
+            State::WaitingAnswer => "a deferred call waits on a person's answer",
+            State::WaitingApproval => "a gated call waits on a person's approval",
+            State::Ready => {
+                "a person answered or approved what it waited on, and nobody has resumed it yet"
+            }
+            State::Suspended => "at rest; resume goes on",
+            State::Ended(_) => "at rest by its terminal",
+            State::Open => "not at rest: it crashed, or a writer this tool cannot see is at it",
+        }
+    }
+
     /// A person has to act on it, or has acted on it and the run has not
     /// used it yet: what a filter must never undo ([`protected`]).
     pub fn holds_a_persons_act(&self) -> bool {

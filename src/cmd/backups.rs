@@ -51,6 +51,12 @@ pub fn run(g: &Invocation, a: BackupsArgs, out: &mut dyn Write) -> CmdResult {
 fn list(g: &Invocation, out: &mut dyn Write) -> CmdResult {
     let store = open_store(g)?;
     let rows: Vec<Row> = backups::list(&store)?.iter().map(Row::of).collect();
+    if backups::unfinished(&store)? > 0 {
+        eprintln!(
+            "fisk-admin: note: a prune was interrupted and left a backup half removed (not listed); `{}` finishes it",
+            crate::hint::command(g, &["backups", "prune", "--older-than", "1000w"])
+        );
+    }
     match g.style.format {
         Format::Json => json_pretty(out, &sorted(&rows)?)?,
         Format::Text => {
@@ -106,7 +112,16 @@ struct RestoreDone {
 
 fn restore(g: &Invocation, a: BackupsRestoreArgs, out: &mut dyn Write) -> CmdResult {
     let store = open_store(g)?;
-    let b = backups::find(&store, &a.id)?;
+    let b = backups::check_restore(&store, &a.id)?;
+    if a.write.dry_run {
+        let what = format!(
+            "restore run {} from backup {}",
+            sanitize(&b.run, false),
+            sanitize(&a.id, false)
+        );
+        let details = serde_json::json!({"id": a.id, "run": b.run});
+        return crate::output::would(out, g.style, &b.run, &what, details);
+    }
     let done = match backups::restore(&store, &a.id)? {
         Restored::Linked { journal } => RestoreDone {
             id: a.id,
@@ -168,7 +183,23 @@ fn prune(g: &Invocation, a: BackupsPruneArgs, out: &mut dyn Write) -> CmdResult 
         ));
     }
     let store = open_store(g)?;
-    let chosen = backups::select(&store, a.older_than, &a.ids, std::time::SystemTime::now())?;
+    let selected = backups::select(&store, a.older_than, &a.ids, std::time::SystemTime::now())?;
+    // A named id that is gone (pruned already: a prune killed half way
+    // and run again, or another's) is said, and the rest go on.
+    for id in &selected.missing {
+        eprintln!(
+            "fisk-admin: note: no backup {} in {} (pruned already, or not one of its backups)",
+            sanitize(id, false),
+            sanitize(&store.describe(), false)
+        );
+    }
+    if !a.ids.is_empty() && selected.missing.len() == a.ids.len() && selected.backups.is_empty() {
+        return Err(Failure::refused(
+            "none of the backups named is in the store; nothing was removed",
+        )
+        .help("`backups` lists them"));
+    }
+    let chosen = selected.backups;
     let rows: Vec<Row> = chosen.iter().map(Row::of).collect();
     if !a.write.dry_run && !a.write.yes && !chosen.is_empty() {
         let mut listed = Vec::new();
@@ -187,7 +218,7 @@ fn prune(g: &Invocation, a: BackupsPruneArgs, out: &mut dyn Write) -> CmdResult 
             "nothing was removed",
         )?;
     }
-    let pruned = backups::prune(chosen, a.write.dry_run)?;
+    let pruned = backups::prune(&store, chosen, a.write.dry_run)?;
     let done = PruneDone {
         dry_run: a.write.dry_run,
         pruned: rows,

@@ -37,9 +37,24 @@ struct Waiting {
     command: hint::Cmd,
 }
 
+/// A run a person acted on that nobody has resumed (the run model's
+/// `ready`): nothing waits on a person any more, and the resume goes on.
+#[derive(Serialize)]
+struct Ready {
+    run: String,
+    /// Its last record's time (when the person acted).
+    since: Option<Time>,
+    agent: Option<String>,
+    caller: Option<String>,
+    /// The resume that goes on, complete for pasting.
+    command: hint::Cmd,
+}
+
 #[derive(Serialize)]
 struct Document {
     items: Vec<Waiting>,
+    /// The runs ready to resume, oldest first.
+    ready: Vec<Ready>,
     no_agent_excluded: usize,
     unreadable: Vec<Unreadable>,
 }
@@ -54,6 +69,18 @@ pub fn run(g: &Invocation, a: InboxArgs, out: &mut dyn Write) -> CmdResult {
         runs,
         no_agent_excluded,
     } = a.filter.select(readable);
+    let mut ready: Vec<Ready> = runs
+        .iter()
+        .filter(|s| s.state == journal::state::State::Ready)
+        .map(|s| Ready {
+            run: s.run_id.clone(),
+            since: s.updated,
+            agent: s.agent.clone(),
+            caller: s.caller.clone(),
+            command: hint::resume(g, &s.run_id),
+        })
+        .collect();
+    ready.sort_by(|a, b| a.since.cmp(&b.since).then(a.run.cmp(&b.run)));
     let found = inbox(&store, &runs);
     unreadable.extend(
         found
@@ -95,6 +122,7 @@ pub fn run(g: &Invocation, a: InboxArgs, out: &mut dyn Write) -> CmdResult {
     let code = Unreadable::exit(&unreadable);
     let doc = Document {
         items,
+        ready,
         no_agent_excluded,
         unreadable,
     };
@@ -102,7 +130,7 @@ pub fn run(g: &Invocation, a: InboxArgs, out: &mut dyn Write) -> CmdResult {
         json_pretty(out, &doc)?;
         return Ok(code);
     }
-    if doc.items.is_empty() {
+    if doc.items.is_empty() && doc.ready.is_empty() {
         let why = match (total, a.filter.any() || a.older_than.is_some()) {
             (0, _) => "no runs".to_owned(),
             (n, true) => {
@@ -111,7 +139,8 @@ pub fn run(g: &Invocation, a: InboxArgs, out: &mut dyn Write) -> CmdResult {
             (_, false) => "nothing waits on a person".to_owned(),
         };
         writeln!(out, "{why} in {}", sanitize(&store.describe(), false))?;
-    } else {
+    }
+    if !doc.items.is_empty() {
         // A command is never cut: where the widest does not fit beside
         // the first columns, the commands go under the table, one a line
         // in the rows' order, and the table keeps the rest.
@@ -172,6 +201,18 @@ pub fn run(g: &Invocation, a: InboxArgs, out: &mut dyn Write) -> CmdResult {
         }
         if doc.items.iter().any(|w| w.waits == Waits::Answer) {
             writeln!(out, "answer: {}", hint::Need::Answer.says())?;
+        }
+    }
+    // What a person did and nobody has taken up yet: each run's resume,
+    // a command alone on its line.
+    if !doc.ready.is_empty() {
+        writeln!(
+            out,
+            "{} run(s) ready to resume (a person answered or approved what they waited on; nobody has resumed them yet):",
+            doc.ready.len()
+        )?;
+        for r in &doc.ready {
+            writeln!(out, "  {}", sanitize(&r.command.to_string(), false))?;
         }
     }
     if no_agent_excluded > 0 {

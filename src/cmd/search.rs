@@ -34,6 +34,8 @@ struct Found {
     #[serde(skip_serializing_if = "Option::is_none")]
     model: Option<String>,
     status: Listed,
+    /// Where the run stands (beyond the agent: the run model).
+    state: journal::state::State,
     #[serde(skip_serializing_if = "Option::is_none")]
     created: Option<Time>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -122,6 +124,7 @@ fn found_of(s: Summary, hit: Option<Hit>) -> Found {
     let some = |v: Option<String>| v.filter(|x| !x.is_empty());
     Found {
         status: s.status,
+        state: s.state,
         created: s.created.filter(|c| !c.is_zero()),
         updated: s.updated,
         ended: s.ended,

@@ -27,6 +27,9 @@ use std::process::ExitCode;
 struct Shown<'a> {
     #[serde(flatten)]
     state: &'a RunState,
+    /// Where the run stands (the run model, beside the agent's status).
+    #[serde(rename = "state")]
+    stands: journal::state::State,
     live: bool,
     records: u64,
     bytes: u64,
@@ -54,13 +57,16 @@ pub fn run(g: &Invocation, a: ShowArgs, out: &mut dyn Write) -> CmdResult {
     let journal = read.journal();
     let run = read.run();
     // A journal file outside a store has no writer to hold it.
-    let live = match &read {
-        Read::Store(store, _) => store.is_live(run)?,
-        Read::File(_) => false,
+    let holder = match &read {
+        Read::Store(store, _) => store.holder(run)?,
+        Read::File(_) => None,
     };
+    let live = holder.is_some();
     let st = read.fold(a.until_seq)?;
+    let stands = journal::state::State::of_fold(&st, !journal.tail.is_clean(), holder);
     let shown = Shown {
         state: &st,
+        stands,
         live,
         records: journal.last_seq(),
         bytes: journal.bytes,
@@ -172,6 +178,12 @@ fn render(
             ""
         }
     )?;
+    writeln!(out, "  state:       {}", stands_words(&shown.stands))?;
+    // A ready run's next step, a command alone on its line (a copy of a
+    // journal is not where the run is: no command).
+    if shown.stands == journal::state::State::Ready && a.target.file.file.is_none() {
+        writeln!(out, "  go on with:  {}", crate::hint::resume(g, run).line())?;
+    }
     if let Some(h) = health {
         writeln!(out, "  health:      {}", sanitize(h, false))?;
     }
@@ -212,6 +224,11 @@ fn render(
         )?;
     }
     render_state(out, st, g, style)
+}
+
+/// A run's state in words, for `show`.
+fn stands_words(s: &journal::state::State) -> String {
+    format!("{} ({})", s.word(), s.why())
 }
 
 fn tail_word(t: &Tail) -> &'static str {

@@ -413,7 +413,7 @@ impl Runner<'_> {
         };
         // Waiting on an approval: refused before anything is written, as
         // a wait on a deferral is.
-        let unapproved = self.unapproved(&st, &approvals);
+        let unapproved = self.unapproved(st, &approvals);
         if !unapproved.is_empty() {
             return Err(Error::refused_for_calls(
                 run,

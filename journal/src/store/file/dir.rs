@@ -140,7 +140,11 @@ impl FileStore {
     ) -> Result<PathBuf> {
         crate::id::check(run)?;
         let stamp = crate::time::compact(std::time::SystemTime::now());
-        self.first_free(dir, |n| format!("{run}.{why}-{stamp}{n}.bak"), make)
+        self.first_free(
+            dir,
+            |n| crate::store::backup::file_name(run, why, &stamp, n),
+            make,
+        )
     }
 
     /// The first free name `name("")`, `name("-1")` ... in the store

@@ -20,6 +20,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 mod append;
+mod backups;
 mod create;
 mod delete;
 mod dir;

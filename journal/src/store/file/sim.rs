@@ -888,3 +888,101 @@ fn a_recover_that_fails_at_any_call_leaves_the_damaged_journal_and_nothing_else_
         },
     );
 }
+
+/// An rm backup's name, as `keep_beside` makes one.
+const RM_BACKUP: &str = "r.removed-20261206T000000.000000000Z.bak";
+
+/// A directory holding `image`'s names and bytes, all durable (each name
+/// its own file: the restore reads bytes, never inodes).
+fn sim_of(image: &Image) -> SimDir {
+    let sim = SimDir::default();
+    for (n, b) in image {
+        sim.put(n, b);
+    }
+    sim
+}
+
+#[test]
+fn a_restore_crashed_at_any_fsync_leaves_the_backup_or_the_run_and_a_rerun_finishes() {
+    let journal = lines_of(&[1, 2]);
+    let (count, checked) = sweep(
+        |sim| sim.put(RM_BACKUP, &journal),
+        |sim| store().restore_in(sim, "r", &path(RM_BACKUP)).is_ok(),
+        |image, done| {
+            let run = image.get("r.json");
+            let kept = image.get(RM_BACKUP);
+            assert!(run.is_some() || kept.is_some(), "neither: {image:?}");
+            for bytes in [run, kept].into_iter().flatten() {
+                assert_eq!(*bytes, journal, "{image:?}");
+            }
+            if done {
+                assert!(run.is_some() && kept.is_none(), "{image:?}");
+            }
+            // Run again on what the crash left: done, the backup's name gone.
+            if kept.is_some() {
+                let again = sim_of(image);
+                store()
+                    .restore_in(&again, "r", &path(RM_BACKUP))
+                    .expect("a rerun finishes the restore");
+                let now = again.live();
+                assert_eq!(now.get("r.json"), Some(&journal));
+                assert!(!now.contains_key(RM_BACKUP), "{now:?}");
+            }
+        },
+    );
+    // The run's name, then the backup's unlink.
+    assert_eq!(count, 2);
+    assert!(checked >= 3, "{checked}");
+}
+
+#[test]
+fn a_restore_never_replaces_another_run_of_the_id() {
+    let (journal, other) = (lines_of(&[1, 2]), lines_of(&[1]));
+    let sim = SimDir::default();
+    sim.put(RM_BACKUP, &journal);
+    sim.put("r.json", &other);
+    assert!(store().restore_in(&sim, "r", &path(RM_BACKUP)).is_err());
+    let now = sim.live();
+    assert_eq!(now.get("r.json"), Some(&other));
+    assert_eq!(now.get(RM_BACKUP), Some(&journal));
+}
+
+#[test]
+fn a_restore_that_fails_at_any_call_leaves_the_backup_or_the_run() {
+    let journal = lines_of(&[1, 2]);
+    let calls = fault_sweep(
+        |sim| sim.put(RM_BACKUP, &journal),
+        |sim| store().restore_in(sim, "r", &path(RM_BACKUP)).is_ok(),
+        |live, _, done| {
+            let (run, kept) = (live.get("r.json"), live.get(RM_BACKUP));
+            assert!(run.is_some() || kept.is_some(), "neither: {live:?}");
+            if done {
+                assert!(run.is_some() && kept.is_none(), "{live:?}");
+            }
+        },
+    );
+    assert!(calls >= 4, "{calls}");
+}
+
+#[test]
+fn a_prune_crashed_at_any_fsync_leaves_the_backup_or_nothing_and_the_run_untouched() {
+    let (journal, kept) = (lines_of(&[1, 2, 3]), lines_of(&[1, 2]));
+    let (count, _) = sweep(
+        |sim| {
+            sim.put("r.json", &journal);
+            sim.put(RM_BACKUP, &kept);
+        },
+        |sim| store().prune_in(sim, &path(RM_BACKUP)).is_ok(),
+        |image, done| {
+            assert_eq!(image.get("r.json"), Some(&journal), "{image:?}");
+            if let Some(b) = image.get(RM_BACKUP) {
+                assert!(!done && *b == kept, "{image:?}");
+            }
+        },
+    );
+    assert_eq!(count, 1);
+    // Pruned again (the id gone by then): nothing to do, no error.
+    let sim = SimDir::default();
+    sim.put("r.json", &journal);
+    assert!(store().prune_in(&sim, &path(RM_BACKUP)).is_ok());
+}
