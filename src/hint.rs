@@ -609,6 +609,12 @@ fn for_state(g: &Invocation, r: &journal::state::Refused, stream: Option<&str>) 
             command(g, &["show", run])
         ),
         Way::Resume => format!("{} goes on", ticked(&resume(g, run))),
+        // A JetStream record is a whole message: no tail to cut there;
+        // recover, forced, rebuilds the run without the bad last message.
+        Way::Repair if stream.is_some() => format!(
+            "`{}` rebuilds it without its bad last message (a dry run first: `--dry-run`)",
+            command(g, &["recover", run, "--force"])
+        ),
         Way::Repair => advice(g, Remedy::Repair, Some(run), stream, &[]),
         Way::Recover => advice(g, Remedy::Recover, Some(run), stream, &[]),
         Way::Wait => advice(g, Remedy::Unhold, Some(run), stream, &[]),

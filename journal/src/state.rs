@@ -359,8 +359,9 @@ pub fn rule(op: Op, state: &State) -> Rule {
     match (op, state) {
         // Reading the source is all a fork does to it.
         (Op::Fork, _) => Yes,
-        // Restore makes a run that is not there: the id's state is
-        // "absent", which it checks itself; any run there is refused.
+        // Restore makes a run that is not there (the table's "absent"
+        // column, which it checks itself); any run there is refused, but
+        // the start of its own copy, which it finishes.
         (Op::Restore, _) => No(Way::Nothing),
         (_, S::Live(_)) => No(Way::Wait),
         (Op::Recover, S::Corrupt) => Yes,
@@ -442,7 +443,7 @@ impl fmt::Display for Refused {
         match (self.op, &self.state, self.way) {
             (Op::Recover, _, Way::Repair) => write!(
                 f,
-                "; the agent reads it whole without its damaged tail, which repair cuts; recover would rebuild it and can change what a resume does"
+                "; the agent reads it whole, dropping its damaged tail; recover would rebuild it and can change what a resume does"
             ),
             (Op::Recover, _, _) => write!(
                 f,

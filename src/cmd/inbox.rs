@@ -130,7 +130,7 @@ pub fn run(g: &Invocation, a: InboxArgs, out: &mut dyn Write) -> CmdResult {
         json_pretty(out, &doc)?;
         return Ok(code);
     }
-    if doc.items.is_empty() && doc.ready.is_empty() {
+    if doc.items.is_empty() {
         let why = match (total, a.filter.any() || a.older_than.is_some()) {
             (0, _) => "no runs".to_owned(),
             (n, true) => {

@@ -246,6 +246,21 @@ fn check_inbox(f: &Fixture, fisk: &dyn Fn(&[&str]) -> Run) {
         r.stdout
     );
     assert_eq!(items(&fisk(&["inbox", "-o", "json"]).json()), vec![]);
+    // What was answered and approved is ready to resume (issue 35): each
+    // run once, with the resume that goes on.
+    let doc = fisk(&["inbox", "-o", "json"]).json();
+    let ready: Vec<&str> = doc["ready"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["run"].as_str().unwrap())
+        .collect();
+    assert!(!ready.is_empty(), "{doc}");
+    for run in &ready {
+        let line = format!("resume {run}");
+        assert!(r.stdout.contains(&line), "{line}: {}", r.stdout);
+    }
+    assert!(r.stdout.contains("ready to resume"), "{}", r.stdout);
 }
 
 #[test]

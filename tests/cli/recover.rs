@@ -62,6 +62,9 @@ struct Case {
     intact: u64,
     made: usize,
     renumbered: usize,
+    /// The agent reads the damaged journal whole (a gap in the seqs is no
+    /// fold error): recover refuses it unless forced (issue 35).
+    readable: bool,
 }
 
 const CASES: &[Case] = &[
@@ -73,6 +76,7 @@ const CASES: &[Case] = &[
         intact: 26,
         made: 1,
         renumbered: 0,
+        readable: false,
     },
     Case {
         kind: "NUL block over lines 4 to 6",
@@ -86,10 +90,13 @@ const CASES: &[Case] = &[
             block[40..to].fill(0);
             l.splice(3..6, [block]);
         },
-        kept: 23,
+        // Seq 7 (the result of lost seq 6) lands in the turn still open,
+        // as the agent's fold takes it.
+        kept: 24,
         intact: 24,
         made: 0,
-        renumbered: 20,
+        renumbered: 21,
+        readable: false,
     },
     Case {
         kind: "line split in two",
@@ -102,6 +109,7 @@ const CASES: &[Case] = &[
         intact: 27,
         made: 0,
         renumbered: 0,
+        readable: false,
     },
     Case {
         kind: "two lines glued (newline lost)",
@@ -114,6 +122,7 @@ const CASES: &[Case] = &[
         intact: 27,
         made: 0,
         renumbered: 0,
+        readable: false,
     },
     Case {
         kind: "duplicate seq (stored twice)",
@@ -126,6 +135,7 @@ const CASES: &[Case] = &[
         intact: 27,
         made: 0,
         renumbered: 0,
+        readable: false,
     },
     Case {
         kind: "a record's own seq damaged (17 reads 97)",
@@ -140,6 +150,7 @@ const CASES: &[Case] = &[
         intact: 27,
         made: 0,
         renumbered: 1,
+        readable: false,
     },
     Case {
         kind: "missing seq (a tool result)",
@@ -151,6 +162,7 @@ const CASES: &[Case] = &[
         intact: 26,
         made: 1,
         renumbered: 0,
+        readable: true,
     },
     Case {
         kind: "missing seq (an assistant turn)",
@@ -158,10 +170,12 @@ const CASES: &[Case] = &[
         damage: |l| {
             l.remove(5);
         },
-        kept: 25,
+        // Its result lands in the turn still open, as the agent reads it.
+        kept: 26,
         intact: 26,
         made: 0,
-        renumbered: 20,
+        renumbered: 21,
+        readable: true,
     },
     Case {
         kind: "lost tool result (torn, its id readable)",
@@ -171,6 +185,7 @@ const CASES: &[Case] = &[
         intact: 5,
         made: 1,
         renumbered: 0,
+        readable: false,
     },
     Case {
         kind: "lost assistant turn, two results after it",
@@ -180,6 +195,7 @@ const CASES: &[Case] = &[
         intact: 5,
         made: 0,
         renumbered: 2,
+        readable: false,
     },
     Case {
         kind: "one bad line in a journal of 11 records",
@@ -189,6 +205,7 @@ const CASES: &[Case] = &[
         intact: 10,
         made: 1,
         renumbered: 0,
+        readable: false,
     },
 ];
 
@@ -202,7 +219,21 @@ fn every_damage_kind_on_both_generations_gives_a_run_that_verifies_and_folds() {
             let damaged = join(&l);
             let store = store_of(&damaged);
             let st = s(store.path());
-            let r = fisk(&["--state-dir", st, "-o", "json", "recover", "r", "--yes"]);
+            let mut args = vec!["--state-dir", st, "-o", "json", "recover", "r", "--yes"];
+            if case.readable {
+                // The agent reads it whole: refused, said why, unless forced.
+                let r = fisk(&args);
+                assert_eq!(r.code, 1, "{what}: {}", r.stderr);
+                assert!(
+                    r.stderr.contains("the agent reads it whole"),
+                    "{what}: {}",
+                    r.stderr
+                );
+                assert!(r.stderr.contains("--force"), "{what}: {}", r.stderr);
+                assert_eq!(std::fs::read(store.path().join("r.json")).unwrap(), damaged);
+                args.push("--force");
+            }
+            let r = fisk(&args);
             assert_eq!(r.code, 0, "{what}: {}", r.stderr);
             let doc = r.json();
             assert_eq!(doc["written"], true, "{what}: {doc}");
@@ -358,10 +389,23 @@ fn a_dry_run_a_pipe_without_yes_and_refusals_write_nothing() {
     assert!(r.stderr.contains("verify r"), "{}", r.stderr);
     assert_eq!(snapshot(store.path()), before);
 
-    // A whole journal: nothing to recover, nothing written.
+    // A whole journal: the agent reads it, so recover refuses (issue 35);
+    // forced, it finds nothing to recover; nothing written either way.
     let store = store_of(&agent("v1", "g-tool-batch"));
     let before = snapshot(store.path());
     let r = fisk(&["--state-dir", s(store.path()), "recover", "r", "--yes"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("nothing to recover"), "{}", r.stderr);
+    let r = fisk(&["--state-dir", s(store.path()), "recover", "r", "--dry-run"]);
+    assert_eq!(r.code, 1, "a dry run makes the same check: {}", r.stderr);
+    let r = fisk(&[
+        "--state-dir",
+        s(store.path()),
+        "recover",
+        "r",
+        "--yes",
+        "--force",
+    ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("nothing to recover"), "{}", r.stdout);
     assert_eq!(snapshot(store.path()), before);
@@ -371,7 +415,7 @@ fn a_dry_run_a_pipe_without_yes_and_refusals_write_nothing() {
 fn as_a_new_id_leaves_the_original_untouched() {
     for generation in ["v1", "v3"] {
         let mut l = lines(&agent(generation, "g-multi-iteration"));
-        l.remove(4);
+        l[4] = b"#### garbage ####".to_vec();
         let damaged = join(&l);
         let store = store_of(&damaged);
         let st = s(store.path());
@@ -499,7 +543,12 @@ fn recover_on_jetstream_on_both_generations() {
         assert_eq!(dry.code, 0, "{}", dry.stderr);
         assert_eq!(dry.json()["written"], false);
         // Into a new run on the stream: the damaged one stays as it is.
-        let copy = run(&["--as", "fixed"]);
+        // The agent reads the run whole (the garbage stored last is a
+        // torn tail to it, seq 9 a gap): recover takes it forced.
+        let refused = run(&["--as", "fixed"]);
+        assert_eq!(refused.code, 1, "{generation}: {}", refused.stderr);
+        assert!(refused.stderr.contains("--force"), "{}", refused.stderr);
+        let copy = run(&["--as", "fixed", "--force"]);
         assert_eq!(copy.code, 0, "{generation}: {}", copy.stderr);
         assert_eq!(copy.json()["kept"], 25);
         let fold = fisk_in(

@@ -229,3 +229,67 @@ fn a_terminal_summary_is_the_agents_byte_for_byte() {
     }
     assert!(seen >= 5, "{seen} summaries compared");
 }
+
+/// The table as journal/FORMAT.md writes it, from [`rule`] itself.
+fn table_in_markdown() -> String {
+    let states = [
+        State::Corrupt,
+        State::Live(Holder::Lock { holder: None }),
+        State::Damaged,
+        State::WaitingAnswer,
+        State::WaitingApproval,
+        State::Ready,
+        State::Suspended,
+        State::Ended(Reason::Completed),
+        State::Open,
+    ];
+    let way = |w: Way| match w {
+        Way::Answer => "answer",
+        Way::Approve => "approve",
+        Way::Resume => "resume",
+        Way::Repair => "repair",
+        Way::Recover => "recover",
+        Way::Wait => "wait",
+        Way::Nothing => "-",
+    };
+    let mut out = String::from("| write |");
+    for s in &states {
+        out.push_str(&format!(" {} |", s.word()));
+    }
+    out.push_str(" absent |\n|---|");
+    for _ in 0..=states.len() {
+        out.push_str("---|");
+    }
+    out.push('\n');
+    for op in Op::ALL {
+        out.push_str(&format!("| `{}` |", op.word()));
+        for s in &states {
+            let cell = match rule(op, s) {
+                Rule::Yes => "yes".to_owned(),
+                Rule::Idle => "nothing to do".to_owned(),
+                Rule::Forced(w) => format!("named, `--force` ({})", way(w)),
+                Rule::No(w) => format!("no ({})", way(w)),
+            };
+            out.push_str(&format!(" {cell} |"));
+        }
+        // No run of the id: only a restore makes one (a fork's new id
+        // must be absent too, its source not).
+        out.push_str(match op {
+            Op::Restore => " yes |",
+            _ => " no (-) |",
+        });
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn format_md_writes_the_table_the_code_enforces() {
+    let doc = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("FORMAT.md"))
+        .unwrap();
+    let table = table_in_markdown();
+    assert!(
+        doc.contains(&table),
+        "journal/FORMAT.md's table of run states is not the code's; it is:\n{table}"
+    );
+}
