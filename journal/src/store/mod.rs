@@ -445,9 +445,10 @@ impl Store {
             .collect())
     }
 
-    /// Start a new run: the returned appender is its only writer. Refuses a
-    /// run that exists.
-    pub(crate) fn create_appender(&self, run: &str) -> crate::Result<Box<dyn Appender>> {
+    /// Start a new run: the returned appender is its only writer, and its
+    /// first record must be the run's meta record (the runner's `run`, and
+    /// any front end that starts runs). Refuses a run that exists.
+    pub fn create_appender(&self, run: &str) -> crate::Result<Box<dyn Appender>> {
         match self {
             Store::File(f) => Ok(Box::new(f.create_appender(run)?)),
             Store::JetStream(j) => Ok(Box::new(j.create(run)?)),
