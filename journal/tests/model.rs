@@ -795,7 +795,8 @@ fn step(u: &Under, m: &mut Model, rng: &mut Rng, ctx: &str) -> BTreeSet<String> 
                 says.state
             );
             let mr = m.runs.get_mut(&run).unwrap();
-            match (mr.version, protected && !(!by_filter && force), says.state) {
+            let left_to_a_person = protected && (by_filter || !force);
+            match (mr.version, left_to_a_person, says.state) {
                 (1, _, _) => assert!(
                     matches!(r, Ok(journal::upgrade::Outcome::Current)),
                     "{what}: {r:?}"
