@@ -15,6 +15,7 @@ mod columns;
 mod corpus;
 mod crash;
 mod docs;
+mod dry_run;
 mod end;
 mod export;
 mod fingerprint;
