@@ -586,6 +586,17 @@ fn for_refusal(g: &Invocation, r: &journal::ops::Refusal) -> Option<String> {
             None,
             std::slice::from_ref(call),
         ),
+        Why::Gated { call, .. } => advice(
+            g,
+            Remedy::Approve,
+            Some(run),
+            None,
+            std::slice::from_ref(call),
+        ),
+        Why::UnknownTool { .. } => format!(
+            "`{}` shows the calls that wait, each with its approve command",
+            command(g, &["show", run])
+        ),
         Why::TooBig => "shorten it, or store it elsewhere and answer with a reference to it".into(),
         Why::Changed(_) => "run the command again".into(),
         Why::Unrecoverable { .. } => format!(

@@ -196,8 +196,10 @@ fn decoding_from_a_value_agrees_with_decoding_bytes() {
     assert!(n > 500);
 }
 
-/// `recover`'s plan on a journal: never a panic; a plan made verifies
-/// without an error and folds (the agent would accept the run).
+/// `recover`'s plan on a journal: never a panic; a plan made folds (the
+/// agent would accept the run) and verifies without an error but for what
+/// the agent reads anyway and recover keeps as it reads it (issue 35: a
+/// key its closed schemas refuse, a field's schema).
 fn recovers(what: &str, bytes: &[u8]) -> bool {
     let now = journal::time::Time::parse("2026-12-02T08:00:00Z").unwrap();
     let Ok(p) = journal::recover::plan("fuzz", bytes, now) else {
@@ -209,6 +211,12 @@ fn recovers(what: &str, bytes: &[u8]) -> bool {
         .findings
         .iter()
         .filter(|f| f.severity == journal::verify::Severity::Error)
+        .filter(|f| {
+            !matches!(
+                f.code,
+                journal::verify::Code::ExtraPayload | journal::verify::Code::Schema
+            )
+        })
         .collect();
     assert!(errors.is_empty(), "{what}: {errors:#?}");
     let (entries, _) = journal::lines::decode_all(&new).unwrap();

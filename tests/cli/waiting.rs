@@ -155,6 +155,37 @@ fn check_listing(fisk: &dyn Fn(&[&str]) -> Run) {
         );
     }
 
+    // Answering a call that waits on an approval is refused, naming the
+    // approve that acts on it (issue 35.4; it used to say "resume runs it
+    // again", which a resume refuses).
+    let r = fisk(&["answer", "mixed", "g3", "--content", "x"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("waits on an approval, not an answer"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("approve mixed g3"), "{}", r.stderr);
+    assert!(!r.stderr.contains("runs it again"), "{}", r.stderr);
+    // Where a run stands, beside the agent's status.
+    let states = fisk(&["ls", "-o", "json"]).json();
+    for (run, state) in [
+        ("gate", "waiting-approval"),
+        ("mixed", "waiting-answer"),
+        ("deferral", "waiting-answer"),
+        ("done", "ended"),
+    ] {
+        assert_eq!(by_id(&states, run)["state"], state, "{run}");
+    }
+    assert_eq!(
+        ids(&fisk(&["ls", "--state", "waiting-approval", "-o", "json"]).json()),
+        set(&["gate"])
+    );
+    assert_eq!(
+        ids(&fisk(&["ls", "--state", "waiting", "-o", "json"]).json()),
+        waiting
+    );
+
     // One call approved: the other still waits.
     let r = fisk(&["approve", "gate", "g1"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -202,6 +233,30 @@ fn check_listing(fisk: &dyn Fn(&[&str]) -> Run) {
         "{}",
         show.stdout
     );
+    // Ready to resume: `show` says so and gives the resume on a line of
+    // its own; `ls --ready` and `inbox` find it.
+    assert!(
+        show.stdout.contains("  state:       ready ("),
+        "{}",
+        show.stdout
+    );
+    assert!(
+        show.stdout
+            .lines()
+            .any(|l| l.starts_with("  go on with:  fisk-admin ") && l.contains(" resume gate")),
+        "{}",
+        show.stdout
+    );
+    assert_eq!(
+        fisk(&["show", "gate", "-o", "json"]).json()["state"],
+        "ready"
+    );
+    assert_eq!(
+        ids(&fisk(&["ls", "--ready", "-o", "json"]).json()),
+        set(&["gate"])
+    );
+    let inbox = fisk(&["inbox", "-o", "json"]).json();
+    assert_eq!(inbox["ready"][0]["run"], "gate", "{inbox}");
 }
 
 /// The four runs `check_listing` reads.
