@@ -900,16 +900,6 @@ impl RunState {
     /// `mcp` 5; SPEC 1 calls them opaque, and the agent keys them so).
     pub fn conversation_summary(&self) -> Box<serde_json::value::RawValue> {
         let c = &self.counters;
-        let mut counters: Vec<String> = Vec::new();
-        let mut int = |key: &str, n: i64| {
-            if n != 0 {
-                counters.push(format!("\"{key}\":{n}"));
-            }
-        };
-        int("llm_calls", c.llm_calls);
-        int("tool_calls", c.tool_calls);
-        int("remote_tool_calls", c.remote_tool_calls);
-        int("mcp_tool_calls", c.mcp_tool_calls);
         let mut by_kind: Vec<(u8, i64)> = c
             .tool_calls_by_kind
             .iter()
@@ -925,23 +915,31 @@ impl RunState {
             }
             same
         });
-        if !by_kind.is_empty() {
-            let kinds: Vec<String> = by_kind
-                .iter()
-                .map(|(k, n)| format!("\"{k}\":{n}"))
-                .collect();
-            counters.push(format!("\"tool_calls_by_kind\":{{{}}}", kinds.join(",")));
-        }
-        let mut int = |key: &str, n: i64| {
-            if n != 0 {
-                counters.push(format!("\"{key}\":{n}"));
-            }
-        };
-        int("in_tokens", c.in_tokens);
-        int("out_tokens", c.out_tokens);
-        int("cache_read_tokens", c.cache_read_tokens);
-        int("cache_create_tokens", c.cache_create_tokens);
-        int("thinking_tokens", c.thinking_tokens);
+        let kinds: Vec<String> = by_kind
+            .iter()
+            .map(|(k, n)| format!("\"{k}\":{n}"))
+            .collect();
+        let int = |n: i64| (n != 0).then(|| n.to_string());
+        // The agent's field order; a zero counter, an empty map left out.
+        let fields = [
+            ("llm_calls", int(c.llm_calls)),
+            ("tool_calls", int(c.tool_calls)),
+            ("remote_tool_calls", int(c.remote_tool_calls)),
+            ("mcp_tool_calls", int(c.mcp_tool_calls)),
+            (
+                "tool_calls_by_kind",
+                (!kinds.is_empty()).then(|| format!("{{{}}}", kinds.join(","))),
+            ),
+            ("in_tokens", int(c.in_tokens)),
+            ("out_tokens", int(c.out_tokens)),
+            ("cache_read_tokens", int(c.cache_read_tokens)),
+            ("cache_create_tokens", int(c.cache_create_tokens)),
+            ("thinking_tokens", int(c.thinking_tokens)),
+        ];
+        let counters: Vec<String> = fields
+            .iter()
+            .filter_map(|(k, v)| v.as_ref().map(|v| format!("\"{k}\":{v}")))
+            .collect();
         let text = format!(
             "{{\"turns\":{},\"context_tokens\":{},\"counters\":{{{}}}}}",
             self.turns,

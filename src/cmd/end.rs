@@ -188,17 +188,27 @@ fn select(
 /// A run a filter selected and `end` left to a person.
 fn left_row(a: &EndArgs, s: &Summary) -> Row {
     Row {
-        run: s.run_id.clone(),
-        outcome: "left",
         state: Some(s.state.word().to_owned()),
         version: s.version,
+        last_seq: s.records,
+        ..base_row(a, &s.run_id, "left")
+    }
+}
+
+/// A row of `run` with `outcome` and nothing else known yet.
+fn base_row(a: &EndArgs, run: &str, outcome: &'static str) -> Row {
+    Row {
+        run: run.to_owned(),
+        outcome,
+        state: None,
+        version: None,
         seq: None,
         reason: reason_of(a.reason).as_str().to_owned(),
         message: a.message.clone(),
         waiting_on: Vec::new(),
         record: None,
         error: None,
-        last_seq: s.records,
+        last_seq: None,
         exit: 0,
     }
 }
@@ -222,20 +232,7 @@ fn row(
     done: journal::Result<(Open, Option<Vec<u8>>)>,
     outcome: &'static str,
 ) -> Row {
-    let base = Row {
-        run: run.to_owned(),
-        outcome,
-        state: None,
-        version: None,
-        seq: None,
-        reason: reason_of(a.reason).as_str().to_owned(),
-        message: a.message.clone(),
-        waiting_on: Vec::new(),
-        record: None,
-        error: None,
-        last_seq: None,
-        exit: 0,
-    };
+    let base = base_row(a, run, outcome);
     match done {
         Ok((open, line)) => Row {
             version: Some(open.version),
