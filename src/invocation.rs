@@ -134,3 +134,12 @@ mod tests {
         assert_eq!(g.resolve().hold, DEFAULT_HOLD);
     }
 }
+
+/// An environment switch (`NO_TUI`, `THINKING`): set, not empty, and not
+/// one of the words for "off".
+pub fn env_on(name: &str) -> bool {
+    std::env::var_os(name).is_some_and(|v| {
+        let v = v.to_string_lossy().trim().to_ascii_lowercase();
+        !v.is_empty() && !["0", "false", "no", "off"].contains(&v.as_str())
+    })
+}

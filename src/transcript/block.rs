@@ -5,17 +5,9 @@
 use super::index::{Item, Kind, Transcript};
 use super::json;
 use super::output;
-use super::shown::Shown;
+use super::shown::{lines, Shown};
 use crate::output::{cell, sanitize};
 use journal::record::{Block, Payload, Record};
-
-/// Untrusted text as body lines: tabs as spaces, every other control
-/// character made visible.
-pub fn lines(text: &str) -> Vec<String> {
-    text.split('\n')
-        .map(|l| sanitize(&l.replace('\t', "    "), false).into_owned())
-        .collect()
-}
 
 fn one(s: &str) -> String {
     sanitize(s, false).into_owned()

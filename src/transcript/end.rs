@@ -4,7 +4,7 @@
 //! as `ls` builds a run's status (SPEC 9): the viewer never folds the
 //! whole journal.
 
-use super::block::lines;
+use super::shown::lines;
 use super::shown::Shown;
 use crate::hint;
 use crate::invocation::Invocation;

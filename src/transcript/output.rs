@@ -7,8 +7,8 @@
 //! anything else is shown as it is.
 //! Every piece is neutralised (`block::lines`): output is untrusted.
 
-use super::block::lines;
 use super::json;
+use super::shown::lines;
 use crate::output::{cell, sanitize};
 use serde_json::{Map, Value};
 

@@ -3,6 +3,8 @@
 //! and the viewer print. On its own so that the index and the blocks it
 //! points at do not depend on each other.
 
+use crate::output::sanitize;
+
 /// A block ready to print: nothing in it can reach a terminal raw.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Shown {
@@ -22,4 +24,12 @@ impl Shown {
             preview: None,
         }
     }
+}
+
+/// Untrusted text as body lines: tabs as spaces, every other control
+/// character made visible.
+pub fn lines(text: &str) -> Vec<String> {
+    text.split('\n')
+        .map(|l| sanitize(&l.replace('\t', "    "), false).into_owned())
+        .collect()
 }

@@ -333,34 +333,6 @@ fn every_reference_line_reencodes_byte_for_byte() {
 }
 
 #[test]
-fn the_reference_copy_is_the_shared_corpus() {
-    // The copy in testdata/ keeps the tests self-contained; the shared
-    // corpus beside the repository is the reference it must equal.
-    let shared = repo().join("../shared/agent-journals");
-    assert!(
-        shared.is_dir(),
-        "{} is missing: the reference corpus lives beside the repository",
-        shared.display()
-    );
-    let mut n = 0;
-    for dir in ["v1", "v3", "expected/v1", "expected/v3"] {
-        for e in std::fs::read_dir(shared.join(dir)).expect("read shared") {
-            let p = e.expect("entry").path();
-            let name = p.file_name().expect("name").to_owned();
-            let mine: &Path = &corpus(dir).join(&name);
-            assert_eq!(
-                std::fs::read(&p).ok(),
-                std::fs::read(mine).ok(),
-                "{} differs from the shared corpus",
-                mine.display()
-            );
-            n += 1;
-        }
-    }
-    assert_eq!(n, 160);
-}
-
-#[test]
 fn on_jetstream_every_reference_run_folds_and_lists_as_the_agent_says() {
     let srv = crate::nats_support::NatsServer::start();
     srv.spec_stream("REF", "ref.>");

@@ -119,7 +119,7 @@ pub fn show(g: &Invocation, a: &ShowArgs, style: Style, out: &mut dyn Write) -> 
     let (mut t, mut f) = Followed::start(g, a)?;
     if a.transcript
         && !a.no_tui
-        && !super::transcript::env_on("NO_TUI")
+        && !crate::invocation::env_on("NO_TUI")
         && io::stdout().is_terminal()
     {
         let mut feed = |t: &mut Transcript| f.step(g, t, FEED_WAIT);
@@ -131,7 +131,7 @@ pub fn show(g: &Invocation, a: &ShowArgs, style: Style, out: &mut dyn Write) -> 
         return Ok(code);
     }
     let stop = crate::signal::flag()?;
-    let thinking = a.thinking || super::transcript::env_on("THINKING");
+    let thinking = a.thinking || crate::invocation::env_on("THINKING");
     text::header(&t, out)?;
     let mut idle = f.idle;
     loop {

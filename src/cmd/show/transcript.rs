@@ -13,15 +13,6 @@ use crate::transcript::{end, pager, text};
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
-/// An environment switch (`NO_TUI`, `THINKING`): set, not empty, and not
-/// one of the words for "off".
-pub(super) fn env_on(name: &str) -> bool {
-    std::env::var_os(name).is_some_and(|v| {
-        let v = v.to_string_lossy().trim().to_ascii_lowercase();
-        !v.is_empty() && !["0", "false", "no", "off"].contains(&v.as_str())
-    })
-}
-
 pub fn show(g: &Invocation, a: &ShowArgs, style: Style, out: &mut dyn Write) -> CmdResult {
     let (mut t, end) = match a.target.file.file.as_deref() {
         Some(path) => {
@@ -40,10 +31,10 @@ pub fn show(g: &Invocation, a: &ShowArgs, style: Style, out: &mut dyn Write) -> 
         }
     };
     let tty = io::stdout().is_terminal();
-    if tty && !a.no_tui && !env_on("NO_TUI") {
+    if tty && !a.no_tui && !crate::invocation::env_on("NO_TUI") {
         return crate::view::run(&mut t, &end, style, out);
     }
-    let thinking = a.thinking || env_on("THINKING");
+    let thinking = a.thinking || crate::invocation::env_on("THINKING");
     if tty && !a.no_pager {
         pager::through(out, style.color, |w| {
             text::print(&mut t, thinking, style.color, w)
