@@ -123,6 +123,15 @@ impl Invocation {
     }
 }
 
+/// An environment switch (`NO_TUI`, `THINKING`): set, not empty, and not
+/// one of the words for "off".
+pub fn env_on(name: &str) -> bool {
+    std::env::var_os(name).is_some_and(|v| {
+        let v = v.to_string_lossy().trim().to_ascii_lowercase();
+        !v.is_empty() && !["0", "false", "no", "off"].contains(&v.as_str())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::DEFAULT_HOLD;
@@ -133,13 +142,4 @@ mod tests {
         let g = crate::cli::Cli::parse_from(["fisk-admin", "info"]).global;
         assert_eq!(g.resolve().hold, DEFAULT_HOLD);
     }
-}
-
-/// An environment switch (`NO_TUI`, `THINKING`): set, not empty, and not
-/// one of the words for "off".
-pub fn env_on(name: &str) -> bool {
-    std::env::var_os(name).is_some_and(|v| {
-        let v = v.to_string_lossy().trim().to_ascii_lowercase();
-        !v.is_empty() && !["0", "false", "no", "off"].contains(&v.as_str())
-    })
 }
