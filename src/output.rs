@@ -764,7 +764,7 @@ pub fn would(
     run: &str,
     what: &str,
     details: serde_json::Value,
-) -> crate::error::CmdResult {
+) -> io::Result<()> {
     match style.format {
         Format::Json => {
             let mut v = serde_json::json!({"run": run, "dry_run": true, "would": what});
@@ -775,7 +775,7 @@ pub fn would(
         }
         Format::Text => writeln!(out, "would {what}; dry run, nothing was written")?,
     }
-    Ok(std::process::ExitCode::SUCCESS)
+    Ok(())
 }
 
 #[cfg(test)]

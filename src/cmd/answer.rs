@@ -31,7 +31,7 @@ pub fn run(g: &Invocation, a: AnswerArgs, out: &mut dyn Write) -> CmdResult {
     )?;
     if a.write.dry_run {
         let c = prepared.call();
-        return crate::output::would(
+        crate::output::would(
             out,
             style,
             &a.run,
@@ -42,7 +42,8 @@ pub fn run(g: &Invocation, a: AnswerArgs, out: &mut dyn Write) -> CmdResult {
                 a.run
             ),
             serde_json::json!({"tool_use_id": c.tool_use_id, "tool": c.tool}),
-        );
+        )?;
+        return Ok(std::process::ExitCode::SUCCESS);
     }
     // Asked for only once every check passed: nobody types an answer the
     // run would refuse.

@@ -86,7 +86,8 @@ pub fn run(g: &Invocation, a: ApproveArgs, out: &mut dyn Write) -> CmdResult {
             ),
         };
         let details = serde_json::json!({"tool": prepared.tool(), "tool_use_id": prepared.call()});
-        return crate::output::would(out, style, &a.run, &what, details);
+        crate::output::would(out, style, &a.run, &what, details)?;
+        return Ok(std::process::ExitCode::SUCCESS);
     }
     let done = prepared.commit()?;
     let approved = approved(g, &a.run, done)?;

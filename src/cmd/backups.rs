@@ -120,7 +120,8 @@ fn restore(g: &Invocation, a: BackupsRestoreArgs, out: &mut dyn Write) -> CmdRes
             sanitize(&a.id, false)
         );
         let details = serde_json::json!({"id": a.id, "run": b.run});
-        return crate::output::would(out, g.style, &b.run, &what, details);
+        crate::output::would(out, g.style, &b.run, &what, details)?;
+        return Ok(std::process::ExitCode::SUCCESS);
     }
     let done = match backups::restore(&store, &a.id)? {
         Restored::Linked { journal } => RestoreDone {

@@ -79,7 +79,8 @@ pub fn run(g: &Invocation, a: ResumeArgs, out: &mut dyn Write) -> CmdResult {
             "next_iteration": r.next_iteration,
             "to_run": r.to_run.iter().map(|(id, tool)| serde_json::json!({"tool_use_id": id, "tool": tool})).collect::<Vec<_>>(),
         });
-        return crate::output::would(out, style, &a.run, &what, details);
+        crate::output::would(out, style, &a.run, &what, details)?;
+        return Ok(std::process::ExitCode::SUCCESS);
     }
     let outcome = runner.resume(&a.run, &opts).map_err(|e| {
         let help = crate::hint::for_resume_error(g, &a.run, &path, prompted, &e)
