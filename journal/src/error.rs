@@ -226,7 +226,7 @@ pub enum Error {
     /// An operation by hand (answer, approve) refused: the reason typed
     /// (boxed: errors stay small).
     #[error("{0}")]
-    Op(Box<crate::ops::Refusal>),
+    Op(Box<crate::refusal::Refusal>),
 
     /// A write the run's state does not allow (the table of
     /// [`crate::state::rule`]): the state, and the way past it (boxed:

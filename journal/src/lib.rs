@@ -73,6 +73,7 @@ pub(crate) mod paths;
 mod place;
 pub mod record;
 pub mod recover;
+mod refusal;
 pub mod runner;
 pub mod schema;
 pub mod search;

@@ -41,7 +41,7 @@ use crate::store::{Journal, Store};
 use crate::Result;
 
 /// The largest answer accepted (SPEC 6).
-pub const MAX_CONTENT: usize = 256 * 1024;
+pub use crate::refusal::MAX_CONTENT;
 
 /// What to answer.
 #[derive(Debug, Clone, Copy)]

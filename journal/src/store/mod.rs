@@ -773,7 +773,7 @@ impl Store {
     }
 
     /// Who holds `run` now, if anyone: its lock (file) or SPEC 8's hold
-    /// (JetStream), as [`check_writable`](Self::check_writable) finds it.
+    /// (JetStream), as every writer checks before it writes.
     pub fn holder(&self, run: &str) -> crate::Result<Option<crate::state::Holder>> {
         use crate::state::Holder;
         match self.check_writable(run) {
