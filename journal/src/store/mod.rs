@@ -244,6 +244,12 @@ pub enum Restore {
 }
 
 impl Store {
+    /// A store that is a directory of journal files: all opening one
+    /// takes (no NATS settings, no hold: a writer's lock tells).
+    pub fn directory(dir: impl Into<PathBuf>) -> Store {
+        Store::File(file::FileStore::new(dir))
+    }
+
     /// For messages: "directory /x" or "stream S on nats://..".
     pub fn describe(&self) -> String {
         match self {
@@ -1045,7 +1051,7 @@ impl Address {
         hold: std::time::Duration,
     ) -> crate::Result<Store> {
         Ok(match self {
-            Address::File { dir } => Store::File(file::FileStore::new(dir.clone())),
+            Address::File { dir } => Store::directory(dir.clone()),
             Address::JetStream { stream } => Store::JetStream(Box::new(
                 jetstream::JetStreamStore::connect(settings, stream)?.with_hold(hold),
             )),

@@ -22,6 +22,7 @@ use super::conn::Rt;
 use super::core::Core;
 use super::delete::Fence;
 use super::upgrade::Step;
+use super::DEFAULT_HOLD;
 use super::{Headless, Orphan, RunMessage};
 use crate::error::{Result, Where};
 use crate::nats::Settings;
@@ -44,9 +45,6 @@ pub struct JetStreamStore {
     /// this is live (zero: no hold).
     hold: Duration,
 }
-
-/// The hold a store starts with (SPEC 8's default).
-pub const DEFAULT_HOLD: Duration = Duration::from_secs(600);
 
 impl JetStreamStore {
     /// Connect and bind to `name`, refusing a stream that breaks SPEC 8.

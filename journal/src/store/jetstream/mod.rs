@@ -75,6 +75,9 @@ mod subject;
 mod upgrade;
 mod verify;
 
+/// The hold a store starts with (SPEC 8's default).
+pub const DEFAULT_HOLD: std::time::Duration = std::time::Duration::from_secs(600);
+
 pub use append::EXPECTED_SUBJECT_HEADER;
 pub use asynch::{AsyncJetStreamAppender, AsyncJetStreamStore};
 pub use blocking::{JetStreamAppender, JetStreamStore};
