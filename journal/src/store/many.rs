@@ -198,11 +198,16 @@ impl Store {
                     }
                 };
                 orphaned = orphans.len();
-                reports.extend(
-                    orphans
-                        .iter()
-                        .map(|o| jetstream::orphan_report(j.prefix(), o)),
-                );
+                for o in &orphans {
+                    reports.push(match o.pending {
+                        // A run being written whole, not yet its meta record.
+                        true => jetstream::write_interrupted_report(
+                            &o.run,
+                            j.pending(&o.run).ok().flatten().as_ref(),
+                        ),
+                        false => jetstream::orphan_report(j.prefix(), o),
+                    });
+                }
                 let orphans: std::collections::HashSet<&str> =
                     orphans.iter().map(|o| o.run.as_str()).collect();
                 let listed = match runs.is_empty() {

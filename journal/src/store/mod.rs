@@ -21,6 +21,20 @@ use crate::lines::Tail;
 use crate::record::{Entry, Record};
 use std::path::PathBuf;
 
+/// What a write of a whole run is, for a store that cannot write one in
+/// one step (JetStream: the run is marked until it is whole, and the
+/// mark names this; FORMAT.md, "Writing a run whole").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Intent {
+    /// fisk-admin's arguments after the store's flags: the command that
+    /// writes the run and, run again, finishes it (`["fork", "a",
+    /// "--at-seq", "5", "--as", "b"]`).
+    pub command: Vec<String>,
+    /// When the write began (a re-run that finds its mark plans with the
+    /// mark's time, so it writes the same bytes).
+    pub at: crate::time::Time,
+}
+
 /// A run read in full with the reader's rule (torn tail dropped).
 #[derive(Debug)]
 pub struct Journal {
@@ -427,11 +441,22 @@ impl Store {
         };
         Ok(j.orphans()?
             .into_iter()
-            .map(|o| Summary {
-                records: o.seqs.map(|(_, last)| last),
-                problem: Some(format!("orphan-messages: {}", o.describe(j.prefix()))),
-                remedy: Some(crate::Remedy::Salvage),
-                ..Summary::unread(&o.run)
+            .map(|o| match o.pending {
+                // A run being written whole, not yet its meta record.
+                true => Summary {
+                    problem: Some(match j.pending(&o.run) {
+                        Ok(Some(p)) => format!("write-interrupted: {}", p.describe(&o.run)),
+                        _ => format!("write-interrupted: run {} is half written", o.run),
+                    }),
+                    remedy: Some(crate::Remedy::Again),
+                    ..Summary::unread(&o.run)
+                },
+                false => Summary {
+                    records: o.seqs.map(|(_, last)| last),
+                    problem: Some(format!("orphan-messages: {}", o.describe(j.prefix()))),
+                    remedy: Some(crate::Remedy::Salvage),
+                    ..Summary::unread(&o.run)
+                },
             })
             .collect())
     }
@@ -564,7 +589,9 @@ impl Store {
                         at: self.place(),
                     });
                 }
-                messages.retain(|m| m.subject_seq.is_some());
+                // The fence of an interrupted delete or recover is no
+                // record of the run (a recover again fences after it).
+                messages.retain(|m| m.subject_seq.is_some() && !jetstream::is_tombstone(&m.body));
                 jetstream::sort_by_seq(&mut messages);
                 Ok(jetstream::as_lines(&messages))
             }
@@ -575,55 +602,74 @@ impl Store {
     /// by the journal `plan` made of it, keeping the original first; a run
     /// that changed since it was read is refused. File: under the run lock,
     /// as `upgrade` replaces a journal (`file::recover`), the bytes that
-    /// could not be read kept beside it too. JetStream: the run kept as a
-    /// file journal under the XDG state home and purged, fenced as `rm`
-    /// deletes (SPEC 8's hold applies), then written again whole. Returns
-    /// where the original and the unreadable bytes are kept.
+    /// could not be read kept beside it too. JetStream: the run fenced as
+    /// `rm` fences it (SPEC 8's hold applies), kept as a file journal under
+    /// the XDG state home, then replaced through a stage on the stream,
+    /// marked until it is whole (`jetstream/whole.rs`: killed anywhere, the
+    /// stream holds the old run, the new one, or a marked run that
+    /// `intent`'s command finishes). Returns where the original and the
+    /// unreadable bytes are kept.
     pub(crate) fn recover_in_place(
         &self,
         run: &str,
         planned: &[u8],
         plan: &crate::recover::Plan,
+        intent: &Intent,
     ) -> crate::Result<(PathBuf, Option<PathBuf>)> {
         match self {
             Store::File(f) => f.recover(run, planned, &plan.journal(), &plan.unreadable),
             Store::JetStream(j) => {
                 let keep = keep_dir("recovered", j.name(), run, "recover", "changed")?;
-                if self.raw(run)? != planned {
-                    return Err(crate::Error::refused(
-                        run,
-                        "the run changed while it was being planned (a writer got to it); nothing was changed: recover it again",
-                    ));
-                }
-                // The purge is fenced on the run as it was kept: a writer
-                // that appended since is refused (`Error::Live`), nothing
-                // deleted.
-                let (_, kept, warning) = j.delete_keeping(run, &keep)?;
-                if let Some(w) = warning {
-                    return Err(crate::Error::refused(
-                        run,
-                        format!(
-                            "the damaged run was kept at {} but may not be gone from the stream ({w}); the recovered run was not written",
-                            crate::shell::shown(&kept)
-                        ),
-                    ));
-                }
                 let records = (1u64..).zip(plan.records.iter().cloned()).collect();
-                let (_, done) = self.create_whole(run, records);
-                done.map_err(|e| {
-                    crate::Error::refused(
-                        run,
-                        format!(
-                            "the damaged run was kept at {} and purged, but the recovered run could not be written whole ({e}); finish by hand: recover the kept copy where it is (`recover {run} --yes` with `--state-dir {}`), then copy it to the stream (`migrate --from file:{} --to jetstream:{} {run}`, with this command's connection flags)",
-                            crate::shell::shown(&kept),
-                            crate::shell::shown(&keep),
-                            crate::shell::shown(&keep),
-                            j.name()
-                        ),
-                    )
-                })?;
+                let kept = j.replace_whole(run, planned, records, intent, &keep)?;
                 Ok((kept, None))
             }
+        }
+    }
+
+    /// The run's mark, when a write of it as a whole was begun and not
+    /// finished (JetStream, `jetstream/whole.rs`; a file is written whole
+    /// in one step, so never there).
+    pub fn pending(&self, run: &str) -> crate::Result<Option<jetstream::Pending>> {
+        match self {
+            Store::File(_) => Ok(None),
+            Store::JetStream(j) => j.pending(run),
+        }
+    }
+
+    /// Finish the replacement of `run` in place that the command its mark
+    /// `p` names began and did not finish (JetStream): the run's records
+    /// as written (seqs 1..N, in order), or `None` when the replacement
+    /// had not got as far as touching the run (it is as it was: replace it
+    /// again).
+    pub(crate) fn finish_replace(
+        &self,
+        run: &str,
+        p: &jetstream::Pending,
+    ) -> crate::Result<Option<Vec<Vec<u8>>>> {
+        match self {
+            Store::File(_) => Ok(None),
+            Store::JetStream(j) => j.finish_replace(run, p),
+        }
+    }
+
+    /// Write the new run `run` of these records (exactly seqs 1..N) so
+    /// that no reader takes it for whole before it is: the one way
+    /// `fork`, `recover --as` and `backups restore` create a run. File:
+    /// written whole in one step ([`file::FileStore::create_whole`]).
+    /// JetStream: marked until it is whole (`jetstream/whole.rs`); a
+    /// re-run of `intent`'s command goes on from what is stored. An
+    /// existing run is refused (`Error::Exists`), and so is a run another
+    /// command left half written.
+    pub fn create_marked(
+        &self,
+        run: &str,
+        records: Vec<(u64, Vec<u8>)>,
+        intent: &Intent,
+    ) -> crate::Result<()> {
+        match self {
+            Store::File(f) => f.create_whole(run, records).1,
+            Store::JetStream(j) => j.create_marked(run, records, intent),
         }
     }
 
