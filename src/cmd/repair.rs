@@ -50,6 +50,10 @@ enum Action {
         backup: Option<String>,
         records: usize,
     },
+    /// JetStream: the fence an interrupted delete or recover left after
+    /// the run's last record, taken away.
+    #[serde(rename = "remove-fence")]
+    RemoveFence { subject: String, records: usize },
 }
 
 pub fn run(g: &Invocation, a: RepairArgs, out: &mut dyn Write) -> CmdResult {
@@ -192,6 +196,7 @@ fn one<'a>(
             backup: backup.map(|b| journal::shell::shown(&b)),
             records,
         },
+        Repair::RemovedFence { subject, records } => Action::RemoveFence { subject, records },
     };
     // What else is wrong (a dry run reads the journal as it is: its tail
     // findings are the ones the repair would clear).
@@ -258,6 +263,12 @@ fn render(out: &mut dyn Write, done: &Repaired) -> io::Result<()> {
                 )?;
             }
         }
+        Action::RemoveFence { subject, records } => writeln!(
+            out,
+            "run {run}: {} the fence of an interrupted delete or recover on {}; the run is as it was before it was fenced ({records} records)",
+            if done.dry_run { "would take away" } else { "took away" },
+            crate::output::sanitize(subject, false)
+        )?,
     }
     if !done.other_errors.is_empty() {
         writeln!(

@@ -47,6 +47,12 @@ enum Deletion {
 pub fn run(g: &Invocation, mut a: RmArgs, out: &mut dyn Write) -> CmdResult {
     let style = g.style;
     let store = open_store(&crate::open::unheld(g, a.force))?;
+    // What deleting needs of the stream, asked before any run is touched
+    // (a dry run too): a run fenced and then not purged is left ending in
+    // a fence no writer appends after (issue 36.3).
+    if let Some(why) = store.purge_refusal("rm") {
+        return Err(Failure::refused(why));
+    }
     let filtered = a.filter.any() || a.older_than.is_some();
     if !filtered && a.runs.is_empty() {
         return Err(Failure::new("no run named").help(

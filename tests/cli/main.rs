@@ -14,6 +14,7 @@ mod cluster;
 mod columns;
 mod corpus;
 mod crash;
+mod deny_purge;
 mod docs;
 mod end;
 mod export;

@@ -96,6 +96,8 @@ pub fn fork(store: &Store, req: &Request) -> Result<Forked> {
     };
     let meta = meta_with_run_id(&first.raw, old_id, req.new_id)
         .map_err(|e| crate::Error::refused(run, e))?;
+    // What the stream must allow, asked before anything (dry runs too).
+    store.check_whole_write(req.new_id)?;
     let mut intent = crate::store::Intent {
         command: vec![
             "fork".into(),

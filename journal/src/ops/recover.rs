@@ -77,6 +77,17 @@ pub fn recover(store: &Store, req: &Request) -> Result<Recovered> {
         },
         at: crate::time::Time::now(),
     };
+    // What the stream must allow, asked before anything (dry runs too):
+    // in place the run is purged and written again, a new run is
+    // unmarked once whole.
+    match req.new_id {
+        None => {
+            if let Some(why) = store.purge_refusal("recover in place") {
+                return Err(crate::Error::refused(run, why));
+            }
+        }
+        Some(new) => store.check_whole_write(new)?,
+    }
     // A write of the target this same command began and did not finish
     // (JetStream) is finished; another command's is refused.
     let pending = store.pending(target)?;

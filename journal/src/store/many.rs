@@ -237,7 +237,9 @@ impl Store {
             Store::JetStream(j) => {
                 for (r, read) in runs.iter().zip(j.read_many(&runs)) {
                     reports.push(match read {
-                        Ok(messages) => jetstream::verify_jetstream_run(r, messages, check),
+                        Ok(messages) => {
+                            jetstream::verify_run_on(r, messages, check, !j.config().deny_purge)
+                        }
                         // The server gone or frozen is not this run's
                         // finding: verify could not do its job (exit 2).
                         Err(e) if e.is_store_failure() => return Err(e),

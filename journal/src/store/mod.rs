@@ -209,6 +209,16 @@ pub enum Repair {
         /// How many records the journal holds.
         records: usize,
     },
+    /// JetStream: the run ended on the fence of a delete or recover that
+    /// was interrupted or could not go on (a stream that denies purges);
+    /// the fence was taken away (`None`: a dry run) and the run is as it
+    /// was before it was fenced.
+    RemovedFence {
+        /// The fence's subject.
+        subject: String,
+        /// How many records the run holds.
+        records: usize,
+    },
 }
 
 /// What deleting a run did.
@@ -627,6 +637,28 @@ impl Store {
         }
     }
 
+    /// Why `what` (deleting runs: `rm`, `migrate --delete-source`;
+    /// replacing one in place: `recover`) cannot be done on this store:
+    /// a JetStream stream that denies purges. `None` where it can. Asked
+    /// once, before any run is touched (dry runs too).
+    pub fn purge_refusal(&self, what: &str) -> Option<String> {
+        match self {
+            Store::File(_) => None,
+            Store::JetStream(j) => j.purge_refusal(what),
+        }
+    }
+
+    /// Refused when a new run could not be written whole here (JetStream:
+    /// the stream denies purges and message deletes alike, so the mark a
+    /// run carries until it is whole could not be taken away). Asked
+    /// before anything is written, dry runs too.
+    pub(crate) fn check_whole_write(&self, run: &str) -> crate::Result<()> {
+        match self {
+            Store::File(_) => Ok(()),
+            Store::JetStream(j) => j.check_whole_write(run),
+        }
+    }
+
     /// The run's mark, when a write of it as a whole was begun and not
     /// finished (JetStream, `jetstream/whole.rs`; a file is written whole
     /// in one step, so never there).
@@ -679,10 +711,16 @@ impl Store {
         match self {
             Store::File(f) => f.repair(run, dry_run),
             // A JetStream record is a whole message: a tail cannot be torn
-            // and a newline cannot be missing.
-            Store::JetStream(j) => Ok(Repair::Nothing {
-                records: j.read(run)?.entries.len(),
-            }),
+            // and a newline cannot be missing. What can end a run that is
+            // no record is the fence of an interrupted delete or recover.
+            Store::JetStream(j) => {
+                let taken = j.take_fences(run, dry_run)?;
+                let records = j.read(run)?.entries.len();
+                Ok(match taken.into_iter().next() {
+                    Some(subject) => Repair::RemovedFence { subject, records },
+                    None => Repair::Nothing { records },
+                })
+            }
         }
     }
 

@@ -522,7 +522,7 @@ impl JetStreamStore {
         keep: &Path,
     ) -> Result<PathBuf> {
         self.core.writable()?;
-        self.core.needs_purge("recover in place")?;
+        self.core.needs_purge(run, "recover in place")?;
         let kept = self.rt.block_on(self.core.to_keep(run))?;
         if kept.journal != planned {
             return Err(crate::Error::refused(
@@ -567,11 +567,33 @@ impl JetStreamStore {
     /// mark and stage are taken away, and the run is as it was).
     pub fn finish_replace(&self, run: &str, p: &Pending) -> Result<Option<Vec<Vec<u8>>>> {
         self.core.writable()?;
-        self.core.needs_purge("recover in place")?;
+        self.core.needs_purge(run, "recover in place")?;
         Ok(match self.rt.block_on(self.core.finish_staged(run, p))? {
             Finish::Done(records) => Some(records.into_iter().map(|(_, b)| b.to_vec()).collect()),
             Finish::Dropped => None,
         })
+    }
+
+    /// Take away the fences an interrupted delete or recover left after
+    /// the run's last record (`delete.rs`): their subjects (with
+    /// `dry_run`, the one that would go first); empty when there are none.
+    pub fn take_fences(&self, run: &str, dry_run: bool) -> Result<Vec<String>> {
+        if !dry_run {
+            self.core.writable()?;
+        }
+        self.rt.block_on(self.core.take_fences(run, dry_run))
+    }
+
+    /// Why `what` (deleting runs, replacing one in place) cannot be done
+    /// here: the stream denies purges. `None` when it allows them.
+    pub fn purge_refusal(&self, what: &str) -> Option<String> {
+        self.core.purge_refusal(what)
+    }
+
+    /// Refused when a new run written whole could not be unmarked once
+    /// whole (`whole.rs`: the stream denies both purges and deletes).
+    pub fn check_whole_write(&self, run: &str) -> Result<()> {
+        self.core.unmark_way(run).map(|_| ())
     }
 
     /// The crash seam (`conn.rs`'s `Cut`): die at the `at`th request that

@@ -337,6 +337,57 @@ impl Core {
             })
     }
 
+    /// Take away the fences a delete or a recover left after the run's
+    /// last record (`repair` on JetStream): the run is as it was before
+    /// it was fenced. A delete's fence is taken back by a purge of its
+    /// subject, or on a stream that denies purges by a message delete (a
+    /// delete or recover there cannot finish: they need purges; issue
+    /// 36.3). The subjects of the fences (taken away, or with `dry_run`
+    /// that would be); empty when the run ends on none.
+    pub(super) async fn take_fences(&self, run: &str, dry_run: bool) -> Result<Vec<String>> {
+        id::check(run)?;
+        let mut taken = Vec::new();
+        loop {
+            let Some(last) = self.last_of_run(run).await? else {
+                return match taken.is_empty() {
+                    true => Err(self.not_found(run)),
+                    false => Ok(taken),
+                };
+            };
+            if !is_tombstone(&last.payload) {
+                return Ok(taken);
+            }
+            let subject = last.subject.to_string();
+            if dry_run {
+                taken.push(subject);
+                return Ok(taken);
+            }
+            let done = match (self.config.deny_purge, self.config.deny_delete) {
+                (false, _) => self
+                    .purge(&subject, Some(last.sequence.saturating_add(1)))
+                    .await
+                    .map(|_| ()),
+                (true, false) => self.delete_msg(last.sequence).await,
+                (true, true) => {
+                    return Err(Error::refused(
+                        run,
+                        format!(
+                            "its last message, on {subject}, is the fence of a delete or recover that could not finish, and stream {} denies both purges and message deletes (deny_purge, deny_delete), so the fence cannot be taken away; copy the run off (fisk-admin migrate --from jetstream:{} --to DEST {run}), which leaves the fence behind",
+                            self.name, self.name
+                        ),
+                    ))
+                }
+            };
+            done.map_err(|e| {
+                self.err(
+                    Some(run),
+                    format!("cannot take away the fence on {subject}: {e}"),
+                )
+            })?;
+            taken.push(subject);
+        }
+    }
+
     /// Purge the messages [`to_keep`](Self::to_keep) read and the fence
     /// after them (up to stream sequence `upto`), once they are kept. The
     /// fence lets nothing be stored after it; a message stored anyway (a

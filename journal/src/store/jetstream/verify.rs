@@ -88,6 +88,18 @@ pub fn verify_jetstream_run(
     messages: Vec<RunMessage>,
     check: Option<&dyn RecordCheck>,
 ) -> Report {
+    verify_run_on(run, messages, check, true)
+}
+
+/// [`verify_jetstream_run`] on a stream that allows purges or not
+/// (`purges`): where it does not, the fence of a delete or recover cannot
+/// be finished by either, and `repair` takes it away instead.
+pub(crate) fn verify_run_on(
+    run: &str,
+    messages: Vec<RunMessage>,
+    check: Option<&dyn RecordCheck>,
+    purges: bool,
+) -> Report {
     // A mark and a stage (`whole.rs`) are no records of the run: one
     // finding says what they are.
     let writing = format!(".{run}._writing.");
@@ -150,9 +162,10 @@ pub fn verify_jetstream_run(
                 .line
                 .and_then(|l| ordered.get(l.wrapping_sub(1)))
                 .is_some_and(|m| is_recover_fence(&m.body));
-            (f.message, f.remedy) = match recover {
-                true => ("the final message is the fence of an interrupted recover: readers drop it and no writer can append after it; recovering the run again finishes it".into(), Some(crate::Remedy::Recover)),
-                false => ("the final message is the fence of an interrupted delete: readers drop it and no writer can append after it; deleting the run again finishes it".into(), Some(crate::Remedy::Remove)),
+            (f.message, f.remedy) = match (purges, recover) {
+                (true, true) => ("the final message is the fence of an interrupted recover: readers drop it and no writer can append after it; recovering the run again finishes it (`repair` takes the fence away instead, and keeps the run as it is)".into(), Some(crate::Remedy::Recover)),
+                (true, false) => ("the final message is the fence of an interrupted delete: readers drop it and no writer can append after it; deleting the run again finishes it (`repair` takes the fence away instead, and keeps the run)".into(), Some(crate::Remedy::Remove)),
+                (false, _) => ("the final message is the fence of a delete or recover that could not finish: the stream denies purges (deny_purge), which both need, and no writer can append after the fence; `repair` takes it away and the run is as it was".into(), Some(crate::Remedy::Repair)),
             };
         }
     }

@@ -233,6 +233,8 @@ impl Core {
     /// How the mark will be taken away on this stream; refused (before
     /// anything is written) when it could not be.
     pub(super) fn unmark_way(&self, run: &str) -> Result<Unmark> {
+        // A sealed stream denies both, and takes no write at all: say so.
+        self.writable()?;
         match (self.config.deny_purge, self.config.deny_delete) {
             (false, _) => Ok(Unmark::Purge),
             (true, false) => Ok(Unmark::Delete),
@@ -246,20 +248,27 @@ impl Core {
         }
     }
 
-    /// Refused when the stream denies purges: what `what` needs (delete a
-    /// run, or replace one in place) cannot be done here. Asked before
-    /// anything is written (issue 36.3).
-    pub(super) fn needs_purge(&self, what: &str) -> Result<()> {
-        if !self.config.deny_purge {
-            return Ok(());
-        }
-        Err(Error::Unavailable {
-            at: self.place(),
-            message: format!(
-                "stream {} denies purges (deny_purge, which cannot be turned off): {what} needs them; nothing was changed. Its runs can be read and copied to a stream that allows purges (fisk-admin migrate --from jetstream:{} --to jetstream:OTHER --all)",
+    /// Why `what` (deleting runs, replacing one in place) cannot be done
+    /// on this stream: it denies purges. `None` when it allows them. Asked
+    /// before any run is touched, dry runs included (issue 36.3: `rm` and
+    /// `recover` used to fence the run and then fail to purge it).
+    pub(super) fn purge_refusal(&self, what: &str) -> Option<String> {
+        // A sealed stream denies purges too, and every write: the writers
+        // say that instead (`Core::writable`).
+        (self.config.deny_purge && !self.config.sealed).then(|| {
+            format!(
+                "stream {} denies purges (deny_purge, which cannot be turned off), which {what} needs; nothing was changed. Its runs can be read, and copied to a stream that allows purges (fisk-admin migrate --from jetstream:{} --to jetstream:OTHER --all)",
                 self.name, self.name
-            ),
+            )
         })
+    }
+
+    /// [`purge_refusal`](Self::purge_refusal) as `run`'s refusal.
+    pub(super) fn needs_purge(&self, run: &str, what: &str) -> Result<()> {
+        match self.purge_refusal(what) {
+            Some(why) => Err(Error::refused(run, why)),
+            None => Ok(()),
+        }
     }
 
     /// Publish `body` on `subject`, fenced on the run's last message (over
