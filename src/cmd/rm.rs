@@ -41,6 +41,8 @@ enum Deletion {
         run: String,
         error: String,
         exit: u8,
+        /// Not attempted: an earlier run failed on the store (said once).
+        skipped: bool,
     },
 }
 
@@ -92,7 +94,9 @@ pub fn run(g: &Invocation, mut a: RmArgs, out: &mut dyn Write) -> CmdResult {
             )?,
         }
     }
-    let deletions: Vec<Deletion> = journal::ops::remove::delete_each(&store, &a.runs)
+    // A store failure stops the batch (issue 36.4).
+    let breaker = journal::store::Breaker::default();
+    let deletions: Vec<Deletion> = journal::ops::remove::delete_each(&store, &a.runs, &breaker)
         .into_iter()
         .map(|(r, done)| match done {
             Ok(d) => Deletion::Done(Removed {
@@ -112,10 +116,16 @@ pub fn run(g: &Invocation, mut a: RmArgs, out: &mut dyn Write) -> CmdResult {
                 run: r.clone(),
                 exit: exit_of(&e),
                 error: crate::error::describe(g, &e),
+                skipped: crate::batch::not_attempted(&e),
             },
         })
         .collect();
     render(out, &deletions, style)?;
+    let skipped = deletions
+        .iter()
+        .filter(|d| matches!(d, Deletion::Failed { skipped: true, .. }))
+        .count();
+    crate::batch::say_stopped(&breaker, skipped, "rm", style);
     if style.format == Format::Text {
         not_freed(g, &store, out, &deletions)?;
     }
@@ -169,6 +179,7 @@ fn render(out: &mut dyn Write, deletions: &[Deletion], style: Style) -> io::Resu
                     eprintln!("fisk-admin: warning: {}", sanitize(w, false));
                 }
             }
+            Deletion::Failed { skipped: true, .. } => {}
             Deletion::Failed { run, error, .. } => {
                 crate::error::say(&format!("{error}; run {run} was not deleted"), None, style)
             }

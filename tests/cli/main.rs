@@ -10,6 +10,7 @@ mod support;
 mod answer;
 mod approve;
 mod backups;
+mod bulk;
 mod cluster;
 mod columns;
 mod corpus;

@@ -5,7 +5,7 @@
 //! delete takes is a rule: a run whose last record has no time is never
 //! taken by an age (nothing says it is old).
 
-use crate::store::{Deleted, Store, Summary};
+use crate::store::{Breaker, Deleted, Store, Summary};
 use crate::time::Time;
 use std::time::Duration;
 
@@ -19,7 +19,14 @@ pub fn older_than(runs: &mut Vec<Summary>, age: Duration, now: Time) {
 
 /// Delete each of `runs` in turn, keeping a backup of each
 /// ([`Store::delete`]): every run's outcome, in the order given. A live
-/// run is refused (its `Err`) and the others go on.
-pub fn delete_each(store: &Store, runs: &[String]) -> Vec<(String, crate::Result<Deleted>)> {
-    runs.iter().map(|r| (r.clone(), store.delete(r))).collect()
+/// run is refused (its `Err`) and the others go on; once one fails on the
+/// store as a whole, `breaker` stops the rest (`Error::NotAttempted`).
+pub fn delete_each(
+    store: &Store,
+    runs: &[String],
+    breaker: &Breaker,
+) -> Vec<(String, crate::Result<Deleted>)> {
+    runs.iter()
+        .map(|r| (r.clone(), breaker.run(r, || store.delete(r))))
+        .collect()
 }

@@ -7,12 +7,14 @@
 //! the one-writer contract both backends' appenders keep.
 
 mod appender;
+mod breaker;
 pub mod file;
 pub mod jetstream;
 mod many;
 mod summary;
 
 pub use appender::Appender;
+pub use breaker::Breaker;
 pub use many::{release, NewRun, ReadBudget};
 pub(crate) use many::{Creator, Handed, NewRunSender, Prefetched};
 pub use summary::{Listed, Summary};
