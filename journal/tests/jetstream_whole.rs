@@ -338,3 +338,41 @@ fn renamed(records: &[Vec<u8>], id: &str) -> Vec<Vec<u8>> {
         .into_bytes();
     r
 }
+
+/// Issue 36.5: an `rm` killed at any step, run again, deletes the run and
+/// keeps one backup of it, not two (a kill between keeping it and purging
+/// it used to leave a second copy behind the same rm again).
+#[test]
+fn an_rm_killed_at_any_step_and_run_again_keeps_one_backup() {
+    xdg();
+    let srv = NatsServer::start();
+    let run = whole();
+    let steps = {
+        let js = stream_with(&srv, 1000, "r", &run);
+        js.cut_at(0, false);
+        store_of(&js).delete("r").unwrap();
+        js.cut_steps()
+    };
+    // The fence, the purge.
+    assert_eq!(steps, 2);
+    for at in 1..=steps {
+        for lands in [false, true] {
+            let n = 1001 + 2 * at as usize + usize::from(lands);
+            let js = stream_with(&srv, n, "r", &run);
+            js.cut_at(at, lands);
+            let first = store_of(&js).delete("r");
+            assert!(first.is_err(), "cut at {at} ({lands}) went through");
+            let store = fresh(&srv, &js);
+            // Cut once the purge landed, the run is gone: nothing to do.
+            if store.exists("r").unwrap() {
+                store.delete("r").unwrap();
+            }
+            assert!(!store.exists("r").unwrap());
+            let kept = std::path::Path::new(&std::env::var_os("XDG_STATE_HOME").unwrap())
+                .join("fisk-admin/removed")
+                .join(js.name());
+            let copies: Vec<_> = std::fs::read_dir(&kept).unwrap().collect();
+            assert_eq!(copies.len(), 1, "cut at {at} ({lands}): {copies:?}");
+        }
+    }
+}

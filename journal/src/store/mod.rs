@@ -151,6 +151,57 @@ pub(crate) fn keep_run(
     Ok(file)
 }
 
+/// [`keep_run`], unless a copy of exactly these bytes was kept before by
+/// the same command, killed before it went on ([`kept_before`]): that
+/// one's journal then. For `rm` and `recover`, which never remove a copy
+/// they kept (two `upgrade`s at once each remove their own on a lost
+/// race, so they keep one each).
+pub(crate) fn keep_run_once(
+    keep: &std::path::Path,
+    run: &str,
+    journal: &[u8],
+    others: &[u8],
+) -> crate::Result<PathBuf> {
+    match kept_before(keep, run, journal, others) {
+        Some(file) => Ok(file),
+        None => keep_run(keep, run, journal, others),
+    }
+}
+
+/// A copy of `run` kept before beside `keep` (a directory
+/// `<run>-<UTC time>[-N]` under the same parent) holding exactly
+/// `journal` and `others`: what the same command left when it was killed
+/// after keeping the run and before changing it (issue 36.5: `rm` again
+/// kept a second copy). Its journal's path; `None` when there is none.
+fn kept_before(
+    keep: &std::path::Path,
+    run: &str,
+    journal: &[u8],
+    others: &[u8],
+) -> Option<PathBuf> {
+    let parent = keep.parent()?;
+    let prefix = format!("{run}-");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(parent)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with(&prefix))
+        })
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    dirs.into_iter().find_map(|d| {
+        let file = d.join(format!("{run}.json"));
+        let other = std::fs::read(d.join(format!("{run}.other.jsonl"))).unwrap_or_default();
+        let same = std::fs::symlink_metadata(&file).is_ok_and(|m| m.file_type().is_file())
+            && std::fs::read(&file).is_ok_and(|b| b == journal)
+            && other == others;
+        same.then_some(file)
+    })
+}
+
 /// The store a command works on. Every command goes through this, so each
 /// works on every backend.
 ///

@@ -26,7 +26,7 @@ use super::whole::{Finish, Pending};
 use super::{Headless, Orphan, RunMessage};
 use crate::error::{Result, Where};
 use crate::nats::Settings;
-use crate::store::{keep_run, Intent, Journal, Summary};
+use crate::store::{keep_run, keep_run_once, Intent, Journal, Summary};
 use crate::upgrade::Outcome;
 use async_nats::jetstream::stream;
 use std::collections::HashSet;
@@ -467,7 +467,7 @@ impl JetStreamStore {
         let fence = self
             .rt
             .block_on(self.core.fence(run, kept.last, kept.upto))?;
-        let file = match keep_run(keep, run, &kept.journal, &kept.others) {
+        let file = match keep_run_once(keep, run, &kept.journal, &kept.others) {
             Ok(file) => file,
             Err(e) => {
                 if let Fence::At(at) = fence {
@@ -540,7 +540,7 @@ impl JetStreamStore {
             kept.upto,
             super::delete::Why::Recover,
         ))?;
-        let file = match keep_run(keep, run, &kept.journal, &kept.others) {
+        let file = match keep_run_once(keep, run, &kept.journal, &kept.others) {
             Ok(file) => file,
             Err(e) => {
                 if let Fence::At(at) = fence {
