@@ -684,18 +684,7 @@ fn a_follow_on_jetstream_says_when_the_server_is_gone_and_goes_on_when_it_is_bac
     for (i, line) in lines.iter().take(2).enumerate() {
         publish(&srv, "tb", i as u64 + 1, line.as_bytes());
     }
-    let follow = |srv: &NatsServer| {
-        Watched::spawn(f.command(&[
-            "--server",
-            &srv.url,
-            "--store",
-            "jetstream:SESSIONS",
-            "show",
-            "tb",
-            "--follow",
-        ]))
-    };
-    let mut w = follow(&srv);
+    let mut w = follow_run(&f, &srv, "tb");
     w.reading.wait_for("iteration");
     // Frozen: said within about one timeout, then gone on from.
     {

@@ -467,15 +467,7 @@ impl JetStreamStore {
         let fence = self
             .rt
             .block_on(self.core.fence(run, kept.last, kept.upto))?;
-        let file = match keep_run_once(keep, run, &kept.journal, &kept.others) {
-            Ok(file) => file,
-            Err(e) => {
-                if let Fence::At(at) = fence {
-                    self.rt.block_on(self.core.unfence(run, kept.last, at))?;
-                }
-                return Err(e);
-            }
-        };
+        let file = self.keep_fenced(run, &kept, fence, keep)?;
         let (upto, fences) = match fence {
             Fence::At(at) => (at, kept.fences + 1),
             Fence::Unfenced => (kept.upto, kept.fences),
@@ -540,15 +532,7 @@ impl JetStreamStore {
             kept.upto,
             super::delete::Why::Recover,
         ))?;
-        let file = match keep_run_once(keep, run, &kept.journal, &kept.others) {
-            Ok(file) => file,
-            Err(e) => {
-                if let Fence::At(at) = fence {
-                    self.rt.block_on(self.core.unfence(run, kept.last, at))?;
-                }
-                return Err(e);
-            }
-        };
+        let file = self.keep_fenced(run, &kept, fence, keep)?;
         let after = match fence {
             Fence::At(at) => at,
             Fence::Unfenced => kept.upto,
@@ -611,6 +595,25 @@ impl JetStreamStore {
     #[doc(hidden)]
     pub fn cut_steps(&self) -> u64 {
         self.core.conn.cut.taken()
+    }
+
+    /// Keep the run read as `kept` and fenced by `fence` in `keep` (once:
+    /// a copy of the same bytes a killed command left is taken), here,
+    /// outside the runtime; when it cannot be kept, the fence is taken
+    /// back and the run is as it was.
+    fn keep_fenced(
+        &self,
+        run: &str,
+        kept: &super::delete::ToKeep,
+        fence: Fence,
+        keep: &Path,
+    ) -> Result<PathBuf> {
+        keep_run_once(keep, run, &kept.journal, &kept.others).or_else(|e| {
+            if let Fence::At(at) = fence {
+                self.rt.block_on(self.core.unfence(run, kept.last, at))?;
+            }
+            Err(e)
+        })
     }
 
     /// Upgrade one run from version 3 to version 1, keeping it first in a
