@@ -44,7 +44,7 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
             p.push_str(&crate::hint::advice(g, r, Some(&s.run_id), None, &[]));
         }
     }
-    let sizeless = matches!(store, journal::store::Store::JetStream(_));
+    let sizeless = !store.keeps_sizes();
     let note = sort_note(&runs, a.sort, sizeless);
     if style.json() {
         json_array(out, &runs)?;

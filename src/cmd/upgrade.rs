@@ -85,10 +85,7 @@ pub fn run(g: &Invocation, a: UpgradeArgs, out: &mut dyn Write) -> CmdResult {
     };
     // What the batch needs of the stream, asked once before any run is
     // touched: a stream without rollups refuses every upgrade alike.
-    let rollups_off = match &store {
-        Store::JetStream(j) if !j.config().allow_rollup => Some(j.name().to_owned()),
-        _ => None,
-    };
+    let rollups_off = store.rollup_refusal().map(|off| off.stream);
     let mut refusal = None;
     let rows = match rollups_off {
         None => upgrade_all(a.write.dry_run),

@@ -228,12 +228,11 @@ pub fn restore(store: &Store, id: &str) -> Result<Restored> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::file::FileStore;
 
     #[test]
     fn an_rm_backup_holds_the_disk_until_pruned_and_restores_by_link() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::File(FileStore::new(dir.path()));
+        let store = Store::directory(dir.path());
         let line = br#"{"v":1,"seq":1,"t":"2026-01-01T00:00:00Z","k":"meta","id":"r","created":"2026-01-01T00:00:00Z"}"#;
         store
             .write_whole("r", &[&line[..], b"\n"].concat())
@@ -257,7 +256,7 @@ mod tests {
     #[test]
     fn a_prune_named_ids_prunes_what_is_there_and_says_what_is_not() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::File(FileStore::new(dir.path()));
+        let store = Store::directory(dir.path());
         let line = br#"{"seq":1}"#;
         for run in ["a", "b"] {
             store

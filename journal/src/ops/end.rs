@@ -326,9 +326,10 @@ mod tests {
     fn a_live_run_is_refused() {
         let run = "g-pending-crash";
         let text = fixture("v3", run, 0);
-        let (_d, store, path) = store_with(run, &text);
-        let Store::File(f) = &store else { panic!() };
-        let _lock = f.lock(run).unwrap();
+        let (d, store, path) = store_with(run, &text);
+        let _lock = crate::store::file::FileStore::new(d.path())
+            .lock(run)
+            .unwrap();
         let e = end(&store, &req(run, &Reason::Error)).unwrap_err();
         assert!(matches!(e, Error::Live { .. }), "{e}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), text);

@@ -153,7 +153,13 @@ pub fn recover(store: &Store, req: &Request) -> Result<Recovered> {
             store.create_marked(new, records, &intent)?;
         }
         None => {
-            let (kept, unreadable) = store.recover_in_place(run, &bytes, &out.plan, &intent)?;
+            let (kept, unreadable) = store.recover_in_place(
+                run,
+                &bytes,
+                &out.plan.records,
+                &out.plan.unreadable,
+                &intent,
+            )?;
             out.kept = Some(kept);
             out.unreadable = unreadable;
         }
@@ -189,11 +195,7 @@ fn finish_in_place(
     let Some(records) = store.finish_replace(run, p)? else {
         return Ok(None);
     };
-    let mut written = Vec::new();
-    for r in &records {
-        written.extend_from_slice(r);
-        written.push(b'\n');
-    }
+    let written = crate::lines::join(&records);
     let kept = p.mark.kept.as_ref().map(PathBuf::from);
     let original = kept
         .as_ref()

@@ -5,7 +5,6 @@ use super::answer::{self, Request as AnswerRequest};
 use super::approve::{approve, Request as ApproveRequest, Target};
 use super::{become_writer, Change, Op, Open, Seen, Why};
 use crate::fold::{CallState, FoldOptions, RunState};
-use crate::store::file::FileStore;
 use crate::store::Store;
 use crate::Error;
 use std::os::unix::fs::PermissionsExt;
@@ -26,7 +25,7 @@ pub(super) fn store_with(run: &str, text: &str) -> (tempfile::TempDir, Store, Pa
     let path = dir.path().join(format!("{run}.json"));
     std::fs::write(&path, text).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let store = Store::File(FileStore::new(dir.path()));
+    let store = Store::directory(dir.path());
     (dir, store, path)
 }
 

@@ -21,6 +21,7 @@
 
 mod content;
 mod decode;
+pub(crate) mod edit;
 mod encode;
 mod field;
 mod payload;

@@ -51,7 +51,7 @@ fn store_with(run: &str, bytes: &[u8]) -> (tempfile::TempDir, Store) {
     let path = dir.path().join(format!("{run}.json"));
     std::fs::write(&path, bytes).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let store = Store::File(FileStore::new(dir.path()));
+    let store = Store::directory(dir.path());
     (dir, store)
 }
 
@@ -87,9 +87,8 @@ fn a_torn_or_unterminated_tail_is_damaged_and_a_locked_run_live() {
     unterminated.pop();
     let (_d, store) = store_with(&name, &unterminated);
     assert_eq!(store.summary(&name).state, State::Damaged);
-    let (_d, store) = store_with(&name, &bytes);
-    let Store::File(f) = &store else { panic!() };
-    let _lock = f.lock(&name).unwrap();
+    let (d, store) = store_with(&name, &bytes);
+    let _lock = FileStore::new(d.path()).lock(&name).unwrap();
     assert!(matches!(
         store.summary(&name).state,
         State::Live(Holder::Lock { .. })

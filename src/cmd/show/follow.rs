@@ -4,7 +4,7 @@
 //! the closing section and status 0, when the run reaches a terminal
 //! record, and on Ctrl-C (SIGINT, SIGTERM, SIGHUP) with status 130. No
 //! pager: a pager would hold the lines back. The records come from the
-//! journal crate's follow source (`journal::follow`), whatever the backend.
+//! journal crate's follow source (`journal::store::follow`), whatever the backend.
 //! With `--transcript` on a terminal the viewer follows instead
 //! (`crate::view`).
 
@@ -15,7 +15,7 @@ use crate::open::open_store;
 use crate::output::{Format, Style};
 use crate::transcript::index::Transcript;
 use crate::transcript::{end, text};
-use journal::follow::{Follow, Started};
+use journal::store::follow::{Follow, Started};
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;

@@ -10,7 +10,6 @@
 //! so one verdict covers them.
 
 // A test crate: a panic is a failed test.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use journal::gojson::scan::{scan, Note, MAX_DEPTH, SCHEMA_DEPTH};
 use journal::record::{Block, Payload, Record};

@@ -9,11 +9,8 @@
 //! whole one and never no run; the same command again must finish it.
 //! Each test starts its own nats-server, and each cut point gets a stream
 //! of its own.
-// A test (or benchmark) crate: a panic is a failed test.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-#[path = "support/nats.rs"]
-mod nats_support;
+use crate::nats_support;
 
 use journal::ops::{fork, recover};
 use journal::store::jetstream::JetStreamStore;
@@ -22,7 +19,7 @@ use journal::verify::{Code, Severity};
 use nats_support::NatsServer;
 use std::time::Duration;
 
-const MULTI: &[u8] = include_bytes!("../../testdata/agent-journals/v1/g-multi-iteration.json");
+const MULTI: &[u8] = include_bytes!("../../../testdata/agent-journals/v1/g-multi-iteration.json");
 
 /// g-multi-iteration (27 records) with its line 5 (the result for tu_01)
 /// garbage: what `recover` has to put right.
@@ -201,11 +198,7 @@ fn sweep(
 
 fn xdg() {
     // recover in place keeps the damaged run under the XDG state home.
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let dir = tempfile::tempdir().unwrap().keep();
-        std::env::set_var("XDG_STATE_HOME", dir);
-    });
+    nats_support::state_home();
 }
 
 #[test]
@@ -378,7 +371,7 @@ fn an_rm_killed_at_any_step_and_run_again_keeps_one_backup() {
                 store.delete("r").unwrap();
             }
             assert!(!store.exists("r").unwrap());
-            let kept = std::path::Path::new(&std::env::var_os("XDG_STATE_HOME").unwrap())
+            let kept = nats_support::state_home()
                 .join("fisk-admin/removed")
                 .join(js.name());
             let copies: Vec<_> = std::fs::read_dir(&kept).unwrap().collect();

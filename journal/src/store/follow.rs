@@ -9,11 +9,11 @@
 //! [`Store::follow`] reads the run and starts following from what it read
 //! in the same step, so no record falls between the read and the follow.
 
+use super::file::FileFollow;
+use super::jetstream::JetStreamFollow;
+use super::Store;
 use crate::error::Result;
 use crate::record::{Payload, Record};
-use crate::store::file::FileFollow;
-use crate::store::jetstream::JetStreamFollow;
-use crate::store::Store;
 use std::path::Path;
 use std::time::Duration;
 
