@@ -126,9 +126,9 @@ fn offending_line(e: &journal::Error) -> Option<DamageSource> {
     let bytes = buf.get(..end)?;
     // Where in the line Go's scanner stops (0 when the line is JSON, or
     // too long to have been read whole).
-    let at = match whole.then(|| journal::gojson::scan::scan(bytes)) {
-        Some(Err(bad)) => bad.offset.min(bytes.len()),
-        _ => 0,
+    let at = match whole {
+        true => journal::Record::syntax_error_at(bytes).unwrap_or(0),
+        false => 0,
     };
     Some(DamageSource::new(
         sanitize(&path.display().to_string(), false).into_owned(),

@@ -54,13 +54,13 @@
 pub mod agent;
 pub mod bounded;
 pub mod calls;
-pub mod digest;
+pub(crate) mod digest;
 pub(crate) mod durable;
 pub mod error;
 pub mod export;
 pub mod fingerprint;
 pub mod fold;
-pub mod gojson;
+pub(crate) mod gojson;
 pub mod id;
 pub mod lines;
 pub mod migrate;

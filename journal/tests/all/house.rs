@@ -269,8 +269,28 @@ fn module_of(src: &Path, file: &Path) -> String {
     first.to_string_lossy().trim_end_matches(".rs").to_owned()
 }
 
+/// Whether `file` is test code: a `tests.rs`, or a module some file of
+/// its directory's module declares under `#[cfg(test)]`.
 fn is_test_file(file: &Path) -> bool {
-    file.file_name().is_some_and(|n| n == "tests.rs")
+    if file.file_name().is_some_and(|n| n == "tests.rs") {
+        return true;
+    }
+    let Some(name) = file.file_stem().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    let Some(dir) = file.parent() else {
+        return false;
+    };
+    // `dir/mod.rs` (or `dir.rs`) declares `dir/name.rs`.
+    let parents = [dir.join("mod.rs"), dir.with_extension("rs")];
+    parents
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .any(|t| {
+            let t: Vec<&str> = t.lines().map(str::trim).collect();
+            t.windows(2)
+                .any(|w| w[0] == "#[cfg(test)]" && w[1] == format!("mod {name};"))
+        })
 }
 
 /// The code of `file` that ships: comments, strings and test items out.

@@ -9,7 +9,6 @@
 mod cluster;
 mod follow;
 mod fuzz_corpus;
-mod go_decode;
 mod house;
 mod jetstream;
 mod jetstream_async;
