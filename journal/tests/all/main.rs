@@ -21,3 +21,4 @@ mod mutations;
 mod nats_support;
 mod no_panic;
 mod seq_edges;
+mod examples;
