@@ -34,7 +34,11 @@ fn the_async_example_answers_a_deferral_inside_its_own_runtime() {
     )
     .unwrap();
     let mut app = store.create(run).unwrap();
-    for (i, l) in text.split(|b| *b == b'\n').filter(|l| !l.is_empty()).enumerate() {
+    for (i, l) in text
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .enumerate()
+    {
         assert!(app.append_raw(i as u64 + 1, l).unwrap());
     }
     drop(app);
@@ -54,7 +58,10 @@ fn the_async_example_answers_a_deferral_inside_its_own_runtime() {
     let bin = example("answer_async");
     let url = srv.settings().servers[0].clone();
 
-    let listed = Command::new(&bin).args([&url, "SESSIONS"]).output().unwrap();
+    let listed = Command::new(&bin)
+        .args([&url, "SESSIONS"])
+        .output()
+        .unwrap();
     assert!(listed.status.success(), "{listed:?}");
     let out = String::from_utf8(listed.stdout).unwrap();
     assert!(out.contains(&format!("{run} {call} ")), "{out}");
@@ -75,7 +82,10 @@ fn the_async_example_answers_a_deferral_inside_its_own_runtime() {
     assert_eq!(journal.last_seq(), before + 1);
     let last = journal.entries.last().unwrap();
     let raw = String::from_utf8_lossy(&last.raw);
-    assert!(raw.contains("approved by hand") && raw.contains(&call), "{raw}");
+    assert!(
+        raw.contains("approved by hand") && raw.contains(&call),
+        "{raw}"
+    );
     assert_eq!(store.state(run).unwrap(), journal::state::State::Ready);
 
     // The same answer again: refused by the same check, nothing written.
@@ -85,6 +95,9 @@ fn the_async_example_answers_a_deferral_inside_its_own_runtime() {
         .unwrap();
     assert_eq!(again.status.code(), Some(1), "{again:?}");
     let err = String::from_utf8(again.stderr).unwrap();
-    assert!(err.starts_with("answer_async: run g-deferral-waiting"), "{err}");
+    assert!(
+        err.starts_with("answer_async: run g-deferral-waiting"),
+        "{err}"
+    );
     assert_eq!(store.read(run).unwrap().last_seq(), before + 1);
 }

@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 mod cluster;
+mod examples;
 mod follow;
 mod fuzz_corpus;
 mod house;
@@ -21,4 +22,3 @@ mod mutations;
 mod nats_support;
 mod no_panic;
 mod seq_edges;
-mod examples;
