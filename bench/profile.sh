@@ -8,7 +8,8 @@
 #
 #   bench/profile.sh [WORKDIR]     (about 20 minutes on 2 cores)
 #
-# Prints one line per variant: size, cold build seconds, and the median of
+# Prints one line per variant: size, cold build wall and CPU seconds, and
+# the median of
 # `verify --no-schema` and `ls -o json` over a 2,000-run store.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,11 +27,11 @@ VARIANTS=(plain strip strip_thin)
 for v in "${VARIANTS[@]}"; do
   t="$W/target-$v"
   rm -rf "$t"
-  start=$(date +%s.%N)
+  # Wall time moves with whatever else the machine runs; the CPU time
+  # (user + system, every rustc of the build) much less.
   # shellcheck disable=SC2086
-  eval cargo build --release --locked --timings --bin fisk-admin --target-dir "$t" ${CONFIG[$v]} >/dev/null 2>"$W/build-$v.log"
-  end=$(date +%s.%N)
-  echo "$v $(echo "$end - $start" | bc)" >>"$W/build-seconds"
+  eval /usr/bin/time -f "'$v %e %U %S'" -a -o "$W/build-seconds" \
+    cargo build --release --locked --timings --bin fisk-admin --target-dir "$t" ${CONFIG[$v]} >/dev/null 2>"$W/build-$v.log"
   cp "$t/release/fisk-admin" "$W/fisk-admin-$v"
 done
 
@@ -54,16 +55,20 @@ done
 python3 - "$W" "${VARIANTS[@]}" <<'EOF'
 import os, statistics, sys
 w, variants = sys.argv[1], sys.argv[2:]
-build = dict(l.split() for l in open(os.path.join(w, "build-seconds")))
+build = {}
+for l in open(os.path.join(w, "build-seconds")):
+    v, wall, user, system = l.split()
+    build[v] = (float(wall), float(user) + float(system))
 times = {}
 for l in open(os.path.join(w, "times")):
     v, cmd, t = l.strip().split("|")
     times.setdefault((v, cmd), []).append(float(t))
 base = {cmd: statistics.median(ts) for (v, cmd), ts in times.items() if v == variants[0]}
-print(f"{'variant':12} {'size MiB':>9} {'cold build s':>13} {'verify s':>9} {'ratio':>6} {'ls s':>7} {'ratio':>6}")
+print(f"{'variant':12} {'size MiB':>9} {'build wall s':>13} {'build CPU s':>12} {'verify s':>9} {'ratio':>6} {'ls s':>7} {'ratio':>6}")
 for v in variants:
     size = os.path.getsize(os.path.join(w, f"fisk-admin-{v}")) / 2**20
     vm = statistics.median(times[(v, "verify --no-schema")])
     lm = statistics.median(times[(v, "ls -o json")])
-    print(f"{v:12} {size:9.1f} {float(build[v]):13.0f} {vm:9.3f} {vm / base['verify --no-schema']:6.2f} {lm:7.3f} {lm / base['ls -o json']:6.2f}")
+    wall, cpu = build[v]
+    print(f"{v:12} {size:9.1f} {wall:13.0f} {cpu:12.0f} {vm:9.3f} {vm / base['verify --no-schema']:6.2f} {lm:7.3f} {lm / base['ls -o json']:6.2f}")
 EOF

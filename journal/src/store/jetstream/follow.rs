@@ -215,9 +215,9 @@ impl JetStreamFollow {
                                 self.messages = None;
                                 continue;
                             }
-                            Err(
-                                e @ (crate::Error::NoStream { .. } | crate::Error::Refused { .. }),
-                            ) => return Err(self.gone(e)),
+                            Err(e @ (crate::Error::NoStream { .. } | crate::Error::Refused(_))) => {
+                                return Err(self.gone(e))
+                            }
                             Err(e) => self.lost(&e),
                         }
                     }
