@@ -26,6 +26,12 @@ VARIANTS=(plain strip strip_thin)
 
 for v in "${VARIANTS[@]}"; do
   t="$W/target-$v"
+  # KEEP=1 keeps a variant built before in the same WORKDIR (an
+  # interrupted run goes on where it stopped).
+  if [ "${KEEP:-0}" = 1 ] && [ -x "$W/fisk-admin-$v" ] && grep -q "^$v " "$W/build-seconds" 2>/dev/null; then
+    continue
+  fi
+  sed -i "/^$v /d" "$W/build-seconds" 2>/dev/null || true
   rm -rf "$t"
   # Wall time moves with whatever else the machine runs; the CPU time
   # (user + system, every rustc of the build) much less.

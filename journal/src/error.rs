@@ -59,6 +59,7 @@ impl Remedy {
             Error::NotFound { .. } => Some(Remedy::List),
             Error::Held { .. } => Some(Remedy::Unhold),
             Error::NoStream { .. } => Some(Remedy::CreateStream),
+            Error::Sealed { .. } => Some(Remedy::MoveOff),
             Error::Config {
                 at: Where::Stream { .. },
                 ..
@@ -233,6 +234,17 @@ pub enum Error {
         message: String,
     },
 
+    /// The stream is sealed: it takes no write, and nothing unseals it.
+    /// Its runs can still be read and copied to another store
+    /// ([`Remedy::MoveOff`]).
+    #[error(
+        "{at}: the stream is sealed: it takes no append, purge or delete, and cannot be unsealed; its runs can still be read, and copied to another stream or a directory"
+    )]
+    Sealed {
+        /// The stream.
+        at: Where,
+    },
+
     /// A writer whose earlier write failed refuses every further one: what
     /// landed is unknown until the run is read again.
     #[error(
@@ -352,7 +364,8 @@ impl Error {
             | Error::Corrupt { at, .. }
             | Error::TornTail { at, .. }
             | Error::Config { at, .. }
-            | Error::Unavailable { at, .. } => Some(at),
+            | Error::Unavailable { at, .. }
+            | Error::Sealed { at } => Some(at),
             Error::Fold { at, .. } => at.as_ref(),
             _ => None,
         }
@@ -369,7 +382,10 @@ impl Error {
     /// permission), is not.
     pub fn is_store_failure(&self) -> bool {
         match self {
-            Error::Unavailable { .. } | Error::NoStream { .. } | Error::NotAttempted { .. } => true,
+            Error::Unavailable { .. }
+            | Error::Sealed { .. }
+            | Error::NoStream { .. }
+            | Error::NotAttempted { .. } => true,
             Error::Io { source, .. } => {
                 use std::io::ErrorKind as K;
                 matches!(

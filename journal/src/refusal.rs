@@ -34,6 +34,9 @@ pub enum Remedy {
     CreateStream,
     /// List every problem of the stream's configuration.
     CheckStream,
+    /// Copy the stream's runs to another store: it takes no write, and
+    /// nothing makes it take one again (a sealed stream).
+    MoveOff,
     /// Answer the deferred calls the run waits on.
     Answer,
     /// Override the hold, once the run's writer is known to be gone.

@@ -54,6 +54,10 @@ pub fn advice(
             c(&["stream", "create", stream, "--subject"])
         ),
         Remedy::CheckStream => format!("{} lists every problem", c(&["stream", "check", stream])),
+        Remedy::MoveOff => format!(
+            "{} copies its runs off once --to and where to (file:DIR or jetstream:STREAM) are added",
+            ticked(&move_off(g, stream))
+        ),
         // `--force` overrides the hold for this one command; resume's
         // `--force` is for drift only, so a pasted drift hint never takes
         // over a run in flight.
@@ -128,6 +132,7 @@ pub fn fix(g: &Invocation, store: &Store, remedy: Remedy, run: &str) -> Option<S
         Remedy::Answer => answer_run(g, run).line(),
         Remedy::List => command(g, &["ls"]),
         Remedy::CheckStream => command(g, &["stream", "check", run]),
+        Remedy::MoveOff => return None,
         Remedy::Salvage => {
             // migrate names its stores itself: only the connection flags.
             let conn = Invocation {
@@ -171,6 +176,21 @@ pub fn fix(g: &Invocation, store: &Store, remedy: Remedy, run: &str) -> Option<S
     })
 }
 
+/// `migrate` from `stream` with this invocation's connection flags
+/// (migrate names its stores itself), every run: without `--to`, which the
+/// operator adds, so that pasted as it is it refuses to run.
+fn move_off(g: &Invocation, stream: &str) -> Cmd {
+    let conn = Invocation {
+        state_dir: None,
+        store: None,
+        ..g.clone()
+    };
+    cmd(&conn, &["migrate"])
+        .arg("--from")
+        .arg(format!("jetstream:{stream}"))
+        .arg("--all")
+}
+
 /// The command that puts a deleted run back, complete for pasting: on
 /// JetStream, `migrate` with this invocation's connection flags (not its
 /// store flags: migrate names its stores itself).
@@ -204,6 +224,9 @@ pub fn restore(g: &Invocation, r: &Restore) -> String {
 pub fn for_error(g: &Invocation, e: &Error) -> Option<String> {
     let stream = match e {
         Error::NoStream { stream, .. }
+        | Error::Sealed {
+            at: Where::Stream { stream, .. },
+        }
         | Error::Config {
             at: Where::Stream { stream, .. },
             ..
