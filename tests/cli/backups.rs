@@ -357,21 +357,24 @@ fn on_jetstream_rm_backups_are_listed_restored_and_pruned() {
     }
 }
 
+/// fisk-admin on stream SESSIONS of `srv`, with `home` as its home.
+fn on_sessions(srv: &NatsServer, home: &Path, args: &[&str]) -> Run {
+    let mut all = vec![
+        "--server",
+        srv.url.as_str(),
+        "--store",
+        "jetstream:SESSIONS",
+    ];
+    all.extend_from_slice(args);
+    fisk_in(home, &all, None)
+}
+
 fn on_jetstream(gen: &str) {
     let srv = NatsServer::start();
     srv.spec_stream("SESSIONS", "fisk.sessions.>");
     let home = tempfile::tempdir().unwrap();
     let src = store_copy(gen);
-    let js = |args: &[&str]| {
-        let mut all = vec![
-            "--server",
-            srv.url.as_str(),
-            "--store",
-            "jetstream:SESSIONS",
-        ];
-        all.extend_from_slice(args);
-        fisk_in(home.path(), &all, None)
-    };
+    let js = |args: &[&str]| on_sessions(&srv, home.path(), args);
     let from = format!("file:{}", s(src.path()));
     migrate_via(home.path(), &srv.url, &from, "jetstream:SESSIONS", &[]);
     let want = std::fs::read(testdata(gen).join("tool-batch.json")).unwrap();
@@ -433,16 +436,7 @@ fn a_jetstream_prune_killed_between_its_steps_lists_no_empty_backup_and_the_next
     srv.spec_stream("SESSIONS", "fisk.sessions.>");
     let home = tempfile::tempdir().unwrap();
     let src = store_copy("runs-v1");
-    let js = |args: &[&str]| {
-        let mut all = vec![
-            "--server",
-            srv.url.as_str(),
-            "--store",
-            "jetstream:SESSIONS",
-        ];
-        all.extend_from_slice(args);
-        fisk_in(home.path(), &all, None)
-    };
+    let js = |args: &[&str]| on_sessions(&srv, home.path(), args);
     let from = format!("file:{}", s(src.path()));
     let kept = home.path().join("state/fisk-admin/removed/SESSIONS");
     let ids = |r: &Run| -> Vec<String> {

@@ -34,7 +34,7 @@
 //! ```
 
 use super::{refuse, write_one, Op, Seen, Why, Written};
-use crate::fold::{CallState, FoldOptions, RunState};
+use crate::fold::{CallState, RunState};
 use crate::record::{Payload, ToolResult, ToolResultBlock};
 use crate::state::{permit, Ask, State};
 use crate::store::{Journal, Store};
@@ -150,10 +150,7 @@ pub struct Prepared<'s> {
 
 /// Load the run and make every check of SPEC 6, with no lock taken.
 pub fn prepare<'s>(store: &'s Store, req: &Request) -> Result<Prepared<'s>> {
-    let run = req.run;
-    let journal = store.read(run)?;
-    let st = store.fold(run, &journal, FoldOptions::default())?;
-    let state = store.state_of(run, &journal, &st)?;
+    let (journal, st, state) = super::loaded(store, req.run)?;
     Ok(Prepared {
         store,
         checked: check(&journal, &st, &state, req)?,

@@ -146,10 +146,7 @@ pub fn check(journal: &Journal, st: &RunState, state: &State, req: &Request) -> 
 
 /// Load the run and make every check of the approval, with no lock taken.
 pub fn prepare<'s>(store: &'s Store, req: &Request) -> Result<Prepared<'s>> {
-    let run = req.run;
-    let journal = store.read(run)?;
-    let st = store.fold(run, &journal, FoldOptions::default())?;
-    let state = store.state_of(run, &journal, &st)?;
+    let (journal, st, state) = super::loaded(store, req.run)?;
     Ok(Prepared {
         store,
         checked: check(&journal, &st, &state, req)?,

@@ -23,7 +23,7 @@
 //! what the run cost. Version 3 has neither.
 
 use super::{refuse, write_one, Change, Op, Seen, Why, Written};
-use crate::fold::{FoldOptions, RunState};
+use crate::fold::RunState;
 use crate::record::{Payload, Reason, Terminal};
 use crate::state::{permit, Ask, State};
 use crate::store::{Journal, Store};
@@ -184,10 +184,7 @@ pub fn prepare<'s>(store: &'s Store, req: &Request) -> Result<Prepared<'s>> {
             },
         ));
     }
-    let run = req.run;
-    let journal = store.read(run)?;
-    let st = store.fold(run, &journal, FoldOptions::default())?;
-    let state = store.state_of(run, &journal, &st)?;
+    let (journal, st, state) = super::loaded(store, req.run)?;
     Ok(Prepared {
         store,
         checked: check(&journal, &st, &state, req)?,

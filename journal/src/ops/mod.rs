@@ -38,6 +38,15 @@ pub struct Written {
     pub line: Vec<u8>,
 }
 
+/// Run `run` read, folded and placed in the run model: what the checks
+/// of every operation start from.
+fn loaded(store: &Store, run: &str) -> Result<(Journal, RunState, crate::state::State)> {
+    let journal = store.read(run)?;
+    let st = store.fold(run, &journal, crate::fold::FoldOptions::default())?;
+    let state = store.state_of(run, &journal, &st)?;
+    Ok((journal, st, state))
+}
+
 /// `why` as the error refusing an operation on `run`.
 fn refuse(op: Op, run: &str, why: Why) -> Error {
     Error::Refused(Box::new(Refusal {
