@@ -38,17 +38,17 @@ pub struct FilterArgs {
     /// Only runs started by this caller (exactly)
     #[arg(long, value_name = "CALLER")]
     pub caller: Option<String>,
-    /// Only runs created at or after this (meta.created; a zero created is before every time). WHEN: RFC 3339, a date (local midnight), a date and time (2026-11-30 18:00, T or a space, minutes or seconds; local time unless a zone is given, as Z, +01:00 or UTC), or a span ago (90m, 24h, 7d, 2w)
-    #[arg(long, value_name = "WHEN", value_parser = parse_when)]
+    /// Only runs created at or after this (meta.created; a zero created is before every time). WHEN: RFC 3339, a date (local midnight), a date and time (2026-11-30 18:00, T or a space, minutes or seconds; local time unless a zone is given, as Z, +01:00 or UTC), or a span ago (90m, 24h, 7d, 2w, -1h), or now, today, yesterday, tomorrow
+    #[arg(long, value_name = "WHEN", value_parser = parse_when, allow_hyphen_values = true)]
     pub since: Option<Time>,
     /// Only runs created before this (meta.created; a run whose created is zero is kept, as the agent's search keeps it). WHEN as --since: local time unless a zone is given
-    #[arg(long, value_name = "WHEN", value_parser = parse_when)]
+    #[arg(long, value_name = "WHEN", value_parser = parse_when, allow_hyphen_values = true)]
     pub until: Option<Time>,
     /// Only runs whose last record (the last activity, UPDATED) is at or after this; runs whose last record has no time are left out. WHEN as --since: local time unless a zone is given
-    #[arg(long, value_name = "WHEN", value_parser = parse_when)]
+    #[arg(long, value_name = "WHEN", value_parser = parse_when, allow_hyphen_values = true)]
     pub active_since: Option<Time>,
     /// Only runs whose last record (the last activity, UPDATED) is before this; runs whose last record has no time are left out. WHEN as --since: local time unless a zone is given
-    #[arg(long, value_name = "WHEN", value_parser = parse_when)]
+    #[arg(long, value_name = "WHEN", value_parser = parse_when, allow_hyphen_values = true)]
     pub active_until: Option<Time>,
     /// Only runs whose prompt matches this regular expression
     #[arg(long = "match", value_name = "RE", value_parser = parse_regex)]
