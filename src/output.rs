@@ -26,6 +26,57 @@ impl Style {
     pub fn json(&self) -> bool {
         self.format == Format::Json
     }
+
+    /// Whether a table goes out for a program (see [`print_table`]): into
+    /// a pipe, uncoloured.
+    pub fn fields(&self) -> bool {
+        as_fields(*self)
+    }
+
+    /// A count as a table cell shows it: with thousands separators for
+    /// people (`2,576`), plain for a program (`2576`, [`Style::fields`]).
+    pub fn count(&self, n: impl std::fmt::Display) -> String {
+        match self.fields() {
+            true => n.to_string(),
+            false => thousands(n),
+        }
+    }
+
+    /// A size in bytes as a table cell shows it: `7.6 KiB` for people,
+    /// the whole number of bytes for a program ([`Style::fields`]).
+    pub fn size(&self, n: u64) -> String {
+        match self.fields() {
+            true => n.to_string(),
+            false => human_bytes(n),
+        }
+    }
+
+    /// A line under a table (a note, a total, what was left out): on
+    /// `out` for people; for a program, whose stdout is the table alone,
+    /// on standard error as `fisk-admin: note: ...`.
+    pub fn footnote(&self, out: &mut dyn Write, line: &str) -> io::Result<()> {
+        match self.fields() {
+            true => writeln!(io::stderr(), "fisk-admin: note: {line}"),
+            false => writeln!(out, "{line}"),
+        }
+    }
+}
+
+/// A size as text shows it, in binary units (`812 B`, `7.6 KiB`,
+/// `1.4 MiB`): the one style of every size printed for people.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS.get(u).unwrap_or(&"TiB"))
+    }
 }
 
 /// Whether `c` must not reach a terminal as is (the library decides, so
@@ -121,8 +172,14 @@ pub struct Tab {
     keep: Vec<usize>,
     /// Columns left out, in this order, while the table does not fit.
     drop: Vec<usize>,
-    /// Into a pipe, tab-separated fields (see [`print_table`]).
+    /// Into a pipe, tab-separated fields (see [`print_table`]); a table
+    /// inside a report (`show`'s sections, `diff`, `migrate`) stays
+    /// aligned.
     fields: bool,
+    /// The column of commands to paste: never cut and never left out;
+    /// where it does not fit beside the others, its commands go under the
+    /// table, one a line, in the rows' order.
+    action: Option<usize>,
 }
 
 impl Tab {
@@ -147,11 +204,18 @@ impl Tab {
         self.drop.extend_from_slice(cols);
         self
     }
-    /// Into a pipe, print tab-separated fields for a program rather than
-    /// the aligned table (`ls`, `stats --all`; other tables keep their
-    /// aligned pipe form, which scripts and tests have read).
-    pub fn fields_in_pipe(mut self) -> Self {
-        self.fields = true;
+    /// Into a pipe, keep the aligned table: a table that is one part of
+    /// a report of several (`show`'s sections, `diff`, `migrate`,
+    /// `validate`), not a listing a program reads.
+    pub fn aligned_in_pipe(mut self) -> Self {
+        self.fields = false;
+        self
+    }
+    /// This column holds the commands to paste (`verify`'s FIX,
+    /// `inbox`'s COMMAND): see [`Tab::action`]'s field.
+    pub fn action(mut self, col: usize) -> Self {
+        self.action = Some(col);
+        self.keep.push(col);
         self
     }
 }
@@ -171,7 +235,8 @@ pub fn table(headers: &[&str]) -> Tab {
         // The first column names the row (a run id, a tool): never cut.
         keep: vec![0],
         drop: Vec::new(),
-        fields: false,
+        fields: true,
+        action: None,
     }
 }
 
@@ -184,21 +249,27 @@ fn figures<'a>(mut cells: impl Iterator<Item = &'a str>) -> bool {
 
 /// The one way a table is printed.
 ///
-/// Into a pipe (no width: not a terminal and no `COLUMNS`), without
-/// colour (`--color always` is for a pager), and for a table built with
-/// [`Tab::fields_in_pipe`], the table is for a program: a header line and one line per
+/// Into a pipe (no width: not a terminal and no `COLUMNS`) and without
+/// colour (`--color always` is for a pager), a listing is for a program
+/// (every table but one built with [`Tab::aligned_in_pipe`]): a header line and one line per
 /// row, the cells separated by a tab, every value whole, no rule line and
 /// no padding; an empty cell reads `-`, and a tab or newline in a value
-/// reads `\t` or `\n`, so each column is one tab-separated field.
+/// reads `\t` or `\n`, so each column is one tab-separated field. Its
+/// figures are plain integers ([`Style::count`], [`Style::size`]) and the
+/// lines under it go to standard error ([`Style::footnote`]).
 ///
 /// Otherwise the table is aligned. Wider than `style.width` (a terminal,
 /// or `COLUMNS`), its rows stay one line each: the flex columns are cut
 /// first (to no less than `FLEX_MIN`), then the droppable columns are left
 /// out in their order (a line under the table names them), then the
-/// widest of the others are cut in turn; the first column, a kept column
-/// and a column of figures are never cut, and if the table still does not fit, columns are
-/// left out from the right (and named) instead. Colour (statuses,
-/// severities) only with `style.color`. No line ends in padding.
+/// widest of the others are cut in turn; the first column, a kept column,
+/// a column of figures and a column of short words (`rm`, `warning`:
+/// [`SHORT`] characters at most) are never cut, and if the table still does not fit, columns are
+/// left out from the right (and named) instead. The action column
+/// ([`Tab::action`]) is never left out: when it does not fit beside the
+/// first column it goes under the table, a command a line in the rows'
+/// order. Colour (statuses, severities) only with `style.color`. No line
+/// ends in padding.
 pub fn print_table(out: &mut dyn Write, tab: Tab, style: Style) -> io::Result<()> {
     let Tab {
         mut t,
@@ -206,6 +277,7 @@ pub fn print_table(out: &mut dyn Write, tab: Tab, style: Style) -> io::Result<()
         mut keep,
         drop,
         fields,
+        action,
     } = tab;
     if fields && as_fields(style) {
         return print_fields(out, &t);
@@ -219,8 +291,9 @@ pub fn print_table(out: &mut dyn Write, tab: Tab, style: Style) -> io::Result<()
         t.force_no_tty();
     }
     let mut hidden_names = Vec::new();
+    let mut under: Vec<String> = Vec::new();
     if let Some(width) = style.width {
-        let natural: Vec<usize> = t
+        let mut natural: Vec<usize> = t
             .column_max_content_widths()
             .into_iter()
             .map(usize::from)
@@ -231,11 +304,45 @@ pub fn print_table(out: &mut dyn Write, tab: Tab, style: Style) -> io::Result<()
                 .by_ref()
                 .map(|c| c.map(|c| c.content()).unwrap_or_default())
                 .collect();
-            if figures(contents.iter().map(String::as_str)) && !flex.contains(&i) {
+            let short = contents.iter().all(|c| c.chars().count() <= SHORT);
+            if (short || figures(contents.iter().map(String::as_str))) && !flex.contains(&i) {
                 keep.push(i);
             }
         }
-        if let Some(fit) = fit(&natural, usize::from(width), &flex, &keep, &drop) {
+        let mut fitted = fit(&natural, usize::from(width), &flex, &keep, &drop);
+        // The commands that do not fit beside the rest go under it.
+        if let Some(a) = action {
+            let shown = |f: &Option<Vec<Option<usize>>>| {
+                f.as_ref()
+                    .is_none_or(|w| w.get(a).is_some_and(Option::is_some))
+            };
+            if !shown(&fitted) {
+                under = t
+                    .row_iter()
+                    .filter_map(|r| r.cell_iter().nth(a).map(|c| c.content()))
+                    .filter(|c| !c.is_empty() && c != "-")
+                    .collect();
+                if let Some(n) = natural.get_mut(a) {
+                    *n = 0;
+                }
+                let mut first = vec![a];
+                first.extend_from_slice(&drop);
+                fitted = fit(&natural, usize::from(width), &flex, &keep, &first).map(|mut w| {
+                    if let Some(c) = w.get_mut(a) {
+                        *c = None;
+                    }
+                    w
+                });
+                if fitted.is_none() {
+                    fitted = Some(
+                        (0..natural.len())
+                            .map(|i| natural.get(i).copied().filter(|_| i != a))
+                            .collect(),
+                    );
+                }
+            }
+        }
+        if let Some(fit) = fitted {
             // Cut by character, not at a space: no cell holds a NUL
             // (sanitised), so a cell is one word, cut where it must be.
             t.set_content_arrangement(ContentArrangement::Dynamic)
@@ -251,7 +358,9 @@ pub fn print_table(out: &mut dyn Write, tab: Tab, style: Style) -> io::Result<()
             for (i, w) in fit.iter().enumerate() {
                 let constraint = match w {
                     None => {
-                        hidden_names.extend(names.get(i).cloned());
+                        if Some(i) != action {
+                            hidden_names.extend(names.get(i).cloned());
+                        }
                         ColumnConstraint::Hidden
                     }
                     // The width comfy-table is given includes the padding.
@@ -269,6 +378,19 @@ pub fn print_table(out: &mut dyn Write, tab: Tab, style: Style) -> io::Result<()
         out.write_all(line.trim_end().as_bytes())?;
         out.write_all(b"\n")?;
     }
+    if !under.is_empty() {
+        let name = action
+            .and_then(|a| t.header().and_then(|h| h.cell_iter().nth(a)))
+            .map(|c| c.content())
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "{name} (too wide to stand beside the rows), in the rows' order:"
+        )?;
+        for c in &under {
+            writeln!(out, "  {c}")?;
+        }
+    }
     if !hidden_names.is_empty() {
         let note = format!("(too narrow for {})", hidden_names.join(", "));
         let width = style.width.map_or(usize::MAX, usize::from);
@@ -277,8 +399,8 @@ pub fn print_table(out: &mut dyn Write, tab: Tab, style: Style) -> io::Result<()
     Ok(())
 }
 
-/// Whether a table built with [`Tab::fields_in_pipe`] goes out as
-/// tab-separated fields (see [`print_table`]): into a pipe, uncoloured.
+/// Whether a listing goes out as tab-separated fields (see
+/// [`print_table`]): into a pipe, uncoloured.
 pub fn as_fields(style: Style) -> bool {
     style.width.is_none() && !style.color
 }
@@ -453,6 +575,10 @@ fn fit(
 
 /// The narrowest any column is cut to.
 const COLUMN_MIN: usize = 4;
+
+/// A column whose every cell is this short (a kind, a severity, a state)
+/// is never cut: `rep…` names nothing.
+const SHORT: usize = 8;
 
 /// The narrowest a flex column is cut to before the others are cut too.
 const FLEX_MIN: usize = 12;

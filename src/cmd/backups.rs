@@ -8,7 +8,9 @@ use crate::cli::{BackupsArgs, BackupsCommand, BackupsPruneArgs, BackupsRestoreAr
 use crate::error::{CmdResult, Failure};
 use crate::invocation::Invocation;
 use crate::open::open_store;
-use crate::output::{json_pretty, print_table, sanitize, sorted, table, Format};
+use crate::output::{
+    human_bytes, json_pretty, print_table, sanitize, sorted, table, thousands, Format,
+};
 use journal::ops::backups::{self, Backup, Restored};
 use serde::Serialize;
 use std::io::Write;
@@ -66,10 +68,14 @@ fn list(g: &Invocation, out: &mut dyn Write) -> CmdResult {
             }
             render_rows(out, &rows, g)?;
             let (bytes, held) = totals(&rows);
-            writeln!(
+            g.style.footnote(
                 out,
-                "{} backup(s), {bytes} bytes, {held} bytes of disk held only by them",
-                rows.len()
+                &format!(
+                    "{} backup(s), {}, {} of disk held only by them",
+                    thousands(rows.len()),
+                    human_bytes(bytes),
+                    human_bytes(held)
+                ),
             )?;
         }
     }
@@ -87,8 +93,8 @@ fn render_rows(out: &mut dyn Write, rows: &[Row], g: &Invocation) -> std::io::Re
             r.kind.to_owned(),
             sanitize(&r.run, false).into_owned(),
             r.when.clone(),
-            r.bytes.to_string(),
-            r.held.to_string(),
+            g.style.size(r.bytes),
+            g.style.size(r.held),
         ]);
     }
     print_table(out, t, g.style)
@@ -210,9 +216,9 @@ fn prune(g: &Invocation, a: BackupsPruneArgs, out: &mut dyn Write) -> CmdResult 
         crate::ask::confirm(
             &listed,
             &format!(
-                "remove {} backup(s), freeing {} bytes?",
-                rows.len(),
-                totals(&rows).1
+                "remove {} backup(s), freeing {}?",
+                thousands(rows.len()),
+                human_bytes(totals(&rows).1)
             ),
             "backups prune removes backups for good and there is no terminal to ask on; nothing was removed",
             "pass --yes to remove them without asking, or --dry-run to list only",
@@ -243,13 +249,13 @@ fn prune(g: &Invocation, a: BackupsPruneArgs, out: &mut dyn Write) -> CmdResult 
                     r.when
                 )?;
             }
-            let (n, freed) = (done.pruned.len(), done.freed);
+            let (n, freed) = (thousands(done.pruned.len()), human_bytes(done.freed));
             match a.write.dry_run {
                 true => writeln!(
                     out,
-                    "{n} backup(s) would be removed, freeing {freed} bytes of disk; nothing was removed"
+                    "{n} backup(s) would be removed, freeing {freed} of disk; nothing was removed"
                 )?,
-                false => writeln!(out, "{n} backup(s) removed, {freed} bytes of disk freed")?,
+                false => writeln!(out, "{n} backup(s) removed, {freed} of disk freed")?,
             }
         }
     }

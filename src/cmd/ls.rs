@@ -8,8 +8,8 @@ use crate::filter::{excluded_note, Selected};
 use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::{
-    as_fields, cell, json_array, print_table, sanitize, status_cell, table, thousands, time_cell,
-    Fields,
+    as_fields, cell, json_array, print_table, sanitize, status_cell, table, time_cell, Fields,
+    Style,
 };
 use comfy_table::Cell;
 use journal::store::Summary;
@@ -73,10 +73,14 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
     if as_fields(style) {
         let mut f = Fields::new(out, &headers)?;
         for s in &runs {
-            f.row(columns.iter().map(|c| ls_text(s, *c, &|_| usize::MAX)))?;
+            f.row(
+                columns
+                    .iter()
+                    .map(|c| ls_text(s, *c, &|_| usize::MAX, style)),
+            )?;
         }
         f.finish()?;
-        return trailer(out, no_agent_excluded, note);
+        return trailer(out, no_agent_excluded, note, style);
     }
     // On a narrow terminal the prompt is cut first, then the message;
     // then CREATED, CALLER, RECORDS, VER, SIZE, AGENT, LIVE, STATE, MESSAGE,
@@ -85,7 +89,7 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
     // longest (a prompt cut to a few words still names the run). Ids, model
     // names and figures are never cut. STATUS is one word; what the run
     // waits on has its own column.
-    let mut t = table(&headers).fields_in_pipe();
+    let mut t = table(&headers);
     for c in [LsColumn::Prompt, LsColumn::Message] {
         if let Some(i) = at(c) {
             t = t.flex(i);
@@ -124,21 +128,29 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
     // On a terminal the table fits it; cells are cut to these first.
     let max = |n: usize| n;
     for s in &runs {
-        let row: Vec<Cell> = columns.iter().map(|c| ls_cell(s, *c, &max)).collect();
+        let row: Vec<Cell> = columns
+            .iter()
+            .map(|c| ls_cell(s, *c, &max, style))
+            .collect();
         t.add_row(row);
     }
     print_table(out, t, style)?;
-    trailer(out, no_agent_excluded, note)
+    trailer(out, no_agent_excluded, note, style)
 }
 
 /// The lines under the table: what `--agent` left out, what the order
 /// leaves unsaid.
-fn trailer(out: &mut dyn Write, no_agent_excluded: usize, note: Option<String>) -> CmdResult {
+fn trailer(
+    out: &mut dyn Write,
+    no_agent_excluded: usize,
+    note: Option<String>,
+    style: Style,
+) -> CmdResult {
     if no_agent_excluded > 0 {
-        writeln!(out, "{}", excluded_note(no_agent_excluded))?;
+        style.footnote(out, &excluded_note(no_agent_excluded))?;
     }
     if let Some(n) = note {
-        writeln!(out, "({n})")?;
+        style.footnote(out, &format!("({n})"))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -193,8 +205,8 @@ fn header(c: LsColumn) -> &'static str {
 
 /// One cell of a run's row; `max(n)` is how many characters a value may
 /// take (every one, into a pipe).
-fn ls_cell(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize) -> Cell {
-    let text = ls_text(s, c, max);
+fn ls_cell(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize, style: Style) -> Cell {
+    let text = ls_text(s, c, max, style);
     match c {
         LsColumn::Status => status_cell(text, &s.status, s.waits_on_person()),
         _ => Cell::new(text),
@@ -202,7 +214,7 @@ fn ls_cell(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize) -> Cell {
 }
 
 /// The text of one cell of a run's row.
-fn ls_text(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize) -> String {
+fn ls_text(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize, style: Style) -> String {
     let text = |v: Option<&str>, n: usize| match v {
         Some(v) if !v.is_empty() => cell(v, max(n)),
         _ => "-".to_owned(),
@@ -224,9 +236,9 @@ fn ls_text(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize) -> String {
         LsColumn::Agent => text(s.agent.as_deref(), usize::MAX),
         LsColumn::Model => text(s.model.as_deref(), usize::MAX),
         LsColumn::Caller => text(s.caller.as_deref(), usize::MAX),
-        LsColumn::Records => s.records.map_or("-".into(), thousands),
-        LsColumn::Tokens => s.total_tokens.map_or("-".into(), thousands),
-        LsColumn::Size => s.bytes.map_or("-".into(), human_bytes),
+        LsColumn::Records => s.records.map_or("-".into(), |n| style.count(n)),
+        LsColumn::Tokens => s.total_tokens.map_or("-".into(), |n| style.count(n)),
+        LsColumn::Size => s.bytes.map_or("-".into(), |n| style.size(n)),
         LsColumn::Created => time_cell(s.created.as_ref()),
         LsColumn::Updated => time_cell(s.updated.as_ref()),
         LsColumn::Message => text(s.message.as_deref(), 100),
@@ -316,20 +328,5 @@ fn sort(runs: &mut [Summary], key: SortKey, reverse: bool) {
     }
     if reverse {
         runs.reverse();
-    }
-}
-
-pub fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", UNITS.get(u).unwrap_or(&"TiB"))
     }
 }

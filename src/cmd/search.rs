@@ -200,15 +200,17 @@ fn render(
         }
         print_table(out, t, style)?;
     }
+    // Under a table for a program, the lines below go to standard error.
+    let tabled = !doc.runs.is_empty();
+    let note = |out: &mut dyn Write, line: &str| match tabled {
+        true => style.footnote(out, line),
+        false => writeln!(out, "{line}"),
+    };
     if doc.no_agent_excluded > 0 {
-        writeln!(
-            out,
-            "{}",
-            crate::filter::excluded_note(doc.no_agent_excluded)
-        )?;
+        note(out, &crate::filter::excluded_note(doc.no_agent_excluded))?;
     }
-    if let Some(note) = Unreadable::note(&doc.unreadable, "searched") {
-        writeln!(out, "{note}")?;
+    if let Some(n) = Unreadable::note(&doc.unreadable, "searched") {
+        note(out, &n)?;
     }
     Ok(())
 }

@@ -10,7 +10,7 @@ use crate::cli::StatsArgs;
 use crate::error::{CmdResult, Failure};
 use crate::invocation::Invocation;
 use crate::open::open_store;
-use crate::output::{json_pretty, print_table, sanitize, table, thousands, Format, Style};
+use crate::output::{json_pretty, print_table, sanitize, table, Format, Style};
 use crate::render::stats::{duration, tools_table};
 use journal::stats::{stats, Statistics};
 use journal::time::Time;
@@ -99,18 +99,17 @@ fn render(out: &mut dyn Write, run: &str, s: &Statistics, style: Style) -> io::R
             "CACHE READ",
             "CACHE CREATE",
             "TOTAL",
-        ])
-        .fields_in_pipe();
+        ]);
         for r in &s.responses {
             t.add_row(vec![
                 r.iteration.to_string(),
                 when(r.time),
-                thousands(r.tokens.in_tokens),
-                thousands(r.tokens.out_tokens),
-                thousands(r.tokens.thinking_tokens),
-                thousands(r.tokens.cache_read_tokens),
-                thousands(r.tokens.cache_create_tokens),
-                thousands(r.tokens.total()),
+                style.count(r.tokens.in_tokens),
+                style.count(r.tokens.out_tokens),
+                style.count(r.tokens.thinking_tokens),
+                style.count(r.tokens.cache_read_tokens),
+                style.count(r.tokens.cache_create_tokens),
+                style.count(r.tokens.total()),
             ]);
         }
         print_table(out, t, style)?;

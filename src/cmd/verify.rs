@@ -21,8 +21,8 @@ use crate::hint;
 use crate::invocation::Invocation;
 use crate::open::{inspect_store, schemas};
 use crate::output::{
-    cell, colored, excerpt, json_line, print_table, sanitize, severity_cell, summary_line, table,
-    Format, Style,
+    cell, colored, excerpt, human_bytes, json_line, print_table, sanitize, severity_cell,
+    summary_line, table, thousands, Format, Style,
 };
 use comfy_table::{Cell, Color};
 use journal::store::{Store, Verified};
@@ -323,8 +323,11 @@ fn render_closing(
         (false, _) => "the runs named are",
     };
     let counts = format!(
-        "{} run(s), {} records, {} bytes, {:.3} s",
-        s.runs, s.records, s.bytes, s.seconds
+        "{} run(s), {} records, {}, {:.3} s",
+        thousands(s.runs),
+        thousands(s.records),
+        human_bytes(s.bytes),
+        s.seconds
     );
     if s.errors == 0 && s.warnings == 0 {
         let infos = match (s.infos, closing.infos_shown) {
@@ -347,8 +350,9 @@ fn render_closing(
         );
     }
     writeln!(out)?;
-    // The command is never cut: it is there to be pasted.
-    let mut t = table(&["RUN", "WORST", "FINDING", "FIX"]).keep(3);
+    // The command is never cut nor left out: it is there to be pasted
+    // (under the table when it does not fit beside the rest).
+    let mut t = table(&["RUN", "WORST", "FINDING", "FIX"]).action(3);
     for findings in flagged {
         // The one named: the first with a remedy, else the first. The fix:
         // every distinct command its severity's findings ask for.
@@ -373,10 +377,14 @@ fn render_closing(
         ]);
     }
     print_table(out, t, style)?;
-    writeln!(
+    style.footnote(
         out,
-        "{} error(s), {} warning(s), {} info(s) in {counts}",
-        s.errors, s.warnings, s.infos
+        &format!(
+            "{} error(s), {} warning(s), {} info(s) in {counts}",
+            thousands(s.errors),
+            thousands(s.warnings),
+            thousands(s.infos)
+        ),
     )
 }
 

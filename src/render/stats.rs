@@ -2,7 +2,7 @@
 //! the tools table and how a duration reads. A version-3 journal carries
 //! no times: its durations read "untimed", never zero.
 
-use crate::output::{cell, print_table, table, thousands, Style};
+use crate::output::{cell, print_table, table, Style};
 use journal::stats::{Count, ToolStats};
 use std::io::{self, Write};
 
@@ -23,8 +23,7 @@ pub fn tools_table<N: Count + Into<i128>>(
         "ERRORS",
         "TOTAL TIME",
         "MEAN TIME",
-    ])
-    .fields_in_pipe();
+    ]);
     // Into a pipe every value is whole.
     let max = |n: usize| if style.width.is_some() { n } else { usize::MAX };
     for row in tools {
@@ -33,11 +32,11 @@ pub fn tools_table<N: Count + Into<i128>>(
             // The tool's name is never cut.
             cell(&row.tool, usize::MAX),
             cell(&row.kinds.join(","), max(30)),
-            thousands(row.calls),
-            thousands(row.dispatched),
-            thousands(row.undispatched),
-            thousands(row.unanswered),
-            thousands(row.errors),
+            style.count(row.calls),
+            style.count(row.dispatched),
+            style.count(row.undispatched),
+            style.count(row.unanswered),
+            style.count(row.errors),
             total,
             mean,
         ]);

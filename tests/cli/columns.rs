@@ -134,14 +134,30 @@ fn ls_sorts_by_tokens_and_records_with_the_unknown_last() {
     want.reverse();
     assert_eq!(rev.iter().flatten().copied().collect::<Vec<_>>(), want);
     assert!(rev[known.len()..].iter().all(Option::is_none));
+    // Into a pipe the table is for a program: plain integers, and the
+    // note under it on standard error (issue 39, d-16, d-24).
     let text = ls(&["--sort", "tokens"]);
     assert!(
-        text.stdout
+        text.stderr
             .contains(&format!("({unknown} runs' tokens are unknown")),
+        "{}",
+        text.stderr
+    );
+    assert!(
+        !text.stdout.contains("tokens are unknown"),
         "{}",
         text.stdout
     );
-    assert!(text.stdout.contains("\t213,830\t"), "{}", text.stdout);
+    assert!(text.stdout.contains("\t213830\t"), "{}", text.stdout);
+    // For people, thousands are separated and the note is under the table.
+    let wide = at_columns("400", &["--state-dir", d, "ls", "--sort", "tokens"]);
+    assert!(wide.stdout.contains(" 213,830 "), "{}", wide.stdout);
+    assert!(
+        wide.stdout
+            .contains(&format!("({unknown} runs' tokens are unknown")),
+        "{}",
+        wide.stdout
+    );
     let recs = ls(&["--sort", "records", "-o", "json"]).json();
     let recs: Vec<i64> = recs
         .as_array()
@@ -285,17 +301,17 @@ fn stats_groups_by_run_status_and_caller_sorted_and_cut_to_the_top() {
         r.stdout
     );
     assert!(
-        lines[2].starts_with("perf-large\t1\t61\t213,830\t"),
+        lines[2].starts_with("perf-large\t1\t61\t213830\t"),
         "{}",
         r.stdout
     );
     assert!(lines[3].starts_with("total\t"), "{}", r.stdout);
     assert!(
-        r.stdout.contains(&format!(
+        r.stderr.contains(&format!(
             "(the first 2 of {n} groups; the total counts every run)"
         )),
         "{}",
-        r.stdout
+        r.stderr
     );
 }
 
@@ -337,7 +353,7 @@ fn stats_all_never_saturates_the_wall_clock_or_the_tokens() {
     let text = fisk(&["--state-dir", d, "stats", "--all"]);
     assert!(!text.stdout.contains("2562047h47m"), "{}", text.stdout);
     assert!(
-        text.stdout.contains("\t36,893,488,147,419,103,228\t"),
+        text.stdout.contains("\t36893488147419103228\t"),
         "{}",
         text.stdout
     );
@@ -345,7 +361,7 @@ fn stats_all_never_saturates_the_wall_clock_or_the_tokens() {
     let ls = fisk(&["--state-dir", d, "ls", "--columns", "run,tokens,message"]);
     assert!(
         ls.stdout
-            .contains("a\t18,446,744,073,709,551,614\tprovider: 529 overloaded\n"),
+            .contains("a\t18446744073709551614\tprovider: 529 overloaded\n"),
         "{}",
         ls.stdout
     );
@@ -389,10 +405,10 @@ fn on_jetstream_ls_has_the_same_figures_and_says_size_is_unknown() {
     let sized = js(&["ls", "--sort", "size"]);
     assert!(
         sized
-            .stdout
+            .stderr
             .contains("(the store keeps no per-run size (JetStream): sorted by run id)"),
         "{}",
-        sized.stdout
+        sized.stderr
     );
     let sized = js(&["ls", "--sort", "size", "-o", "json"]);
     assert!(sized.stderr.contains("no per-run size"), "{}", sized.stderr);
@@ -446,27 +462,61 @@ fn in_an_80_column_terminal_model_names_are_whole() {
     assert!(!screen.contains("claud…"), "{screen}");
 }
 
-/// verify's closing table at 80 columns: the run ids whole, the columns
-/// that do not fit left out and named, not the ids cut.
+/// verify's closing table at 80 columns: the run ids whole, and FIX, the
+/// column the table exists for, never left out: where it does not fit
+/// beside the others its commands go under the table, one a line, in the
+/// rows' order (issue 39, d-2: at b926494 the table said "(too narrow for
+/// FIX)" and nothing said what to run).
 #[test]
-fn verify_at_80_columns_keeps_run_ids_whole() {
+fn verify_at_80_columns_keeps_run_ids_whole_and_every_fix() {
     let store = store_copy("damaged");
     let d = s(store.path());
-    let r = at_columns("80", &["--state-dir", d, "verify"]);
+    let r = at_columns("80", &["--state-dir", d, "verify", "-q"]);
     let table = r.stdout.split("\n\n").nth(1).expect("a closing table");
     let rows: Vec<&str> = table
         .lines()
         .skip(2)
-        .filter(|l| l.starts_with(' '))
+        .filter(|l| l.starts_with(' ') && !l.starts_with("  "))
         .collect();
     assert!(rows.len() > 5, "{table}");
-    // The table's lines (the summary line under it is verify's own).
-    for l in table.lines().filter(|l| l.starts_with([' ', '─', '('])) {
+    for l in table
+        .lines()
+        .filter(|l| l.starts_with([' ', '─', '(']) && !l.starts_with("  "))
+    {
         assert!(l.chars().count() <= 80, "{l:?}");
     }
-    for l in rows {
+    for l in &rows {
         let id = l.split_whitespace().next().unwrap();
         assert!(!id.ends_with('…'), "a cut id: {l:?}");
     }
-    assert!(table.contains("(too narrow for FIX)"), "{table}");
+    assert!(!table.contains("too narrow for FIX"), "{table}");
+    // The fixes a wide terminal shows beside the rows, in the same order.
+    let wide = at_columns("1000", &["--state-dir", d, "verify", "-q"]);
+    let wide_table = wide.stdout.split("\n\n").nth(1).unwrap();
+    let fixes: Vec<String> = wide_table
+        .lines()
+        .skip(2)
+        .filter_map(|l| {
+            l.split("   ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .nth(3)
+        })
+        .filter(|f| *f != "-")
+        .map(str::to_owned)
+        .collect();
+    assert!(fixes.len() > 5, "{wide_table}");
+    let (_, under) = table
+        .split_once("FIX (too wide to stand beside the rows), in the rows' order:\n")
+        .expect("the fixes under the table");
+    let under: Vec<String> = under
+        .lines()
+        .take_while(|l| l.starts_with("  "))
+        .map(|l| l.trim().to_owned())
+        .collect();
+    assert_eq!(under, fixes, "{table}");
+    // Each is a command alone on its line, whole, to paste.
+    assert!(under
+        .iter()
+        .any(|f| f.ends_with(&format!("--state-dir {d} repair torn-tail"))));
 }

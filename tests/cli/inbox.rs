@@ -220,16 +220,18 @@ fn check_inbox(f: &Fixture, fisk: &dyn Fn(&[&str]) -> Run) {
         "{}",
         r.stdout
     );
+    // Into a pipe, tab-separated fields: COMMAND is the last; the note on
+    // answers under the table goes to standard error (issue 39, d-24).
+    assert!(lines[0].split('\t').count() > 5, "{}", r.stdout);
     let commands: Vec<String> = lines
         .iter()
-        .filter_map(|l| {
-            l.find(" fisk-admin ")
-                .map(|i| l[i + 1..].trim_end().to_owned())
-        })
+        .skip(1)
+        .map(|l| l.rsplit('\t').next().unwrap().to_owned())
         .collect();
     assert_eq!(commands.len(), 8, "{}", r.stdout);
+    assert!(commands.iter().all(|c| c.starts_with("fisk-admin ")));
     assert!(r
-        .stdout
+        .stderr
         .contains("answer: it reads the answer from standard input"));
     for c in &commands {
         let done = match c.contains(" answer ") {

@@ -36,6 +36,7 @@ mod offhost;
 mod old_server;
 mod output;
 mod pasted;
+mod pipes;
 mod read;
 mod recover;
 mod reference;

@@ -10,7 +10,7 @@
 use crate::cli::{GroupBy, StatsArgs, StatsSort};
 use crate::error::CmdResult;
 use crate::filter::Unreadable;
-use crate::output::{cell, json_pretty, print_table, sanitize, table, thousands, Format, Style};
+use crate::output::{cell, json_pretty, print_table, sanitize, table, Format, Style};
 use crate::render::stats::{duration, tools_table};
 use journal::stats::{stats, Totals};
 use journal::store::{Store, Summary};
@@ -212,19 +212,20 @@ fn render(out: &mut dyn Write, doc: &Document, style: Style) -> io::Result<()> {
         "TOKENS",
         "IN",
         "OUT",
+        "THINKING",
         "CACHE READ",
         "CACHE CREATE",
         "WALL CLOCK",
     ]);
     // The keys (ids, model names) and the figures are never cut: on a
-    // narrow terminal the cache tiers, then IN and OUT, then RESPONSES are
-    // left out, and named.
-    let mut t = table(&headers).fields_in_pipe();
+    // narrow terminal the cache tiers, THINKING (a part of OUT), then IN
+    // and OUT, then RESPONSES are left out, and named.
+    let mut t = table(&headers);
     for i in 0..keyed.len() {
         t = t.keep(i);
     }
     let k = keyed.len();
-    t = t.drop_first(&[k + 6, k + 5, k + 3, k + 4, k + 1]);
+    t = t.drop_first(&[k + 7, k + 6, k + 5, k + 3, k + 4, k + 1]);
     let row = |key: Option<&Key>, x: &Totals| {
         let mut r: Vec<String> = keyed
             .iter()
@@ -249,13 +250,14 @@ fn render(out: &mut dyn Write, doc: &Document, style: Style) -> io::Result<()> {
             ),
         };
         r.extend([
-            thousands(x.runs),
-            thousands(x.iterations),
-            thousands(x.total_tokens),
-            thousands(x.tokens.in_tokens),
-            thousands(x.tokens.out_tokens),
-            thousands(x.tokens.cache_read_tokens),
-            thousands(x.tokens.cache_create_tokens),
+            style.count(x.runs),
+            style.count(x.iterations),
+            style.count(x.total_tokens),
+            style.count(x.tokens.in_tokens),
+            style.count(x.tokens.out_tokens),
+            style.count(x.tokens.thinking_tokens),
+            style.count(x.tokens.cache_read_tokens),
+            style.count(x.tokens.cache_create_tokens),
             wall,
         ]);
         r
@@ -269,10 +271,12 @@ fn render(out: &mut dyn Write, doc: &Document, style: Style) -> io::Result<()> {
     print_table(out, t, style)?;
     if let Some(n) = doc.groups_left_out {
         let shown = doc.groups.len();
-        writeln!(
+        style.footnote(
             out,
-            "(the first {shown} of {} groups; the total counts every run)",
-            shown + n
+            &format!(
+                "(the first {shown} of {} groups; the total counts every run)",
+                shown + n
+            ),
         )?;
     }
     let tools: Vec<_> = doc.totals.tools.values().cloned().collect();
