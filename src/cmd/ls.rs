@@ -264,8 +264,8 @@ fn sort_note(runs: &[Summary], key: SortKey, sizeless: bool) -> Option<String> {
         ),
         SortKey::Tokens => match unknown(&|s| s.total_tokens.is_none()) {
             0 => None,
-            1 => Some("1 run's tokens are unknown (version 3, or no terminal since its last response): listed last".to_owned()),
-            n => Some(format!("{n} runs' tokens are unknown (version 3, or no terminal since their last response): listed last")),
+            1 => Some("1 run's tokens are unknown (no terminal's counters since its last response, and earlier responses not read): listed last".to_owned()),
+            n => Some(format!("{n} runs' tokens are unknown (no terminal's counters since their last response, and earlier responses not read): listed last")),
         },
         SortKey::Records => match unknown(&|s| s.records.is_none()) {
             0 => None,

@@ -640,7 +640,7 @@ fn show_fold_and_verify_work_on_jetstream() {
     let row = text
         .stdout
         .lines()
-        .find(|l| l.starts_with(" tool-batch "))
+        .find(|l| l.starts_with("tool-batch\t"))
         .unwrap_or_else(|| panic!("no row for tool-batch:\n{}", text.stdout));
     assert!(
         row.contains(&format!("fisk-admin --store {js} --server {}", srv.url))
