@@ -99,6 +99,19 @@ impl Cmd {
         }
     }
 
+    /// The command as a step to paste (the one rule, issue 39 d-22): its
+    /// `label` on a line of its own, the command alone on the next, and
+    /// what it still needs under it as a shell comment, each line led by
+    /// `indent`; so a triple-click takes the command whole, and a paste of
+    /// all the lines runs it and nothing else.
+    pub fn step(&self, indent: &str, label: &str) -> String {
+        let mut text = format!("{indent}{label}:\n{indent}  {self}");
+        for n in &self.supply {
+            text.push_str(&format!("\n{indent}  # {}", n.says()));
+        }
+        text
+    }
+
     fn arg(mut self, a: impl AsRef<std::ffi::OsStr>) -> Cmd {
         self.argv.push(a.as_ref().to_owned());
         self

@@ -182,7 +182,11 @@ fn render(
     // A ready run's next step, a command alone on its line (a copy of a
     // journal is not where the run is: no command).
     if shown.stands == journal::state::State::Ready && a.target.file.file.is_none() {
-        writeln!(out, "  go on with:  {}", crate::hint::resume(g, run).line())?;
+        writeln!(
+            out,
+            "{}",
+            crate::hint::resume(g, run).step("  ", "go on with")
+        )?;
     }
     if let Some(h) = health {
         writeln!(out, "  health:      {}", sanitize(h, false))?;

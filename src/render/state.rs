@@ -226,7 +226,7 @@ pub fn render_state(
             // The exact command for each call, store flags and all.
             for d in &p.open_deferrals {
                 let cmd = crate::hint::answer(g, &st.run_id, &d.tool_use_id);
-                writeln!(out, "  answer with: {}", cmd.line())?;
+                writeln!(out, "{}", cmd.step("  ", "answer with"))?;
             }
         }
     }

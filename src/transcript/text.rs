@@ -45,7 +45,13 @@ pub fn more(
 ) -> io::Result<()> {
     let mut closing = false;
     while let Some((record, range)) = t.advance_line() {
-        let items: Vec<Item> = t.items().get(range).unwrap_or_default().to_vec();
+        let mut items: Vec<Item> = t.items().get(range).unwrap_or_default().to_vec();
+        // The records lost before this one, marked where they were.
+        while let Some(gap) = items.first().filter(|it| it.kind == Kind::Gap).copied() {
+            writeln!(out)?;
+            block(out, &shown(t, &gap, None), gap.kind, color, "", "    ")?;
+            items.remove(0);
+        }
         let Some(first) = items.first() else { continue };
         if first.kind == Kind::End {
             if !closing {

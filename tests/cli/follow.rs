@@ -500,7 +500,7 @@ fn the_viewer_of_a_run_that_ends_waiting_prints_the_answer_command_when_it_leave
         sc.contains("[waiting on toolu_")
     });
     t.keys(&["q"]);
-    let sc = t.wait_for("the answer command", |sc| sc.contains("next: "));
+    let sc = t.wait_for("the answer command", |sc| sc.contains("next:"));
     assert!(sc.contains(&format!("answer {run} toolu_")), "{sc}");
 }
 

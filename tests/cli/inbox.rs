@@ -383,7 +383,7 @@ fn approve_all_pending_lists_asks_and_approves_each_gated_call_once() {
     t.wait_for("the question", |sc| sc.contains("approve 4 call(s)? [y/N]"));
     t.type_line("y");
     let screen = t.wait_for("the approvals", |sc| {
-        sc.contains("next: ") && sc.contains("v3-gate (seq")
+        sc.contains("next:") && sc.contains("v3-gate (seq")
     });
     assert!(
         screen.contains("approved g2 (exec) once in run gate"),

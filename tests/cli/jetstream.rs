@@ -3,7 +3,7 @@
 
 use crate::nats_support::{publish_interleaved, testdata_runs, NatsServer};
 use crate::schema::{assert_valid, output_validator};
-use crate::support::{assert_printable, fisk_in, s, store_copy, testdata, Run};
+use crate::support::{assert_printable, fisk_in, s, steps, store_copy, testdata, Run};
 use async_nats::jetstream::stream::{Config, DiscardPolicy};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -2088,16 +2088,7 @@ fn approve_then_resume_goes_ahead_within_the_hold_on_jetstream() {
     let r = js(&["run", "--agent", "agent.yaml", "--id", "gate", "go"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     // Each step on its line (`next:`, then `then:`), run in order.
-    let next = r
-        .stdout
-        .lines()
-        .filter_map(|l| {
-            let l = l.trim_start();
-            l.strip_prefix("next: ")
-                .or_else(|| l.strip_prefix("then: "))
-        })
-        .collect::<Vec<_>>()
-        .join(" && ");
+    let next = steps(&r.stdout, &["next", "then"]).join(" && ");
     assert!(
         next.contains("approve gate g1") && next.contains("resume gate"),
         "{next}"

@@ -43,6 +43,7 @@ mod reference;
 mod repair;
 mod runner;
 mod schema;
+mod steps;
 mod transcript;
 mod upgrade;
 mod verify_quiet;

@@ -421,3 +421,26 @@ pub fn migrate_via(home: &Path, url: &str, from: &str, to: &str, runs: &[&str]) 
     );
     r
 }
+
+/// The commands an output prints as steps (issue 39, d-22): each label
+/// (`next:`, `then:`, `go on with:`, ...) alone on its line, the command
+/// alone on the lines under it, what it still needs as `# ...` comments.
+pub fn steps(out: &str, labels: &[&str]) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut under = false;
+    for l in out.lines() {
+        let t = l.trim();
+        if labels.iter().any(|label| t == format!("{label}:")) {
+            under = true;
+            continue;
+        }
+        if under && t.starts_with("fisk-admin ") {
+            found.push(t.to_owned());
+            continue;
+        }
+        if !t.starts_with('#') {
+            under = false;
+        }
+    }
+    found
+}

@@ -241,9 +241,9 @@ fn check_listing(fisk: &dyn Fn(&[&str]) -> Run) {
         show.stdout
     );
     assert!(
-        show.stdout
-            .lines()
-            .any(|l| l.starts_with("  go on with:  fisk-admin ") && l.contains(" resume gate")),
+        steps(&show.stdout, &["go on with"])
+            .iter()
+            .any(|l| l.ends_with(" resume gate")),
         "{}",
         show.stdout
     );

@@ -245,9 +245,10 @@ impl Summary {
         // model response of the run: their sum is what the agent's fold
         // counts, the run's whole cost, terminal or none (a run of one
         // response, such as the corpus's `g-huge-integers`).
-        let whole = tail.first().is_none_or(|r| r.seq == meta.seq + 1)
+        let next = |seq: u64| seq.checked_add(1);
+        let whole = tail.first().is_none_or(|r| next(meta.seq) == Some(r.seq))
             && tail.windows(2).all(|w| match w {
-                [a, b] => b.seq == a.seq + 1,
+                [a, b] => next(a.seq) == Some(b.seq),
                 _ => true,
             });
         s.total_tokens = last_terminal(tail)
