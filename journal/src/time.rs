@@ -709,6 +709,20 @@ pub fn format_duration(d: std::time::Duration) -> String {
     }
 }
 
+/// An age as people say it, to its two largest units: `45s`, `12m`,
+/// `3h5m`, `2d4h` (inbox's WAITED, a refusal's "written 5d ago").
+pub fn format_age(secs: u64) -> String {
+    let (d, h, m) = (secs / 86_400, secs % 86_400 / 3_600, secs % 3_600 / 60);
+    match (d, h, m) {
+        (0, 0, 0) => format!("{secs}s"),
+        (0, 0, m) => format!("{m}m"),
+        (0, h, 0) => format!("{h}h"),
+        (0, h, m) => format!("{h}h{m}m"),
+        (d, 0, _) => format!("{d}d"),
+        (d, h, _) => format!("{d}d{h}h"),
+    }
+}
+
 /// Go's `time.ParseDuration`, step for step, with `d` (and `w` when
 /// `weeks`) added and a negative result refused. The error completes the
 /// sentence `"<arg>" ...`.

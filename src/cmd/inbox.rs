@@ -165,7 +165,7 @@ pub fn run(g: &Invocation, a: InboxArgs, out: &mut dyn Write) -> CmdResult {
                     || "-".to_owned(),
                     |n| match style.fields() {
                         true => n.to_string(),
-                        false => human_age(n),
+                        false => journal::time::format_age(n),
                     },
                 ),
                 time_cell(w.since.as_ref()),
@@ -218,17 +218,4 @@ pub fn run(g: &Invocation, a: InboxArgs, out: &mut dyn Write) -> CmdResult {
         note(out, &n)?;
     }
     Ok(code)
-}
-
-/// A wait as people say it: `45s`, `12m`, `3h5m`, `2d4h`.
-fn human_age(s: u64) -> String {
-    let (d, h, m) = (s / 86_400, s % 86_400 / 3_600, s % 3_600 / 60);
-    match (d, h, m) {
-        (0, 0, 0) => format!("{s}s"),
-        (0, 0, m) => format!("{m}m"),
-        (0, h, 0) => format!("{h}h"),
-        (0, h, m) => format!("{h}h{m}m"),
-        (d, 0, _) => format!("{d}d"),
-        (d, h, _) => format!("{d}d{h}h"),
-    }
 }

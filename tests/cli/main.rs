@@ -12,6 +12,7 @@ mod approve;
 mod backups;
 mod cluster;
 mod columns;
+mod copied;
 mod corpus;
 mod crash;
 mod docs;

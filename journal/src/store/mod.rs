@@ -783,11 +783,13 @@ impl Store {
                 at,
                 age_secs,
                 hold_secs,
+                written_secs,
                 ..
             }) => Ok(Some(Holder::Hold {
                 at,
                 age_secs,
                 hold_secs,
+                written_secs,
             })),
             Err(e) => Err(e),
         }
