@@ -272,9 +272,8 @@ pub struct LsArgs {
     /// The other way round (oldest or smallest first)
     #[arg(long)]
     pub reverse: bool,
-    /// At most this many runs (after sorting)
-    #[arg(long, value_name = "N")]
-    pub limit: Option<usize>,
+    #[command(flatten)]
+    pub limit: crate::filter::Limit,
     /// Also list what the agent's listing cannot see: on JetStream, runs
     /// whose messages have no meta record (as corrupt; lists every subject
     /// of the stream)
@@ -345,6 +344,9 @@ pub struct ShowArgs {
     /// With --transcript in line mode: print straight to the terminal, not through $PAGER (less -FRX when unset)
     #[arg(long, requires = "transcript")]
     pub no_pager: bool,
+    /// With --transcript: the viewer opens on the first match of this regular expression (n/N for the others, as after /); line mode prints only the blocks that match, and the closing section
+    #[arg(long, value_name = "RE", requires = "transcript", value_parser = parse_regex)]
+    pub find: Option<regex::Regex>,
     /// The run as of this seq; a damaged run reads up to its first bad line when N is before it
     #[arg(long, value_name = "N", conflicts_with = "transcript")]
     pub until_seq: Option<u64>,
@@ -516,6 +518,9 @@ pub struct StatsArgs {
     /// With --all: which runs (as ls)
     #[command(flatten)]
     pub filter: crate::filter::FilterArgs,
+    /// With --all: only the N runs most recently active of those selected
+    #[command(flatten)]
+    pub limit: crate::filter::Limit,
     /// The same as -o json (the agent's flag)
     #[arg(long)]
     pub json: bool,
@@ -561,11 +566,35 @@ pub struct SearchArgs {
     #[command(flatten)]
     pub filter: crate::filter::FilterArgs,
     /// Where --match looks: the prompt (as the agent), the text the model and user wrote, tool inputs and results, or all of it
-    #[arg(long = "in", value_enum, value_name = "WHERE", default_value_t = SearchIn::Prompt)]
+    #[arg(long = "in", value_enum, value_name = "WHERE", default_value_t = SearchIn::Prompt, conflicts_with = "role")]
     pub within: SearchIn,
+    /// Whose words --match looks in (comma-separated or repeated): the operator's prompt and turns, the model's text and thinking, tool input (and deferral notes), tool output (and answers)
+    #[arg(
+        long,
+        value_enum,
+        value_name = "ROLE",
+        value_delimiter = ',',
+        requires = "matches"
+    )]
+    pub role: Vec<SearchRole>,
+    #[command(flatten)]
+    pub limit: crate::filter::Limit,
     /// The same as -o json (the agent's flag)
     #[arg(long)]
     pub json: bool,
+}
+
+/// Whose words `search --role` looks in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SearchRole {
+    /// The operator: the run's prompt and every user turn
+    Prompt,
+    /// The model's text and thinking
+    Model,
+    /// Each tool call's input, and a deferred call's note
+    ToolInput,
+    /// Every tool result, answers given by hand included
+    ToolOutput,
 }
 
 /// Where `search --match` looks.
@@ -794,6 +823,8 @@ pub struct InboxArgs {
     /// Only calls waiting longer than this. DURATION as --hold: 90s, 10m, 1.5h, 2h45m, 1d
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub older_than: Option<std::time::Duration>,
+    #[command(flatten)]
+    pub limit: crate::filter::Limit,
 }
 
 #[derive(Args, Debug)]

@@ -11,9 +11,9 @@ use journal::time::Time;
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct FilterArgs {
-    /// Only runs whose id starts with this (the agent's listing filter: `w-` for its web channel's runs)
-    #[arg(long, value_name = "PREFIX")]
-    pub prefix: Option<String>,
+    /// Only runs whose id starts with one of these (comma-separated or repeated; the agent's listing filter: `w-` for its web channel's runs)
+    #[arg(long, value_name = "PREFIX", value_delimiter = ',')]
+    pub prefix: Vec<String>,
     /// Only runs with one of these statuses (comma-separated or repeated)
     #[arg(long, value_enum, value_name = "STATUS", value_delimiter = ',')]
     pub status: Vec<StatusFilter>,
@@ -53,6 +53,36 @@ pub struct FilterArgs {
     /// Only runs whose prompt matches this regular expression
     #[arg(long = "match", value_name = "RE", value_parser = parse_regex)]
     pub matches: Option<regex::Regex>,
+}
+
+/// `--limit N`: the same on every listing (`ls`, `search`, `inbox`,
+/// `stats --all`): at most N, taken after the command's own order. 0 is
+/// refused (no listing of nothing; leave the flag out for every one).
+#[derive(Args, Debug, Clone, Copy, Default)]
+pub struct Limit {
+    /// At most this many (after the command's order: ls's --sort, search's ranking, inbox's oldest first, stats --all's newest first)
+    #[arg(long, value_name = "N", value_parser = parse_limit)]
+    pub limit: Option<usize>,
+}
+
+impl Limit {
+    /// Keep the first N of `items` (already in the command's order).
+    pub fn apply<T>(&self, items: &mut Vec<T>) {
+        if let Some(n) = self.limit {
+            items.truncate(n);
+        }
+    }
+}
+
+/// A `--limit`: a whole number of at least 1.
+fn parse_limit(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => {
+            Err("0 would list nothing: give 1 or more, or leave --limit out for every one".into())
+        }
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("{s:?} is not a whole number")),
+    }
 }
 
 /// What `ls --status` selects: a run's status, or one of two
@@ -303,10 +333,7 @@ impl FilterArgs {
 
     /// Every filter but `--agent`.
     fn others(&self, s: &Summary) -> bool {
-        if self
-            .prefix
-            .as_ref()
-            .is_some_and(|p| !s.run_id.starts_with(p.as_str()))
+        if !self.prefix.is_empty() && !self.prefix.iter().any(|p| s.run_id.starts_with(p.as_str()))
         {
             return false;
         }
@@ -349,7 +376,7 @@ impl FilterArgs {
 
     /// Whether any filter is set (for saying why a listing is empty).
     pub fn any(&self) -> bool {
-        self.prefix.is_some()
+        !self.prefix.is_empty()
             || !self.status.is_empty()
             || self.waiting
             || self.ready

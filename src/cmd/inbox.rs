@@ -94,7 +94,7 @@ pub fn run(g: &Invocation, a: InboxArgs, out: &mut dyn Write) -> CmdResult {
         i.since
             .map(|t| u64::try_from(now.nanos_since(&t) / 1_000_000_000).unwrap_or(u64::MAX))
     };
-    let items: Vec<Waiting> = found
+    let mut items: Vec<Waiting> = found
         .items
         .into_iter()
         .filter(|i| match a.older_than {
@@ -119,6 +119,7 @@ pub fn run(g: &Invocation, a: InboxArgs, out: &mut dyn Write) -> CmdResult {
             caller: i.caller,
         })
         .collect();
+    a.limit.apply(&mut items);
     let code = Unreadable::exit(&unreadable);
     let doc = Document {
         items,

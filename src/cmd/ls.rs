@@ -29,9 +29,7 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
         no_agent_excluded,
     } = a.filter.select(all);
     sort(&mut runs, a.sort, a.reverse);
-    if let Some(n) = a.limit {
-        runs.truncate(n);
-    }
+    a.limit.apply(&mut runs);
     // The prompt is untrusted: control characters (and so every escape
     // sequence's introducer) are removed in both output forms.
     for s in &mut runs {

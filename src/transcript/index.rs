@@ -108,6 +108,9 @@ pub struct Transcript {
     /// come ([`append`](Transcript::append)), so the closing section waits
     /// for [`close`](Transcript::close).
     open: bool,
+    /// `show --transcript --find RE`: the viewer opens on its first match;
+    /// line mode prints only the blocks that match (and the end).
+    pub find: Option<(String, regex::Regex)>,
 }
 
 impl Transcript {
@@ -143,6 +146,7 @@ impl Transcript {
             repair_hint: crate::hint::command(g, &["repair", run]),
             end,
             open: false,
+            find: None,
         }
     }
 

@@ -52,6 +52,15 @@ pub fn more(
             block(out, &shown(t, &gap, None), gap.kind, color, "", "    ")?;
             items.remove(0);
         }
+        // `--find`: only the blocks that match (the end always).
+        if let Some((_, re)) = &t.find {
+            if items.first().is_some_and(|it| it.kind != Kind::End) {
+                items.retain(|it| {
+                    let s = shown(t, it, record.as_ref());
+                    re.is_match(&s.label) || s.body.iter().any(|l| re.is_match(l))
+                });
+            }
+        }
         let Some(first) = items.first() else { continue };
         if first.kind == Kind::End {
             if !closing {

@@ -44,6 +44,7 @@ mod reference;
 mod repair;
 mod runner;
 mod schema;
+mod search_roles;
 mod steps;
 mod transcript;
 mod upgrade;

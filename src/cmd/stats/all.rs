@@ -83,7 +83,14 @@ pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> C
     by.dedup();
     let all = store.summaries()?;
     let (readable, corrupt) = Unreadable::split(all);
-    let selected = a.filter.select(readable);
+    let mut selected = a.filter.select(readable);
+    // --limit: the N most recently active of the runs selected.
+    if a.limit.limit.is_some() {
+        selected
+            .runs
+            .sort_by(|x, y| y.updated.cmp(&x.updated).then(x.run_id.cmp(&y.run_id)));
+        a.limit.apply(&mut selected.runs);
+    }
     let key_of = |s: &Summary| Key {
         model: by
             .contains(&GroupBy::Model)
