@@ -446,13 +446,17 @@ pub struct ExportArgs {
     /// jsonl (the journal); the same as --format markdown|html|jsonl
     #[arg(long = "as", value_enum, value_name = "FORMAT")]
     pub doc_as: Option<ExportFormat>,
-    /// Replace each match of this regular expression in every text of the
-    /// run (prompt, messages, thinking, tool input and output, notes,
-    /// handles, terminal message) by [redacted] (repeatable)
+    /// Replace each match of this regular expression in every string of
+    /// the run, keys included, by [redacted] (ids and tool names alike
+    /// everywhere, so the jsonl still folds); a match in the journal's
+    /// structure (times, field names, numbers) or the document's own words
+    /// is refused, and so is a pattern that can match the empty string
+    /// (repeatable)
     #[arg(long, value_name = "REGEX")]
     pub redact: Vec<String>,
-    /// Write to this file (mode 0600; an existing file is refused) instead
-    /// of stdout
+    /// Write to this file (mode 0600, whole or not at all; an existing file
+    /// is refused) instead of stdout, where a terminal gets jsonl with the
+    /// characters it would act on escaped
     #[arg(long, value_name = "FILE")]
     pub out: Option<std::path::PathBuf>,
 }

@@ -84,9 +84,8 @@ fn env_value(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
-/// The default of `--hold`: what `cli.rs` declares (a test holds them
-/// equal), what completion assumes, and what a hint leaves out.
-pub const DEFAULT_HOLD: Duration = Duration::from_secs(600);
+/// SPEC 8's default hold, the library's.
+pub use journal::store::jetstream::DEFAULT_HOLD;
 
 impl Invocation {
     /// The invocation of words typed so far with no parsed flags (completion,

@@ -23,6 +23,7 @@
 #![forbid(unsafe_code)]
 
 mod ask;
+mod batch;
 mod cli;
 mod cmd;
 mod complete;

@@ -19,9 +19,9 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// SPEC 8's hold: a JetStream run written to in the last ten minutes and
-/// not at rest is taken as live, and not answered.
-const HOLD: Duration = Duration::from_secs(600);
+/// SPEC 8's hold, the agent's default: a JetStream run written to in the
+/// last ten minutes and not at rest is taken as live, and not answered.
+const HOLD: Duration = journal::store::jetstream::DEFAULT_HOLD;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -282,6 +282,16 @@ pub enum Error {
     /// A request that makes no sense (bad arguments), refused before anything is read.
     Usage(String),
 
+    /// A run of a bulk write that was not started: an earlier run of the
+    /// batch failed on the store as a whole (`store::Breaker`).
+    #[error("run {run} was not attempted: an earlier run failed on the store ({why}); once the store answers again, the same command goes on")]
+    NotAttempted {
+        /// The run's id.
+        run: String,
+        /// The earlier failure: `run R: what failed`.
+        why: String,
+    },
+
     /// No store directory was named, and none follows from the
     /// environment (the default is under the XDG state home).
     #[error("neither XDG_STATE_HOME nor HOME is set to an absolute path, so there is no default store directory")]
@@ -443,7 +453,7 @@ impl Error {
     /// permission), is not.
     pub fn is_store_failure(&self) -> bool {
         match self {
-            Error::Unavailable { .. } | Error::NoStream { .. } => true,
+            Error::Unavailable { .. } | Error::NoStream { .. } | Error::NotAttempted { .. } => true,
             Error::Io { source, .. } => {
                 use std::io::ErrorKind as K;
                 matches!(

@@ -134,6 +134,16 @@ impl Follow {
         Ok(out)
     }
 
+    /// What the follower has to say, once, beside the records: the server
+    /// does not answer and it waits for it, or it answers again
+    /// (JetStream).
+    pub fn notice(&mut self) -> Option<String> {
+        match &mut self.source {
+            Source::File(_) => None,
+            Source::JetStream(j) => j.notice(),
+        }
+    }
+
     /// Whether the run reached a terminal record: nothing more comes.
     pub fn ended(&self) -> bool {
         self.ended

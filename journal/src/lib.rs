@@ -25,7 +25,7 @@
 //!   refusal, the way past it ([`Remedy`]).
 //!
 //! ```
-//! use journal::{fold, Address, Listed, Status};
+//! use journal::{fold, Listed, Status, Store};
 //!
 //! // A file store: a directory of `<run id>.json` journals.
 //! let dir = tempfile::tempdir()?;
@@ -33,9 +33,7 @@
 //!     dir.path().join("g-simple-completed.json"),
 //!     include_bytes!("../../testdata/agent-journals/v1/g-simple-completed.json"),
 //! )?;
-//! let address = Address::File { dir: dir.path().to_path_buf() };
-//! // The NATS settings and the hold matter only to a JetStream store.
-//! let store = address.open(&Default::default(), std::time::Duration::ZERO)?;
+//! let store = Store::directory(dir.path());
 //!
 //! // List the runs, as `ls` does.
 //! let listed = store.summaries()?;

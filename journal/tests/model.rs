@@ -727,10 +727,15 @@ fn step(u: &Under, m: &mut Model, rng: &mut Rng, ctx: &str) -> BTreeSet<String> 
                 named: !by_filter,
                 force,
             };
-            let r = ops::remove::delete_each(&u.store, std::slice::from_ref(&run), ask)
-                .pop()
-                .unwrap()
-                .1;
+            let r = ops::remove::delete_each(
+                &u.store,
+                std::slice::from_ref(&run),
+                ask,
+                &Default::default(),
+            )
+            .pop()
+            .unwrap()
+            .1;
             let what = format!(
                 "{ctx}: rm {run} (filter {by_filter}, force {force}) in state {}",
                 says.state
@@ -938,6 +943,7 @@ fn step(u: &Under, m: &mut Model, rng: &mut Rng, ctx: &str) -> BTreeSet<String> 
                             named: true,
                             force: true,
                         },
+                        &Default::default(),
                     )
                     .pop()
                     .unwrap()

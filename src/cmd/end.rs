@@ -24,7 +24,7 @@ use crate::output::{json_pretty, sanitize};
 use journal::ops::end::{prepare, Open, Request};
 use journal::record::Reason;
 use journal::state::{Op, State};
-use journal::store::{Store, Summary};
+use journal::store::{Breaker, Store, Summary};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::io::Write;
@@ -56,6 +56,9 @@ struct Row {
     last_seq: Option<u64>,
     #[serde(skip)]
     exit: u8,
+    /// Not attempted: an earlier run failed on the store (said once).
+    #[serde(skip)]
+    skipped: bool,
 }
 
 pub fn run(g: &Invocation, a: EndArgs, out: &mut dyn Write) -> CmdResult {
@@ -73,10 +76,15 @@ pub fn run(g: &Invocation, a: EndArgs, out: &mut dyn Write) -> CmdResult {
     };
     // Checked with no lock; nothing is kept of a run but what was shown,
     // so thousands of journals are not held in memory until the answer.
+    // A store failure stops the batch (issue 36.4): the rest would each
+    // wait out the same timeout.
+    let breaker = Breaker::default();
     let mut planned: Vec<Row> = runs
         .par_iter()
         .map(|r| {
-            let checked = prepare(&store, &Request { run: r, ..base }).map(|p| p.open().clone());
+            let checked = breaker.run(r, || {
+                prepare(&store, &Request { run: r, ..base }).map(|p| p.open().clone())
+            });
             row(g, &a, r, checked.map(|o| (o, None)), "would-end")
         })
         .collect();
@@ -96,16 +104,18 @@ pub fn run(g: &Invocation, a: EndArgs, out: &mut dyn Write) -> CmdResult {
                 // Written only if the run is still as it was listed.
                 "would-end" => {
                     let seen = p.last_seq;
-                    let done = prepare(
-                        &store,
-                        &Request {
-                            run: &p.run,
-                            seen,
-                            ..base
-                        },
-                    )
-                    .and_then(|p| p.commit())
-                    .map(|e| (e.open, Some(e.written.line)));
+                    let done = breaker.run(&p.run, || {
+                        prepare(
+                            &store,
+                            &Request {
+                                run: &p.run,
+                                seen,
+                                ..base
+                            },
+                        )
+                        .and_then(|p| p.commit())
+                        .map(|e| (e.open, Some(e.written.line)))
+                    });
                     row(g, &a, &p.run, done, "ended")
                 }
                 _ => p,
@@ -114,13 +124,15 @@ pub fn run(g: &Invocation, a: EndArgs, out: &mut dyn Write) -> CmdResult {
         planned
     };
     let exit = rows.iter().map(|r| r.exit).max().unwrap_or(0);
+    let skipped = rows.iter().filter(|r| r.skipped).count();
     if style.json() {
         let mut all = rows;
         all.extend(left.iter().map(|s| left_row(&a, s)));
         json_pretty(out, &all)?;
-        return Ok(ExitCode::from(exit));
+    } else {
+        render(out, &rows, &left, &a, style)?;
     }
-    render(out, &rows, &left, &a, style)?;
+    crate::batch::say_stopped(&breaker, skipped, "end", style);
     Ok(ExitCode::from(exit))
 }
 
@@ -210,6 +222,7 @@ fn base_row(a: &EndArgs, run: &str, outcome: &'static str) -> Row {
         error: None,
         last_seq: None,
         exit: 0,
+        skipped: false,
     }
 }
 
@@ -248,6 +261,7 @@ fn row(
                 outcome: if exit == 1 { "refused" } else { "failed" },
                 error: Some(crate::error::describe(g, &e)),
                 exit,
+                skipped: crate::batch::not_attempted(&e),
                 ..base
             }
         }
@@ -317,6 +331,7 @@ fn render(
         match r.outcome {
             "ended" => writeln!(out, "ended {}", line(r))?,
             "would-end" => writeln!(out, "would end {}", line(r))?,
+            _ if r.skipped => {}
             _ => crate::error::say(r.error.as_deref().unwrap_or("failed"), None, style),
         }
     }

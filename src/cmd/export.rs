@@ -9,75 +9,103 @@ use crate::error::{CmdResult, Failure};
 use crate::invocation::Invocation;
 use crate::output::sanitize;
 use journal::export;
-use regex::Regex;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 pub fn run(g: &Invocation, a: ExportArgs, out: &mut dyn Write) -> CmdResult {
-    let patterns = a
-        .redact
-        .iter()
-        .map(|p| {
-            let re = Regex::new(p).map_err(|e| {
-                Failure::new(format!(
-                    "--redact {}: not a regular expression: {}",
-                    sanitize(p, false),
-                    sanitize(&e.to_string(), true)
-                ))
-            })?;
-            // One that matches nothing would put `[redacted]` between
-            // every two characters.
-            if re.is_match("") {
-                return Err(Failure::new(format!(
-                    "--redact {}: matches the empty string",
-                    sanitize(p, false)
-                )));
-            }
-            Ok(re)
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let patterns = export::patterns(&a.redact).map_err(|why| {
+        // Which pattern: the first one refused.
+        let bad = a
+            .redact
+            .iter()
+            .find(|p| export::patterns(std::slice::from_ref(p)).is_err())
+            .map_or(String::new(), |p| sanitize(p, false).into_owned());
+        Failure::new(format!("--redact {bad}: {}", sanitize(&why, true)))
+    })?;
     let read = crate::runs::Read::target(g, &a.target)?;
     let journal = read.journal();
     // `Cli::settle` gave export its document, from --as or --format.
     let doc_as = a.doc_as.unwrap_or(ExportFormat::Markdown);
-    let (bytes, redacted) = match doc_as {
-        ExportFormat::Jsonl => export::jsonl(journal, &patterns),
+    // One redaction for every format: the records, their lines and the
+    // run id, or a refusal naming the field it cannot take a match out of.
+    let redacted = export::redact_run(journal, &patterns).map_err(|why| {
+        Failure::refused(format!(
+            "run {}: {}; nothing was exported",
+            sanitize(&journal.run, false),
+            sanitize(&why, true)
+        ))
+    })?;
+    let bytes = match doc_as {
+        ExportFormat::Jsonl => redacted.lines.clone(),
         ExportFormat::Markdown | ExportFormat::Html => {
-            let (records, n) = export::redacted(journal, &patterns);
-            let doc = export::doc(&journal.run, &records);
+            let doc = export::doc(&redacted.run, &redacted.records);
             let text = if doc_as == ExportFormat::Html {
                 export::html(&doc)
             } else {
                 export::markdown(&doc)
             };
-            (text.into_bytes(), n)
+            text.into_bytes()
         }
     };
+    if let Some(why) = export::leftover(&bytes, &patterns) {
+        return Err(Failure::refused(sanitize(&why, true).into_owned()));
+    }
     match &a.out {
-        Some(path) => write_new(path, &bytes).map_err(|e| {
-            let name = sanitize(&path.display().to_string(), false).into_owned();
-            if e.kind() == std::io::ErrorKind::AlreadyExists {
-                Failure::refused(format!("{name} exists: export never overwrites a file"))
-            } else {
-                Failure::new(format!("writing {name}: {e}"))
-            }
+        Some(path) => write_whole(path, &bytes).map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => Failure::refused(format!(
+                "{} exists: export never overwrites a file",
+                sanitize(&path.display().to_string(), false)
+            )),
+            // A full disk: the error's help says to make room and run the
+            // same command again (nothing was left behind).
+            _ => Failure::from(journal::Error::io(path, e)),
         })?,
+        // A terminal gets no character it would act on (a journal's text is
+        // the run's, not ours): the same records, those characters escaped.
+        None if doc_as == ExportFormat::Jsonl && std::io::stdout().is_terminal() => {
+            out.write_all(&export::terminal_safe(&bytes))?
+        }
         None => out.write_all(&bytes)?,
     }
     if !patterns.is_empty() {
-        eprintln!("redacted {redacted} match(es)");
+        eprintln!("redacted {} match(es)", redacted.count);
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// Write `bytes` to a new file of mode 0600: an existing file is refused
-/// (`create_new`), never overwritten.
-fn write_new(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut o = std::fs::OpenOptions::new();
-    o.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
-    let mut f = o.open(path)?;
-    f.write_all(bytes)?;
-    f.sync_all()
+/// Write `bytes` as the new file `path` (0600), whole or not at all: an
+/// existing name is refused and never overwritten; the bytes go to a
+/// temporary file beside it first (`.<name>.export-<pid>.tmp`, fsynced),
+/// which is linked to `path` only once whole, then removed, and the
+/// directory fsynced. A failure (a full disk) removes the temporary file:
+/// no partial file is ever left under either name.
+fn write_whole(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::{Error, ErrorKind};
+    if path.symlink_metadata().is_ok() {
+        return Err(Error::from(ErrorKind::AlreadyExists));
+    }
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let name = path
+        .file_name()
+        .ok_or_else(|| Error::new(ErrorKind::InvalidInput, "not a file name"))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".export-{}.tmp", std::process::id()));
+    let tmp = dir.join(tmp_name);
+    let written = (|| {
+        // `create_new` (O_CREAT|O_EXCL) never follows a link at `tmp`.
+        let mut o = std::fs::OpenOptions::new();
+        o.write(true).create_new(true);
+        std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+        let mut f = o.open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::hard_link(&tmp, path)
+    })();
+    let _ = std::fs::remove_file(&tmp);
+    written?;
+    std::fs::File::open(dir)?.sync_all()
 }

@@ -44,6 +44,7 @@ struct Doc<'a> {
     version: i64,
     pending: bool,
     written: bool,
+    resumed: bool,
     /// The commands that go on from the new run (null on a dry run).
     show: Option<Cmd>,
     resume: Option<Cmd>,
@@ -59,6 +60,7 @@ impl<'a> Doc<'a> {
             version: f.version,
             pending: f.pending,
             written: f.written,
+            resumed: f.resumed,
             show: f.written.then(|| show(g, &f.run)),
             resume: f.written.then(|| crate::hint::resume(g, &f.run)),
         }
@@ -79,6 +81,16 @@ fn render(g: &Invocation, out: &mut dyn Write, f: &Forked) -> io::Result<()> {
         "{verb} run {} at seq {} (of {}) as {}: {} records, format version {}",
         f.from, f.records, f.source_last, f.run, f.records, f.version
     )?;
+    if f.resumed {
+        writeln!(
+            out,
+            "an earlier run of this fork was interrupted half way; this one {} it",
+            match f.written {
+                true => "finished",
+                false => "would finish",
+            }
+        )?;
+    }
     if f.pending {
         writeln!(
             out,

@@ -31,6 +31,12 @@ pub fn run(g: &Invocation, a: MigrateArgs, out: &mut dyn Write) -> CmdResult {
     // The runs are chosen (their ids checked) before the destination is
     // opened: a refusal creates nothing.
     let named: &[String] = if a.all { &[] } else { &a.runs };
+    // Deleting the sources needs purges, asked before anything is copied.
+    if a.delete_source {
+        if let Some(why) = from.purge_refusal("migrate --delete-source") {
+            return Err(crate::error::Failure::refused(why));
+        }
+    }
     let runs = migrate::select(&from, named, a.include_corrupt)?;
     // The directories opening a file destination creates, removed again
     // if nothing is stored in them.

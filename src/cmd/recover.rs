@@ -84,6 +84,7 @@ struct Doc<'a> {
     renumbered: Vec<Renumbered>,
     backup: Option<String>,
     unreadable: Option<String>,
+    resumed: bool,
     verify: Option<Cmd>,
     resume: Option<Cmd>,
 }
@@ -159,6 +160,7 @@ impl<'a> Doc<'a> {
                 .collect(),
             backup: path(&r.kept),
             unreadable: path(&r.unreadable),
+            resumed: r.resumed,
             verify: r.written.then(|| verify(g, &r.run)),
             resume: r.written.then(|| crate::hint::resume(g, &r.run)),
         }
@@ -212,6 +214,25 @@ fn ranges(pairs: &[(u64, u64)]) -> Vec<String> {
 
 fn render(g: &Invocation, out: &mut dyn Write, r: &Recovered) -> io::Result<()> {
     let p = &r.plan;
+    if r.resumed {
+        writeln!(
+            out,
+            "an earlier recover of run {} {} was interrupted half way; this one finished it",
+            r.from,
+            match r.run == r.from {
+                true => "in place".to_owned(),
+                false => format!("as {}", r.run),
+            }
+        )?;
+    }
+    if !p.changes() && r.resumed {
+        writeln!(
+            out,
+            "run {} holds its {} recovered records (the copy of the damaged journal that recover planned from is not on this machine, so what it found is not shown)",
+            r.run, p.intact
+        )?;
+        return tail(g, out, r);
+    }
     if !p.changes() {
         return writeln!(
             out,
@@ -272,6 +293,11 @@ fn render(g: &Invocation, out: &mut dyn Write, r: &Recovered) -> io::Result<()> 
             ranges(&p.renumbered).join(", ")
         )?;
     }
+    tail(g, out, r)
+}
+
+/// Where the original is kept, and the commands that go on.
+fn tail(g: &Invocation, out: &mut dyn Write, r: &Recovered) -> io::Result<()> {
     if let Some(k) = &r.kept {
         writeln!(
             out,

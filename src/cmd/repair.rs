@@ -50,6 +50,10 @@ enum Action {
         backup: Option<String>,
         records: usize,
     },
+    /// JetStream: the fence an interrupted delete or recover left after
+    /// the run's last record, taken away.
+    #[serde(rename = "remove-fence")]
+    RemoveFence { subject: String, records: usize },
 }
 
 pub fn run(g: &Invocation, a: RepairArgs, out: &mut dyn Write) -> CmdResult {
@@ -60,7 +64,7 @@ pub fn run(g: &Invocation, a: RepairArgs, out: &mut dyn Write) -> CmdResult {
             // One run named: its outcome alone, an object in JSON, its
             // refusal the command's (as before --all existed).
             (false, [one_run]) => {
-                let done = one(g, &store, one_run, a.write.dry_run)?;
+                let done = one(g, &store, &Default::default(), one_run, a.write.dry_run)?;
                 match style.format {
                     Format::Json => json_pretty(out, &sorted(&done)?)?,
                     Format::Text => render(out, &done)?,
@@ -100,8 +104,11 @@ fn many(
     let mut done = Vec::new();
     let (mut clean, mut exit) = (0usize, 0u8);
     let mut refused = Vec::new();
+    // A store failure stops the batch (issue 36.4).
+    let breaker = journal::store::Breaker::default();
+    let mut skipped = 0;
     for r in runs {
-        match one(g, store, r, dry_run) {
+        match one(g, store, &breaker, r, dry_run) {
             Ok(d) => {
                 if matches!(d.action, Action::Nothing { .. }) {
                     clean += 1;
@@ -113,6 +120,10 @@ fn many(
                     render(out, &d)?;
                 }
                 done.push(d);
+            }
+            Err(f) if f.error.as_deref().is_some_and(crate::batch::not_attempted) => {
+                exit = exit.max(f.exit);
+                skipped += 1;
             }
             Err(f) => {
                 exit = exit.max(f.exit);
@@ -134,7 +145,7 @@ fn many(
                 .count();
             writeln!(
                 out,
-                "{} run(s): {repaired} {}, {clean} with a clean tail, {} not repaired{}",
+                "{} run(s): {repaired} {}, {clean} with a clean tail, {} not repaired{}{}",
                 runs.len(),
                 if dry_run {
                     "would be repaired"
@@ -146,10 +157,15 @@ fn many(
                     String::new()
                 } else {
                     format!(" ({})", refused.join(", "))
+                },
+                match skipped {
+                    0 => String::new(),
+                    n => format!(", {n} not attempted"),
                 }
             )?;
         }
     }
+    crate::batch::say_stopped(&breaker, skipped, "repair", style);
     Ok(ExitCode::from(exit))
 }
 
@@ -158,10 +174,11 @@ fn many(
 fn one<'a>(
     g: &Invocation,
     store: &Store,
+    breaker: &journal::store::Breaker,
     run: &'a str,
     dry_run: bool,
 ) -> Result<Repaired<'a>, Failure> {
-    let repaired = store.repair(run, dry_run).map_err(|e| {
+    let repaired = breaker.run(run, || store.repair(run, dry_run)).map_err(|e| {
         // Interior damage is refused: recover rebuilds the run from its
         // intact records.
         let recover = (Remedy::of(&e) == Some(Remedy::Recover))
@@ -192,6 +209,7 @@ fn one<'a>(
             backup: backup.map(|b| journal::shell::shown(&b)),
             records,
         },
+        Repair::RemovedFence { subject, records } => Action::RemoveFence { subject, records },
     };
     // What else is wrong (a dry run reads the journal as it is: its tail
     // findings are the ones the repair would clear).
@@ -258,6 +276,12 @@ fn render(out: &mut dyn Write, done: &Repaired) -> io::Result<()> {
                 )?;
             }
         }
+        Action::RemoveFence { subject, records } => writeln!(
+            out,
+            "run {run}: {} the fence of an interrupted delete or recover on {}; the run is as it was before it was fenced ({records} records)",
+            if done.dry_run { "would take away" } else { "took away" },
+            crate::output::sanitize(subject, false)
+        )?,
     }
     if !done.other_errors.is_empty() {
         writeln!(

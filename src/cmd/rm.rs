@@ -42,12 +42,20 @@ enum Deletion {
         run: String,
         error: String,
         exit: u8,
+        /// Not attempted: an earlier run failed on the store (said once).
+        skipped: bool,
     },
 }
 
 pub fn run(g: &Invocation, mut a: RmArgs, out: &mut dyn Write) -> CmdResult {
     let style = g.style;
     let store = open_store(&crate::open::unheld(g, a.force))?;
+    // What deleting needs of the stream, asked before any run is touched
+    // (a dry run too): a run fenced and then not purged is left ending in
+    // a fence no writer appends after (issue 36.3).
+    if let Some(why) = store.purge_refusal("rm") {
+        return Err(Failure::refused(why));
+    }
     let filtered = a.filter.any() || a.older_than.is_some();
     if !filtered && a.runs.is_empty() {
         return Err(Failure::new("no run named").help(
@@ -106,30 +114,39 @@ pub fn run(g: &Invocation, mut a: RmArgs, out: &mut dyn Write) -> CmdResult {
             )?,
         }
     }
-    let deletions: Vec<Deletion> = journal::ops::remove::delete_each(&store, &a.runs, ask)
-        .into_iter()
-        .map(|(r, done)| match done {
-            Ok(d) => Deletion::Done(Removed {
-                run: r.clone(),
-                removed: d.removed,
-                kept_id: d
-                    .kept
-                    .as_ref()
-                    .and_then(|k| k.file_name())
-                    .and_then(|n| n.to_str())
-                    .map(str::to_owned),
-                kept: d.kept.map(|k| journal::shell::shown(&k)),
-                restore: d.restore.as_ref().map(|r| crate::hint::restore(g, r)),
-                warning: d.warning,
-            }),
-            Err(e) => Deletion::Failed {
-                run: r.clone(),
-                exit: exit_of(&e),
-                error: crate::error::describe(g, &e),
-            },
-        })
-        .collect();
+    // A store failure stops the batch (issue 36.4).
+    let breaker = journal::store::Breaker::default();
+    let deletions: Vec<Deletion> =
+        journal::ops::remove::delete_each(&store, &a.runs, ask, &breaker)
+            .into_iter()
+            .map(|(r, done)| match done {
+                Ok(d) => Deletion::Done(Removed {
+                    run: r.clone(),
+                    removed: d.removed,
+                    kept_id: d
+                        .kept
+                        .as_ref()
+                        .and_then(|k| k.file_name())
+                        .and_then(|n| n.to_str())
+                        .map(str::to_owned),
+                    kept: d.kept.map(|k| journal::shell::shown(&k)),
+                    restore: d.restore.as_ref().map(|r| crate::hint::restore(g, r)),
+                    warning: d.warning,
+                }),
+                Err(e) => Deletion::Failed {
+                    run: r.clone(),
+                    exit: exit_of(&e),
+                    error: crate::error::describe(g, &e),
+                    skipped: crate::batch::not_attempted(&e),
+                },
+            })
+            .collect();
     render(out, &deletions, style)?;
+    let skipped = deletions
+        .iter()
+        .filter(|d| matches!(d, Deletion::Failed { skipped: true, .. }))
+        .count();
+    crate::batch::say_stopped(&breaker, skipped, "rm", style);
     if style.format == Format::Text {
         not_freed(g, &store, out, &deletions)?;
     }
@@ -183,6 +200,7 @@ fn render(out: &mut dyn Write, deletions: &[Deletion], style: Style) -> io::Resu
                     eprintln!("fisk-admin: warning: {}", sanitize(w, false));
                 }
             }
+            Deletion::Failed { skipped: true, .. } => {}
             Deletion::Failed { run, error, .. } => {
                 crate::error::say(&format!("{error}; run {run} was not deleted"), None, style)
             }

@@ -11,13 +11,12 @@ use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::{json_pretty, sanitize};
 use journal::state::Ask;
-use journal::store::Store;
+use journal::store::{Breaker, Store};
 use journal::upgrade::Outcome;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::io::Write;
 use std::process::ExitCode;
-use std::sync::Mutex;
 
 /// One run's result (`schemas/output/upgrade.json`).
 #[derive(Serialize)]
@@ -75,26 +74,13 @@ pub fn run(g: &Invocation, a: UpgradeArgs, out: &mut dyn Write) -> CmdResult {
         named: !a.all,
         force: a.force,
     };
-    // A store-wide failure (the server gone) stops the batch, as it stops
-    // migrate: every further run would wait out its own timeout.
+    // A store-wide failure (the server gone) stops the batch
+    // (journal::store::Breaker): every further run would wait out its own
+    // timeout.
+    let breaker = Breaker::default();
     let upgrade_all = |dry_run: bool| -> Vec<(Row, u8)> {
-        let stopped: Mutex<Option<String>> = Mutex::new(None);
         runs.par_iter()
-            .map(|r| {
-                let why = stopped.lock().ok().and_then(|s| s.clone());
-                if let Some(why) = why {
-                    return (not_attempted(r, &why), 2);
-                }
-                let (row, exit, store_failed) = one(g, &store, r, dry_run, hold, ask);
-                if store_failed {
-                    if let Ok(mut s) = stopped.lock() {
-                        s.get_or_insert_with(|| {
-                            format!("run {r}: {}", row.error.as_deref().unwrap_or("failed"))
-                        });
-                    }
-                }
-                (row, exit)
-            })
+            .map(|r| one(g, &store, &breaker, r, dry_run, hold, ask))
             .collect()
     };
     // What the batch needs of the stream, asked once before any run is
@@ -141,8 +127,10 @@ pub fn run(g: &Invocation, a: UpgradeArgs, out: &mut dyn Write) -> CmdResult {
             );
         }
     };
+    let skipped = rows.iter().filter(|r| r.skipped).count();
     if style.json() {
         json_pretty(out, &rows)?;
+        crate::batch::say_stopped(&breaker, skipped, "upgrade", style);
         say_refusal();
         return Ok(ExitCode::from(exit));
     }
@@ -192,18 +180,7 @@ pub fn run(g: &Invocation, a: UpgradeArgs, out: &mut dyn Write) -> CmdResult {
                 .join(", ")
         )?;
     }
-    let skipped: Vec<&Row> = rows.iter().filter(|r| r.skipped).collect();
-    if let Some(first) = skipped.first() {
-        crate::error::say(
-            &format!(
-                "{} run(s) {}",
-                skipped.len(),
-                first.error.as_deref().unwrap_or("not attempted")
-            ),
-            None,
-            style,
-        );
-    }
+    crate::batch::say_stopped(&breaker, skipped, "upgrade", style);
     writeln!(
         out,
         "{} run(s): {} {}, {} already version 1, {} refused, {} failed{}",
@@ -226,18 +203,19 @@ pub fn run(g: &Invocation, a: UpgradeArgs, out: &mut dyn Write) -> CmdResult {
     Ok(ExitCode::from(exit))
 }
 
-/// Upgrade (or, on a dry run, plan) one run: its row, exit status, and
-/// whether it failed on the store as a whole.
+/// Upgrade (or, on a dry run, plan) one run, unless the batch stopped:
+/// its row and exit status.
 fn one(
     g: &Invocation,
     store: &Store,
+    breaker: &Breaker,
     run: &str,
     dry_run: bool,
     hold: std::time::Duration,
     ask: Ask,
-) -> (Row, u8, bool) {
-    match store.upgrade(run, dry_run, hold, ask.force, ask) {
-        Ok(o) => (row(run, o), 0, false),
+) -> (Row, u8) {
+    match breaker.run(run, || store.upgrade(run, dry_run, hold, ask.force, ask)) {
+        Ok(o) => (row(run, o), 0),
         // Selected by --all and holding a person's act: left to them, and
         // counted (not a refusal: nothing asked for it by name).
         Err(journal::Error::State(r)) if r.by_filter && r.forcible => (
@@ -252,7 +230,6 @@ fn one(
                 skipped: false,
             },
             0,
-            false,
         ),
         Err(e) => {
             let exit = exit_of(&e);
@@ -266,28 +243,11 @@ fn one(
                     kept: None,
                     resumed: false,
                     error: Some(crate::error::describe(g, &e)),
-                    skipped: false,
+                    skipped: crate::batch::not_attempted(&e),
                 },
                 exit,
-                e.is_store_failure(),
             )
         }
-    }
-}
-
-/// A run not started because an earlier one failed on the store.
-fn not_attempted(run: &str, why: &str) -> Row {
-    Row {
-        run: run.to_owned(),
-        outcome: "failed",
-        state: None,
-        records: None,
-        kept: None,
-        resumed: false,
-        skipped: true,
-        error: Some(format!(
-            "not attempted: an earlier run failed on the store ({why}); once the store is back, the same upgrade continues"
-        )),
     }
 }
 

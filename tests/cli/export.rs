@@ -5,7 +5,7 @@
 
 use crate::nats_support::NatsServer;
 use crate::support::migrate_via;
-use crate::support::{fisk, fisk_in, s, store_copy, testdata, Run};
+use crate::support::{bin, fisk, fisk_in, s, store_copy, testdata, Run};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -224,7 +224,7 @@ fn without_redact_jsonl_is_the_journal_and_agent_journals_export() {
     );
     assert_eq!(empty.code, 2, "{}", empty.stderr);
     assert!(
-        empty.stderr.contains("matches the empty string"),
+        empty.stderr.contains("can match the empty string"),
         "{}",
         empty.stderr
     );
@@ -305,4 +305,270 @@ fn format_names_the_document_as_cli_md_says() {
         ls.stderr
     );
     assert!(ls.stdout.is_empty());
+}
+
+/// The secret of issue 36.2's tests.
+const SECRET: &str = "hunter2";
+
+/// A run (id `sec`) carrying `SECRET` in every string and key a record
+/// has room for: the meta record's prompt, caller, agent, token and
+/// fingerprint, messages, thinking and its signature, tool_use ids (in
+/// the call, its result, its deferral and its approval), tool names, the
+/// keys and values of a tool's input, results, kinds, notes, handles,
+/// approvals, memory keys, terminal messages, a claim's worker, a stop
+/// reason.
+fn secret_run() -> String {
+    let hash = "0".repeat(64);
+    let lines = [
+        format!(
+            r#"{{"seq":1,"protocol":"io.choria.fisk-ai.v1.session.meta","meta":{{"version":1,"run_id":"sec","created":"2026-12-01T08:00:00Z","fingerprint":{{"provider":"anthropic-{S}","model":"claude-{S}","system_hash":"{hash}","tools_hash":"{hash}","thinking_mode":"summarized","reasoning_effort":"high-{S}","max_tokens":1000,"max_iterations":10}},"prompt":"do {S} now","conversation_token":"tok-{S}","caller":"caller-{S}","agent":"agent-{S}"}}}}"#,
+            S = SECRET
+        ),
+        format!(
+            r#"{{"seq":2,"protocol":"io.choria.fisk-ai.v1.session.assistant","assistant":{{"iteration":0,"message":{{"role":"assistant","content":[{{"thinking":{{"text":"think {S}","signature":"{S}A"}}}},{{"text":{{"text":"say {S}"}}}},{{"tool_use":{{"id":"tu_{S}_1","name":"{S}_tool","input":{{"{S}_key":"value {S}","list":["{S}",{{"nested_{S}":1}}]}}}}}},{{"tool_use":{{"id":"tu_{S}_2","name":"defer_{S}","input":{{}}}}}}]}},"stop_reason":"tool_use_{S}","in_tokens":10,"out_tokens":5}}}}"#,
+            S = SECRET
+        ),
+        format!(
+            r#"{{"seq":3,"protocol":"io.choria.fisk-ai.v1.session.decision","optional":true,"decision":{{"tool":"{S}_tool"}}}}"#,
+            S = SECRET
+        ),
+        format!(
+            r#"{{"seq":4,"protocol":"io.choria.fisk-ai.v1.session.call_approval","optional":true,"call_approval":{{"tool_use_id":"tu_{S}_1","tool_name":"{S}_tool"}}}}"#,
+            S = SECRET
+        ),
+        format!(
+            r#"{{"seq":5,"protocol":"io.choria.fisk-ai.v1.session.tool_result","tool_result":{{"tool_use_id":"tu_{S}_1","result":{{"tool_use_id":"tu_{S}_1","content":"out {S}"}},"kind":"mcp-{S}","dispatched":true}}}}"#,
+            S = SECRET
+        ),
+        format!(
+            r#"{{"seq":6,"protocol":"io.choria.fisk-ai.v1.session.deferred","deferred":{{"tool_use_id":"tu_{S}_2","tool_name":"defer_{S}","note":"note {S}","handle":"h-{S}","kind":"custom"}}}}"#,
+            S = SECRET
+        ),
+        format!(
+            r#"{{"seq":7,"protocol":"io.choria.fisk-ai.v1.session.memory_revisions","optional":true,"memory_revisions":{{"revisions":{{"mem-{S}":3}}}}}}"#,
+            S = SECRET
+        ),
+        format!(
+            r#"{{"seq":8,"protocol":"io.choria.fisk-ai.v1.session.terminal","terminal":{{"reason":"suspended","message":"wait {S}"}}}}"#,
+            S = SECRET
+        ),
+        format!(
+            r#"{{"seq":9,"protocol":"io.choria.fisk-ai.v1.session.claim","claim":{{"by":"worker-{S}","claimed":"2026-12-01T08:00:09Z"}}}}"#,
+            S = SECRET
+        ),
+        format!(
+            r#"{{"seq":10,"protocol":"io.choria.fisk-ai.v1.session.tool_result","tool_result":{{"tool_use_id":"tu_{S}_2","result":{{"tool_use_id":"tu_{S}_2","content":"answer {S}"}},"kind":"custom","dispatched":true}}}}"#,
+            S = SECRET
+        ),
+        format!(
+            r#"{{"seq":11,"protocol":"io.choria.fisk-ai.v1.session.user","user":{{"message":{{"role":"user","content":[{{"text":{{"text":"more {S}"}}}}]}}}}}}"#,
+            S = SECRET
+        ),
+        format!(
+            r#"{{"seq":12,"protocol":"io.choria.fisk-ai.v1.session.assistant","assistant":{{"iteration":1,"message":{{"role":"assistant","content":[{{"text":{{"text":"done {S}"}}}}]}},"stop_reason":"end_turn","in_tokens":10,"out_tokens":5}}}}"#,
+            S = SECRET
+        ),
+        format!(
+            r#"{{"seq":13,"protocol":"io.choria.fisk-ai.v1.session.terminal","terminal":{{"reason":"completed","message":"ok {S}","summary":{{"turns":2,"context_tokens":5,"counters":{{"llm_calls":2}}}}}}}}"#,
+            S = SECRET
+        ),
+    ];
+    let mut out = lines.join("\n");
+    out.push('\n');
+    out
+}
+
+/// A store holding `journal` as run `id` (0700, the journal 0600).
+fn store_holding(id: &str, journal: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let p = dir.path().join(format!("{id}.json"));
+    std::fs::write(&p, journal).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+    dir
+}
+
+/// Issue 36.2: a redacted export holds no match of the pattern, in any
+/// format; the count said is the number of matches replaced (every
+/// occurrence in the journal); the jsonl still verifies and folds, calls
+/// meeting their results and approvals their tools.
+#[test]
+fn a_secret_in_every_string_and_key_leaves_no_match_in_any_format() {
+    let journal = secret_run();
+    let store = store_holding("sec", &journal);
+    // The original verifies clean: what the export keeps is checked
+    // against that.
+    let v = fisk(&["--state-dir", s(store.path()), "verify", "sec"]);
+    assert_eq!(v.code, 0, "{}", v.stdout);
+    let want = journal.matches(SECRET).count();
+    assert!(want >= 30, "{want}");
+    for format in ["markdown", "html", "jsonl"] {
+        let r = export(store.path(), &["sec", "--as", format, "--redact", SECRET]);
+        assert_eq!(r.code, 0, "{format}: {}", r.stderr);
+        assert!(!r.stdout.contains(SECRET), "{format}: {}", r.stdout);
+        assert!(r.stdout.contains("[redacted]"), "{format}");
+        assert_eq!(
+            r.stderr.trim(),
+            format!("redacted {want} match(es)"),
+            "{format}"
+        );
+        if format != "jsonl" {
+            continue;
+        }
+        let out = tempfile::tempdir().unwrap();
+        let file = out.path().join("sec.jsonl");
+        std::fs::write(&file, &r.stdout).unwrap();
+        let v = fisk(&["verify", "--file", s(&file), "-o", "json"]);
+        assert_eq!(v.code, 0, "{}", v.stdout);
+        let f = fisk(&["fold", "--file", s(&file), "-o", "json"]);
+        assert_eq!(f.code, 0, "{}", f.stderr);
+        let st = f.json();
+        assert_eq!(st["status"], "completed", "{st:#}");
+        // The standing approval is the tool the call names, redacted alike.
+        let approved = st["approvals"][0].as_str().unwrap_or_default().to_owned();
+        assert!(
+            r.stdout.contains(&format!("\"name\":\"{approved}\"")),
+            "{approved}: {}",
+            r.stdout
+        );
+        // The kept bytes: a line with no match would keep them; the meta
+        // record's structure (created, hashes) is as it was.
+        assert!(r.stdout.contains("\"created\":\"2026-12-01T08:00:00Z\""));
+    }
+}
+
+/// The run id is redacted too, to an id that still names the run: the
+/// export reads as that run.
+#[test]
+fn a_secret_in_the_run_id_becomes_an_id() {
+    let journal = secret_run().replace("\"run_id\":\"sec\"", "\"run_id\":\"hunter2-run\"");
+    let store = store_holding("hunter2-run", &journal);
+    let md = export(
+        store.path(),
+        &["hunter2-run", "--as", "markdown", "--redact", SECRET],
+    );
+    assert_eq!(md.code, 0, "{}", md.stderr);
+    assert!(
+        md.stdout.starts_with("# Run redacted-run\n"),
+        "{}",
+        md.stdout
+    );
+    let j = export(
+        store.path(),
+        &["hunter2-run", "--as", "jsonl", "--redact", SECRET],
+    );
+    assert_eq!(j.code, 0, "{}", j.stderr);
+    assert!(!j.stdout.contains(SECRET));
+    let out = tempfile::tempdir().unwrap();
+    let file = out.path().join("x.jsonl");
+    std::fs::write(&file, &j.stdout).unwrap();
+    let f = fisk(&["fold", "--file", s(&file), "-o", "json"]);
+    assert_eq!(f.json()["run_id"], "redacted-run", "{}", f.stdout);
+}
+
+/// What cannot be redacted without breaking the journal is refused,
+/// naming the field, and nothing is written; so is a pattern that can
+/// match the empty string (`\b` used to report 74 matches and redact
+/// nothing), one that matches its own replacement, and one that matches
+/// the document's own words.
+#[test]
+fn structure_zero_width_patterns_and_the_documents_own_words_are_refused() {
+    let store = store_holding("sec", &secret_run());
+    let out = tempfile::tempdir().unwrap();
+    let file = out.path().join("x.md");
+    for (pattern, format, exit, says) in [
+        ("2026-12", "jsonl", 1, "`meta.created`"),
+        ("prompt", "markdown", 1, "the field name `meta.prompt`"),
+        (
+            "llm_calls",
+            "html",
+            1,
+            "the field name `terminal.summary.counters.llm_calls`",
+        ),
+        (r"\b", "jsonl", 2, "can match the empty string"),
+        ("^", "markdown", 2, "can match the empty string"),
+        ("x*", "markdown", 2, "can match the empty string"),
+        ("edact", "jsonl", 2, "which a redaction writes"),
+        ("model calls", "markdown", 1, "still matches line"),
+        ("details", "html", 1, "the document's own text"),
+    ] {
+        let r = export(
+            store.path(),
+            &[
+                "sec",
+                "--as",
+                format,
+                "--redact",
+                pattern,
+                "--out",
+                s(&file),
+            ],
+        );
+        assert_eq!(r.code, exit, "{pattern}: {}", r.stderr);
+        let said = r.stderr.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(said.contains(says), "{pattern}: {said}");
+        assert!(!file.exists(), "{pattern}: a file was written");
+    }
+}
+
+/// Run `argv` on a pseudo-terminal (python3's pty): the bytes it wrote.
+fn on_a_terminal(argv: &[&str]) -> Vec<u8> {
+    let script = r#"
+import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+out = b''
+while True:
+    try:
+        d = os.read(fd, 65536)
+    except OSError:
+        break
+    if not d:
+        break
+    out += d
+os.waitpid(pid, 0)
+sys.stdout.buffer.write(out)
+"#;
+    let out = Command::new("python3")
+        .args(["-c", script])
+        .args(argv)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("python3");
+    assert!(out.status.success());
+    out.stdout
+}
+
+/// Issue 36.2: `export --as jsonl` to a terminal wrote a hostile journal's
+/// C1 controls, bidi overrides, line separators and DEL as they are. On a
+/// terminal each is now a JSON escape (the same records, decoded); to a
+/// pipe or a file the journal is byte for byte.
+#[test]
+fn jsonl_to_a_terminal_escapes_what_a_terminal_acts_on_and_a_pipe_gets_the_bytes() {
+    let hostile = "a\u{9b}31m b\u{202e}c d\u{2028}e f\u{7f}g";
+    let journal = secret_run().replace("do hunter2 now", hostile);
+    let store = store_holding("sec", &journal);
+    let bin = bin();
+    let shown = on_a_terminal(&[
+        s(&bin),
+        "--state-dir",
+        s(store.path()),
+        "export",
+        "sec",
+        "--as",
+        "jsonl",
+    ]);
+    let text = String::from_utf8_lossy(&shown);
+    for bad in ['\u{9b}', '\u{202e}', '\u{2028}', '\u{7f}'] {
+        assert!(
+            !text.contains(bad),
+            "{bad:?} reached the terminal: {text:?}"
+        );
+    }
+    for escaped in [r"\u009b", r"\u202e", r"\u2028", r"\u007f"] {
+        assert!(text.contains(escaped), "{escaped}: {text}");
+    }
+    let piped = export(store.path(), &["sec", "--as", "jsonl"]);
+    assert_eq!(piped.stdout, journal);
 }

@@ -587,3 +587,162 @@ fn the_viewer_follows_a_run_on_a_stream() {
         sc.contains("exit=0")
     });
 }
+
+/// A follower whose standard error is read a line at a time too.
+struct Watched {
+    reading: Reading,
+    errors: mpsc::Receiver<String>,
+    said: Vec<String>,
+}
+
+impl Watched {
+    fn spawn(cmd: Command) -> Watched {
+        let mut reading = Reading::spawn(cmd);
+        let err = reading.child.stderr.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for l in BufReader::new(err).lines() {
+                let Ok(l) = l else { break };
+                if tx.send(l).is_err() {
+                    break;
+                }
+            }
+        });
+        Watched {
+            reading,
+            errors: rx,
+            said: Vec::new(),
+        }
+    }
+
+    /// Wait (at most `secs`) for standard error to say `needle` in a line
+    /// not seen before; how long it took.
+    fn says(&mut self, needle: &str, secs: u64) -> Duration {
+        let start = Instant::now();
+        let from = self.said.len();
+        loop {
+            if self.said.iter().skip(from).any(|l| l.contains(needle)) {
+                return start.elapsed();
+            }
+            let left = Duration::from_secs(secs).saturating_sub(start.elapsed());
+            match self.errors.recv_timeout(left) {
+                Ok(l) => self.said.push(l),
+                Err(_) => {
+                    let _ = self.reading.child.kill();
+                    panic!(
+                        "stderr never said {needle:?} within {secs}s; it said:\n{}\nstdout:\n{}",
+                        self.said.join("\n"),
+                        self.reading.text()
+                    )
+                }
+            }
+        }
+    }
+
+    /// Wait for the process to end: its status and standard output.
+    fn finish(mut self) -> (i32, String, String) {
+        let start = Instant::now();
+        let status = loop {
+            if let Some(s) = self.reading.child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "the follower did not end; it printed:\n{}",
+                self.reading.text()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        while let Ok(l) = self.reading.lines.recv_timeout(Duration::from_secs(2)) {
+            self.reading.got.push(l);
+        }
+        while let Ok(l) = self.errors.recv_timeout(Duration::from_millis(500)) {
+            self.said.push(l);
+        }
+        (
+            status.code().unwrap_or(-1),
+            self.reading.text(),
+            self.said.join("\n"),
+        )
+    }
+}
+
+/// Issue 36.5: `show --follow` on JetStream used to wait in silence when
+/// the server froze or died or the stream was deleted, and to fail with
+/// "consumer not found" once the server was back. Now it says the server
+/// does not answer within a few seconds, goes on once it does (a frozen
+/// one thawed, a killed one restarted), and ends saying so when the
+/// stream is deleted.
+#[test]
+fn a_follow_on_jetstream_says_when_the_server_is_gone_and_goes_on_when_it_is_back() {
+    let mut srv = NatsServer::start();
+    srv.spec_stream("SESSIONS", "fisk.sessions.>");
+    let f = Fixture::new(&[]);
+    let text = std::fs::read_to_string(testdata("runs-v1/tool-batch.json")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() >= 5);
+    for (i, line) in lines.iter().take(2).enumerate() {
+        publish(&srv, "tb", i as u64 + 1, line.as_bytes());
+    }
+    let mut w = follow_run(&f, &srv, "tb");
+    w.reading.wait_for("iteration");
+    // Frozen: said within about one timeout, then gone on from.
+    {
+        let _frozen = srv.freeze();
+        let took = w.says("waiting for the server", 20);
+        eprintln!("frozen: said after {took:?}");
+        assert!(took < Duration::from_secs(9), "{took:?}");
+    }
+    w.says("the server answers again", 20);
+    publish(&srv, "tb", 3, lines[2].as_bytes());
+    // Killed and restarted (the same store): gone on from, no "consumer
+    // not found".
+    srv.stop();
+    let took = w.says("waiting for the server", 20);
+    eprintln!("killed: said after {took:?}");
+    srv.restart();
+    w.says("the server answers again", 30);
+    for (i, line) in lines.iter().enumerate().skip(3) {
+        publish(&srv, "tb", i as u64 + 1, line.as_bytes());
+    }
+    let (code, printed, said) = w.finish();
+    assert_eq!(code, 0, "{said}\n{printed}");
+    assert!(!said.contains("consumer not found"), "{said}");
+    let whole = f.fisk(&[
+        "--server",
+        &srv.url,
+        "--store",
+        "jetstream:SESSIONS",
+        "show",
+        "tb",
+        "--transcript",
+        "--no-tui",
+    ]);
+    assert_eq!(printed, whole.stdout);
+    // The stream deleted under a follow: it ends, saying so.
+    publish(&srv, "open", 1, lines[0].as_bytes());
+    publish(&srv, "open", 2, lines[1].as_bytes());
+    let mut w = follow_run(&f, &srv, "open");
+    w.reading.wait_for("iteration");
+    srv.with_js(async |js| {
+        js.delete_stream("SESSIONS").await.unwrap();
+    });
+    let (code, _, said) = w.finish();
+    assert_eq!(code, 1, "{said}");
+    assert!(
+        said.contains("stream SESSIONS was deleted while the run was followed"),
+        "{said}"
+    );
+}
+
+fn follow_run(f: &Fixture, srv: &NatsServer, run: &str) -> Watched {
+    Watched::spawn(f.command(&[
+        "--server",
+        &srv.url,
+        "--store",
+        "jetstream:SESSIONS",
+        "show",
+        run,
+        "--follow",
+    ]))
+}

@@ -204,3 +204,108 @@ fn resume_completes_a_fork_cut_inside_a_batch() {
     let first = f.bytes(id);
     assert_eq!(lines(&made)[1..3], lines(&first)[1..3]);
 }
+
+/// Issue 36.1 (the doubt on `fork`): a fork on JetStream interrupted half
+/// way, by SIGTERM, SIGHUP or SIGKILL, used to leave a shorter run that
+/// `verify` called clean, which the same fork then refused ("id in use").
+/// Now the run is marked until it is whole: `verify` names it with the
+/// command, `show` refuses it, and the same fork again finishes it.
+#[test]
+fn a_fork_on_jetstream_interrupted_by_a_signal_is_named_and_finished_by_the_same_fork() {
+    use std::time::{Duration, Instant};
+    let srv = NatsServer::start();
+    let home = tempfile::tempdir().unwrap();
+    let src = std::fs::read(testdata("runs/perf-large.json")).unwrap();
+    let n = lines(&src).len() as u64;
+    for (i, signal) in ["TERM", "HUP", "KILL"].into_iter().enumerate() {
+        let stream = format!("F{i}");
+        let prefix = format!("f{i}");
+        srv.spec_stream(&stream, &format!("{prefix}.>"));
+        let bodies: Vec<Vec<u8>> = lines(&src).iter().map(|l| l.to_vec()).collect();
+        let p = prefix.clone();
+        srv.with_js(async move |js| {
+            for (seq, body) in (1u64..).zip(bodies) {
+                let subject = journal::store::jetstream::subject(&p, "src", seq);
+                js.publish(subject, body.into())
+                    .await
+                    .unwrap()
+                    .await
+                    .unwrap();
+            }
+        });
+        let store = format!("jetstream:{stream}");
+        let at = n.to_string();
+        let args = |extra: &[&str]| -> Vec<String> {
+            let mut a = vec!["--server", &srv.url, "--store", &store];
+            a.extend_from_slice(extra);
+            a.into_iter().map(str::to_owned).collect()
+        };
+        let run = |extra: &[&str]| {
+            let a = args(extra);
+            fisk_in(
+                home.path(),
+                &a.iter().map(String::as_str).collect::<Vec<_>>(),
+                None,
+            )
+        };
+        let fork = args(&["fork", "src", "--at-seq", &at, "--as", "copy"]);
+        let mut child = command_in(
+            home.path(),
+            &fork.iter().map(String::as_str).collect::<Vec<_>>(),
+            &[],
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while srv.messages(&stream) < n + 40 {
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "{signal}: the fork finished first"
+            );
+            assert!(Instant::now() < deadline, "{signal}: the fork never began");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let killed = std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let _ = child.wait();
+        let left = srv.settled_messages(&stream);
+        assert!(left < 2 * n + 1, "{signal}: the fork finished first");
+        let v = run(&["verify", "copy", "-o", "json"]);
+        assert_eq!(v.code, 1, "{signal}: {}", v.stdout);
+        assert!(
+            v.json_lines()
+                .iter()
+                .any(|f| f["code"] == "write-interrupted"
+                    && f["message"].as_str().is_some_and(
+                        |m| m.contains(&format!("fisk-admin fork src --at-seq {n} --as copy"))
+                    )),
+            "{signal}: {}",
+            v.stdout
+        );
+        let shown = run(&["show", "copy"]);
+        assert_eq!(shown.code, 1, "{signal}: {}", shown.stdout);
+        assert!(
+            shown.stderr.contains("half written"),
+            "{signal}: {}",
+            shown.stderr
+        );
+        let again = run(&["fork", "src", "--at-seq", &at, "--as", "copy", "-o", "json"]);
+        assert_eq!(again.code, 0, "{signal}: {}", again.stderr);
+        assert_eq!(again.json()["resumed"], true);
+        let v = run(&["verify", "copy", "-o", "json"]);
+        assert_eq!(v.code, 0, "{signal}: {}", v.stdout);
+        let copy = run(&["export", "copy", "--format", "jsonl"]);
+        assert_forked(
+            &src,
+            copy.stdout.as_bytes(),
+            n as usize,
+            "perf-large",
+            "copy",
+        );
+    }
+}

@@ -745,3 +745,73 @@ fn an_upgrade_that_fails_on_a_full_disk_leaves_the_version_3_journal_and_no_back
     assert!(blocks.needed >= 3, "needed {} pages", blocks.needed);
     assert!(inodes.needed >= 1);
 }
+
+/// Issue 36.2: `export --out` on a full disk left the part it had
+/// written, which a re-run then refused to overwrite. Now the document is
+/// written beside it first and named only once whole: a failure leaves
+/// nothing (no partial file, no temporary one), and says the disk is full
+/// and to run the same command again.
+#[test]
+fn an_export_to_a_full_disk_leaves_no_partial_file() {
+    // A document of a few pages: tool-batch with a long prompt.
+    let long = "the same words again and again ".repeat(600);
+    let journal = std::fs::read_to_string(testdata("runs-v1/tool-batch.json"))
+        .expect("journal")
+        .replacen("\"prompt\":\"", &format!("\"prompt\":\"{long}"), 1);
+    let setup = |root: &Path| {
+        put_run(root, "runs-v1", "tool-batch");
+        std::fs::write(root.join("runs/tool-batch.json"), &journal).expect("journal");
+    };
+    let want = {
+        let scratch = tempfile::tempdir().expect("scratch");
+        setup(scratch.path());
+        let r = fisk_at(&[
+            "--state-dir",
+            &runs_dir(scratch.path()),
+            "export",
+            "tool-batch",
+            "--as",
+            "markdown",
+        ]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.stdout
+    };
+    assert!(want.len() as u64 > 4 * PAGE, "{} bytes", want.len());
+    let op = |root: &Path| {
+        let out = root.join("out.md");
+        fisk_at(&[
+            "--state-dir",
+            &runs_dir(root),
+            "export",
+            "tool-batch",
+            "--as",
+            "markdown",
+            "--out",
+            s(&out),
+        ])
+    };
+    let completed = |_: &Path, before: &Snapshot, after: &Snapshot| {
+        let (new, gone) = new_and_gone(before, after);
+        if new != ["out.md"] || !gone.is_empty() {
+            return Err(format!("new {new:?}, gone {gone:?}"));
+        }
+        match after.get("out.md".as_bytes()) {
+            Some(e)
+                if e.mode & 0o777 == 0o600 && e.what == What::File(want.clone().into_bytes()) =>
+            {
+                Ok(())
+            }
+            _ => Err("out.md is not the whole document, 0600".into()),
+        }
+    };
+    let case = Case {
+        what: "export --out",
+        setup: &setup,
+        op: &op,
+        completed: &completed,
+        lock_of: None,
+    };
+    let (blocks, inodes) = sweep_both(&case);
+    assert!(blocks.needed >= 5, "needed {} pages", blocks.needed);
+    assert!(inodes.needed >= 1);
+}

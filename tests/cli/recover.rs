@@ -645,3 +645,158 @@ fn in_place_on_a_terminal_shows_the_plan_and_asks() {
     assert!(errors(store.path(), "r").is_empty());
     assert_ne!(std::fs::read(store.path().join("r.json")).unwrap(), damaged);
 }
+
+/// Issue 36.1: `recover` in place on JetStream killed (SIGKILL, a real
+/// process) while it stages the new records, just after it purged the
+/// old ones, and while it writes them again: the run is never gone.
+/// `verify` names it with the command that finishes it, and that command
+/// again finishes it; the run then verifies, folds and holds every record.
+#[test]
+fn a_recover_on_jetstream_killed_at_each_phase_keeps_the_run_and_again_finishes_it() {
+    use std::time::{Duration, Instant};
+    const RUN: &str = "big";
+    let srv = NatsServer::start();
+    let home = tempfile::tempdir().unwrap();
+    // perf-large (303 records) with seq 40 garbage.
+    let template = std::fs::read(testdata("runs/perf-large.json")).unwrap();
+    let mut l = lines(
+        &String::from_utf8(template)
+            .unwrap()
+            .replacen(
+                "\"run_id\":\"perf-large\"",
+                &format!("\"run_id\":\"{RUN}\""),
+                1,
+            )
+            .into_bytes(),
+    );
+    let n = l.len() as u64;
+    l[39] = b"\x00\x00 garbage".to_vec();
+    // Each phase on a stream of its own: (stream, when to kill).
+    // The stream holds n, then the fence, the mark and the stage (2n + 2),
+    // then the old run is purged (n + 1), then the new records come
+    // (2n + 1), then the mark and the stage go (n).
+    type Phase = fn(u64, u64, bool) -> bool;
+    let phases: [(&str, Phase); 3] = [
+        // Staging: past the fence, the mark and some of the stage.
+        ("STAGING", |n, now, _| now > n + 20),
+        // The old records just purged.
+        ("PURGED", |n, now, dropped| dropped && now <= n + 20),
+        // Writing the new records on their subjects again.
+        ("WRITING", |n, now, dropped| dropped && now > n + n / 2),
+    ];
+    for (stream, kill_when) in phases {
+        let prefix = stream.to_lowercase();
+        srv.spec_stream(stream, &format!("{prefix}.>"));
+        let bodies = l.clone();
+        let (p, r) = (prefix.clone(), RUN.to_owned());
+        srv.with_js(async move |js| {
+            for (seq, body) in (1u64..).zip(bodies) {
+                let subject = journal::store::jetstream::subject(&p, &r, seq);
+                js.publish(subject, body.into())
+                    .await
+                    .unwrap()
+                    .await
+                    .unwrap();
+            }
+        });
+        let to = format!("jetstream:{stream}");
+        let args = |extra: &[&'static str]| {
+            let mut a = vec![
+                "--server".to_owned(),
+                srv.url.clone(),
+                "--store".into(),
+                to.clone(),
+            ];
+            a.extend(extra.iter().map(|s| (*s).to_owned()));
+            a
+        };
+        let cmd = args(&["recover", RUN, "--yes", "--force"]);
+        let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
+        let mut child = command_in(home.path(), &cmd, &[])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let (mut dropped, mut most) = (false, 0);
+        loop {
+            let now = srv.messages(stream);
+            most = most.max(now);
+            dropped |= now + 100 < most;
+            if kill_when(n, now, dropped) {
+                break;
+            }
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "{stream}: recover finished before the kill ({now} messages)"
+            );
+            assert!(Instant::now() < deadline, "{stream}: no kill point");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        child.kill().unwrap(); // SIGKILL
+        let _ = child.wait();
+        srv.settled_messages(stream);
+        // Named, with the command that finishes it.
+        let a = args(&["verify", RUN, "-o", "json"]);
+        let v = fisk_in(
+            home.path(),
+            &a.iter().map(String::as_str).collect::<Vec<_>>(),
+            None,
+        );
+        assert_eq!(v.code, 1, "{stream}: {}", v.stderr);
+        let named = v.json_lines().into_iter().any(|f| {
+            f["code"] == "write-interrupted"
+                && f["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains(&format!("fisk-admin recover {RUN}")))
+        });
+        assert!(named, "{stream}: {}", v.stdout);
+        // Never "not found": show says what it is.
+        let a = args(&["show", RUN]);
+        let shown = fisk_in(
+            home.path(),
+            &a.iter().map(String::as_str).collect::<Vec<_>>(),
+            None,
+        );
+        assert!(
+            shown.stderr.contains("half written"),
+            "{stream}: {}",
+            shown.stderr
+        );
+        // The same command again finishes it.
+        let a = args(&["recover", RUN, "--yes", "-o", "json"]);
+        let again = fisk_in(
+            home.path(),
+            &a.iter().map(String::as_str).collect::<Vec<_>>(),
+            None,
+        );
+        assert_eq!(again.code, 0, "{stream}: {}", again.stderr);
+        let doc = again.json();
+        assert_eq!(doc["resumed"], true, "{doc:#}");
+        assert_eq!(doc["written"], true, "{doc:#}");
+        let a = args(&["verify", RUN, "-o", "json"]);
+        let v = fisk_in(
+            home.path(),
+            &a.iter().map(String::as_str).collect::<Vec<_>>(),
+            None,
+        );
+        let errs: Vec<Value> = v
+            .json_lines()
+            .into_iter()
+            .filter(|f| f.get("summary").is_none() && f["severity"] == "error")
+            .collect();
+        assert!(errs.is_empty(), "{stream}: {errs:?}");
+        let a = args(&["fold", RUN, "-o", "json"]);
+        let fold = fisk_in(
+            home.path(),
+            &a.iter().map(String::as_str).collect::<Vec<_>>(),
+            None,
+        );
+        assert_eq!(fold.code, 0, "{stream}: {}", fold.stderr);
+        assert_eq!(
+            srv.messages(stream),
+            n,
+            "{stream}: nothing but the run is left"
+        );
+    }
+}

@@ -41,41 +41,184 @@ pub struct Doc {
     pub sections: Vec<Section>,
 }
 
-/// The records of `journal` with `patterns` redacted, and how many matches
-/// were replaced.
-pub fn redacted(journal: &Journal, patterns: &[Regex]) -> (Vec<Record>, u64) {
-    let mut n = 0u64;
-    let records = journal
-        .records()
-        .map(|r| {
-            let mut r = r.clone();
-            n = n.saturating_add(redact::record(&mut r, patterns));
-            r
-        })
-        .collect();
-    (records, n)
+/// A run as it is exported: its id, its journal's lines and its records,
+/// all with `--redact`'s patterns taken out.
+#[derive(Debug, Clone)]
+pub struct Redacted {
+    /// The run's id (a match in it replaced by `redacted`).
+    pub run: String,
+    /// The journal's lines, each followed by `\n`: a line with no match
+    /// keeps its bytes. A torn final line is not exported.
+    pub lines: Vec<u8>,
+    /// The records, decoded from those lines.
+    pub records: Vec<Record>,
+    /// How many matches were replaced in the records (each occurrence
+    /// counted).
+    pub count: u64,
 }
 
-/// The journal's lines with `patterns` redacted, and how many matches were
-/// replaced: a record with no match keeps its bytes; one with a match is
-/// re-encoded as the agent encodes ([`Record::encode`]), so the export
-/// still verifies. A torn final line is not exported.
-pub fn jsonl(journal: &Journal, patterns: &[Regex]) -> (Vec<u8>, u64) {
-    let mut out = Vec::with_capacity(journal.entries.iter().map(|e| e.raw.len() + 1).sum());
-    let mut n = 0u64;
-    for e in &journal.entries {
-        let mut r = e.record.clone();
-        let found = redact::record(&mut r, patterns);
-        match r.encode() {
-            Some(bytes) if found > 0 => {
-                n = n.saturating_add(found);
-                out.extend_from_slice(&bytes);
+/// `--redact`'s patterns, each refused when it could match the empty
+/// string anywhere (`\b`, `^`, `x*`: it would report matches and replace
+/// nothing, or put `[redacted]` between every two characters) or when the
+/// replacement itself holds a match (it would never be gone).
+pub fn patterns(given: &[String]) -> Result<Vec<Regex>, String> {
+    given
+        .iter()
+        .map(|p| {
+            let re = Regex::new(p).map_err(|e| format!("not a regular expression: {e}"));
+            let hir = regex_syntax::ParserBuilder::new()
+                .build()
+                .parse(p)
+                .map_err(|e| format!("not a regular expression: {e}"));
+            let (re, hir) = (re?, hir?);
+            let Some(shortest) = hir.properties().minimum_len() else {
+                return Err("can never match anything".to_owned());
+            };
+            if shortest == 0 {
+                return Err(
+                    "can match the empty string (a zero-width assertion such as \\b, ^ or $ alone, or a repetition that may be empty): it would find matches and replace nothing; give a pattern that matches at least one character"
+                        .to_owned(),
+                );
             }
-            _ => out.extend_from_slice(&e.raw),
+            for own in [redact::REDACTED, redact::REDACTED_ID, "-2"] {
+                if re.is_match(own) {
+                    return Err(format!(
+                        "matches `{own}`, which a redaction writes: it could never be taken out; give a pattern that matches only the secret"
+                    ));
+                }
+            }
+            Ok(re)
+        })
+        .collect()
+}
+
+/// `journal` with `patterns` taken out of every string of every record
+/// (`redact`: text, names kept consistent, the run id kept an id). Refused,
+/// saying why and naming the field, when a match is in the journal's
+/// structure (which no replacement keeps readable), and when the redacted
+/// journal would not verify as the original does (with the schemas):
+/// nothing is exported then.
+pub fn redact_run(journal: &Journal, patterns: &[Regex]) -> Result<Redacted, String> {
+    let mut lines = Vec::with_capacity(journal.entries.iter().map(|e| e.raw.len() + 1).sum());
+    if patterns.is_empty() {
+        for e in &journal.entries {
+            lines.extend_from_slice(&e.raw);
+            lines.push(b'\n');
         }
-        out.push(b'\n');
+        return Ok(Redacted {
+            run: journal.run.clone(),
+            lines,
+            records: journal.records().cloned().collect(),
+            count: 0,
+        });
     }
-    (out, n)
+    let mut r = redact::Redactor::new(patterns);
+    let mut records = Vec::with_capacity(journal.entries.len());
+    for e in &journal.entries {
+        let at = |why: String| format!("record seq {} (line {}): {why}", e.record.seq, e.line);
+        match r.line(&e.raw).map_err(at)? {
+            Some(bytes) => {
+                let record = Record::decode(&bytes)
+                    .map_err(|d| at(format!("the redacted record does not read: {d}")))?;
+                lines.extend_from_slice(&bytes);
+                records.push(record);
+            }
+            None => {
+                lines.extend_from_slice(&e.raw);
+                records.push(e.record.clone());
+            }
+        }
+        lines.push(b'\n');
+    }
+    let run = redact::Redactor::new(patterns).run_id(&journal.run);
+    // What verify says of the redacted journal, beyond what it says of
+    // the original: what the redaction broke.
+    if let Ok(schemas) = crate::schema::SchemaSet::embedded() {
+        let check = Some(&schemas as &dyn crate::verify::RecordCheck);
+        let mut original = Vec::with_capacity(lines.len());
+        for e in &journal.entries {
+            original.extend_from_slice(&e.raw);
+            original.push(b'\n');
+        }
+        let key = |f: &crate::verify::Finding| (f.code, f.line);
+        let before: BTreeSet<_> = crate::verify::verify_bytes(&journal.run, &original, check)
+            .findings
+            .iter()
+            .map(key)
+            .collect();
+        let after = crate::verify::verify_bytes(&run, &lines, check);
+        let broke = after
+            .findings
+            .iter()
+            .find(|f| f.severity != crate::verify::Severity::Info && !before.contains(&key(f)));
+        if let Some(f) = broke {
+            return Err(format!(
+                "the redacted journal would not verify as the original does: line {}: {}[{}]: {}",
+                f.line.unwrap_or(0),
+                match f.severity {
+                    crate::verify::Severity::Error => "error",
+                    _ => "warning",
+                },
+                f.code,
+                f.message
+            ));
+        }
+    }
+    Ok(Redacted {
+        run,
+        lines,
+        records,
+        count: r.count,
+    })
+}
+
+/// Where `out`, a document made of a redacted run, still holds a match:
+/// the document's own words (a label, a figure, markup) or something no
+/// redaction reached. `None`: it holds none. A document that still holds
+/// a match is not written.
+pub fn leftover(out: &[u8], patterns: &[Regex]) -> Option<String> {
+    let text = String::from_utf8_lossy(out);
+    patterns.iter().find_map(|re| {
+        let m = re.find(&text)?;
+        let line = text.get(..m.start()).map_or(0, |t| t.matches('\n').count()) + 1;
+        Some(format!(
+            "--redact {} still matches line {line} of the document (`{}`): the document's own text (a label, a figure, its markup) or a field no redaction reaches; nothing was written. Give a pattern that matches only the secret",
+            re.as_str(),
+            crate::shell::word(std::ffi::OsStr::new(m.as_str()))
+        ))
+    })
+}
+
+/// `lines` (a journal's) with every character a terminal acts on written
+/// as a JSON escape (`\u009b`, `\u202e`, surrogate pairs beyond U+FFFF),
+/// and bytes that are not UTF-8 as `\ufffd` (what the agent's decoder
+/// reads them as): the same records, decoded, and nothing that moves the
+/// cursor, recolours or reorders the screen. Such characters are valid
+/// only inside a JSON string, where the escape means the same.
+pub fn terminal_safe(lines: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(lines.len());
+    let escape = |out: &mut Vec<u8>, c: char| {
+        let mut units = [0u16; 2];
+        for u in c.encode_utf16(&mut units) {
+            out.extend_from_slice(format!("\\u{u:04x}").as_bytes());
+        }
+    };
+    for chunk in lines.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '\n' => out.push(b'\n'),
+                c if crate::shell::is_dangerous(c) => escape(&mut out, c),
+                c => {
+                    let mut buf = [0u8; 4];
+                    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                }
+            }
+        }
+        if !chunk.invalid().is_empty() {
+            out.extend_from_slice(b"\\ufffd");
+        }
+    }
+    out
 }
 
 fn pretty(raw: Option<&serde_json::value::RawValue>) -> String {

@@ -116,7 +116,7 @@ pub fn migrate(
         .thread_name(|i| format!("migrate-{i}"))
         .build()
         .ok();
-    let abort = Abort::default();
+    let abort = crate::store::Breaker::default();
     let cx = Cx {
         from,
         to,
@@ -137,27 +137,7 @@ struct Cx<'a> {
     runs: &'a [String],
     opts: &'a Options,
     progress: &'a Progress,
-    abort: &'a Abort,
-}
-
-/// Once a store fails (a server gone, a disk full), every further run
-/// would wait out the same timeout: new runs are not started.
-#[derive(Default)]
-struct Abort(std::sync::Mutex<Option<String>>);
-
-impl Abort {
-    /// `run` failed on the store (the first one is named).
-    fn store_failed(&self, run: &str) {
-        if let Ok(mut a) = self.0.lock() {
-            if a.is_none() {
-                *a = Some(format!("run {run}"));
-            }
-        }
-    }
-    /// Why runs are no longer started, if they are not.
-    fn why(&self) -> Option<String> {
-        self.0.lock().ok().and_then(|a| a.clone())
-    }
+    abort: &'a crate::store::Breaker,
 }
 
 /// How the creator ended a run.
@@ -240,9 +220,11 @@ fn create_new_runs(cx: &Cx, creator: Creator) -> HashMap<usize, Created> {
 fn created(cx: &Cx, i: usize, n: u64, end: Result<()>) -> Created {
     cx.progress.records.fetch_add(n, Ordering::Relaxed);
     cx.progress.runs_done.fetch_add(1, Ordering::Relaxed);
+    // Once a store fails (a server gone, a disk full), every further run
+    // would wait out the same timeout: new runs are not started.
     if end.as_ref().is_err_and(Error::is_store_failure) {
-        cx.abort
-            .store_failed(cx.runs.get(i).map_or("?", String::as_str));
+        let run = cx.runs.get(i).map_or("?", String::as_str);
+        cx.abort.trip(format!("run {run}"));
     }
     Created { stored: n, end }
 }
@@ -275,7 +257,7 @@ fn copy_one(
     tx: Option<&NewRunSender>,
 ) -> Step {
     let (from, to, opts, progress) = (cx.from, cx.to, cx.opts, cx.progress);
-    if let Some(why) = cx.abort.why() {
+    if let Some(why) = cx.abort.tripped() {
         progress.runs_done.fetch_add(1, Ordering::Relaxed);
         let note = format!(
             "not attempted: an earlier run failed on the store ({why}); re-run to continue"
@@ -316,7 +298,7 @@ fn copy_one(
     if let Step::Done(copied) = &step {
         let rep = copied.report();
         if rep.result == Outcome::Failed && rep.store_failed {
-            cx.abort.store_failed(&rep.run);
+            cx.abort.trip(format!("run {}", rep.run));
         }
         progress.runs_done.fetch_add(1, Ordering::Relaxed);
     }

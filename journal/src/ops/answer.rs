@@ -33,10 +33,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use super::{refuse, standing, write_one, Op, Why, Written};
+use super::{refuse, write_one, Op, Seen, Why, Written};
 use crate::fold::{CallState, FoldOptions, RunState};
 use crate::record::{Payload, ToolResult, ToolResultBlock};
-use crate::state::Ask;
+use crate::state::{permit, Ask, State};
 use crate::store::{Journal, Store};
 use crate::Result;
 
@@ -72,14 +72,80 @@ pub struct Call {
     pub dispatched: bool,
 }
 
-/// A checked answer, waiting for its content.
-pub struct Prepared<'s> {
-    store: &'s Store,
-    run: String,
-    journal: Journal,
-    st: RunState,
+/// An answer checked: every refusal of SPEC 6 made, waiting for its
+/// content. Pure data: [`Prepared::commit`] writes it on the blocking
+/// store, [`crate::ops::asynch::commit_answer`] on the async one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checked {
+    seen: Seen,
     is_error: bool,
     call: Call,
+}
+
+impl Checked {
+    /// The call the answer is for.
+    pub fn call(&self) -> &Call {
+        &self.call
+    }
+
+    /// What the checks saw of the run.
+    pub fn seen(&self) -> &Seen {
+        &self.seen
+    }
+
+    /// The record that answers the call with `content`: refused over the
+    /// size rule. SPEC 6: it carries the deferred record's kind and
+    /// dispatched (and, for a dispatched remote call, the derived `remote`
+    /// older readers count).
+    pub fn payload(&self, content: String) -> Result<Payload> {
+        check_size(&self.seen.run, content.len())?;
+        let c = &self.call;
+        Ok(Payload::ToolResult(ToolResult {
+            tool_use_id: c.tool_use_id.clone(),
+            result: ToolResultBlock {
+                tool_use_id: c.tool_use_id.clone(),
+                content,
+                is_error: self.is_error,
+                ..ToolResultBlock::default()
+            },
+            remote: c.kind == "remote" && c.dispatched,
+            kind: c.kind.clone(),
+            dispatched: c.dispatched,
+            ..ToolResult::default()
+        }))
+    }
+}
+
+/// Every check of SPEC 6 on the run as read (`journal`, and `st` folded
+/// from it) and where it stands (`state`): pure, no store, so that either
+/// shape of store (blocking or async) asks the same.
+pub fn check(journal: &Journal, st: &RunState, state: &State, req: &Request) -> Result<Checked> {
+    let run = req.run;
+    let permitted = || permit(Op::Answer, run, state, Ask::NAMED);
+    // What is wrong with the call named says more than the run's state;
+    // with none named, the state says why there is none to answer.
+    let call = match req.call {
+        Some(id) => {
+            let call = check_call(st, run, id)?;
+            permitted()?;
+            call
+        }
+        None => {
+            permitted()?;
+            check_call(st, run, &only_waiting(st, run)?)?
+        }
+    };
+    Ok(Checked {
+        seen: Seen::of(Op::Answer, run, journal, st)?,
+        is_error: req.is_error,
+        call,
+    })
+}
+
+/// A checked answer on the blocking store, waiting for its content.
+pub struct Prepared<'s> {
+    store: &'s Store,
+    checked: Checked,
 }
 
 /// Load the run and make every check of SPEC 6, with no lock taken.
@@ -87,64 +153,24 @@ pub fn prepare<'s>(store: &'s Store, req: &Request) -> Result<Prepared<'s>> {
     let run = req.run;
     let journal = store.read(run)?;
     let st = store.fold(run, &journal, FoldOptions::default())?;
-    // What is wrong with the call named says more than the run's state;
-    // with none named, the state says why there is none to answer.
-    let call = match req.call {
-        Some(id) => {
-            let call = check(&st, run, id)?;
-            standing(Op::Answer, store, run, &journal, &st, Ask::NAMED)?;
-            call
-        }
-        None => {
-            standing(Op::Answer, store, run, &journal, &st, Ask::NAMED)?;
-            check(&st, run, &only_waiting(&st, run)?)?
-        }
-    };
+    let state = store.state_of(run, &journal, &st)?;
     Ok(Prepared {
         store,
-        run: run.to_owned(),
-        journal,
-        st,
-        is_error: req.is_error,
-        call,
+        checked: check(&journal, &st, &state, req)?,
     })
 }
 
 impl Prepared<'_> {
     /// The call the answer is for.
     pub fn call(&self) -> &Call {
-        &self.call
+        self.checked.call()
     }
 
     /// Become the writer, make sure nothing changed since [`prepare`],
     /// and append the answer: exactly one record.
     pub fn commit(self, content: String) -> Result<Written> {
-        check_size(&self.run, content.len())?;
-        let c = self.call;
-        // SPEC 6: the answer carries the deferred record's kind and
-        // dispatched (and, for a dispatched remote call, the derived
-        // `remote` older readers count).
-        let payload = Payload::ToolResult(ToolResult {
-            tool_use_id: c.tool_use_id.clone(),
-            result: ToolResultBlock {
-                tool_use_id: c.tool_use_id,
-                content,
-                is_error: self.is_error,
-                ..ToolResultBlock::default()
-            },
-            remote: c.kind == "remote" && c.dispatched,
-            kind: c.kind,
-            dispatched: c.dispatched,
-            ..ToolResult::default()
-        });
-        write_one(
-            Op::Answer,
-            self.store,
-            &self.run,
-            &self.journal,
-            &self.st,
-            payload,
-        )
+        let payload = self.checked.payload(content)?;
+        write_one(Op::Answer, self.store, &self.checked.seen, payload)
     }
 }
 
@@ -178,7 +204,7 @@ fn only_waiting(st: &RunState, run: &str) -> Result<String> {
 }
 
 /// The refusals of SPEC 6; the call when it is one that waits on an answer.
-fn check(st: &RunState, run: &str, id: &str) -> Result<Call> {
+fn check_call(st: &RunState, run: &str, id: &str) -> Result<Call> {
     let state = st.call(id);
     let why = match state {
         CallState::AwaitsAnswer { deferral: d, .. } => {

@@ -4,10 +4,10 @@
 //! one-shot approval is spent by the run's next terminal (SPEC 3 rule 9);
 //! a standing one is dropped when the tools change (SPEC 4).
 
-use super::{refuse, standing, write_one, Op, Open, Why, Written, MAX_TOOL};
+use super::{refuse, write_one, Op, Open, Seen, Why, Written, MAX_TOOL};
 use crate::fold::{CallState, FoldOptions, Gated, RunState};
 use crate::record::{CallApproval, Decision, Kind, Payload, Reason, Record};
-use crate::state::Ask;
+use crate::state::{permit, Ask, State};
 use crate::store::{Journal, Store};
 use crate::Result;
 
@@ -40,18 +40,18 @@ pub struct Approved {
     pub call: Option<String>,
 }
 
-/// A checked approval, not yet written: what a dry run shows.
-pub struct Prepared<'s> {
-    store: &'s Store,
-    run: String,
-    journal: Journal,
-    st: RunState,
+/// An approval checked, not yet written: what a dry run shows. Pure
+/// data: [`Prepared::commit`] writes it on the blocking store,
+/// [`crate::ops::asynch::approve`] on the async one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checked {
+    seen: Seen,
     payload: Payload,
     tool: String,
     call: Option<String>,
 }
 
-impl Prepared<'_> {
+impl Checked {
     /// The approved call's tool, or the tool approved.
     pub fn tool(&self) -> &str {
         &self.tool
@@ -62,34 +62,62 @@ impl Prepared<'_> {
         self.call.as_deref()
     }
 
-    /// Become the writer, make sure nothing changed since [`prepare`],
-    /// and append the approval: exactly one record.
-    pub fn commit(self) -> Result<Approved> {
-        let written = write_one(
-            Op::Approve,
-            self.store,
-            &self.run,
-            &self.journal,
-            &self.st,
-            self.payload,
-        )?;
-        Ok(Approved {
+    /// What the checks saw of the run.
+    pub fn seen(&self) -> &Seen {
+        &self.seen
+    }
+
+    /// The record to write.
+    pub fn payload(&self) -> &Payload {
+        &self.payload
+    }
+
+    /// What was written, as [`Approved`].
+    pub(crate) fn approved(self, written: Written) -> Approved {
+        Approved {
             written,
             tool: self.tool,
             call: self.call,
-        })
+        }
     }
 }
 
-/// Make every check of the approval with no lock taken: the run's state
-/// ([`crate::state`]), the call or tool, and that the run is at its gate.
-pub fn prepare<'s>(store: &'s Store, req: &Request) -> Result<Prepared<'s>> {
+/// An approval checked on the blocking store, not yet written.
+pub struct Prepared<'s> {
+    store: &'s Store,
+    checked: Checked,
+}
+
+impl Prepared<'_> {
+    /// The approved call's tool, or the tool approved.
+    pub fn tool(&self) -> &str {
+        self.checked.tool()
+    }
+
+    /// The call approved once; `None` for a standing approval.
+    pub fn call(&self) -> Option<&str> {
+        self.checked.call()
+    }
+
+    /// Become the writer, make sure nothing changed since [`prepare`],
+    /// and append the approval: exactly one record.
+    pub fn commit(self) -> Result<Approved> {
+        let c = self.checked;
+        let written = write_one(Op::Approve, self.store, &c.seen, c.payload.clone())?;
+        Ok(c.approved(written))
+    }
+}
+
+/// Every check of an approval on the run as read (`journal`, and `st`
+/// folded from it) and where it stands (`state`): pure, no store, so that
+/// either shape of store asks the same. What is wrong with the call or
+/// tool named says more than the run's state; then the state; then that
+/// the run is at its gate.
+pub fn check(journal: &Journal, st: &RunState, state: &State, req: &Request) -> Result<Checked> {
     let run = req.run;
-    let journal = store.read(run)?;
-    let st = store.fold(run, &journal, FoldOptions::default())?;
     let (payload, tool, call, of_tool) = match req.target {
         Target::Call(id) => {
-            let tool = check_call(&st, run, id)?;
+            let tool = check_call(st, run, id)?;
             let p = Payload::CallApproval(CallApproval {
                 tool_use_id: id.to_owned(),
                 tool_name: tool.clone(),
@@ -98,7 +126,7 @@ pub fn prepare<'s>(store: &'s Store, req: &Request) -> Result<Prepared<'s>> {
             (p, tool, Some(id.to_owned()), None)
         }
         Target::Tool(tool) => {
-            check_tool(&st, run, tool)?;
+            check_tool(st, run, tool)?;
             let p = Payload::Decision(Decision {
                 tool: tool.to_owned(),
                 ..Decision::default()
@@ -106,18 +134,25 @@ pub fn prepare<'s>(store: &'s Store, req: &Request) -> Result<Prepared<'s>> {
             (p, tool.to_owned(), None, Some(tool))
         }
     };
-    // What is wrong with the call or tool named says more than the run's
-    // state; then the state; then that the run is at its gate.
-    standing(Op::Approve, store, run, &journal, &st, Ask::NAMED)?;
-    check_suspended(&journal, &st, run, of_tool)?;
-    Ok(Prepared {
-        store,
-        run: run.to_owned(),
-        journal,
-        st,
+    permit(Op::Approve, run, state, Ask::NAMED)?;
+    check_suspended(journal, st, run, of_tool)?;
+    Ok(Checked {
+        seen: Seen::of(Op::Approve, run, journal, st)?,
         payload,
         tool,
         call,
+    })
+}
+
+/// Load the run and make every check of the approval, with no lock taken.
+pub fn prepare<'s>(store: &'s Store, req: &Request) -> Result<Prepared<'s>> {
+    let run = req.run;
+    let journal = store.read(run)?;
+    let st = store.fold(run, &journal, FoldOptions::default())?;
+    let state = store.state_of(run, &journal, &st)?;
+    Ok(Prepared {
+        store,
+        checked: check(&journal, &st, &state, req)?,
     })
 }
 

@@ -22,10 +22,10 @@
 //! [`RunState::conversation_summary`]), so the agent's own listing shows
 //! what the run cost. Version 3 has neither.
 
-use super::{refuse, standing, write_one, Change, Op, Why, Written};
+use super::{refuse, write_one, Change, Op, Seen, Why, Written};
 use crate::fold::{FoldOptions, RunState};
 use crate::record::{Payload, Reason, Terminal};
-use crate::state::Ask;
+use crate::state::{permit, Ask, State};
 use crate::store::{Journal, Store};
 use crate::Result;
 
@@ -74,14 +74,45 @@ pub struct Open {
     pub waiting_on: Vec<String>,
 }
 
-/// A checked end, not yet written.
-pub struct Prepared<'s> {
-    store: &'s Store,
-    run: String,
-    journal: Journal,
-    st: RunState,
+/// An end checked, not yet written. Pure data: [`Prepared::commit`]
+/// writes it on the blocking store, [`crate::ops::asynch::end`] on the
+/// async one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checked {
+    seen: Seen,
     terminal: Terminal,
     open: Open,
+}
+
+impl Checked {
+    /// The run as the checks saw it.
+    pub fn open(&self) -> &Open {
+        &self.open
+    }
+
+    /// What the checks saw of the run.
+    pub fn seen(&self) -> &Seen {
+        &self.seen
+    }
+
+    /// The record to write.
+    pub fn payload(&self) -> Payload {
+        Payload::Terminal(self.terminal.clone())
+    }
+
+    /// What was written, as [`Ended`].
+    pub(crate) fn ended(self, written: Written) -> Ended {
+        Ended {
+            written,
+            open: self.open,
+        }
+    }
+}
+
+/// A checked end on the blocking store, not yet written.
+pub struct Prepared<'s> {
+    store: &'s Store,
+    checked: Checked,
 }
 
 /// The terminal written.
@@ -93,8 +124,10 @@ pub struct Ended {
     pub open: Open,
 }
 
-/// Load the run and make every check of SPEC 6.1, with no lock taken.
-pub fn prepare<'s>(store: &'s Store, req: &Request) -> Result<Prepared<'s>> {
+/// Every check of SPEC 6.1 on the run as read (`journal`, and `st` folded
+/// from it) and where it stands (`state`): pure, no store, so that either
+/// shape of store asks the same.
+pub fn check(journal: &Journal, st: &RunState, state: &State, req: &Request) -> Result<Checked> {
     let run = req.run;
     if !REASONS.contains(req.reason) {
         return Err(refuse(
@@ -105,7 +138,6 @@ pub fn prepare<'s>(store: &'s Store, req: &Request) -> Result<Prepared<'s>> {
             },
         ));
     }
-    let journal = store.read(run)?;
     if let Some(then) = req.seen.filter(|s| *s != journal.last_seq()) {
         return Err(refuse(
             Op::End,
@@ -116,71 +148,64 @@ pub fn prepare<'s>(store: &'s Store, req: &Request) -> Result<Prepared<'s>> {
             }),
         ));
     }
-    let st = store.fold(run, &journal, FoldOptions::default())?;
-    standing(
-        Op::End,
-        store,
-        run,
-        &journal,
-        &st,
-        Ask {
-            named: req.named,
-            force: req.force,
-        },
-    )?;
-    let waiting_on = waiting_on(&st);
-    let generation = st.generation.ok_or_else(|| {
-        refuse(
-            Op::End,
-            run,
-            Why::NotWritable {
-                version: st.version,
-            },
-        )
-    })?;
+    let ask = Ask {
+        named: req.named,
+        force: req.force,
+    };
+    permit(Op::End, run, state, ask)?;
+    let seen = Seen::of(Op::End, run, journal, st)?;
     let mut terminal = Terminal::new(
         req.reason.clone(),
         req.message.map(str::to_owned).unwrap_or_default(),
     );
-    if generation == crate::record::Generation::Current {
+    if seen.generation == crate::record::Generation::Current {
         terminal.summary = Some(st.conversation_summary());
     }
     let open = Open {
         version: st.version,
         last_seq: journal.last_seq(),
-        waiting_on,
+        waiting_on: waiting_on(st),
     };
-    Ok(Prepared {
-        store,
-        run: run.to_owned(),
-        journal,
-        st,
+    Ok(Checked {
+        seen,
         terminal,
         open,
+    })
+}
+
+/// Load the run and make every check of SPEC 6.1, with no lock taken.
+pub fn prepare<'s>(store: &'s Store, req: &Request) -> Result<Prepared<'s>> {
+    if !REASONS.contains(req.reason) {
+        return Err(refuse(
+            Op::End,
+            req.run,
+            Why::NotAReason {
+                reason: req.reason.as_str().to_owned(),
+            },
+        ));
+    }
+    let run = req.run;
+    let journal = store.read(run)?;
+    let st = store.fold(run, &journal, FoldOptions::default())?;
+    let state = store.state_of(run, &journal, &st)?;
+    Ok(Prepared {
+        store,
+        checked: check(&journal, &st, &state, req)?,
     })
 }
 
 impl Prepared<'_> {
     /// The run as the checks saw it.
     pub fn open(&self) -> &Open {
-        &self.open
+        self.checked.open()
     }
 
     /// Become the writer, make sure nothing changed since [`prepare`],
     /// and append the terminal: exactly one record.
     pub fn commit(self) -> Result<Ended> {
-        let written = write_one(
-            Op::End,
-            self.store,
-            &self.run,
-            &self.journal,
-            &self.st,
-            Payload::Terminal(self.terminal),
-        )?;
-        Ok(Ended {
-            written,
-            open: self.open,
-        })
+        let c = self.checked;
+        let written = write_one(Op::End, self.store, &c.seen, c.payload())?;
+        Ok(c.ended(written))
     }
 }
 

@@ -9,7 +9,9 @@
 //! there would; `resume` completes it.
 //!
 //! Every check is made before anything is written; the new run is then
-//! written whole (`Store::create_whole`), and the source is only read.
+//! written whole (`Store::create_marked`: on JetStream, marked until it is
+//! whole, so a fork killed half way is never taken for a shorter run, and
+//! the same fork again finishes it), and the source is only read.
 
 use super::{refuse, Op, Why};
 use crate::record::{Generation, Payload};
@@ -46,6 +48,9 @@ pub struct Forked {
     pub pending: bool,
     /// The run was written (false on a dry run).
     pub written: bool,
+    /// An earlier run of this fork was interrupted half way: this one
+    /// finished it (or, on a dry run, would).
+    pub resumed: bool,
 }
 
 /// Check the request, then (unless a dry run) write the new run.
@@ -91,12 +96,35 @@ pub fn fork(store: &Store, req: &Request) -> Result<Forked> {
     };
     let meta = meta_with_run_id(&first.raw, old_id, req.new_id)
         .map_err(|e| crate::Error::refused(run, e))?;
-    if store.exists(req.new_id)? {
-        return Err(crate::Error::Exists {
-            run: req.new_id.to_owned(),
-            at: store.place(),
-        });
-    }
+    // What the stream must allow, asked before anything (dry runs too).
+    store.check_whole_write(req.new_id)?;
+    let mut intent = crate::store::Intent {
+        command: vec![
+            "fork".into(),
+            run.into(),
+            "--at-seq".into(),
+            req.at_seq.to_string(),
+            "--as".into(),
+            req.new_id.into(),
+        ],
+        at: crate::time::Time::now(),
+    };
+    // A fork of the same run, seq and id that was interrupted is finished;
+    // any other half-written run of that id is refused, naming its command.
+    let resumed = match store.pending(req.new_id)? {
+        Some(p) if p.is_of(&intent) => {
+            intent.at = p.began().unwrap_or(intent.at);
+            true
+        }
+        Some(p) => return Err(p.refusal(req.new_id)),
+        None if store.exists(req.new_id)? => {
+            return Err(crate::Error::Exists {
+                run: req.new_id.to_owned(),
+                at: store.place(),
+            })
+        }
+        None => false,
+    };
     let mut forked = Forked {
         run: req.new_id.to_owned(),
         from: run.to_owned(),
@@ -105,6 +133,7 @@ pub fn fork(store: &Store, req: &Request) -> Result<Forked> {
         version: state.version,
         pending: state.pending.is_some(),
         written: false,
+        resumed,
     };
     if req.dry_run {
         return Ok(forked);
@@ -112,8 +141,7 @@ pub fn fork(store: &Store, req: &Request) -> Result<Forked> {
     let mut records = Vec::with_capacity(kept.len());
     records.push((1, meta));
     records.extend(rest.iter().map(|e| (e.record.seq, e.raw.clone())));
-    let (_, done) = store.create_whole(req.new_id, records);
-    done?;
+    store.create_marked(req.new_id, records, &intent)?;
     forked.written = true;
     Ok(forked)
 }

@@ -14,6 +14,7 @@
 
 pub mod answer;
 pub mod approve;
+pub mod asynch;
 pub mod backups;
 pub mod end;
 pub mod fork;
@@ -25,7 +26,6 @@ use crate::fold::RunState;
 use crate::record::{Generation, Payload};
 pub use crate::refusal::{Change, Open, Refusal, Why, MAX_CONTENT, MAX_TOOL};
 pub use crate::state::Op;
-use crate::state::{permit, Ask, State};
 use crate::store::{Appender, Journal, Store};
 use crate::{Error, Result};
 
@@ -47,88 +47,98 @@ fn refuse(op: Op, run: &str, why: Why) -> Error {
     }))
 }
 
-/// Where `run` stands, as `journal` read and `st` folded from it, and
-/// whether the table lets `op` write to it, asked as `ask`
-/// ([`crate::state::permit`]).
-fn standing(
-    op: Op,
-    store: &Store,
-    run: &str,
-    journal: &Journal,
-    st: &RunState,
-    ask: Ask,
-) -> Result<State> {
-    let state = store.state_of(run, journal, st)?;
-    permit(op, run, &state, ask)?;
-    Ok(state)
+/// What an operation's checks saw of a run: the run, its last seq and the
+/// generation that writes it. The write that follows makes sure nothing
+/// changed since (else [`Why::Changed`]), under the run's lock (file) or
+/// its fence (JetStream).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    /// The run's id.
+    pub run: String,
+    /// Its last seq when checked.
+    pub last_seq: u64,
+    /// The generation its records are written in.
+    pub generation: Generation,
+}
+
+impl Seen {
+    /// What the checks of `op` saw of `journal` and `st` folded from it:
+    /// refused for a version no agent writes.
+    fn of(op: Op, run: &str, journal: &Journal, st: &RunState) -> Result<Seen> {
+        let generation = st.generation.ok_or_else(|| {
+            refuse(
+                op,
+                run,
+                Why::NotWritable {
+                    version: st.version,
+                },
+            )
+        })?;
+        Ok(Seen {
+            run: run.to_owned(),
+            last_seq: journal.last_seq(),
+            generation,
+        })
+    }
+
+    /// Refused unless the run still ends at the seq checked, in the
+    /// generation checked (`upgrade` rewrites a journal to version 1
+    /// keeping its seqs, issue 24.6): what a writer asks once it holds
+    /// the run, `now` being its last seq and `version` the run's version
+    /// as read then.
+    fn unchanged(&self, op: Op, now: u64, version: Option<i64>) -> Result<()> {
+        if now != self.last_seq {
+            return Err(refuse(
+                op,
+                &self.run,
+                Why::Changed(Change::Seq {
+                    then: self.last_seq,
+                    now,
+                }),
+            ));
+        }
+        if version != Some(self.generation.version()) {
+            return Err(refuse(
+                op,
+                &self.run,
+                Why::Changed(Change::Version {
+                    then: self.generation.version(),
+                    now: version,
+                }),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Become the run's writer for a hand-written record, once every check
 /// passed: refused while a writer holds it (file: its lock; JetStream:
-/// SPEC 8's hold), for a version no agent writes, or when the journal
-/// changed since `journal` was read and `st` folded from it.
-fn become_writer(
-    op: Op,
-    store: &Store,
-    run: &str,
-    journal: &Journal,
-    st: &RunState,
-) -> Result<(Box<dyn Appender>, Generation)> {
-    store.check_writable(run)?;
-    let generation = st.generation.ok_or_else(|| {
-        refuse(
-            op,
-            run,
-            Why::NotWritable {
-                version: st.version,
-            },
-        )
-    })?;
-    let app = store.open_appender(run)?;
-    if app.last_seq() != journal.last_seq() {
-        return Err(refuse(
-            op,
-            run,
-            Why::Changed(Change::Seq {
-                then: journal.last_seq(),
-                now: app.last_seq(),
-            }),
-        ));
-    }
-    // Under the lock: the generation too, since `upgrade` rewrites a
-    // journal to version 1 keeping its seqs (issue 24.6).
-    let now = store.summary(run).version;
-    if now != Some(generation.version()) {
-        return Err(refuse(
-            op,
-            run,
-            Why::Changed(Change::Version {
-                then: generation.version(),
-                now,
-            }),
-        ));
-    }
-    Ok((app, generation))
+/// SPEC 8's hold), or when the run changed since it was checked.
+fn become_writer(op: Op, store: &Store, seen: &Seen) -> Result<Box<dyn Appender>> {
+    store.check_writable(&seen.run)?;
+    let app = store.open_appender(&seen.run)?;
+    // Under the lock (or the fence): the seq, and the generation too.
+    seen.unchanged(op, app.last_seq(), store.summary(&seen.run).version)?;
+    Ok(app)
 }
 
 /// Check nothing changed, then append `payload` as the run's next record:
-/// exactly one record, and the writer let go before returning.
-fn write_one(
-    op: Op,
-    store: &Store,
-    run: &str,
-    journal: &Journal,
-    st: &RunState,
-    payload: Payload,
-) -> Result<Written> {
-    let (mut app, generation) = become_writer(op, store, run, journal, st)?;
-    let record = app.append_next(payload, generation)?;
+/// exactly one record, and the writer let go before returning. The
+/// blocking store's commit; [`asynch`] has the async store's.
+fn write_one(op: Op, store: &Store, seen: &Seen, payload: Payload) -> Result<Written> {
+    let mut app = become_writer(op, store, seen)?;
+    let record = app.append_next(payload, seen.generation)?;
     drop(app);
-    Ok(Written {
+    Ok(written(&record))
+}
+
+/// The record as an operation reports it.
+fn written(record: &crate::record::Record) -> Written {
+    Written {
         seq: record.seq,
         // It was encoded to be stored: it encodes.
         line: record.encode().unwrap_or_default(),
-    })
+    }
 }
 
 #[cfg(test)]

@@ -8,8 +8,13 @@
 //!   as a backup and the bytes that could not be read beside it, both
 //!   listed by `backups` (kind `recover`); the new journal is written
 //!   whole, as `upgrade` writes one (crash-safe: `store::file::recover`).
-//! - `--as NEW_ID`: a new run, written whole (`Store::create_whole`);
+//! - `--as NEW_ID`: a new run, written whole (`Store::create_marked`);
 //!   the source is only read.
+//! - On JetStream either write is marked until it is whole
+//!   (`store/jetstream/whole.rs`): killed half way, the same command
+//!   again finishes it (in place, from the new records staged on the
+//!   stream; `--as`, planning again with the mark's time, so its error
+//!   results come out byte for byte the same).
 //! - A dry run plans and writes nothing.
 //!
 //! A journal the agent reads whole (the reader's rule drops a torn tail,
@@ -58,6 +63,9 @@ pub struct Recovered {
     /// Where the bytes that could not be read are kept (in place, file
     /// store, when there were any; on JetStream they are in `kept`).
     pub unreadable: Option<PathBuf>,
+    /// An earlier recover of this run was interrupted half way: this one
+    /// finished it.
+    pub resumed: bool,
 }
 
 /// Plan the recovery of `req.run`, then (unless a dry run, or there is
@@ -69,7 +77,43 @@ pub fn recover(store: &Store, req: &Request) -> Result<Recovered> {
     if let Some(new) = req.new_id {
         crate::id::check(new)?;
     }
-    // A new id only reads the run: who holds it does not matter.
+    let mut intent = crate::store::Intent {
+        command: match req.new_id {
+            Some(new) => vec!["recover".into(), run.into(), "--as".into(), new.into()],
+            None => vec!["recover".into(), run.into()],
+        },
+        at: crate::time::Time::now(),
+    };
+    // What the stream must allow, asked before anything (dry runs too):
+    // in place the run is purged and written again, a new run is
+    // unmarked once whole.
+    match req.new_id {
+        None => {
+            if let Some(why) = store.purge_refusal("recover in place") {
+                return Err(crate::Error::refused(run, why));
+            }
+        }
+        Some(new) => store.check_whole_write(new)?,
+    }
+    // A write of the target this same command began and did not finish
+    // (JetStream) is finished; another command's is refused.
+    let pending = store.pending(target)?;
+    if let Some(p) = &pending {
+        if !p.is_of(&intent) {
+            return Err(p.refusal(target));
+        }
+        intent.at = p.began().unwrap_or(intent.at);
+        if req.new_id.is_none() {
+            if let Some(done) = finish_in_place(store, req, p, intent.at)? {
+                return Ok(done);
+            }
+            // The replacement had not touched the run: recover it afresh.
+            intent.at = crate::time::Time::now();
+        }
+    }
+    // What the run's state allows (a write this command began and did not
+    // finish is finished above, whatever the run reads as). A new id only
+    // reads the run: who holds it does not matter.
     let state = store.state_read(run, req.new_id.is_none())?;
     crate::state::permit(
         Op::Recover,
@@ -81,10 +125,10 @@ pub fn recover(store: &Store, req: &Request) -> Result<Recovered> {
         },
     )?;
     let bytes = store.raw(run)?;
-    let plan = crate::recover::plan(target, &bytes, crate::time::Time::now())
+    let plan = crate::recover::plan(target, &bytes, intent.at)
         .map_err(|e| refuse(Op::Recover, run, Why::Unrecoverable { why: e.to_string() }))?;
     if let Some(new) = req.new_id {
-        if store.exists(new)? {
+        if pending.is_none() && store.exists(new)? {
             return Err(crate::Error::Exists {
                 run: new.to_owned(),
                 at: store.place(),
@@ -98,6 +142,7 @@ pub fn recover(store: &Store, req: &Request) -> Result<Recovered> {
         written: false,
         kept: None,
         unreadable: None,
+        resumed: pending.is_some(),
     };
     if req.dry_run || !out.plan.changes() {
         return Ok(out);
@@ -105,17 +150,70 @@ pub fn recover(store: &Store, req: &Request) -> Result<Recovered> {
     match req.new_id {
         Some(new) => {
             let records = (1u64..).zip(out.plan.records.iter().cloned()).collect();
-            let (_, done) = store.create_whole(new, records);
-            done?;
+            store.create_marked(new, records, &intent)?;
         }
         None => {
-            let (kept, unreadable) = store.recover_in_place(run, &bytes, &out.plan)?;
+            let (kept, unreadable) = store.recover_in_place(run, &bytes, &out.plan, &intent)?;
             out.kept = Some(kept);
             out.unreadable = unreadable;
         }
     }
     out.written = true;
     Ok(out)
+}
+
+/// Finish the recover in place of `req.run` that `p` marks (JetStream:
+/// interrupted half way, its new records staged on the stream): what was
+/// done, or `None` when it had not touched the run (its stage not whole;
+/// the mark is taken away and the run is as it was). The plan reported is
+/// the one the interrupted recover made, when its copy of the damaged run
+/// is on this machine (planned again with its time: the same records),
+/// else that of the recovered run.
+fn finish_in_place(
+    store: &Store,
+    req: &Request,
+    p: &crate::store::jetstream::Pending,
+    at: crate::time::Time,
+) -> Result<Option<Recovered>> {
+    let run = req.run;
+    if req.dry_run {
+        return Err(crate::Error::refused_until(
+            run,
+            format!(
+                "{}: recover it without --dry-run to finish",
+                p.describe(run)
+            ),
+            crate::Remedy::Recover,
+        ));
+    }
+    let Some(records) = store.finish_replace(run, p)? else {
+        return Ok(None);
+    };
+    let mut written = Vec::new();
+    for r in &records {
+        written.extend_from_slice(r);
+        written.push(b'\n');
+    }
+    let kept = p.mark.kept.as_ref().map(PathBuf::from);
+    let original = kept
+        .as_ref()
+        .and_then(|k| std::fs::read(k).ok())
+        .and_then(|b| crate::recover::plan(run, &b, at).ok())
+        .filter(|plan| plan.records == records);
+    let plan = match original {
+        Some(plan) => plan,
+        None => crate::recover::plan(run, &written, at)
+            .map_err(|e| refuse(Op::Recover, run, Why::Unrecoverable { why: e.to_string() }))?,
+    };
+    Ok(Some(Recovered {
+        run: run.to_owned(),
+        from: run.to_owned(),
+        plan,
+        written: true,
+        kept,
+        unreadable: None,
+        resumed: true,
+    }))
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 //! when it is named and forced ([`crate::state`]).
 
 use crate::state::{permit, Ask, Op, State};
-use crate::store::{Deleted, Store, Summary};
+use crate::store::{Breaker, Deleted, Store, Summary};
 use crate::time::Time;
 use std::time::Duration;
 
@@ -38,15 +38,17 @@ pub fn check(store: &Store, run: &str, ask: Ask) -> crate::Result<State> {
 /// Delete each of `runs` in turn, each checked first ([`check`]) and kept
 /// as a backup ([`Store::delete`]): every run's outcome, in the order
 /// given. A refusal (a live run, one that holds a person's act) is its
-/// `Err` and the others go on.
+/// `Err` and the others go on; once one fails on the store as a whole,
+/// `breaker` stops the rest (`Error::NotAttempted`).
 pub fn delete_each(
     store: &Store,
     runs: &[String],
     ask: Ask,
+    breaker: &Breaker,
 ) -> Vec<(String, crate::Result<Deleted>)> {
     runs.iter()
         .map(|r| {
-            let done = check(store, r, ask).and_then(|_| store.delete(r));
+            let done = breaker.run(r, || check(store, r, ask).and_then(|_| store.delete(r)));
             (r.clone(), done)
         })
         .collect()

@@ -3,7 +3,7 @@
 
 use super::answer::{self, Request as AnswerRequest};
 use super::approve::{approve, Request as ApproveRequest, Target};
-use super::{become_writer, Change, Op, Open, Why};
+use super::{become_writer, Change, Op, Open, Seen, Why};
 use crate::fold::{CallState, FoldOptions, RunState};
 use crate::store::file::FileStore;
 use crate::store::Store;
@@ -259,7 +259,8 @@ fn a_writer_refuses_a_journal_upgraded_since_it_was_checked() {
         )
         .unwrap();
     let upgraded = std::fs::read(&path).unwrap();
-    let Err(e) = become_writer(Op::Answer, &store, run, &journal, &st) else {
+    let seen = Seen::of(Op::Answer, run, &journal, &st).unwrap();
+    let Err(e) = become_writer(Op::Answer, &store, &seen) else {
         panic!("a writer of version 3 was given the upgraded journal");
     };
     assert!(e.to_string().contains("format version 3 then 1"), "{e}");
@@ -273,8 +274,9 @@ fn a_writer_refuses_a_journal_upgraded_since_it_was_checked() {
     // Read again, it writes as version 1.
     let journal = store.read(run).unwrap();
     let st = store.fold(run, &journal, FoldOptions::default()).unwrap();
-    let (_, generation) = become_writer(Op::Answer, &store, run, &journal, &st).unwrap();
-    assert_eq!(generation.version(), 1);
+    let seen = Seen::of(Op::Answer, run, &journal, &st).unwrap();
+    assert_eq!(seen.generation.version(), 1);
+    become_writer(Op::Answer, &store, &seen).unwrap();
 }
 
 #[test]

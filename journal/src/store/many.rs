@@ -198,11 +198,16 @@ impl Store {
                     }
                 };
                 orphaned = orphans.len();
-                reports.extend(
-                    orphans
-                        .iter()
-                        .map(|o| jetstream::orphan_report(j.prefix(), o)),
-                );
+                for o in &orphans {
+                    reports.push(match o.pending {
+                        // A run being written whole, not yet its meta record.
+                        true => jetstream::write_interrupted_report(
+                            &o.run,
+                            j.pending(&o.run).ok().flatten().as_ref(),
+                        ),
+                        false => jetstream::orphan_report(j.prefix(), o),
+                    });
+                }
                 let orphans: std::collections::HashSet<&str> =
                     orphans.iter().map(|o| o.run.as_str()).collect();
                 let listed = match runs.is_empty() {
@@ -232,7 +237,9 @@ impl Store {
             Store::JetStream(j) => {
                 for (r, read) in runs.iter().zip(j.read_many(&runs)) {
                     reports.push(match read {
-                        Ok(messages) => jetstream::verify_jetstream_run(r, messages, check),
+                        Ok(messages) => {
+                            jetstream::verify_run_on(r, messages, check, !j.config().deny_purge)
+                        }
                         // The server gone or frozen is not this run's
                         // finding: verify could not do its job (exit 2).
                         Err(e) if e.is_store_failure() => return Err(e),

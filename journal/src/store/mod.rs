@@ -8,12 +8,14 @@
 
 mod appender;
 pub mod backup;
+mod breaker;
 pub mod file;
 pub mod jetstream;
 mod many;
 mod summary;
 
 pub use appender::Appender;
+pub use breaker::Breaker;
 pub use many::{release, NewRun, ReadBudget};
 pub(crate) use many::{Creator, Handed, NewRunSender, Prefetched};
 pub use summary::{Listed, Summary};
@@ -21,6 +23,20 @@ pub use summary::{Listed, Summary};
 use crate::lines::Tail;
 use crate::record::{Entry, Record};
 use std::path::PathBuf;
+
+/// What a write of a whole run is, for a store that cannot write one in
+/// one step (JetStream: the run is marked until it is whole, and the
+/// mark names this; FORMAT.md, "Writing a run whole").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Intent {
+    /// fisk-admin's arguments after the store's flags: the command that
+    /// writes the run and, run again, finishes it (`["fork", "a",
+    /// "--at-seq", "5", "--as", "b"]`).
+    pub command: Vec<String>,
+    /// When the write began (a re-run that finds its mark plans with the
+    /// mark's time, so it writes the same bytes).
+    pub at: crate::time::Time,
+}
 
 /// A run read in full with the reader's rule (torn tail dropped).
 #[derive(Debug)]
@@ -136,6 +152,57 @@ pub(crate) fn keep_run(
     Ok(file)
 }
 
+/// [`keep_run`], unless a copy of exactly these bytes was kept before by
+/// the same command, killed before it went on ([`kept_before`]): that
+/// one's journal then. For `rm` and `recover`, which never remove a copy
+/// they kept (two `upgrade`s at once each remove their own on a lost
+/// race, so they keep one each).
+pub(crate) fn keep_run_once(
+    keep: &std::path::Path,
+    run: &str,
+    journal: &[u8],
+    others: &[u8],
+) -> crate::Result<PathBuf> {
+    match kept_before(keep, run, journal, others) {
+        Some(file) => Ok(file),
+        None => keep_run(keep, run, journal, others),
+    }
+}
+
+/// A copy of `run` kept before beside `keep` (a directory
+/// `<run>-<UTC time>[-N]` under the same parent) holding exactly
+/// `journal` and `others`: what the same command left when it was killed
+/// after keeping the run and before changing it (issue 36.5: `rm` again
+/// kept a second copy). Its journal's path; `None` when there is none.
+fn kept_before(
+    keep: &std::path::Path,
+    run: &str,
+    journal: &[u8],
+    others: &[u8],
+) -> Option<PathBuf> {
+    let parent = keep.parent()?;
+    let prefix = format!("{run}-");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(parent)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with(&prefix))
+        })
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    dirs.into_iter().find_map(|d| {
+        let file = d.join(format!("{run}.json"));
+        let other = std::fs::read(d.join(format!("{run}.other.jsonl"))).unwrap_or_default();
+        let same = std::fs::symlink_metadata(&file).is_ok_and(|m| m.file_type().is_file())
+            && std::fs::read(&file).is_ok_and(|b| b == journal)
+            && other == others;
+        same.then_some(file)
+    })
+}
+
 /// The store a command works on. Every command goes through this, so each
 /// works on every backend.
 ///
@@ -196,6 +263,16 @@ pub enum Repair {
         /// How many records the journal holds.
         records: usize,
     },
+    /// JetStream: the run ended on the fence of a delete or recover that
+    /// was interrupted or could not go on (a stream that denies purges);
+    /// the fence was taken away (`None`: a dry run) and the run is as it
+    /// was before it was fenced.
+    RemovedFence {
+        /// The fence's subject.
+        subject: String,
+        /// How many records the run holds.
+        records: usize,
+    },
 }
 
 /// What deleting a run did.
@@ -244,6 +321,12 @@ pub enum Restore {
 }
 
 impl Store {
+    /// A store that is a directory of journal files: all opening one
+    /// takes (no NATS settings, no hold: a writer's lock tells).
+    pub fn directory(dir: impl Into<PathBuf>) -> Store {
+        Store::File(file::FileStore::new(dir))
+    }
+
     /// For messages: "directory /x" or "stream S on nats://..".
     pub fn describe(&self) -> String {
         match self {
@@ -436,11 +519,22 @@ impl Store {
         };
         Ok(j.orphans()?
             .into_iter()
-            .map(|o| Summary {
-                records: o.seqs.map(|(_, last)| last),
-                problem: Some(format!("orphan-messages: {}", o.describe(j.prefix()))),
-                remedy: Some(crate::Remedy::Salvage),
-                ..Summary::unread(&o.run)
+            .map(|o| match o.pending {
+                // A run being written whole, not yet its meta record.
+                true => Summary {
+                    problem: Some(match j.pending(&o.run) {
+                        Ok(Some(p)) => format!("write-interrupted: {}", p.describe(&o.run)),
+                        _ => format!("write-interrupted: run {} is half written", o.run),
+                    }),
+                    remedy: Some(crate::Remedy::Again),
+                    ..Summary::unread(&o.run)
+                },
+                false => Summary {
+                    records: o.seqs.map(|(_, last)| last),
+                    problem: Some(format!("orphan-messages: {}", o.describe(j.prefix()))),
+                    remedy: Some(crate::Remedy::Salvage),
+                    ..Summary::unread(&o.run)
+                },
             })
             .collect())
     }
@@ -592,7 +686,9 @@ impl Store {
                         at: self.place(),
                     });
                 }
-                messages.retain(|m| m.subject_seq.is_some());
+                // The fence of an interrupted delete or recover is no
+                // record of the run (a recover again fences after it).
+                messages.retain(|m| m.subject_seq.is_some() && !jetstream::is_tombstone(&m.body));
                 jetstream::sort_by_seq(&mut messages);
                 Ok(jetstream::as_lines(&messages))
             }
@@ -603,55 +699,96 @@ impl Store {
     /// by the journal `plan` made of it, keeping the original first; a run
     /// that changed since it was read is refused. File: under the run lock,
     /// as `upgrade` replaces a journal (`file::recover`), the bytes that
-    /// could not be read kept beside it too. JetStream: the run kept as a
-    /// file journal under the XDG state home and purged, fenced as `rm`
-    /// deletes (SPEC 8's hold applies), then written again whole. Returns
-    /// where the original and the unreadable bytes are kept.
+    /// could not be read kept beside it too. JetStream: the run fenced as
+    /// `rm` fences it (SPEC 8's hold applies), kept as a file journal under
+    /// the XDG state home, then replaced through a stage on the stream,
+    /// marked until it is whole (`jetstream/whole.rs`: killed anywhere, the
+    /// stream holds the old run, the new one, or a marked run that
+    /// `intent`'s command finishes). Returns where the original and the
+    /// unreadable bytes are kept.
     pub(crate) fn recover_in_place(
         &self,
         run: &str,
         planned: &[u8],
         plan: &crate::recover::Plan,
+        intent: &Intent,
     ) -> crate::Result<(PathBuf, Option<PathBuf>)> {
         match self {
             Store::File(f) => f.recover(run, planned, &plan.journal(), &plan.unreadable),
             Store::JetStream(j) => {
                 let keep = keep_dir("recovered", j.name(), run, "recover", "changed")?;
-                if self.raw(run)? != planned {
-                    return Err(crate::Error::refused(
-                        run,
-                        "the run changed while it was being planned (a writer got to it); nothing was changed: recover it again",
-                    ));
-                }
-                // The purge is fenced on the run as it was kept: a writer
-                // that appended since is refused (`Error::Live`), nothing
-                // deleted.
-                let (_, kept, warning) = j.delete_keeping(run, &keep)?;
-                if let Some(w) = warning {
-                    return Err(crate::Error::refused(
-                        run,
-                        format!(
-                            "the damaged run was kept at {} but may not be gone from the stream ({w}); the recovered run was not written",
-                            crate::shell::shown(&kept)
-                        ),
-                    ));
-                }
                 let records = (1u64..).zip(plan.records.iter().cloned()).collect();
-                let (_, done) = self.create_whole(run, records);
-                done.map_err(|e| {
-                    crate::Error::refused(
-                        run,
-                        format!(
-                            "the damaged run was kept at {} and purged, but the recovered run could not be written whole ({e}); finish by hand: recover the kept copy where it is (`recover {run} --yes` with `--state-dir {}`), then copy it to the stream (`migrate --from file:{} --to jetstream:{} {run}`, with this command's connection flags)",
-                            crate::shell::shown(&kept),
-                            crate::shell::shown(&keep),
-                            crate::shell::shown(&keep),
-                            j.name()
-                        ),
-                    )
-                })?;
+                let kept = j.replace_whole(run, planned, records, intent, &keep)?;
                 Ok((kept, None))
             }
+        }
+    }
+
+    /// Why `what` (deleting runs: `rm`, `migrate --delete-source`;
+    /// replacing one in place: `recover`) cannot be done on this store:
+    /// a JetStream stream that denies purges. `None` where it can. Asked
+    /// once, before any run is touched (dry runs too).
+    pub fn purge_refusal(&self, what: &str) -> Option<String> {
+        match self {
+            Store::File(_) => None,
+            Store::JetStream(j) => j.purge_refusal(what),
+        }
+    }
+
+    /// Refused when a new run could not be written whole here (JetStream:
+    /// the stream denies purges and message deletes alike, so the mark a
+    /// run carries until it is whole could not be taken away). Asked
+    /// before anything is written, dry runs too.
+    pub(crate) fn check_whole_write(&self, run: &str) -> crate::Result<()> {
+        match self {
+            Store::File(_) => Ok(()),
+            Store::JetStream(j) => j.check_whole_write(run),
+        }
+    }
+
+    /// The run's mark, when a write of it as a whole was begun and not
+    /// finished (JetStream, `jetstream/whole.rs`; a file is written whole
+    /// in one step, so never there).
+    pub fn pending(&self, run: &str) -> crate::Result<Option<jetstream::Pending>> {
+        match self {
+            Store::File(_) => Ok(None),
+            Store::JetStream(j) => j.pending(run),
+        }
+    }
+
+    /// Finish the replacement of `run` in place that the command its mark
+    /// `p` names began and did not finish (JetStream): the run's records
+    /// as written (seqs 1..N, in order), or `None` when the replacement
+    /// had not got as far as touching the run (it is as it was: replace it
+    /// again).
+    pub(crate) fn finish_replace(
+        &self,
+        run: &str,
+        p: &jetstream::Pending,
+    ) -> crate::Result<Option<Vec<Vec<u8>>>> {
+        match self {
+            Store::File(_) => Ok(None),
+            Store::JetStream(j) => j.finish_replace(run, p),
+        }
+    }
+
+    /// Write the new run `run` of these records (exactly seqs 1..N) so
+    /// that no reader takes it for whole before it is: the one way
+    /// `fork`, `recover --as` and `backups restore` create a run. File:
+    /// written whole in one step ([`file::FileStore::create_whole`]).
+    /// JetStream: marked until it is whole (`jetstream/whole.rs`); a
+    /// re-run of `intent`'s command goes on from what is stored. An
+    /// existing run is refused (`Error::Exists`), and so is a run another
+    /// command left half written.
+    pub fn create_marked(
+        &self,
+        run: &str,
+        records: Vec<(u64, Vec<u8>)>,
+        intent: &Intent,
+    ) -> crate::Result<()> {
+        match self {
+            Store::File(f) => f.create_whole(run, records).1,
+            Store::JetStream(j) => j.create_marked(run, records, intent),
         }
     }
 
@@ -661,10 +798,16 @@ impl Store {
         match self {
             Store::File(f) => f.repair(run, dry_run),
             // A JetStream record is a whole message: a tail cannot be torn
-            // and a newline cannot be missing.
-            Store::JetStream(j) => Ok(Repair::Nothing {
-                records: j.read(run)?.entries.len(),
-            }),
+            // and a newline cannot be missing. What can end a run that is
+            // no record is the fence of an interrupted delete or recover.
+            Store::JetStream(j) => {
+                let taken = j.take_fences(run, dry_run)?;
+                let records = j.read(run)?.entries.len();
+                Ok(match taken.into_iter().next() {
+                    Some(subject) => Repair::RemovedFence { subject, records },
+                    None => Repair::Nothing { records },
+                })
+            }
         }
     }
 
@@ -1047,7 +1190,7 @@ impl Address {
         hold: std::time::Duration,
     ) -> crate::Result<Store> {
         Ok(match self {
-            Address::File { dir } => Store::File(file::FileStore::new(dir.clone())),
+            Address::File { dir } => Store::directory(dir.clone()),
             Address::JetStream { stream } => Store::JetStream(Box::new(
                 jetstream::JetStreamStore::connect(settings, stream)?.with_hold(hold),
             )),

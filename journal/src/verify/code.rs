@@ -147,11 +147,14 @@ pub enum Code {
     OrphanMessages,
     /// An upgrade was interrupted before it finished.
     UpgradeInterrupted,
+    /// A write of the whole run (fork, recover, a restore) was
+    /// interrupted before it finished: the run is marked as half written.
+    WriteInterrupted,
 }
 
 impl Code {
     /// Every code, in the order of SPEC 11.
-    pub const ALL: [Code; 40] = [
+    pub const ALL: [Code; 41] = [
         Code::TornTail,
         Code::UnterminatedFinalRecord,
         Code::GarbageFinalLine,
@@ -192,6 +195,7 @@ impl Code {
         Code::CounterOverflow,
         Code::OrphanMessages,
         Code::UpgradeInterrupted,
+        Code::WriteInterrupted,
     ];
 
     /// A finding about the final line only, which `repair` clears (cut
@@ -247,6 +251,7 @@ impl Code {
             Code::CounterOverflow => "counter-overflow",
             Code::OrphanMessages => "orphan-messages",
             Code::UpgradeInterrupted => "upgrade-interrupted",
+            Code::WriteInterrupted => "write-interrupted",
         }
     }
 
@@ -286,7 +291,8 @@ impl Code {
             | Code::StreamConfig
             | Code::SubjectMismatch
             | Code::OrphanMessages
-            | Code::UpgradeInterrupted => Severity::Error,
+            | Code::UpgradeInterrupted
+            | Code::WriteInterrupted => Severity::Error,
             Code::SkippedOptional
             | Code::UnknownField
             | Code::OrphanLock
@@ -305,6 +311,9 @@ impl Code {
                 Some(R::Upgrade)
             }
             Code::OpenDeferrals => Some(R::Answer),
+            // The command its mark names, again (a finding in place says
+            // `recover`, which is that command).
+            Code::WriteInterrupted => Some(R::Again),
             // The reader stops at the first bad record; recover keeps
             // every intact record past it (FORMAT.md, "recover").
             Code::InteriorCorruption | Code::SeqGap | Code::SeqNotIncreasing => Some(R::Recover),

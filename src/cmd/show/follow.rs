@@ -156,5 +156,9 @@ pub fn show(g: &Invocation, a: &ShowArgs, style: Style, out: &mut dyn Write) -> 
             return Ok(ExitCode::from(130));
         }
         f.step(g, &mut t, TICK)?;
+        // The server gone (waited for) or back: said as it happens.
+        if let Some(notice) = f.follow.notice() {
+            eprintln!("fisk-admin: {}", crate::output::sanitize(&notice, false));
+        }
     }
 }

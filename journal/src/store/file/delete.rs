@@ -81,17 +81,24 @@ impl FileStore {
         // `rm` keeps the journal under a second name first (a link: no copy,
         // the same inode, owner and mode); a copy's source was verified in
         // its copy and goes.
-        let kept = match keep {
-            false => None,
-            true => Some(self.keep_beside(dir, run, "removed", |p| dir.link(path, p))?),
+        // An rm killed after it linked the backup and before it unlinked
+        // the journal left that link: the same rm again keeps it as the
+        // backup rather than making a second name of the same file.
+        let before = keep
+            .then(|| self.kept_before(run, "removed", |p| same_file(p, path)))
+            .flatten();
+        let made = match (keep, &before) {
+            (true, None) => Some(self.keep_beside(dir, run, "removed", |p| dir.link(path, p))?),
+            _ => None,
         };
         if let Err(e) = dir.unlink(path) {
-            // The run is still there: its backup is not needed.
-            if let Some(k) = &kept {
+            // The run is still there: the backup made for it is not needed.
+            if let Some(k) = &made {
                 let _ = dir.unlink(k);
             }
             return Err(Error::io(path, e));
         }
+        let kept = made.or(before);
         removed.push(path.to_path_buf());
         // Unlinking while holding the lock: a writer that opens the old lock
         // file now finds no journal and stops. The run is gone already: a
@@ -103,6 +110,15 @@ impl FileStore {
         drop(lock);
         dir.sync_dir().map_err(|e| Error::io(self.dir(), e))?;
         Ok((removed, kept))
+    }
+}
+
+/// Whether `a` and `b` name the same file (device and inode).
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::symlink_metadata(a), std::fs::symlink_metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
     }
 }
 
@@ -127,5 +143,32 @@ mod tests {
         let removed = store.delete_copied("r", 2).unwrap();
         assert_eq!(removed.len(), 2, "{removed:?}");
         assert!(store.list().unwrap().runs.is_empty());
+    }
+
+    /// Issue 36.5: an rm killed after it linked its backup and before it
+    /// unlinked the journal (the crash sweep's image) left the backup;
+    /// the same rm again keeps that one, and makes no second.
+    #[test]
+    fn an_rm_again_after_a_kill_keeps_the_backup_it_made_not_a_second() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::new(dir.path());
+        let mut a = store.create_appender("r").unwrap();
+        a.append(&rec(1)).unwrap();
+        drop(a);
+        let left = dir.path().join("r.removed-20261201T000000Z.bak");
+        std::fs::hard_link(dir.path().join("r.json"), &left).unwrap();
+        // Another run's backup, and one of an older r with other bytes,
+        // are not it.
+        std::fs::write(dir.path().join("r.removed-20250101T000000Z.bak"), b"old").unwrap();
+        let (_, kept) = store.delete("r").unwrap();
+        assert_eq!(kept, Some(left.clone()));
+        let backups: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.starts_with("r.removed-"))
+            .collect();
+        assert_eq!(backups.len(), 2, "{backups:?}");
+        assert!(!dir.path().join("r.json").exists());
+        assert!(left.exists());
     }
 }

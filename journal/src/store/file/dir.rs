@@ -147,6 +147,35 @@ impl FileStore {
         )
     }
 
+    /// A backup `<id>.<why>-*.bak` of `run` beside its journal that `same`
+    /// says already holds what is to be kept: what an earlier command,
+    /// killed after it kept the run and before it changed it, left. The
+    /// same command again takes that one instead of keeping the run a
+    /// second time (issue 36.5). Looked up in the directory as it is
+    /// (reading changes nothing); `None` when there is none, or the
+    /// directory cannot be listed.
+    pub(super) fn kept_before(
+        &self,
+        run: &str,
+        why: &str,
+        same: impl Fn(&Path) -> bool,
+    ) -> Option<PathBuf> {
+        let prefix = format!("{run}.{why}-");
+        let mut found: Vec<PathBuf> = std::fs::read_dir(self.dir())
+            .ok()?
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                e.file_name()
+                    .to_str()
+                    .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".bak"))
+            })
+            .map(|e| e.path())
+            .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_file()))
+            .collect();
+        found.sort();
+        found.into_iter().find(|p| same(p))
+    }
+
     /// The first free name `name("")`, `name("-1")` ... in the store
     /// directory, made by `make` (which must fail with `AlreadyExists` on a
     /// taken name and never replace one), then the directory fsynced.

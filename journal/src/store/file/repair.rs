@@ -76,10 +76,24 @@ impl FileStore {
         saved: &[u8],
         offset: u64,
     ) -> Result<PathBuf> {
-        let backup = self.keep_beside(dir, run, "torn", |p| write_new(dir, p, saved))?;
+        // A repair killed after it saved the bytes and before it cut them
+        // left that backup: the same repair again keeps it rather than
+        // saving the same bytes twice.
+        let before = self.kept_before(run, "torn", |p| {
+            std::fs::read(p).is_ok_and(|b| b.as_slice() == saved)
+        });
+        let (backup, made) = match before {
+            Some(b) => (b, false),
+            None => (
+                self.keep_beside(dir, run, "torn", |p| write_new(dir, p, saved))?,
+                true,
+            ),
+        };
         if let Err(e) = file.set_len(offset) {
-            // The journal is as it was: its backup is not needed.
-            let _ = dir.unlink(&backup);
+            // The journal is as it was: the backup made for it is not needed.
+            if made {
+                let _ = dir.unlink(&backup);
+            }
             return Err(Error::io(path, e));
         }
         // Cut, but maybe not durably: the backup stays, the bytes are in it.
@@ -134,4 +148,48 @@ pub(super) fn add_newline(file: &mut dyn DirFile, path: &Path) -> Result<()> {
     file.write_all(b"\n")
         .and_then(|()| file.sync_data())
         .map_err(|e| Error::io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 36.5: a repair killed after it saved the torn bytes and
+    /// before it cut them (the crash sweep's image) left their backup;
+    /// the same repair again cuts and keeps that backup, and saves no
+    /// second copy of the same bytes.
+    #[test]
+    fn a_repair_again_after_a_kill_keeps_the_backup_it_made_not_a_second() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::new(dir.path());
+        let mut a = store.create_appender("r").unwrap();
+        crate::store::Appender::append(&mut a, &super::super::testing::rec(1)).unwrap();
+        drop(a);
+        let journal = dir.path().join("r.json");
+        let whole = std::fs::read(&journal).unwrap();
+        let torn = br#"{"seq":2,"prot"#;
+        let mut bytes = whole.clone();
+        bytes.extend_from_slice(torn);
+        std::fs::write(&journal, &bytes).unwrap();
+        let left = dir.path().join("r.torn-20261201T000000Z.bak");
+        std::fs::write(&left, torn).unwrap();
+        // An earlier backup of other bytes is not it.
+        std::fs::write(dir.path().join("r.torn-20250101T000000Z.bak"), b"other").unwrap();
+        match store.repair("r", false).unwrap() {
+            Repair::CutTorn { backup, .. } => assert_eq!(backup, Some(left)),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(std::fs::read(&journal).unwrap(), whole);
+        let backups = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with("r.torn-")
+            })
+            .count();
+        assert_eq!(backups, 2);
+    }
 }

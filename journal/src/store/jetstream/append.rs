@@ -107,6 +107,11 @@ impl Core {
     /// A run that ends on a delete's fence is refused: that delete was
     /// interrupted (or is under way), and nothing may follow the fence.
     pub(super) async fn open(self: &Arc<Self>, run: &str) -> Result<Writer> {
+        // A run being written whole is no run yet (`whole.rs`): its last
+        // message may be a record, so the mark is looked for.
+        if let Some(p) = self.pending(run).await? {
+            return Err(p.refusal(run));
+        }
         let (last, n) = self.tail(run).await?;
         if is_tombstone(&last.payload) {
             return Err(self.being_deleted(run, format!(
@@ -130,13 +135,19 @@ impl Core {
         )
     }
 
-    fn writer(self: &Arc<Self>, run: &str, last_seq: u64, last_stream_seq: u64) -> Result<Writer> {
+    pub(super) fn writer(
+        self: &Arc<Self>,
+        run: &str,
+        last_seq: u64,
+        last_stream_seq: u64,
+    ) -> Result<Writer> {
         Ok(Writer {
             core: Arc::clone(self),
             run: run.to_owned(),
             nonce: new_nonce()?,
             last_seq,
             last_stream_seq,
+            staged: false,
         })
     }
 }
@@ -152,6 +163,10 @@ pub(super) struct Writer {
     pub(super) last_seq: u64,
     /// Stream sequence of the record at `last_seq` (0 for a new run).
     pub(super) last_stream_seq: u64,
+    /// Record N goes to the run's staging subject `<prefix>.<id>._writing.<N>`
+    /// instead of its record subject (`whole.rs`: a run replaced in place
+    /// is written there first).
+    pub(super) staged: bool,
 }
 
 impl Writer {
@@ -163,10 +178,22 @@ impl Writer {
         format!("{}-{seq}", self.nonce)
     }
 
+    /// The subject record `seq` is published on: its record subject, or
+    /// its staging subject for a staged writer.
+    pub(super) fn subject_of(&self, seq: u64) -> String {
+        match self.staged {
+            true => self.core.stage_subject(&self.run, seq),
+            false => self.core.subject(&self.run, seq),
+        }
+    }
+
     /// Record `seq` as SPEC 8 publishes it: msg id `<nonce>-<seq>` and the
     /// fence, on the record before it (stored at stream sequence `prev`)
     /// or, for seq 1 (and the first record of a headless copy, which has
-    /// no record before it: `prev` 0), on the whole run being empty.
+    /// no record before it: `prev` 0), on the whole run: empty (`prev`
+    /// 0), or ending at `prev` (a run written whole after its mark,
+    /// `whole.rs`: the mark, or the last staged record, is its last
+    /// message).
     pub(super) fn fenced(
         &self,
         seq: u64,
@@ -179,17 +206,18 @@ impl Writer {
             .message_id(self.msg_id(seq));
         if seq == 1 || prev == 0 {
             // A new run: nothing may exist anywhere under the run's
-            // subjects (the agent's wildcard fence, here on an empty run,
-            // so constant cost). This is what makes a create safe without
-            // looking first: a run that holds anything refuses it.
-            msg.expected_last_subject_sequence(0).header(
+            // subjects but what `prev` names (the agent's wildcard fence,
+            // here on an empty run or one message, so constant cost). This
+            // is what makes a create safe without looking first: a run that
+            // holds anything else refuses it.
+            msg.expected_last_subject_sequence(prev).header(
                 async_nats::HeaderName::from_static(EXPECTED_SUBJECT_HEADER),
                 format!("{}.{}.>", st.prefix, self.run),
             )
         } else {
             msg.expected_last_subject_sequence(prev).header(
                 async_nats::HeaderName::from_static(EXPECTED_SUBJECT_HEADER),
-                st.subject(&self.run, seq - 1),
+                self.subject_of(seq - 1),
             )
         }
     }
@@ -211,7 +239,7 @@ impl Writer {
     async fn publish_bytes(&self, seq: u64, raw: bytes::Bytes) -> Result<u64> {
         let st = &self.core;
         let raw_len = raw.len();
-        let subject = st.subject(&self.run, seq);
+        let subject = self.subject_of(seq);
         let Some(outcome) = self.publish_riding(seq, &subject, raw).await else {
             return Err(st.err(
                 Some(&self.run),
@@ -404,9 +432,13 @@ impl Writer {
         use async_nats::jetstream::stream::LastRawMessageErrorKind as K;
         let st = &self.core;
         if self.last_stream_seq == 0 || seq == 1 {
-            return matches!(st.last_of_run(&self.run).await, Ok(None));
+            return match st.last_of_run(&self.run).await {
+                Ok(None) => self.last_stream_seq == 0,
+                Ok(Some(m)) => self.last_stream_seq != 0 && m.sequence == self.last_stream_seq,
+                Err(_) => false,
+            };
         }
-        let (target, before) = (st.subject(&self.run, seq), st.subject(&self.run, seq - 1));
+        let (target, before) = (self.subject_of(seq), self.subject_of(seq - 1));
         let stored = st.stream.get_last_raw_message_by_subject(&target).await;
         if !matches!(stored, Err(e) if e.kind() == K::NoMessageFound) {
             return false;

@@ -74,7 +74,7 @@ impl AsyncJetStreamStore {
         let core = Core::bind(settings, name).await?;
         Ok(AsyncJetStreamStore {
             core: Arc::new(core),
-            hold: super::blocking::DEFAULT_HOLD,
+            hold: super::DEFAULT_HOLD,
         })
     }
 

@@ -22,10 +22,12 @@ use super::conn::Rt;
 use super::core::Core;
 use super::delete::Fence;
 use super::upgrade::Step;
+use super::whole::{Finish, Pending};
+use super::DEFAULT_HOLD;
 use super::{Headless, Orphan, RunMessage};
 use crate::error::{Result, Where};
 use crate::nats::Settings;
-use crate::store::{keep_run, Journal, Summary};
+use crate::store::{keep_run, keep_run_once, Intent, Journal, Summary};
 use crate::upgrade::Outcome;
 use async_nats::jetstream::stream;
 use std::collections::HashSet;
@@ -44,9 +46,6 @@ pub struct JetStreamStore {
     /// this is live (zero: no hold).
     hold: Duration,
 }
-
-/// The hold a store starts with (SPEC 8's default).
-pub const DEFAULT_HOLD: Duration = Duration::from_secs(600);
 
 impl JetStreamStore {
     /// Connect and bind to `name`, refusing a stream that breaks SPEC 8.
@@ -466,21 +465,153 @@ impl JetStreamStore {
         let fence = self
             .rt
             .block_on(self.core.fence(run, kept.last, kept.upto))?;
-        let file = match keep_run(keep, run, &kept.journal, &kept.others) {
-            Ok(file) => file,
-            Err(e) => {
-                if let Fence::At(at) = fence {
-                    self.rt.block_on(self.core.unfence(run, kept.last, at))?;
-                }
-                return Err(e);
-            }
-        };
+        let file = self.keep_fenced(run, &kept, fence, keep)?;
         let (upto, fences) = match fence {
             Fence::At(at) => (at, kept.fences + 1),
             Fence::Unfenced => (kept.upto, kept.fences),
         };
         let (purged, warning) = self.rt.block_on(self.core.purge_kept(run, upto))?;
         Ok((purged.saturating_sub(fences), file, warning))
+    }
+
+    /// The run's mark, when a write of it as a whole is not finished
+    /// (`whole.rs`): `None` for a run written whole, or none at all.
+    pub fn pending(&self, run: &str) -> Result<Option<Pending>> {
+        self.rt.block_on(self.core.pending(run))
+    }
+
+    /// Write the new run `run` of `records` (exactly seqs 1..N), marked
+    /// until it is whole, or finish what `intent`'s command began
+    /// (`whole.rs`). An existing run is refused, and so is a mark of
+    /// another command.
+    pub fn create_marked(
+        &self,
+        run: &str,
+        records: Vec<(u64, Vec<u8>)>,
+        intent: &Intent,
+    ) -> Result<()> {
+        self.core.writable()?;
+        let records = records.into_iter().map(|(s, b)| (s, b.into())).collect();
+        self.rt
+            .block_on(self.core.create_marked(run, records, intent))
+    }
+
+    /// Replace the run `run`, read as `planned` (its records in seq order,
+    /// one line each, as [`crate::store::Store::raw`] reads them), by
+    /// `records` (seqs 1..N): refused when the run changed since, or is
+    /// within the hold; fenced as a delete fences it, kept as a one-run
+    /// file store in the new directory `keep` (here, outside the
+    /// runtime), then replaced through a stage (`whole.rs`). Returns the
+    /// journal kept. The stream must allow purges.
+    pub fn replace_whole(
+        &self,
+        run: &str,
+        planned: &[u8],
+        records: Vec<(u64, Vec<u8>)>,
+        intent: &Intent,
+        keep: &Path,
+    ) -> Result<PathBuf> {
+        self.core.writable()?;
+        self.core.needs_purge(run, "recover in place")?;
+        let kept = self.rt.block_on(self.core.to_keep(run))?;
+        if kept.journal != planned {
+            return Err(crate::Error::refused(
+                run,
+                "the run changed while it was being planned (a writer got to it); nothing was changed: recover it again",
+            ));
+        }
+        // The hold judges the run as read: the fence keeps it so.
+        if !kept.fenced {
+            self.check_held(run)?;
+        }
+        let fence = self.rt.block_on(self.core.fence_for(
+            run,
+            kept.last,
+            kept.upto,
+            super::delete::Why::Recover,
+        ))?;
+        let file = self.keep_fenced(run, &kept, fence, keep)?;
+        let after = match fence {
+            Fence::At(at) => at,
+            Fence::Unfenced => kept.upto,
+        };
+        let records = records.into_iter().map(|(s, b)| (s, b.into())).collect();
+        let shown = crate::shell::shown(&file);
+        self.rt
+            .block_on(self.core.replace_staged(run, records, intent, shown, after))?;
+        Ok(file)
+    }
+
+    /// Finish the staged replacement `p` of `run` an interrupted command
+    /// began (`whole.rs`): the records of the run as written (seqs 1..N,
+    /// in order), or `None`
+    /// when its stage was not whole (the old run was never touched; the
+    /// mark and stage are taken away, and the run is as it was).
+    pub fn finish_replace(&self, run: &str, p: &Pending) -> Result<Option<Vec<Vec<u8>>>> {
+        self.core.writable()?;
+        self.core.needs_purge(run, "recover in place")?;
+        Ok(match self.rt.block_on(self.core.finish_staged(run, p))? {
+            Finish::Done(records) => Some(records.into_iter().map(|(_, b)| b.to_vec()).collect()),
+            Finish::Dropped => None,
+        })
+    }
+
+    /// Take away the fences an interrupted delete or recover left after
+    /// the run's last record (`delete.rs`): their subjects (with
+    /// `dry_run`, the one that would go first); empty when there are none.
+    pub fn take_fences(&self, run: &str, dry_run: bool) -> Result<Vec<String>> {
+        if !dry_run {
+            self.core.writable()?;
+        }
+        self.rt.block_on(self.core.take_fences(run, dry_run))
+    }
+
+    /// Why `what` (deleting runs, replacing one in place) cannot be done
+    /// here: the stream denies purges. `None` when it allows them.
+    pub fn purge_refusal(&self, what: &str) -> Option<String> {
+        self.core.purge_refusal(what)
+    }
+
+    /// Refused when a new run written whole could not be unmarked once
+    /// whole (`whole.rs`: the stream denies both purges and deletes).
+    pub fn check_whole_write(&self, run: &str) -> Result<()> {
+        self.core.unmark_way(run).map(|_| ())
+    }
+
+    /// The crash seam (`conn.rs`'s `Cut`): die at the `at`th request that
+    /// changes the stream from now (0: never), which reaches the server
+    /// when `lands`; every later one fails without reaching it.
+    // For tests (journal/tests/jetstream_whole.rs), not API.
+    #[doc(hidden)]
+    pub fn cut_at(&self, at: u64, lands: bool) {
+        self.core.conn.cut.arm(at, lands);
+    }
+
+    /// How many requests that change the stream were made since the last
+    /// [`cut_at`](Self::cut_at).
+    // For tests (journal/tests/jetstream_whole.rs), not API.
+    #[doc(hidden)]
+    pub fn cut_steps(&self) -> u64 {
+        self.core.conn.cut.taken()
+    }
+
+    /// Keep the run read as `kept` and fenced by `fence` in `keep` (once:
+    /// a copy of the same bytes a killed command left is taken), here,
+    /// outside the runtime; when it cannot be kept, the fence is taken
+    /// back and the run is as it was.
+    fn keep_fenced(
+        &self,
+        run: &str,
+        kept: &super::delete::ToKeep,
+        fence: Fence,
+        keep: &Path,
+    ) -> Result<PathBuf> {
+        keep_run_once(keep, run, &kept.journal, &kept.others).or_else(|e| {
+            if let Fence::At(at) = fence {
+                self.rt.block_on(self.core.unfence(run, kept.last, at))?;
+            }
+            Err(e)
+        })
     }
 
     /// Upgrade one run from version 3 to version 1, keeping it first in a

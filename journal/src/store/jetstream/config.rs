@@ -189,9 +189,13 @@ pub fn config_notes(c: &stream::Config) -> Vec<String> {
         ));
     }
     if c.deny_purge {
-        out.push(
-            "deny_purge is true: runs cannot be deleted from the stream, nor moved off it".into(),
-        );
+        let whole = match c.deny_delete {
+            false => "fork, recover --as and backups restore still work (the mark a run carries until it is whole is deleted as one message)",
+            true => "and with deny_delete as well, fork, recover --as and backups restore are refused too (the mark a run carries until it is whole could not be taken away)",
+        };
+        out.push(format!(
+            "deny_purge is true (it cannot be turned off): rm cannot delete a run, recover cannot rewrite one in place and migrate --delete-source cannot remove what it copied (each is refused before it touches a run); {whole}; runs can still be copied off with migrate"
+        ));
     }
     if c.duplicate_window.is_zero() {
         out.push(

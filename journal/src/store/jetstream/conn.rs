@@ -111,6 +111,67 @@ pub(super) struct Conn {
     /// The JetStream API prefix (`$JS.API`, or the domain's or the one
     /// given): for the requests async-nats has no call for.
     pub(super) api: String,
+    /// The crash seam: every request that changes the stream asks it
+    /// first ([`Cut`]). Never armed outside the tests' sweep.
+    pub(super) cut: Arc<Cut>,
+}
+
+/// The crash seam of the JetStream writers (FORMAT.md, "The crash sweep
+/// on JetStream"), as `store/file/sim.rs` is the file backend's: every
+/// request that changes the stream (a publish, a purge, a message delete)
+/// is a step. Armed at step N, that step either never reaches the server
+/// or reaches it and its answer is lost, and every later step fails
+/// without reaching it: the stream is left exactly as a process killed
+/// there leaves it. Reads are not steps (they change nothing). Unarmed,
+/// it only counts.
+#[derive(Debug, Default)]
+pub(super) struct Cut {
+    /// Steps taken so far.
+    taken: std::sync::atomic::AtomicU64,
+    /// The step the process dies at (0: never).
+    at: std::sync::atomic::AtomicU64,
+    /// Whether the step it dies at reaches the server.
+    lands: std::sync::atomic::AtomicBool,
+}
+
+/// What a step of the stream may do ([`Cut::step`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Step {
+    /// Go on as usual.
+    Go,
+    /// Do it, then fail as if the answer never came: the last step.
+    LandThenDie,
+    /// Fail without doing it: the process is dead.
+    Dead,
+}
+
+impl Cut {
+    /// The next step's fate.
+    pub(super) fn step(&self) -> Step {
+        use std::sync::atomic::Ordering::SeqCst;
+        let n = self.taken.fetch_add(1, SeqCst).saturating_add(1);
+        let at = self.at.load(SeqCst);
+        match at {
+            0 => Step::Go,
+            at if n < at => Step::Go,
+            at if n == at && self.lands.load(SeqCst) => Step::LandThenDie,
+            _ => Step::Dead,
+        }
+    }
+
+    /// Die at step `at` (counted from now; 0: never), which reaches the
+    /// server when `lands`.
+    pub(super) fn arm(&self, at: u64, lands: bool) {
+        use std::sync::atomic::Ordering::SeqCst;
+        self.taken.store(0, SeqCst);
+        self.lands.store(lands, SeqCst);
+        self.at.store(at, SeqCst);
+    }
+
+    /// Steps taken since the last [`arm`](Self::arm).
+    pub(super) fn taken(&self) -> u64 {
+        self.taken.load(std::sync::atomic::Ordering::SeqCst)
+    }
 }
 
 impl Conn {
@@ -121,6 +182,7 @@ impl Conn {
             js: jetstream_context(client, settings),
             server: settings.server_list(),
             api: api_prefix(settings),
+            cut: Arc::default(),
         })
     }
 
@@ -181,11 +243,21 @@ impl Conn {
         msg: jetstream::message::PublishMessage,
     ) -> Option<std::result::Result<jetstream::publish::PublishAck, jetstream::context::PublishError>>
     {
-        match tokio::time::timeout(nats::REQUEST_TIMEOUT, self.js.send_publish(subject, msg)).await
-        {
-            Ok(Ok(ack)) => Some(ack.await),
-            Ok(Err(e)) => Some(Err(e)),
-            Err(_) => None,
+        let step = self.cut.step();
+        if step == Step::Dead {
+            return None;
+        }
+        let outcome =
+            match tokio::time::timeout(nats::REQUEST_TIMEOUT, self.js.send_publish(subject, msg))
+                .await
+            {
+                Ok(Ok(ack)) => Some(ack.await),
+                Ok(Err(e)) => Some(Err(e)),
+                Err(_) => None,
+            };
+        match step {
+            Step::Go => outcome,
+            _ => None,
         }
     }
 

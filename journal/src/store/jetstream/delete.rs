@@ -38,6 +38,15 @@ pub(super) enum Fence {
     Unfenced,
 }
 
+/// Which command fences a run: its tombstone says which one finishes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Why {
+    /// `rm`, `migrate --delete-source`: deleting the run.
+    Delete,
+    /// `recover` in place: replacing the run (`whole.rs`).
+    Recover,
+}
+
 /// A run as `rm` keeps it, read before it is purged.
 pub(super) struct ToKeep {
     /// The records in seq order, one line each: the kept journal.
@@ -126,6 +135,18 @@ impl Core {
     /// `Error::Live` when a writer stored anything after `upto` (nothing
     /// is changed then).
     pub(super) async fn fence(&self, run: &str, last: u64, upto: u64) -> Result<Fence> {
+        self.fence_for(run, last, upto, Why::Delete).await
+    }
+
+    /// [`fence`](Self::fence), its tombstone saying which command fenced
+    /// the run and so finishes what it began.
+    pub(super) async fn fence_for(
+        &self,
+        run: &str,
+        last: u64,
+        upto: u64,
+        why: Why,
+    ) -> Result<Fence> {
         // Nothing a fenced writer could append after: no record subject
         // (a literal fence needs one before it, a new run's an empty run),
         // or no seq after the last.
@@ -134,11 +155,19 @@ impl Core {
         };
         let subject = self.subject(run, next);
         let msg_id = format!("{}-delete", new_nonce()?);
+        let (doing, finish) = match why {
+            Why::Delete => ("deleted", "delete"),
+            Why::Recover => ("recovered", "recover"),
+        };
         let body = format!(
-            "{}run {run} is being deleted by fisk-admin ({}, {}); if this is its last message, that delete was interrupted: delete the run again (fisk-admin rm {run}) to finish",
+            "{}run {run} is being {doing} by fisk-admin ({}, {}); if this is its last message, that {finish} was interrupted: {finish} the run again (fisk-admin {} {run}) to finish",
             String::from_utf8_lossy(TOMBSTONE),
             crate::id::worker_name(),
             crate::time::Time::now(),
+            match why {
+                Why::Delete => "rm",
+                Why::Recover => "recover",
+            }
         );
         let msg = jetstream::message::PublishMessage::build()
             .payload(body.into())
@@ -197,13 +226,51 @@ impl Core {
     /// removed.
     async fn purge_through(&self, run: &str, upto: u64) -> Result<u64> {
         let filter = format!("{}.{run}.>", self.prefix);
-        self.stream
-            .purge()
-            .filter(&filter)
-            .sequence(upto.saturating_add(1))
+        self.purge(&filter, Some(upto.saturating_add(1)))
             .await
-            .map(|r| r.purged)
             .map_err(|e| self.err(Some(run), format!("cannot purge {filter}: {e}")))
+    }
+
+    /// Purge the messages on `filter` (below stream sequence `below`, when
+    /// given): how many were removed. A step of the crash seam
+    /// (`conn.rs`'s `Cut`); the error is the server's words.
+    pub(super) async fn purge(
+        &self,
+        filter: &str,
+        below: Option<u64>,
+    ) -> std::result::Result<u64, String> {
+        use super::conn::Step;
+        let step = self.conn.cut.step();
+        if step == Step::Dead {
+            return Err("no answer (the process is dead)".into());
+        }
+        let request = self.stream.purge().filter(filter);
+        let done = match below {
+            Some(n) => request.sequence(n).await,
+            None => request.await,
+        };
+        match (step, done) {
+            (Step::Go, Ok(r)) => Ok(r.purged),
+            (Step::Go, Err(e)) => Err(e.to_string()),
+            _ => Err("no answer (the process died)".into()),
+        }
+    }
+
+    /// Delete the message at stream sequence `seq` (for a stream that
+    /// denies purges but not deletes). A step of the crash seam; the error
+    /// is the server's words.
+    pub(super) async fn delete_msg(&self, seq: u64) -> std::result::Result<(), String> {
+        use super::conn::Step;
+        let step = self.conn.cut.step();
+        if step == Step::Dead {
+            return Err("no answer (the process is dead)".into());
+        }
+        let done = self.stream.delete_message(seq).await;
+        match (step, done) {
+            (Step::Go, Ok(_)) => Ok(()),
+            (Step::Go, Err(e)) => Err(e.to_string()),
+            _ => Err("no answer (the process died)".into()),
+        }
     }
 
     /// Every message of the run, as `rm` keeps it: the records in seq
@@ -255,10 +322,7 @@ impl Core {
     /// on (its backup could not be written): the run is as it was.
     pub(super) async fn unfence(&self, run: &str, last: u64, at: u64) -> Result<()> {
         let subject = self.subject(run, last.saturating_add(1));
-        self.stream
-            .purge()
-            .filter(&subject)
-            .sequence(at.saturating_add(1))
+        self.purge(&subject, Some(at.saturating_add(1)))
             .await
             .map(|_| ())
             // A purge request that failed: the server's failure (what it
@@ -271,6 +335,57 @@ impl Core {
                     ),
                 )
             })
+    }
+
+    /// Take away the fences a delete or a recover left after the run's
+    /// last record (`repair` on JetStream): the run is as it was before
+    /// it was fenced. A delete's fence is taken back by a purge of its
+    /// subject, or on a stream that denies purges by a message delete (a
+    /// delete or recover there cannot finish: they need purges; issue
+    /// 36.3). The subjects of the fences (taken away, or with `dry_run`
+    /// that would be); empty when the run ends on none.
+    pub(super) async fn take_fences(&self, run: &str, dry_run: bool) -> Result<Vec<String>> {
+        id::check(run)?;
+        let mut taken = Vec::new();
+        loop {
+            let Some(last) = self.last_of_run(run).await? else {
+                return match taken.is_empty() {
+                    true => Err(self.not_found(run)),
+                    false => Ok(taken),
+                };
+            };
+            if !is_tombstone(&last.payload) {
+                return Ok(taken);
+            }
+            let subject = last.subject.to_string();
+            if dry_run {
+                taken.push(subject);
+                return Ok(taken);
+            }
+            let done = match (self.config.deny_purge, self.config.deny_delete) {
+                (false, _) => self
+                    .purge(&subject, Some(last.sequence.saturating_add(1)))
+                    .await
+                    .map(|_| ()),
+                (true, false) => self.delete_msg(last.sequence).await,
+                (true, true) => {
+                    return Err(Error::refused(
+                        run,
+                        format!(
+                            "its last message, on {subject}, is the fence of a delete or recover that could not finish, and stream {} denies both purges and message deletes (deny_purge, deny_delete), so the fence cannot be taken away; copy the run off (fisk-admin migrate --from jetstream:{} --to DEST {run}), which leaves the fence behind",
+                            self.name, self.name
+                        ),
+                    ))
+                }
+            };
+            done.map_err(|e| {
+                self.err(
+                    Some(run),
+                    format!("cannot take away the fence on {subject}: {e}"),
+                )
+            })?;
+            taken.push(subject);
+        }
     }
 
     /// Purge the messages [`to_keep`](Self::to_keep) read and the fence

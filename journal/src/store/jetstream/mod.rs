@@ -74,6 +74,10 @@ mod read;
 mod subject;
 mod upgrade;
 mod verify;
+mod whole;
+
+/// The hold a store starts with (SPEC 8's default).
+pub const DEFAULT_HOLD: std::time::Duration = std::time::Duration::from_secs(600);
 
 pub use append::EXPECTED_SUBJECT_HEADER;
 pub use asynch::{AsyncJetStreamAppender, AsyncJetStreamStore};
@@ -86,8 +90,13 @@ pub use config::{
 };
 pub use follow::JetStreamFollow;
 pub use orphan::{Headless, Orphan};
-pub use subject::{as_lines, sort_by_seq, subject, RunMessage};
-pub use verify::{invalid_id_report, orphan_report, stream_config_findings, verify_jetstream_run};
+pub use subject::{as_lines, is_tombstone, sort_by_seq, subject, RunMessage};
+pub(crate) use verify::verify_run_on;
+pub use verify::{
+    invalid_id_report, orphan_report, stream_config_findings, verify_jetstream_run,
+    write_interrupted_report,
+};
+pub use whole::{Mark, Pending};
 
 /// How many runs are read or summarised at once.
 pub const CONCURRENCY: usize = 32;

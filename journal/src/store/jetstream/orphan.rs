@@ -26,6 +26,9 @@ pub struct Orphan {
     /// The lowest and highest record seq its subjects name, when any
     /// names one.
     pub seqs: Option<(u64, u64)>,
+    /// It carries a mark (`whole.rs`): a write of the whole run that has
+    /// not finished, not an orphan of a delete.
+    pub pending: bool,
 }
 
 impl Orphan {
@@ -58,6 +61,7 @@ pub struct Headless {
 struct Tally {
     messages: u64,
     meta: bool,
+    pending: bool,
     seqs: Option<(u64, u64)>,
 }
 
@@ -105,6 +109,9 @@ impl Core {
             }
             let t = runs.entry(run.to_owned()).or_default();
             t.messages = t.messages.saturating_add(count as u64);
+            if subject == self.mark_subject(run) {
+                t.pending = true;
+            }
             match seq {
                 Some(1) => t.meta = true,
                 Some(n) => {
@@ -120,6 +127,7 @@ impl Core {
                 run,
                 messages: t.messages,
                 seqs: t.seqs,
+                pending: t.pending,
             })
             .collect();
         Ok((orphans, invalid.into_iter().collect()))

@@ -5,6 +5,7 @@
 
 use super::core::Core;
 use super::pull::{Drain, Reading};
+use super::whole::Pending;
 use super::{sort_by_seq, RunMessage, CONCURRENCY};
 use crate::error::{Error, Result};
 use crate::id;
@@ -74,6 +75,21 @@ impl Core {
     /// tail is behind, see [`tail_behind`](Self::tail_behind)). Corrupt
     /// when it is on no record subject.
     pub(super) fn tail_seq(&self, run: &str, last: &StreamMessage) -> Result<u64> {
+        if self.is_writing(&last.subject) {
+            // A run being written whole (`whole.rs`): its mark, or its
+            // stage, was stored last.
+            return Err(match Pending::parse(&last.payload, last.sequence) {
+                Some(p) => p.refusal(run),
+                None => Error::refused_until(
+                    run,
+                    format!(
+                        "its last message, on {}, is a record staged by a fisk-admin recover that did not finish; recover the run again (fisk-admin recover {run}) to finish it",
+                        last.subject
+                    ),
+                    crate::Remedy::Recover,
+                ),
+            });
+        }
         self.parse_subject(&last.subject)
             .and_then(|(_, s)| s)
             .ok_or_else(|| Error::Corrupt {
@@ -128,8 +144,12 @@ impl Core {
         n: u64,
         last: &StreamMessage,
     ) -> Result<Option<Vec<RunMessage>>> {
-        if self.tail_behind(run, n).await? {
-            return Ok(None); // the consumer reads all of it
+        // The tail may be behind, or the run marked as being written
+        // (`whole.rs`): then the consumer reads all of it, and says so.
+        let mark = self.mark_subject(run);
+        let (behind, marked) = tokio::join!(self.tail_behind(run, n), self.last_on(&mark, false));
+        if behind? || marked?.is_some() {
+            return Ok(None);
         }
         let gets = futures_util::stream::iter(1..n)
             .map(|k| {
@@ -217,6 +237,19 @@ impl Core {
         mut messages: Vec<RunMessage>,
         lenient: bool,
     ) -> Result<(Journal, Option<String>)> {
+        // A run being written whole is no run yet (`whole.rs`).
+        let mark = self.mark_subject(run);
+        if let Some(m) = messages.iter().find(|m| m.subject == mark) {
+            return Err(match Pending::parse(&m.body, m.stream_seq) {
+                Some(p) => p.refusal(run),
+                None => self.corrupt(
+                    run,
+                    mark,
+                    0,
+                    "the message on it is not a fisk-admin mark".into(),
+                ),
+            });
+        }
         sort_by_seq(&mut messages);
         let bytes = messages.iter().map(|m| m.body.len() as u64 + 1).sum();
         let n = messages.len();
@@ -293,6 +326,11 @@ impl Core {
             .ok()
             .and_then(|r| r.time)
             .map(written_secs);
+        // The fence of an interrupted delete or recover: no writer can
+        // append after it, so none holds the run.
+        if super::subject::is_tombstone(&last.payload) {
+            return Ok((true, age, written));
+        }
         let mut n = last_n;
         let mut m = Some(last);
         while let Some(msg) = m {

@@ -13,7 +13,7 @@ use super::core::Core;
 pub(super) const TOMBSTONE: &[u8] = b"fisk-admin tombstone: ";
 
 /// Whether a message body is a delete's tombstone.
-pub(super) fn is_tombstone(body: &[u8]) -> bool {
+pub fn is_tombstone(body: &[u8]) -> bool {
     body.starts_with(TOMBSTONE)
 }
 

@@ -4,7 +4,7 @@
 //! through the one line checker as the lines of a journal.
 
 use super::subject::is_tombstone;
-use super::{as_lines, sort_by_seq, ConfigProblem, Orphan, RunMessage};
+use super::{as_lines, sort_by_seq, ConfigProblem, Orphan, Pending, RunMessage};
 use crate::record::Record;
 use crate::verify::{file_finding, verify_bytes, Code, Finding, RecordCheck, Report};
 
@@ -31,6 +31,41 @@ pub fn orphan_report(prefix: &str, orphan: &Orphan) -> Report {
     }
 }
 
+/// The report on a run marked as half written (`whole.rs`; `mark`: the
+/// mark, when it reads): one `write-interrupted` finding naming the
+/// command that finishes it.
+pub fn write_interrupted_report(run: &str, mark: Option<&Pending>) -> Report {
+    Report {
+        findings: vec![write_interrupted(run, mark)],
+        ..Report::default()
+    }
+}
+
+fn write_interrupted(run: &str, mark: Option<&Pending>) -> Finding {
+    let (message, remedy) = match mark {
+        Some(p) => (
+            format!(
+                "{}; or drop what was written with `fisk-admin rm {run}` (a backup is kept)",
+                p.describe(run)
+            ),
+            match p.mark.staged {
+                true => crate::Remedy::Recover,
+                false => crate::Remedy::Again,
+            },
+        ),
+        None => (
+            format!(
+                "run {run} is half written: messages on {run}._writing.> are what a fisk-admin write of the whole run leaves until it is finished, but its mark does not read; delete the run (`fisk-admin rm {run}`, a backup is kept)"
+            ),
+            crate::Remedy::Remove,
+        ),
+    };
+    Finding {
+        remedy: Some(remedy),
+        ..file_finding(run, Code::WriteInterrupted, message)
+    }
+}
+
 /// A run token on the stream's subjects that is not a valid run id
 /// (SPEC 1.2): the agent cannot see it, as it cannot see a file so named.
 pub fn invalid_id_report(prefix: &str, token: &str) -> Report {
@@ -50,9 +85,37 @@ pub fn invalid_id_report(prefix: &str, token: &str) -> Report {
 #[doc(hidden)]
 pub fn verify_jetstream_run(
     run: &str,
-    mut messages: Vec<RunMessage>,
+    messages: Vec<RunMessage>,
     check: Option<&dyn RecordCheck>,
 ) -> Report {
+    verify_run_on(run, messages, check, true)
+}
+
+/// [`verify_jetstream_run`] on a stream that allows purges or not
+/// (`purges`): where it does not, the fence of a delete or recover cannot
+/// be finished by either, and `repair` takes it away instead.
+pub(crate) fn verify_run_on(
+    run: &str,
+    messages: Vec<RunMessage>,
+    check: Option<&dyn RecordCheck>,
+    purges: bool,
+) -> Report {
+    // A mark and a stage (`whole.rs`) are no records of the run: one
+    // finding says what they are.
+    let writing = format!(".{run}._writing.");
+    let (marked, rest): (Vec<RunMessage>, Vec<RunMessage>) = messages
+        .into_iter()
+        .partition(|m| m.subject_seq.is_none() && m.subject.contains(&writing));
+    let mut messages = rest;
+    let pending = match marked.is_empty() {
+        true => None,
+        false => Some(
+            marked
+                .iter()
+                .find(|m| m.subject.ends_with("._writing.intent"))
+                .and_then(|m| Pending::parse(&m.body, m.stream_seq)),
+        ),
+    };
     sort_by_seq(&mut messages);
     let ordered = messages;
     let buf = as_lines(&ordered);
@@ -95,9 +158,19 @@ pub fn verify_jetstream_run(
         .collect();
     for f in &mut report.findings {
         if f.code == Code::GarbageFinalLine && f.line.is_some_and(|l| fences.contains(&l)) {
-            f.message = "the final message is the fence of an interrupted delete: readers drop it and no writer can append after it; deleting the run again finishes it".into();
-            f.remedy = Some(crate::Remedy::Remove);
+            let recover = f
+                .line
+                .and_then(|l| ordered.get(l.wrapping_sub(1)))
+                .is_some_and(|m| is_recover_fence(&m.body));
+            (f.message, f.remedy) = match (purges, recover) {
+                (true, true) => ("the final message is the fence of an interrupted recover: readers drop it and no writer can append after it; recovering the run again finishes it (`repair` takes the fence away instead, and keeps the run as it is)".into(), Some(crate::Remedy::Recover)),
+                (true, false) => ("the final message is the fence of an interrupted delete: readers drop it and no writer can append after it; deleting the run again finishes it (`repair` takes the fence away instead, and keeps the run)".into(), Some(crate::Remedy::Remove)),
+                (false, _) => ("the final message is the fence of a delete or recover that could not finish: the stream denies purges (deny_purge), which both need, and no writer can append after the fence; `repair` takes it away and the run is as it was".into(), Some(crate::Remedy::Repair)),
+            };
         }
+    }
+    if let Some(mark) = pending {
+        pre.push(write_interrupted(run, mark.as_ref()));
     }
     pre.append(&mut report.findings);
     report.findings = pre;
@@ -137,4 +210,10 @@ fn tail_behind(run: &str, messages: &[RunMessage]) -> Option<Finding> {
         seq: Some(tail_seq),
         ..file_finding(run, Code::UpgradeInterrupted, message)
     })
+}
+
+/// Whether a tombstone is `recover`'s (`delete.rs` words it so).
+fn is_recover_fence(body: &[u8]) -> bool {
+    body.windows(b"is being recovered".len())
+        .any(|w| w == b"is being recovered")
 }
