@@ -454,11 +454,58 @@ pub struct ExportArgs {
     /// (repeatable)
     #[arg(long, value_name = "REGEX")]
     pub redact: Vec<String>,
+    /// Redact what an agent's tools typically print (comma-separated or
+    /// repeated): tokens (bearer tokens, GitHub, Slack, API keys, JWTs,
+    /// NATS seeds), keys (AWS access keys, private key blocks, key=value
+    /// secrets), url-passwords (the password in user:password@host), or
+    /// all of them; with --redact's own patterns
+    #[arg(long, value_enum, value_name = "PRESET", value_delimiter = ',')]
+    pub redact_preset: Vec<RedactPreset>,
     /// Write to this file (mode 0600, whole or not at all; an existing file
     /// is refused) instead of stdout, where a terminal gets jsonl with the
     /// characters it would act on escaped
     #[arg(long, value_name = "FILE")]
     pub out: Option<std::path::PathBuf>,
+}
+
+/// `export --redact-preset`: the secrets an agent's tools typically print.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RedactPreset {
+    /// Bearer tokens, GitHub and Slack tokens, sk- API keys, JWTs, NATS nkey seeds
+    Tokens,
+    /// AWS access key ids, PEM private key blocks, key=value and key: value secrets
+    Keys,
+    /// The password of a URL's user:password@
+    UrlPasswords,
+    /// Every preset above
+    All,
+}
+
+impl RedactPreset {
+    /// Its patterns (each matches at least one character, never the
+    /// replacement `[redacted]`).
+    pub fn patterns(self) -> Vec<&'static str> {
+        const TOKENS: [&str; 6] = [
+            r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{8,}",
+            r"\bgh[pousr]_[A-Za-z0-9]{20,}",
+            r"\bxox[abprs]-[A-Za-z0-9-]{10,}",
+            r"\bsk-[A-Za-z0-9_-]{16,}",
+            r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+            r"\bS[UOACNPX][A-Z2-7]{50,}",
+        ];
+        const KEYS: [&str; 3] = [
+            r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+            r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
+            r#"(?i)\b(?:api[_-]?key|secret|access[_-]?token|password|passwd|pwd)\b\s*[:=]\s*[^\s"',;]+"#,
+        ];
+        const URL: [&str; 1] = [r"://[^\s/:@]+:[^\s/@]+@"];
+        match self {
+            RedactPreset::Tokens => TOKENS.to_vec(),
+            RedactPreset::Keys => KEYS.to_vec(),
+            RedactPreset::UrlPasswords => URL.to_vec(),
+            RedactPreset::All => TOKENS.iter().chain(&KEYS).chain(&URL).copied().collect(),
+        }
+    }
 }
 
 /// What `export` writes.

@@ -2287,13 +2287,29 @@ fn stream_check_warns_of_what_costs_sessions_and_refuses_no_ack() {
         assert_eq!(j["ok"], true, "{j}");
         assert_eq!(j["warnings"].as_array().map(Vec::len), Some(1), "{j}");
     }
-    // The fix the rollup warning names works.
-    let r = fisk_js(
+    // The fix the rollup warning names works as printed (issue 39, d-7:
+    // at b926494 it lacked --server and could not connect when pasted).
+    let r = check("ROLLUP", false);
+    let fix = crate::support::steps(&r.stdout, &["clear it with"]);
+    assert_eq!(fix.len(), 1, "{}", r.stdout);
+    assert!(
+        fix[0].contains(&format!("--server {}", srv.url))
+            && fix[0].ends_with("stream edit ROLLUP --no-allow-rollup"),
+        "{}",
+        fix[0]
+    );
+    let j = fisk_js(
         &srv,
         home.path(),
-        &["stream", "edit", "ROLLUP", "--no-allow-rollup"],
+        &["stream", "check", "ROLLUP", "-o", "json"],
+    )
+    .json();
+    assert_eq!(
+        j["next"][0]["argv"].as_array().map(Vec::len),
+        Some(fix[0].split(' ').count())
     );
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    let pasted = crate::support::Fixture::new(&[]).paste(&fix[0]);
+    assert_eq!(pasted.code, 0, "{}{}", pasted.stdout, pasted.stderr);
     assert_eq!(check("ROLLUP", true).code, 0);
 
     srv.raw_stream(Config {
