@@ -906,6 +906,9 @@ pub struct RmArgs {
     /// JetStream: delete within the hold (SPEC 8), once its writer is known to be gone
     #[arg(long)]
     pub force: bool,
+    /// At most this many runs, the longest inactive first
+    #[command(flatten)]
+    pub limit: crate::filter::Limit,
     #[command(flatten)]
     pub write: WriteArgs,
 }
@@ -926,7 +929,7 @@ pub enum BackupsCommand {
 
 #[derive(Args, Debug)]
 pub struct BackupsRestoreArgs {
-    /// The backup, as `backups` lists it (ID column)
+    /// The backup, as `backups` lists it (ID column); or a run id: its rm backup (the newest, when it has several, as git stash pop takes the newest)
     pub id: String,
     #[command(flatten)]
     pub write: WriteArgs,
@@ -939,8 +942,38 @@ pub struct BackupsPruneArgs {
     /// Remove the backups kept more than this long ago (90m, 24h, 7d; 0 for every backup)
     #[arg(long, value_name = "DUR", value_parser = crate::filter::parse_span)]
     pub older_than: Option<std::time::Duration>,
+    /// Only backups kept by this command (comma-separated or repeated): rm, repair, upgrade, recover
+    #[arg(long, value_enum, value_name = "KIND", value_delimiter = ',')]
+    pub kind: Vec<BackupKind>,
+    /// Only backups kept at or after this (WHEN as ls --since: RFC 3339, a date, a span ago, yesterday)
+    #[arg(long, value_name = "WHEN", value_parser = crate::filter::parse_when, allow_hyphen_values = true)]
+    pub since: Option<journal::time::Time>,
+    /// Only backups of these runs (comma-separated or repeated)
+    #[arg(long, value_name = "RUN", value_delimiter = ',')]
+    pub run: Vec<String>,
     #[command(flatten)]
     pub write: WriteArgs,
+}
+
+/// `backups prune --kind`: the command that kept a backup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackupKind {
+    Rm,
+    Repair,
+    Upgrade,
+    Recover,
+}
+
+impl BackupKind {
+    /// The word `backups` lists it with.
+    pub fn word(self) -> &'static str {
+        match self {
+            BackupKind::Rm => "rm",
+            BackupKind::Repair => "repair",
+            BackupKind::Upgrade => "upgrade",
+            BackupKind::Recover => "recover",
+        }
+    }
 }
 
 #[derive(Args, Debug)]
@@ -1007,7 +1040,7 @@ pub struct EndArgs {
     /// The reason the terminal record gives (the agent's own; suspended leaves the run resumable)
     #[arg(long, value_enum, default_value_t = EndReason::Error)]
     pub reason: EndReason,
-    /// The terminal record's message, stored exactly as given (without it the record carries no message)
+    /// The terminal record's message, stored exactly as given (without it: "ended by fisk-admin end: no writer finished the run"; '' for none)
     #[arg(long, value_name = "TEXT")]
     pub message: Option<String>,
     /// The same as --force (kept for scripts written before it): end a named run that waits on a person
@@ -1016,6 +1049,9 @@ pub struct EndArgs {
     /// End a named run that waits on a person or is ready to resume (what they were asked, or gave, is dropped; a filter never selects such a run); JetStream: end within the hold (SPEC 8), once its writer is known to be gone
     #[arg(long)]
     pub force: bool,
+    /// At most this many runs, the longest inactive first
+    #[command(flatten)]
+    pub limit: crate::filter::Limit,
     #[command(flatten)]
     pub write: WriteArgs,
 }

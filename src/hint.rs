@@ -83,22 +83,6 @@ fn lossy_words<S: serde::Serializer>(argv: &[std::ffi::OsString], s: S) -> Resul
 }
 
 impl Cmd {
-    /// The command, then what it still needs in parentheses (nothing when
-    /// it needs nothing).
-    pub fn line(&self) -> String {
-        match self.supply.as_slice() {
-            [] => self.to_string(),
-            needs => format!(
-                "{self}  ({})",
-                needs
-                    .iter()
-                    .map(|n| n.says())
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            ),
-        }
-    }
-
     /// The command as a step to paste (the one rule, issue 39 d-22): its
     /// `label` on a line of its own, the command alone on the next, and
     /// what it still needs under it as a shell comment, each line led by
@@ -435,7 +419,7 @@ pub fn fix(g: &Invocation, store: &Store, remedy: Remedy, run: &str) -> Option<S
         Remedy::Upgrade => command(g, &["upgrade", run]),
         Remedy::Remove => command(g, &["rm", run]),
         Remedy::Recover => command(g, &["recover", run]),
-        Remedy::Answer => answer_run(g, run).line(),
+        Remedy::Answer => answer_run(g, run).to_string(),
         Remedy::List => command(g, &["ls"]),
         Remedy::CheckStream => command(g, &["stream", "check", run]),
         Remedy::Salvage => {
@@ -1000,7 +984,7 @@ mod tests {
     fn a_server_url_is_printed_without_its_password_or_token() {
         let g = global(&["--server", "nats://ops:hunter2@10.0.0.1:4222,tls://t0k@h2"]);
         let c = cmd(&g, &["ls"]);
-        let line = c.line();
+        let line = c.step("", "next");
         assert!(!line.contains("hunter2") && !line.contains("t0k"), "{line}");
         assert_eq!(
             c.to_string(),

@@ -98,11 +98,11 @@ fn render(g: &Invocation, out: &mut dyn Write, f: &Forked) -> io::Result<()> {
         )?;
     }
     if f.written {
-        writeln!(out, "see it with:    {}", show(g, &f.run).line())?;
+        writeln!(out, "{}", show(g, &f.run).step("", "see it with"))?;
         writeln!(
             out,
-            "resume it with: {}",
-            crate::hint::resume(g, &f.run).line()
+            "{}",
+            crate::hint::resume(g, &f.run).step("", "resume it with")
         )?;
     }
     Ok(())

@@ -127,8 +127,8 @@ fn render(out: &mut dyn Write, m: &Migrated, style: Style, quiet: bool) -> io::R
     for r in &shown {
         t.add_row(vec![
             Cell::new(cell(&r.run, 40)),
-            Cell::new(r.records),
-            Cell::new(r.bytes),
+            Cell::new(style.count(r.records)),
+            Cell::new(style.size(r.bytes)),
             outcome_cell(r.result.word().to_owned(), r.result.ok()),
             Cell::new(sanitize(&r.notes.join("; "), false)),
         ]);

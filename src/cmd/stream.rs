@@ -131,7 +131,12 @@ fn render_check(out: &mut dyn Write, c: &Checked) -> io::Result<()> {
     if let Some(p) = &c.prefix {
         writeln!(out, "  prefix:   {}", sanitize(p, false))?;
     }
-    writeln!(out, "  messages: {} ({} bytes)", c.messages, c.bytes)?;
+    writeln!(
+        out,
+        "  messages: {} ({})",
+        crate::output::thousands(c.messages),
+        crate::output::human_bytes(c.bytes)
+    )?;
     writeln!(out, "  storage:  {}", c.storage)?;
     let mut replicas = format!("  replicas: {}", c.replicas);
     if let Some(cluster) = &c.placement.cluster {

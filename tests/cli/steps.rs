@@ -143,3 +143,33 @@ fn a_gap_in_the_seqs_is_marked_in_the_transcript() {
         r.stdout
     );
 }
+
+/// fork, recover and repair print their next commands the same way.
+#[test]
+fn fork_recover_and_repair_print_their_steps_alone_on_their_lines() {
+    let store = store_copy("damaged");
+    let d = s(store.path());
+    let r = fisk(&["--state-dir", d, "repair", "seq-gap"]);
+    assert_alone("repair", &r.stdout);
+    assert_eq!(steps(&r.stdout, &["next"]).len(), 1, "{}", r.stdout);
+    let r = fisk(&["--state-dir", d, "recover", "interior-corruption", "--yes"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_alone("recover", &r.stdout);
+    assert_eq!(
+        steps(&r.stdout, &["verify it with", "resume it with"]).len(),
+        2,
+        "{}",
+        r.stdout
+    );
+    let f = deferring();
+    f.run("r1", "go");
+    let r = f.store(&["fork", "r1", "--at-seq", "2", "--as", "r2"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_alone("fork", &r.stdout);
+    assert_eq!(
+        steps(&r.stdout, &["see it with", "resume it with"]).len(),
+        2,
+        "{}",
+        r.stdout
+    );
+}
