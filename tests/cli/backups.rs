@@ -48,13 +48,15 @@ fn rm_then_prune_leaves_nothing_of_the_run_on_either_generation() {
         assert!(dir.join(format!("{run}.json")).exists(), "{gen}");
         let r = at(home.path(), dir, &["rm", run, "--yes"]);
         assert_eq!(r.code, 0, "{gen}: {}", r.stderr);
-        // The text says that no disk was freed, and the prune that frees it.
-        let line = r
-            .stdout
-            .lines()
-            .find(|l| l.starts_with("no disk was freed"))
+        // The text says that no disk was freed, and (alone on the next
+        // line) the prune that frees it.
+        let lines: Vec<&str> = r.stdout.lines().collect();
+        let at_line = lines
+            .iter()
+            .position(|l| l.starts_with("no disk was freed"))
             .unwrap_or_else(|| panic!("{gen}: {}", r.stdout));
-        assert!(line.contains("backups prune"), "{line}");
+        let line = lines[at_line + 1];
+        assert!(line.trim_start().starts_with("fisk-admin ") && line.contains("backups prune"), "{line}");
         let r = at(home.path(), dir, &["-o", "json", "backups"]);
         assert_eq!(r.code, 0, "{}", r.stderr);
         assert_valid(&list, &r.json(), "backups");
