@@ -572,6 +572,9 @@ pub struct StatsArgs {
     /// With --all: only the N runs most recently active of those selected
     #[command(flatten)]
     pub limit: crate::filter::Limit,
+    /// What the runs cost in money, from this price file (YAML: `models:` each with `input`, `output`, `cache_read`, `cache_create` per million tokens; `currency:` optional). A sum with a run whose model has no price is never printed as a total: the models are named and stats exits 1
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<PathBuf>,
     /// The same as -o json (the agent's flag)
     #[arg(long)]
     pub json: bool,

@@ -12,6 +12,7 @@
 //! - `signal`: Ctrl-C as a stop flag for `run` and `resume`
 //! - `runs`: one run folded as `show` and `fold` fold it
 //! - `filter`: the run filters of `ls`, `search` and `stats --all`
+//! - `cost`: what runs cost, from the operator's price file (`stats --prices`)
 //! - `open`: which store, and opening it (`open::location` chooses)
 //! - `complete`: run-id completion, choosing the store through `open`
 //! - `transcript`: a run's blocks indexed and shown, for `show --transcript`
@@ -27,6 +28,7 @@ mod batch;
 mod cli;
 mod cmd;
 mod complete;
+mod cost;
 mod error;
 mod filter;
 mod hint;

@@ -7,6 +7,7 @@
 mod all;
 
 use crate::cli::StatsArgs;
+use crate::cost::{money, Cost, Prices};
 use crate::error::{CmdResult, Failure};
 use crate::invocation::Invocation;
 use crate::open::open_store;
@@ -27,14 +28,55 @@ pub fn run(g: &Invocation, a: StatsArgs, out: &mut dyn Write) -> CmdResult {
             "the run filters (--status, --agent, --since, ...) choose runs for --all; give a run id or --all, not both",
         ));
     }
+    let prices = a.prices.as_deref().map(Prices::load).transpose()?;
     let read = crate::runs::Read::open(g, a.run.as_deref(), a.file.file.as_deref(), None)?;
     let run = read.run();
     let s = stats(read.journal().records());
+    // --prices: what it cost, or why that is unknown (exit 1).
+    let cost = prices.as_ref().map(|p| {
+        let mut c = Cost::default();
+        c.add(p.of(&s.model, &s.tokens));
+        c
+    });
     match style.format {
-        Format::Json => json_pretty(out, &s)?,
-        Format::Text => render(out, run, &s, style)?,
+        Format::Json => {
+            #[derive(serde::Serialize)]
+            struct Priced<'a> {
+                #[serde(flatten)]
+                s: &'a Statistics,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                cost: Option<&'a Cost>,
+            }
+            json_pretty(
+                out,
+                &Priced {
+                    s: &s,
+                    cost: cost.as_ref(),
+                },
+            )?
+        }
+        Format::Text => {
+            render(out, run, &s, style)?;
+            if let (Some(c), Some(p)) = (&cost, &prices) {
+                match c.incomplete(p) {
+                    None => writeln!(out, "cost       {}", money(c.amount, p))?,
+                    Some(_) => writeln!(
+                        out,
+                        "cost       unknown: {}",
+                        c.unpriced
+                            .iter()
+                            .map(|w| sanitize(w, false).into_owned())
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    )?,
+                }
+            }
+        }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(match cost.is_some_and(|c| !c.complete) {
+        true => ExitCode::from(1),
+        false => ExitCode::SUCCESS,
+    })
 }
 
 fn render(out: &mut dyn Write, run: &str, s: &Statistics, style: Style) -> io::Result<()> {

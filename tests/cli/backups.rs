@@ -56,7 +56,10 @@ fn rm_then_prune_leaves_nothing_of_the_run_on_either_generation() {
             .position(|l| l.starts_with("no disk was freed"))
             .unwrap_or_else(|| panic!("{gen}: {}", r.stdout));
         let line = lines[at_line + 1];
-        assert!(line.trim_start().starts_with("fisk-admin ") && line.contains("backups prune"), "{line}");
+        assert!(
+            line.trim_start().starts_with("fisk-admin ") && line.contains("backups prune"),
+            "{line}"
+        );
         let r = at(home.path(), dir, &["-o", "json", "backups"]);
         assert_eq!(r.code, 0, "{}", r.stderr);
         assert_valid(&list, &r.json(), "backups");

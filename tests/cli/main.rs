@@ -15,6 +15,7 @@ mod cluster;
 mod columns;
 mod copied;
 mod corpus;
+mod cost;
 mod crash;
 mod deny_purge;
 mod docs;

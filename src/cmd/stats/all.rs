@@ -8,6 +8,7 @@
 //! The JSON document is `schemas/output/stats-all.json`.
 
 use crate::cli::{GroupBy, StatsArgs, StatsSort};
+use crate::cost::{Cost, Prices};
 use crate::error::CmdResult;
 use crate::filter::Unreadable;
 use crate::output::{cell, json_pretty, print_table, sanitize, table, Format, Style};
@@ -57,6 +58,9 @@ struct Group {
     key: Key,
     #[serde(flatten)]
     totals: Totals,
+    /// With `--prices`: what the group's runs cost (whole or not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cost: Option<Cost>,
 }
 
 #[derive(Serialize)]
@@ -67,6 +71,9 @@ struct Document {
     #[serde(skip_serializing_if = "Option::is_none")]
     groups_left_out: Option<usize>,
     totals: Totals,
+    /// With `--prices`: what every selected run cost, whole or not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cost: Option<Cost>,
     unreadable: Vec<Unreadable>,
 }
 
@@ -74,10 +81,12 @@ struct Document {
 #[derive(Default)]
 struct Acc {
     groups: BTreeMap<Key, Totals>,
+    costs: BTreeMap<Key, Cost>,
     unreadable: Vec<Unreadable>,
 }
 
 pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+    let prices = a.prices.as_deref().map(Prices::load).transpose()?;
     let mut by = a.by.clone();
     by.sort();
     by.dedup();
@@ -120,11 +129,21 @@ pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> C
         };
         // Taken before the lock: the lock only guards the adding up.
         let figures = j.map(|j| stats(j.records()));
+        let cost = match (&prices, &figures) {
+            (Some(p), Ok(f)) => Some(p.of(&f.model, &f.tokens)),
+            _ => None,
+        };
         let mut acc = acc
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         match figures {
-            Ok(f) => acc.groups.entry(key_of(s)).or_default().add(&f),
+            Ok(f) => {
+                let key = key_of(s);
+                if let Some(c) = cost {
+                    acc.costs.entry(key.clone()).or_default().add(c);
+                }
+                acc.groups.entry(key).or_default().add(&f)
+            }
             Err(e) => acc.unreadable.push(Unreadable::new(&s.run_id, &e)),
         }
     });
@@ -135,6 +154,18 @@ pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> C
     for t in acc.groups.values() {
         totals.merge(t);
     }
+    let mut costs = acc.costs;
+    let cost = prices.as_ref().map(|_| {
+        let mut c = Cost::default();
+        for g in costs.values() {
+            c.merge(g);
+        }
+        // An unreadable run is not priced either: the sum is not whole.
+        for _ in 0..acc.unreadable.len() + corrupt.len() {
+            c.add(Err("a run that could not be read".to_owned()));
+        }
+        c
+    });
     let mut unreadable = acc.unreadable;
     unreadable.extend(corrupt);
     unreadable.sort_by(|a, b| a.run_id.cmp(&b.run_id));
@@ -142,7 +173,13 @@ pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> C
     let mut groups: Vec<Group> = acc
         .groups
         .into_iter()
-        .map(|(key, totals)| Group { key, totals })
+        .map(|(key, totals)| Group {
+            cost: prices
+                .as_ref()
+                .map(|_| costs.remove(&key).unwrap_or_default()),
+            key,
+            totals,
+        })
         .collect();
     let order = a
         .sort
@@ -161,11 +198,16 @@ pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> C
         groups,
         groups_left_out,
         totals,
+        cost,
         unreadable,
     };
     match style.format {
         Format::Json => json_pretty(out, &doc)?,
-        Format::Text => render(out, &doc, style)?,
+        Format::Text => render(out, &doc, prices.as_ref(), style)?,
+    }
+    // A total that is not whole was asked for: 1 (2 stays 2).
+    if doc.cost.as_ref().is_some_and(|c| !c.complete) && code == std::process::ExitCode::SUCCESS {
+        return Ok(std::process::ExitCode::from(1));
     }
     Ok(code)
 }
@@ -193,7 +235,12 @@ fn day(rfc3339: &str) -> String {
     rfc3339.get(..10).unwrap_or(rfc3339).to_owned()
 }
 
-fn render(out: &mut dyn Write, doc: &Document, style: Style) -> io::Result<()> {
+fn render(
+    out: &mut dyn Write,
+    doc: &Document,
+    prices: Option<&Prices>,
+    style: Style,
+) -> io::Result<()> {
     let by_tool = doc.by.contains(&GroupBy::Tool);
     let keyed: Vec<GroupBy> = doc
         .by
@@ -224,6 +271,9 @@ fn render(out: &mut dyn Write, doc: &Document, style: Style) -> io::Result<()> {
         "CACHE CREATE",
         "WALL CLOCK",
     ]);
+    if prices.is_some() {
+        headers.push("COST");
+    }
     // The keys (ids, model names) and the figures are never cut: on a
     // narrow terminal the cache tiers, THINKING (a part of OUT), then IN
     // and OUT, then RESPONSES are left out, and named.
@@ -233,7 +283,7 @@ fn render(out: &mut dyn Write, doc: &Document, style: Style) -> io::Result<()> {
     }
     let k = keyed.len();
     t = t.drop_first(&[k + 7, k + 6, k + 5, k + 3, k + 4, k + 1]);
-    let row = |key: Option<&Key>, x: &Totals| {
+    let row = |key: Option<&Key>, x: &Totals, cost: Option<&Cost>| {
         let mut r: Vec<String> = keyed
             .iter()
             .enumerate()
@@ -267,15 +317,24 @@ fn render(out: &mut dyn Write, doc: &Document, style: Style) -> io::Result<()> {
             style.count(x.tokens.cache_create_tokens),
             wall,
         ]);
+        if let Some(p) = prices {
+            r.push(cost.map_or_else(|| "-".to_owned(), |c| c.cell(p)));
+        }
         r
     };
     for g in &doc.groups {
         if !keyed.is_empty() {
-            t.add_row(row(Some(&g.key), &g.totals));
+            t.add_row(row(Some(&g.key), &g.totals, g.cost.as_ref()));
         }
     }
-    t.add_row(row(None, &doc.totals));
+    t.add_row(row(None, &doc.totals, doc.cost.as_ref()));
     print_table(out, t, style)?;
+    // A sum that is not whole is said, naming what lacks a price.
+    if let (Some(c), Some(p)) = (&doc.cost, prices) {
+        if let Some(why) = c.incomplete(p) {
+            style.footnote(out, &why)?;
+        }
+    }
     if let Some(n) = doc.groups_left_out {
         let shown = doc.groups.len();
         style.footnote(
