@@ -39,8 +39,22 @@ impl Cli {
         if json {
             self.global.format = FormatArg::Json;
         }
+        // `-o openmetrics`: ls's and inbox's gauges, text otherwise.
+        if self.global.format == FormatArg::Openmetrics {
+            match &mut self.command {
+                Command::Ls(a) => a.openmetrics = true,
+                Command::Inbox(a) => a.openmetrics = true,
+                _ => {
+                    return fail(
+                        ErrorKind::InvalidValue,
+                        "--format openmetrics is what ls and inbox print for a metrics scraper; this command prints text or json".into(),
+                    )
+                }
+            }
+            self.global.format = FormatArg::Text;
+        }
         let doc = match self.global.format {
-            FormatArg::Text | FormatArg::Json => None,
+            FormatArg::Text | FormatArg::Json | FormatArg::Openmetrics => None,
             FormatArg::Markdown => Some(ExportFormat::Markdown),
             FormatArg::Html => Some(ExportFormat::Html),
             FormatArg::Jsonl => Some(ExportFormat::Jsonl),
@@ -98,6 +112,8 @@ pub enum FormatArg {
     Html,
     /// export only: the journal's lines
     Jsonl,
+    /// ls and inbox only: gauges for node_exporter's textfile collector
+    Openmetrics,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -283,6 +299,12 @@ pub struct LsArgs {
     /// every one); default: every one but caller
     #[arg(long, value_enum, value_delimiter = ',', value_name = "COLUMN")]
     pub columns: Vec<LsColumn>,
+    /// List again every EVERY (default 2s) until Ctrl-C, as kubectl get -w: a terminal shows the listing anew each time; a pipe gets the rows that are new or changed
+    #[arg(long, short = 'w', value_name = "EVERY", num_args = 0..=1, default_missing_value = "2s", value_parser = parse_duration)]
+    pub watch: Option<std::time::Duration>,
+    /// `-o openmetrics` (set by [`Cli::settle`]).
+    #[arg(skip)]
+    pub openmetrics: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -427,15 +449,54 @@ pub struct FileArg {
 /// A run of the store, or `--file PATH`: what an inspecting command reads.
 #[derive(Args, Debug)]
 pub struct RunOrFile {
-    /// The run id (or --file)
+    /// The run id (or --file, or --newest)
     #[arg(
-        required_unless_present = "file",
-        conflicts_with = "file",
+        required_unless_present_any = ["file", "newest"],
+        conflicts_with_all = ["file", "newest"],
         add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids)
     )]
     pub run: Option<String>,
     #[command(flatten)]
     pub file: FileArg,
+    /// The run created last in the store, instead of a run id (show --newest --follow follows the run that started last)
+    #[arg(long, conflicts_with = "file")]
+    pub newest: bool,
+}
+
+impl RunOrFile {
+    /// `--newest`: the run the store created last (by `meta.created`,
+    /// then the last activity), as its id.
+    pub fn settle(
+        &mut self,
+        g: &crate::invocation::Invocation,
+    ) -> Result<(), crate::error::Failure> {
+        if !self.newest {
+            return Ok(());
+        }
+        let store = crate::open::open_store(g)?;
+        let newest = store
+            .summaries()?
+            .into_iter()
+            .filter(|s| s.status != journal::store::Listed::Corrupt)
+            .max_by(|a, b| {
+                a.created
+                    .cmp(&b.created)
+                    .then(a.updated.cmp(&b.updated))
+                    .then(b.run_id.cmp(&a.run_id))
+            })
+            .ok_or_else(|| {
+                crate::error::Failure::new(format!(
+                    "--newest: no run in {}",
+                    crate::output::sanitize(&store.describe(), false)
+                ))
+            })?;
+        eprintln!(
+            "fisk-admin: note: the newest run is {}",
+            crate::output::sanitize(&newest.run_id, false)
+        );
+        self.run = Some(newest.run_id);
+        Ok(())
+    }
 }
 
 #[derive(Args, Debug)]
@@ -879,6 +940,12 @@ pub struct InboxArgs {
     pub older_than: Option<std::time::Duration>,
     #[command(flatten)]
     pub limit: crate::filter::Limit,
+    /// List again every EVERY (default 2s) until Ctrl-C, as kubectl get -w: a terminal shows the inbox anew each time; a pipe gets the rows that are new or changed
+    #[arg(long, short = 'w', value_name = "EVERY", num_args = 0..=1, default_missing_value = "2s", value_parser = parse_duration)]
+    pub watch: Option<std::time::Duration>,
+    /// `-o openmetrics` (set by [`Cli::settle`]).
+    #[arg(skip)]
+    pub openmetrics: bool,
 }
 
 #[derive(Args, Debug)]

@@ -13,6 +13,8 @@
 //! - `runs`: one run folded as `show` and `fold` fold it
 //! - `filter`: the run filters of `ls`, `search` and `stats --all`
 //! - `cost`: what runs cost, from the operator's price file (`stats --prices`)
+//! - `metrics`: the gauges `ls` and `inbox` print for a metrics scraper
+//! - `watch`: a listing again and again (`ls --watch`, `inbox --watch`)
 //! - `open`: which store, and opening it (`open::location` chooses)
 //! - `complete`: run-id completion, choosing the store through `open`
 //! - `transcript`: a run's blocks indexed and shown, for `show --transcript`
@@ -33,6 +35,7 @@ mod error;
 mod filter;
 mod hint;
 mod invocation;
+mod metrics;
 mod open;
 mod output;
 mod render;
@@ -40,6 +43,7 @@ mod runs;
 mod signal;
 mod transcript;
 mod view;
+mod watch;
 
 use clap::Parser;
 use std::io::Write;

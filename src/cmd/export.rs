@@ -12,7 +12,8 @@ use journal::export;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
-pub fn run(g: &Invocation, a: ExportArgs, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, mut a: ExportArgs, out: &mut dyn Write) -> CmdResult {
+    a.target.settle(g)?;
     // The operator's patterns, then each preset's (`--redact-preset`).
     let mut given = a.redact.clone();
     for p in &a.redact_preset {

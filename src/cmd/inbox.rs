@@ -60,6 +60,40 @@ struct Document {
 }
 
 pub fn run(g: &Invocation, a: InboxArgs, out: &mut dyn Write) -> CmdResult {
+    let once = |buf: &mut dyn Write| match a.openmetrics {
+        true => metrics(g, &a, buf),
+        false => list(g, &a, buf),
+    };
+    match a.watch {
+        // WAITED (the first field) grows by itself: not a change.
+        Some(every) => crate::watch::Watch {
+            every,
+            whole: g.style.json() || a.openmetrics,
+            volatile: &[0],
+        }
+        .run(out, |buf| once(buf)),
+        None => once(out),
+    }
+}
+
+/// `-o openmetrics`: the selected runs by state, the calls waiting on a
+/// person and the oldest wait (`crate::metrics`).
+fn metrics(g: &Invocation, a: &InboxArgs, out: &mut dyn Write) -> CmdResult {
+    let store = open_store(g)?;
+    let runs = a.filter.select(store.summaries()?).runs;
+    let found = inbox(&store, &runs);
+    crate::metrics::write(
+        out,
+        &crate::metrics::store_label(&store),
+        &runs,
+        &found.items,
+        Time::now(),
+    )?;
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// One listing.
+fn list(g: &Invocation, a: &InboxArgs, out: &mut dyn Write) -> CmdResult {
     let style = g.style;
     let store = open_store(g)?;
     let all = store.summaries()?;

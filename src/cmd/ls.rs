@@ -17,6 +17,39 @@ use std::io::Write;
 use std::process::ExitCode;
 
 pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
+    let once = |buf: &mut dyn Write| match a.openmetrics {
+        true => metrics(g, &a, buf),
+        false => list(g, &a, buf),
+    };
+    match a.watch {
+        Some(every) => crate::watch::Watch {
+            every,
+            whole: g.style.json() || a.openmetrics,
+            volatile: &[],
+        }
+        .run(out, |buf| once(buf)),
+        None => once(out),
+    }
+}
+
+/// `-o openmetrics`: the runs the filters select by state, and what waits
+/// on a person among them (`crate::metrics`).
+fn metrics(g: &Invocation, a: &LsArgs, out: &mut dyn Write) -> CmdResult {
+    let store = open_store(g)?;
+    let runs = a.filter.select(store.summaries()?).runs;
+    let found = journal::ops::inbox::inbox(&store, &runs);
+    crate::metrics::write(
+        out,
+        &crate::metrics::store_label(&store),
+        &runs,
+        &found.items,
+        journal::time::Time::now(),
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One listing.
+fn list(g: &Invocation, a: &LsArgs, out: &mut dyn Write) -> CmdResult {
     let style = g.style;
     let store = open_store(g)?;
     let mut all: Vec<Summary> = store.summaries()?;

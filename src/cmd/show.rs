@@ -37,7 +37,8 @@ struct Shown<'a> {
     tail: &'a Tail,
 }
 
-pub fn run(g: &Invocation, a: ShowArgs, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, mut a: ShowArgs, out: &mut dyn Write) -> CmdResult {
+    a.target.settle(g)?;
     let style = g.style;
     if a.follow {
         return follow::show(g, &a, style, out);

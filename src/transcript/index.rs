@@ -111,6 +111,11 @@ pub struct Transcript {
     /// `show --transcript --find RE`: the viewer opens on its first match;
     /// line mode prints only the blocks that match (and the end).
     pub find: Option<(String, regex::Regex)>,
+    /// `show --follow`: a time before each record (its own, else when it
+    /// arrived: [`append_at`](Transcript::append_at)).
+    pub times: bool,
+    /// When each line appended while following arrived, by line index.
+    arrived: std::collections::HashMap<usize, journal::time::Time>,
 }
 
 impl Transcript {
@@ -147,6 +152,8 @@ impl Transcript {
             end,
             open: false,
             find: None,
+            times: false,
+            arrived: std::collections::HashMap::new(),
         }
     }
 
@@ -168,6 +175,22 @@ impl Transcript {
             end: start + line.len(),
             number,
         });
+    }
+
+    /// [`append`](Transcript::append), saying when the line arrived (the
+    /// time a record without its own is shown with).
+    pub fn append_at(&mut self, line: &[u8], at: journal::time::Time) {
+        self.arrived.insert(self.lines.len(), at);
+        self.append(line);
+    }
+
+    /// The time of line `i`'s record as `show --follow` shows it: its own
+    /// `time`, else when it arrived while followed; `None` for neither.
+    pub fn time_of(&self, i: usize, record: Option<&Record>) -> Option<journal::time::Time> {
+        record
+            .and_then(|r| r.time)
+            .filter(|t| !t.is_zero())
+            .or_else(|| self.arrived.get(&i).copied())
     }
 
     /// Nothing more is appended: `end` is the closing section, indexed

@@ -72,9 +72,20 @@ pub fn more(
             }
             continue;
         }
+        // `show --follow`: each record's time first, as journalctl -f.
+        let when = match t.times {
+            true => format!(
+                "{}  ",
+                crate::output::time_cell(t.time_of(first.line as usize, record.as_ref()).as_ref())
+            ),
+            false => String::new(),
+        };
         let header = match record.as_ref().and_then(|r| r.payload.as_ref()) {
             Some(Payload::Assistant(a)) => {
-                let mut h = format!("seq {}  iteration {}  assistant", first.seq, a.iteration);
+                let mut h = format!(
+                    "{when}seq {}  iteration {}  assistant",
+                    first.seq, a.iteration
+                );
                 if !a.stop_reason.is_empty() {
                     h.push_str(&format!(
                         "  stop {}",
@@ -87,7 +98,7 @@ pub fn more(
                 ));
                 Some(h)
             }
-            Some(Payload::User(_)) => Some(format!("seq {}  user", first.seq)),
+            Some(Payload::User(_)) => Some(format!("{when}seq {}  user", first.seq)),
             _ => None,
         };
         writeln!(out)?;
@@ -100,8 +111,8 @@ pub fn more(
             }
             None => {
                 let at = match first.seq {
-                    0 => String::new(),
-                    s => format!("seq {s}  "),
+                    0 => when.clone(),
+                    s => format!("{when}seq {s}  "),
                 };
                 item(out, t, first, record.as_ref(), thinking, color, &at)?;
             }

@@ -54,4 +54,5 @@ mod upgrade;
 mod verify_quiet;
 pub mod viewer;
 mod waiting;
+mod watching;
 mod window;
