@@ -327,6 +327,27 @@ impl Store {
         Store::File(file::FileStore::new(dir))
     }
 
+    /// Where fisk-admin notes which run `run` was forked from
+    /// (journal/FORMAT.md, "Forks: what a fork came from"), kept as the
+    /// backups are: beside the journal on the file backend
+    /// (`<dir>/<id>.fork`, a name the agent's listing skips), under the
+    /// state home on JetStream
+    /// (`$XDG_STATE_HOME/fisk-admin/forks/<STREAM>/<id>.json`). The meta
+    /// record the agent reads is never changed for it.
+    pub fn fork_note(&self, run: &str) -> crate::Result<PathBuf> {
+        match self {
+            Store::File(f) => Ok(f.dir().join(format!("{run}.fork"))),
+            Store::JetStream(j) => {
+                let (home, _) = file::state_home()?;
+                Ok(home
+                    .join("fisk-admin")
+                    .join("forks")
+                    .join(j.name())
+                    .join(format!("{run}.json")))
+            }
+        }
+    }
+
     /// For messages: "directory /x" or "stream S on nats://..".
     pub fn describe(&self) -> String {
         match self {
