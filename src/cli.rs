@@ -21,6 +21,13 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The command line as clap parses it and people read it: the derive's,
+/// dressed with the grouped help, the examples and the synopses
+/// (`crate::help`).
+pub fn command() -> clap::Command {
+    crate::help::dress(<Cli as clap::CommandFactory>::command())
+}
+
 impl Cli {
     /// What clap cannot say alone: `--json` (the agent's word, on `query`,
     /// `stats` and `search`) is `-o json`, and `--format markdown|html|jsonl`
@@ -763,8 +770,8 @@ pub struct CompletionsArgs {
 
 #[derive(Args, Debug)]
 pub struct ManArgs {
-    /// Directory to write the pages into
-    #[arg(default_value = "man")]
+    /// Directory to write the pages into (created when missing; nothing
+    /// is written without one)
     pub dir: PathBuf,
 }
 

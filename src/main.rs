@@ -20,6 +20,7 @@
 //! - `transcript`: a run's blocks indexed and shown, for `show --transcript`
 //! - `view`: the full-screen viewer of those blocks
 //! - `render`: text renderers more than one command uses
+//! - `help`: the grouped command list, examples and synopses people read
 //! - `cli`: the clap surface (run-id completion and run filters hang off it)
 //! - `cmd`: one module per subcommand
 //! - `main`: builds the [`invocation::Invocation`] from [`cli::Cli`] and dispatches
@@ -33,6 +34,7 @@ mod complete;
 mod cost;
 mod error;
 mod filter;
+mod help;
 mod hint;
 mod invocation;
 mod metrics;
@@ -45,7 +47,6 @@ mod transcript;
 mod view;
 mod watch;
 
-use clap::Parser;
 use std::io::Write;
 
 // Decoding a journal allocates a string per field; mimalloc makes that
@@ -59,9 +60,11 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     // `COMPLETE=bash fisk-admin` (and each shell's own): the dynamic
     // completion's protocol, run ids included (src/complete.rs).
-    clap_complete::CompleteEnv::with_factory(<cli::Cli as clap::CommandFactory>::command)
-        .complete();
-    let cli = match cli::Cli::try_parse() {
+    clap_complete::CompleteEnv::with_factory(cli::command).complete();
+    let parsed = cli::command()
+        .try_get_matches()
+        .and_then(|m| <cli::Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => match cli.settle() {
             Ok(cli) => cli,
             Err(e) => return usage_error(e),

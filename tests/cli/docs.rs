@@ -223,3 +223,107 @@ fn a_subject_with_a_greater_than_is_always_written_quoted() {
         assert!(!text.contains("<PREFIX.>>"), "{name}");
     }
 }
+
+/// Issue 39, c-29 and c-30: the help groups the commands by what an
+/// operator is doing, every command's help and man page has examples
+/// (each a command that parses), a synopsis names each option's value, a
+/// command's short help leaves the connection flags out, and `man` writes
+/// nothing without a directory (at b926494: one flat list of 29, no
+/// EXAMPLES anywhere, `[--content]`, `completions -h` listing --password,
+/// and `man` writing ./man).
+#[test]
+fn help_is_grouped_with_examples_and_synopses_name_their_values() {
+    let top = fisk(&["--help"]);
+    for group in ["Inspect:", "Act on a run:", "Housekeeping:", "Stores:"] {
+        assert!(
+            top.stdout.contains(&format!("\n{group}\n")),
+            "{group}: {}",
+            top.stdout
+        );
+    }
+    assert!(!top.stdout.contains("\nCommands:\n"), "{}", top.stdout);
+    let names: Vec<String> = top
+        .stdout
+        .lines()
+        .take_while(|l| *l != "Options:")
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .collect();
+    assert!(names.len() >= 28, "{names:?}");
+    for name in &names {
+        let h = fisk(&[name, "--help"]);
+        assert_eq!(h.code, 0, "{name}");
+        let (_, examples) = h
+            .stdout
+            .split_once("Examples:\n")
+            .unwrap_or_else(|| panic!("{name}: no examples:\n{}", h.stdout));
+        // Each example is a comment, then a command that parses.
+        let cmds: Vec<&str> = examples
+            .lines()
+            .map(str::trim)
+            .take_while(|l| !l.is_empty())
+            .filter(|l| !l.starts_with('#'))
+            .collect();
+        assert!(!cmds.is_empty(), "{name}");
+        for c in cmds {
+            // The fisk-admin of a pipeline, without a redirection.
+            let c = c
+                .split(" | ")
+                .map(str::trim)
+                .find(|p| p.starts_with("fisk-admin "))
+                .unwrap_or(c);
+            // A command substitution: the command inside.
+            let c = c
+                .strip_prefix("source <(")
+                .and_then(|c| c.strip_suffix(')'))
+                .unwrap_or(c);
+            let c = c.split(" > ").next().unwrap();
+            let words: Vec<String> = shell_words(c);
+            assert_eq!(words[0], "fisk-admin", "{name}: {c}");
+            // Parsed as clap parses it (the run may not exist; a usage
+            // error is exit 2 with "Usage:" or "error:" from clap).
+            let r = fisk(
+                &words[1..]
+                    .iter()
+                    .map(String::as_str)
+                    .chain(["--help"])
+                    .collect::<Vec<_>>(),
+            );
+            assert_eq!(r.code, 0, "{name}: {c} does not parse: {}", r.stderr);
+        }
+        let page =
+            std::fs::read_to_string(repo().join(format!("man/fisk-admin-{name}.1"))).unwrap();
+        assert!(page.contains(".SH EXAMPLES"), "{name}");
+    }
+    let page = std::fs::read_to_string(repo().join("man/fisk-admin-answer.1")).unwrap();
+    assert!(page.contains("[\\-\\-content <CONTENT>]"), "{page}");
+    let short = fisk(&["completions", "-h"]);
+    assert!(!short.stdout.contains("--password"), "{}", short.stdout);
+    assert!(fisk(&["completions", "--help"])
+        .stdout
+        .contains("--password"));
+    let r = fisk(&["man"]);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+}
+
+/// The words of a simple command line (single quotes only).
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '\'' => quoted = !quoted,
+            ' ' if !quoted => {
+                if !cur.is_empty() {
+                    words.push(std::mem::take(&mut cur));
+                }
+            }
+            c => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    words
+}
