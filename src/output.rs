@@ -180,6 +180,12 @@ pub struct Tab {
     /// where it does not fit beside the others, its commands go under the
     /// table, one a line, in the rows' order.
     action: Option<usize>,
+    /// Said under the table when a flex column was cut to fit (how to see
+    /// it whole: `ls`'s `--columns`).
+    when_cut: Option<String>,
+    /// Flex columns the droppable columns are left out for, in their
+    /// order, until these stand whole (`ls --status error`'s MESSAGE).
+    whole: Vec<usize>,
 }
 
 impl Tab {
@@ -211,6 +217,17 @@ impl Tab {
         self.fields = false;
         self
     }
+    /// Leave the droppable columns out, in their order, until this flex
+    /// column stands whole; cut it only when that is not enough.
+    pub fn whole(mut self, col: usize) -> Self {
+        self.whole.push(col);
+        self
+    }
+    /// Say `line` under the table when a flex column was cut to fit.
+    pub fn when_cut(mut self, line: String) -> Self {
+        self.when_cut = Some(line);
+        self
+    }
     /// This column holds the commands to paste (`verify`'s FIX,
     /// `inbox`'s COMMAND): see [`Tab::action`]'s field.
     pub fn action(mut self, col: usize) -> Self {
@@ -237,6 +254,8 @@ pub fn table(headers: &[&str]) -> Tab {
         drop: Vec::new(),
         fields: true,
         action: None,
+        when_cut: None,
+        whole: Vec::new(),
     }
 }
 
@@ -278,7 +297,13 @@ pub fn print_table(out: &mut dyn Write, tab: Tab, style: Style) -> io::Result<()
         drop,
         fields,
         action,
+        when_cut,
+        whole,
     } = tab;
+    let lay = Lay {
+        flex: &flex,
+        whole: &whole,
+    };
     if fields && as_fields(style) {
         return print_fields(out, &t);
     }
@@ -292,6 +317,7 @@ pub fn print_table(out: &mut dyn Write, tab: Tab, style: Style) -> io::Result<()
     }
     let mut hidden_names = Vec::new();
     let mut under: Vec<String> = Vec::new();
+    let mut cut = false;
     if let Some(width) = style.width {
         let mut natural: Vec<usize> = t
             .column_max_content_widths()
@@ -309,7 +335,7 @@ pub fn print_table(out: &mut dyn Write, tab: Tab, style: Style) -> io::Result<()
                 keep.push(i);
             }
         }
-        let mut fitted = fit(&natural, usize::from(width), &flex, &keep, &drop);
+        let mut fitted = fit(&natural, usize::from(width), lay, &keep, &drop);
         // The commands that do not fit beside the rest go under it.
         if let Some(a) = action {
             let shown = |f: &Option<Vec<Option<usize>>>| {
@@ -327,7 +353,7 @@ pub fn print_table(out: &mut dyn Write, tab: Tab, style: Style) -> io::Result<()
                 }
                 let mut first = vec![a];
                 first.extend_from_slice(&drop);
-                fitted = fit(&natural, usize::from(width), &flex, &keep, &first).map(|mut w| {
+                fitted = fit(&natural, usize::from(width), lay, &keep, &first).map(|mut w| {
                     if let Some(c) = w.get_mut(a) {
                         *c = None;
                     }
@@ -343,6 +369,10 @@ pub fn print_table(out: &mut dyn Write, tab: Tab, style: Style) -> io::Result<()
             }
         }
         if let Some(fit) = fitted {
+            cut = flex.iter().any(|f| {
+                let shown = fit.get(*f).copied().flatten();
+                shown.is_some_and(|w| natural.get(*f).is_some_and(|n| w < *n))
+            });
             // Cut by character, not at a space: no cell holds a NUL
             // (sanitised), so a cell is one word, cut where it must be.
             t.set_content_arrangement(ContentArrangement::Dynamic)
@@ -395,6 +425,10 @@ pub fn print_table(out: &mut dyn Write, tab: Tab, style: Style) -> io::Result<()
         let note = format!("(too narrow for {})", hidden_names.join(", "));
         let width = style.width.map_or(usize::MAX, usize::from);
         writeln!(out, "{}", truncate(&note, width))?;
+    }
+    if let (true, Some(line)) = (cut, when_cut) {
+        let width = style.width.map_or(usize::MAX, usize::from);
+        writeln!(out, "{}", truncate(&line, width))?;
     }
     Ok(())
 }
@@ -461,13 +495,21 @@ fn print_fields(out: &mut dyn Write, t: &Table) -> io::Result<()> {
 /// `natural` does not fit in `width`; `None` when it fits as it is. Each
 /// column takes its width and one space either side, and columns are
 /// one space apart.
+/// The flex columns of a table, and those of them to stand whole.
+#[derive(Clone, Copy)]
+struct Lay<'a> {
+    flex: &'a [usize],
+    whole: &'a [usize],
+}
+
 fn fit(
     natural: &[usize],
     width: usize,
-    flex: &[usize],
+    lay: Lay,
     keep: &[usize],
     drop: &[usize],
 ) -> Option<Vec<Option<usize>>> {
+    let flex = lay.flex;
     // Content, a space either side, and a space between columns.
     let total = |w: &[Option<usize>]| {
         let shown = w.iter().flatten();
@@ -486,8 +528,18 @@ fn fit(
             *c = c.map(|n| n.min(FLEX_MIN));
         }
     }
+    // What the columns take with the ones to stand whole at full width.
+    let wanted = |w: &[Option<usize>]| {
+        let mut v = w.to_vec();
+        for c in lay.whole {
+            if let (Some(Some(x)), Some(n)) = (v.get_mut(*c), natural.get(*c)) {
+                *x = *n;
+            }
+        }
+        total(&v)
+    };
     for d in drop {
-        if total(&w) <= width {
+        if wanted(&w) <= width {
             break;
         }
         if let Some(c) = w.get_mut(*d) {
@@ -560,7 +612,7 @@ fn fit(
             }
             let mut order = gone.clone();
             order.extend(drop.iter().filter(|d| !gone.contains(d)));
-            let mut refit = fit(&fewer, width, flex, keep, &order)
+            let mut refit = fit(&fewer, width, lay, keep, &order)
                 .unwrap_or_else(|| fewer.iter().copied().map(Some).collect());
             for j in gone {
                 if let Some(c) = refit.get_mut(j) {
@@ -971,19 +1023,39 @@ mod tests {
         );
     }
 
+    fn lay(flex: &[usize]) -> Lay<'_> {
+        Lay { flex, whole: &[] }
+    }
+
+    #[test]
+    fn a_column_to_stand_whole_has_the_others_left_out_for_it() {
+        // RUN, a message of 30, two droppable columns of 20.
+        let flex = [1];
+        let l = Lay {
+            flex: &flex,
+            whole: &flex,
+        };
+        let w = fit(&[10, 30, 20, 20], 60, l, &[0], &[2, 3]).unwrap();
+        assert_eq!(w, [Some(10), Some(30), None, None]);
+        // Without it, the first drop that fits at the narrowest is enough.
+        let w = fit(&[10, 30, 20, 20], 60, lay(&flex), &[0], &[2, 3]).unwrap();
+        assert_eq!(w[2], None);
+        assert!(w[1].unwrap() < 30);
+    }
+
     #[test]
     fn ids_and_figures_are_left_out_not_cut() {
         // RUN kept, a flex prompt, a figure column: at 30 columns the
         // prompt is cut to its narrowest, then columns go from the right.
-        let w = fit(&[20, 40, 10], 30, &[1], &[0], &[]).unwrap();
+        let w = fit(&[20, 40, 10], 30, lay(&[1]), &[0], &[]).unwrap();
         assert_eq!(w[0], Some(20), "the id is whole");
         assert!(w.iter().flatten().map(|c| c + 3).sum::<usize>() - 1 <= 30);
         // A kept column too wide for any fit goes, and the others are
         // fitted again whole, not left cut for it.
-        let w = fit(&[27, 7, 30, 80], 80, &[], &[0, 3], &[]).unwrap();
+        let w = fit(&[27, 7, 30, 80], 80, lay(&[]), &[0, 3], &[]).unwrap();
         assert_eq!(w, [Some(27), Some(7), Some(30), None]);
         // Two flex columns: the first is cut before the second.
-        let w = fit(&[10, 40, 40], 60, &[2, 1], &[0], &[]).unwrap();
+        let w = fit(&[10, 40, 40], 60, lay(&[2, 1]), &[0], &[]).unwrap();
         assert_eq!(w, [Some(10), Some(30), Some(12)]);
     }
 

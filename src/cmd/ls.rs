@@ -120,12 +120,26 @@ fn list(g: &Invocation, a: &LsArgs, out: &mut dyn Write) -> CmdResult {
     // longest (a prompt cut to a few words still names the run). Ids, model
     // names and figures are never cut. STATUS is one word; what the run
     // waits on has its own column.
+    // Listing failures (--status error, budget, max_iterations), why each
+    // ended is what is read: MESSAGE is cut last and PROMPT left out first
+    // (issue 39, d-8).
+    use crate::filter::StatusFilter as F;
+    let failures = !a.filter.status.is_empty()
+        && a.filter
+            .status
+            .iter()
+            .all(|s| matches!(s, F::Error | F::Budget | F::MaxIterations));
     let mut t = table(&headers);
     for c in [LsColumn::Prompt, LsColumn::Message] {
         if let Some(i) = at(c) {
             t = t.flex(i);
         }
     }
+    if let (true, Some(i)) = (failures, at(LsColumn::Message)) {
+        t = t.whole(i);
+    }
+    // A cut cell names the way to see it whole (kubectl's -o wide).
+    t = t.when_cut("(cut to fit: --columns run,status,message shows it whole)".to_owned());
     for c in [
         LsColumn::Run,
         LsColumn::Model,
@@ -136,7 +150,7 @@ fn list(g: &Invocation, a: &LsArgs, out: &mut dyn Write) -> CmdResult {
             t = t.keep(i);
         }
     }
-    let drop: Vec<usize> = [
+    let mut order = vec![
         LsColumn::Created,
         LsColumn::Caller,
         LsColumn::Records,
@@ -151,10 +165,12 @@ fn list(g: &Invocation, a: &LsArgs, out: &mut dyn Write) -> CmdResult {
         LsColumn::Tokens,
         LsColumn::Prompt,
         LsColumn::Waiting,
-    ]
-    .into_iter()
-    .filter_map(at)
-    .collect();
+    ];
+    if failures {
+        order.retain(|c| *c != LsColumn::Prompt && *c != LsColumn::Message);
+        order.insert(0, LsColumn::Prompt);
+    }
+    let drop: Vec<usize> = order.into_iter().filter_map(at).collect();
     t = t.drop_first(&drop);
     // On a terminal the table fits it; cells are cut to these first.
     let max = |n: usize| n;

@@ -581,3 +581,40 @@ fn a_run_whose_every_response_is_read_has_its_tokens_counted_and_sorted_first() 
     let second = text.stdout.lines().nth(1).unwrap();
     assert_eq!(second, format!("g-huge-integers\t{folded}"));
 }
+
+/// Issue 39, d-8: listing failures, why each ended is what is read: at
+/// 80 and 140 columns MESSAGE stands whole and PROMPT goes first (at
+/// b926494 `anthropic: 529 …` was cut at 140 and MESSAGE left out at 80);
+/// a listing that cuts a cell says how to see it whole.
+#[test]
+fn a_failure_listing_keeps_why_each_run_ended_whole() {
+    let store = v1();
+    let d = s(store.path());
+    let want = "anthropic: 529 overloaded_error after 5 retries";
+    for cols in ["80", "140"] {
+        let r = at_columns(cols, &["--state-dir", d, "ls", "--status", "error"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let row = r
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(" error-terminal "))
+            .unwrap();
+        assert!(row.trim_end().ends_with(want), "{cols}: {}", r.stdout);
+        assert!(
+            r.stdout
+                .lines()
+                .all(|l| l.chars().count() <= cols.parse().unwrap() || l.starts_with('(')),
+            "{cols}: {}",
+            r.stdout
+        );
+    }
+    // Any other listing cuts the prompt first, and says so.
+    let r = at_columns("100", &["--state-dir", d, "ls"]);
+    assert!(r.stdout.contains("…"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("(cut to fit: --columns run,status,message shows it whole)"),
+        "{}",
+        r.stdout
+    );
+}

@@ -57,7 +57,14 @@ fn ls_at_80_columns_keeps_each_run_on_one_line() {
             &[("COLUMNS", Some("80"))],
         );
         assert_eq!(r.code, 0, "{}", r.stderr);
-        let lines: Vec<&str> = r.stdout.lines().collect();
+        // The last line says how a cut prompt is seen whole (issue 39).
+        let mut lines: Vec<&str> = r.stdout.lines().collect();
+        assert_eq!(
+            lines.pop(),
+            Some("(cut to fit: --columns run,status,message shows it whole)"),
+            "{dir}: {}",
+            r.stdout
+        );
         for l in &lines {
             assert!(width(l) <= 80, "{dir}: {} columns: {l:?}", width(l));
         }
