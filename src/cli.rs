@@ -892,6 +892,7 @@ pub struct AnswerArgs {
     #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
     pub run: String,
     /// The deferred call's tool_use id (may be left out when exactly one call waits)
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::answer_ids))]
     pub tool_use_id: Option<String>,
     /// The answer's text, stored exactly (else --content-file, else standard input; on a terminal it asks)
     #[arg(long, conflicts_with_all = ["content_file", "edit"])]
@@ -919,6 +920,7 @@ pub struct ApproveArgs {
     pub run: String,
     /// The pending call to approve for one dispatch (with --all-pending: another run)
     #[arg(required_unless_present_any = ["tool", "all_pending"], conflicts_with = "tool")]
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::approve_ids))]
     pub tool_use_id: Option<String>,
     /// With --all-pending: more runs
     #[arg(value_name = "RUN", requires = "all_pending")]

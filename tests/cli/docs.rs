@@ -327,3 +327,78 @@ fn shell_words(line: &str) -> Vec<String> {
     }
     words
 }
+
+/// Issue 39, c-33: `answer RUN <TAB>` offers the calls waiting on an
+/// answer, `approve RUN <TAB>` those waiting on an approval, and the run
+/// ids of a JetStream store complete through the connection the words
+/// name (at b926494: `--` and nothing).
+#[test]
+fn completion_offers_waiting_calls_and_jetstream_run_ids() {
+    let complete = |words: &[&str]| -> Vec<String> {
+        let out = std::process::Command::new(bin())
+            .arg("--")
+            .args(words)
+            .env("COMPLETE", "fish")
+            .env_remove("NATS_URL")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l.split('\t').next().unwrap_or("").to_owned())
+            // With an empty word, the flags are offered too.
+            .filter(|l| !l.is_empty() && !l.starts_with('-'))
+            .collect()
+    };
+    let store = store_copy("runs-v1");
+    let d = s(store.path()).to_owned();
+    let got = complete(&[
+        "fisk-admin",
+        "--state-dir",
+        &d,
+        "answer",
+        "deferral-waiting",
+        "",
+    ]);
+    assert_eq!(got, ["toolu_01UKhS4K7g2wv63auxXVYqVE"], "{got:?}");
+    let got = complete(&[
+        "fisk-admin",
+        "--state-dir",
+        &d,
+        "approve",
+        "deferral-waiting",
+        "",
+    ]);
+    assert!(got.is_empty(), "no approval waits: {got:?}");
+    // JetStream: the run ids through the server the words name.
+    let srv = crate::nats_support::NatsServer::start();
+    srv.spec_stream("FISK", "fisk.sessions.>");
+    let home = tempfile::tempdir().unwrap();
+    migrate_via(
+        home.path(),
+        &srv.url,
+        &format!("file:{d}"),
+        "jetstream:FISK",
+        &["deferral-waiting", "tool-batch"],
+    );
+    let got = complete(&[
+        "fisk-admin",
+        "--store",
+        "jetstream:FISK",
+        "--server",
+        &srv.url,
+        "show",
+        "defer",
+    ]);
+    assert_eq!(got, ["deferral-waiting"], "{got:?}");
+    let got = complete(&[
+        "fisk-admin",
+        "--store",
+        "jetstream:FISK",
+        "--server",
+        &srv.url,
+        "answer",
+        "deferral-waiting",
+        "",
+    ]);
+    assert_eq!(got, ["toolu_01UKhS4K7g2wv63auxXVYqVE"], "{got:?}");
+}
