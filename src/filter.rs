@@ -374,6 +374,64 @@ impl FilterArgs {
         true
     }
 
+    /// For `--agent`, `--model` and `--caller` values no run of `all`
+    /// has: what the store holds that is close (`did you mean`, c-34),
+    /// one clause each; empty when every value names some run.
+    pub fn near_misses(&self, all: &[Summary]) -> Vec<String> {
+        let mut out = Vec::new();
+        let fields: [(&str, &Option<String>, fn(&Summary) -> Option<&str>); 3] = [
+            ("--agent", &self.agent, |s| s.agent.as_deref()),
+            ("--model", &self.model, |s| s.model.as_deref()),
+            ("--caller", &self.caller, |s| s.caller.as_deref()),
+        ];
+        for (flag, want, get) in fields {
+            let Some(want) = want else { continue };
+            let mut have: Vec<&str> = all
+                .iter()
+                .filter_map(get)
+                .filter(|v| !v.is_empty())
+                .collect();
+            have.sort_unstable();
+            have.dedup();
+            if have.contains(&want.as_str()) {
+                continue;
+            }
+            let mut close: Vec<(usize, &str)> = have
+                .iter()
+                .map(|h| (distance(&want.to_lowercase(), &h.to_lowercase()), *h))
+                .filter(|(d, h)| {
+                    *d <= want.chars().count().max(3) / 3
+                        || h.to_lowercase().contains(&want.to_lowercase())
+                        || want.to_lowercase().contains(&h.to_lowercase())
+                })
+                .collect();
+            close.sort();
+            let shown = |v: &str| crate::output::sanitize(v, false).into_owned();
+            let clause = match close.as_slice() {
+                [] => format!(
+                    "{flag} {} matches no run (the store has {})",
+                    shown(want),
+                    match have.len() {
+                        0 => "none".to_owned(),
+                        n if n <= 6 => have.iter().map(|h| shown(h)).collect::<Vec<_>>().join(", "),
+                        n => format!("{n} others"),
+                    }
+                ),
+                c => format!(
+                    "{flag} {} matches no run: did you mean {}?",
+                    shown(want),
+                    c.iter()
+                        .take(3)
+                        .map(|(_, h)| shown(h))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
+            out.push(clause);
+        }
+        out
+    }
+
     /// Whether any filter is set (for saying why a listing is empty).
     pub fn any(&self) -> bool {
         !self.prefix.is_empty()
@@ -391,6 +449,29 @@ impl FilterArgs {
             || self.active_until.is_some()
             || self.matches.is_some()
     }
+}
+
+/// The edit distance between two words (Levenshtein), for `did you mean`.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row.first().copied().unwrap_or(0);
+        if let Some(first) = row.first_mut() {
+            *first = i + 1;
+        }
+        for (j, cb) in b.iter().enumerate() {
+            let up = row.get(j + 1).copied().unwrap_or(0);
+            let left = row.get(j).copied().unwrap_or(0);
+            let cost = usize::from(ca != *cb);
+            let v = (prev + cost).min(up + 1).min(left + 1);
+            prev = up;
+            if let Some(cell) = row.get_mut(j + 1) {
+                *cell = v;
+            }
+        }
+    }
+    row.last().copied().unwrap_or(0)
 }
 
 /// Whether `--status want` lists the run.
@@ -442,6 +523,14 @@ pub fn parse_span(s: &str) -> Result<std::time::Duration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_distance_is_levenshteins() {
+        assert_eq!(distance("gated", "gated"), 0);
+        assert_eq!(distance("gated", "gate"), 1);
+        assert_eq!(distance("kitten", "sitting"), 3);
+        assert_eq!(distance("", "abc"), 3);
+    }
 
     #[test]
     fn a_pass_over_many_runs_exits_2_only_when_the_store_failed() {

@@ -57,6 +57,7 @@ fn list(g: &Invocation, a: &LsArgs, out: &mut dyn Write) -> CmdResult {
         all.extend(store.unlisted_summaries()?);
     }
     let total = all.len();
+    let misses = a.filter.near_misses(&all);
     let Selected {
         mut runs,
         no_agent_excluded,
@@ -91,6 +92,9 @@ fn list(g: &Invocation, a: &LsArgs, out: &mut dyn Write) -> CmdResult {
             (_, false) => "no runs".to_owned(),
         };
         writeln!(out, "{why} in {}", sanitize(&store.describe(), false))?;
+        for m in &misses {
+            writeln!(out, "{m}")?;
+        }
         if no_agent_excluded > 0 {
             writeln!(out, "{}", excluded_note(no_agent_excluded))?;
         }

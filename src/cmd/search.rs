@@ -97,6 +97,7 @@ pub fn run(g: &Invocation, a: SearchArgs, out: &mut dyn Write) -> CmdResult {
     };
     let all = store.summaries()?;
     let (readable, mut unreadable) = Unreadable::split(all);
+    let misses = filter.near_misses(&readable);
     let selected = filter.select(readable);
     let mut found: Vec<(Summary, Option<Matches>)> = match (scope, &pattern) {
         (Some(scope), Some(re)) => {
@@ -154,14 +155,21 @@ pub fn run(g: &Invocation, a: SearchArgs, out: &mut dyn Write) -> CmdResult {
     };
     match style.format {
         Format::Json => json_pretty(out, &doc)?,
-        Format::Text => render(
-            out,
-            &doc,
-            &filter,
-            scope.is_some(),
-            &store.describe(),
-            style,
-        )?,
+        Format::Text => {
+            render(
+                out,
+                &doc,
+                &filter,
+                scope.is_some(),
+                &store.describe(),
+                style,
+            )?;
+            if doc.runs.is_empty() {
+                for m in &misses {
+                    writeln!(out, "{m}")?;
+                }
+            }
+        }
     }
     Ok(code)
 }

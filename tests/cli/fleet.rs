@@ -413,3 +413,39 @@ fn on_jetstream_ls_filters_search_and_stats_all_agree_with_the_file_store() {
         assert_eq!(a, b, "{args:?}");
     }
 }
+
+/// Issue 39, c-34: a filter value no run has is said, with what the
+/// store holds that is close (at b926494 only "no run of N matches").
+#[test]
+fn a_filter_value_no_run_has_says_what_is_close() {
+    let run = file(V1);
+    let r = run(&["ls", "--agent", "nats-opps"]);
+    assert!(
+        r.stdout
+            .contains("--agent nats-opps matches no run: did you mean nats-ops?"),
+        "{}",
+        r.stdout
+    );
+    let r = run(&["ls", "--model", "claude-opus"]);
+    assert!(
+        r.stdout.contains("did you mean claude-opus-4-8?"),
+        "{}",
+        r.stdout
+    );
+    let r = run(&["search", "--model", "claude-opus"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stdout.contains("did you mean claude-opus-4-8?"),
+        "{}",
+        r.stdout
+    );
+    // A value some run has is said nothing of.
+    let r = run(&["ls", "--agent", "nats-ops", "--model", "nothing-like-it"]);
+    assert!(!r.stdout.contains("--agent"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("--model nothing-like-it matches no run (the store has "),
+        "{}",
+        r.stdout
+    );
+}
