@@ -379,7 +379,7 @@ impl FilterArgs {
     /// one clause each; empty when every value names some run.
     pub fn near_misses(&self, all: &[Summary]) -> Vec<String> {
         let mut out = Vec::new();
-        let fields: [(&str, &Option<String>, fn(&Summary) -> Option<&str>); 3] = [
+        let fields: [(&str, &Option<String>, Field); 3] = [
             ("--agent", &self.agent, |s| s.agent.as_deref()),
             ("--model", &self.model, |s| s.model.as_deref()),
             ("--caller", &self.caller, |s| s.caller.as_deref()),
@@ -450,6 +450,9 @@ impl FilterArgs {
             || self.matches.is_some()
     }
 }
+
+/// A field of a run's summary a filter compares.
+type Field = fn(&Summary) -> Option<&str>;
 
 /// The edit distance between two words (Levenshtein), for `did you mean`.
 fn distance(a: &str, b: &str) -> usize {
