@@ -174,6 +174,9 @@ pub struct Global {
     /// No colour: the same as --color never (also NO_COLOR)
     #[arg(long, global = true)]
     pub no_color: bool,
+    /// Times in text in UTC (Z), one zone for every line, as journalctl --utc; default: each with the zone it was written in (JSON keeps them as written)
+    #[arg(long, global = true)]
+    pub utc: bool,
     /// JetStream: a run not at rest whose last record is younger than this is live. DURATION in Go's syntax, as the agent's hold: 300ms, 90s, 10m, 1.5h, 2h45m, 1d (0 for none)
     #[arg(long, global = true, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
     pub hold: std::time::Duration,
@@ -184,6 +187,7 @@ impl Global {
     /// style they and the terminal give, and the environment variables
     /// that stand in for some of them, read now.
     pub fn resolve(self) -> Invocation {
+        crate::output::show_utc(self.utc);
         Invocation {
             state_dir: self.state_dir,
             store: self.store,

@@ -246,6 +246,7 @@ const QUIET_GLOBALS: &[&str] = &[
     "hold",
     "color",
     "no_color",
+    "utc",
 ];
 
 /// The command line as people read it: `cmd` with the groups, the

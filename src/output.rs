@@ -151,13 +151,26 @@ pub fn thousands(n: impl std::fmt::Display) -> String {
 
 /// A time as text output shows it (ls, search, stats): RFC 3339 to the
 /// second with the zone it was written with (`2026-09-22T14:44:03+05:30`,
-/// `2026-11-30T17:01:00Z`), which every time argument reads back; `-` for
+/// `2026-11-30T17:01:00Z`), or in UTC for every line with `--utc`
+/// ([`show_utc`], c-18), which every time argument reads back; `-` for
 /// none and for Go's zero time. JSON keeps the times as journaled.
 pub fn time_cell(t: Option<&journal::time::Time>) -> String {
     match t {
+        Some(t) if !t.is_zero() && UTC.load(std::sync::atomic::Ordering::Relaxed) => {
+            t.in_utc().to_rfc3339_seconds()
+        }
         Some(t) if !t.is_zero() => t.to_rfc3339_seconds(),
         _ => "-".to_owned(),
     }
+}
+
+/// `--utc`: every time text shows, in UTC.
+static UTC: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Show every time of text output in UTC (`--utc`, journalctl's), one zone
+/// for every line, rather than each with the zone it was written in.
+pub fn show_utc(on: bool) {
+    UTC.store(on, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// A table as every command prints it: built with [`table`], printed

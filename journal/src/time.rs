@@ -459,6 +459,12 @@ impl Time {
         Time::from_unix_nanos(ns, self.offset)
     }
 
+    /// The same instant written in UTC (`Z`): one zone for every line of
+    /// a listing (`--utc`).
+    pub fn in_utc(&self) -> Time {
+        Time { offset: 0, ..*self }
+    }
+
     /// For a table: RFC 3339 to the second with the offset the time was
     /// written with (`2026-09-22T14:44:03+05:30`, `2026-11-30T17:01:00Z`),
     /// a form every time argument reads back.

@@ -436,3 +436,46 @@ fn since_yesterday_today_and_minus_an_hour_are_journalctl_words() {
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("yesterday"), "{}", r.stderr);
 }
+
+/// Issue 39, c-18: `--utc` shows every time of a listing in one zone,
+/// as journalctl --utc does (by default each is shown with the zone it
+/// was written in); the instants are the same, and JSON is unchanged.
+#[test]
+fn utc_shows_every_time_in_one_zone() {
+    let dir = store();
+    let d = dir.path();
+    let mine = at(
+        d,
+        "UTC",
+        &["ls", "--prefix", "offset", "--columns", "run,created"],
+    );
+    assert!(
+        mine.stdout.contains("offset\t2026-11-30T22:31:30+05:30"),
+        "{}",
+        mine.stdout
+    );
+    let utc = at(
+        d,
+        "UTC",
+        &[
+            "ls",
+            "--prefix",
+            "offset",
+            "--columns",
+            "run,created",
+            "--utc",
+        ],
+    );
+    assert!(
+        utc.stdout.contains("offset\t2026-11-30T17:01:30Z"),
+        "{}",
+        utc.stdout
+    );
+    let json = at(
+        d,
+        "UTC",
+        &["ls", "--prefix", "offset", "--utc", "-o", "json"],
+    )
+    .json();
+    assert_eq!(json[0]["created"], "2026-11-30T22:31:30+05:30");
+}
