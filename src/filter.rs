@@ -398,7 +398,12 @@ impl FilterArgs {
             }
             let mut close: Vec<(usize, &str)> = have
                 .iter()
-                .map(|h| (distance(&want.to_lowercase(), &h.to_lowercase()), *h))
+                .map(|h| {
+                    (
+                        crate::hint::distance(&want.to_lowercase(), &h.to_lowercase()),
+                        *h,
+                    )
+                })
                 .filter(|(d, h)| {
                     *d <= want.chars().count().max(3) / 3
                         || h.to_lowercase().contains(&want.to_lowercase())
@@ -454,29 +459,6 @@ impl FilterArgs {
 /// A field of a run's summary a filter compares.
 type Field = fn(&Summary) -> Option<&str>;
 
-/// The edit distance between two words (Levenshtein), for `did you mean`.
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row.first().copied().unwrap_or(0);
-        if let Some(first) = row.first_mut() {
-            *first = i + 1;
-        }
-        for (j, cb) in b.iter().enumerate() {
-            let up = row.get(j + 1).copied().unwrap_or(0);
-            let left = row.get(j).copied().unwrap_or(0);
-            let cost = usize::from(ca != *cb);
-            let v = (prev + cost).min(up + 1).min(left + 1);
-            prev = up;
-            if let Some(cell) = row.get_mut(j + 1) {
-                *cell = v;
-            }
-        }
-    }
-    row.last().copied().unwrap_or(0)
-}
-
 /// Whether `--status want` lists the run.
 pub fn status_selects(want: StatusFilter, s: &Summary) -> bool {
     let ended = |reason: Reason| s.status == Listed::Run(Status::Terminal(reason));
@@ -526,14 +508,6 @@ pub fn parse_span(s: &str) -> Result<std::time::Duration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_distance_is_levenshteins() {
-        assert_eq!(distance("gated", "gated"), 0);
-        assert_eq!(distance("gated", "gate"), 1);
-        assert_eq!(distance("kitten", "sitting"), 3);
-        assert_eq!(distance("", "abc"), 3);
-    }
 
     #[test]
     fn a_pass_over_many_runs_exits_2_only_when_the_store_failed() {

@@ -825,8 +825,9 @@ fn similar(run: &str, dir: &std::path::Path) -> Vec<String> {
     close.into_iter().take(3).map(|(_, id)| id).collect()
 }
 
-/// Levenshtein distance, in characters.
-fn distance(a: &str, b: &str) -> usize {
+/// Levenshtein distance, in characters (also `did you mean` for filter
+/// values: `filter::FilterArgs::near_misses`).
+pub fn distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut row: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

@@ -23,6 +23,26 @@ pub struct Watch {
     pub volatile: &'static [usize],
 }
 
+/// A listing, once or (`--watch EVERY`) again and again: `ls` and
+/// `inbox` alike.
+pub fn listing(
+    every: Option<Duration>,
+    whole: bool,
+    volatile: &'static [usize],
+    out: &mut dyn Write,
+    mut once: impl FnMut(&mut dyn Write) -> CmdResult,
+) -> CmdResult {
+    match every {
+        Some(every) => Watch {
+            every,
+            whole,
+            volatile,
+        }
+        .run(out, |buf| once(buf)),
+        None => once(out),
+    }
+}
+
 impl Watch {
     /// Run `once` (one listing, into the buffer it is given) again and
     /// again, until Ctrl-C or until a listing fails (its error ends it).

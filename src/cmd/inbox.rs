@@ -64,16 +64,9 @@ pub fn run(g: &Invocation, a: InboxArgs, out: &mut dyn Write) -> CmdResult {
         true => metrics(g, &a, buf),
         false => list(g, &a, buf),
     };
-    match a.watch {
-        // WAITED (the first field) grows by itself: not a change.
-        Some(every) => crate::watch::Watch {
-            every,
-            whole: g.style.json() || a.openmetrics,
-            volatile: &[0],
-        }
-        .run(out, |buf| once(buf)),
-        None => once(out),
-    }
+    // WAITED (the first field) grows by itself: not a change.
+    let whole = g.style.json() || a.openmetrics;
+    crate::watch::listing(a.watch, whole, &[0], out, once)
 }
 
 /// `-o openmetrics`: the selected runs by state, the calls waiting on a

@@ -21,15 +21,8 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
         true => metrics(g, &a, buf),
         false => list(g, &a, buf),
     };
-    match a.watch {
-        Some(every) => crate::watch::Watch {
-            every,
-            whole: g.style.json() || a.openmetrics,
-            volatile: &[],
-        }
-        .run(out, |buf| once(buf)),
-        None => once(out),
-    }
+    let whole = g.style.json() || a.openmetrics;
+    crate::watch::listing(a.watch, whole, &[], out, once)
 }
 
 /// `-o openmetrics`: the runs the filters select by state, and what waits

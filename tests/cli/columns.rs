@@ -40,6 +40,22 @@ fn by_id(doc: &Value) -> std::collections::BTreeMap<String, Value> {
         .collect()
 }
 
+/// What `stats` folds a run's tokens to, as a budget counts them (in,
+/// out and both cache tiers).
+fn folded_total(store: &str, id: &str) -> i64 {
+    let st = fisk(&["--state-dir", store, "stats", id, "-o", "json"]).json();
+    let t = &st["tokens"];
+    [
+        "in_tokens",
+        "out_tokens",
+        "cache_read_tokens",
+        "cache_create_tokens",
+    ]
+    .iter()
+    .map(|k| t[k].as_i64().unwrap())
+    .sum()
+}
+
 /// The terminal's message for a run that ended with one; the total
 /// tokens of a version-1 terminal's counters, the same total `stats`
 /// folds; unknown (null) on version 3 and where the counters were edited
@@ -65,18 +81,7 @@ fn ls_says_why_a_run_ended_and_what_it_cost() {
         let Some(n) = r["total_tokens"].as_i64() else {
             continue;
         };
-        let st = fisk(&["--state-dir", d, "stats", id, "-o", "json"]).json();
-        let t = &st["tokens"];
-        let folded: i64 = [
-            "in_tokens",
-            "out_tokens",
-            "cache_read_tokens",
-            "cache_create_tokens",
-        ]
-        .iter()
-        .map(|k| t[k].as_i64().unwrap())
-        .sum();
-        assert_eq!(n, folded, "{id}: ls's total is stats' total");
+        assert_eq!(n, folded_total(d, id), "{id}: ls's total is stats' total");
     }
     // Version 3 carries no counters: a figure is unknown (never 0) unless
     // the tail ls reads holds every response, and then it is the fold's.
@@ -89,20 +94,7 @@ fn ls_says_why_a_run_ended_and_what_it_cost() {
         let id = r["run_id"].as_str().unwrap();
         match r["total_tokens"].as_i64() {
             None => unknown.push(id.to_owned()),
-            Some(n) => {
-                let st = fisk(&["--state-dir", d3, "stats", id, "-o", "json"]).json();
-                let t = &st["tokens"];
-                let folded: i64 = [
-                    "in_tokens",
-                    "out_tokens",
-                    "cache_read_tokens",
-                    "cache_create_tokens",
-                ]
-                .iter()
-                .map(|k| t[k].as_i64().unwrap())
-                .sum();
-                assert_eq!(n, folded, "{id}");
-            }
+            Some(n) => assert_eq!(n, folded_total(d3, id), "{id}"),
         }
     }
     assert!(!unknown.is_empty());
