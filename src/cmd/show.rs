@@ -106,7 +106,19 @@ pub fn run(g: &Invocation, mut a: ShowArgs, out: &mut dyn Write) -> CmdResult {
             });
             let report = journal::store::file::Loose::verify(&l.path, check).ok();
             let health = report.and_then(|r| health(g, None, run, &[r]));
-            ((created, None), health, None)
+            // As the file store says it (SPEC 9): the last record's time,
+            // else the file's mtime.
+            let updated = journal
+                .entries
+                .last()
+                .and_then(|e| e.record.time)
+                .or_else(|| {
+                    std::fs::metadata(&l.path)
+                        .and_then(|m| m.modified())
+                        .ok()
+                        .map(Time::from_system)
+                });
+            ((created, updated), health, None)
         }
     };
     let shown = Shown {
