@@ -400,7 +400,7 @@ impl FilterArgs {
                 .iter()
                 .map(|h| {
                     (
-                        crate::hint::distance(&want.to_lowercase(), &h.to_lowercase()),
+                        crate::near::distance(&want.to_lowercase(), &h.to_lowercase()),
                         *h,
                     )
                 })

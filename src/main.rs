@@ -38,6 +38,7 @@ mod help;
 mod hint;
 mod invocation;
 mod metrics;
+mod near;
 mod open;
 mod output;
 mod render;

@@ -9,20 +9,9 @@
 
 use journal::ops::inbox::{Item, Waits};
 use journal::state::State;
-use journal::store::Store;
 use journal::store::Summary;
 use journal::time::Time;
 use std::io::{self, Write};
-
-/// The store as its label names it: `file:DIR` or `jetstream:STREAM`.
-pub fn store_label(store: &Store) -> String {
-    match store {
-        Store::File(f) => format!("file:{}", f.dir().display()),
-        Store::JetStream(j) => format!("jetstream:{}", j.name()),
-        // A backend newer than this binary: as it describes itself.
-        other => other.describe(),
-    }
-}
 
 /// `s` as a label value: `\`, `"` and a newline escaped.
 fn label(s: &str) -> String {

@@ -151,7 +151,7 @@ impl ForkNote {
             from: from.to_owned(),
             at_seq,
             when: journal::time::Time::now().to_rfc3339_seconds(),
-            meta_sha256: journal::digest::digest([meta.as_slice()]),
+            meta_sha256: journal::migrate::digest([meta.as_slice()]),
         };
         let path = store.fork_note(run)?;
         let dir = path
@@ -182,7 +182,7 @@ impl ForkNote {
         let path = store.fork_note(run).ok()?;
         let text = std::fs::read(path).ok()?;
         let note: ForkNote = serde_json::from_slice(&text).ok()?;
-        (note.run == run && note.meta_sha256 == journal::digest::digest([meta])).then_some(note)
+        (note.run == run && note.meta_sha256 == journal::migrate::digest([meta])).then_some(note)
     }
 }
 

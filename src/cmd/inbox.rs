@@ -75,13 +75,7 @@ fn metrics(g: &Invocation, a: &InboxArgs, out: &mut dyn Write) -> CmdResult {
     let store = open_store(g)?;
     let runs = a.filter.select(store.summaries()?).runs;
     let found = inbox(&store, &runs);
-    crate::metrics::write(
-        out,
-        &crate::metrics::store_label(&store),
-        &runs,
-        &found.items,
-        Time::now(),
-    )?;
+    crate::metrics::write(out, &store.uri(), &runs, &found.items, Time::now())?;
     Ok(std::process::ExitCode::SUCCESS)
 }
 

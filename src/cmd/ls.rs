@@ -33,7 +33,7 @@ fn metrics(g: &Invocation, a: &LsArgs, out: &mut dyn Write) -> CmdResult {
     let found = journal::ops::inbox::inbox(&store, &runs);
     crate::metrics::write(
         out,
-        &crate::metrics::store_label(&store),
+        &store.uri(),
         &runs,
         &found.items,
         journal::time::Time::now(),
@@ -69,7 +69,7 @@ fn list(g: &Invocation, a: &LsArgs, out: &mut dyn Write) -> CmdResult {
             p.push_str(&crate::hint::advice(g, r, Some(&s.run_id), None, &[]));
         }
     }
-    let sizeless = matches!(store, journal::store::Store::JetStream(_));
+    let sizeless = !store.keeps_sizes();
     let note = sort_note(&runs, a.sort, sizeless);
     if style.json() {
         json_array(out, &runs)?;
