@@ -58,6 +58,45 @@ fn completions_are_generated_for_common_shells() {
     assert!(got.lines().any(|l| l.starts_with("verify")), "{got}");
 }
 
+/// What a real bash offers for the last word of `line` (words split at
+/// single spaces), through the script `completions bash` prints, sourced
+/// as a user sources it, with `fisk-admin` found on PATH: the shell
+/// protocol end to end.
+fn bash_complete(line: &str) -> Vec<String> {
+    let bindir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(bin(), bindir.path().join("fisk-admin")).unwrap();
+    let words: Vec<&str> = line.split(' ').collect();
+    // Each word quoted, so that an empty last word (`answer RUN <TAB>`)
+    // is a word of the array, as bash makes it.
+    let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+    let script = format!(
+        "source <(fisk-admin completions bash) || exit 9
+         COMP_WORDS=({}); COMP_CWORD={}; COMP_LINE='{line}'; COMP_POINT=${{#COMP_LINE}}; COMP_TYPE=9
+         _clap_complete_fisk_admin fisk-admin '{}' '{}'
+         printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        quoted.join(" "),
+        words.len() - 1,
+        words[words.len() - 1],
+        words[words.len() - 2],
+    );
+    let out = std::process::Command::new("bash")
+        .args(["--norc", "-c", &script])
+        .env(
+            "PATH",
+            format!("{}:{}", s(bindir.path()), std::env::var("PATH").unwrap()),
+        )
+        .env_remove("NATS_URL")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().to_owned())
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
 /// b-28, the brief: completion is dynamic. The script `completions bash`
 /// prints, sourced in a real bash, completes `show defer<TAB>` with the
 /// run ids of the store the command line names, through the binary
@@ -65,35 +104,7 @@ fn completions_are_generated_for_common_shells() {
 #[test]
 fn bash_completion_offers_the_stores_run_ids() {
     let store = store_copy("runs");
-    let bindir = tempfile::tempdir().unwrap();
-    std::os::unix::fs::symlink(bin(), bindir.path().join("fisk-admin")).unwrap();
-    let complete = |line: &str| -> Vec<String> {
-        let words: Vec<&str> = line.split(' ').collect();
-        let script = format!(
-            "source <(fisk-admin completions bash) || exit 9
-             COMP_WORDS=({line}); COMP_CWORD={}; COMP_LINE='{line}'; COMP_POINT=${{#COMP_LINE}}; COMP_TYPE=9
-             _clap_complete_fisk_admin fisk-admin '{}' '{}'
-             printf '%s\\n' \"${{COMPREPLY[@]}}\"",
-            words.len() - 1,
-            words[words.len() - 1],
-            words[words.len() - 2],
-        );
-        let out = std::process::Command::new("bash")
-            .args(["--norc", "-c", &script])
-            .env(
-                "PATH",
-                format!("{}:{}", s(bindir.path()), std::env::var("PATH").unwrap()),
-            )
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-        String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .map(|l| l.trim().to_owned())
-            .filter(|l| !l.is_empty())
-            .collect()
-    };
+    let complete = bash_complete;
     let d = s(store.path()).to_owned();
     let got = complete(&format!("fisk-admin --state-dir {d} show defer"));
     assert_eq!(
@@ -328,47 +339,50 @@ fn shell_words(line: &str) -> Vec<String> {
     words
 }
 
-/// Issue 39, c-33: `answer RUN <TAB>` offers the calls waiting on an
-/// answer, `approve RUN <TAB>` those waiting on an approval, and the run
-/// ids of a JetStream store complete through the connection the words
-/// name (at b926494: `--` and nothing).
+/// Issue 39, c-33: through the script a user sources (bash),
+/// `answer RUN <TAB>` offers the calls waiting on an answer, `approve RUN
+/// <TAB>` those waiting on an approval, and the run ids of a JetStream
+/// store complete through the connection the words name (at b926494: `--`
+/// and nothing).
 #[test]
 fn completion_offers_waiting_calls_and_jetstream_run_ids() {
-    let complete = |words: &[&str]| -> Vec<String> {
-        let out = std::process::Command::new(bin())
-            .arg("--")
-            .args(words)
-            .env("COMPLETE", "fish")
-            .env_remove("NATS_URL")
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|l| l.split('\t').next().unwrap_or("").to_owned())
-            // With an empty word, the flags are offered too.
-            .filter(|l| !l.is_empty() && !l.starts_with('-'))
+    // With an empty word, the flags are offered too: the values alone.
+    let complete = |line: &str| -> Vec<String> {
+        bash_complete(line)
+            .into_iter()
+            .filter(|c| !c.starts_with('-'))
             .collect()
     };
     let store = store_copy("runs-v1");
     let d = s(store.path()).to_owned();
-    let got = complete(&[
-        "fisk-admin",
-        "--state-dir",
-        &d,
-        "answer",
-        "deferral-waiting",
-        "",
-    ]);
+    let got = complete(&format!(
+        "fisk-admin --state-dir {d} answer deferral-waiting "
+    ));
     assert_eq!(got, ["toolu_01UKhS4K7g2wv63auxXVYqVE"], "{got:?}");
-    let got = complete(&[
-        "fisk-admin",
-        "--state-dir",
-        &d,
-        "approve",
-        "deferral-waiting",
-        "",
-    ]);
+    let got = complete(&format!(
+        "fisk-admin --state-dir {d} approve deferral-waiting "
+    ));
     assert!(got.is_empty(), "no approval waits: {got:?}");
+    // A run the runner suspended on a gated call: its call is offered to
+    // approve, not to answer.
+    let f = Fixture::new(&[
+        turn(
+            "",
+            &[("g1", "exec", serde_json::json!({"command": "true"}))],
+        ),
+        turn("done", &[]),
+    ]);
+    let agent = f.path("agent.yaml");
+    let mut text = std::fs::read_to_string(&agent).unwrap();
+    text.push_str("gate: [exec]\n");
+    std::fs::write(&agent, text).unwrap();
+    let r = f.fisk(&["run", "--agent", "agent.yaml", "--id", "gate", "go"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let runs = s(&f.runs()).to_owned();
+    let got = complete(&format!("fisk-admin --state-dir {runs} approve gate "));
+    assert_eq!(got, ["g1"], "{got:?}");
+    let got = complete(&format!("fisk-admin --state-dir {runs} answer gate "));
+    assert!(got.is_empty(), "no answer waits: {got:?}");
     // JetStream: the run ids through the server the words name.
     let srv = crate::nats_support::NatsServer::start();
     srv.spec_stream("FISK", "fisk.sessions.>");
@@ -380,25 +394,18 @@ fn completion_offers_waiting_calls_and_jetstream_run_ids() {
         "jetstream:FISK",
         &["deferral-waiting", "tool-batch"],
     );
-    let got = complete(&[
-        "fisk-admin",
-        "--store",
-        "jetstream:FISK",
-        "--server",
-        &srv.url,
-        "show",
-        "defer",
-    ]);
+    let js = format!("fisk-admin --store jetstream:FISK --server {}", srv.url);
+    let got = complete(&format!("{js} show defer"));
     assert_eq!(got, ["deferral-waiting"], "{got:?}");
-    let got = complete(&[
-        "fisk-admin",
-        "--store",
-        "jetstream:FISK",
-        "--server",
-        &srv.url,
-        "answer",
-        "deferral-waiting",
-        "",
-    ]);
+    let got = complete(&format!("{js} answer deferral-waiting "));
     assert_eq!(got, ["toolu_01UKhS4K7g2wv63auxXVYqVE"], "{got:?}");
+    // A server that is not there: nothing offered, and soon (bounded).
+    let started = std::time::Instant::now();
+    let got = complete("fisk-admin --store jetstream:FISK --server nats://127.0.0.1:9 show defer");
+    assert!(got.is_empty(), "{got:?}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "completion waited {:?} on a server that is not there",
+        started.elapsed()
+    );
 }
