@@ -321,6 +321,20 @@ fn stats_groups_by_run_status_and_caller_sorted_and_cut_to_the_top() {
         r.stdout
     );
     assert!(lines[3].starts_with("total\t"), "{}", r.stdout);
+    // Issue 39, c-27: the text has every counter JSON has (THINKING was
+    // left out), and its RESPONSES are JSON's iterations.
+    let header: Vec<&str> = lines[0].split('\t').collect();
+    let total: Vec<&str> = lines[3].split('\t').collect();
+    let col = |name: &str| {
+        let i = header.iter().position(|h| *h == name);
+        let i = i.unwrap_or_else(|| panic!("no {name} column: {}", r.stdout));
+        total[i].to_owned()
+    };
+    let sums = json(&[]);
+    let g = &sums["groups"][0];
+    assert_eq!(col("THINKING"), g["tokens"]["thinking_tokens"].to_string());
+    assert_ne!(col("THINKING"), "0", "{}", r.stdout);
+    assert_eq!(col("RESPONSES"), g["iterations"].to_string());
     assert!(
         r.stderr.contains(&format!(
             "(the first 2 of {n} groups; the total counts every run)"
