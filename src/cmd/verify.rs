@@ -370,10 +370,13 @@ fn fix_chain(g: &Invocation, store: Option<&Store>, findings: &[&Finding]) -> Ve
     if remedies.contains(&Remedy::Remove) {
         remedies = vec![Remedy::Remove];
     }
-    // recover rebuilds the run whole, a torn tail included; repair
-    // refuses a journal with interior damage.
+    // recover rebuilds the run whole, a torn tail included (repair
+    // refuses a journal with interior damage), and a second meta record
+    // among its findings is a copy it drops, keeping a backup: the
+    // salvage by migrate is for what recover does not take (c-31: the FIX
+    // was `migrate ... && recover`).
     if remedies.contains(&Remedy::Recover) {
-        remedies.retain(|r| *r != Remedy::Repair);
+        remedies.retain(|r| !matches!(r, Remedy::Repair | Remedy::Salvage));
     }
     if remedies.len() > 1 {
         remedies.retain(|r| *r != Remedy::Upgrade);
@@ -527,6 +530,14 @@ mod tests {
         assert_eq!(
             chain(&[v3, finding(Code::EmptyJournal, Remedy::Remove)]),
             ["fisk-admin --state-dir /s rm r1"]
+        );
+        // A second meta record with the seq it breaks: recover alone.
+        assert_eq!(
+            chain(&[
+                finding(Code::DuplicateMeta, Remedy::Salvage),
+                finding(Code::SeqNotIncreasing, Remedy::Recover),
+            ]),
+            ["fisk-admin --state-dir /s recover r1"]
         );
     }
 }

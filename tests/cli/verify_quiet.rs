@@ -191,6 +191,29 @@ fn verify_json_carries_each_fix_and_the_runs_to_fix_in_line_order() {
         .as_str()
         .unwrap()
         .ends_with(" recover interior-corruption"));
+    // A second meta record: recover alone (it drops the copy and keeps a
+    // backup), not `migrate ... && recover` (c-31); pasted, it fixes the
+    // run.
+    let dup = rows.iter().find(|r| r["run"] == "duplicate-meta").unwrap();
+    assert_eq!(
+        dup["fix"],
+        serde_json::json!([format!("fisk-admin --state-dir {d} recover duplicate-meta")]),
+        "{dup}"
+    );
+    let bindir = bin().parent().unwrap().to_owned();
+    let pasted = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{} --yes", dup["fix"][0].as_str().unwrap()))
+        .env(
+            "PATH",
+            format!("{}:{}", s(&bindir), std::env::var("PATH").unwrap()),
+        )
+        .env("XDG_STATE_HOME", store.path())
+        .output()
+        .unwrap();
+    assert!(pasted.status.success(), "{pasted:?}");
+    let after = verify(store.path(), &["duplicate-meta", "-o", "json"]).json_lines();
+    assert!(!after.iter().any(|f| f["severity"] == "error"), "{after:?}");
     // The text, in line order too; a duplicate result says what it costs.
     let text = verify(store.path(), &["fold", "duplicate-result"]);
     let at = |needle: &str| {
