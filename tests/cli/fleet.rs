@@ -352,8 +352,16 @@ fn totals_are_the_sum_of_each_run(run: &dyn Fn(&[&str]) -> Run) {
 #[test]
 fn stats_all_adds_up_each_runs_stats_and_groups_them() {
     totals_are_the_sum_of_each_run(&file(V1));
+    // Untimed: said for people; into a pipe the figure is `-`, and why
+    // is on standard error.
     let r = file("agent-journals/v3")(&["stats", "--all"]);
-    assert!(r.stdout.contains("untimed"), "{}", r.stdout);
+    assert!(
+        r.stderr.contains("run(s) untimed")
+            && r.stdout.lines().nth(1).is_some_and(|l| l.ends_with("\t-")),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
     let r = file(V1)(&["stats", "g-tool-batch", "--status", "open"]);
     assert_eq!(r.code, 2, "the run filters are for --all: {}", r.stderr);
 }

@@ -83,6 +83,25 @@ fn every_listing_in_a_pipe_is_tab_separated_with_plain_integers() {
     let r = at(h, d, &["stats", "--all", "--by", "run", "--top", "2"], &[]);
     assert_fields("stats --all", r.stdout.split("\n\n").next().unwrap());
     assert!(r.stderr.contains("(the first 2 of"), "{}", r.stderr);
+    // Its times are seconds alone, as inbox's WAITED (at b926494:
+    // `1038h42m (+1 untimed)` in a field); JSON's nanoseconds, exactly.
+    let r = at(h, d, &["stats", "--all"], &[]);
+    let mut parts = r.stdout.split("\n\n");
+    let totals = assert_fields("stats --all", parts.next().unwrap());
+    let tools = assert_fields("stats --all tools", parts.next().unwrap());
+    let json = at(h, d, &["stats", "--all", "-o", "json"], &[]).json();
+    let ns = json["groups"][0]["wall_clock_ns"].as_u64().unwrap();
+    let wall = &totals[0][8];
+    let (whole, frac) = wall.split_once('.').unwrap_or((wall, ""));
+    let back = whole.parse::<u64>().unwrap() * 1_000_000_000
+        + format!("{frac:0<9}").parse::<u64>().unwrap();
+    assert_eq!(back, ns, "{wall}");
+    for row in &tools {
+        for t in &row[7..] {
+            assert!(t == "-" || t.parse::<f64>().is_ok(), "{row:?}");
+        }
+    }
+    assert!(!r.stdout.contains("untimed"), "{}", r.stdout);
     // search.
     let r = at(h, d, &["search", "--match", ".", "--in", "all"], &[]);
     assert_fields("search", &r.stdout);

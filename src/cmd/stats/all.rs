@@ -12,7 +12,7 @@ use crate::cost::{Cost, Prices};
 use crate::error::CmdResult;
 use crate::filter::Unreadable;
 use crate::output::{cell, json_pretty, print_table, sanitize, table, Format, Style};
-use crate::render::stats::{duration, tools_table};
+use crate::render::stats::{duration, seconds, tools_table};
 use journal::stats::{stats, Totals};
 use journal::store::{Store, Summary};
 use serde::Serialize;
@@ -298,13 +298,15 @@ fn render(
                 }
             })
             .collect();
-        let wall = match (x.wall_clock_ns, x.untimed_runs) {
-            (_, u) if u == x.runs => "untimed".to_owned(),
-            (ns, 0) => duration(u128::try_from(ns).unwrap_or(0)),
-            (ns, u) => format!(
-                "{} (+{u} untimed)",
-                duration(u128::try_from(ns).unwrap_or(0))
-            ),
+        // For a program, seconds alone (what they leave out is said on
+        // standard error, under the table).
+        let ns = u128::try_from(x.wall_clock_ns).unwrap_or(0);
+        let wall = match (x.untimed_runs, style.fields()) {
+            (u, true) if u == x.runs => "-".to_owned(),
+            (_, true) => seconds(ns),
+            (u, false) if u == x.runs => "untimed".to_owned(),
+            (0, false) => duration(ns),
+            (u, false) => format!("{} (+{u} untimed)", duration(ns)),
         };
         r.extend([
             style.count(x.runs),
@@ -329,6 +331,15 @@ fn render(
     }
     t.add_row(row(None, &doc.totals, doc.cost.as_ref()));
     print_table(out, t, style)?;
+    if style.fields() && doc.totals.untimed_runs > 0 {
+        style.footnote(
+            out,
+            &format!(
+                "(WALL CLOCK is seconds over the timed runs: {} run(s) untimed)",
+                doc.totals.untimed_runs
+            ),
+        )?;
+    }
     // A sum that is not whole is said, naming what lacks a price.
     if let (Some(c), Some(p)) = (&doc.cost, prices) {
         if let Some(why) = c.incomplete(p) {
