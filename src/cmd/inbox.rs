@@ -232,6 +232,17 @@ fn list(g: &Invocation, a: &InboxArgs, out: &mut dyn Write) -> CmdResult {
                 &format!("  {}", sanitize(&r.command.to_string(), false)),
             )?;
         }
+        // What the commands still need, once for them all, as `answer:`
+        // under the table (d-22: the command alone, the words apart).
+        let mut needs: Vec<hint::Need> = Vec::new();
+        for n in doc.ready.iter().flat_map(|r| r.command.supply.iter()) {
+            if !needs.contains(n) {
+                needs.push(*n);
+            }
+        }
+        for n in needs {
+            note(out, &format!("resume: {}", n.says()))?;
+        }
     }
     if no_agent_excluded > 0 {
         note(out, &excluded_note(no_agent_excluded))?;

@@ -263,6 +263,12 @@ fn check_inbox(f: &Fixture, fisk: &dyn Fn(&[&str]) -> Run) {
         assert!(r.stdout.contains(&line), "{line}: {}", r.stdout);
     }
     assert!(r.stdout.contains("ready to resume"), "{}", r.stdout);
+    // What a printed resume still needs is said apart from it (d-22).
+    assert!(
+        r.stdout.contains("resume: it asks for the agent file"),
+        "{}",
+        r.stdout
+    );
 }
 
 #[test]
