@@ -365,22 +365,13 @@ fn completion_offers_waiting_calls_and_jetstream_run_ids() {
     assert!(got.is_empty(), "no approval waits: {got:?}");
     // A run the runner suspended on a gated call: its call is offered to
     // approve, not to answer.
-    let f = Fixture::new(&[
-        turn(
-            "",
-            &[("g1", "exec", serde_json::json!({"command": "true"}))],
-        ),
-        turn("done", &[]),
-    ]);
-    let agent = f.path("agent.yaml");
-    let mut text = std::fs::read_to_string(&agent).unwrap();
-    text.push_str("gate: [exec]\n");
-    std::fs::write(&agent, text).unwrap();
+    let f = exec_then_done("true");
+    f.gate_exec();
     let r = f.fisk(&["run", "--agent", "agent.yaml", "--id", "gate", "go"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let runs = s(&f.runs()).to_owned();
     let got = complete(&format!("fisk-admin --state-dir {runs} approve gate "));
-    assert_eq!(got, ["g1"], "{got:?}");
+    assert_eq!(got, ["t1"], "{got:?}");
     let got = complete(&format!("fisk-admin --state-dir {runs} answer gate "));
     assert!(got.is_empty(), "no answer waits: {got:?}");
     // JetStream: the run ids through the server the words name.

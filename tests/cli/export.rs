@@ -587,17 +587,7 @@ fn jsonl_to_a_terminal_escapes_what_a_terminal_acts_on_and_a_pipe_gets_the_bytes
 /// and exec's output was its raw JSON).
 #[test]
 fn a_ticket_starts_with_who_what_and_when_and_shows_exec_output_as_text() {
-    let f = crate::support::Fixture::new(&[
-        crate::support::turn(
-            "",
-            &[(
-                "t1",
-                "exec",
-                serde_json::json!({"command": "echo hello-ticket; exit 3"}),
-            )],
-        ),
-        crate::support::turn("done", &[]),
-    ]);
+    let f = crate::support::exec_then_done("echo hello-ticket; exit 3");
     let r = f.run("ticket", "check the ORDERS stream before the upgrade");
     assert_eq!(r.code, 0, "{}", r.stderr);
     for doc in ["markdown", "html"] {
@@ -644,17 +634,7 @@ fn a_ticket_starts_with_who_what_and_when_and_shows_exec_output_as_text() {
 /// verify and to resume as the original does, saying so.
 #[test]
 fn presets_redact_what_tools_print_and_a_journal_export_is_checked_to_resume() {
-    let f = crate::support::Fixture::new(&[
-        crate::support::turn(
-            "",
-            &[(
-                "t1",
-                "exec",
-                serde_json::json!({"command": "echo 'Authorization: Bearer abcdefghijklmnop1234 AKIAABCDEFGHIJKLMNOP nats://ops:s3cr3tpw@nats.example:4222 password=hunter2'"}),
-            )],
-        ),
-        crate::support::turn("done", &[]),
-    ]);
+    let f = crate::support::exec_then_done("echo 'Authorization: Bearer abcdefghijklmnop1234 AKIAABCDEFGHIJKLMNOP nats://ops:s3cr3tpw@nats.example:4222 password=hunter2'");
     let r = f.run("leaky", "look");
     assert_eq!(r.code, 0, "{}", r.stderr);
     let out = f.path("leaky.jsonl");

@@ -78,18 +78,12 @@ fn every_printed_step_is_a_command_alone_on_its_line() {
 
 #[test]
 fn approve_prints_its_resume_alone_on_its_line() {
-    let f = Fixture::new(&[
-        turn("", &[("g1", "exec", json!({"command": "true"}))]),
-        turn("done", &[]),
-    ]);
-    let path = f.path("agent.yaml");
-    let mut text = std::fs::read_to_string(&path).unwrap();
-    text.push_str("gate: [exec]\n");
-    std::fs::write(path, text).unwrap();
+    let f = exec_then_done("true");
+    f.gate_exec();
     let r = f.run("gate", "go");
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_alone("run", &r.stdout);
-    let r = f.store(&["approve", "gate", "g1"]);
+    let r = f.store(&["approve", "gate", "t1"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_alone("approve", &r.stdout);
     assert_eq!(steps(&r.stdout, &["next"]).len(), 1, "{}", r.stdout);

@@ -18,10 +18,7 @@ fn exec(id: &'static str) -> (&'static str, &'static str, Value) {
 /// The fixture's agent with `gate: [exec]`.
 fn gated() -> Fixture {
     let f = Fixture::new(&[]);
-    let path = f.path("agent.yaml");
-    let mut text = std::fs::read_to_string(&path).unwrap();
-    text.push_str("gate: [exec]\n");
-    std::fs::write(path, text).unwrap();
+    f.gate_exec();
     f
 }
 
