@@ -126,6 +126,13 @@ fn a_price_file_that_is_not_one_is_refused_naming_it() {
             None,
         );
         assert_eq!(r.code, 2, "{bad}: {}", r.stderr);
-        assert!(r.stderr.contains("--prices"), "{bad}: {}", r.stderr);
+        // The file named, and what a price file holds (not clap's
+        // "unexpected argument", as at b926494).
+        assert!(
+            r.stderr.contains(&format!("--prices {}", s(&p))),
+            "{bad}: {}",
+            r.stderr
+        );
+        assert!(r.stderr.contains("per million tokens"), "{bad}: {}", r.stderr);
     }
 }
