@@ -133,6 +133,10 @@ fn a_price_file_that_is_not_one_is_refused_naming_it() {
             "{bad}: {}",
             r.stderr
         );
-        assert!(r.stderr.contains("per million tokens"), "{bad}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("per million tokens"),
+            "{bad}: {}",
+            r.stderr
+        );
     }
 }
