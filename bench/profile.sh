@@ -20,7 +20,7 @@ ROUNDS=${ROUNDS:-7}
 declare -A CONFIG=(
   [plain]=""
   [strip]="--config profile.release.strip=true"
-  [strip_thin]="--config profile.release.strip=true --config profile.release.lto=\"thin\""
+  [strip_thin]="--config profile.release.strip=true --config 'profile.release.lto=\"thin\"'"
 )
 VARIANTS=(plain strip strip_thin)
 

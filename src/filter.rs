@@ -11,9 +11,9 @@ use journal::time::Time;
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct FilterArgs {
-    /// Only runs whose id starts with this (the agent's listing filter: `w-` for its web channel's runs)
-    #[arg(long, value_name = "PREFIX")]
-    pub prefix: Option<String>,
+    /// Only runs whose id starts with one of these (comma-separated or repeated; the agent's listing filter: `w-` for its web channel's runs)
+    #[arg(long, value_name = "PREFIX", value_delimiter = ',')]
+    pub prefix: Vec<String>,
     /// Only runs with one of these statuses (comma-separated or repeated)
     #[arg(long, value_enum, value_name = "STATUS", value_delimiter = ',')]
     pub status: Vec<StatusFilter>,
@@ -38,21 +38,51 @@ pub struct FilterArgs {
     /// Only runs started by this caller (exactly)
     #[arg(long, value_name = "CALLER")]
     pub caller: Option<String>,
-    /// Only runs created at or after this (meta.created; a zero created is before every time). WHEN: RFC 3339, a date (local midnight), a date and time (2026-11-30 18:00, T or a space, minutes or seconds; local time unless a zone is given, as Z, +01:00 or UTC), or a span ago (90m, 24h, 7d, 2w)
-    #[arg(long, value_name = "WHEN", value_parser = parse_when)]
+    /// Only runs created at or after this (meta.created; a zero created is before every time). WHEN: RFC 3339, a date (local midnight), a date and time (2026-11-30 18:00, T or a space, minutes or seconds; local time unless a zone is given, as Z, +01:00 or UTC), or a span ago (90m, 24h, 7d, 2w, -1h), or now, today, yesterday, tomorrow
+    #[arg(long, value_name = "WHEN", value_parser = parse_when, allow_hyphen_values = true)]
     pub since: Option<Time>,
     /// Only runs created before this (meta.created; a run whose created is zero is kept, as the agent's search keeps it). WHEN as --since: local time unless a zone is given
-    #[arg(long, value_name = "WHEN", value_parser = parse_when)]
+    #[arg(long, value_name = "WHEN", value_parser = parse_when, allow_hyphen_values = true)]
     pub until: Option<Time>,
     /// Only runs whose last record (the last activity, UPDATED) is at or after this; runs whose last record has no time are left out. WHEN as --since: local time unless a zone is given
-    #[arg(long, value_name = "WHEN", value_parser = parse_when)]
+    #[arg(long, value_name = "WHEN", value_parser = parse_when, allow_hyphen_values = true)]
     pub active_since: Option<Time>,
     /// Only runs whose last record (the last activity, UPDATED) is before this; runs whose last record has no time are left out. WHEN as --since: local time unless a zone is given
-    #[arg(long, value_name = "WHEN", value_parser = parse_when)]
+    #[arg(long, value_name = "WHEN", value_parser = parse_when, allow_hyphen_values = true)]
     pub active_until: Option<Time>,
     /// Only runs whose prompt matches this regular expression
     #[arg(long = "match", value_name = "RE", value_parser = parse_regex)]
     pub matches: Option<regex::Regex>,
+}
+
+/// `--limit N`: the same on every listing (`ls`, `search`, `inbox`,
+/// `stats --all`): at most N, taken after the command's own order. 0 is
+/// refused (no listing of nothing; leave the flag out for every one).
+#[derive(Args, Debug, Clone, Copy, Default)]
+pub struct Limit {
+    /// At most this many (after the command's order: ls's --sort, search's ranking, inbox's oldest first, stats --all's newest first)
+    #[arg(long, value_name = "N", value_parser = parse_limit)]
+    pub limit: Option<usize>,
+}
+
+impl Limit {
+    /// Keep the first N of `items` (already in the command's order).
+    pub fn apply<T>(&self, items: &mut Vec<T>) {
+        if let Some(n) = self.limit {
+            items.truncate(n);
+        }
+    }
+}
+
+/// A `--limit`: a whole number of at least 1.
+fn parse_limit(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => {
+            Err("0 would list nothing: give 1 or more, or leave --limit out for every one".into())
+        }
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("{s:?} is not a whole number")),
+    }
 }
 
 /// What `ls --status` selects: a run's status, or one of two
@@ -303,10 +333,7 @@ impl FilterArgs {
 
     /// Every filter but `--agent`.
     fn others(&self, s: &Summary) -> bool {
-        if self
-            .prefix
-            .as_ref()
-            .is_some_and(|p| !s.run_id.starts_with(p.as_str()))
+        if !self.prefix.is_empty() && !self.prefix.iter().any(|p| s.run_id.starts_with(p.as_str()))
         {
             return false;
         }
@@ -347,9 +374,72 @@ impl FilterArgs {
         true
     }
 
+    /// For `--agent`, `--model` and `--caller` values no run of `all`
+    /// has: what the store holds that is close (`did you mean`, c-34),
+    /// one clause each; empty when every value names some run.
+    pub fn near_misses(&self, all: &[Summary]) -> Vec<String> {
+        let mut out = Vec::new();
+        let fields: [(&str, &Option<String>, Field); 3] = [
+            ("--agent", &self.agent, |s| s.agent.as_deref()),
+            ("--model", &self.model, |s| s.model.as_deref()),
+            ("--caller", &self.caller, |s| s.caller.as_deref()),
+        ];
+        for (flag, want, get) in fields {
+            let Some(want) = want else { continue };
+            let mut have: Vec<&str> = all
+                .iter()
+                .filter_map(get)
+                .filter(|v| !v.is_empty())
+                .collect();
+            have.sort_unstable();
+            have.dedup();
+            if have.contains(&want.as_str()) {
+                continue;
+            }
+            let mut close: Vec<(usize, &str)> = have
+                .iter()
+                .map(|h| {
+                    (
+                        crate::near::distance(&want.to_lowercase(), &h.to_lowercase()),
+                        *h,
+                    )
+                })
+                .filter(|(d, h)| {
+                    *d <= want.chars().count().max(3) / 3
+                        || h.to_lowercase().contains(&want.to_lowercase())
+                        || want.to_lowercase().contains(&h.to_lowercase())
+                })
+                .collect();
+            close.sort();
+            let shown = |v: &str| crate::output::sanitize(v, false).into_owned();
+            let clause = match close.as_slice() {
+                [] => format!(
+                    "{flag} {} matches no run (the store has {})",
+                    shown(want),
+                    match have.len() {
+                        0 => "none".to_owned(),
+                        n if n <= 6 => have.iter().map(|h| shown(h)).collect::<Vec<_>>().join(", "),
+                        n => format!("{n} others"),
+                    }
+                ),
+                c => format!(
+                    "{flag} {} matches no run: did you mean {}?",
+                    shown(want),
+                    c.iter()
+                        .take(3)
+                        .map(|(_, h)| shown(h))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
+            out.push(clause);
+        }
+        out
+    }
+
     /// Whether any filter is set (for saying why a listing is empty).
     pub fn any(&self) -> bool {
-        self.prefix.is_some()
+        !self.prefix.is_empty()
             || !self.status.is_empty()
             || self.waiting
             || self.ready
@@ -365,6 +455,9 @@ impl FilterArgs {
             || self.matches.is_some()
     }
 }
+
+/// A field of a run's summary a filter compares.
+type Field = fn(&Summary) -> Option<&str>;
 
 /// Whether `--status want` lists the run.
 pub fn status_selects(want: StatusFilter, s: &Summary) -> bool {

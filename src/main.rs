@@ -12,11 +12,15 @@
 //! - `signal`: Ctrl-C as a stop flag for `run` and `resume`
 //! - `runs`: one run folded as `show` and `fold` fold it
 //! - `filter`: the run filters of `ls`, `search` and `stats --all`
+//! - `cost`: what runs cost, from the operator's price file (`stats --prices`)
+//! - `metrics`: the gauges `ls` and `inbox` print for a metrics scraper
+//! - `watch`: a listing again and again (`ls --watch`, `inbox --watch`)
 //! - `open`: which store, and opening it (`open::location` chooses)
 //! - `complete`: run-id completion, choosing the store through `open`
 //! - `transcript`: a run's blocks indexed and shown, for `show --transcript`
 //! - `view`: the full-screen viewer of those blocks
 //! - `render`: text renderers more than one command uses
+//! - `help`: the grouped command list, examples and synopses people read
 //! - `cli`: the clap surface (run-id completion and run filters hang off it)
 //! - `cmd`: one module per subcommand
 //! - `main`: builds the [`invocation::Invocation`] from [`cli::Cli`] and dispatches
@@ -27,10 +31,14 @@ mod batch;
 mod cli;
 mod cmd;
 mod complete;
+mod cost;
 mod error;
 mod filter;
+mod help;
 mod hint;
 mod invocation;
+mod metrics;
+mod near;
 mod open;
 mod output;
 mod render;
@@ -38,8 +46,8 @@ mod runs;
 mod signal;
 mod transcript;
 mod view;
+mod watch;
 
-use clap::Parser;
 use std::io::Write;
 
 // Decoding a journal allocates a string per field; mimalloc makes that
@@ -53,9 +61,11 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     // `COMPLETE=bash fisk-admin` (and each shell's own): the dynamic
     // completion's protocol, run ids included (src/complete.rs).
-    clap_complete::CompleteEnv::with_factory(<cli::Cli as clap::CommandFactory>::command)
-        .complete();
-    let cli = match cli::Cli::try_parse() {
+    clap_complete::CompleteEnv::with_factory(cli::command).complete();
+    let parsed = cli::command()
+        .try_get_matches()
+        .and_then(|m| <cli::Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => match cli.settle() {
             Ok(cli) => cli,
             Err(e) => return usage_error(e),

@@ -123,3 +123,75 @@ impl Read {
         }
     }
 }
+
+/// What a fork came from (`fork`, issue 39 d-20), kept beside the new run
+/// where the store says ([`Store::fork_note`], journal/FORMAT.md "Forks:
+/// what a fork came from"), never in the meta record the agent reads: a
+/// JSON object naming the new run, its source, the seq it was cut at,
+/// when, and the SHA-256 of the new run's meta record, so that a note left
+/// by a run since removed is never taken for another run of that id.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ForkNote {
+    pub run: String,
+    pub from: String,
+    pub at_seq: u64,
+    /// When the fork was made (RFC 3339).
+    pub when: String,
+    pub meta_sha256: String,
+}
+
+impl ForkNote {
+    /// Note that `run` (just written) was forked from `from` at `at_seq`:
+    /// replaces a note of an earlier run of that id, never half written
+    /// (a new file renamed over it).
+    pub fn write(store: &Store, run: &str, from: &str, at_seq: u64) -> Result<(), Failure> {
+        let meta = meta_line(store, run)?;
+        let note = ForkNote {
+            run: run.to_owned(),
+            from: from.to_owned(),
+            at_seq,
+            when: journal::time::Time::now().to_rfc3339_seconds(),
+            meta_sha256: journal::migrate::digest([meta.as_slice()]),
+        };
+        let path = store.fork_note(run)?;
+        let dir = path
+            .parent()
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or_default();
+        let failed = |e: std::io::Error| Failure::from(journal::Error::io(&path, e));
+        std::fs::create_dir_all(&dir).map_err(failed)?;
+        let tmp = dir.join(format!(".{run}.fork-{}.tmp", std::process::id()));
+        let bytes = serde_json::to_vec(&note).map_err(|e| Failure::new(e.to_string()))?;
+        let written = (|| {
+            let mut o = std::fs::OpenOptions::new();
+            o.write(true).create_new(true);
+            std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+            let mut f = o.open(&tmp)?;
+            std::io::Write::write_all(&mut f, &bytes)?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, &path)?;
+            std::fs::File::open(&dir)?.sync_all()
+        })();
+        let _ = std::fs::remove_file(&tmp);
+        written.map_err(failed)
+    }
+
+    /// What `run` was forked from, when a note says so of this very run
+    /// (its meta record as `meta` holds it); `None` otherwise.
+    pub fn of(store: &Store, run: &str, meta: &[u8]) -> Option<ForkNote> {
+        let path = store.fork_note(run).ok()?;
+        let text = std::fs::read(path).ok()?;
+        let note: ForkNote = serde_json::from_slice(&text).ok()?;
+        (note.run == run && note.meta_sha256 == journal::migrate::digest([meta])).then_some(note)
+    }
+}
+
+/// The meta record's line of `run`, as stored.
+fn meta_line(store: &Store, run: &str) -> Result<Vec<u8>, Failure> {
+    let lines = store.read_lines(run)?;
+    Ok(lines
+        .split(|b| *b == b'\n')
+        .find(|l| !l.iter().all(u8::is_ascii_whitespace))
+        .unwrap_or_default()
+        .to_vec())
+}

@@ -19,6 +19,27 @@ fn in_store(at: &Where) -> String {
     }
 }
 
+/// What [`Error::Held`] says: a turn in flight, or (the last record
+/// written long before the store took it) a copy that the hold, which
+/// counts from the store's time as the agent's does, holds all the same.
+fn held(run: &str, at: &Where, age: u64, hold: u64, written: Option<u64>) -> String {
+    match written {
+        Some(w) if crate::state::copied(age, hold, written) => format!(
+            "run {run} is live by the hold on {at}: its last record was stored {age}s ago, within the {hold}s hold, but written {} ago (its own time): it was copied here (a migrate or a restore stores old records anew), not written by an agent; the hold is the agent's rule and ends {}s from now",
+            crate::time::format_age(w),
+            hold.saturating_sub(age)
+        ),
+        // A version-3 record carries no time: a copy cannot be told.
+        None => format!(
+            "run {run} is live: a turn may be in flight on {at}; its last record was stored {age}s ago, within the {hold}s hold, and carries no time of its own to tell a turn in flight from a copy (a migrate or a restore stores old records anew); wait {}s for the hold to end",
+            hold.saturating_sub(age)
+        ),
+        _ => format!(
+            "run {run} is live: a turn is in flight on {at}; its last record was stored {age}s ago, within the {hold}s hold; wait for it to end"
+        ),
+    }
+}
+
 impl From<crate::state::Refused> for Error {
     /// A live run's refusal as the store says it (its lock, or SPEC 8's
     /// hold); any other as [`Error::Refused`], [`Why::State`].
@@ -30,11 +51,13 @@ impl From<crate::state::Refused> for Error {
                 at,
                 age_secs,
                 hold_secs,
+                written_secs,
             }) => Error::Held {
                 run: r.run,
                 at,
                 age_secs,
                 hold_secs,
+                written_secs,
             },
             _ => Error::Refused(Box::new(Refusal {
                 op: Some(r.op),
@@ -135,7 +158,7 @@ pub enum Error {
 
     /// SPEC 8's hold: a JetStream run not at rest whose last record is
     /// younger than the hold is treated as live (no lock tells).
-    #[error("run {run} is live: a turn is in flight on {at}; its last record was stored {age_secs}s ago, within the {hold_secs}s hold; wait for it to end")]
+    #[error("{}", held(run, at, *age_secs, *hold_secs, *written_secs))]
     Held {
         /// The run's id.
         run: String,
@@ -145,6 +168,8 @@ pub enum Error {
         age_secs: u64,
         /// The hold, in seconds.
         hold_secs: u64,
+        /// Seconds since its last record was written, by its own `time`.
+        written_secs: Option<u64>,
     },
 
     #[error(

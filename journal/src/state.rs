@@ -47,7 +47,18 @@ pub enum Holder {
         age_secs: u64,
         /// The hold, in seconds.
         hold_secs: u64,
+        /// Seconds since its last record was written, by the record's own
+        /// `time` (none without one). Far older than the hold, the record
+        /// was stored anew (a `migrate`, a restore): a copy, not a writer.
+        written_secs: Option<u64>,
     },
+}
+
+/// Whether a run held by SPEC 8's hold was stored anew rather than
+/// written: its last record's own time is older than the hold, though the
+/// store took it within it (a `migrate` copies a run's old records now).
+pub fn copied(age_secs: u64, hold_secs: u64, written_secs: Option<u64>) -> bool {
+    written_secs.is_some_and(|w| w > hold_secs && w > age_secs)
 }
 
 /// Where a run stands, one word for a person (ordered by what they must
@@ -214,6 +225,14 @@ impl State {
         match self {
             State::Corrupt => "corrupt (the agent cannot read it)".into(),
             State::Live(Holder::Lock { .. }) => "live (a writer holds its lock)".into(),
+            State::Live(Holder::Hold {
+                age_secs,
+                hold_secs,
+                written_secs,
+                ..
+            }) if copied(*age_secs, *hold_secs, *written_secs) => {
+                "live by the hold (its last record was stored within the hold, but written long before: a copy, as migrate makes, not a writer)".into()
+            }
             State::Live(Holder::Hold { .. }) => {
                 "live (a turn may be in flight: its last record is within the hold)".into()
             }

@@ -200,6 +200,12 @@ pub struct Statistics {
     pub responses: Vec<Response>,
     /// One row per tool called, by name.
     pub tools: Vec<ToolStats>,
+    /// The time of the last dated record that is not a terminal: when the
+    /// run last did something (beyond the agent: not in its document). A
+    /// terminal only says when it ended, and one `fisk-admin end` writes
+    /// may come days after the run crashed.
+    #[serde(skip)]
+    pub worked: Option<Time>,
 }
 
 fn is_zero(n: &i64) -> bool {
@@ -207,10 +213,12 @@ fn is_zero(n: &i64) -> bool {
 }
 
 impl Statistics {
-    /// From the run's creation to its last dated record; `None` when either
-    /// end has no time (a version-3 journal is untimed).
+    /// From the run's creation to its last dated record that is not a
+    /// terminal (a run `end` closed days after it crashed counts to its
+    /// last activity, not to the `end`); `None` when either end has no
+    /// time (a version-3 journal is untimed).
     pub fn wall_clock_ns(&self) -> Option<u128> {
-        match (self.created, self.updated) {
+        match (self.created, self.worked.or(self.updated)) {
             (Some(c), Some(u)) if u >= c => Some(u.nanos_since(&c)),
             _ => None,
         }
@@ -248,6 +256,9 @@ where
     for (i, r) in records.clone().enumerate() {
         if r.time.is_some() {
             s.updated = r.time;
+            if !matches!(r.payload, Some(Payload::Terminal(_))) {
+                s.worked = r.time;
+            }
         }
         if ending.is_some() {
             reopened = true;

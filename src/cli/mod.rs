@@ -27,6 +27,13 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The command line as clap parses it and people read it: the derive's,
+/// dressed with the grouped help, the examples and the synopses
+/// (`crate::help`).
+pub fn command() -> clap::Command {
+    crate::help::dress(<Cli as clap::CommandFactory>::command())
+}
+
 impl Cli {
     /// What clap cannot say alone: `--json` (the agent's word, on `query`,
     /// `stats` and `search`) is `-o json`, and `--format markdown|html|jsonl`
@@ -45,8 +52,22 @@ impl Cli {
         if json {
             self.global.format = FormatArg::Json;
         }
+        // `-o openmetrics`: ls's and inbox's gauges, text otherwise.
+        if self.global.format == FormatArg::Openmetrics {
+            match &mut self.command {
+                Command::Ls(a) => a.openmetrics = true,
+                Command::Inbox(a) => a.openmetrics = true,
+                _ => {
+                    return fail(
+                        ErrorKind::InvalidValue,
+                        "--format openmetrics is what ls and inbox print for a metrics scraper; this command prints text or json".into(),
+                    )
+                }
+            }
+            self.global.format = FormatArg::Text;
+        }
         let doc = match self.global.format {
-            FormatArg::Text | FormatArg::Json => None,
+            FormatArg::Text | FormatArg::Json | FormatArg::Openmetrics => None,
             FormatArg::Markdown => Some(ExportFormat::Markdown),
             FormatArg::Html => Some(ExportFormat::Html),
             FormatArg::Jsonl => Some(ExportFormat::Jsonl),
@@ -104,6 +125,8 @@ pub enum FormatArg {
     Html,
     /// export only: the journal's lines
     Jsonl,
+    /// ls and inbox only: gauges for node_exporter's textfile collector
+    Openmetrics,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -157,6 +180,9 @@ pub struct Global {
     /// No colour: the same as --color never (also NO_COLOR)
     #[arg(long, global = true)]
     pub no_color: bool,
+    /// Times in text in UTC (Z), one zone for every line, as journalctl --utc; default: each with the zone it was written in (JSON keeps them as written)
+    #[arg(long, global = true)]
+    pub utc: bool,
     /// JetStream: a run not at rest whose last record is younger than this is live. DURATION in Go's syntax, as the agent's hold: 300ms, 90s, 10m, 1.5h, 2h45m, 1d (0 for none)
     #[arg(long, global = true, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
     pub hold: std::time::Duration,
@@ -167,6 +193,7 @@ impl Global {
     /// style they and the terminal give, and the environment variables
     /// that stand in for some of them, read now.
     pub fn resolve(self) -> Invocation {
+        crate::output::show_utc(self.utc);
         Invocation {
             state_dir: self.state_dir,
             store: self.store,

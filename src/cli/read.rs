@@ -13,9 +13,8 @@ pub struct LsArgs {
     /// The other way round (oldest or smallest first)
     #[arg(long)]
     pub reverse: bool,
-    /// At most this many runs (after sorting)
-    #[arg(long, value_name = "N")]
-    pub limit: Option<usize>,
+    #[command(flatten)]
+    pub limit: crate::filter::Limit,
     /// Also list what the agent's listing cannot see: on JetStream, runs
     /// whose messages have no meta record (as corrupt; lists every subject
     /// of the stream)
@@ -25,6 +24,12 @@ pub struct LsArgs {
     /// every one); default: every one but caller
     #[arg(long, value_enum, value_delimiter = ',', value_name = "COLUMN")]
     pub columns: Vec<LsColumn>,
+    /// List again every EVERY (default 2s) until Ctrl-C, as kubectl get -w: a terminal shows the listing anew each time; a pipe gets the rows that are new or changed
+    #[arg(long, short = 'w', value_name = "EVERY", num_args = 0..=1, default_missing_value = "2s", value_parser = parse_duration)]
+    pub watch: Option<std::time::Duration>,
+    /// `-o openmetrics` (set by [`Cli::settle`]).
+    #[arg(skip)]
+    pub openmetrics: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -86,6 +91,9 @@ pub struct ShowArgs {
     /// With --transcript in line mode: print straight to the terminal, not through $PAGER (less -FRX when unset)
     #[arg(long, requires = "transcript")]
     pub no_pager: bool,
+    /// With --transcript: the viewer opens on the first match of this regular expression (n/N for the others, as after /); line mode prints only the blocks that match, and the closing section
+    #[arg(long, value_name = "RE", requires = "transcript", value_parser = parse_regex)]
+    pub find: Option<regex::Regex>,
     /// The run as of this seq; a damaged run reads up to its first bad line when N is before it
     #[arg(long, value_name = "N", conflicts_with = "transcript")]
     pub until_seq: Option<u64>,
@@ -166,15 +174,54 @@ pub struct FileArg {
 /// A run of the store, or `--file PATH`: what an inspecting command reads.
 #[derive(Args, Debug)]
 pub struct RunOrFile {
-    /// The run id (or --file)
+    /// The run id (or --file, or --newest)
     #[arg(
-        required_unless_present = "file",
-        conflicts_with = "file",
+        required_unless_present_any = ["file", "newest"],
+        conflicts_with_all = ["file", "newest"],
         add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids)
     )]
     pub run: Option<String>,
     #[command(flatten)]
     pub file: FileArg,
+    /// The run created last in the store, instead of a run id (show --newest --follow follows the run that started last)
+    #[arg(long, conflicts_with = "file")]
+    pub newest: bool,
+}
+
+impl RunOrFile {
+    /// `--newest`: the run the store created last (by `meta.created`,
+    /// then the last activity), as its id.
+    pub fn settle(
+        &mut self,
+        g: &crate::invocation::Invocation,
+    ) -> Result<(), crate::error::Failure> {
+        if !self.newest {
+            return Ok(());
+        }
+        let store = crate::open::open_store(g)?;
+        let newest = store
+            .summaries()?
+            .into_iter()
+            .filter(|s| s.status != journal::store::Listed::Corrupt)
+            .max_by(|a, b| {
+                a.created
+                    .cmp(&b.created)
+                    .then(a.updated.cmp(&b.updated))
+                    .then(b.run_id.cmp(&a.run_id))
+            })
+            .ok_or_else(|| {
+                crate::error::Failure::new(format!(
+                    "--newest: no run in {}",
+                    crate::output::sanitize(&store.describe(), false)
+                ))
+            })?;
+        eprintln!(
+            "fisk-admin: note: the newest run is {}",
+            crate::output::sanitize(&newest.run_id, false)
+        );
+        self.run = Some(newest.run_id);
+        Ok(())
+    }
 }
 
 #[derive(Args, Debug)]
@@ -193,11 +240,58 @@ pub struct ExportArgs {
     /// (repeatable)
     #[arg(long, value_name = "REGEX")]
     pub redact: Vec<String>,
+    /// Redact what an agent's tools typically print (comma-separated or
+    /// repeated): tokens (bearer tokens, GitHub, Slack, API keys, JWTs,
+    /// NATS seeds), keys (AWS access keys, private key blocks, key=value
+    /// secrets), url-passwords (the password in user:password@host), or
+    /// all of them; with --redact's own patterns
+    #[arg(long, value_enum, value_name = "PRESET", value_delimiter = ',')]
+    pub redact_preset: Vec<RedactPreset>,
     /// Write to this file (mode 0600, whole or not at all; an existing file
     /// is refused) instead of stdout, where a terminal gets jsonl with the
     /// characters it would act on escaped
     #[arg(long, value_name = "FILE")]
     pub out: Option<std::path::PathBuf>,
+}
+
+/// `export --redact-preset`: the secrets an agent's tools typically print.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RedactPreset {
+    /// Bearer tokens, GitHub and Slack tokens, sk- API keys, JWTs, NATS nkey seeds
+    Tokens,
+    /// AWS access key ids, PEM private key blocks, key=value and key: value secrets
+    Keys,
+    /// The password of a URL's user:password@
+    UrlPasswords,
+    /// Every preset above
+    All,
+}
+
+impl RedactPreset {
+    /// Its patterns (each matches at least one character, never the
+    /// replacement `[redacted]`).
+    pub fn patterns(self) -> Vec<&'static str> {
+        const TOKENS: [&str; 6] = [
+            r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{8,}",
+            r"\bgh[pousr]_[A-Za-z0-9]{20,}",
+            r"\bxox[abprs]-[A-Za-z0-9-]{10,}",
+            r"\bsk-[A-Za-z0-9_-]{16,}",
+            r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+            r"\bS[UOACNPX][A-Z2-7]{50,}",
+        ];
+        const KEYS: [&str; 3] = [
+            r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+            r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
+            r#"(?i)\b(?:api[_-]?key|secret|access[_-]?token|password|passwd|pwd)\b\s*[:=]\s*[^\s"',;]+"#,
+        ];
+        const URL: [&str; 1] = [r"://[^\s/:@]+:[^\s/@]+@"];
+        match self {
+            RedactPreset::Tokens => TOKENS.to_vec(),
+            RedactPreset::Keys => KEYS.to_vec(),
+            RedactPreset::UrlPasswords => URL.to_vec(),
+            RedactPreset::All => TOKENS.iter().chain(&KEYS).chain(&URL).copied().collect(),
+        }
+    }
 }
 
 /// What `export` writes.
@@ -261,6 +355,12 @@ pub struct StatsArgs {
     /// With --all: which runs (as ls)
     #[command(flatten)]
     pub filter: crate::filter::FilterArgs,
+    /// With --all: only the N runs most recently active of those selected
+    #[command(flatten)]
+    pub limit: crate::filter::Limit,
+    /// What the runs cost in money, from this price file (YAML: `models:` each with `input`, `output`, `cache_read`, `cache_create` per million tokens; `currency:` optional). A sum with a run whose model has no price is never printed as a total: the models are named and stats exits 1
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<PathBuf>,
     /// The same as -o json (the agent's flag)
     #[arg(long)]
     pub json: bool,
@@ -306,11 +406,35 @@ pub struct SearchArgs {
     #[command(flatten)]
     pub filter: crate::filter::FilterArgs,
     /// Where --match looks: the prompt (as the agent), the text the model and user wrote, tool inputs and results, or all of it
-    #[arg(long = "in", value_enum, value_name = "WHERE", default_value_t = SearchIn::Prompt)]
+    #[arg(long = "in", value_enum, value_name = "WHERE", default_value_t = SearchIn::Prompt, conflicts_with = "role")]
     pub within: SearchIn,
+    /// Whose words --match looks in (comma-separated or repeated): the operator's prompt and turns, the model's text and thinking, tool input (and deferral notes), tool output (and answers)
+    #[arg(
+        long,
+        value_enum,
+        value_name = "ROLE",
+        value_delimiter = ',',
+        requires = "matches"
+    )]
+    pub role: Vec<SearchRole>,
+    #[command(flatten)]
+    pub limit: crate::filter::Limit,
     /// The same as -o json (the agent's flag)
     #[arg(long)]
     pub json: bool,
+}
+
+/// Whose words `search --role` looks in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SearchRole {
+    /// The operator: the run's prompt and every user turn
+    Prompt,
+    /// The model's text and thinking
+    Model,
+    /// Each tool call's input, and a deferred call's note
+    ToolInput,
+    /// Every tool result, answers given by hand included
+    ToolOutput,
 }
 
 /// Where `search --match` looks.
@@ -364,7 +488,7 @@ pub struct CompletionsArgs {
 
 #[derive(Args, Debug)]
 pub struct ManArgs {
-    /// Directory to write the pages into
-    #[arg(default_value = "man")]
+    /// Directory to write the pages into (created when missing; nothing
+    /// is written without one)
     pub dir: PathBuf,
 }

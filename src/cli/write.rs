@@ -120,6 +120,7 @@ pub struct AnswerArgs {
     #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
     pub run: String,
     /// The deferred call's tool_use id (may be left out when exactly one call waits)
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::answer_ids))]
     pub tool_use_id: Option<String>,
     /// The answer's text, stored exactly (else --content-file, else standard input; on a terminal it asks)
     #[arg(long, conflicts_with_all = ["content_file", "edit"])]
@@ -147,6 +148,7 @@ pub struct ApproveArgs {
     pub run: String,
     /// The pending call to approve for one dispatch (with --all-pending: another run)
     #[arg(required_unless_present_any = ["tool", "all_pending"], conflicts_with = "tool")]
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::approve_ids))]
     pub tool_use_id: Option<String>,
     /// With --all-pending: more runs
     #[arg(value_name = "RUN", requires = "all_pending")]
@@ -173,6 +175,14 @@ pub struct InboxArgs {
     /// Only calls waiting longer than this. DURATION as --hold: 90s, 10m, 1.5h, 2h45m, 1d
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub older_than: Option<std::time::Duration>,
+    #[command(flatten)]
+    pub limit: crate::filter::Limit,
+    /// List again every EVERY (default 2s) until Ctrl-C, as kubectl get -w: a terminal shows the inbox anew each time; a pipe gets the rows that are new or changed
+    #[arg(long, short = 'w', value_name = "EVERY", num_args = 0..=1, default_missing_value = "2s", value_parser = parse_duration)]
+    pub watch: Option<std::time::Duration>,
+    /// `-o openmetrics` (set by [`Cli::settle`]).
+    #[arg(skip)]
+    pub openmetrics: bool,
 }
 
 #[derive(Args, Debug)]
@@ -203,6 +213,9 @@ pub struct RmArgs {
     /// JetStream: delete within the hold (SPEC 8), once its writer is known to be gone
     #[arg(long)]
     pub force: bool,
+    /// At most this many runs, the longest inactive first
+    #[command(flatten)]
+    pub limit: crate::filter::Limit,
     #[command(flatten)]
     pub write: WriteArgs,
 }
@@ -223,7 +236,7 @@ pub enum BackupsCommand {
 
 #[derive(Args, Debug)]
 pub struct BackupsRestoreArgs {
-    /// The backup, as `backups` lists it (ID column)
+    /// The backup, as `backups` lists it (ID column); or a run id: its rm backup (the newest, when it has several, as git stash pop takes the newest)
     pub id: String,
     #[command(flatten)]
     pub write: WriteArgs,
@@ -236,8 +249,38 @@ pub struct BackupsPruneArgs {
     /// Remove the backups kept more than this long ago (90m, 24h, 7d; 0 for every backup)
     #[arg(long, value_name = "DUR", value_parser = crate::filter::parse_span)]
     pub older_than: Option<std::time::Duration>,
+    /// Only backups kept by this command (comma-separated or repeated): rm, repair, upgrade, recover
+    #[arg(long, value_enum, value_name = "KIND", value_delimiter = ',')]
+    pub kind: Vec<BackupKind>,
+    /// Only backups kept at or after this (WHEN as ls --since: RFC 3339, a date, a span ago, yesterday)
+    #[arg(long, value_name = "WHEN", value_parser = crate::filter::parse_when, allow_hyphen_values = true)]
+    pub since: Option<journal::time::Time>,
+    /// Only backups of these runs (comma-separated or repeated)
+    #[arg(long, value_name = "RUN", value_delimiter = ',')]
+    pub run: Vec<String>,
     #[command(flatten)]
     pub write: WriteArgs,
+}
+
+/// `backups prune --kind`: the command that kept a backup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackupKind {
+    Rm,
+    Repair,
+    Upgrade,
+    Recover,
+}
+
+impl BackupKind {
+    /// The word `backups` lists it with.
+    pub fn word(self) -> &'static str {
+        match self {
+            BackupKind::Rm => "rm",
+            BackupKind::Repair => "repair",
+            BackupKind::Upgrade => "upgrade",
+            BackupKind::Recover => "recover",
+        }
+    }
 }
 
 #[derive(Args, Debug)]
@@ -304,7 +347,7 @@ pub struct EndArgs {
     /// The reason the terminal record gives (the agent's own; suspended leaves the run resumable)
     #[arg(long, value_enum, default_value_t = EndReason::Error)]
     pub reason: EndReason,
-    /// The terminal record's message, stored exactly as given (without it the record carries no message)
+    /// The terminal record's message, stored exactly as given (without it: "ended by fisk-admin end: no writer finished the run"; '' for none)
     #[arg(long, value_name = "TEXT")]
     pub message: Option<String>,
     /// The same as --force (kept for scripts written before it): end a named run that waits on a person
@@ -313,6 +356,9 @@ pub struct EndArgs {
     /// End a named run that waits on a person or is ready to resume (what they were asked, or gave, is dropped; a filter never selects such a run); JetStream: end within the hold (SPEC 8), once its writer is known to be gone
     #[arg(long)]
     pub force: bool,
+    /// At most this many runs, the longest inactive first
+    #[command(flatten)]
+    pub limit: crate::filter::Limit,
     #[command(flatten)]
     pub write: WriteArgs,
 }

@@ -93,7 +93,7 @@ fn render(out: &mut dyn Write, a: &Answered) -> io::Result<()> {
         a.seq
     )?;
     writeln!(out, "  {}", truncate(&sanitize(&a.line, false), 400))?;
-    writeln!(out, "resume the run with: {}", a.resume.line())
+    writeln!(out, "{}", a.resume.step("", "resume the run with"))
 }
 
 /// The answer as given on the command line: `--content` exactly, or

@@ -216,7 +216,7 @@ fn all_pending(g: &Invocation, a: ApproveArgs, out: &mut dyn Write) -> CmdResult
             for d in &done {
                 if !resumed.contains(&d.run.as_str()) {
                     resumed.push(&d.run);
-                    writeln!(out, "next: {}", d.next.line())?;
+                    writeln!(out, "{}", d.next.step("", "next"))?;
                 }
             }
         }
@@ -242,7 +242,7 @@ fn confirm(listed: &[String]) -> Result<(), Failure> {
 
 fn render(out: &mut dyn Write, a: &Approved) -> io::Result<()> {
     render_one(out, a)?;
-    writeln!(out, "next: {}", a.next.line())
+    writeln!(out, "{}", a.next.step("", "next"))
 }
 
 /// What was approved, in one line.

@@ -8,7 +8,9 @@ use crate::cli::{BackupsArgs, BackupsCommand, BackupsPruneArgs, BackupsRestoreAr
 use crate::error::{CmdResult, Failure};
 use crate::invocation::Invocation;
 use crate::open::open_store;
-use crate::output::{json_pretty, print_table, sanitize, sorted, table, Format};
+use crate::output::{
+    human_bytes, json_pretty, print_table, sanitize, sorted, table, thousands, Format,
+};
 use journal::ops::backups::{self, Backup, Restored};
 use serde::Serialize;
 use std::io::Write;
@@ -66,10 +68,14 @@ fn list(g: &Invocation, out: &mut dyn Write) -> CmdResult {
             }
             render_rows(out, &rows, g)?;
             let (bytes, held) = totals(&rows);
-            writeln!(
+            g.style.footnote(
                 out,
-                "{} backup(s), {bytes} bytes, {held} bytes of disk held only by them",
-                rows.len()
+                &format!(
+                    "{} backup(s), {}, {} of disk held only by them",
+                    thousands(rows.len()),
+                    human_bytes(bytes),
+                    human_bytes(held)
+                ),
             )?;
         }
     }
@@ -87,8 +93,8 @@ fn render_rows(out: &mut dyn Write, rows: &[Row], g: &Invocation) -> std::io::Re
             r.kind.to_owned(),
             sanitize(&r.run, false).into_owned(),
             r.when.clone(),
-            r.bytes.to_string(),
-            r.held.to_string(),
+            g.style.size(r.bytes),
+            g.style.size(r.held),
         ]);
     }
     print_table(out, t, g.style)
@@ -110,8 +116,29 @@ struct RestoreDone {
     records: Option<u64>,
 }
 
-fn restore(g: &Invocation, a: BackupsRestoreArgs, out: &mut dyn Write) -> CmdResult {
+fn restore(g: &Invocation, mut a: BackupsRestoreArgs, out: &mut dyn Write) -> CmdResult {
     let store = open_store(g)?;
+    // A run id names its rm backup: the newest, said when there are more
+    // (issue 39, d-10; `git stash pop` takes the newest too).
+    let all = backups::list(&store)?;
+    if !all.iter().any(|b| b.id == a.id) {
+        let mut of_run: Vec<&Backup> = all
+            .iter()
+            .filter(|b| b.run == a.id && b.kind.word() == "rm")
+            .collect();
+        of_run.sort_by_key(|b| std::cmp::Reverse(b.when));
+        if let Some(newest) = of_run.first() {
+            if of_run.len() > 1 {
+                eprintln!(
+                    "fisk-admin: note: run {} has {} rm backups: restoring the newest, {} (`backups` lists the others)",
+                    sanitize(&a.id, false),
+                    of_run.len(),
+                    sanitize(&newest.id, false)
+                );
+            }
+            a.id = newest.id.clone();
+        }
+    }
     let b = backups::check_restore(&store, &a.id)?;
     if a.write.dry_run {
         let what = format!(
@@ -178,13 +205,25 @@ struct PruneDone {
 }
 
 fn prune(g: &Invocation, a: BackupsPruneArgs, out: &mut dyn Write) -> CmdResult {
-    if a.older_than.is_none() && a.ids.is_empty() {
+    let narrowed = !a.kind.is_empty() || a.since.is_some() || !a.run.is_empty();
+    if a.older_than.is_none() && a.ids.is_empty() && !narrowed {
         return Err(Failure::new("nothing to prune named").help(
-            "pass --older-than DUR (7d: every backup kept more than a week ago), or the ids `backups` lists",
+            "pass --older-than DUR (7d: every backup kept more than a week ago), --kind, --since or --run, or the ids `backups` lists",
         ));
     }
     let store = open_store(g)?;
-    let selected = backups::select(&store, a.older_than, &a.ids, std::time::SystemTime::now())?;
+    // --kind, --since and --run narrow the backups kept before now (or
+    // before --older-than ago), or those named.
+    let older_than = match (a.older_than, narrowed && a.ids.is_empty()) {
+        (None, true) => Some(std::time::Duration::ZERO),
+        (d, _) => d,
+    };
+    let mut selected = backups::select(&store, older_than, &a.ids, std::time::SystemTime::now())?;
+    selected.backups.retain(|b| {
+        (a.kind.is_empty() || a.kind.iter().any(|k| k.word() == b.kind.word()))
+            && a.since.is_none_or(|t| b.when >= t)
+            && (a.run.is_empty() || a.run.contains(&b.run))
+    });
     // A named id that is gone (pruned already: a prune killed half way
     // and run again, or another's) is said, and the rest go on.
     for id in &selected.missing {
@@ -210,9 +249,9 @@ fn prune(g: &Invocation, a: BackupsPruneArgs, out: &mut dyn Write) -> CmdResult 
         crate::ask::confirm(
             &listed,
             &format!(
-                "remove {} backup(s), freeing {} bytes?",
-                rows.len(),
-                totals(&rows).1
+                "remove {} backup(s), freeing {}?",
+                thousands(rows.len()),
+                human_bytes(totals(&rows).1)
             ),
             "backups prune removes backups for good and there is no terminal to ask on; nothing was removed",
             "pass --yes to remove them without asking, or --dry-run to list only",
@@ -243,13 +282,13 @@ fn prune(g: &Invocation, a: BackupsPruneArgs, out: &mut dyn Write) -> CmdResult 
                     r.when
                 )?;
             }
-            let (n, freed) = (done.pruned.len(), done.freed);
+            let (n, freed) = (thousands(done.pruned.len()), human_bytes(done.freed));
             match a.write.dry_run {
                 true => writeln!(
                     out,
-                    "{n} backup(s) would be removed, freeing {freed} bytes of disk; nothing was removed"
+                    "{n} backup(s) would be removed, freeing {freed} of disk; nothing was removed"
                 )?,
-                false => writeln!(out, "{n} backup(s) removed, {freed} bytes of disk freed")?,
+                false => writeln!(out, "{n} backup(s) removed, {freed} of disk freed")?,
             }
         }
     }

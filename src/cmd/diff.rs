@@ -64,7 +64,7 @@ fn render(out: &mut dyn Write, c: &Compared, style: Style) -> io::Result<()> {
     writeln!(out, "A: {}", sanitize(&c.a, false))?;
     writeln!(out, "B: {}", sanitize(&c.b, false))?;
     if !c.changes.is_empty() {
-        let mut t = table(&["FIELD", "CLASS", "CHANGE"]);
+        let mut t = table(&["FIELD", "CLASS", "CHANGE"]).aligned_in_pipe();
         for ch in &c.changes {
             let change = match (&ch.from, &ch.to) {
                 (Some(x), Some(y)) => format!("{} -> {}", sanitize(x, false), sanitize(y, false)),

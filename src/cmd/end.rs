@@ -12,9 +12,10 @@
 //! and renders the outcome. `--dry-run` makes every check the real command
 //! makes and writes nothing.
 //!
-//! The message is the operator's words, stored exactly: without
-//! `--message` the record carries none, never words of ours presented as
-//! theirs.
+//! The message is the operator's words, stored exactly; without
+//! `--message` it is ours, and says so ([`ENDED_BY`]), so that a run the
+//! night's cleanup closed is told from a provider's failure in `ls
+//! --status error` (issue 39, d-28); `--message ''` leaves it out.
 
 use crate::cli::{EndArgs, EndReason};
 use crate::error::{exit_of, CmdResult, Failure};
@@ -61,7 +62,14 @@ struct Row {
     skipped: bool,
 }
 
-pub fn run(g: &Invocation, a: EndArgs, out: &mut dyn Write) -> CmdResult {
+/// The terminal's message when the operator gives none: fisk-admin's
+/// words, naming it.
+pub const ENDED_BY: &str = "ended by fisk-admin end: no writer finished the run";
+
+pub fn run(g: &Invocation, mut a: EndArgs, out: &mut dyn Write) -> CmdResult {
+    if a.message.is_none() {
+        a.message = Some(ENDED_BY.to_owned());
+    }
     let style = g.style;
     let store = open_store(&crate::open::unheld(g, a.force))?;
     let (runs, left) = select(g, &store, &a)?;
@@ -181,7 +189,12 @@ fn select(
                 && (s.state.holds_a_persons_act()
                     || matches!(s.state, State::Open | State::Damaged | State::Live(_)))
         });
-        let (take, left) = crate::filter::leave_to_a_person(Op::End, all);
+        let (mut take, left) = crate::filter::leave_to_a_person(Op::End, all);
+        // --limit: the longest inactive first.
+        if a.limit.limit.is_some() {
+            take.sort_by(|x, y| x.updated.cmp(&y.updated).then(x.run_id.cmp(&y.run_id)));
+            a.limit.apply(&mut take);
+        }
         return Ok((take.into_iter().map(|s| s.run_id).collect(), left));
     }
     let mut runs = crate::runs::named(g, store, &a.runs, "nothing was written")?;

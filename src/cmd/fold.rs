@@ -9,7 +9,8 @@ use crate::runs::{until_zero, Read};
 use std::io::Write;
 use std::process::ExitCode;
 
-pub fn run(g: &Invocation, a: FoldArgs, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, mut a: FoldArgs, out: &mut dyn Write) -> CmdResult {
+    a.target.settle(g)?;
     let style = g.style;
     if a.until_seq == Some(0) {
         return Err(until_zero());

@@ -27,6 +27,19 @@ pub fn run(g: &Invocation, a: ForkArgs, out: &mut dyn Write) -> CmdResult {
             dry_run: a.write.dry_run,
         },
     )?;
+    // What it came from, beside it (the meta record stays the source's
+    // but for the id): `show` of the new run says it. A note that could
+    // not be written costs the run nothing, and is said.
+    if forked.written {
+        if let Err(e) =
+            crate::runs::ForkNote::write(&store, &forked.run, &forked.from, forked.records)
+        {
+            eprintln!(
+                "fisk-admin: warning: the fork is made, but the note of what it came from is not: {}",
+                crate::output::sanitize(&e.message, false)
+            );
+        }
+    }
     match g.style.format {
         Format::Json => json_pretty(out, &Doc::of(g, &forked))?,
         Format::Text => render(g, out, &forked)?,
@@ -98,11 +111,11 @@ fn render(g: &Invocation, out: &mut dyn Write, f: &Forked) -> io::Result<()> {
         )?;
     }
     if f.written {
-        writeln!(out, "see it with:    {}", show(g, &f.run).line())?;
+        writeln!(out, "{}", show(g, &f.run).step("", "see it with"))?;
         writeln!(
             out,
-            "resume it with: {}",
-            crate::hint::resume(g, &f.run).line()
+            "{}",
+            crate::hint::resume(g, &f.run).step("", "resume it with")
         )?;
     }
     Ok(())

@@ -60,6 +60,27 @@ struct Document {
 }
 
 pub fn run(g: &Invocation, a: InboxArgs, out: &mut dyn Write) -> CmdResult {
+    let once = |buf: &mut dyn Write| match a.openmetrics {
+        true => metrics(g, &a, buf),
+        false => list(g, &a, buf),
+    };
+    // WAITED (the first field) grows by itself: not a change.
+    let whole = g.style.json() || a.openmetrics;
+    crate::watch::listing(a.watch, whole, &[0], out, once)
+}
+
+/// `-o openmetrics`: the selected runs by state, the calls waiting on a
+/// person and the oldest wait (`crate::metrics`).
+fn metrics(g: &Invocation, a: &InboxArgs, out: &mut dyn Write) -> CmdResult {
+    let store = open_store(g)?;
+    let runs = a.filter.select(store.summaries()?).runs;
+    let found = inbox(&store, &runs);
+    crate::metrics::write(out, &store.uri(), &runs, &found.items, Time::now())?;
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// One listing.
+fn list(g: &Invocation, a: &InboxArgs, out: &mut dyn Write) -> CmdResult {
     let style = g.style;
     let store = open_store(g)?;
     let all = store.summaries()?;
@@ -94,7 +115,7 @@ pub fn run(g: &Invocation, a: InboxArgs, out: &mut dyn Write) -> CmdResult {
         i.since
             .map(|t| u64::try_from(now.nanos_since(&t) / 1_000_000_000).unwrap_or(u64::MAX))
     };
-    let items: Vec<Waiting> = found
+    let mut items: Vec<Waiting> = found
         .items
         .into_iter()
         .filter(|i| match a.older_than {
@@ -119,6 +140,7 @@ pub fn run(g: &Invocation, a: InboxArgs, out: &mut dyn Write) -> CmdResult {
             caller: i.caller,
         })
         .collect();
+    a.limit.apply(&mut items);
     let code = Unreadable::exit(&unreadable);
     let doc = Document {
         items,
@@ -141,39 +163,33 @@ pub fn run(g: &Invocation, a: InboxArgs, out: &mut dyn Write) -> CmdResult {
         writeln!(out, "{why} in {}", sanitize(&store.describe(), false))?;
     }
     if !doc.items.is_empty() {
-        // A command is never cut: where the widest does not fit beside
-        // the first columns, the commands go under the table, one a line
-        // in the rows' order, and the table keeps the rest.
-        let commands: Vec<String> = doc
-            .items
-            .iter()
-            .map(|w| sanitize(&w.command.to_string(), false).into_owned())
-            .collect();
-        let widest = commands
-            .iter()
-            .map(|c| c.chars().count())
-            .max()
-            .unwrap_or(0);
-        let beside = style.width.is_none_or(|w| widest + 24 <= usize::from(w));
-        // On a narrow terminal the note is cut first, then CALLER, AGENT,
+        // A command is never cut: where it does not fit beside the first
+        // columns, the commands go under the table, one a line in the
+        // rows' order, and the table keeps the rest (`Tab::action`). On a
+        // narrow terminal the note is cut first, then CALLER, AGENT,
         // HANDLE, SINCE, NOTE, TOOL, CALL and RUN are left out (the
         // command names the run and the call); ids are never cut.
-        let mut headers = vec![
+        let headers = [
             "WAITED", "SINCE", "RUN", "CALL", "TOOL", "WAITS", "AGENT", "CALLER", "HANDLE", "NOTE",
+            "COMMAND",
         ];
-        if beside {
-            headers.push("COMMAND");
-        }
         let mut t = table(&headers)
             .flex(9)
             .keep(2)
             .keep(3)
             .keep(5)
-            .keep(10)
+            .action(10)
             .drop_first(&[7, 6, 8, 1, 9, 4, 3, 2]);
-        for (w, command) in doc.items.iter().zip(&commands) {
-            let mut row = vec![
-                w.waited_s.map_or_else(|| "-".to_owned(), human_age),
+        for w in &doc.items {
+            t.add_row(vec![
+                // For a program, whole seconds (as `waited_s` in JSON).
+                w.waited_s.map_or_else(
+                    || "-".to_owned(),
+                    |n| match style.fields() {
+                        true => n.to_string(),
+                        false => journal::time::format_age(n),
+                    },
+                ),
                 time_cell(w.since.as_ref()),
                 cell(&w.run, usize::MAX),
                 cell(&w.tool_use_id, usize::MAX),
@@ -186,53 +202,53 @@ pub fn run(g: &Invocation, a: InboxArgs, out: &mut dyn Write) -> CmdResult {
                 cell(w.caller.as_deref().unwrap_or("-"), 24),
                 cell(&w.handle, 30),
                 cell(&w.note, 60),
-            ];
-            if beside {
-                row.push(command.clone());
-            }
-            t.add_row(row);
+                sanitize(&w.command.to_string(), false).into_owned(),
+            ]);
         }
         print_table(out, t, style)?;
-        if !beside {
-            writeln!(out, "the commands, in the rows' order:")?;
-            for c in &commands {
-                writeln!(out, "  {c}")?;
-            }
-        }
         if doc.items.iter().any(|w| w.waits == Waits::Answer) {
-            writeln!(out, "answer: {}", hint::Need::Answer.says())?;
+            style.footnote(out, &format!("answer: {}", hint::Need::Answer.says()))?;
         }
     }
+    // Under a table for a program, the lines below go to standard error.
+    let tabled = !doc.items.is_empty();
+    let note = |out: &mut dyn Write, line: &str| match tabled {
+        true => style.footnote(out, line),
+        false => writeln!(out, "{line}"),
+    };
     // What a person did and nobody has taken up yet: each run's resume,
     // a command alone on its line.
     if !doc.ready.is_empty() {
-        writeln!(
+        note(
             out,
-            "{} run(s) ready to resume (a person answered or approved what they waited on; nobody has resumed them yet):",
-            doc.ready.len()
+            &format!(
+                "{} run(s) ready to resume (a person answered or approved what they waited on; nobody has resumed them yet):",
+                doc.ready.len()
+            ),
         )?;
         for r in &doc.ready {
-            writeln!(out, "  {}", sanitize(&r.command.to_string(), false))?;
+            note(
+                out,
+                &format!("  {}", sanitize(&r.command.to_string(), false)),
+            )?;
+        }
+        // What the commands still need, once for them all, as `answer:`
+        // under the table (d-22: the command alone, the words apart).
+        let mut needs: Vec<hint::Need> = Vec::new();
+        for n in doc.ready.iter().flat_map(|r| r.command.supply.iter()) {
+            if !needs.contains(n) {
+                needs.push(*n);
+            }
+        }
+        for n in needs {
+            note(out, &format!("resume: {}", n.says()))?;
         }
     }
     if no_agent_excluded > 0 {
-        writeln!(out, "{}", excluded_note(no_agent_excluded))?;
+        note(out, &excluded_note(no_agent_excluded))?;
     }
-    if let Some(note) = Unreadable::note(&doc.unreadable, "listed") {
-        writeln!(out, "{note}")?;
+    if let Some(n) = Unreadable::note(&doc.unreadable, "listed") {
+        note(out, &n)?;
     }
     Ok(code)
-}
-
-/// A wait as people say it: `45s`, `12m`, `3h5m`, `2d4h`.
-fn human_age(s: u64) -> String {
-    let (d, h, m) = (s / 86_400, s % 86_400 / 3_600, s % 3_600 / 60);
-    match (d, h, m) {
-        (0, 0, 0) => format!("{s}s"),
-        (0, 0, m) => format!("{m}m"),
-        (0, h, 0) => format!("{h}h"),
-        (0, h, m) => format!("{h}h{m}m"),
-        (d, 0, _) => format!("{d}d"),
-        (d, h, _) => format!("{d}d{h}h"),
-    }
 }

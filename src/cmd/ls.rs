@@ -8,8 +8,8 @@ use crate::filter::{excluded_note, Selected};
 use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::{
-    as_fields, cell, json_array, print_table, sanitize, status_cell, table, thousands, time_cell,
-    Fields,
+    as_fields, cell, json_array, print_table, sanitize, status_cell, table, time_cell, Fields,
+    Style,
 };
 use comfy_table::Cell;
 use journal::store::Summary;
@@ -17,6 +17,32 @@ use std::io::Write;
 use std::process::ExitCode;
 
 pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
+    let once = |buf: &mut dyn Write| match a.openmetrics {
+        true => metrics(g, &a, buf),
+        false => list(g, &a, buf),
+    };
+    let whole = g.style.json() || a.openmetrics;
+    crate::watch::listing(a.watch, whole, &[], out, once)
+}
+
+/// `-o openmetrics`: the runs the filters select by state, and what waits
+/// on a person among them (`crate::metrics`).
+fn metrics(g: &Invocation, a: &LsArgs, out: &mut dyn Write) -> CmdResult {
+    let store = open_store(g)?;
+    let runs = a.filter.select(store.summaries()?).runs;
+    let found = journal::ops::inbox::inbox(&store, &runs);
+    crate::metrics::write(
+        out,
+        &store.uri(),
+        &runs,
+        &found.items,
+        journal::time::Time::now(),
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One listing.
+fn list(g: &Invocation, a: &LsArgs, out: &mut dyn Write) -> CmdResult {
     let style = g.style;
     let store = open_store(g)?;
     let mut all: Vec<Summary> = store.summaries()?;
@@ -24,14 +50,13 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
         all.extend(store.unlisted_summaries()?);
     }
     let total = all.len();
+    let misses = a.filter.near_misses(&all);
     let Selected {
         mut runs,
         no_agent_excluded,
     } = a.filter.select(all);
     sort(&mut runs, a.sort, a.reverse);
-    if let Some(n) = a.limit {
-        runs.truncate(n);
-    }
+    a.limit.apply(&mut runs);
     // The prompt is untrusted: control characters (and so every escape
     // sequence's introducer) are removed in both output forms.
     for s in &mut runs {
@@ -60,6 +85,9 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
             (_, false) => "no runs".to_owned(),
         };
         writeln!(out, "{why} in {}", sanitize(&store.describe(), false))?;
+        for m in &misses {
+            writeln!(out, "{m}")?;
+        }
         if no_agent_excluded > 0 {
             writeln!(out, "{}", excluded_note(no_agent_excluded))?;
         }
@@ -73,10 +101,14 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
     if as_fields(style) {
         let mut f = Fields::new(out, &headers)?;
         for s in &runs {
-            f.row(columns.iter().map(|c| ls_text(s, *c, &|_| usize::MAX)))?;
+            f.row(
+                columns
+                    .iter()
+                    .map(|c| ls_text(s, *c, &|_| usize::MAX, style)),
+            )?;
         }
         f.finish()?;
-        return trailer(out, no_agent_excluded, note);
+        return trailer(out, no_agent_excluded, note, style);
     }
     // On a narrow terminal the prompt is cut first, then the message;
     // then CREATED, CALLER, RECORDS, VER, SIZE, AGENT, LIVE, STATE, MESSAGE,
@@ -85,12 +117,26 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
     // longest (a prompt cut to a few words still names the run). Ids, model
     // names and figures are never cut. STATUS is one word; what the run
     // waits on has its own column.
-    let mut t = table(&headers).fields_in_pipe();
+    // Listing failures (--status error, budget, max_iterations), why each
+    // ended is what is read: MESSAGE is cut last and PROMPT left out first
+    // (issue 39, d-8).
+    use crate::filter::StatusFilter as F;
+    let failures = !a.filter.status.is_empty()
+        && a.filter
+            .status
+            .iter()
+            .all(|s| matches!(s, F::Error | F::Budget | F::MaxIterations));
+    let mut t = table(&headers);
     for c in [LsColumn::Prompt, LsColumn::Message] {
         if let Some(i) = at(c) {
             t = t.flex(i);
         }
     }
+    if let (true, Some(i)) = (failures, at(LsColumn::Message)) {
+        t = t.whole(i);
+    }
+    // A cut cell names the way to see it whole (kubectl's -o wide).
+    t = t.when_cut("(cut to fit: --columns run,status,message shows it whole)".to_owned());
     for c in [
         LsColumn::Run,
         LsColumn::Model,
@@ -101,7 +147,7 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
             t = t.keep(i);
         }
     }
-    let drop: Vec<usize> = [
+    let mut order = vec![
         LsColumn::Created,
         LsColumn::Caller,
         LsColumn::Records,
@@ -116,29 +162,39 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
         LsColumn::Tokens,
         LsColumn::Prompt,
         LsColumn::Waiting,
-    ]
-    .into_iter()
-    .filter_map(at)
-    .collect();
+    ];
+    if failures {
+        order.retain(|c| *c != LsColumn::Prompt && *c != LsColumn::Message);
+        order.insert(0, LsColumn::Prompt);
+    }
+    let drop: Vec<usize> = order.into_iter().filter_map(at).collect();
     t = t.drop_first(&drop);
     // On a terminal the table fits it; cells are cut to these first.
     let max = |n: usize| n;
     for s in &runs {
-        let row: Vec<Cell> = columns.iter().map(|c| ls_cell(s, *c, &max)).collect();
+        let row: Vec<Cell> = columns
+            .iter()
+            .map(|c| ls_cell(s, *c, &max, style))
+            .collect();
         t.add_row(row);
     }
     print_table(out, t, style)?;
-    trailer(out, no_agent_excluded, note)
+    trailer(out, no_agent_excluded, note, style)
 }
 
 /// The lines under the table: what `--agent` left out, what the order
 /// leaves unsaid.
-fn trailer(out: &mut dyn Write, no_agent_excluded: usize, note: Option<String>) -> CmdResult {
+fn trailer(
+    out: &mut dyn Write,
+    no_agent_excluded: usize,
+    note: Option<String>,
+    style: Style,
+) -> CmdResult {
     if no_agent_excluded > 0 {
-        writeln!(out, "{}", excluded_note(no_agent_excluded))?;
+        style.footnote(out, &excluded_note(no_agent_excluded))?;
     }
     if let Some(n) = note {
-        writeln!(out, "({n})")?;
+        style.footnote(out, &format!("({n})"))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -193,8 +249,8 @@ fn header(c: LsColumn) -> &'static str {
 
 /// One cell of a run's row; `max(n)` is how many characters a value may
 /// take (every one, into a pipe).
-fn ls_cell(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize) -> Cell {
-    let text = ls_text(s, c, max);
+fn ls_cell(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize, style: Style) -> Cell {
+    let text = ls_text(s, c, max, style);
     match c {
         LsColumn::Status => status_cell(text, &s.status, s.waits_on_person()),
         _ => Cell::new(text),
@@ -202,7 +258,7 @@ fn ls_cell(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize) -> Cell {
 }
 
 /// The text of one cell of a run's row.
-fn ls_text(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize) -> String {
+fn ls_text(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize, style: Style) -> String {
     let text = |v: Option<&str>, n: usize| match v {
         Some(v) if !v.is_empty() => cell(v, max(n)),
         _ => "-".to_owned(),
@@ -224,9 +280,9 @@ fn ls_text(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize) -> String {
         LsColumn::Agent => text(s.agent.as_deref(), usize::MAX),
         LsColumn::Model => text(s.model.as_deref(), usize::MAX),
         LsColumn::Caller => text(s.caller.as_deref(), usize::MAX),
-        LsColumn::Records => s.records.map_or("-".into(), thousands),
-        LsColumn::Tokens => s.total_tokens.map_or("-".into(), thousands),
-        LsColumn::Size => s.bytes.map_or("-".into(), human_bytes),
+        LsColumn::Records => s.records.map_or("-".into(), |n| style.count(n)),
+        LsColumn::Tokens => s.total_tokens.map_or("-".into(), |n| style.count(n)),
+        LsColumn::Size => s.bytes.map_or("-".into(), |n| style.size(n)),
         LsColumn::Created => time_cell(s.created.as_ref()),
         LsColumn::Updated => time_cell(s.updated.as_ref()),
         LsColumn::Message => text(s.message.as_deref(), 100),
@@ -252,8 +308,8 @@ fn sort_note(runs: &[Summary], key: SortKey, sizeless: bool) -> Option<String> {
         ),
         SortKey::Tokens => match unknown(&|s| s.total_tokens.is_none()) {
             0 => None,
-            1 => Some("1 run's tokens are unknown (version 3, or no terminal since its last response): listed last".to_owned()),
-            n => Some(format!("{n} runs' tokens are unknown (version 3, or no terminal since their last response): listed last")),
+            1 => Some("1 run's tokens are unknown (no terminal's counters since its last response, and earlier responses not read): listed last".to_owned()),
+            n => Some(format!("{n} runs' tokens are unknown (no terminal's counters since their last response, and earlier responses not read): listed last")),
         },
         SortKey::Records => match unknown(&|s| s.records.is_none()) {
             0 => None,
@@ -316,20 +372,5 @@ fn sort(runs: &mut [Summary], key: SortKey, reverse: bool) {
     }
     if reverse {
         runs.reverse();
-    }
-}
-
-pub fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", UNITS.get(u).unwrap_or(&"TiB"))
     }
 }

@@ -1,9 +1,8 @@
 //! `man [DIR]`: write the man pages generated from the clap definitions.
 //! The committed pages in `man/` are checked against these by a test.
 
-use crate::cli::{Cli, ManArgs};
+use crate::cli::ManArgs;
 use crate::error::{CmdResult, Failure};
-use clap::CommandFactory;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -51,7 +50,7 @@ const SUB_SECTIONS: &str = r#".SH "EXIT STATUS"
 
 /// Every page: `fisk-admin.1` and one `fisk-admin-<sub>.1` per subcommand.
 pub fn pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
-    let cmd = Cli::command();
+    let cmd = crate::cli::command();
     let mut pages = Vec::new();
     let mut buf = Vec::new();
     clap_mangen::Man::new(cmd.clone()).render(&mut buf)?;
@@ -62,6 +61,10 @@ pub fn pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
         let sub = sub.clone().name(name.clone());
         let mut buf = Vec::new();
         clap_mangen::Man::new(sub).render(&mut buf)?;
+        // clap_mangen calls the after-help EXTRA: here it is the examples
+        // first (c-29).
+        let text = String::from_utf8_lossy(&buf).replace(".SH EXTRA", ".SH EXAMPLES");
+        let mut buf = text.into_bytes();
         buf.extend_from_slice(SUB_SECTIONS.as_bytes());
         pages.push((format!("{name}.1"), buf));
     }

@@ -9,10 +9,10 @@ use crate::error::{CmdResult, Failure};
 use crate::invocation::Invocation;
 use crate::open::{open_store_uri, same_store, IfMissing};
 use crate::output::{
-    cell, json_pretty_rows, outcome_cell, print_table, sanitize, table, Format, Style,
+    cell, json_pretty_rows, outcome_cell, print_table, sanitize, table, thousands, Format, Style,
 };
 use comfy_table::Cell;
-use journal::migrate::{self, Lever, Options, Progress, RunReport};
+use journal::migrate::{self, Lever, Options, Outcome, Progress, RunReport};
 use serde::Serialize;
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
@@ -137,8 +137,8 @@ fn render(out: &mut dyn Write, m: &Migrated, style: Style, quiet: bool) -> io::R
     for r in &shown {
         t.add_row(vec![
             Cell::new(cell(&r.run, 40)),
-            Cell::new(r.records),
-            Cell::new(r.bytes),
+            Cell::new(style.count(r.records)),
+            Cell::new(style.size(r.bytes)),
             outcome_cell(r.result.word().to_owned(), r.result.ok()),
             Cell::new(sanitize(&r.notes.join("; "), false)),
         ]);
@@ -146,28 +146,69 @@ fn render(out: &mut dyn Write, m: &Migrated, style: Style, quiet: bool) -> io::R
     if !shown.is_empty() {
         print_table(out, t, style)?;
     }
+    // Under a table for a program, the lines below go to standard error.
+    let tabled = !shown.is_empty();
+    let mut say = |line: String| match tabled {
+        true => style.footnote(out, &line),
+        false => writeln!(out, "{line}"),
+    };
+    // What was done, each count said once and as what it is (c-26,
+    // d-14): a dry run says what it would append, a rerun what was
+    // complete already, and a deletion of the sources is said even with
+    // --quiet.
     let s = &m.summary;
-    if !m.dry_run && s.runs > 0 && s.failed == 0 && s.appended == 0 {
-        writeln!(
-            out,
-            "every run was complete at the destination already: nothing was copied"
-        )?;
+    let count = |o: Outcome| m.runs.iter().filter(|r| r.result == o).count();
+    let (copied, complete) = (count(Outcome::Copied), count(Outcome::Complete));
+    let stores = format!("{} to {}", m.from, m.to);
+    if m.dry_run {
+        let would: u64 = m
+            .runs
+            .iter()
+            .filter(|r| r.result == Outcome::WouldCopy)
+            .map(|r| r.records.saturating_sub(r.already))
+            .sum();
+        let would_copy = count(Outcome::WouldCopy);
+        say(format!(
+            "{} of {} runs would be copied, appending {} records{}; dry run, nothing was written ({stores})",
+            thousands(would_copy),
+            thousands(s.runs),
+            thousands(would),
+            match complete {
+                0 => String::new(),
+                c => format!(" ({} complete at the destination already)", thousands(c)),
+            },
+        ))?;
+    } else {
+        let done = match (copied, complete) {
+            (0, 0) => "no run copied".to_owned(),
+            (0, c) => format!(
+                "every run selected was complete at the destination already ({} verified): nothing was copied",
+                thousands(c)
+            ),
+            (c, 0) => format!("{} copied and verified", thousands(c)),
+            (c, k) => format!(
+                "{} copied and verified, {} complete at the destination already (verified)",
+                thousands(c),
+                thousands(k)
+            ),
+        };
+        say(format!(
+            "{done}; {} of {} runs done; {} records appended in {:.2}s ({stores})",
+            thousands(s.ok),
+            thousands(s.runs),
+            thousands(s.appended),
+            s.seconds,
+        ))?;
     }
-    writeln!(
-        out,
-        "{} of {} runs {}; {} records appended in {:.2}s ({} to {})",
-        s.ok,
-        s.runs,
-        if m.dry_run {
-            "can be copied"
-        } else {
-            "copied and verified"
-        },
-        s.appended,
-        s.seconds,
-        m.from,
-        m.to
-    )
+    let deleted = m.runs.iter().filter(|r| r.source_deleted).count();
+    if deleted > 0 {
+        say(format!(
+            "{} source run(s) deleted from {}, each once its copy was verified",
+            thousands(deleted),
+            m.from
+        ))?;
+    }
+    Ok(())
 }
 
 /// A progress bar on stderr (a terminal only): runs copied of all, the

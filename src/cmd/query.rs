@@ -19,7 +19,8 @@ struct Document<'a> {
     calls: Vec<Call>,
 }
 
-pub fn run(g: &Invocation, a: QueryArgs, out: &mut dyn Write) -> CmdResult {
+pub fn run(g: &Invocation, mut a: QueryArgs, out: &mut dyn Write) -> CmdResult {
+    a.target.settle(g)?;
     let style = g.style;
     let read = crate::runs::Read::target(g, &a.target)?;
     let journal = read.journal();

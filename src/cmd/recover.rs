@@ -184,7 +184,7 @@ fn finding_line(f: &Finding) -> String {
         .map_or_else(String::new, |w| format!(" {}:", sanitize(w, false)));
     let bytes = match f.bytes {
         0 => String::new(),
-        n => format!(" ({n} bytes)"),
+        n => format!(" ({} bytes)", crate::output::thousands(n)),
     };
     format!(
         "  {at}: {}{bytes}:{what} {}",
@@ -313,11 +313,11 @@ fn tail(g: &Invocation, out: &mut dyn Write, r: &Recovered) -> io::Result<()> {
         )?;
     }
     if r.written {
-        writeln!(out, "verify it with: {}", verify(g, &r.run).line())?;
+        writeln!(out, "{}", verify(g, &r.run).step("", "verify it with"))?;
         writeln!(
             out,
-            "resume it with: {}",
-            crate::hint::resume(g, &r.run).line()
+            "{}",
+            crate::hint::resume(g, &r.run).step("", "resume it with")
         )?;
     }
     Ok(())

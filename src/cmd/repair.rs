@@ -290,8 +290,12 @@ fn render(out: &mut dyn Write, done: &Repaired) -> io::Result<()> {
             done.other_errors.join(", ")
         )?;
     }
+    // Each command alone on its line, under its label (issue 39, d-22).
+    if !done.next.is_empty() {
+        writeln!(out, "next:")?;
+    }
     for cmd in &done.next {
-        writeln!(out, "next: {cmd}")?;
+        writeln!(out, "  {cmd}")?;
     }
     Ok(())
 }

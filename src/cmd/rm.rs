@@ -93,8 +93,20 @@ pub fn run(g: &Invocation, mut a: RmArgs, out: &mut dyn Write) -> CmdResult {
         named,
         force: a.force,
     };
+    let by_created = a.filter.since.is_some() || a.filter.until.is_some();
     if a.write.dry_run {
-        return dry_run(g, &store, out, &a.runs, ask, &left, style);
+        let times = |run: &str| {
+            selection
+                .as_ref()
+                .and_then(|sel| sel.iter().find(|s| s.run_id == run))
+                .map(|s| when(s, by_created))
+        };
+        let what = Selection {
+            runs: &a.runs,
+            left: &left,
+            times: &times,
+        };
+        return dry_run(g, &store, out, what, ask, style);
     }
     if let Some(n) = crate::filter::left_note(Op::Remove, &left) {
         eprintln!("fisk-admin: note: {n}");
@@ -110,7 +122,7 @@ pub fn run(g: &Invocation, mut a: RmArgs, out: &mut dyn Write) -> CmdResult {
         match &selection {
             None => confirm(&a.runs)?,
             Some(sel) => crate::ask::confirm(
-                &sel.iter().map(line).collect::<Vec<_>>(),
+                &sel.iter().map(|s| line(s, by_created)).collect::<Vec<_>>(),
                 &format!("delete these {} run(s)?", sel.len()),
                 NO_TERMINAL,
                 "pass --yes to delete without asking, or --dry-run to list only",
@@ -120,6 +132,7 @@ pub fn run(g: &Invocation, mut a: RmArgs, out: &mut dyn Write) -> CmdResult {
     }
     // A store failure stops the batch (issue 36.4).
     let breaker = journal::store::Breaker::default();
+    let started = journal::time::Time::now();
     let deletions: Vec<Deletion> =
         journal::ops::remove::delete_each(&store, &a.runs, ask, &breaker)
             .into_iter()
@@ -153,7 +166,7 @@ pub fn run(g: &Invocation, mut a: RmArgs, out: &mut dyn Write) -> CmdResult {
         .count();
     crate::batch::say_stopped(&breaker, skipped, "rm", style);
     if style.format == Format::Text {
-        not_freed(g, out, &deletions)?;
+        not_freed(g, out, &deletions, started)?;
     }
     // The exit status: 1 when every failure was a refusal (a live run) or
     // a warning, 2 when something could not be done (CLI.md).
@@ -234,18 +247,48 @@ fn select(store: &Store, a: &RmArgs) -> Result<Vec<Summary>, Failure> {
     if let Some(d) = a.older_than {
         journal::ops::remove::older_than(&mut runs, d, journal::time::Time::now());
     }
+    // --limit: the longest inactive first.
+    if a.limit.limit.is_some() {
+        runs.sort_by(|x, y| x.updated.cmp(&y.updated).then(x.run_id.cmp(&y.run_id)));
+        a.limit.apply(&mut runs);
+    }
     Ok(runs)
 }
 
 /// One run of a selection, as listed before the question and by a dry run.
-fn line(s: &Summary) -> String {
+fn line(s: &Summary, created: bool) -> String {
     format!(
-        "  {}  {}  last activity {}{}",
+        "  {}  {}  {}{}",
         sanitize(&s.run_id, false),
         s.status,
-        crate::output::time_cell(s.updated.as_ref()),
+        when(s, created),
         if s.live { "  (live: refused)" } else { "" }
     )
+}
+
+/// The times a selection went by (issue 39, d-9): `created` when the
+/// window (`--since`/`--until`, on the run's created) chose it, and its
+/// last activity, which `--older-than` and `--active-*` go by.
+fn when(s: &Summary, created: bool) -> String {
+    let last = format!(
+        "last activity {}",
+        crate::output::time_cell(s.updated.as_ref())
+    );
+    match created {
+        true => format!(
+            "created {}, {last}",
+            crate::output::time_cell(s.created.as_ref())
+        ),
+        false => last,
+    }
+}
+
+/// What a dry run goes through: the runs to check, those left to a
+/// person, and the times each was selected by.
+struct Selection<'a> {
+    runs: &'a [String],
+    left: &'a [Summary],
+    times: &'a dyn Fn(&str) -> Option<String>,
 }
 
 /// One run a dry run would delete, or would refuse (`--dry-run -o json`).
@@ -265,11 +308,11 @@ fn dry_run(
     g: &Invocation,
     store: &Store,
     out: &mut dyn Write,
-    runs: &[String],
+    what: Selection,
     ask: Ask,
-    left: &[Summary],
     style: Style,
 ) -> CmdResult {
+    let Selection { runs, left, times } = what;
     let mut exit = 0u8;
     let mut would: Vec<Would> = runs
         .iter()
@@ -306,9 +349,10 @@ fn dry_run(
                 match (w.outcome, &w.error) {
                     ("would-delete", _) => writeln!(
                         out,
-                        "would delete  {}  {}",
+                        "would delete  {}  {}{}",
                         sanitize(&w.run, false),
-                        w.state.as_deref().unwrap_or("")
+                        w.state.as_deref().unwrap_or(""),
+                        times(&w.run).map_or_else(String::new, |t| format!("  {t}"))
                     )?,
                     (_, Some(e)) => crate::error::say(e, None, style),
                     _ => {}
@@ -330,7 +374,12 @@ fn dry_run(
 /// On the file backend a deleted run's backup is its journal under a
 /// second name: nothing of the disk is freed until the backup is pruned.
 /// Says so, with the prune that frees it.
-fn not_freed(g: &Invocation, out: &mut dyn Write, deletions: &[Deletion]) -> io::Result<()> {
+fn not_freed(
+    g: &Invocation,
+    out: &mut dyn Write,
+    deletions: &[Deletion],
+    started: journal::time::Time,
+) -> io::Result<()> {
     let kept: Vec<String> = deletions
         .iter()
         .filter_map(|d| match d {
@@ -341,11 +390,20 @@ fn not_freed(g: &Invocation, out: &mut dyn Write, deletions: &[Deletion]) -> io:
     if kept.is_empty() {
         return Ok(());
     }
-    let mut argv = vec!["backups", "prune"];
-    argv.extend(kept.iter().map(String::as_str));
+    // One short command (issue 39, d-11): this rm's backups are the rm
+    // backups kept since it started (a name for each run, past a few,
+    // made a line of thousands of characters).
+    let since = started.to_rfc3339_seconds();
+    let argv: Vec<&str> = match kept.len() {
+        1..=3 => ["backups", "prune"]
+            .into_iter()
+            .chain(kept.iter().map(String::as_str))
+            .collect(),
+        _ => vec!["backups", "prune", "--kind", "rm", "--since", &since],
+    };
     writeln!(
         out,
-        "no disk was freed: each backup is the journal under a second name (a hard link); free it with: {}",
+        "no disk was freed: each backup is the journal under a second name (a hard link); free it with:\n  {}",
         sanitize(&crate::hint::command(g, &argv), false)
     )
 }

@@ -33,11 +33,35 @@ struct Shown<'a> {
     live: bool,
     records: u64,
     bytes: u64,
+    /// Beyond the fold (issue 39, d-23): `meta.created` and the last
+    /// activity, as `ls` gives them (null when unknown).
+    created: Option<Time>,
+    updated: Option<Time>,
+    /// verify's worst error for the run, with the command that fixes it;
+    /// null when verify finds no error.
+    health: Option<Health>,
+    /// What the run was forked from, when `fork` made it (null otherwise).
+    forked_from: Option<crate::runs::ForkNote>,
     #[serde(skip)]
     tail: &'a Tail,
 }
 
-pub fn run(g: &Invocation, a: ShowArgs, out: &mut dyn Write) -> CmdResult {
+/// verify's worst error for a run: the first error with a remedy, else
+/// the first error.
+#[derive(Serialize)]
+struct Health {
+    code: String,
+    line: Option<usize>,
+    message: String,
+    /// How many errors verify finds in all.
+    errors: usize,
+    /// The command that fixes it (null: none does; `verify RUN --details`
+    /// lists every finding).
+    fix: Option<String>,
+}
+
+pub fn run(g: &Invocation, mut a: ShowArgs, out: &mut dyn Write) -> CmdResult {
+    a.target.settle(g)?;
     let style = g.style;
     if a.follow {
         return follow::show(g, &a, style, out);
@@ -64,38 +88,54 @@ pub fn run(g: &Invocation, a: ShowArgs, out: &mut dyn Write) -> CmdResult {
     let live = holder.is_some();
     let st = read.fold(a.until_seq)?;
     let stands = journal::state::State::of_fold(&st, !journal.tail.is_clean(), holder);
+    let schemas = journal::schema::SchemaSet::embedded().ok();
+    let check = schemas.as_ref().map(|s| s as &dyn RecordCheck);
+    let meta = journal.entries.first().map(|e| e.raw.as_slice());
+    let ((created, updated), health, forked_from) = match &read {
+        Read::Store(store, _) => {
+            let listed = store.summary(run);
+            let verified = store.verify(&[run.to_owned()], check).ok();
+            let health = verified.and_then(|v| health(g, Some(store), run, &v.reports));
+            let forked = meta.and_then(|m| crate::runs::ForkNote::of(store, run, m));
+            ((listed.created, listed.updated), health, forked)
+        }
+        Read::File(l) => {
+            let created = journal.records().next().and_then(|r| match &r.payload {
+                Some(journal::record::Payload::Meta(m)) => Some(m.created),
+                _ => None,
+            });
+            let report = journal::store::file::Loose::verify(&l.path, check).ok();
+            let health = report.and_then(|r| health(g, None, run, &[r]));
+            // As the file store says it (SPEC 9): the last record's time,
+            // else the file's mtime.
+            let updated = journal
+                .entries
+                .last()
+                .and_then(|e| e.record.time)
+                .or_else(|| {
+                    std::fs::metadata(&l.path)
+                        .and_then(|m| m.modified())
+                        .ok()
+                        .map(Time::from_system)
+                });
+            ((created, updated), health, None)
+        }
+    };
     let shown = Shown {
         state: &st,
         stands,
         live,
         records: journal.last_seq(),
         bytes: journal.bytes,
+        created: created.filter(|c| !c.is_zero()),
+        updated,
+        health,
+        forked_from,
         tail: &journal.tail,
     };
     match style.format {
         Format::Json => json_pretty(out, &shown)?,
-        Format::Text => {
-            let schemas = journal::schema::SchemaSet::embedded().ok();
-            let check = schemas.as_ref().map(|s| s as &dyn RecordCheck);
-            let (times, health) = match &read {
-                Read::Store(store, _) => {
-                    let listed = store.summary(run);
-                    let verified = store.verify(&[run.to_owned()], check).ok();
-                    let health = verified.and_then(|v| health(g, Some(store), run, &v.reports));
-                    ((listed.created, listed.updated), health)
-                }
-                Read::File(l) => {
-                    let created = journal.records().next().and_then(|r| match &r.payload {
-                        Some(journal::record::Payload::Meta(m)) => Some(m.created),
-                        _ => None,
-                    });
-                    let report = journal::store::file::Loose::verify(&l.path, check).ok();
-                    let health = report.and_then(|r| health(g, None, run, &[r]));
-                    ((created, None), health)
-                }
-            };
-            render(out, &shown, run, times, health.as_deref(), g, &a, style)?
-        }
+        Format::Text => render(out, &shown, run, g, &a, style)?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -110,7 +150,7 @@ fn health(
     store: Option<&Store>,
     run: &str,
     reports: &[journal::verify::Report],
-) -> Option<String> {
+) -> Option<Health> {
     let errors: Vec<&Finding> = reports
         .iter()
         .flat_map(|r| &r.findings)
@@ -120,44 +160,50 @@ fn health(
         .iter()
         .find(|f| f.remedy.is_some())
         .or(errors.first())?;
-    let at = worst
-        .line
-        .map_or_else(String::new, |l| format!(" at line {l}"));
-    let more = match errors.len() {
-        1 => String::new(),
-        n => format!(" (and {} more error(s))", n - 1),
-    };
     let fix = worst
         .remedy
         .zip(store)
-        .and_then(|(r, store)| crate::hint::fix(g, store, r, run))
-        .map_or_else(
-            || {
-                format!(
-                    "every finding: {}",
-                    crate::hint::command(g, &["verify", run, "--details"])
-                )
-            },
-            |c| format!("fix: {c}"),
-        );
-    Some(format!(
-        "error[{}]{at}: {}{more}; {fix}",
-        worst.code,
-        cell(&worst.message, 120)
-    ))
+        .and_then(|(r, store)| crate::hint::fix(g, store, r, run));
+    Some(Health {
+        code: worst.code.to_string(),
+        line: worst.line,
+        message: worst.message.clone(),
+        errors: errors.len(),
+        fix,
+    })
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The health line: the worst error, how many more, and its fix (else the
+/// verify that lists them all).
+fn health_line(g: &Invocation, run: &str, h: &Health) -> String {
+    let at = h.line.map_or_else(String::new, |l| format!(" at line {l}"));
+    let more = match h.errors {
+        0 | 1 => String::new(),
+        n => format!(" (and {} more error(s))", n - 1),
+    };
+    let fix = match &h.fix {
+        Some(c) => format!("fix: {c}"),
+        None => format!(
+            "every finding: {}",
+            crate::hint::command(g, &["verify", run, "--details"])
+        ),
+    };
+    format!(
+        "error[{}]{at}: {}{more}; {fix}",
+        h.code,
+        cell(&h.message, 120)
+    )
+}
+
 fn render(
     out: &mut dyn Write,
     shown: &Shown,
     run: &str,
-    (created, updated): (Option<Time>, Option<Time>),
-    health: Option<&str>,
     g: &Invocation,
     a: &ShowArgs,
     style: Style,
 ) -> io::Result<()> {
+    let (created, updated) = (shown.created, shown.updated);
     let st = shown.state;
     match a.until_seq {
         Some(_) => writeln!(
@@ -182,10 +228,29 @@ fn render(
     // A ready run's next step, a command alone on its line (a copy of a
     // journal is not where the run is: no command).
     if shown.stands == journal::state::State::Ready && a.target.file.file.is_none() {
-        writeln!(out, "  go on with:  {}", crate::hint::resume(g, run).line())?;
+        writeln!(
+            out,
+            "{}",
+            crate::hint::resume(g, run).step("  ", "go on with")
+        )?;
     }
-    if let Some(h) = health {
-        writeln!(out, "  health:      {}", sanitize(h, false))?;
+    if let Some(h) = &shown.health {
+        writeln!(
+            out,
+            "  health:      {}",
+            sanitize(&health_line(g, run, h), false)
+        )?;
+    }
+    // Said by `fork`'s note beside the run: its meta record is the
+    // source's but for the id, `created` included (issue 39, d-20).
+    if let Some(f) = &shown.forked_from {
+        writeln!(
+            out,
+            "  forked from: {} at seq {}, on {} (its created is the source's)",
+            sanitize(&f.from, false),
+            f.at_seq,
+            sanitize(&f.when, false)
+        )?;
     }
     if st.waiting {
         writeln!(

@@ -7,10 +7,11 @@
 mod all;
 
 use crate::cli::StatsArgs;
+use crate::cost::{money, Cost, Prices};
 use crate::error::{CmdResult, Failure};
 use crate::invocation::Invocation;
 use crate::open::open_store;
-use crate::output::{json_pretty, print_table, sanitize, table, thousands, Format, Style};
+use crate::output::{json_pretty, print_table, sanitize, table, Format, Style};
 use crate::render::stats::{duration, tools_table};
 use journal::stats::{stats, Statistics};
 use journal::time::Time;
@@ -27,14 +28,55 @@ pub fn run(g: &Invocation, a: StatsArgs, out: &mut dyn Write) -> CmdResult {
             "the run filters (--status, --agent, --since, ...) choose runs for --all; give a run id or --all, not both",
         ));
     }
+    let prices = a.prices.as_deref().map(Prices::load).transpose()?;
     let read = crate::runs::Read::open(g, a.run.as_deref(), a.file.file.as_deref(), None)?;
     let run = read.run();
     let s = stats(read.journal().records());
+    // --prices: what it cost, or why that is unknown (exit 1).
+    let cost = prices.as_ref().map(|p| {
+        let mut c = Cost::default();
+        c.add(p.of(&s.model, &s.tokens));
+        c
+    });
     match style.format {
-        Format::Json => json_pretty(out, &s)?,
-        Format::Text => render(out, run, &s, style)?,
+        Format::Json => {
+            #[derive(serde::Serialize)]
+            struct Priced<'a> {
+                #[serde(flatten)]
+                s: &'a Statistics,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                cost: Option<&'a Cost>,
+            }
+            json_pretty(
+                out,
+                &Priced {
+                    s: &s,
+                    cost: cost.as_ref(),
+                },
+            )?
+        }
+        Format::Text => {
+            render(out, run, &s, style)?;
+            if let (Some(c), Some(p)) = (&cost, &prices) {
+                match c.incomplete(p) {
+                    None => writeln!(out, "cost       {}", money(c.amount, p))?,
+                    Some(_) => writeln!(
+                        out,
+                        "cost       unknown: {}",
+                        c.unpriced
+                            .iter()
+                            .map(|w| sanitize(w, false).into_owned())
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    )?,
+                }
+            }
+        }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(match cost.is_some_and(|c| !c.complete) {
+        true => ExitCode::from(1),
+        false => ExitCode::SUCCESS,
+    })
 }
 
 fn render(out: &mut dyn Write, run: &str, s: &Statistics, style: Style) -> io::Result<()> {
@@ -99,18 +141,17 @@ fn render(out: &mut dyn Write, run: &str, s: &Statistics, style: Style) -> io::R
             "CACHE READ",
             "CACHE CREATE",
             "TOTAL",
-        ])
-        .fields_in_pipe();
+        ]);
         for r in &s.responses {
             t.add_row(vec![
                 r.iteration.to_string(),
                 when(r.time),
-                thousands(r.tokens.in_tokens),
-                thousands(r.tokens.out_tokens),
-                thousands(r.tokens.thinking_tokens),
-                thousands(r.tokens.cache_read_tokens),
-                thousands(r.tokens.cache_create_tokens),
-                thousands(r.tokens.total()),
+                style.count(r.tokens.in_tokens),
+                style.count(r.tokens.out_tokens),
+                style.count(r.tokens.thinking_tokens),
+                style.count(r.tokens.cache_read_tokens),
+                style.count(r.tokens.cache_create_tokens),
+                style.count(r.tokens.total()),
             ]);
         }
         print_table(out, t, style)?;

@@ -18,7 +18,7 @@ pub fn run(g: &Invocation, c: StreamCommand, out: &mut dyn Write) -> CmdResult {
     let style = g.style;
     let settings = nats_settings(g, config_context(g)?.as_deref())?;
     match c {
-        StreamCommand::Check(a) => check(&settings, a, style, out),
+        StreamCommand::Check(a) => check(g, &settings, a, style, out),
         StreamCommand::Create(a) => create(&settings, a, style, out),
         StreamCommand::Edit(a) => edit(g, &settings, a, style, out),
     }
@@ -42,6 +42,10 @@ struct Checked<'a> {
     replicas: usize,
     storage: &'static str,
     placement: &'a jetstream::Placement,
+    /// The commands that clear the warnings (rollups allowed: the edit
+    /// that forbids them), complete for pasting: this invocation's store
+    /// and connection flags (issue 39, d-7).
+    next: Vec<crate::hint::Cmd>,
 }
 
 /// One way the stream breaks SPEC 8.
@@ -55,8 +59,21 @@ struct Problem<'a> {
     problem: &'a ConfigProblem,
 }
 
-fn check(settings: &Settings, a: StreamCheckArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+fn check(
+    g: &Invocation,
+    settings: &Settings,
+    a: StreamCheckArgs,
+    style: Style,
+    out: &mut dyn Write,
+) -> CmdResult {
     let r = jetstream::inspect(settings, &a.stream).map_err(|e| about(e, "checking", &a.stream))?;
+    let mut next = Vec::new();
+    if r.config.allow_rollup {
+        next.push(crate::hint::cmd(
+            g,
+            &["stream", "edit", &a.stream, "--no-allow-rollup"],
+        ));
+    }
     let checked = Checked {
         stream: &r.name,
         server: &r.server,
@@ -84,6 +101,7 @@ fn check(settings: &Settings, a: StreamCheckArgs, style: Style, out: &mut dyn Wr
             false => "file",
         },
         placement: &r.placement,
+        next,
     };
     match style.format {
         Format::Json => json_pretty(out, &sorted(&checked)?)?,
@@ -113,7 +131,12 @@ fn render_check(out: &mut dyn Write, c: &Checked) -> io::Result<()> {
     if let Some(p) = &c.prefix {
         writeln!(out, "  prefix:   {}", sanitize(p, false))?;
     }
-    writeln!(out, "  messages: {} ({} bytes)", c.messages, c.bytes)?;
+    writeln!(
+        out,
+        "  messages: {} ({})",
+        crate::output::thousands(c.messages),
+        crate::output::human_bytes(c.bytes)
+    )?;
     writeln!(out, "  storage:  {}", c.storage)?;
     let mut replicas = format!("  replicas: {}", c.replicas);
     if let Some(cluster) = &c.placement.cluster {
@@ -138,6 +161,9 @@ fn render_check(out: &mut dyn Write, c: &Checked) -> io::Result<()> {
     }
     for w in c.warnings {
         writeln!(out, "  warning: {}", sanitize(w, false))?;
+    }
+    for cmd in &c.next {
+        writeln!(out, "{}", cmd.step("  ", "clear it with"))?;
     }
     for n in c.notes {
         writeln!(out, "  note:  {}", sanitize(n, false))?;

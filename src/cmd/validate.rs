@@ -148,7 +148,7 @@ fn render_summary(
 ) -> std::io::Result<()> {
     // What was validated: a file, or the store's runs (b-27).
     let what = if file { "FILES" } else { "RUNS" };
-    let mut t = table(&[what, "RECORDS", "VALID", "INVALID", "SECONDS"]);
+    let mut t = table(&[what, "RECORDS", "VALID", "INVALID", "SECONDS"]).aligned_in_pipe();
     t.add_row(vec![
         s.files.to_string(),
         s.records.to_string(),

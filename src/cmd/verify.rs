@@ -21,8 +21,8 @@ use crate::hint;
 use crate::invocation::Invocation;
 use crate::open::{inspect_store, schemas};
 use crate::output::{
-    cell, colored, excerpt, json_line, print_table, sanitize, severity_cell, summary_line, table,
-    Format, Style,
+    cell, colored, excerpt, human_bytes, json_line, print_table, sanitize, severity_cell,
+    summary_line, table, thousands, Format, Style,
 };
 use comfy_table::{Cell, Color};
 use journal::store::{Store, Verified};
@@ -47,7 +47,7 @@ pub fn run(g: &Invocation, a: VerifyArgs, out: &mut dyn Write) -> CmdResult {
     let (
         store,
         Verified {
-            reports,
+            mut reports,
             runs: nruns,
         },
     ) = match &a.file.file {
@@ -65,6 +65,11 @@ pub fn run(g: &Invocation, a: VerifyArgs, out: &mut dyn Write) -> CmdResult {
         }
     };
 
+    // Each run's findings in line order (a store-wide one first), the
+    // passes' order kept within a line (c-31).
+    for r in &mut reports {
+        r.findings.sort_by_key(|f| f.line.unwrap_or(0));
+    }
     let shown = Shown::of(&a);
     let mut totals = [0u64; 3];
     let (mut records, mut bytes) = (0u64, 0u64);
@@ -80,13 +85,34 @@ pub fn run(g: &Invocation, a: VerifyArgs, out: &mut dyn Write) -> CmdResult {
                 continue;
             }
             match style.format {
-                Format::Json => json_line(out, f)?,
+                // With the command that fixes it (null: none does).
+                Format::Json => json_line(
+                    out,
+                    &Line {
+                        f,
+                        fix: fix_of(g, store.as_ref(), f),
+                    },
+                )?,
                 Format::Text if shown.sums_up(f) => version_3.push(&f.run),
                 Format::Text => render(out, f, a.details, style)?,
             }
         }
     }
     let [errors, warnings, infos] = totals;
+    // Every run with an error or a warning, its worst finding and the
+    // commands that fix it: the closing table's rows (JSON too, d-23).
+    let to_fix: Vec<ToFix> = worst_per_run(&reports)
+        .iter()
+        .filter_map(|findings| {
+            let f = named(findings)?;
+            Some(ToFix {
+                run: f.run.clone(),
+                worst: severity_word(f.severity).0,
+                finding: f.code.to_string(),
+                fix: fix_chain(g, store.as_ref(), findings),
+            })
+        })
+        .collect();
     let summary = Summary {
         runs: nruns,
         records,
@@ -95,15 +121,32 @@ pub fn run(g: &Invocation, a: VerifyArgs, out: &mut dyn Write) -> CmdResult {
         warnings,
         infos,
         seconds: started.elapsed().as_secs_f64(),
+        runs_to_fix: to_fix,
     };
     match style.format {
         Format::Json => summary_line(out, &summary)?,
         Format::Text => {
             if !version_3.is_empty() {
+                // The version-3 runs that are damaged as well: upgrade
+                // refuses them until they are repaired or recovered.
+                let damaged = version_3
+                    .iter()
+                    .filter(|run| {
+                        reports.iter().flat_map(|r| &r.findings).any(|f| {
+                            f.run == **run
+                                && f.severity <= Severity::Warning
+                                && !matches!(
+                                    f.code,
+                                    verify::Code::VersionThree | verify::Code::Permissions
+                                )
+                        })
+                    })
+                    .count();
                 render_version_3(
                     out,
                     g,
                     &version_3,
+                    damaged,
                     a.runs.is_empty() && store.is_some(),
                     style,
                 )?;
@@ -172,6 +215,7 @@ fn render_version_3(
     out: &mut dyn Write,
     g: &Invocation,
     runs: &[&str],
+    damaged: usize,
     whole_store: bool,
     style: Style,
 ) -> io::Result<()> {
@@ -181,12 +225,24 @@ fn render_version_3(
         false => args.extend_from_slice(runs),
     }
     let (word, color) = severity_word(Severity::Warning);
+    // What upgrade will refuse, said before it is pasted (issue 39, d-29).
+    let refused = match damaged {
+        0 => String::new(),
+        n => format!(
+            "; {n} of them are damaged as well: upgrade refuses them (one line each) until the fix the table below names has run"
+        ),
+    };
     writeln!(
         out,
-        "{} run(s): {}[version-3]: format version 3 (the August 2026 agent): the current agent will not list or resume them until they are upgraded to version 1 (an August 2026 agent still using the store cannot read an upgraded run): {}",
+        "{} run(s): {}[version-3]: format version 3 (the August 2026 agent): the current agent will not list or resume them until they are upgraded to version 1 (an August 2026 agent still using the store cannot read an upgraded run){refused}",
         runs.len(),
         colored(word, color, style.color),
-        sanitize(&hint::command(g, &args), false)
+    )?;
+    // The command alone on its line (d-22).
+    writeln!(
+        out,
+        "{}",
+        hint::cmd(g, &args).step("  ", "upgrade them with")
     )
 }
 
@@ -200,6 +256,35 @@ struct Summary {
     warnings: u64,
     infos: u64,
     seconds: f64,
+    /// Every run with an error or a warning, as the closing table lists it.
+    runs_to_fix: Vec<ToFix>,
+}
+
+/// One run to act on: its worst severity, the finding named, and the
+/// commands that fix its findings of that severity, in order (each whole,
+/// for pasting; empty when no command does).
+#[derive(Serialize)]
+struct ToFix {
+    run: String,
+    worst: &'static str,
+    finding: String,
+    fix: Vec<String>,
+}
+
+/// One finding as a JSON line: the library's fields, and the command that
+/// fixes it.
+#[derive(Serialize)]
+struct Line<'a> {
+    #[serde(flatten)]
+    f: &'a Finding,
+    fix: Option<String>,
+}
+
+/// The command that applies `f`'s remedy to its run (none for a journal
+/// file, which no store's command fixes).
+fn fix_of(g: &Invocation, store: Option<&Store>, f: &Finding) -> Option<String> {
+    let (remedy, store) = (f.remedy?, store?);
+    hint::fix(g, store, remedy, &f.run)
 }
 
 /// One finding: `run:line:byte: severity[code]: message`.
@@ -258,6 +343,18 @@ fn worst_per_run(reports: &[verify::Report]) -> Vec<Vec<&Finding>> {
     order.iter().filter_map(|r| worst.remove(r)).collect()
 }
 
+/// The finding a run's row names: the first whose remedy the fix chain
+/// keeps (an upgrade only when nothing else is asked for), else the first
+/// with a remedy, else the first.
+fn named<'a>(findings: &[&'a Finding]) -> Option<&'a Finding> {
+    findings
+        .iter()
+        .find(|f| f.remedy.is_some_and(|r| r != Remedy::Upgrade))
+        .or_else(|| findings.iter().find(|f| f.remedy.is_some()))
+        .or(findings.first())
+        .copied()
+}
+
 /// The commands that fix a run's findings, in order, each once, as a
 /// chain that can run whole: `rm` ends it (nothing is left to fix after
 /// it), `recover` makes `repair` needless, and `upgrade` is never chained after another fix, since an
@@ -273,10 +370,13 @@ fn fix_chain(g: &Invocation, store: Option<&Store>, findings: &[&Finding]) -> Ve
     if remedies.contains(&Remedy::Remove) {
         remedies = vec![Remedy::Remove];
     }
-    // recover rebuilds the run whole, a torn tail included; repair
-    // refuses a journal with interior damage.
+    // recover rebuilds the run whole, a torn tail included (repair
+    // refuses a journal with interior damage), and a second meta record
+    // among its findings is a copy it drops, keeping a backup: the
+    // salvage by migrate is for what recover does not take (c-31: the FIX
+    // was `migrate ... && recover`).
     if remedies.contains(&Remedy::Recover) {
-        remedies.retain(|r| *r != Remedy::Repair);
+        remedies.retain(|r| !matches!(r, Remedy::Repair | Remedy::Salvage));
     }
     if remedies.len() > 1 {
         remedies.retain(|r| *r != Remedy::Upgrade);
@@ -323,8 +423,11 @@ fn render_closing(
         (false, _) => "the runs named are",
     };
     let counts = format!(
-        "{} run(s), {} records, {} bytes, {:.3} s",
-        s.runs, s.records, s.bytes, s.seconds
+        "{} run(s), {} records, {}, {:.3} s",
+        thousands(s.runs),
+        thousands(s.records),
+        human_bytes(s.bytes),
+        s.seconds
     );
     if s.errors == 0 && s.warnings == 0 {
         let infos = match (s.infos, closing.infos_shown) {
@@ -347,16 +450,12 @@ fn render_closing(
         );
     }
     writeln!(out)?;
-    // The command is never cut: it is there to be pasted.
-    let mut t = table(&["RUN", "WORST", "FINDING", "FIX"]).keep(3);
+    // The command is never cut nor left out: it is there to be pasted
+    // (under the table when it does not fit beside the rest).
+    let mut t = table(&["RUN", "WORST", "FINDING", "FIX"]).action(3);
     for findings in flagged {
-        // The one named: the first with a remedy, else the first. The fix:
-        // every distinct command its severity's findings ask for.
-        let Some(f) = findings
-            .iter()
-            .find(|f| f.remedy.is_some())
-            .or(findings.first())
-        else {
+        // The fix: every distinct command its severity's findings ask for.
+        let Some(f) = named(findings) else {
             continue;
         };
         let fixes = fix_chain(g, store, findings);
@@ -373,10 +472,14 @@ fn render_closing(
         ]);
     }
     print_table(out, t, style)?;
-    writeln!(
+    style.footnote(
         out,
-        "{} error(s), {} warning(s), {} info(s) in {counts}",
-        s.errors, s.warnings, s.infos
+        &format!(
+            "{} error(s), {} warning(s), {} info(s) in {counts}",
+            thousands(s.errors),
+            thousands(s.warnings),
+            thousands(s.infos)
+        ),
     )
 }
 
@@ -427,6 +530,14 @@ mod tests {
         assert_eq!(
             chain(&[v3, finding(Code::EmptyJournal, Remedy::Remove)]),
             ["fisk-admin --state-dir /s rm r1"]
+        );
+        // A second meta record with the seq it breaks: recover alone.
+        assert_eq!(
+            chain(&[
+                finding(Code::DuplicateMeta, Remedy::Salvage),
+                finding(Code::SeqNotIncreasing, Remedy::Recover),
+            ]),
+            ["fisk-admin --state-dir /s recover r1"]
         );
     }
 }

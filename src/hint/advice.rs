@@ -129,7 +129,7 @@ pub fn fix(g: &Invocation, store: &Store, remedy: Remedy, run: &str) -> Option<S
         Remedy::Upgrade => command(g, &["upgrade", run]),
         Remedy::Remove => command(g, &["rm", run]),
         Remedy::Recover => command(g, &["recover", run]),
-        Remedy::Answer => answer_run(g, run).line(),
+        Remedy::Answer => answer_run(g, run).to_string(),
         Remedy::List => command(g, &["ls"]),
         Remedy::CheckStream => command(g, &["stream", "check", run]),
         Remedy::MoveOff => return None,
@@ -546,36 +546,13 @@ pub(super) fn similar(run: &str, dir: &std::path::Path) -> Vec<String> {
             let d = if id.starts_with(run) {
                 0
             } else {
-                distance(run, &id)
+                crate::near::distance(run, &id)
             };
             (d <= (run.chars().count() / 4).clamp(1, 3)).then_some((d, id))
         })
         .collect();
     close.sort();
     close.into_iter().take(3).map(|(_, id)| id).collect()
-}
-
-/// Levenshtein distance, in characters.
-pub(super) fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row.first().copied().unwrap_or(0);
-        if let Some(first) = row.first_mut() {
-            *first = i + 1;
-        }
-        for (j, cb) in b.iter().enumerate() {
-            let above = row.get(j + 1).copied().unwrap_or(usize::MAX);
-            let left = row.get(j).copied().unwrap_or(usize::MAX);
-            let cost = usize::from(ca != *cb);
-            let v = (prev + cost).min(above + 1).min(left + 1);
-            prev = above;
-            if let Some(cell) = row.get_mut(j + 1) {
-                *cell = v;
-            }
-        }
-    }
-    row.last().copied().unwrap_or(0)
 }
 
 /// The file system (or the user's quota) has no room: no free blocks or

@@ -87,20 +87,17 @@ fn lossy_words<S: serde::Serializer>(argv: &[std::ffi::OsString], s: S) -> Resul
 }
 
 impl Cmd {
-    /// The command, then what it still needs in parentheses (nothing when
-    /// it needs nothing).
-    pub fn line(&self) -> String {
-        match self.supply.as_slice() {
-            [] => self.to_string(),
-            needs => format!(
-                "{self}  ({})",
-                needs
-                    .iter()
-                    .map(|n| n.says())
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            ),
+    /// The command as a step to paste (the one rule, issue 39 d-22): its
+    /// `label` on a line of its own, the command alone on the next, and
+    /// what it still needs under it as a shell comment, each line led by
+    /// `indent`; so a triple-click takes the command whole, and a paste of
+    /// all the lines runs it and nothing else.
+    pub fn step(&self, indent: &str, label: &str) -> String {
+        let mut text = format!("{indent}{label}:\n{indent}  {self}");
+        for n in &self.supply {
+            text.push_str(&format!("\n{indent}  # {}", n.says()));
         }
+        text
     }
 
     fn arg(mut self, a: impl AsRef<std::ffi::OsStr>) -> Cmd {
@@ -342,15 +339,6 @@ mod tests {
     }
 
     #[test]
-    fn edit_distance_counts_characters() {
-        assert_eq!(distance("deferal-waiting", "deferral-waiting"), 1);
-        assert_eq!(distance("kitten", "sitting"), 3);
-        assert_eq!(distance("", "abc"), 3);
-        assert_eq!(distance("abc", "abc"), 0);
-        assert_eq!(distance("héllo", "hello"), 1);
-    }
-
-    #[test]
     fn every_remedy_names_its_command_with_the_run_or_stream() {
         let cases = [
             (Remedy::Verify, "`fisk-admin verify r-1`"),
@@ -399,7 +387,7 @@ mod tests {
     fn a_server_url_is_printed_without_its_password_or_token() {
         let g = global(&["--server", "nats://ops:hunter2@10.0.0.1:4222,tls://t0k@h2"]);
         let c = cmd(&g, &["ls"]);
-        let line = c.line();
+        let line = c.step("", "next");
         assert!(!line.contains("hunter2") && !line.contains("t0k"), "{line}");
         assert_eq!(
             c.to_string(),

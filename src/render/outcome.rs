@@ -133,7 +133,7 @@ fn render(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     }
     for (i, step) in r.next.iter().enumerate() {
         let label = if i == 0 { "next" } else { "then" };
-        writeln!(out, "  {label}: {}", step.line())?;
+        writeln!(out, "{}", step.step("", label))?;
     }
     Ok(())
 }

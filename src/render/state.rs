@@ -175,7 +175,7 @@ pub fn render_state(
         // library's reading of the suspension (`RunState::needs_approval`).
         let needs = |id: &str| st.needs_approval.iter().any(|c| c.tool_use_id == id);
         let mut gated: Vec<(&str, &str)> = Vec::new();
-        let mut t = table(&["TOOL_USE ID", "TOOL", "STATE"]);
+        let mut t = table(&["TOOL_USE ID", "TOOL", "STATE"]).aligned_in_pipe();
         for b in p.assistant.blocks() {
             if let Block::ToolUse(u) = b {
                 let state = if p.answered.contains(&u.id) {
@@ -213,7 +213,7 @@ pub fn render_state(
         }
         if !p.open_deferrals.is_empty() {
             writeln!(out, "\nWaiting on")?;
-            let mut t = table(&["TOOL_USE ID", "TOOL", "NOTE", "HANDLE"]);
+            let mut t = table(&["TOOL_USE ID", "TOOL", "NOTE", "HANDLE"]).aligned_in_pipe();
             for d in &p.open_deferrals {
                 t.add_row(vec![
                     cell(&d.tool_use_id, 40),
@@ -226,7 +226,7 @@ pub fn render_state(
             // The exact command for each call, store flags and all.
             for d in &p.open_deferrals {
                 let cmd = crate::hint::answer(g, &st.run_id, &d.tool_use_id);
-                writeln!(out, "  answer with: {}", cmd.line())?;
+                writeln!(out, "{}", cmd.step("  ", "answer with"))?;
             }
         }
     }

@@ -39,6 +39,19 @@ pub fn shown(t: &Transcript, item: &Item, record: Option<&Record>) -> Shown {
     if item.kind == Kind::End {
         return t.end.get(item.line as usize).cloned().unwrap_or_default();
     }
+    if item.kind == Kind::Gap {
+        // The item holds how many in a u32: a larger gap reads "at least".
+        let (first, n) = (item.seq, u64::from(item.part));
+        let last = first.saturating_add(n.saturating_sub(1));
+        let label = match n {
+            1 => format!("[seq {first} missing: 1 record lost]"),
+            n => format!("[seq {first} to {last} missing: {n} records lost]"),
+        };
+        return Shown::new(
+            label,
+            vec![format!("`{}` says what the run loses", t.verify_hint)],
+        );
+    }
     let line = item.line as usize;
     let decoded;
     let record = match record {

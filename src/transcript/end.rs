@@ -129,6 +129,7 @@ fn blocks(
     ));
     for d in &p.open_deferrals {
         let mut body = Vec::new();
+        let mut at = None;
         if !d.note.is_empty() {
             body.extend(lines(&format!("note: {}", d.note)));
         }
@@ -141,19 +142,26 @@ fn blocks(
                 sanitize(run, false)
             ));
         } else {
+            // The command alone on its line, what it reads under it.
             let cmd = answer_command(g, run, &d.tool_use_id);
-            body.push(format!("answer: {cmd}"));
+            body.push("answer it with:".to_owned());
+            at = Some(body.len());
+            body.push(format!("  {cmd}"));
             next.push(cmd);
-            body.push(format!("  ({})", hint::Need::Answer.says()));
+            body.push(format!("  # {}", hint::Need::Answer.says()));
         }
-        out.push(Shown::new(
+        let shown = Shown::new(
             format!(
                 "[waiting on {} {}]",
                 cell(&d.tool_use_id, 80),
                 cell(&d.tool_name, 40)
             ),
             body,
-        ));
+        );
+        out.push(match at {
+            Some(k) => shown.command(k),
+            None => shown,
+        });
     }
     out
 }

@@ -27,7 +27,7 @@ impl Hue {
             Kind::ToolResult | Kind::ResultBlock => Hue::Green,
             Kind::Answer | Kind::Deferred | Kind::CallApproval | Kind::Decision => Hue::Yellow,
             Kind::Terminal | Kind::Claim | Kind::End => Hue::Blue,
-            Kind::Unreadable | Kind::Torn | Kind::Refused => Hue::Red,
+            Kind::Unreadable | Kind::Torn | Kind::Refused | Kind::Gap => Hue::Red,
             _ => return None,
         })
     }

@@ -43,6 +43,9 @@ pub enum Kind {
     Unreadable,
     /// A final line that does not decode: readers drop it.
     Torn,
+    /// Records missing before the next one: a gap in the seqs (the
+    /// item's `seq` is the first missing, its `part` how many).
+    Gap,
     /// The closing section: index into [`Transcript::end`].
     End,
 }
@@ -90,6 +93,9 @@ pub struct Transcript {
     iteration: Option<i64>,
     /// Line numbers of the interior lines a reader refuses.
     refused: Vec<usize>,
+    /// The last seq indexed, and the records found missing so far.
+    last_seq: u64,
+    lost: u64,
     /// The command that checks this run (with the store flags), named
     /// when a line is refused.
     pub verify_hint: String,
@@ -102,6 +108,14 @@ pub struct Transcript {
     /// come ([`append`](Transcript::append)), so the closing section waits
     /// for [`close`](Transcript::close).
     open: bool,
+    /// `show --transcript --find RE`: the viewer opens on its first match;
+    /// line mode prints only the blocks that match (and the end).
+    pub find: Option<(String, regex::Regex)>,
+    /// `show --follow`: a time before each record (its own, else when it
+    /// arrived: [`append_at`](Transcript::append_at)).
+    pub times: bool,
+    /// When each line appended while following arrived, by line index.
+    arrived: std::collections::HashMap<usize, journal::time::Time>,
 }
 
 impl Transcript {
@@ -131,10 +145,15 @@ impl Transcript {
             deferred: HashSet::new(),
             iteration: None,
             refused: Vec::new(),
+            last_seq: 0,
+            lost: 0,
             verify_hint: crate::hint::command(g, &["verify", run]),
             repair_hint: crate::hint::command(g, &["repair", run]),
             end,
             open: false,
+            find: None,
+            times: false,
+            arrived: std::collections::HashMap::new(),
         }
     }
 
@@ -156,6 +175,22 @@ impl Transcript {
             end: start + line.len(),
             number,
         });
+    }
+
+    /// [`append`](Transcript::append), saying when the line arrived (the
+    /// time a record without its own is shown with).
+    pub fn append_at(&mut self, line: &[u8], at: journal::time::Time) {
+        self.arrived.insert(self.lines.len(), at);
+        self.append(line);
+    }
+
+    /// The time of line `i`'s record as `show --follow` shows it: its own
+    /// `time`, else when it arrived while followed; `None` for neither.
+    pub fn time_of(&self, i: usize, record: Option<&Record>) -> Option<journal::time::Time> {
+        record
+            .and_then(|r| r.time)
+            .filter(|t| !t.is_zero())
+            .or_else(|| self.arrived.get(&i).copied())
     }
 
     /// Nothing more is appended: `end` is the closing section, indexed
@@ -259,6 +294,19 @@ impl Transcript {
                 );
                 self.end.insert(0, note);
             }
+            if self.lost > 0 {
+                let note = Shown::new(
+                    format!(
+                        "[{} record(s) lost: the seqs have gaps, marked above]",
+                        self.lost
+                    ),
+                    vec![format!(
+                        "the agent reads the rest; what the lost records said is not in the status below; {} says more",
+                        self.verify_hint
+                    )],
+                );
+                self.end.insert(0, note);
+            }
             for n in 0..self.end.len() {
                 self.push(n, 0, Kind::End, 0);
             }
@@ -295,6 +343,20 @@ impl Transcript {
 
     fn index_record(&mut self, i: usize, r: &Record) {
         let seq = r.seq;
+        // Records lost between the last seq and this one: marked where
+        // they were (a seq out of order is verify's to name).
+        if self.last_seq > 0 && seq > self.last_seq.saturating_add(1) {
+            let missing = seq - self.last_seq - 1;
+            self.lost = self.lost.saturating_add(missing);
+            let first = self.last_seq + 1;
+            self.push(
+                i,
+                usize::try_from(missing).unwrap_or(usize::MAX),
+                Kind::Gap,
+                first,
+            );
+        }
+        self.last_seq = self.last_seq.max(seq);
         let Some(p) = &r.payload else {
             let kind = if r.optional {
                 Kind::Skipped

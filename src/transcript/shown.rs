@@ -14,6 +14,9 @@ pub struct Shown {
     /// What a folded row shows after the label when it is not the body's
     /// first line of text (exec's output under a `stderr:` heading).
     pub preview: Option<String>,
+    /// The body lines that are commands to paste: the viewer never breaks
+    /// one where a paste would split it (src/view/layout.rs).
+    pub commands: Vec<usize>,
 }
 
 impl Shown {
@@ -22,7 +25,14 @@ impl Shown {
             label,
             body,
             preview: None,
+            commands: Vec::new(),
         }
+    }
+
+    /// Body line `k` is a command to paste.
+    pub fn command(mut self, k: usize) -> Shown {
+        self.commands.push(k);
+        self
     }
 }
 

@@ -45,7 +45,22 @@ pub fn more(
 ) -> io::Result<()> {
     let mut closing = false;
     while let Some((record, range)) = t.advance_line() {
-        let items: Vec<Item> = t.items().get(range).unwrap_or_default().to_vec();
+        let mut items: Vec<Item> = t.items().get(range).unwrap_or_default().to_vec();
+        // The records lost before this one, marked where they were.
+        while let Some(gap) = items.first().filter(|it| it.kind == Kind::Gap).copied() {
+            writeln!(out)?;
+            block(out, &shown(t, &gap, None), gap.kind, color, "", "    ")?;
+            items.remove(0);
+        }
+        // `--find`: only the blocks that match (the end always).
+        if let Some((_, re)) = &t.find {
+            if items.first().is_some_and(|it| it.kind != Kind::End) {
+                items.retain(|it| {
+                    let s = shown(t, it, record.as_ref());
+                    re.is_match(&s.label) || s.body.iter().any(|l| re.is_match(l))
+                });
+            }
+        }
         let Some(first) = items.first() else { continue };
         if first.kind == Kind::End {
             if !closing {
@@ -57,9 +72,20 @@ pub fn more(
             }
             continue;
         }
+        // `show --follow`: each record's time first, as journalctl -f.
+        let when = match t.times {
+            true => format!(
+                "{}  ",
+                crate::output::time_cell(t.time_of(first.line as usize, record.as_ref()).as_ref())
+            ),
+            false => String::new(),
+        };
         let header = match record.as_ref().and_then(|r| r.payload.as_ref()) {
             Some(Payload::Assistant(a)) => {
-                let mut h = format!("seq {}  iteration {}  assistant", first.seq, a.iteration);
+                let mut h = format!(
+                    "{when}seq {}  iteration {}  assistant",
+                    first.seq, a.iteration
+                );
                 if !a.stop_reason.is_empty() {
                     h.push_str(&format!(
                         "  stop {}",
@@ -72,7 +98,7 @@ pub fn more(
                 ));
                 Some(h)
             }
-            Some(Payload::User(_)) => Some(format!("seq {}  user", first.seq)),
+            Some(Payload::User(_)) => Some(format!("{when}seq {}  user", first.seq)),
             _ => None,
         };
         writeln!(out)?;
@@ -85,8 +111,8 @@ pub fn more(
             }
             None => {
                 let at = match first.seq {
-                    0 => String::new(),
-                    s => format!("seq {s}  "),
+                    0 => when.clone(),
+                    s => format!("{when}seq {s}  "),
                 };
                 item(out, t, first, record.as_ref(), thinking, color, &at)?;
             }

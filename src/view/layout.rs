@@ -55,15 +55,28 @@ pub fn rows(s: &Shown, folded: bool, width: usize) -> Vec<Row> {
             rest: String::new(),
         })
         .collect();
-    for line in &s.body {
-        for piece in wrap(line, width.saturating_sub(2)) {
+    for (k, line) in s.body.iter().enumerate() {
+        for rest in body_rows(s, k, line, width) {
             out.push(Row {
                 label: String::new(),
-                rest: format!("  {piece}"),
+                rest,
             });
         }
     }
     out
+}
+
+/// Body line `k` of `s` as rows of `width` columns, indented two: a
+/// command to paste ([`Shown::commands`]) cut at its spaces with a shell
+/// continuation ([`wrap_command`]), any other line at its spaces.
+fn body_rows(s: &Shown, k: usize, line: &str, width: usize) -> Vec<String> {
+    match s.commands.contains(&k) {
+        true => wrap_command(&format!("  {line}"), width),
+        false => wrap(line, width.saturating_sub(2))
+            .into_iter()
+            .map(|piece| format!("  {piece}"))
+            .collect(),
+    }
 }
 
 /// Which row of the open block holds body line `k` (the label's rows
@@ -75,7 +88,8 @@ pub fn row_of_line(s: &Shown, k: usize, width: usize) -> usize {
         + s.body
             .iter()
             .take(k)
-            .map(|l| wrap(l, width.saturating_sub(2)).len())
+            .enumerate()
+            .map(|(i, l)| body_rows(s, i, l, width).len())
             .sum::<usize>()
 }
 
@@ -123,7 +137,9 @@ pub fn fit_two(label: &str, rest: &str, width: usize) -> (String, String) {
     (a, b)
 }
 
-/// `s` cut into pieces of at most `width` columns (at least one piece).
+/// `s` cut into pieces of at most `width` columns (at least one piece),
+/// at a space where the row has one (the space ends the row it closes):
+/// a word is broken only when it is wider than a whole row.
 pub fn wrap(s: &str, width: usize) -> Vec<String> {
     let width = width.max(1);
     let mut out = Vec::new();
@@ -132,11 +148,64 @@ pub fn wrap(s: &str, width: usize) -> Vec<String> {
     for c in s.chars() {
         let w = c.width().unwrap_or(0);
         if used + w > width && !cur.is_empty() {
+            // Back to the last space of the row, unless the row is one
+            // word (or the space leads it: the indent of a line).
+            let cut = cur
+                .char_indices()
+                .rev()
+                .find(|(i, ch)| *ch == ' ' && cur.get(..*i).is_some_and(|b| !b.trim().is_empty()))
+                .map(|(i, _)| i + 1);
+            let carried = match cut {
+                Some(i) if c != ' ' => cur.split_off(i),
+                _ => String::new(),
+            };
             out.push(std::mem::take(&mut cur));
-            used = 0;
+            used = display_width(&carried);
+            cur = carried;
+            if c == ' ' && cur.is_empty() {
+                continue;
+            }
         }
         cur.push(c);
         used += w;
+    }
+    out.push(cur);
+    out
+}
+
+/// A command cut into rows of at most `width` columns at its spaces, each
+/// row but the last ending in ` \\` (a shell's line continuation) and
+/// the next led by two spaces: copied off the screen and pasted, the
+/// rows run as the one command. A word wider than a row is cut, each
+/// piece but the last ended by `\\` right after it (a shell joins them).
+pub fn wrap_command(s: &str, width: usize) -> Vec<String> {
+    if display_width(s) <= width {
+        return vec![s.to_owned()];
+    }
+    let lead: String = s.chars().take_while(|c| *c == ' ').collect();
+    let room = width.saturating_sub(2).max(1);
+    let mut out: Vec<String> = Vec::new();
+    let mut cur = lead.clone();
+    for word in s.split(' ').filter(|w| !w.is_empty()) {
+        let fresh = cur.trim().is_empty();
+        let wanted = display_width(&cur) + usize::from(!fresh) + display_width(word);
+        if !fresh && wanted > room {
+            out.push(format!("{cur} \\"));
+            cur = format!("{lead}  ");
+        } else if !fresh {
+            cur.push(' ');
+        }
+        // A word wider than a row (a long path): cut where it must be,
+        // each piece ended by the continuation with no space before it
+        // and the next at the row's start (a shell joins them into the
+        // word again; the viewer prints the command whole when it leaves).
+        for c in word.chars() {
+            if display_width(&cur) + c.width().unwrap_or(0) + 2 > width && !cur.trim().is_empty() {
+                out.push(format!("{cur}\\"));
+                cur = String::new();
+            }
+            cur.push(c);
+        }
     }
     out.push(cur);
     out
@@ -166,6 +235,77 @@ mod tests {
         assert!(display_width(&narrow[0].text()) <= 30, "{:?}", narrow);
     }
 
+    /// Issue 39, d-13: text wraps at its spaces, never inside a word
+    /// (at b926494 `interest lea` / `der`), and a word wider than a row
+    /// is the only thing broken.
+    #[test]
+    fn text_wraps_at_spaces_and_breaks_only_a_word_wider_than_a_row() {
+        assert_eq!(
+            wrap("the interest leader of the night", 16),
+            ["the interest ", "leader of the ", "night"]
+        );
+        assert_eq!(wrap("abcdefghijkl xy", 5), ["abcde", "fghij", "kl xy"]);
+        assert_eq!(
+            wrap("  indented words here", 10),
+            ["  indented", "words here"]
+        );
+        for w in 4..30 {
+            for piece in wrap("the interest leader of the night", w) {
+                assert!(display_width(&piece) <= w, "{w}: {piece:?}");
+            }
+            if w < 8 {
+                continue; // "interest" is wider: broken, as it must be
+            }
+            let pieces = wrap("the interest leader of the night", w);
+            let words: Vec<&str> = pieces.iter().flat_map(|p| p.split_whitespace()).collect();
+            assert_eq!(
+                words.join(" "),
+                "the interest leader of the night",
+                "{w}: {pieces:?}"
+            );
+        }
+    }
+
+    /// A command is cut at its spaces with a shell continuation, so that
+    /// the rows, copied off the screen and pasted, run as the one command.
+    #[test]
+    fn a_command_wraps_with_a_shell_continuation_never_inside_a_word() {
+        let cmd = "  fisk-admin --state-dir night answer r-425b0c1e9a7f3d21 toolu_ex_2";
+        let rows = wrap_command(cmd, 40);
+        assert!(rows.len() > 1, "{rows:?}");
+        for r in rows.iter().take(rows.len() - 1) {
+            assert!(r.ends_with(" \\") && display_width(r) <= 40, "{rows:?}");
+        }
+        // What a shell reads: the continuations joined back.
+        let read: Vec<&str> = rows
+            .iter()
+            .flat_map(|r| r.trim_end_matches('\\').split_whitespace())
+            .collect();
+        assert_eq!(read, cmd.split_whitespace().collect::<Vec<_>>());
+        assert_eq!(wrap_command("  short one", 40), ["  short one"]);
+        let s = Shown::new(
+            "[waiting on t tool]".into(),
+            vec!["answer it with:".into(), cmd.into()],
+        )
+        .command(1);
+        let texts: Vec<String> = rows_of(&s, 44);
+        assert!(texts.iter().any(|t| t.ends_with(" \\")), "{texts:?}");
+        let words: Vec<&str> = texts
+            .iter()
+            .skip(2)
+            .flat_map(|t| t.trim_end_matches('\\').split_whitespace())
+            .collect();
+        assert_eq!(
+            words,
+            cmd.split_whitespace().collect::<Vec<_>>(),
+            "{texts:?}"
+        );
+    }
+
+    fn rows_of(s: &Shown, width: usize) -> Vec<String> {
+        rows(s, false, width).iter().map(Row::text).collect()
+    }
+
     #[test]
     fn an_open_block_wraps_by_display_width() {
         let r = rows(&block(&["日本語日本語", "abcdefghij"]), false, 8);
@@ -174,8 +314,8 @@ mod tests {
             texts,
             [
                 "[tool_re",
-                "sult too",
-                "lu_1]",
+                "sult ",
+                "toolu_1]",
                 "  日本語",
                 "  日本語",
                 "  abcdef",

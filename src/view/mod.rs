@@ -301,11 +301,16 @@ pub fn run_fed(
 /// screen, once the viewer has left it.
 pub fn print_next(next: &[String]) -> io::Result<()> {
     let mut stdout = io::stdout().lock();
+    // Each command alone on its line (issue 39, d-22), what it reads
+    // under them as a shell comment.
+    if !next.is_empty() {
+        writeln!(stdout, "next:")?;
+    }
     for cmd in next {
-        writeln!(stdout, "next: {cmd}")?;
+        writeln!(stdout, "  {cmd}")?;
     }
     if !next.is_empty() {
-        writeln!(stdout, "  ({})", crate::hint::Need::Answer.says())?;
+        writeln!(stdout, "  # {}", crate::hint::Need::Answer.says())?;
     }
     Ok(())
 }

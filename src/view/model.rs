@@ -61,6 +61,11 @@ impl<'t> Model<'t> {
             message: None,
         };
         m.t.ensure(m.height);
+        // `--find RE`: open on its first match, as `less -p` does.
+        let mut m = m;
+        if let Some((text, _)) = m.t.find.clone() {
+            m.start_search(&text);
+        }
         m
     }
 

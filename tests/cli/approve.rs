@@ -33,15 +33,7 @@ fn gated(turns: &[String]) -> Fixture {
 /// The steps a run report prints (`next:`, then each `then:`), each
 /// without the note on what it still needs.
 fn steps(r: &Run) -> Vec<String> {
-    r.stdout
-        .lines()
-        .filter_map(|l| {
-            let l = l.trim_start();
-            l.strip_prefix("next: ")
-                .or_else(|| l.strip_prefix("then: "))
-        })
-        .map(|l| l.split("  (").next().unwrap_or(l).to_owned())
-        .collect()
+    crate::support::steps(&r.stdout, &["next", "then"])
 }
 
 /// Every step joined, for asserting what they name.

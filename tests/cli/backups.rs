@@ -6,7 +6,7 @@
 use crate::nats_support::NatsServer;
 use crate::schema::{assert_valid, output_validator};
 use crate::support::migrate_via;
-use crate::support::{fisk_in, s, store_copy, testdata, Run};
+use crate::support::{bin, fisk_in, s, store_copy, testdata, Run};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -48,13 +48,18 @@ fn rm_then_prune_leaves_nothing_of_the_run_on_either_generation() {
         assert!(dir.join(format!("{run}.json")).exists(), "{gen}");
         let r = at(home.path(), dir, &["rm", run, "--yes"]);
         assert_eq!(r.code, 0, "{gen}: {}", r.stderr);
-        // The text says that no disk was freed, and the prune that frees it.
-        let line = r
-            .stdout
-            .lines()
-            .find(|l| l.starts_with("no disk was freed"))
+        // The text says that no disk was freed, and (alone on the next
+        // line) the prune that frees it.
+        let lines: Vec<&str> = r.stdout.lines().collect();
+        let at_line = lines
+            .iter()
+            .position(|l| l.starts_with("no disk was freed"))
             .unwrap_or_else(|| panic!("{gen}: {}", r.stdout));
-        assert!(line.contains("backups prune"), "{line}");
+        let line = lines[at_line + 1];
+        assert!(
+            line.trim_start().starts_with("fisk-admin ") && line.contains("backups prune"),
+            "{line}"
+        );
         let r = at(home.path(), dir, &["-o", "json", "backups"]);
         assert_eq!(r.code, 0, "{}", r.stderr);
         assert_valid(&list, &r.json(), "backups");
@@ -530,4 +535,175 @@ fn a_jetstream_prune_killed_between_its_steps_lists_no_empty_backup_and_the_next
         let r = js(&["-o", "json", "backups"]);
         assert!(ids(&r).is_empty(), "{step}: {}", r.stdout);
     }
+}
+
+/// Issue 39, d-11: after `rm` of many runs, the prune that frees the disk
+/// is one short command (at b926494 it named every backup: a line of
+/// thousands of characters), and pasted it frees exactly those backups;
+/// d-9: a selection by created says the created time it went by; d-10:
+/// `backups restore RUN` takes a run id, its rm backup the newest.
+#[test]
+fn rm_says_one_short_prune_and_restore_takes_a_run_id() {
+    let home = tempfile::tempdir().unwrap();
+    let store = store_copy("runs-v1");
+    let dir = store.path();
+    // A backup of another kind, which the prune must leave.
+    let r = at(home.path(), dir, &["rm", "tool-batch", "--yes"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let before = at(home.path(), dir, &["-o", "json", "backups"]).json();
+    assert_eq!(before.as_array().unwrap().len(), 1);
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let r = at(
+        home.path(),
+        dir,
+        &[
+            "rm",
+            "--status",
+            "completed",
+            "--until",
+            "2026-12-01",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let would: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("would delete"))
+        .collect();
+    assert!(would.len() > 5, "{}", r.stdout);
+    for l in &would {
+        assert!(
+            l.contains("  created ") && l.contains(", last activity "),
+            "{l}"
+        );
+    }
+    let r = at(
+        home.path(),
+        dir,
+        &[
+            "rm",
+            "--status",
+            "completed",
+            "--until",
+            "2026-12-01",
+            "--yes",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    let at_free = lines
+        .iter()
+        .position(|l| l.starts_with("no disk was freed"))
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    let prune = lines[at_free + 1].trim();
+    assert!(prune.len() < 120, "{prune}");
+    assert!(
+        prune.contains("backups prune --kind rm --since "),
+        "{prune}"
+    );
+    let removed = lines.iter().filter(|l| l.starts_with("removed ")).count();
+    // Pasted (with --yes: no terminal to ask on), it prunes this rm's
+    // backups, not the earlier one.
+    let sh = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{prune} --yes -o json"))
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                bin().parent().unwrap().display(),
+                std::env::var("PATH").unwrap()
+            ),
+        )
+        .env("HOME", home.path())
+        .env("XDG_STATE_HOME", home.path().join("state"))
+        .output()
+        .unwrap();
+    assert!(
+        sh.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sh.stderr)
+    );
+    let pruned: serde_json::Value = serde_json::from_slice(&sh.stdout).unwrap();
+    let n = pruned["pruned"].as_array().unwrap().len();
+    assert!(n > 5 && (removed == 0 || n == removed), "{pruned}");
+    let after = at(home.path(), dir, &["-o", "json", "backups"]).json();
+    assert_eq!(after, before, "the earlier backup is kept");
+    // Restore by the run's id: its rm backup.
+    let r = at(home.path(), dir, &["backups", "restore", "tool-batch"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(dir.join("tool-batch.json").exists());
+}
+
+/// `rm` and `end` take --limit as every listing does: at most N runs,
+/// the longest inactive first.
+#[test]
+fn rm_and_end_take_limit_the_longest_inactive_first() {
+    let home = tempfile::tempdir().unwrap();
+    let store = store_copy("runs-v1");
+    let dir = store.path();
+    let ls = at(
+        home.path(),
+        dir,
+        &[
+            "-o",
+            "json",
+            "ls",
+            "--status",
+            "completed",
+            "--sort",
+            "updated",
+            "--reverse",
+        ],
+    )
+    .json();
+    let oldest: Vec<&str> = ls
+        .as_array()
+        .unwrap()
+        .iter()
+        .take(2)
+        .map(|r| r["run_id"].as_str().unwrap())
+        .collect();
+    let r = at(
+        home.path(),
+        dir,
+        &[
+            "-o",
+            "json",
+            "rm",
+            "--status",
+            "completed",
+            "--limit",
+            "2",
+            "--yes",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc = r.json();
+    let mut gone: Vec<&str> = doc
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["run"].as_str().unwrap())
+        .collect();
+    gone.sort();
+    let mut want = oldest.clone();
+    want.sort();
+    assert_eq!(gone, want);
+    let r = at(
+        home.path(),
+        dir,
+        &["end", "--status", "open", "--limit", "1", "--dry-run"],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        r.stdout
+            .lines()
+            .filter(|l| l.starts_with("would end"))
+            .count(),
+        1,
+        "{}",
+        r.stdout
+    );
 }

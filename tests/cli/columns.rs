@@ -40,6 +40,22 @@ fn by_id(doc: &Value) -> std::collections::BTreeMap<String, Value> {
         .collect()
 }
 
+/// What `stats` folds a run's tokens to, as a budget counts them (in,
+/// out and both cache tiers).
+fn folded_total(store: &str, id: &str) -> i64 {
+    let st = fisk(&["--state-dir", store, "stats", id, "-o", "json"]).json();
+    let t = &st["tokens"];
+    [
+        "in_tokens",
+        "out_tokens",
+        "cache_read_tokens",
+        "cache_create_tokens",
+    ]
+    .iter()
+    .map(|k| t[k].as_i64().unwrap())
+    .sum()
+}
+
 /// The terminal's message for a run that ended with one; the total
 /// tokens of a version-1 terminal's counters, the same total `stats`
 /// folds; unknown (null) on version 3 and where the counters were edited
@@ -65,31 +81,30 @@ fn ls_says_why_a_run_ended_and_what_it_cost() {
         let Some(n) = r["total_tokens"].as_i64() else {
             continue;
         };
-        let st = fisk(&["--state-dir", d, "stats", id, "-o", "json"]).json();
-        let t = &st["tokens"];
-        let folded: i64 = [
-            "in_tokens",
-            "out_tokens",
-            "cache_read_tokens",
-            "cache_create_tokens",
-        ]
-        .iter()
-        .map(|k| t[k].as_i64().unwrap())
-        .sum();
-        assert_eq!(n, folded, "{id}: ls's total is stats' total");
+        assert_eq!(n, folded_total(d, id), "{id}: ls's total is stats' total");
     }
-    // Version 3 carries no counters: every figure unknown, never 0.
+    // Version 3 carries no counters: a figure is unknown (never 0) unless
+    // the tail ls reads holds every response, and then it is the fold's.
     let v3 = store_copy("runs");
-    let ls = fisk(&["--state-dir", s(v3.path()), "ls", "-o", "json"]);
+    let d3 = s(v3.path());
+    let ls = fisk(&["--state-dir", d3, "ls", "-o", "json"]);
     assert_valid(&output_validator("ls.json"), &ls.json(), "ls v3");
+    let mut unknown = Vec::new();
     for r in ls.json().as_array().unwrap() {
-        assert_eq!(r["total_tokens"], Value::Null, "{r}");
+        let id = r["run_id"].as_str().unwrap();
+        match r["total_tokens"].as_i64() {
+            None => unknown.push(id.to_owned()),
+            Some(n) => assert_eq!(n, folded_total(d3, id), "{id}"),
+        }
     }
-    let text = fisk(&["--state-dir", s(v3.path()), "ls"]);
+    assert!(!unknown.is_empty());
+    let text = fisk(&["--state-dir", d3, "ls"]);
     let header: Vec<&str> = text.stdout.lines().next().unwrap().split('\t').collect();
     let tokens = header.iter().position(|h| *h == "TOKENS").unwrap();
     for l in text.stdout.lines().skip(1) {
-        assert_eq!(l.split('\t').nth(tokens), Some("-"), "{l}");
+        if unknown.iter().any(|u| l.starts_with(&format!("{u}\t"))) {
+            assert_eq!(l.split('\t').nth(tokens), Some("-"), "{l}");
+        }
     }
 }
 
@@ -134,14 +149,30 @@ fn ls_sorts_by_tokens_and_records_with_the_unknown_last() {
     want.reverse();
     assert_eq!(rev.iter().flatten().copied().collect::<Vec<_>>(), want);
     assert!(rev[known.len()..].iter().all(Option::is_none));
+    // Into a pipe the table is for a program: plain integers, and the
+    // note under it on standard error (issue 39, d-16, d-24).
     let text = ls(&["--sort", "tokens"]);
     assert!(
-        text.stdout
+        text.stderr
             .contains(&format!("({unknown} runs' tokens are unknown")),
+        "{}",
+        text.stderr
+    );
+    assert!(
+        !text.stdout.contains("tokens are unknown"),
         "{}",
         text.stdout
     );
-    assert!(text.stdout.contains("\t213,830\t"), "{}", text.stdout);
+    assert!(text.stdout.contains("\t213830\t"), "{}", text.stdout);
+    // For people, thousands are separated and the note is under the table.
+    let wide = at_columns("400", &["--state-dir", d, "ls", "--sort", "tokens"]);
+    assert!(wide.stdout.contains(" 213,830 "), "{}", wide.stdout);
+    assert!(
+        wide.stdout
+            .contains(&format!("({unknown} runs' tokens are unknown")),
+        "{}",
+        wide.stdout
+    );
     let recs = ls(&["--sort", "records", "-o", "json"]).json();
     let recs: Vec<i64> = recs
         .as_array()
@@ -285,17 +316,31 @@ fn stats_groups_by_run_status_and_caller_sorted_and_cut_to_the_top() {
         r.stdout
     );
     assert!(
-        lines[2].starts_with("perf-large\t1\t61\t213,830\t"),
+        lines[2].starts_with("perf-large\t1\t61\t213830\t"),
         "{}",
         r.stdout
     );
     assert!(lines[3].starts_with("total\t"), "{}", r.stdout);
+    // Issue 39, c-27: the text has every counter JSON has (THINKING was
+    // left out), and its RESPONSES are JSON's iterations.
+    let header: Vec<&str> = lines[0].split('\t').collect();
+    let total: Vec<&str> = lines[3].split('\t').collect();
+    let col = |name: &str| {
+        let i = header.iter().position(|h| *h == name);
+        let i = i.unwrap_or_else(|| panic!("no {name} column: {}", r.stdout));
+        total[i].to_owned()
+    };
+    let sums = json(&[]);
+    let g = &sums["groups"][0];
+    assert_eq!(col("THINKING"), g["tokens"]["thinking_tokens"].to_string());
+    assert_ne!(col("THINKING"), "0", "{}", r.stdout);
+    assert_eq!(col("RESPONSES"), g["iterations"].to_string());
     assert!(
-        r.stdout.contains(&format!(
+        r.stderr.contains(&format!(
             "(the first 2 of {n} groups; the total counts every run)"
         )),
         "{}",
-        r.stdout
+        r.stderr
     );
 }
 
@@ -337,7 +382,7 @@ fn stats_all_never_saturates_the_wall_clock_or_the_tokens() {
     let text = fisk(&["--state-dir", d, "stats", "--all"]);
     assert!(!text.stdout.contains("2562047h47m"), "{}", text.stdout);
     assert!(
-        text.stdout.contains("\t36,893,488,147,419,103,228\t"),
+        text.stdout.contains("\t36893488147419103228\t"),
         "{}",
         text.stdout
     );
@@ -345,7 +390,7 @@ fn stats_all_never_saturates_the_wall_clock_or_the_tokens() {
     let ls = fisk(&["--state-dir", d, "ls", "--columns", "run,tokens,message"]);
     assert!(
         ls.stdout
-            .contains("a\t18,446,744,073,709,551,614\tprovider: 529 overloaded\n"),
+            .contains("a\t18446744073709551614\tprovider: 529 overloaded\n"),
         "{}",
         ls.stdout
     );
@@ -389,10 +434,10 @@ fn on_jetstream_ls_has_the_same_figures_and_says_size_is_unknown() {
     let sized = js(&["ls", "--sort", "size"]);
     assert!(
         sized
-            .stdout
+            .stderr
             .contains("(the store keeps no per-run size (JetStream): sorted by run id)"),
         "{}",
-        sized.stdout
+        sized.stderr
     );
     let sized = js(&["ls", "--sort", "size", "-o", "json"]);
     assert!(sized.stderr.contains("no per-run size"), "{}", sized.stderr);
@@ -446,27 +491,136 @@ fn in_an_80_column_terminal_model_names_are_whole() {
     assert!(!screen.contains("claud…"), "{screen}");
 }
 
-/// verify's closing table at 80 columns: the run ids whole, the columns
-/// that do not fit left out and named, not the ids cut.
+/// verify's closing table at 80 columns: the run ids whole, and FIX, the
+/// column the table exists for, never left out: where it does not fit
+/// beside the others its commands go under the table, one a line, in the
+/// rows' order (issue 39, d-2: at b926494 the table said "(too narrow for
+/// FIX)" and nothing said what to run).
 #[test]
-fn verify_at_80_columns_keeps_run_ids_whole() {
+fn verify_at_80_columns_keeps_run_ids_whole_and_every_fix() {
     let store = store_copy("damaged");
     let d = s(store.path());
-    let r = at_columns("80", &["--state-dir", d, "verify"]);
+    let r = at_columns("80", &["--state-dir", d, "verify", "-q"]);
     let table = r.stdout.split("\n\n").nth(1).expect("a closing table");
     let rows: Vec<&str> = table
         .lines()
         .skip(2)
-        .filter(|l| l.starts_with(' '))
+        .filter(|l| l.starts_with(' ') && !l.starts_with("  "))
         .collect();
     assert!(rows.len() > 5, "{table}");
-    // The table's lines (the summary line under it is verify's own).
-    for l in table.lines().filter(|l| l.starts_with([' ', '─', '('])) {
+    for l in table
+        .lines()
+        .filter(|l| l.starts_with([' ', '─', '(']) && !l.starts_with("  "))
+    {
         assert!(l.chars().count() <= 80, "{l:?}");
     }
-    for l in rows {
+    for l in &rows {
         let id = l.split_whitespace().next().unwrap();
         assert!(!id.ends_with('…'), "a cut id: {l:?}");
     }
-    assert!(table.contains("(too narrow for FIX)"), "{table}");
+    assert!(!table.contains("too narrow for FIX"), "{table}");
+    // The fixes a wide terminal shows beside the rows, in the same order.
+    let wide = at_columns("1000", &["--state-dir", d, "verify", "-q"]);
+    let wide_table = wide.stdout.split("\n\n").nth(1).unwrap();
+    let fixes: Vec<String> = wide_table
+        .lines()
+        .skip(2)
+        .filter_map(|l| {
+            l.split("   ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .nth(3)
+        })
+        .filter(|f| *f != "-")
+        .map(str::to_owned)
+        .collect();
+    assert!(fixes.len() > 5, "{wide_table}");
+    let (_, under) = table
+        .split_once("FIX (too wide to stand beside the rows), in the rows' order:\n")
+        .expect("the fixes under the table");
+    let under: Vec<String> = under
+        .lines()
+        .take_while(|l| l.starts_with("  "))
+        .map(|l| l.trim().to_owned())
+        .collect();
+    assert_eq!(under, fixes, "{table}");
+    // Each is a command alone on its line, whole, to paste.
+    assert!(under
+        .iter()
+        .any(|f| f.ends_with(&format!("--state-dir {d} repair torn-tail"))));
+}
+
+/// Counters as the agent counts them (issue 39): the corpus's
+/// `g-huge-integers` has one response and a terminal without counters;
+/// its total is that response's (4.6e18, the most of the corpus), so
+/// `ls --sort tokens` lists it first, the same total `stats` folds (at
+/// b926494 it was "unknown" and listed last).
+#[test]
+fn a_run_whose_every_response_is_read_has_its_tokens_counted_and_sorted_first() {
+    let store = store_copy("agent-journals/v1");
+    let d = s(store.path());
+    let ls = fisk(&["--state-dir", d, "ls", "--sort", "tokens", "-o", "json"]);
+    assert_eq!(ls.code, 0, "{}", ls.stderr);
+    let first = &ls.json()[0];
+    assert_eq!(first["run_id"], "g-huge-integers", "{first}");
+    let st = fisk(&["--state-dir", d, "stats", "g-huge-integers", "-o", "json"]).json();
+    let t = &st["tokens"];
+    let folded: i128 = [
+        "in_tokens",
+        "out_tokens",
+        "cache_read_tokens",
+        "cache_create_tokens",
+    ]
+    .iter()
+    .map(|k| i128::from(t[k].as_i64().unwrap()))
+    .sum();
+    assert_eq!(first["total_tokens"].as_i64().map(i128::from), Some(folded));
+    let text = fisk(&[
+        "--state-dir",
+        d,
+        "ls",
+        "--sort",
+        "tokens",
+        "--columns",
+        "run,tokens",
+    ]);
+    let second = text.stdout.lines().nth(1).unwrap();
+    assert_eq!(second, format!("g-huge-integers\t{folded}"));
+}
+
+/// Issue 39, d-8: listing failures, why each ended is what is read: at
+/// 80 and 140 columns MESSAGE stands whole and PROMPT goes first (at
+/// b926494 `anthropic: 529 …` was cut at 140 and MESSAGE left out at 80);
+/// a listing that cuts a cell says how to see it whole.
+#[test]
+fn a_failure_listing_keeps_why_each_run_ended_whole() {
+    let store = v1();
+    let d = s(store.path());
+    let want = "anthropic: 529 overloaded_error after 5 retries";
+    for cols in ["80", "140"] {
+        let r = at_columns(cols, &["--state-dir", d, "ls", "--status", "error"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let row = r
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(" error-terminal "))
+            .unwrap();
+        assert!(row.trim_end().ends_with(want), "{cols}: {}", r.stdout);
+        assert!(
+            r.stdout
+                .lines()
+                .all(|l| l.chars().count() <= cols.parse().unwrap() || l.starts_with('(')),
+            "{cols}: {}",
+            r.stdout
+        );
+    }
+    // Any other listing cuts the prompt first, and says so.
+    let r = at_columns("100", &["--state-dir", d, "ls"]);
+    assert!(r.stdout.contains("…"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("(cut to fit: --columns run,status,message shows it whole)"),
+        "{}",
+        r.stdout
+    );
 }

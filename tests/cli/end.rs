@@ -108,10 +108,17 @@ fn an_open_run_is_ended_in_its_own_generation_and_ls_and_verify_agree() {
         let r = end_in(store.path(), &[run, "--yes"], None);
         assert_eq!(r.code, 1, "{}", r.stderr);
         assert!(r.stderr.contains("end has nothing to do"), "{}", r.stderr);
-        // Suspended leaves it resumable; no --message writes none.
+        // Suspended leaves it resumable; --message '' writes none.
         let (r, doc) = end_json(
             store.path(),
-            &["pending-batch", "--yes", "--reason", "suspended"],
+            &[
+                "pending-batch",
+                "--yes",
+                "--reason",
+                "suspended",
+                "--message",
+                "",
+            ],
         );
         assert_eq!(r.code, 0, "{}", r.stderr);
         let terminal = &doc[0]["record"]["terminal"];
@@ -119,6 +126,65 @@ fn an_open_run_is_ended_in_its_own_generation_and_ls_and_verify_agree() {
         assert!(terminal.get("message").is_none(), "{terminal}");
         assert_eq!(status(store.path(), "pending-batch"), "suspended");
     }
+}
+
+/// Issue 39, d-28: without --message the terminal says fisk-admin's end
+/// closed the run, so `ls --status error` tells the night's cleanup from
+/// a provider's failure (at b926494 the record carried no message and
+/// the MESSAGE column read `-`); d-25: its wall clock counts to the run's
+/// last activity, not to the `end` written long after.
+#[test]
+fn a_run_end_closes_says_so_and_its_wall_clock_stops_at_its_last_activity() {
+    let store = store_copy("runs-v1");
+    let d = store.path();
+    let (r, _) = end_json(d, &["open-no-terminal", "--yes"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ls = fisk(&[
+        "--state-dir",
+        s(d),
+        "ls",
+        "--status",
+        "error",
+        "--columns",
+        "run,message",
+    ]);
+    let row = ls
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("open-no-terminal\t"))
+        .unwrap_or_else(|| panic!("{}", ls.stdout));
+    assert_eq!(
+        row,
+        "open-no-terminal\tended by fisk-admin end: no writer finished the run"
+    );
+    let provider = ls
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("error-terminal\t"))
+        .unwrap();
+    assert!(provider.contains("anthropic: 529"), "{provider}");
+    // The wall clock of stats --all is what it was before the end.
+    let wall = |args: &[&str]| {
+        let mut all = vec![
+            "--state-dir",
+            s(d),
+            "stats",
+            "--all",
+            "--prefix",
+            "open-no-terminal",
+        ];
+        all.extend_from_slice(args);
+        all.extend(["-o", "json"]);
+        fisk(&all).json()["totals"]["wall_clock_ns"].clone()
+    };
+    let after = wall(&[]);
+    let r = fisk(&["--state-dir", s(d), "stats", "open-no-terminal"]);
+    assert!(r.stdout.contains("wall clock"), "{}", r.stdout);
+    let secs = after.as_i64().unwrap() / 1_000_000_000;
+    assert!(
+        secs < 86_400,
+        "the end, written today, is not counted: {secs}s"
+    );
 }
 
 #[test]

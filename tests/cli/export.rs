@@ -407,10 +407,17 @@ fn a_secret_in_every_string_and_key_leaves_no_match_in_any_format() {
         assert_eq!(r.code, 0, "{format}: {}", r.stderr);
         assert!(!r.stdout.contains(SECRET), "{format}: {}", r.stdout);
         assert!(r.stdout.contains("[redacted]"), "{format}");
+        // A journal export also says it was checked to resume (issue 39).
         assert_eq!(
-            r.stderr.trim(),
-            format!("redacted {want} match(es)"),
+            r.stderr.trim().lines().last(),
+            Some(format!("redacted {want} match(es)").as_str()),
             "{format}"
+        );
+        assert_eq!(
+            r.stderr.contains("checked: the export verifies"),
+            format == "jsonl",
+            "{format}: {}",
+            r.stderr
         );
         if format != "jsonl" {
             continue;
@@ -571,4 +578,113 @@ fn jsonl_to_a_terminal_escapes_what_a_terminal_acts_on_and_a_pipe_gets_the_bytes
     }
     let piped = export(store.path(), &["sec", "--as", "jsonl"]);
     assert_eq!(piped.stdout, journal);
+}
+
+/// Issue 39, d-12: a ticket starts with who, what and when (agent, model,
+/// caller, created, the last record, how it ended, the prompt), and a
+/// tool's output reads as the viewer shows it: exec's result as its text,
+/// its exit status in the label (at b926494 the header had counters only,
+/// and exec's output was its raw JSON).
+#[test]
+fn a_ticket_starts_with_who_what_and_when_and_shows_exec_output_as_text() {
+    let f = crate::support::exec_then_done("echo hello-ticket; exit 3");
+    let r = f.run("ticket", "check the ORDERS stream before the upgrade");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for doc in ["markdown", "html"] {
+        let r = f.store(&["export", "ticket", "--as", doc]);
+        assert_eq!(r.code, 0, "{doc}: {}", r.stderr);
+        let out = &r.stdout;
+        let cell = |k: &str, v: &str| match doc {
+            "markdown" => out.contains(&format!("| {k} | {v}")),
+            _ => out.contains(&format!("<th>{k}</th><td>{v}")),
+        };
+        assert!(cell("model", "demo-1"), "{doc}: {out}");
+        assert!(cell("created", "20"), "{doc}: {out}");
+        assert!(cell("updated", "20"), "{doc}: {out}");
+        assert!(cell("ended", "20"), "{doc}: {out}");
+        assert!(
+            out.contains("(completed)") || out.contains("\\(completed\\)"),
+            "{doc}: {out}"
+        );
+        assert!(cell("prompt", "check the ORDERS stream"), "{doc}: {out}");
+        // The figures follow who and when.
+        let model = out.find("model").unwrap();
+        let calls = out.find("model calls").unwrap();
+        assert!(model < calls, "{doc}");
+        // exec's output as text, its exit status in the label.
+        assert!(out.contains("hello-ticket"), "{doc}: {out}");
+        assert!(!out.contains("exit_status"), "{doc}: raw JSON: {out}");
+        assert!(out.contains("exit 3"), "{doc}: {out}");
+    }
+    // A run that ended in error says why.
+    let r = export(
+        &testdata("runs-v1"),
+        &["error-terminal", "--as", "markdown"],
+    );
+    assert!(
+        r.stdout
+            .contains("\\(error: anthropic: 529 overloaded\\_error after 5 retries\\)"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// Issue 39: `--redact-preset` takes out what an agent's tools print
+/// (tokens, keys, a URL's password), and a jsonl export is checked to
+/// verify and to resume as the original does, saying so.
+#[test]
+fn presets_redact_what_tools_print_and_a_journal_export_is_checked_to_resume() {
+    let f = crate::support::exec_then_done("echo 'Authorization: Bearer abcdefghijklmnop1234 AKIAABCDEFGHIJKLMNOP nats://ops:s3cr3tpw@nats.example:4222 password=hunter2'");
+    let r = f.run("leaky", "look");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out = f.path("leaky.jsonl");
+    let r = f.store(&[
+        "export",
+        "leaky",
+        "--as",
+        "jsonl",
+        "--redact-preset",
+        "all",
+        "--out",
+        crate::support::s(&out),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = std::fs::read_to_string(&out).unwrap();
+    for secret in [
+        "abcdefghijklmnop1234",
+        "AKIAABCDEFGHIJKLMNOP",
+        "s3cr3tpw",
+        "hunter2",
+    ] {
+        assert!(!text.contains(secret), "{secret} left in {text}");
+    }
+    assert!(r.stderr.contains("redacted "), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("checked: the export verifies and a resume takes it as the original"),
+        "{}",
+        r.stderr
+    );
+    // Checked, not claimed: the export verifies with no error.
+    let v = f.fisk(&["verify", "--file", crate::support::s(&out), "-o", "json"]);
+    let errors: Vec<_> = v
+        .json_lines()
+        .into_iter()
+        .filter(|l| l["severity"] == "error")
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    // Each preset alone names what it takes.
+    let r = f.store(&[
+        "export",
+        "leaky",
+        "--as",
+        "markdown",
+        "--redact-preset",
+        "url-passwords",
+    ]);
+    assert!(
+        !r.stdout.contains("s3cr3tpw") && r.stdout.contains("hunter2"),
+        "{}",
+        r.stdout
+    );
 }

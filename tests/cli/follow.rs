@@ -125,6 +125,28 @@ impl Reading {
     }
 }
 
+/// A follow's output without the time it puts before each record (issue
+/// 39, d-17): the line transcript `show --transcript --no-tui` prints.
+/// Every record's line has one: its own time, else when it came (`-` for
+/// a record without one that was there before the follow began).
+fn untimed(printed: &str) -> String {
+    let stamp =
+        regex::Regex::new(r"^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:Z|[+-]\d\d:\d\d)|-)  (seq .*)$")
+            .unwrap();
+    let mut out = String::new();
+    for l in printed.lines() {
+        match stamp.captures(l) {
+            Some(c) => out.push_str(&c[1]),
+            None => {
+                assert!(!l.starts_with("seq "), "a record without its time: {l:?}");
+                out.push_str(l)
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// Wait (at most 20 s) until `ready` holds.
 fn until(what: &str, ready: impl Fn() -> bool) {
     let start = Instant::now();
@@ -162,7 +184,7 @@ fn follows_a_run_being_written(f: &Fixture, store: &[&str], started: impl Fn() -
     args.extend_from_slice(&["show", "slow", "--transcript", "--no-tui"]);
     let whole = f.fisk(&args);
     assert_eq!(whole.code, 0, "{}", whole.stderr);
-    assert_eq!(printed, whole.stdout);
+    assert_eq!(untimed(&printed), whole.stdout);
     assert!(printed.contains("[run status: completed]"), "{printed}");
     err
 }
@@ -236,7 +258,7 @@ fn lines_written_by_hand_are_followed_a_line_cut_short_waited_on_in_both_generat
         assert_eq!(code, 0, "{dir}: {err}\n{printed}");
         assert!(!printed.contains("torn"), "{dir}: {printed}");
         let whole = f.store(&["show", "simple-completed", "--transcript", "--no-tui"]);
-        assert_eq!(printed, whole.stdout, "{dir}");
+        assert_eq!(untimed(&printed), whole.stdout, "{dir}");
     }
 }
 
@@ -322,7 +344,7 @@ fn a_run_that_has_ended_prints_its_transcript_and_ends() {
             "--transcript",
             "--no-tui",
         ]);
-        assert_eq!(r.stdout, whole.stdout, "{dir}");
+        assert_eq!(untimed(&r.stdout), whole.stdout, "{dir}");
         let r = fisk(&[
             "--state-dir",
             s(&store),
@@ -387,7 +409,7 @@ fn records_published_to_a_stream_are_followed_in_both_generations() {
         let mut args = js.to_vec();
         args.extend_from_slice(&["show", run, "--transcript", "--no-tui"]);
         let whole = f.fisk(&args);
-        assert_eq!(printed, whole.stdout, "{dir}");
+        assert_eq!(untimed(&printed), whole.stdout, "{dir}");
         assert!(
             printed.contains("[run status: completed]"),
             "{dir}: {printed}"
@@ -475,7 +497,7 @@ fn a_journal_file_outside_a_store_is_followed_with_file() {
         assert_eq!(code, 0, "{dir}: {err}\n{printed}");
         let whole = f.fisk(&["show", "--transcript", "--no-tui", "--file", s(&copy)]);
         assert_eq!(whole.code, 0, "{dir}: {}", whole.stderr);
-        assert_eq!(printed, whole.stdout, "{dir}");
+        assert_eq!(untimed(&printed), whole.stdout, "{dir}");
         assert!(
             printed.starts_with("Transcript of simple-completed"),
             "{printed}"
@@ -500,7 +522,7 @@ fn the_viewer_of_a_run_that_ends_waiting_prints_the_answer_command_when_it_leave
         sc.contains("[waiting on toolu_")
     });
     t.keys(&["q"]);
-    let sc = t.wait_for("the answer command", |sc| sc.contains("next: "));
+    let sc = t.wait_for("the answer command", |sc| sc.contains("next:"));
     assert!(sc.contains(&format!("answer {run} toolu_")), "{sc}");
 }
 
@@ -757,7 +779,7 @@ fn a_follow_on_jetstream_says_when_the_server_is_gone_and_goes_on_when_it_is_bac
         "--transcript",
         "--no-tui",
     ]);
-    assert_eq!(printed, whole.stdout);
+    assert_eq!(untimed(&printed), whole.stdout);
     // The stream deleted under a follow: it ends, saying so.
     publish(&srv, "open", 1, lines[0].as_bytes());
     publish(&srv, "open", 2, lines[1].as_bytes());
@@ -784,4 +806,53 @@ fn follow_run(f: &Fixture, srv: &NatsServer, run: &str) -> Watched {
         run,
         "--follow",
     ]))
+}
+
+/// Issue 39, d-17: every record `show --follow` prints has a time before
+/// it, as journalctl -f: the record's own (version 1), else when it came
+/// (a version-3 record has none); `-` for one without a time that was
+/// there before the follow began (at b926494: seq and iteration only).
+#[test]
+fn every_record_a_follow_prints_has_its_time() {
+    for dir in ["runs-v1", "runs"] {
+        let (f, rest) = part_of(dir, "simple-completed", 1);
+        let journal = f.journal("simple-completed");
+        let mut r = follower(&f, "simple-completed");
+        r.wait_for("[prompt]");
+        for l in &rest {
+            append(&journal, format!("{l}\n").as_bytes());
+        }
+        let (code, printed, err) = r.finish();
+        assert_eq!(code, 0, "{dir}: {err}\n{printed}");
+        let records: Vec<&str> = printed
+            .lines()
+            .filter(|l| l.contains("seq ") && !l.starts_with(' '))
+            .collect();
+        assert!(records.len() >= 3, "{dir}: {printed}");
+        let own: Vec<String> =
+            std::fs::read_to_string(testdata(&format!("{dir}/simple-completed.json")))
+                .unwrap()
+                .lines()
+                .map(|l| {
+                    let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                    v["time"]
+                        .as_str()
+                        .map(|t| t[..19].to_owned())
+                        .unwrap_or_default()
+                })
+                .collect();
+        for (i, l) in records.iter().enumerate() {
+            let stamp = l.split("  ").next().unwrap();
+            match (dir, i) {
+                // Version 1: the record's own time, to the second.
+                ("runs-v1", i) => {
+                    assert!(stamp.starts_with(&own[i]), "{dir}: {l} (own {})", own[i])
+                }
+                // Version 3, there before the follow: no time known.
+                (_, 0) => assert_eq!(stamp, "-", "{dir}: {l}"),
+                // Version 3, came while followed: when it came.
+                _ => assert!(stamp.starts_with("20") && stamp.len() >= 20, "{dir}: {l}"),
+            }
+        }
+    }
 }

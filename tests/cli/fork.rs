@@ -309,3 +309,85 @@ fn a_fork_on_jetstream_interrupted_by_a_signal_is_named_and_finished_by_the_same
         );
     }
 }
+
+/// Issue 39, d-20: `show` of a fork says what it was forked from, kept
+/// beside it (the meta record the agent reads stays the source's but for
+/// the id); `show -o json` has it with created, updated and health (d-23);
+/// a run that merely took a removed fork's id is not called a fork.
+#[test]
+fn show_of_a_fork_says_what_it_came_from_and_the_meta_record_is_unchanged() {
+    let store = crate::support::store_copy("runs-v1");
+    let d = crate::support::s(store.path());
+    let r = crate::support::fisk(&[
+        "--state-dir",
+        d,
+        "fork",
+        "tool-batch",
+        "--at-seq",
+        "3",
+        "--as",
+        "tb-retry",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.starts_with("forked run tool-batch at seq 3"),
+        "{}",
+        r.stdout
+    );
+    let show = crate::support::fisk(&["--state-dir", d, "show", "tb-retry"]);
+    assert!(
+        show.stdout
+            .contains("  forked from: tool-batch at seq 3, on 20"),
+        "{}",
+        show.stdout
+    );
+    let j = crate::support::fisk(&["--state-dir", d, "show", "tb-retry", "-o", "json"]).json();
+    assert_eq!(j["forked_from"]["from"], "tool-batch");
+    assert_eq!(j["forked_from"]["at_seq"], 3);
+    assert!(j["created"].is_string() && j["updated"].is_string(), "{j}");
+    assert!(j["health"].is_null(), "{j}");
+    // The meta record is the source's but for the id.
+    let line = |run: &str| {
+        std::fs::read_to_string(store.path().join(format!("{run}.json")))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(
+        line("tb-retry").replace("tb-retry", "tool-batch"),
+        line("tool-batch")
+    );
+    // The source is no fork.
+    let src = crate::support::fisk(&["--state-dir", d, "show", "tool-batch", "-o", "json"]).json();
+    assert!(src["forked_from"].is_null());
+    // Removed, and its id given to another run: the note is not that run's.
+    let r = crate::support::fisk(&["--state-dir", d, "rm", "tb-retry", "--yes"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let other = std::fs::read_to_string(store.path().join("simple-completed.json"))
+        .unwrap()
+        .replace("\"run_id\":\"simple-completed\"", "\"run_id\":\"tb-retry\"");
+    std::fs::write(store.path().join("tb-retry.json"), other).unwrap();
+    let show = crate::support::fisk(&["--state-dir", d, "show", "tb-retry"]);
+    assert!(!show.stdout.contains("forked from"), "{}", show.stdout);
+    // A damaged run's health is in the JSON too.
+    let dmg = crate::support::store_copy("damaged");
+    let j = crate::support::fisk(&[
+        "--state-dir",
+        crate::support::s(dmg.path()),
+        "show",
+        "seq-gap",
+        "-o",
+        "json",
+    ])
+    .json();
+    assert_eq!(j["health"]["code"], "seq-gap");
+    assert!(
+        j["health"]["fix"]
+            .as_str()
+            .unwrap()
+            .ends_with(" recover seq-gap"),
+        "{j}"
+    );
+}

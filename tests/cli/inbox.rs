@@ -220,16 +220,18 @@ fn check_inbox(f: &Fixture, fisk: &dyn Fn(&[&str]) -> Run) {
         "{}",
         r.stdout
     );
+    // Into a pipe, tab-separated fields: COMMAND is the last; the note on
+    // answers under the table goes to standard error (issue 39, d-24).
+    assert!(lines[0].split('\t').count() > 5, "{}", r.stdout);
     let commands: Vec<String> = lines
         .iter()
-        .filter_map(|l| {
-            l.find(" fisk-admin ")
-                .map(|i| l[i + 1..].trim_end().to_owned())
-        })
+        .skip(1)
+        .map(|l| l.rsplit('\t').next().unwrap().to_owned())
         .collect();
     assert_eq!(commands.len(), 8, "{}", r.stdout);
+    assert!(commands.iter().all(|c| c.starts_with("fisk-admin ")));
     assert!(r
-        .stdout
+        .stderr
         .contains("answer: it reads the answer from standard input"));
     for c in &commands {
         let done = match c.contains(" answer ") {
@@ -261,6 +263,12 @@ fn check_inbox(f: &Fixture, fisk: &dyn Fn(&[&str]) -> Run) {
         assert!(r.stdout.contains(&line), "{line}: {}", r.stdout);
     }
     assert!(r.stdout.contains("ready to resume"), "{}", r.stdout);
+    // What a printed resume still needs is said apart from it (d-22).
+    assert!(
+        r.stdout.contains("resume: it asks for the agent file"),
+        "{}",
+        r.stdout
+    );
 }
 
 #[test]
@@ -381,7 +389,7 @@ fn approve_all_pending_lists_asks_and_approves_each_gated_call_once() {
     t.wait_for("the question", |sc| sc.contains("approve 4 call(s)? [y/N]"));
     t.type_line("y");
     let screen = t.wait_for("the approvals", |sc| {
-        sc.contains("next: ") && sc.contains("v3-gate (seq")
+        sc.contains("next:") && sc.contains("v3-gate (seq")
     });
     assert!(
         screen.contains("approved g2 (exec) once in run gate"),

@@ -148,7 +148,17 @@ fn query_text_shows_each_call_with_its_input_decoded_and_its_answer() {
 
 #[test]
 fn stats_text_reads_the_budget_and_tools_and_says_untimed_on_version_3() {
-    let r = fisk(&["--state-dir", &v1(), "stats", "g-tool-batch"]);
+    // For people (a width): durations in the unit that fits.
+    let home = tempfile::tempdir().unwrap();
+    let people = |store: &str| {
+        fisk_env(
+            home.path(),
+            &["--state-dir", store, "stats", "g-tool-batch"],
+            &[("COLUMNS", "160")],
+            None,
+        )
+    };
+    let r = people(&v1());
     assert_eq!(r.code, 0, "{}", r.stderr);
     for want in [
         "agent      nats-ops",
@@ -160,8 +170,12 @@ fn stats_text_reads_the_budget_and_tools_and_says_untimed_on_version_3() {
     ] {
         assert!(r.stdout.contains(want), "{want:?} in\n{}", r.stdout);
     }
+    // Into a pipe the tools' times are seconds alone (issue 39, the pipe
+    // rule).
+    let r = fisk(&["--state-dir", &v1(), "stats", "g-tool-batch"]);
+    assert!(r.stdout.contains("\t0.000338"), "{}", r.stdout);
     // The August agent wrote no times: durations read "untimed", never 0.
-    let r = fisk(&["--state-dir", &v3(), "stats", "g-tool-batch"]);
+    let r = people(&v3());
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("wall clock untimed"), "{}", r.stdout);
     let tool_rows: Vec<&str> = r

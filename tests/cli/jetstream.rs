@@ -3,7 +3,7 @@
 
 use crate::nats_support::{publish_interleaved, testdata_runs, NatsServer};
 use crate::schema::{assert_valid, output_validator};
-use crate::support::{assert_printable, fisk_in, s, store_copy, testdata, Run};
+use crate::support::{assert_printable, fisk_in, s, steps, store_copy, testdata, Run};
 use crate::upgrade::{paste_in, quoted_commands};
 use async_nats::jetstream::stream::{Config, DiscardPolicy};
 use std::collections::BTreeMap;
@@ -641,7 +641,7 @@ fn show_fold_and_verify_work_on_jetstream() {
     let row = text
         .stdout
         .lines()
-        .find(|l| l.starts_with(" tool-batch "))
+        .find(|l| l.starts_with("tool-batch\t"))
         .unwrap_or_else(|| panic!("no row for tool-batch:\n{}", text.stdout));
     assert!(
         row.contains(&format!("fisk-admin --store {js} --server {}", srv.url))
@@ -2089,16 +2089,7 @@ fn approve_then_resume_goes_ahead_within_the_hold_on_jetstream() {
     let r = js(&["run", "--agent", "agent.yaml", "--id", "gate", "go"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     // Each step on its line (`next:`, then `then:`), run in order.
-    let next = r
-        .stdout
-        .lines()
-        .filter_map(|l| {
-            let l = l.trim_start();
-            l.strip_prefix("next: ")
-                .or_else(|| l.strip_prefix("then: "))
-        })
-        .collect::<Vec<_>>()
-        .join(" && ");
+    let next = steps(&r.stdout, &["next", "then"]).join(" && ");
     assert!(
         next.contains("approve gate g1") && next.contains("resume gate"),
         "{next}"
@@ -2297,13 +2288,29 @@ fn stream_check_warns_of_what_costs_sessions_and_refuses_no_ack() {
         assert_eq!(j["ok"], true, "{j}");
         assert_eq!(j["warnings"].as_array().map(Vec::len), Some(1), "{j}");
     }
-    // The fix the rollup warning names works.
-    let r = fisk_js(
+    // The fix the rollup warning names works as printed (issue 39, d-7:
+    // at b926494 it lacked --server and could not connect when pasted).
+    let r = check("ROLLUP", false);
+    let fix = crate::support::steps(&r.stdout, &["clear it with"]);
+    assert_eq!(fix.len(), 1, "{}", r.stdout);
+    assert!(
+        fix[0].contains(&format!("--server {}", srv.url))
+            && fix[0].ends_with("stream edit ROLLUP --no-allow-rollup"),
+        "{}",
+        fix[0]
+    );
+    let j = fisk_js(
         &srv,
         home.path(),
-        &["stream", "edit", "ROLLUP", "--no-allow-rollup"],
+        &["stream", "check", "ROLLUP", "-o", "json"],
+    )
+    .json();
+    assert_eq!(
+        j["next"][0]["argv"].as_array().map(Vec::len),
+        Some(fix[0].split(' ').count())
     );
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    let pasted = crate::support::Fixture::new(&[]).paste(&fix[0]);
+    assert_eq!(pasted.code, 0, "{}{}", pasted.stdout, pasted.stderr);
     assert_eq!(check("ROLLUP", true).code, 0);
 
     srv.raw_stream(Config {

@@ -265,17 +265,13 @@ fn runs_the_agent_refuses_are_skipped_and_a_complete_rerun_says_so() {
         "no table when every run was copied:\n{}",
         r.stdout
     );
-    assert!(
-        r.stdout.contains("runs copied and verified"),
-        "{}",
-        r.stdout
-    );
+    assert!(r.stdout.contains(" copied and verified; "), "{}", r.stdout);
     let r = fisk(&[
         "migrate", "--from", &hfrom, "--to", &hto, "--all", "--quiet",
     ]);
     assert!(
         r.stdout
-            .contains("every run was complete at the destination already"),
+            .contains("every run selected was complete at the destination already"),
         "{}",
         r.stdout
     );
@@ -378,7 +374,76 @@ fn migrate_shows_a_progress_bar_on_a_terminal_and_nothing_on_a_pipe() {
     );
     assert!(seen.contains("records/s") && seen.contains("ETA"), "{seen}");
     assert!(
-        seen.contains("runs copied and verified") || seen.contains("RESULT"),
+        seen.contains(" copied and verified; ") || seen.contains("RESULT"),
         "{seen}"
+    );
+}
+
+/// Issue 39, d-14 (c-26): migrate says what it did, each count as what it
+/// is: a dry run what it would append, a rerun what was complete already
+/// (at b926494 "nothing was copied" then "27 of 27 runs copied"), and a
+/// deletion of the sources even with --quiet.
+#[test]
+fn migrate_says_what_it_would_append_what_was_complete_and_what_it_deleted() {
+    let src = store_copy("runs-v1");
+    let dst = tempfile::tempdir().unwrap();
+    let from = format!("file:{}", s(src.path()));
+    let to = format!("file:{}", s(dst.path()));
+    let total: u64 = std::fs::read_dir(src.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap().lines().count() as u64)
+        .sum();
+    let r = fisk(&[
+        "migrate",
+        "--from",
+        &from,
+        "--to",
+        &to,
+        "--all",
+        "--dry-run",
+        "-q",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let last = r.stdout.lines().last().unwrap();
+    assert!(last.contains(" runs would be copied, appending "), "{last}");
+    let appended: u64 = last
+        .split("appending ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .replace(',', "")
+        .parse()
+        .unwrap();
+    assert!(appended > 0 && appended <= total, "{appended} of {total}");
+    assert!(last.contains("dry run, nothing was written"), "{last}");
+    let r = fisk(&["migrate", "--from", &from, "--to", &to, "--all", "-q"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = fisk(&[
+        "migrate",
+        "--from",
+        &from,
+        "--to",
+        &to,
+        "--all",
+        "--delete-source",
+        "-q",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("every run selected was complete at the destination already (")
+            && r.stdout.contains("): nothing was copied; "),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("copied and verified"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains(" source run(s) deleted from "),
+        "{}",
+        r.stdout
     );
 }

@@ -43,6 +43,19 @@ fn show_fold_stats_query_export_and_the_transcript_read_a_file_as_they_read_the_
             from_file.extend_from_slice(&["--file", &file]);
             let got = fisk(&from_file);
             assert_eq!(got.code, 0, "{dir} {cmd:?}: {}", got.stderr);
+            // `show`'s `updated` of a run whose records carry no time
+            // (version 3) is its file's mtime, as the file store says
+            // (SPEC 9): the copy's own, not the store's.
+            if cmd[0] == "show" && cmd.contains(&"json") && dir == "runs" {
+                let strip = |t: &str| {
+                    let mut v: serde_json::Value = serde_json::from_str(t).unwrap();
+                    assert!(v["updated"].is_string(), "{v}");
+                    v.as_object_mut().unwrap().remove("updated");
+                    v
+                };
+                assert_eq!(strip(&got.stdout), strip(&want.stdout), "{dir} {cmd:?}");
+                continue;
+            }
             assert_eq!(got.stdout, want.stdout, "{dir} {cmd:?}");
         }
     }

@@ -57,7 +57,14 @@ fn ls_at_80_columns_keeps_each_run_on_one_line() {
             &[("COLUMNS", Some("80"))],
         );
         assert_eq!(r.code, 0, "{}", r.stderr);
-        let lines: Vec<&str> = r.stdout.lines().collect();
+        // The last line says how a cut prompt is seen whole (issue 39).
+        let mut lines: Vec<&str> = r.stdout.lines().collect();
+        assert_eq!(
+            lines.pop(),
+            Some("(cut to fit: --columns run,status,message shows it whole)"),
+            "{dir}: {}",
+            r.stdout
+        );
         for l in &lines {
             assert!(width(l) <= 80, "{dir}: {} columns: {l:?}", width(l));
         }
@@ -225,7 +232,8 @@ fn verify_prints_one_line_per_finding() {
 fn verify_ends_with_the_runs_to_fix_and_their_commands() {
     let store = store_copy("damaged");
     let d = s(store.path());
-    let r = fisk(&["--state-dir", d, "verify"]);
+    // The table for people (a terminal's width); a pipe gets its fields.
+    let r = fisk_env(&["--state-dir", d, "verify"], &[("COLUMNS", Some("1000"))]);
     let table = r.stdout.split("\n\n").nth(1).expect("a closing table");
     let row = |run: &str| {
         table
@@ -336,7 +344,7 @@ fn journals_sharing_a_loose_mode_are_one_permissions_finding() {
         perms[0]["message"],
         format!("every journal in the store ({n}) is mode 0644: readable by group or others (chmod 600 {d}/*.json)")
     );
-    let text = fisk(&["--state-dir", d, "verify"]).stdout;
+    let text = fisk_env(&["--state-dir", d, "verify"], &[("COLUMNS", Some("1000"))]).stdout;
     assert_eq!(text.matches("[permissions]").count(), 1, "{text}");
     let row = text
         .lines()

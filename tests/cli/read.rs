@@ -188,8 +188,9 @@ fn show_names_what_a_waiting_run_waits_on() {
     let id = fold["pending"]["open_deferrals"][0]["tool_use_id"]
         .as_str()
         .unwrap();
+    // Alone on its line, what it reads under it (issue 39, d-22).
     let want = format!(
-        "fisk-admin --state-dir {} answer deferral-waiting {id}  (it reads the answer from standard input",
+        "  answer with:\n    fisk-admin --state-dir {} answer deferral-waiting {id}\n    # it reads the answer from standard input",
         s(store.path())
     );
     assert!(waiting.contains(&want), "{waiting}");

@@ -255,8 +255,9 @@ fn repair_names_what_it_does_not_fix_and_the_command_for_it() {
     assert!(
         r.stdout.contains("nothing to repair")
             && r.stdout.contains("seq-gap at line")
-            && r.stdout
-                .contains(&format!("next: fisk-admin --state-dir {d} verify seq-gap")),
+            && r.stdout.contains(&format!(
+                "next:\n  fisk-admin --state-dir {d} verify seq-gap\n"
+            )),
         "{}",
         r.stdout
     );
@@ -271,7 +272,7 @@ fn repair_names_what_it_does_not_fix_and_the_command_for_it() {
     assert!(
         r.stdout.contains("would hold no record")
             && r.stdout.contains(&format!(
-                "next: fisk-admin --state-dir {d} rm empty-journal-torn"
+                "next:\n  fisk-admin --state-dir {d} rm empty-journal-torn\n"
             )),
         "{}",
         r.stdout

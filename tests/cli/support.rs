@@ -158,6 +158,18 @@ pub fn two_calls_then_done() -> Fixture {
     ])
 }
 
+/// An agent whose first turn asks for one exec call `t1` running
+/// `command`, and whose second ends the run.
+pub fn exec_then_done(command: &str) -> Fixture {
+    Fixture::new(&[
+        turn(
+            "",
+            &[("t1", "exec", serde_json::json!({ "command": command }))],
+        ),
+        turn("done", &[]),
+    ])
+}
+
 pub fn turn(text: &str, calls: &[(&str, &str, serde_json::Value)]) -> String {
     let mut content = Vec::new();
     if !text.is_empty() {
@@ -187,6 +199,15 @@ impl Fixture {
         f.write_turns(turns);
         f.write_agent("demo-1", "script", "", 200000, 20, "[exec, defer]");
         f
+    }
+
+    /// Gate exec: the runner suspends before an exec call until a person
+    /// approves it (`gate: [exec]` in the agent file).
+    pub fn gate_exec(&self) {
+        let path = self.path("agent.yaml");
+        let mut text = std::fs::read_to_string(&path).expect("agent.yaml");
+        text.push_str("gate: [exec]\n");
+        std::fs::write(path, text).expect("agent.yaml");
     }
 
     pub fn path(&self, rel: &str) -> PathBuf {
@@ -420,4 +441,27 @@ pub fn migrate_via(home: &Path, url: &str, from: &str, to: &str, runs: &[&str]) 
         r.stdout, r.stderr
     );
     r
+}
+
+/// The commands an output prints as steps (issue 39, d-22): each label
+/// (`next:`, `then:`, `go on with:`, ...) alone on its line, the command
+/// alone on the lines under it, what it still needs as `# ...` comments.
+pub fn steps(out: &str, labels: &[&str]) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut under = false;
+    for l in out.lines() {
+        let t = l.trim();
+        if labels.iter().any(|label| t == format!("{label}:")) {
+            under = true;
+            continue;
+        }
+        if under && t.starts_with("fisk-admin ") {
+            found.push(t.to_owned());
+            continue;
+        }
+        if !t.starts_with('#') {
+            under = false;
+        }
+    }
+    found
 }

@@ -123,7 +123,7 @@ fn the_closing_section_gives_the_command_that_answers_each_deferral() {
     has(
         &r,
         &format!(
-            "answer: fisk-admin --state-dir {} answer deferral-waiting toolu_01UKhS4K7g2wv63auxXVYqVE\n",
+            "    answer it with:\n      fisk-admin --state-dir {} answer deferral-waiting toolu_01UKhS4K7g2wv63auxXVYqVE\n      # it reads the answer",
             s(&store)
         ),
     );

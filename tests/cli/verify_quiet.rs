@@ -38,8 +38,15 @@ fn quiet_prints_errors_and_warnings_and_sums_up_version_3() {
         line.starts_with(&format!("{v3} run(s): warning[version-3]")),
         "{line}"
     );
+    // The upgrade alone on its line under it; what it will refuse said
+    // before it is pasted (issue 39, d-29: at b926494 the line offered
+    // `upgrade --all` and 21 of the 23 were refused after).
+    assert_eq!(
+        steps(&quiet.stdout, &["upgrade them with"]),
+        [format!("fisk-admin --state-dir {d} upgrade --all")]
+    );
     assert!(
-        line.ends_with(&format!("fisk-admin --state-dir {d} upgrade --all")),
+        line.contains("; 21 of them are damaged as well: upgrade refuses them"),
         "{line}"
     );
     let upgrade = format!("{d} upgrade");
@@ -63,7 +70,7 @@ fn quiet_prints_errors_and_warnings_and_sums_up_version_3() {
         .find(|l| l.split_whitespace().next() == Some("duplicate-result"))
         .unwrap();
     assert!(
-        row.contains("duplicate-result   -") || row.trim_end().ends_with('-'),
+        row.contains("duplicate-result\t-") || row.trim_end().ends_with('-'),
         "{row}"
     );
     for l in quiet.stdout.lines().filter(|l| l.contains(" repair ")) {
@@ -140,4 +147,84 @@ fn quiet_on_a_clean_store_says_what_it_left_out() {
     // --quiet and --severity together: clap says no.
     let r = verify(store.path(), &["--quiet", "--severity", "error"]);
     assert_eq!(r.code, 2);
+}
+
+/// Issue 39, d-23 and c-31: verify's JSON carries what its text does:
+/// each finding's fix and the runs to fix (the closing table), and a run's
+/// findings come in line order (at b926494 `fold:2:456` came before
+/// `fold:1:0`, and JSON had no fix at all).
+#[test]
+fn verify_json_carries_each_fix_and_the_runs_to_fix_in_line_order() {
+    let store = store_copy("damaged");
+    let d = s(store.path());
+    let r = verify(store.path(), &["-o", "json"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let v = output_validator("verify.json");
+    let lines = r.json_lines();
+    for l in &lines {
+        assert_valid(&v, l, "verify line");
+    }
+    let by_run = |run: &str| -> Vec<&serde_json::Value> {
+        lines.iter().filter(|l| l["run"] == run).collect()
+    };
+    let torn = by_run("torn-tail");
+    let fix = torn.iter().find(|f| f["code"] == "torn-tail").unwrap()["fix"].clone();
+    assert_eq!(fix, format!("fisk-admin --state-dir {d} repair torn-tail"));
+    // In line order within a run.
+    let fold: Vec<u64> = by_run("fold")
+        .iter()
+        .filter_map(|f| f["line"].as_u64())
+        .collect();
+    assert!(fold.windows(2).all(|w| w[0] <= w[1]), "{fold:?}");
+    // The closing table's rows, in the summary.
+    let summary = &lines.last().unwrap()["summary"];
+    let rows = summary["runs_to_fix"].as_array().unwrap();
+    let row = rows.iter().find(|r| r["run"] == "torn-tail").unwrap();
+    assert_eq!(row["worst"], "warning");
+    assert_eq!(row["finding"], "torn-tail");
+    assert_eq!(row["fix"][0], fix);
+    let rec = rows
+        .iter()
+        .find(|r| r["run"] == "interior-corruption")
+        .unwrap();
+    assert!(rec["fix"][0]
+        .as_str()
+        .unwrap()
+        .ends_with(" recover interior-corruption"));
+    // A second meta record: recover alone (it drops the copy and keeps a
+    // backup), not `migrate ... && recover` (c-31); pasted, it fixes the
+    // run.
+    let dup = rows.iter().find(|r| r["run"] == "duplicate-meta").unwrap();
+    assert_eq!(
+        dup["fix"],
+        serde_json::json!([format!("fisk-admin --state-dir {d} recover duplicate-meta")]),
+        "{dup}"
+    );
+    let bindir = bin().parent().unwrap().to_owned();
+    let pasted = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{} --yes", dup["fix"][0].as_str().unwrap()))
+        .env(
+            "PATH",
+            format!("{}:{}", s(&bindir), std::env::var("PATH").unwrap()),
+        )
+        .env("XDG_STATE_HOME", store.path())
+        .output()
+        .unwrap();
+    assert!(pasted.status.success(), "{pasted:?}");
+    let after = verify(store.path(), &["duplicate-meta", "-o", "json"]).json_lines();
+    assert!(!after.iter().any(|f| f["severity"] == "error"), "{after:?}");
+    // The text, in line order too; a duplicate result says what it costs.
+    let text = verify(store.path(), &["fold", "duplicate-result"]);
+    let at = |needle: &str| {
+        text.stdout
+            .find(needle)
+            .unwrap_or_else(|| panic!("{needle}: {}", text.stdout))
+    };
+    assert!(at("fold:1:0:") < at("fold:2:"), "{}", text.stdout);
+    assert!(
+        text.stdout.contains("a resume sends both to the model"),
+        "{}",
+        text.stdout
+    );
 }

@@ -246,7 +246,7 @@ fn viewer_q_leaves_the_alternate_screen_and_gives_the_shell_back() {
     // loses it in the capture.)
     let squeeze = |t: &str| t.split_whitespace().collect::<String>();
     let want = format!(
-        "next: fisk-admin --state-dir {} answer g-deferral-waiting tu_",
+        "next:\n  fisk-admin --state-dir {} answer g-deferral-waiting tu_",
         s(&testdata("agent-journals/v3"))
     );
     assert!(
@@ -430,8 +430,9 @@ fn ls_in_an_80_column_terminal_keeps_runs_on_one_line_and_colours_statuses() {
         .skip_while(|l| !l.contains(" RUN "))
         .take_while(|l| *l != "DONE-1")
         .collect();
-    // Header, rule, 12 runs, the note: a wrapped row would add lines.
-    assert_eq!(out.len(), 15, "{screen}");
+    // Header, rule, 12 runs, the notes (what was left out, how a cut
+    // cell is seen whole): a wrapped row would add lines.
+    assert_eq!(out.len(), 16, "{screen}");
     assert!(
         out[1].starts_with("─") && out[1].chars().count() <= 80,
         "{screen}"
@@ -818,4 +819,61 @@ fn line_mode_color_always_through_less_shows_colour_and_no_journal_escape() {
     assert!(!title.contains("PWNED"), "the pane title was set: {title}");
     t.keys(&["q"]);
     t.wait_for("the shell again", |sc| sc.contains("FIN3"));
+}
+
+/// Issue 39, d-13: at 80 columns the closing section's answer command,
+/// longer than a row, is cut at its spaces with a shell continuation:
+/// the rows copied off the screen are the one command (at b926494 it was
+/// cut mid-token: `... answer r-425b… to` / `olu_ex_2`).
+#[test]
+fn viewer_never_breaks_the_answer_command_inside_a_word() {
+    let t = Tmux::start(80, 24);
+    // A store path long enough that the command needs three rows.
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir
+        .path()
+        .join("a-store-directory-with-a-rather-long-name-for-the-night");
+    std::fs::create_dir(&store).unwrap();
+    std::fs::copy(
+        testdata("runs-v1/deferral-waiting.json"),
+        store.join("deferral-waiting.json"),
+    )
+    .unwrap();
+    t.view(&store, "deferral-waiting");
+    t.keys(&["G"]);
+    let sc = t.wait_for("the closing section", |sc| sc.contains("answer it with:"));
+    let rows: Vec<&str> = sc.lines().collect();
+    let at = rows
+        .iter()
+        .position(|r| r.contains("answer it with:"))
+        .unwrap();
+    // What a shell reads of the rows: a `\` at a row's end joins it to
+    // the next; the gutter (13 columns) is not the command's.
+    let mut joined = String::new();
+    for r in &rows[at + 1..] {
+        assert!(r.chars().count() <= 80, "{r:?}");
+        let text = r.get(13..).unwrap_or_default();
+        if text.trim().starts_with('#') || text.trim().is_empty() {
+            break;
+        }
+        match text.trim_end().strip_suffix('\\') {
+            Some(part) => joined.push_str(part),
+            None => {
+                joined.push_str(text);
+                break;
+            }
+        }
+    }
+    let words: Vec<&str> = joined.split_whitespace().collect();
+    // Only a word wider than a row is cut (here the store's path, which
+    // the shell joins back: its rest starts the next row).
+    for r in &rows[at + 1..at + 3] {
+        assert!(!r.contains("toolu_01UKhS4K7g2wv63auxXVYqVE\\"), "{sc}");
+    }
+    let want = format!(
+        "{} --state-dir {} answer deferral-waiting toolu_01UKhS4K7g2wv63auxXVYqVE",
+        "fisk-admin",
+        s(&store)
+    );
+    assert_eq!(words.join(" "), want, "{sc}");
 }

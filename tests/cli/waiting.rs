@@ -18,10 +18,7 @@ fn exec(id: &'static str) -> (&'static str, &'static str, Value) {
 /// The fixture's agent with `gate: [exec]`.
 fn gated() -> Fixture {
     let f = Fixture::new(&[]);
-    let path = f.path("agent.yaml");
-    let mut text = std::fs::read_to_string(&path).unwrap();
-    text.push_str("gate: [exec]\n");
-    std::fs::write(path, text).unwrap();
+    f.gate_exec();
     f
 }
 
@@ -241,9 +238,9 @@ fn check_listing(fisk: &dyn Fn(&[&str]) -> Run) {
         show.stdout
     );
     assert!(
-        show.stdout
-            .lines()
-            .any(|l| l.starts_with("  go on with:  fisk-admin ") && l.contains(" resume gate")),
+        steps(&show.stdout, &["go on with"])
+            .iter()
+            .any(|l| l.ends_with(" resume gate")),
         "{}",
         show.stdout
     );

@@ -219,9 +219,9 @@ fn a_time_argument_that_is_no_form_exits_2_naming_the_forms() {
         for bad in [
             "2026-11-30 18",
             "2026-11-30 18:00 junk",
-            "yesterday",
+            "yesterdays",
             "10",
-            "-3h",
+            "--3h",
         ] {
             let arg = format!("{flag}={bad}");
             let r = at(dir.path(), "UTC", &["ls", &arg]);
@@ -276,7 +276,7 @@ fn text_output_shows_times_with_their_zone_and_a_zero_time_as_a_dash() {
     let zero = r
         .stdout
         .lines()
-        .find(|l| l.trim_start().starts_with("zero "))
+        .find(|l| l.split_whitespace().next() == Some("zero"))
         .unwrap_or("");
     assert!(cells(zero, "-", "2026-11-30T12:00:00Z"), "{}", r.stdout);
     assert!(!r.stdout.contains("0001-01-01"), "{}", r.stdout);
@@ -375,4 +375,107 @@ fn a_printed_command_carries_the_hold_in_a_form_that_reads_back() {
     for default in ["10m", "600000ms"] {
         assert!(!hint(default).contains("--hold"), "{}", hint(default));
     }
+}
+
+/// A store whose runs were created at these offsets (seconds) from `base`,
+/// each named by its offset.
+fn store_at(base: u64, offsets: &[(&str, i64)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (run, off) in offsets {
+        let secs = base.checked_add_signed(*off).unwrap();
+        let t = journal::time::Time::from_system(
+            std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs),
+        )
+        .to_rfc3339();
+        std::fs::write(dir.path().join(format!("{run}.json")), journal(run, &t, &t)).unwrap();
+    }
+    dir
+}
+
+/// Issue 39, d-18: journalctl's `yesterday`, `today` and `-1h` are times
+/// (at b926494 `--since yesterday` exited 2: "is not a time").
+#[test]
+fn since_yesterday_today_and_minus_an_hour_are_journalctl_words() {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let today = now - now % 86_400;
+    let dir = store_at(
+        today,
+        &[
+            ("before-yesterday", -86_400 - 60),
+            ("yesterday", -86_400 + 60),
+            ("today", 60),
+        ],
+    );
+    let d = dir.path();
+    let just_now = store_at(now, &[("two-hours-ago", -7_200), ("a-minute-ago", -60)]);
+    // The runs created today may be in the future of a test run just after
+    // midnight: the window has no upper bound, so they are selected anyway.
+    assert_eq!(
+        selected(d, "UTC", &["--since", "yesterday"]),
+        set(["yesterday", "today"])
+    );
+    assert_eq!(selected(d, "UTC", &["--since", "today"]), set(["today"]));
+    assert_eq!(
+        selected(d, "UTC", &["--until", "yesterday"]),
+        set(["before-yesterday"])
+    );
+    assert_eq!(
+        selected(just_now.path(), "UTC", &["--since", "-1h"]),
+        set(["a-minute-ago"])
+    );
+    assert_eq!(
+        selected(just_now.path(), "UTC", &["--since", "1h"]),
+        set(["a-minute-ago"]),
+        "-1h and 1h are the same span ago"
+    );
+    // A word that is not journalctl's is still refused, naming the words.
+    let r = at(d, "UTC", &["ls", "--since", "last-week"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("yesterday"), "{}", r.stderr);
+}
+
+/// Issue 39, c-18: `--utc` shows every time of a listing in one zone,
+/// as journalctl --utc does (by default each is shown with the zone it
+/// was written in); the instants are the same, and JSON is unchanged.
+#[test]
+fn utc_shows_every_time_in_one_zone() {
+    let dir = store();
+    let d = dir.path();
+    let mine = at(
+        d,
+        "UTC",
+        &["ls", "--prefix", "offset", "--columns", "run,created"],
+    );
+    assert!(
+        mine.stdout.contains("offset\t2026-11-30T22:31:30+05:30"),
+        "{}",
+        mine.stdout
+    );
+    let utc = at(
+        d,
+        "UTC",
+        &[
+            "ls",
+            "--prefix",
+            "offset",
+            "--columns",
+            "run,created",
+            "--utc",
+        ],
+    );
+    assert!(
+        utc.stdout.contains("offset\t2026-11-30T17:01:30Z"),
+        "{}",
+        utc.stdout
+    );
+    let json = at(
+        d,
+        "UTC",
+        &["ls", "--prefix", "offset", "--utc", "-o", "json"],
+    )
+    .json();
+    assert_eq!(json[0]["created"], "2026-11-30T22:31:30+05:30");
 }

@@ -55,11 +55,13 @@ async fn load(store: &AsyncJetStreamStore, run: &str) -> Result<(Journal, RunSta
             at,
             age_secs,
             hold_secs,
+            written_secs,
             ..
         }) => Some(Holder::Hold {
             at,
             age_secs,
             hold_secs,
+            written_secs,
         }),
         Err(e) => return Err(e),
     };

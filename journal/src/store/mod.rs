@@ -233,6 +233,27 @@ impl Store {
         Store::File(file::FileStore::new(dir))
     }
 
+    /// Where fisk-admin notes which run `run` was forked from
+    /// (journal/FORMAT.md, "Forks: what a fork came from"), kept as the
+    /// backups are: beside the journal on the file backend
+    /// (`<dir>/<id>.fork`, a name the agent's listing skips), under the
+    /// state home on JetStream
+    /// (`$XDG_STATE_HOME/fisk-admin/forks/<STREAM>/<id>.json`). The meta
+    /// record the agent reads is never changed for it.
+    pub fn fork_note(&self, run: &str) -> crate::Result<PathBuf> {
+        match self {
+            Store::File(f) => Ok(f.dir().join(format!("{run}.fork"))),
+            Store::JetStream(j) => {
+                let (home, _) = file::state_home()?;
+                Ok(home
+                    .join("fisk-admin")
+                    .join("forks")
+                    .join(j.name())
+                    .join(format!("{run}.json")))
+            }
+        }
+    }
+
     /// Whether a run's summary says how many bytes its journal takes (a
     /// journal file's size). A stream keeps no per-run size.
     pub fn keeps_sizes(&self) -> bool {
@@ -255,6 +276,16 @@ impl Store {
             Store::JetStream(j) => (!j.config().allow_rollup).then(|| RollupsOff {
                 stream: j.name().to_owned(),
             }),
+        }
+    }
+
+    /// The store as `--store` names it: `file:DIR` or `jetstream:STREAM`
+    /// (a metrics label, a line a script reads back). A directory that is
+    /// not UTF-8 is shown lossily.
+    pub fn uri(&self) -> String {
+        match self {
+            Store::File(f) => format!("file:{}", f.dir().display()),
+            Store::JetStream(j) => format!("jetstream:{}", j.name()),
         }
     }
 
@@ -859,11 +890,13 @@ impl Store {
                 at,
                 age_secs,
                 hold_secs,
+                written_secs,
                 ..
             }) => Ok(Some(Holder::Hold {
                 at,
                 age_secs,
                 hold_secs,
+                written_secs,
             })),
             Err(e) => Err(e),
         }

@@ -57,8 +57,10 @@ pub struct Summary {
     /// The tokens the run has cost, totalled as a token budget counts them
     /// ([`crate::stats::Tokens::total`]: input, output and both cache
     /// tiers): the `summary.counters` a version-1 terminal carries, when
-    /// no model response follows that terminal. `None` when unknown (no
-    /// such terminal, every version-3 run): never a guess.
+    /// no model response follows that terminal; else, when the tail read
+    /// holds every model response of the run (it starts right after the
+    /// meta record), their sum, as the agent's fold counts it. `None` when
+    /// unknown: never a guess.
     pub total_tokens: Option<i128>,
     /// Why the run could not be summarised (`None` unless `corrupt`).
     pub problem: Option<String>,
@@ -239,9 +241,20 @@ impl Summary {
                 _ => None,
             })
             .sum();
+        // A tail that starts right after the meta record holds every
+        // model response of the run: their sum is what the agent's fold
+        // counts, the run's whole cost, terminal or none (a run of one
+        // response, such as the corpus's `g-huge-integers`).
+        let next = |seq: u64| seq.checked_add(1);
+        let whole = tail.first().is_none_or(|r| next(meta.seq) == Some(r.seq))
+            && tail.windows(2).all(|w| match w {
+                [a, b] => next(a.seq) == Some(b.seq),
+                _ => true,
+            });
         s.total_tokens = last_terminal(tail)
             .and_then(|t| counted_tokens(t.summary.as_deref()))
-            .filter(|n| *n >= seen);
+            .filter(|n| *n >= seen)
+            .or((whole && matches!(s.status, Listed::Run(_))).then_some(seen));
         s
     }
 

@@ -5,7 +5,7 @@ use super::*;
 
 /// The forms a time argument (`--since`, `--until` and the like) takes, as
 /// its refusal names them.
-pub const WHEN_FORMS: &str = "give RFC 3339 (2026-11-30T18:00:00Z), a date (2026-11-30: local midnight), a date and time with T or a space, to the minute or the second (2026-11-30 18:00, 2026-11-30T18:00:05.5: local time unless a zone follows, as Z, +01:00 or UTC), or a span ago (90m, 24h, 7d, 2w)";
+pub const WHEN_FORMS: &str = "give RFC 3339 (2026-11-30T18:00:00Z), a date (2026-11-30: local midnight), a date and time with T or a space, to the minute or the second (2026-11-30 18:00, 2026-11-30T18:00:05.5: local time unless a zone follows, as Z, +01:00 or UTC), a span ago (90m, 24h, 7d, 2w, or -1h as journalctl writes it; +1h is from now), or a word: now, today, yesterday, tomorrow (local midnight)";
 
 /// The forms a duration argument (`--hold` and the like) takes.
 pub const DURATION_FORMS: &str = "give Go's duration syntax, as 300ms, 90s, 1.5h, 2h45m or 7d (units ns, us, µs, ms, s, m, h, d; 0 alone needs none)";
@@ -47,6 +47,12 @@ impl Time {
         Time::from_unix_nanos(ns, self.offset)
     }
 
+    /// The same instant written in UTC (`Z`): one zone for every line of
+    /// a listing (`--utc`).
+    pub fn in_utc(&self) -> Time {
+        Time { offset: 0, ..*self }
+    }
+
     /// For a table: RFC 3339 to the second with the offset the time was
     /// written with (`2026-09-22T14:44:03+05:30`, `2026-11-30T17:01:00Z`),
     /// a form every time argument reads back.
@@ -80,7 +86,10 @@ pub fn parse_when(s: &str) -> Result<Time, ArgError> {
 /// follows (`Z`, `±HH:MM`, `±HHMM`, `±HH`, or after a space a zone name such
 /// as `UTC` or `Europe/Paris`), as `journalctl --since` reads it; or a span
 /// counted back from `now` (Go's duration syntax with `d` for 24 hours and
-/// `w` for 7 days, as the agent's `fisk.ParseDuration` counts them).
+/// `w` for 7 days, as the agent's `fisk.ParseDuration` counts them; a
+/// leading `-` says the same, as journalctl writes it, and a leading `+`
+/// counts forward); or journalctl's words `now`, `today`, `yesterday` and
+/// `tomorrow` (the last three the local midnight that starts the day).
 /// Anything else is refused with [`WHEN_FORMS`]: nothing is read in part.
 /// A local time a clock change skips is read as the later instant, one it
 /// repeats as the earlier (jiff's compatible rule, as Temporal's).
@@ -89,14 +98,50 @@ pub fn parse_when_in(s: &str, now: Time, tz: &jiff::tz::TimeZone) -> Result<Time
     if let Ok(t) = Time::parse(s) {
         return Ok(t);
     }
+    // journalctl's words: now, and the local midnight that starts today,
+    // yesterday or tomorrow.
+    let days = match s {
+        "now" => return Ok(now),
+        "today" => Some(0),
+        "yesterday" => Some(-1),
+        "tomorrow" => Some(1),
+        _ => None,
+    };
+    if let Some(days) = days {
+        return midnight(now, days, tz).map_err(|why| bad(&format!(" ({why})")));
+    }
     let b = s.as_bytes();
     let dated = b.len() >= 5 && b.iter().take(4).all(u8::is_ascii_digit) && b.get(4) == Some(&b'-');
     if dated {
         return civil(s, tz).map_err(|why| bad(&format!(" ({why})")));
     }
-    let span = parse_span(s, true).map_err(|_| bad(""))?;
+    // A span ago; journalctl writes it `-1h`, and `+1h` from now.
+    if let Some(ahead) = s.strip_prefix('+') {
+        let span = parse_span(ahead, true).map_err(|_| bad(""))?;
+        let ns = i128::try_from(span.as_nanos()).map_err(|_| bad(" (out of range)"))?;
+        return now
+            .unix_nanos()
+            .checked_add(ns)
+            .and_then(|ns| Time::from_unix_nanos(ns, now.offset))
+            .ok_or_else(|| bad(" (out of range)"));
+    }
+    let ago = s.strip_prefix('-').unwrap_or(s);
+    let span = parse_span(ago, true).map_err(|_| bad(""))?;
     now.checked_sub(span)
         .ok_or_else(|| bad(" (that is before the year 1)"))
+}
+
+/// The local midnight (in `tz`) that starts the day `days` after today's.
+fn midnight(now: Time, days: i32, tz: &jiff::tz::TimeZone) -> Result<Time, String> {
+    let ts = jiff::Timestamp::from_nanosecond(now.unix_nanos()).map_err(|e| e.to_string())?;
+    let day = ts
+        .to_zoned(tz.clone())
+        .date()
+        .checked_add(jiff::Span::new().days(days))
+        .map_err(|e| e.to_string())?;
+    let zoned = day.to_zoned(tz.clone()).map_err(|e| e.to_string())?;
+    Time::from_unix_nanos(zoned.timestamp().as_nanosecond(), zoned.offset().seconds())
+        .ok_or_else(|| "out of range".to_owned())
 }
 
 /// `DATE[(T| )HH:MM[:SS[.F]][ZONE]]` in `tz` unless a zone is given.
@@ -255,6 +300,20 @@ pub fn format_duration(d: std::time::Duration) -> String {
             let frac = format!("{n:09}");
             format!("{}.{}s", d.as_secs(), frac.trim_end_matches('0'))
         }
+    }
+}
+
+/// An age as people say it, to its two largest units: `45s`, `12m`,
+/// `3h5m`, `2d4h` (inbox's WAITED, a refusal's "written 5d ago").
+pub fn format_age(secs: u64) -> String {
+    let (d, h, m) = (secs / 86_400, secs % 86_400 / 3_600, secs % 3_600 / 60);
+    match (d, h, m) {
+        (0, 0, 0) => format!("{secs}s"),
+        (0, 0, m) => format!("{m}m"),
+        (0, h, 0) => format!("{h}h"),
+        (0, h, m) => format!("{h}h{m}m"),
+        (d, 0, _) => format!("{d}d"),
+        (d, h, _) => format!("{d}d{h}h"),
     }
 }
 
@@ -500,11 +559,35 @@ mod arg_tests {
     }
 
     #[test]
+    fn journalctl_words_and_signed_spans_are_read_as_journalctl_reads_them() {
+        // Now is 2026-12-01T12:00:00Z: 13:00 in Paris, 07:00 in New York.
+        for (s, tz, want) in [
+            ("now", "UTC", "2026-12-01T12:00:00Z"),
+            ("today", "UTC", "2026-12-01T00:00:00Z"),
+            ("yesterday", "UTC", "2026-11-30T00:00:00Z"),
+            ("tomorrow", "UTC", "2026-12-02T00:00:00Z"),
+            ("today", "Europe/Paris", "2026-11-30T23:00:00Z"),
+            ("yesterday", "Europe/Paris", "2026-11-29T23:00:00Z"),
+            ("yesterday", "America/New_York", "2026-11-30T05:00:00Z"),
+            ("-1h", "UTC", "2026-12-01T11:00:00Z"),
+            ("-90m", "Europe/Paris", "2026-12-01T10:30:00Z"),
+            ("+1h", "UTC", "2026-12-01T13:00:00Z"),
+            ("+2d", "UTC", "2026-12-03T12:00:00Z"),
+        ] {
+            assert_eq!(utc(s, tz).as_deref(), Ok(want), "{s} in {tz}");
+        }
+    }
+
+    #[test]
     fn anything_else_is_refused_naming_every_form() {
         for bad in [
             "",
-            "yesterday",
-            "-3h",
+            "yesterdays",
+            "Yesterday",
+            "-yesterday",
+            "- 3h",
+            "--3h",
+            "+-3h",
             "10",
             "2026-13-01",
             "2026-02-30",

@@ -11,8 +11,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 mod args;
 
 pub use args::{
-    format_duration, parse_duration, parse_when, parse_when_in, ArgError, DURATION_FORMS,
-    WHEN_FORMS,
+    format_age, format_duration, parse_duration, parse_when, parse_when_in, ArgError,
+    DURATION_FORMS, WHEN_FORMS,
 };
 
 /// Days since 1970-01-01 to (year, month, day); Howard Hinnant's algorithm.

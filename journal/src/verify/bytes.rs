@@ -374,7 +374,7 @@ impl<'a> Records<'a> {
                 Code::DuplicateResult,
                 Some(l),
                 seq,
-                format!("a second tool_result for {id:?}"),
+                format!("a second tool_result for {id:?}: the agent's fold keeps both results, so a resume sends both to the model; `show --transcript` shows the two"),
             );
         }
     }

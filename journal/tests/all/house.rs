@@ -53,13 +53,22 @@ const LIBRARY: &[&[&str]] = &[
 
 /// The binary's floors, lowest first (`main.rs` is the root).
 const BINARY: &[&[&str]] = &[
-    &["output"],
+    // Leaves: rendering, the grouped help, gauges, did-you-mean.
+    &["help", "metrics", "near", "output"],
     &["filter", "invocation"],
     &["hint"],
     &["error"],
-    &["ask", "batch", "open", "render", "signal", "transcript"],
-    // Run ids offered to a shell's completion.
-    &["complete"],
+    &[
+        "ask",
+        "batch",
+        "cost",
+        "open",
+        "render",
+        "signal",
+        "transcript",
+    ],
+    // Run ids offered to a shell's completion; listing again until Ctrl-C.
+    &["complete", "watch"],
     // The command line.
     &["cli"],
     &["runs", "view"],

@@ -64,6 +64,7 @@ impl Followed {
             t = t.of_file(path);
         }
         let mut t = t.following();
+        t.times = true;
         let mut f = Followed {
             follow: started.follow,
             file,
@@ -89,8 +90,9 @@ impl Followed {
             return Ok(false);
         }
         let got = self.follow.poll(wait)?;
+        let now = journal::time::Time::now();
         for f in &got {
-            t.append(&f.line);
+            t.append_at(&f.line, now);
         }
         if self.follow.ended() {
             self.close(g, t);

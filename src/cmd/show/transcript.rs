@@ -30,6 +30,7 @@ pub fn show(g: &Invocation, a: &ShowArgs, style: Style, out: &mut dyn Write) -> 
             (Transcript::new(g, run, bytes, end.blocks), end.next)
         }
     };
+    t.find = a.find.clone().map(|re| (re.as_str().to_owned(), re));
     let tty = io::stdout().is_terminal();
     if tty && !a.no_tui && !crate::invocation::env_on("NO_TUI") {
         return crate::view::run(&mut t, &end, style, out);

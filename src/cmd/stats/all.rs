@@ -8,10 +8,11 @@
 //! The JSON document is `schemas/output/stats-all.json`.
 
 use crate::cli::{GroupBy, StatsArgs, StatsSort};
+use crate::cost::{Cost, Prices};
 use crate::error::CmdResult;
 use crate::filter::Unreadable;
-use crate::output::{cell, json_pretty, print_table, sanitize, table, thousands, Format, Style};
-use crate::render::stats::{duration, tools_table};
+use crate::output::{cell, json_pretty, print_table, sanitize, table, Format, Style};
+use crate::render::stats::{duration, seconds, tools_table};
 use journal::stats::{stats, Totals};
 use journal::store::{Store, Summary};
 use serde::Serialize;
@@ -57,6 +58,9 @@ struct Group {
     key: Key,
     #[serde(flatten)]
     totals: Totals,
+    /// With `--prices`: what the group's runs cost (whole or not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cost: Option<Cost>,
 }
 
 #[derive(Serialize)]
@@ -67,6 +71,9 @@ struct Document {
     #[serde(skip_serializing_if = "Option::is_none")]
     groups_left_out: Option<usize>,
     totals: Totals,
+    /// With `--prices`: what every selected run cost, whole or not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cost: Option<Cost>,
     unreadable: Vec<Unreadable>,
 }
 
@@ -74,16 +81,25 @@ struct Document {
 #[derive(Default)]
 struct Acc {
     groups: BTreeMap<Key, Totals>,
+    costs: BTreeMap<Key, Cost>,
     unreadable: Vec<Unreadable>,
 }
 
 pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> CmdResult {
+    let prices = a.prices.as_deref().map(Prices::load).transpose()?;
     let mut by = a.by.clone();
     by.sort();
     by.dedup();
     let all = store.summaries()?;
     let (readable, corrupt) = Unreadable::split(all);
-    let selected = a.filter.select(readable);
+    let mut selected = a.filter.select(readable);
+    // --limit: the N most recently active of the runs selected.
+    if a.limit.limit.is_some() {
+        selected
+            .runs
+            .sort_by(|x, y| y.updated.cmp(&x.updated).then(x.run_id.cmp(&y.run_id)));
+        a.limit.apply(&mut selected.runs);
+    }
     let key_of = |s: &Summary| Key {
         model: by
             .contains(&GroupBy::Model)
@@ -113,11 +129,21 @@ pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> C
         };
         // Taken before the lock: the lock only guards the adding up.
         let figures = j.map(|j| stats(j.records()));
+        let cost = match (&prices, &figures) {
+            (Some(p), Ok(f)) => Some(p.of(&f.model, &f.tokens)),
+            _ => None,
+        };
         let mut acc = acc
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         match figures {
-            Ok(f) => acc.groups.entry(key_of(s)).or_default().add(&f),
+            Ok(f) => {
+                let key = key_of(s);
+                if let Some(c) = cost {
+                    acc.costs.entry(key.clone()).or_default().add(c);
+                }
+                acc.groups.entry(key).or_default().add(&f)
+            }
             Err(e) => acc.unreadable.push(Unreadable::new(&s.run_id, &e)),
         }
     });
@@ -128,6 +154,18 @@ pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> C
     for t in acc.groups.values() {
         totals.merge(t);
     }
+    let mut costs = acc.costs;
+    let cost = prices.as_ref().map(|_| {
+        let mut c = Cost::default();
+        for g in costs.values() {
+            c.merge(g);
+        }
+        // An unreadable run is not priced either: the sum is not whole.
+        for _ in 0..acc.unreadable.len() + corrupt.len() {
+            c.add(Err("a run that could not be read".to_owned()));
+        }
+        c
+    });
     let mut unreadable = acc.unreadable;
     unreadable.extend(corrupt);
     unreadable.sort_by(|a, b| a.run_id.cmp(&b.run_id));
@@ -135,7 +173,13 @@ pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> C
     let mut groups: Vec<Group> = acc
         .groups
         .into_iter()
-        .map(|(key, totals)| Group { key, totals })
+        .map(|(key, totals)| Group {
+            cost: prices
+                .as_ref()
+                .map(|_| costs.remove(&key).unwrap_or_default()),
+            key,
+            totals,
+        })
         .collect();
     let order = a
         .sort
@@ -154,11 +198,16 @@ pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> C
         groups,
         groups_left_out,
         totals,
+        cost,
         unreadable,
     };
     match style.format {
         Format::Json => json_pretty(out, &doc)?,
-        Format::Text => render(out, &doc, style)?,
+        Format::Text => render(out, &doc, prices.as_ref(), style)?,
+    }
+    // A total that is not whole was asked for: 1 (2 stays 2).
+    if doc.cost.as_ref().is_some_and(|c| !c.complete) && code == std::process::ExitCode::SUCCESS {
+        return Ok(std::process::ExitCode::from(1));
     }
     Ok(code)
 }
@@ -186,7 +235,12 @@ fn day(rfc3339: &str) -> String {
     rfc3339.get(..10).unwrap_or(rfc3339).to_owned()
 }
 
-fn render(out: &mut dyn Write, doc: &Document, style: Style) -> io::Result<()> {
+fn render(
+    out: &mut dyn Write,
+    doc: &Document,
+    prices: Option<&Prices>,
+    style: Style,
+) -> io::Result<()> {
     let by_tool = doc.by.contains(&GroupBy::Tool);
     let keyed: Vec<GroupBy> = doc
         .by
@@ -212,20 +266,24 @@ fn render(out: &mut dyn Write, doc: &Document, style: Style) -> io::Result<()> {
         "TOKENS",
         "IN",
         "OUT",
+        "THINKING",
         "CACHE READ",
         "CACHE CREATE",
         "WALL CLOCK",
     ]);
+    if prices.is_some() {
+        headers.push("COST");
+    }
     // The keys (ids, model names) and the figures are never cut: on a
-    // narrow terminal the cache tiers, then IN and OUT, then RESPONSES are
-    // left out, and named.
-    let mut t = table(&headers).fields_in_pipe();
+    // narrow terminal the cache tiers, THINKING (a part of OUT), then IN
+    // and OUT, then RESPONSES are left out, and named.
+    let mut t = table(&headers);
     for i in 0..keyed.len() {
         t = t.keep(i);
     }
     let k = keyed.len();
-    t = t.drop_first(&[k + 6, k + 5, k + 3, k + 4, k + 1]);
-    let row = |key: Option<&Key>, x: &Totals| {
+    t = t.drop_first(&[k + 7, k + 6, k + 5, k + 3, k + 4, k + 1]);
+    let row = |key: Option<&Key>, x: &Totals, cost: Option<&Cost>| {
         let mut r: Vec<String> = keyed
             .iter()
             .enumerate()
@@ -240,39 +298,62 @@ fn render(out: &mut dyn Write, doc: &Document, style: Style) -> io::Result<()> {
                 }
             })
             .collect();
-        let wall = match (x.wall_clock_ns, x.untimed_runs) {
-            (_, u) if u == x.runs => "untimed".to_owned(),
-            (ns, 0) => duration(u128::try_from(ns).unwrap_or(0)),
-            (ns, u) => format!(
-                "{} (+{u} untimed)",
-                duration(u128::try_from(ns).unwrap_or(0))
-            ),
+        // For a program, seconds alone (what they leave out is said on
+        // standard error, under the table).
+        let ns = u128::try_from(x.wall_clock_ns).unwrap_or(0);
+        let wall = match (x.untimed_runs, style.fields()) {
+            (u, true) if u == x.runs => "-".to_owned(),
+            (_, true) => seconds(ns),
+            (u, false) if u == x.runs => "untimed".to_owned(),
+            (0, false) => duration(ns),
+            (u, false) => format!("{} (+{u} untimed)", duration(ns)),
         };
         r.extend([
-            thousands(x.runs),
-            thousands(x.iterations),
-            thousands(x.total_tokens),
-            thousands(x.tokens.in_tokens),
-            thousands(x.tokens.out_tokens),
-            thousands(x.tokens.cache_read_tokens),
-            thousands(x.tokens.cache_create_tokens),
+            style.count(x.runs),
+            style.count(x.iterations),
+            style.count(x.total_tokens),
+            style.count(x.tokens.in_tokens),
+            style.count(x.tokens.out_tokens),
+            style.count(x.tokens.thinking_tokens),
+            style.count(x.tokens.cache_read_tokens),
+            style.count(x.tokens.cache_create_tokens),
             wall,
         ]);
+        if let Some(p) = prices {
+            r.push(cost.map_or_else(|| "-".to_owned(), |c| c.cell(p)));
+        }
         r
     };
     for g in &doc.groups {
         if !keyed.is_empty() {
-            t.add_row(row(Some(&g.key), &g.totals));
+            t.add_row(row(Some(&g.key), &g.totals, g.cost.as_ref()));
         }
     }
-    t.add_row(row(None, &doc.totals));
+    t.add_row(row(None, &doc.totals, doc.cost.as_ref()));
     print_table(out, t, style)?;
+    if style.fields() && doc.totals.untimed_runs > 0 {
+        style.footnote(
+            out,
+            &format!(
+                "(WALL CLOCK is seconds over the timed runs: {} run(s) untimed)",
+                doc.totals.untimed_runs
+            ),
+        )?;
+    }
+    // A sum that is not whole is said, naming what lacks a price.
+    if let (Some(c), Some(p)) = (&doc.cost, prices) {
+        if let Some(why) = c.incomplete(p) {
+            style.footnote(out, &why)?;
+        }
+    }
     if let Some(n) = doc.groups_left_out {
         let shown = doc.groups.len();
-        writeln!(
+        style.footnote(
             out,
-            "(the first {shown} of {} groups; the total counts every run)",
-            shown + n
+            &format!(
+                "(the first {shown} of {} groups; the total counts every run)",
+                shown + n
+            ),
         )?;
     }
     let tools: Vec<_> = doc.totals.tools.values().cloned().collect();

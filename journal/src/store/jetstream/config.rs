@@ -170,10 +170,10 @@ pub fn config_warnings(c: &stream::Config) -> Vec<String> {
         ));
     }
     if c.allow_rollup {
-        out.push(format!(
-            "allow_rollup is true: a record can be replaced in place, so records are not write-once (upgrade needs rollups; forbid them once it is done: fisk-admin stream edit {} --no-allow-rollup)",
-            c.name
-        ));
+        out.push(
+            "allow_rollup is true: a record can be replaced in place, so records are not write-once (upgrade needs rollups; forbid them again once it is done)"
+                .to_owned(),
+        );
     }
     out
 }

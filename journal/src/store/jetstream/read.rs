@@ -315,31 +315,36 @@ impl Core {
         }
     }
 
-    /// Whether the run is at rest ([`at_rest`]) and how long ago its last
-    /// message was stored: reads the tail backwards past the records
-    /// written to a suspended run only.
-    pub(super) async fn rest(&self, run: &str) -> Result<(bool, std::time::Duration)> {
+    /// Whether the run is at rest ([`at_rest`]), how long ago its last
+    /// message was stored, and how long ago its last record was written
+    /// (its own `time`, when it has one): reads the tail backwards past the
+    /// records written to a suspended run only.
+    pub(super) async fn rest(&self, run: &str) -> Result<(bool, std::time::Duration, Option<u64>)> {
         let (last, last_n) = self.tail(run).await?;
         let age = age_of(&last);
+        let written = Record::decode(&last.payload)
+            .ok()
+            .and_then(|r| r.time)
+            .map(written_secs);
         // The fence of an interrupted delete or recover: no writer can
         // append after it, so none holds the run.
         if super::subject::is_tombstone(&last.payload) {
-            return Ok((true, age));
+            return Ok((true, age, written));
         }
         let mut n = last_n;
         let mut m = Some(last);
         while let Some(msg) = m {
             let kind = Record::decode(&msg.payload).ok().and_then(|r| r.kind());
             match rest_step(kind) {
-                Some(at_rest) => return Ok((at_rest, age)),
+                Some(at_rest) => return Ok((at_rest, age, written)),
                 None if n > 1 => {
                     n -= 1;
                     m = self.last_on(&self.subject(run, n), false).await?;
                 }
-                None => return Ok((false, age)),
+                None => return Ok((false, age, written)),
             }
         }
-        Ok((false, age))
+        Ok((false, age, written))
     }
 
     /// SPEC 8's hold: `Err(Held)` when the run is not at rest and its last
@@ -348,7 +353,7 @@ impl Core {
         if hold.is_zero() {
             return Ok(());
         }
-        let (at_rest, age) = match self.rest(run).await {
+        let (at_rest, age, written) = match self.rest(run).await {
             Ok(x) => x,
             // A tail no writer can append after (not on a record subject,
             // or an interrupted upgrade's meta record): nothing holds it.
@@ -361,6 +366,7 @@ impl Core {
                 at: self.at_run(run),
                 age_secs: age.as_secs(),
                 hold_secs: hold.as_secs(),
+                written_secs: written,
             });
         }
         Ok(())
@@ -445,10 +451,12 @@ impl Core {
             s.set_damaged_tail();
         }
         let held = !at_rest && !hold.is_zero() && age < hold;
+        let written = tail.last().and_then(|r| r.time).map(written_secs);
         s.set_live(held.then(|| crate::state::Holder::Hold {
             at: self.at_run(run),
             age_secs: age.as_secs(),
             hold_secs: hold.as_secs(),
+            written_secs: written,
         }));
         s.stream_end = self
             .parse_subject(&last.subject)
@@ -500,6 +508,12 @@ impl Core {
 /// left its run unprotected, one running ahead locked it for the skew. A
 /// copy (`migrate`, a restore) is as old as the copy. A store time ahead
 /// of this machine's clock counts as now.
+/// Whole seconds since `t` (a record's own time; 0 for one ahead).
+fn written_secs(t: crate::time::Time) -> u64 {
+    let ns = crate::time::Time::now().nanos_since(&t);
+    u64::try_from(ns / 1_000_000_000).unwrap_or(u64::MAX)
+}
+
 fn age_of(m: &StreamMessage) -> std::time::Duration {
     std::time::SystemTime::now()
         .duration_since(system_time(m))

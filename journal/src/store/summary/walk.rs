@@ -268,7 +268,10 @@ mod tests {
         reopened.push(rec(6, "assistant", TURN));
         let (_, s) = walk(&reopened, false);
         assert_eq!((s.message, s.total_tokens), (None, None));
-        // No summary (version 3), or counters below the responses read.
+        // No summary (version 3), or counters below the responses read:
+        // unknown, unless the tail holds every response of the run (it
+        // starts right after the meta record), whose sum the agent's fold
+        // counts (issue 39: the corpus's g-huge-integers).
         let (_, s) = walk(
             &[
                 rec(1, "meta", META),
@@ -277,7 +280,21 @@ mod tests {
             ],
             false,
         );
-        assert_eq!((s.message, s.total_tokens), (None, None));
+        assert_eq!((s.message, s.total_tokens), (None, Some(2)));
+        let (_, s) = walk(
+            &[
+                rec(1, "meta", META),
+                rec(2, "assistant", TURN),
+                rec(3, "tool_result", RESULT),
+                rec(4, "assistant", TURN),
+                terminal(5, "completed"),
+            ],
+            false,
+        );
+        assert_eq!(
+            s.total_tokens, None,
+            "the response at seq 2 is not in the tail"
+        );
         let stale = rec(
             3,
             "terminal",
@@ -287,7 +304,30 @@ mod tests {
             &[rec(1, "meta", META), rec(2, "assistant", TURN), stale],
             false,
         );
-        assert_eq!(s.total_tokens, None, "2 tokens read, 1 counted");
+        assert_eq!(
+            s.total_tokens,
+            Some(2),
+            "2 tokens read, 1 counted: the fold's 2"
+        );
+        let stale = rec(
+            5,
+            "terminal",
+            r#"{"reason":"completed","summary":{"counters":{"in_tokens":1}}}"#,
+        );
+        let (_, s) = walk(
+            &[
+                rec(1, "meta", META),
+                rec(2, "assistant", TURN),
+                rec(3, "tool_result", RESULT),
+                rec(4, "assistant", TURN),
+                stale,
+            ],
+            false,
+        );
+        assert_eq!(
+            s.total_tokens, None,
+            "2 tokens read, 1 counted, 1 response unread"
+        );
         let none = rec(
             3,
             "terminal",
