@@ -218,12 +218,8 @@ fn main() {
         JetStreamStore::connect(&settings, "SESS").expect("bind SESS"),
     ));
     let opts = Options {
-        dry_run: false,
-        include_corrupt: false,
-        allow_live: false,
-        delete_source: false,
-        upgrade: false,
         jobs,
+        ..Options::default()
     };
     let all = from.runs().expect("runs");
     let c0 = cpu(sp);

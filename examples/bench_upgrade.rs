@@ -126,12 +126,8 @@ fn main() {
         ));
         let runs = from.runs().expect("runs");
         let opts = Options {
-            dry_run: false,
-            include_corrupt: false,
-            allow_live: false,
-            delete_source: false,
-            upgrade: false,
             jobs: 64,
+            ..Options::default()
         };
         let reports = migrate::migrate(&from, &to, &runs, &opts, &Progress::default());
         assert!(reports.iter().all(|r| r.result.ok()), "the copy failed");

@@ -72,6 +72,22 @@ pub struct Options {
     pub named: fn(Lever) -> &'static str,
 }
 
+impl Default for Options {
+    /// Copy every readable run that no writer holds, one at a time,
+    /// reports naming the options as this struct does.
+    fn default() -> Options {
+        Options {
+            dry_run: false,
+            include_corrupt: false,
+            allow_live: false,
+            delete_source: false,
+            upgrade: false,
+            jobs: 1,
+            named: Lever::field,
+        }
+    }
+}
+
 /// An option of [`Options`] a run's report points at: the one that would
 /// copy a run migrate skipped, or the one that made it copy what it did.
 /// The report names it as [`Options::named`] says, so a front end's

@@ -235,15 +235,7 @@ pub fn restore(store: &Store, id: &str) -> Result<Restored> {
 /// Append to `run` on `store` the records of backup `id` (the one-run
 /// store `from`) that it lacks, as `migrate` finishes a copy, verified.
 fn copy_rest(store: &Store, from: &Store, run: &str, id: &str) -> Result<()> {
-    let opts = crate::migrate::Options {
-        dry_run: false,
-        include_corrupt: false,
-        allow_live: false,
-        delete_source: false,
-        upgrade: false,
-        jobs: 1,
-        named: crate::migrate::Lever::field,
-    };
+    let opts = crate::migrate::Options::default();
     let progress = crate::migrate::Progress::default();
     let reports = crate::migrate::migrate(from, store, &[run.to_owned()], &opts, &progress);
     match reports.into_iter().next() {

@@ -391,7 +391,9 @@ mod tests {
             assert_eq!(after, format!("{text}{line}\n"));
             // Ended now: the fold says so, and a second end is refused.
             let journal = store.read(run).unwrap();
-            let st = store.fold(run, &journal, FoldOptions::default()).unwrap();
+            let st = store
+                .fold(run, &journal, crate::fold::FoldOptions::default())
+                .unwrap();
             assert_eq!(st.status, Status::Terminal(Reason::Suspended));
             let e = end(&store, &req(run, &Reason::Error)).unwrap_err();
             assert!(e.refusal().is_some_and(|r| r.state().is_some()), "{e}");
