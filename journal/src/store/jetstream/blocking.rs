@@ -220,6 +220,23 @@ impl JetStreamStore {
         self.rt.block_on(self.core.summaries(runs, self.hold))
     }
 
+    /// [`summaries`](Self::summaries), each handed to `each` in the order
+    /// given as soon as its group of runs is summarised: the listing is
+    /// never held whole. `each` runs on the caller's thread, outside the
+    /// runtime.
+    pub fn summaries_each(&self, runs: &[String], each: impl FnMut(Summary)) -> Result<()> {
+        let (core, hold) = (&self.core, self.hold);
+        self.rt.bridge(
+            move |tx| async move {
+                core.summaries_each(runs, hold, |s| {
+                    let _ = tx.send(s);
+                })
+                .await
+            },
+            each,
+        )
+    }
+
     /// Read many runs completely (every message on `<prefix>.<id>.>`),
     /// concurrently (bounded), in the order given.
     pub fn read_many(&self, runs: &[String]) -> Vec<Result<Vec<RunMessage>>> {
