@@ -251,6 +251,16 @@ impl Unreadable {
         }
     }
 
+    /// The run as unreadable when its summary already says it cannot be
+    /// read (what [`split`](Self::split) takes off, one run at a time).
+    pub fn of_summary(s: &Summary) -> Option<Unreadable> {
+        (s.status == Listed::Corrupt).then(|| Unreadable {
+            problem: s.problem.clone().unwrap_or_default(),
+            store_failed: s.store_failed,
+            run_id: s.run_id.clone(),
+        })
+    }
+
     /// Split off the runs whose summary already says they cannot be read.
     pub fn split(all: Vec<Summary>) -> (Vec<Summary>, Vec<Unreadable>) {
         let (ok, corrupt): (Vec<Summary>, Vec<Summary>) =
@@ -275,29 +285,51 @@ pub struct Selected {
     pub no_agent_excluded: usize,
 }
 
+/// What the filters say of one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admit {
+    /// Every set filter accepts it.
+    Yes,
+    /// A filter refuses it.
+    No,
+    /// It passes every filter but `--agent`, for want of an agent: left
+    /// out and counted (the agent's `no_agent_excluded`).
+    NoAgent,
+}
+
 impl FilterArgs {
     /// The summaries every set filter accepts, in the order given.
     pub fn select(&self, mut runs: Vec<Summary>) -> Selected {
         let mut no_agent_excluded = 0;
         // In place: a listing of 100,000 runs is not copied (issue 16).
-        runs.retain(|s| {
-            if !self.others(s) {
-                return false;
-            }
-            let Some(want) = &self.agent else {
-                return true;
-            };
-            match s.agent.as_deref() {
-                None | Some("") => {
-                    no_agent_excluded += 1;
-                    false
-                }
-                Some(a) => a == want,
+        runs.retain(|s| match self.admits(s) {
+            Admit::Yes => true,
+            Admit::No => false,
+            Admit::NoAgent => {
+                no_agent_excluded += 1;
+                false
             }
         });
         Selected {
             runs,
             no_agent_excluded,
+        }
+    }
+
+    /// Whether the filters select one run: what [`select`](Self::select)
+    /// decides for each, for a pass that looks at one summary at a time
+    /// and keeps none it does not need (issue 40).
+    pub fn admits(&self, s: &Summary) -> Admit {
+        if !self.others(s) {
+            return Admit::No;
+        }
+        let Some(want) = &self.agent else {
+            return Admit::Yes;
+        };
+        match s.agent.as_deref() {
+            None | Some("") => Admit::NoAgent,
+            Some(a) if a == want => Admit::Yes,
+            Some(_) => Admit::No,
         }
     }
 

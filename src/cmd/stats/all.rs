@@ -9,7 +9,7 @@
 
 use crate::cli::{GroupBy, StatsArgs, StatsSort};
 use crate::error::CmdResult;
-use crate::filter::Unreadable;
+use crate::filter::{Admit, Unreadable};
 use crate::output::{cell, json_pretty, print_table, sanitize, table, thousands, Format, Style};
 use crate::render::stats::{duration, tools_table};
 use journal::stats::{stats, Totals};
@@ -70,10 +70,11 @@ struct Document {
     unreadable: Vec<Unreadable>,
 }
 
-/// The accumulation: the groups, and the runs that did not read.
+/// The accumulation: each group's figures by the group's number (its
+/// index in the keys met while listing), and the runs that did not read.
 #[derive(Default)]
 struct Acc {
-    groups: BTreeMap<Key, Totals>,
+    groups: BTreeMap<u32, Totals>,
     unreadable: Vec<Unreadable>,
 }
 
@@ -81,9 +82,6 @@ pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> C
     let mut by = a.by.clone();
     by.sort();
     by.dedup();
-    let all = store.summaries()?;
-    let (readable, corrupt) = Unreadable::split(all);
-    let selected = a.filter.select(readable);
     let key_of = |s: &Summary| Key {
         model: by
             .contains(&GroupBy::Model)
@@ -102,38 +100,56 @@ pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> C
             .contains(&GroupBy::Caller)
             .then(|| s.caller.clone().unwrap_or_default()),
     };
-    // Every selected run read once (in parallel, or in one pass over the
-    // stream: `Store::read_each`), its figures added to its group as it
+    // One pass (issue 40): each run's summary is looked at as it is made
+    // and kept only as its group's number; each selected run is then read
+    // once (in parallel, or in one pass over the stream:
+    // `Store::read_picked`) and its figures added to its group as it
     // arrives: memory holds the groups, not the runs.
-    let runs: Vec<&Summary> = selected.runs.iter().collect();
+    let mut corrupt = Vec::new();
+    let mut numbers: BTreeMap<Key, u32> = BTreeMap::new();
     let acc = std::sync::Mutex::new(Acc::default());
-    store.read_each(&runs, |i, j| {
-        let Some(s) = selected.runs.get(i) else {
-            return;
-        };
-        // Taken before the lock: the lock only guards the adding up.
-        let figures = j.map(|j| stats(j.records()));
-        let mut acc = acc
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        match figures {
-            Ok(f) => acc.groups.entry(key_of(s)).or_default().add(&f),
-            Err(e) => acc.unreadable.push(Unreadable::new(&s.run_id, &e)),
-        }
-    });
-    let acc = acc
+    store.read_picked(
+        |s| {
+            if let Some(u) = Unreadable::of_summary(&s) {
+                corrupt.push(u);
+                return None;
+            }
+            if a.filter.admits(&s) != Admit::Yes {
+                return None;
+            }
+            let next = u32::try_from(numbers.len()).unwrap_or(u32::MAX);
+            Some(*numbers.entry(key_of(&s)).or_insert(next))
+        },
+        |run, group, j| {
+            // Taken before the lock: the lock only guards the adding up.
+            let figures = j.map(|j| stats(j.records()));
+            let mut acc = acc
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            match figures {
+                Ok(f) => acc.groups.entry(*group).or_default().add(&f),
+                Err(e) => acc.unreadable.push(Unreadable::new(run, &e)),
+            }
+        },
+    )?;
+    let mut acc = acc
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // Back to the keys, in key order; a group none of whose runs read is
+    // no group.
+    let groups: BTreeMap<Key, Totals> = numbers
+        .into_iter()
+        .filter_map(|(k, n)| acc.groups.remove(&n).map(|t| (k, t)))
+        .collect();
     let mut totals = Totals::default();
-    for t in acc.groups.values() {
+    for t in groups.values() {
         totals.merge(t);
     }
     let mut unreadable = acc.unreadable;
     unreadable.extend(corrupt);
     unreadable.sort_by(|a, b| a.run_id.cmp(&b.run_id));
     let code = Unreadable::exit(&unreadable);
-    let mut groups: Vec<Group> = acc
-        .groups
+    let mut groups: Vec<Group> = groups
         .into_iter()
         .map(|(key, totals)| Group { key, totals })
         .collect();
