@@ -16,8 +16,8 @@ alternate completed and suspended; without it, every third run waits.
 --ids hashed: run n is named `h-` and the first 16 hex digits of the
 SHA-256 of `bench-NNNNNN` (as the web channel's hashed `w-` ids): the ids
 sort in no relation to the order the runs were made in (issue 40's
-shuffled store; bench/js_interleave writes them into a stream
-interleaved). The default, `bench-NNNNNN`, sorts in creation order.
+shuffled store; examples/bench_interleave.rs writes them into a
+stream interleaved). The default, `bench-NNNNNN`, sorts in creation order.
 
 --format-version 3 (the default, byte-identical to this script before the
 option existed) writes the August 2026 agent's shape. --format-version 1

@@ -23,6 +23,9 @@ pub(super) struct Grouping {
     /// One consumer reads the whole prefix when these runs hold at least
     /// 1/`share` of the stream's messages.
     share: u64,
+    /// One consumer reads the whole prefix when these runs need more than
+    /// one filtered consumer: each filtered consumer scans the stream.
+    scan_once: bool,
 }
 
 /// migrate's: the whole prefix when the runs are half the stream, else
@@ -30,6 +33,7 @@ pub(super) struct Grouping {
 const GROUP: Grouping = Grouping {
     group: 256,
     share: 2,
+    scan_once: false,
 };
 
 /// A whole-store read's ([`Store::read_each`](crate::store::Store::read_each)).
@@ -43,10 +47,17 @@ const GROUP: Grouping = Grouping {
 /// figures, not measured at the crossing); below, one consumer for up to
 /// 4,096 runs (about 100 KB of filters with short ids, under the server's
 /// default 1 MB payload; a refused consumer leaves each run read on its
-/// own).
+/// own). Beyond 4,096 runs, the whole prefix once (issue 40): `inbox` on
+/// 300,000 runs (bench/RESULTS.md, "Issue 40"), one in ten waiting and
+/// their ids shuffled through the stream, cost the server 85 s of CPU
+/// through 8 consumers of 4,096 runs, each scanning all of it, where the
+/// whole prefix costs it a tenth of that a message delivered; at 30,000
+/// runs one filtered consumer and the whole prefix cost both processes
+/// the same (4.0-4.2 CPU-seconds).
 const READ_GROUP: Grouping = Grouping {
     group: 4096,
     share: 8,
+    scan_once: true,
 };
 
 /// How much of a JetStream source
@@ -102,7 +113,8 @@ impl Core {
             .await?
             .state
             .messages;
-        let whole = expected.saturating_mul(grouping.share) >= total;
+        let whole = expected.saturating_mul(grouping.share) >= total
+            || (grouping.scan_once && items.len() > grouping.group);
         let groups = if whole {
             vec![items]
         } else {
