@@ -224,6 +224,7 @@ fn main() {
         delete_source: false,
         upgrade: false,
         jobs,
+        named: migrate::Lever::field,
     };
     let all = from.runs().expect("runs");
     let c0 = cpu(sp);

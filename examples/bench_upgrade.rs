@@ -132,6 +132,7 @@ fn main() {
             delete_source: false,
             upgrade: false,
             jobs: 64,
+            named: migrate::Lever::field,
         };
         let reports = migrate::migrate(&from, &to, &runs, &opts, &Progress::default());
         assert!(reports.iter().all(|r| r.result.ok()), "the copy failed");

@@ -176,9 +176,11 @@ impl Private {
         use std::os::unix::fs::OpenOptionsExt;
         let dir = std::env::temp_dir();
         for _ in 0..8 {
-            let name = journal::digest::random_hex::<8>()
-                .map_err(|e| Failure::new(format!("no random name for a temporary file: {e}")))?;
-            let path = dir.join(format!("fisk-admin-{name}.txt"));
+            // Unique enough to try: create_new refuses a name taken.
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos());
+            let path = dir.join(format!("fisk-admin-{}-{nanos:09}.txt", std::process::id()));
             match std::fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)

@@ -53,9 +53,7 @@ pub fn exit_of(e: &journal::Error) -> u8 {
     match e {
         journal::Error::Live { .. }
         | journal::Error::Held { .. }
-        | journal::Error::Refused { .. }
-        | journal::Error::Op(_)
-        | journal::Error::State(_)
+        | journal::Error::Refused(_)
         | journal::Error::TornTail { .. }
         | journal::Error::Exists { .. } => 1,
         _ => 2,
@@ -66,8 +64,21 @@ pub fn exit_of(e: &journal::Error) -> u8 {
 /// this invocation's flags).
 pub fn describe(g: &crate::invocation::Invocation, e: &journal::Error) -> String {
     match crate::hint::for_error(g, e) {
-        Some(h) => format!("{e}; {h}"),
-        None => e.to_string(),
+        Some(h) => format!("{}; {h}", said(e)),
+        None => said(e),
+    }
+}
+
+/// What the library says of `e`, with this tool's words where the library
+/// says what an operator does: forcing is `--force` here.
+pub fn said(e: &journal::Error) -> String {
+    match e.refusal().and_then(|r| r.state()) {
+        Some(s) if s.forcible => format!(
+            "{} ({} takes it only when it is named, with --force); nothing was written",
+            s.why(),
+            s.op.word()
+        ),
+        _ => e.to_string(),
     }
 }
 
@@ -75,7 +86,7 @@ impl From<journal::Error> for Failure {
     fn from(e: journal::Error) -> Failure {
         Failure {
             exit: exit_of(&e),
-            message: e.to_string(),
+            message: said(&e),
             // Worded when shown ([`finish`]), with the invocation's flags.
             help: None,
             error: Some(Box::new(e)),
@@ -126,9 +137,9 @@ fn offending_line(e: &journal::Error) -> Option<DamageSource> {
     let bytes = buf.get(..end)?;
     // Where in the line Go's scanner stops (0 when the line is JSON, or
     // too long to have been read whole).
-    let at = match whole.then(|| journal::gojson::scan::scan(bytes)) {
-        Some(Err(bad)) => bad.offset.min(bytes.len()),
-        _ => 0,
+    let at = match whole {
+        true => journal::Record::syntax_error_at(bytes).unwrap_or(0),
+        false => 0,
     };
     Some(DamageSource::new(
         sanitize(&path.display().to_string(), false).into_owned(),

@@ -130,15 +130,3 @@ pub fn env_on(name: &str) -> bool {
         !v.is_empty() && !["0", "false", "no", "off"].contains(&v.as_str())
     })
 }
-
-#[cfg(test)]
-mod tests {
-    use super::DEFAULT_HOLD;
-    use clap::Parser;
-
-    #[test]
-    fn the_default_hold_is_the_one_the_command_line_declares() {
-        let g = crate::cli::Cli::parse_from(["fisk-admin", "info"]).global;
-        assert_eq!(g.resolve().hold, DEFAULT_HOLD);
-    }
-}

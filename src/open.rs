@@ -277,7 +277,7 @@ pub fn inspect_store(g: &Invocation) -> Result<Store, Failure> {
             let settings = nats_settings(g, loc.nats_context.as_deref())?;
             let store = JetStreamStore::connect_unchecked(&settings, &stream)
                 .map_err(|e| stream_help(e, &format!("verifying jetstream stream {stream:?}")))?;
-            Ok(Store::JetStream(Box::new(store)))
+            Ok(Store::from(store))
         }
         _ => store_at(g, loc, true),
     }

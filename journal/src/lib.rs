@@ -16,7 +16,7 @@
 //!   [`Listed`]); [`Store::read`] reads one as a [`Journal`] of [`Record`]s;
 //! - [`fold()`] (or [`Store::fold`]) turns the records into a [`RunState`];
 //! - [`Store::follow`] reads a run and then yields the records its writer
-//!   appends, until a terminal record ([`follow`]);
+//!   appends, until a terminal record ([`store::follow`]);
 //! - [`verify::verify_bytes`] checks a journal's bytes against every rule and
 //!   reports [`verify::Finding`]s;
 //! - [`ops`] holds what an operator does by hand to a run (answer a deferred
@@ -54,14 +54,13 @@
 pub mod agent;
 pub mod bounded;
 pub mod calls;
-pub mod digest;
+pub(crate) mod digest;
 pub(crate) mod durable;
 pub mod error;
 pub mod export;
 pub mod fingerprint;
 pub mod fold;
-pub mod follow;
-pub mod gojson;
+pub(crate) mod gojson;
 pub mod id;
 pub mod lines;
 pub mod migrate;
@@ -81,6 +80,7 @@ pub mod stats;
 pub mod store;
 pub mod time;
 pub mod upgrade;
+pub mod validate;
 pub mod verify;
 
 pub use error::{Error, Remedy, Result, Where};

@@ -127,6 +127,16 @@ pub struct Interior {
     pub error: DecodeError,
 }
 
+/// `records` as a journal: each line followed by a newline.
+pub fn join(records: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(records.iter().map(|r| r.len() + 1).sum());
+    for r in records {
+        out.extend_from_slice(r);
+        out.push(b'\n');
+    }
+    out
+}
+
 /// Decode every line with the reader's rule. Returns the entries, the state
 /// of the tail, or the first interior line that does not decode.
 pub fn decode_all(buf: &[u8]) -> Result<(Vec<Entry>, Tail), Interior> {

@@ -111,53 +111,8 @@ pub(crate) fn meta_as_current(line: &[u8]) -> Result<Vec<u8>, String> {
     if let Some(v) = want.pointer_mut("/meta/version") {
         *v = serde_json::Value::from(VERSION);
     }
-    replace_value(line, b"\"version\"", b"3", b"1", &want)
+    crate::record::edit::replace_value(line, b"\"version\"", b"3", b"1", &want)
         .ok_or_else(|| "the meta record's `\"version\":3` could not be found to change".into())
-}
-
-/// `line` with the value of a key `key` (quoted), where it is `old`, made
-/// `new`, every other byte kept: the first such place whose change makes
-/// the line decode to `want` (which proves it was the key meant, not text
-/// inside a string, nor the start of a longer value).
-pub(crate) fn replace_value(
-    line: &[u8],
-    key: &[u8],
-    old: &[u8],
-    new: &[u8],
-    want: &serde_json::Value,
-) -> Option<Vec<u8>> {
-    let blank = |b: Option<&u8>| matches!(b, Some(b' ' | b'\t' | b'\n' | b'\r'));
-    let mut from = 0;
-    while let Some(at) = memchr::memmem::find(line.get(from..).unwrap_or_default(), key) {
-        from += at + key.len();
-        // The key, optional blanks, `:`, optional blanks, then `old`.
-        let mut i = from;
-        while blank(line.get(i)) {
-            i += 1;
-        }
-        if line.get(i) != Some(&b':') {
-            continue;
-        }
-        i += 1;
-        while blank(line.get(i)) {
-            i += 1;
-        }
-        if line.get(i..i + old.len()) != Some(old) {
-            continue;
-        }
-        let mut out = Vec::with_capacity(line.len() + new.len());
-        out.extend_from_slice(line.get(..i).unwrap_or_default());
-        out.extend_from_slice(new);
-        out.extend_from_slice(line.get(i + old.len()..).unwrap_or_default());
-        if serde_json::from_slice::<serde_json::Value>(&out)
-            .ok()
-            .as_ref()
-            == Some(want)
-        {
-            return Some(out);
-        }
-    }
-    None
 }
 
 #[cfg(test)]

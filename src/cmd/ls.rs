@@ -120,7 +120,7 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
     if let Some(n) = a.limit {
         runs.truncate(n);
     }
-    let sizeless = matches!(store, journal::store::Store::JetStream(_));
+    let sizeless = !store.keeps_sizes();
     let note = sort_note(&runs, a.sort, sizeless);
     fn printed(r: &Row) -> &[u8] {
         match &r.shown {

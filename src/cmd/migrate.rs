@@ -12,7 +12,7 @@ use crate::output::{
     cell, json_pretty_rows, outcome_cell, print_table, sanitize, table, Format, Style,
 };
 use comfy_table::Cell;
-use journal::migrate::{self, Options, Progress, RunReport};
+use journal::migrate::{self, Lever, Options, Progress, RunReport};
 use serde::Serialize;
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
@@ -57,6 +57,7 @@ pub fn run(g: &Invocation, a: MigrateArgs, out: &mut dyn Write) -> CmdResult {
         delete_source: a.delete_source,
         upgrade: a.upgrade,
         jobs: usize::from(a.jobs),
+        named: flag,
     };
     let progress = Progress::default();
     let started = Instant::now();
@@ -99,6 +100,15 @@ pub fn run(g: &Invocation, a: MigrateArgs, out: &mut dyn Write) -> CmdResult {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The flag that sets a lever a report names.
+fn flag(l: Lever) -> &'static str {
+    match l {
+        Lever::AllowLive => "--allow-live",
+        Lever::IncludeCorrupt => "--include-corrupt",
+        Lever::Upgrade => "--upgrade",
+    }
 }
 
 /// `schemas/output/migrate.json` (keys sorted: `output::sorted`).

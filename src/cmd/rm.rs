@@ -32,6 +32,10 @@ struct Removed {
     /// The backup's id for `backups prune` (file backend: its file name).
     #[serde(skip)]
     kept_id: Option<String>,
+    /// The backup is the journal under a second name (file backend): it
+    /// frees no disk until pruned.
+    #[serde(skip)]
+    linked: bool,
 }
 
 /// What happened to one named run.
@@ -129,6 +133,7 @@ pub fn run(g: &Invocation, mut a: RmArgs, out: &mut dyn Write) -> CmdResult {
                         .and_then(|k| k.file_name())
                         .and_then(|n| n.to_str())
                         .map(str::to_owned),
+                    linked: matches!(d.restore, Some(journal::store::Restore::Link { .. })),
                     kept: d.kept.map(|k| journal::shell::shown(&k)),
                     restore: d.restore.as_ref().map(|r| crate::hint::restore(g, r)),
                     warning: d.warning,
@@ -148,7 +153,7 @@ pub fn run(g: &Invocation, mut a: RmArgs, out: &mut dyn Write) -> CmdResult {
         .count();
     crate::batch::say_stopped(&breaker, skipped, "rm", style);
     if style.format == Format::Text {
-        not_freed(g, &store, out, &deletions)?;
+        not_freed(g, out, &deletions)?;
     }
     // The exit status: 1 when every failure was a refusal (a live run) or
     // a warning, 2 when something could not be done (CLI.md).
@@ -325,20 +330,12 @@ fn dry_run(
 /// On the file backend a deleted run's backup is its journal under a
 /// second name: nothing of the disk is freed until the backup is pruned.
 /// Says so, with the prune that frees it.
-fn not_freed(
-    g: &Invocation,
-    store: &Store,
-    out: &mut dyn Write,
-    deletions: &[Deletion],
-) -> io::Result<()> {
-    if !matches!(store, Store::File(_)) {
-        return Ok(());
-    }
+fn not_freed(g: &Invocation, out: &mut dyn Write, deletions: &[Deletion]) -> io::Result<()> {
     let kept: Vec<String> = deletions
         .iter()
         .filter_map(|d| match d {
-            Deletion::Done(r) => r.kept_id.clone(),
-            Deletion::Failed { .. } => None,
+            Deletion::Done(r) if r.linked => r.kept_id.clone(),
+            _ => None,
         })
         .collect();
     if kept.is_empty() {

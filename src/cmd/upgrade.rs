@@ -85,10 +85,7 @@ pub fn run(g: &Invocation, a: UpgradeArgs, out: &mut dyn Write) -> CmdResult {
     };
     // What the batch needs of the stream, asked once before any run is
     // touched: a stream without rollups refuses every upgrade alike.
-    let rollups_off = match &store {
-        Store::JetStream(j) if !j.config().allow_rollup => Some(j.name().to_owned()),
-        _ => None,
-    };
+    let rollups_off = store.rollup_refusal().map(|off| off.stream);
     let mut refusal = None;
     let rows = match rollups_off {
         None => upgrade_all(a.write.dry_run),
@@ -218,19 +215,25 @@ fn one(
         Ok(o) => (row(run, o), 0),
         // Selected by --all and holding a person's act: left to them, and
         // counted (not a refusal: nothing asked for it by name).
-        Err(journal::Error::State(r)) if r.by_filter && r.forcible => (
-            Row {
-                run: run.to_owned(),
-                outcome: "left",
-                state: Some(r.state.word()),
-                records: None,
-                kept: None,
-                resumed: false,
-                error: None,
-                skipped: false,
-            },
-            0,
-        ),
+        Err(e)
+            if e.refusal()
+                .and_then(|r| r.state())
+                .is_some_and(|r| r.by_filter && r.forcible) =>
+        {
+            (
+                Row {
+                    run: run.to_owned(),
+                    outcome: "left",
+                    state: e.refusal().and_then(|r| r.state()).map(|r| r.state.word()),
+                    records: None,
+                    kept: None,
+                    resumed: false,
+                    error: None,
+                    skipped: false,
+                },
+                0,
+            )
+        }
         Err(e) => {
             let exit = exit_of(&e);
             let outcome = if exit == 1 { "refused" } else { "failed" };

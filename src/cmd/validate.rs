@@ -14,8 +14,9 @@ use crate::open::{open_store, schemas};
 use crate::output::{
     diagnostic, json_line, print_table, sanitize, summary_line, table, Format, Style,
 };
-use journal::schema::{check_lines, JournalVerdict, LineVerdict, SchemaSet};
+use journal::schema::SchemaSet;
 use journal::store::Store;
+use journal::validate::{check_lines, JournalVerdict, LineVerdict};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::io::Write;

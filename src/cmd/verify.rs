@@ -405,7 +405,7 @@ mod tests {
         let g = crate::cli::Cli::parse_from(["fisk-admin", "--state-dir", "/s", "info"])
             .global
             .resolve();
-        let store = Store::File(journal::store::file::FileStore::new("/s"));
+        let store = Store::directory("/s");
         let chain = |fs: &[Finding]| fix_chain(&g, Some(&store), &fs.iter().collect::<Vec<_>>());
         let v3 = finding(Code::VersionThree, Remedy::Upgrade);
         // A repair is the fix; upgrading is a store-wide decision.

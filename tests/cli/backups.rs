@@ -401,3 +401,120 @@ fn on_jetstream(gen: &str) {
         .unwrap_or_default();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// Issue 36 doubt: a JetStream prune (the backup directory renamed to
+/// `<name>.pruning`, then removed) killed after the rename, or half way
+/// through the removal, leaves nothing `backups` lists as a backup (no
+/// empty one), says a prune is unfinished, and the next prune finishes it;
+/// a prune of named ids of which one is already gone prunes the rest and
+/// names the one gone.
+#[test]
+fn a_jetstream_prune_killed_between_its_steps_lists_no_empty_backup_and_the_next_finishes_it() {
+    let srv = NatsServer::start();
+    srv.spec_stream("SESSIONS", "fisk.sessions.>");
+    let home = tempfile::tempdir().unwrap();
+    let src = store_copy("runs-v1");
+    let js = |args: &[&str]| {
+        let mut all = vec![
+            "--server",
+            srv.url.as_str(),
+            "--store",
+            "jetstream:SESSIONS",
+        ];
+        all.extend_from_slice(args);
+        fisk_in(home.path(), &all, None)
+    };
+    let from = format!("file:{}", s(src.path()));
+    let kept = home.path().join("state/fisk-admin/removed/SESSIONS");
+    let ids = |r: &Run| -> Vec<String> {
+        r.json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    for (step, cut) in [
+        ("after the rename", false),
+        ("half way through the removal", true),
+    ] {
+        migrate_via(home.path(), &srv.url, &from, "jetstream:SESSIONS", &[]);
+        for run in ["tool-batch", "simple-completed"] {
+            let r = js(&["rm", run, "--yes"]);
+            assert_eq!(r.code, 0, "{step}: {}", r.stderr);
+        }
+        let listed = js(&["-o", "json", "backups"]);
+        let before = ids(&listed);
+        assert_eq!(before.len(), 2, "{step}: {}", listed.stdout);
+        // The kill: one backup's directory renamed, and with `cut` one of
+        // its files already gone.
+        let dir = std::fs::read_dir(&kept)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("tool-batch-")
+            })
+            .unwrap();
+        let mut doomed = dir.clone().into_os_string();
+        doomed.push(".pruning");
+        std::fs::rename(&dir, &doomed).unwrap();
+        if cut {
+            let file = std::fs::read_dir(&doomed).unwrap().next().unwrap().unwrap();
+            std::fs::remove_file(file.path()).unwrap();
+        }
+        let r = js(&["-o", "json", "backups"]);
+        assert_eq!(r.code, 0, "{step}: {}", r.stderr);
+        let now = ids(&r);
+        assert_eq!(
+            now.len(),
+            1,
+            "{step}: a half-pruned backup is listed: {}",
+            r.stdout
+        );
+        assert!(now[0].contains("simple-completed"), "{step}: {}", r.stdout);
+        // It says a prune is unfinished, with a command carrying this
+        // invocation's flags (the named prune below is the one run).
+        let [finish] = crate::upgrade::quoted_commands(&r.stderr)
+            .try_into()
+            .unwrap_or_else(|c: Vec<String>| panic!("{step}: one command: {c:?} {}", r.stderr));
+        assert!(
+            r.stderr.contains("a prune was interrupted"),
+            "{step}: {}",
+            r.stderr
+        );
+        assert!(finish.contains("--server"), "{step}: {finish}");
+        for b in r.json().as_array().unwrap() {
+            assert_ne!(
+                b["bytes"], 0,
+                "{step}: an empty backup listed: {}",
+                r.stdout
+            );
+        }
+        // Named ids, one of them gone with the killed prune: the rest is
+        // pruned, the gone one named, and the unfinished prune finished.
+        let mut args = vec!["backups", "prune", "--yes"];
+        args.extend(before.iter().map(String::as_str));
+        let r = js(&args);
+        assert!(
+            r.stdout.contains("tool-batch") || r.stderr.contains("tool-batch"),
+            "{step}: the id gone is not named: {}{}",
+            r.stdout,
+            r.stderr
+        );
+        let left: Vec<_> = std::fs::read_dir(&kept)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(
+            left.is_empty(),
+            "{step}: left {left:?}: {}{}",
+            r.stdout,
+            r.stderr
+        );
+        let r = js(&["-o", "json", "backups"]);
+        assert!(ids(&r).is_empty(), "{step}: {}", r.stdout);
+    }
+}

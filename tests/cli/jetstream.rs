@@ -4,6 +4,7 @@
 use crate::nats_support::{publish_interleaved, testdata_runs, NatsServer};
 use crate::schema::{assert_valid, output_validator};
 use crate::support::{assert_printable, fisk_in, s, store_copy, testdata, Run};
+use crate::upgrade::{paste_in, quoted_commands};
 use async_nats::jetstream::stream::{Config, DiscardPolicy};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -2463,6 +2464,22 @@ fn a_sealed_stream_is_read_and_moved_off_and_writers_refuse_it() {
         );
     };
     sealed(&store(&["rm", "tool-batch", "--yes", "--force"]), "rm");
+    // The way on is migrate from the stream, which refuses to run until
+    // the operator adds where to (--to): the library says sealed, the
+    // binary names its command.
+    let r = store(&["rm", "tool-batch", "--yes", "--force"]);
+    let moves = quoted_commands(&r.stderr.replace('\n', " "));
+    let [off] = moves.as_slice() else {
+        panic!("one command in the help: {}", r.stderr);
+    };
+    assert!(
+        off.contains(&format!("migrate --from jetstream:{STREAM} --all")),
+        "{off}"
+    );
+    let pasted = paste_in(home.path(), off);
+    assert_eq!(pasted.code, 2, "{off}: {}{}", pasted.stdout, pasted.stderr);
+    assert!(pasted.stderr.contains("--to"), "{}", pasted.stderr);
+
     sealed(
         &store(&["answer", "deferral-waiting", "--content", "x", "--force"]),
         "answer",

@@ -3,7 +3,7 @@
 // A test (or benchmark) crate: a panic is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-#[path = "../../journal/tests/support/nats.rs"]
+#[path = "../../journal/tests/all/nats_support.rs"]
 mod nats_support;
 mod support;
 

@@ -8,7 +8,7 @@
 //! what it was (CLI.md: the tool "never changes a journal it was only asked
 //! to read").
 
-#[path = "../../journal/tests/mutate/mod.rs"]
+#[path = "../../journal/tests/all/mutate/mod.rs"]
 pub(crate) mod mutate;
 
 use crate::support::*;

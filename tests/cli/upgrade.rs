@@ -710,7 +710,7 @@ pub fn paste_in(home: &Path, line: &str) -> Run {
 }
 
 /// The commands between backticks in `text`, in order.
-fn quoted_commands(text: &str) -> Vec<String> {
+pub fn quoted_commands(text: &str) -> Vec<String> {
     text.split('`')
         .skip(1)
         .step_by(2)

@@ -182,7 +182,7 @@ pub fn leftover(out: &[u8], patterns: &[Regex]) -> Option<String> {
         let m = re.find(&text)?;
         let line = text.get(..m.start()).map_or(0, |t| t.matches('\n').count()) + 1;
         Some(format!(
-            "--redact {} still matches line {line} of the document (`{}`): the document's own text (a label, a figure, its markup) or a field no redaction reaches; nothing was written. Give a pattern that matches only the secret",
+            "the pattern {} still matches line {line} of the document (`{}`): the document's own text (a label, a figure, its markup) or a field no redaction reaches; nothing was written. Give a pattern that matches only the secret",
             re.as_str(),
             crate::shell::word(std::ffi::OsStr::new(m.as_str()))
         ))

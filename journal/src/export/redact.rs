@@ -202,7 +202,7 @@ impl<'a> Redactor<'a> {
             }
             Kind::Fixed => {
                 return Err(format!(
-                    "--redact {} matches {} `{}`, which is the journal's structure (field names, protocols, times, roles, reasons, the fingerprint's hashes and thinking mode, numbers): no replacement keeps the journal readable",
+                    "the pattern {} matches {} `{}`, which is the journal's structure (field names, protocols, times, roles, reasons, the fingerprint's hashes and thinking mode, numbers): no replacement keeps the journal readable",
                     re.as_str(),
                     match path.last() {
                         Some(Seg::Key(k)) if k == s => "the field name",

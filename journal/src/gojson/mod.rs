@@ -140,6 +140,9 @@ pub(crate) fn to_vec<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
 }
 
 #[cfg(test)]
+mod go_decode;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

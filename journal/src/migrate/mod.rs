@@ -66,6 +66,35 @@ pub struct Options {
     pub upgrade: bool,
     /// Runs copied at once (at least 1).
     pub jobs: usize,
+    /// How a report names each [`Lever`] (the front end's word for it,
+    /// a flag on a command line); [`Lever::field`] names it as this
+    /// struct does.
+    pub named: fn(Lever) -> &'static str,
+}
+
+/// An option of [`Options`] a run's report points at: the one that would
+/// copy a run migrate skipped, or the one that made it copy what it did.
+/// The report names it as [`Options::named`] says, so a front end's
+/// reports speak its own words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lever {
+    /// [`Options::allow_live`].
+    AllowLive,
+    /// [`Options::include_corrupt`].
+    IncludeCorrupt,
+    /// [`Options::upgrade`].
+    Upgrade,
+}
+
+impl Lever {
+    /// The option's name in [`Options`].
+    pub fn field(self) -> &'static str {
+        match self {
+            Lever::AllowLive => "allow_live",
+            Lever::IncludeCorrupt => "include_corrupt",
+            Lever::Upgrade => "upgrade",
+        }
+    }
 }
 
 /// Counters a progress display can read while a migrate runs.

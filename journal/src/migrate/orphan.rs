@@ -52,7 +52,8 @@ pub(super) fn copy_orphan(
     rep.records = records.len() as u64;
     rep.bytes = records.iter().map(|(_, b)| b.len() as u64 + 1).sum();
     rep.notes.push(format!(
-        "no meta record (orphan-messages): records {first}-{last} copied as they are stored (--include-corrupt); the copy has no meta record either, so no agent reads it"
+        "no meta record (orphan-messages): records {first}-{last} copied as they are stored ({}); the copy has no meta record either, so no agent reads it",
+        (opts.named)(super::Lever::IncludeCorrupt)
     ));
     if gap.is_some() {
         rep.partial = true;

@@ -1,9 +1,8 @@
 //! Choosing the runs and reading each source run with migrate's checks:
-//! the reader's rule, live runs, seqs 1..N, `--include-corrupt` and
-//! `--upgrade`.
+//! the reader's rule, live runs, seqs 1..N, [`Lever`]s.
 
 use super::report::{failed, Outcome, RunReport};
-use super::Options;
+use super::{Lever, Options};
 use crate::digest::digest;
 use crate::error::{Error, Result};
 use crate::lines::Tail;
@@ -41,7 +40,7 @@ pub(super) struct Source {
 }
 
 /// Read and check the source run (the reader's rule, live runs, seqs
-/// 1..N, `--include-corrupt`): `Err` with the final report when the run
+/// 1..N, [`Options::include_corrupt`]): `Err` with the final report when the run
 /// ends here.
 pub(super) fn read_source(
     from: &Store,
@@ -50,6 +49,7 @@ pub(super) fn read_source(
     pre: Option<Prefetched>,
 ) -> std::result::Result<Source, RunReport> {
     let rep = RunReport::new(run);
+    let corrupt = (opts.named)(Lever::IncludeCorrupt);
 
     // The source: whether its writer is there, as the store can tell
     // (a lock for certain; SPEC 8's hold only suspects one, which matters
@@ -59,7 +59,7 @@ pub(super) fn read_source(
             Ok(true) => {
                 return Err(rep.end(
                     Outcome::SkippedLive,
-                    "a writer holds the source run now; let it finish, or pass --allow-live to copy what is stored",
+                    format!("a writer holds the source run now; let it finish, or pass {} to copy what is stored", (opts.named)(Lever::AllowLive)),
                 ))
             }
             Ok(false) => {}
@@ -71,7 +71,7 @@ pub(super) fn read_source(
         Err(e @ Error::Corrupt { .. }) => {
             return Err(rep.end(
                 Outcome::SkippedCorrupt,
-                format!("{e}; --include-corrupt copies the readable prefix"),
+                format!("{e}; {corrupt} copies the readable prefix"),
             ))
         }
         Err(e) => return Err(failed(rep, e)),
@@ -81,7 +81,7 @@ pub(super) fn read_source(
         rep.partial = true;
         rep.prefix_only = true;
         rep.notes.push(format!(
-            "source is corrupt ({why}): copied only its readable prefix (--include-corrupt)"
+            "source is corrupt ({why}): copied only its readable prefix ({corrupt})"
         ));
     }
     if let Tail::Torn {
@@ -107,19 +107,19 @@ pub(super) fn read_source(
             if bad == 0 && matches!(from.orphan(run), Ok(Some(_))) {
                 return Err(rep.end(
                     Outcome::SkippedCorrupt,
-                    format!("{what}: it has no meta record (orphan-messages); --include-corrupt copies its records as they are stored"),
+                    format!("{what}: it has no meta record (orphan-messages); {corrupt} copies its records as they are stored"),
                 ));
             }
             return Err(rep.end(
                 Outcome::SkippedCorrupt,
-                format!("{what}; --include-corrupt copies the records before it"),
+                format!("{what}; {corrupt} copies the records before it"),
             ));
         }
         src.entries.truncate(bad);
         rep.partial = true;
         rep.prefix_only = true;
         rep.notes.push(format!(
-            "{what}: copied only the {bad} records before it (--include-corrupt)"
+            "{what}: copied only the {bad} records before it ({corrupt})"
         ));
     }
     if src.entries.is_empty() {
@@ -134,15 +134,15 @@ pub(super) fn read_source(
         if !opts.include_corrupt {
             return Err(rep.end(
                 Outcome::SkippedCorrupt,
-                format!("{why}: the agent refuses this run; --include-corrupt copies it anyway"),
+                format!("{why}: the agent refuses this run; {corrupt} copies it anyway"),
             ));
         }
         rep.notes.push(format!(
-            "{why}: copied although the agent refuses it (--include-corrupt)"
+            "{why}: copied although the agent refuses it ({corrupt})"
         ));
     }
     if opts.upgrade {
-        upgrade_meta(&mut src, &mut rep)?;
+        upgrade_meta(&mut src, &mut rep, (opts.named)(Lever::Upgrade))?;
     }
     rep.records = src.entries.len() as u64;
     rep.bytes = src.entries.iter().map(|e| e.raw.len() as u64 + 1).sum();
@@ -180,10 +180,14 @@ fn agent_refuses(run: &str, src: &crate::store::Journal) -> Option<String> {
     }
 }
 
-/// `--upgrade`: a version-3 source is copied as version 1, its meta
+/// [`Options::upgrade`]: a version-3 source is copied as version 1, its meta
 /// record's version the only byte that differs; the copy is verified
 /// against the upgraded bytes. Other versions are copied as they are.
-fn upgrade_meta(src: &mut Journal, rep: &mut RunReport) -> std::result::Result<(), RunReport> {
+fn upgrade_meta(
+    src: &mut Journal,
+    rep: &mut RunReport,
+    upgrade: &str,
+) -> std::result::Result<(), RunReport> {
     use crate::record::{Payload, VERSION, VERSION_AUGUST};
     let Some(first) = src.entries.first_mut() else {
         return Ok(());
@@ -198,13 +202,14 @@ fn upgrade_meta(src: &mut Journal, rep: &mut RunReport) -> std::result::Result<(
         Ok(raw) => {
             first.raw = raw;
             m.version = VERSION;
-            rep.notes
-                .push("upgraded while copying: version 3 -> 1 (--upgrade)".into());
+            rep.notes.push(format!(
+                "upgraded while copying: version 3 -> 1 ({upgrade})"
+            ));
             Ok(())
         }
         Err(e) => Err(rep.clone().end(
             Outcome::SkippedCorrupt,
-            format!("--upgrade cannot convert it: {e}"),
+            format!("{upgrade} cannot convert it: {e}"),
         )),
     }
 }

@@ -94,7 +94,7 @@ pub fn fork(store: &Store, req: &Request) -> Result<Forked> {
         Some(Payload::Meta(m)) => m.run_id.as_str(),
         _ => return Err(refuse(Op::Fork, run, Why::NotWhole { seq: 1 })),
     };
-    let meta = meta_with_run_id(&first.raw, old_id, req.new_id)
+    let meta = crate::record::edit::meta_with_run_id(&first.raw, old_id, req.new_id)
         .map_err(|e| crate::Error::refused(run, e))?;
     // What the stream must allow, asked before anything (dry runs too).
     store.check_whole_write(req.new_id)?;
@@ -148,23 +148,6 @@ pub fn fork(store: &Store, req: &Request) -> Result<Forked> {
 
 fn out_of_range(run: &str, seq: u64, last: u64) -> crate::Error {
     refuse(Op::Fork, run, Why::OutOfRange { seq, last })
-}
-
-/// The meta record's bytes with its `run_id` changed from `old` to `new`,
-/// every other byte kept. As `upgrade` does with the version, the change
-/// is found by position and then proven: the new line must decode to the
-/// same JSON but for `meta.run_id`.
-pub(crate) fn meta_with_run_id(line: &[u8], old: &str, new: &str) -> Result<Vec<u8>, String> {
-    let before: serde_json::Value =
-        serde_json::from_slice(line).map_err(|e| format!("the meta record: {e}"))?;
-    let mut want = before;
-    match want.pointer_mut("/meta/run_id") {
-        Some(v) => *v = serde_json::Value::from(new),
-        None => return Err("the meta record has no run_id".into()),
-    }
-    let quoted = |s: &str| serde_json::to_string(s).unwrap_or_default().into_bytes();
-    crate::upgrade::replace_value(line, b"\"run_id\"", &quoted(old), &quoted(new), &want)
-        .ok_or_else(|| "the meta record's run_id could not be found to change".into())
 }
 
 #[cfg(test)]
@@ -234,7 +217,7 @@ mod tests {
         for (n, id) in [(0, "new"), (last + 1, "new")] {
             let e = fork(&store, &req(n, id)).unwrap_err();
             assert!(
-                matches!(&e, Error::Op(r) if matches!(r.why, Why::OutOfRange { .. })),
+                matches!(&e, Error::Refused(r) if matches!(r.why, Why::OutOfRange { .. })),
                 "{e:?}"
             );
         }
@@ -267,15 +250,5 @@ mod tests {
         assert!(fork(&store, &req(2, "ok")).is_ok());
         let n = lines(&broken).len() as u64 - 1;
         assert!(fork(&store, &req(n, "no")).is_err());
-    }
-
-    #[test]
-    fn only_the_run_id_changes() {
-        let line = br#"{"seq":1,"meta":{"prompt":"\"run_id\":\"a\"","run_id" : "a","version":1}}"#;
-        let out = meta_with_run_id(line, "a", "bb").unwrap();
-        assert_eq!(
-            String::from_utf8_lossy(&out),
-            r#"{"seq":1,"meta":{"prompt":"\"run_id\":\"a\"","run_id" : "bb","version":1}}"#
-        );
     }
 }

@@ -243,7 +243,6 @@ fn suspended_at(journal: &Journal) -> Option<Time> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::file::FileStore;
     use std::os::unix::fs::PermissionsExt;
 
     /// A fixture journal of `testdata/agent-journals/<generation>`.
@@ -280,7 +279,7 @@ mod tests {
             std::fs::write(&path, text).unwrap();
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
         }
-        let store = Store::File(FileStore::new(dir.path()));
+        let store = Store::directory(dir.path());
         (dir, store)
     }
 
@@ -375,7 +374,7 @@ mod tests {
             );
             assert!(inbox(&store, &store.summaries().unwrap()).items.is_empty());
             match pending(&store, "gated") {
-                Err(crate::Error::Op(r)) => {
+                Err(crate::Error::Refused(r)) => {
                     assert_eq!(r.why, crate::ops::Why::NothingPending);
                     assert_eq!(
                         r.to_string(),

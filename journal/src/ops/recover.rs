@@ -153,7 +153,13 @@ pub fn recover(store: &Store, req: &Request) -> Result<Recovered> {
             store.create_marked(new, records, &intent)?;
         }
         None => {
-            let (kept, unreadable) = store.recover_in_place(run, &bytes, &out.plan, &intent)?;
+            let (kept, unreadable) = store.recover_in_place(
+                run,
+                &bytes,
+                &out.plan.records,
+                &out.plan.unreadable,
+                &intent,
+            )?;
             out.kept = Some(kept);
             out.unreadable = unreadable;
         }
@@ -180,7 +186,7 @@ fn finish_in_place(
         return Err(crate::Error::refused_until(
             run,
             format!(
-                "{}: recover it without --dry-run to finish",
+                "{}: a dry run does not finish it, the recover itself does",
                 p.describe(run)
             ),
             crate::Remedy::Recover,
@@ -189,11 +195,7 @@ fn finish_in_place(
     let Some(records) = store.finish_replace(run, p)? else {
         return Ok(None);
     };
-    let mut written = Vec::new();
-    for r in &records {
-        written.extend_from_slice(r);
-        written.push(b'\n');
-    }
+    let written = crate::lines::join(&records);
     let kept = p.mark.kept.as_ref().map(PathBuf::from);
     let original = kept
         .as_ref()
@@ -274,7 +276,7 @@ mod tests {
         // Whole now: the agent reads it, so recover refuses; forced, it
         // finds nothing more to recover.
         let e = recover(&store, &req(None, false)).unwrap_err();
-        assert!(matches!(e, crate::Error::State(_)), "{e}");
+        assert!(e.refusal().is_some_and(|r| r.state().is_some()), "{e}");
         let forced = Request {
             force: true,
             ..req(None, false)
@@ -305,7 +307,7 @@ mod tests {
         let (dir, store) = store_with(&bad);
         let e = recover(&store, &req(None, false)).unwrap_err();
         assert!(
-            matches!(&e, crate::Error::Op(r) if matches!(r.why, Why::Unrecoverable { .. })),
+            matches!(&e, crate::Error::Refused(r) if matches!(r.why, Why::Unrecoverable { .. })),
             "{e:?}"
         );
         assert_eq!(std::fs::read(dir.path().join("r.json")).unwrap(), bad);

@@ -5,7 +5,6 @@ use super::answer::{self, Request as AnswerRequest};
 use super::approve::{approve, Request as ApproveRequest, Target};
 use super::{become_writer, Change, Op, Open, Seen, Why};
 use crate::fold::{CallState, FoldOptions, RunState};
-use crate::store::file::FileStore;
 use crate::store::Store;
 use crate::Error;
 use std::os::unix::fs::PermissionsExt;
@@ -26,7 +25,7 @@ pub(super) fn store_with(run: &str, text: &str) -> (tempfile::TempDir, Store, Pa
     let path = dir.path().join(format!("{run}.json"));
     std::fs::write(&path, text).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let store = Store::File(FileStore::new(dir.path()));
+    let store = Store::directory(dir.path());
     (dir, store, path)
 }
 
@@ -63,8 +62,8 @@ fn state(store: &Store, run: &str) -> RunState {
 fn refusal(op: Op, path: &PathBuf, before: &[u8], e: Error) -> Why {
     assert_eq!(std::fs::read(path).unwrap(), before, "{e}");
     match e {
-        Error::Op(r) => {
-            assert_eq!(r.op, op);
+        Error::Refused(r) => {
+            assert_eq!(r.op, Some(op));
             r.why
         }
         other => panic!("not a refusal: {other}"),
@@ -192,7 +191,9 @@ fn an_answer_is_refused_for_a_call_that_does_not_wait_on_one() {
     };
     let e = answer::prepare(&store, &req).map(|_| ()).unwrap_err();
     assert_eq!(std::fs::read(&path).unwrap(), before);
-    let Error::State(r) = e else { panic!("{e}") };
+    let Some(r) = e.refusal().and_then(|r| r.state()) else {
+        panic!("{e}")
+    };
     assert_eq!(r.state, crate::state::State::Suspended);
     assert_eq!(
         answer_refused(two, &without_lines(two, &[6]), None),
@@ -356,7 +357,9 @@ fn an_approval_is_refused_for_a_run_not_suspended_on_one() {
     )
     .unwrap_err();
     assert_eq!(std::fs::read(&path).unwrap(), before);
-    let Error::State(r) = e else { panic!("{e}") };
+    let Some(r) = e.refusal().and_then(|r| r.state()) else {
+        panic!("{e}")
+    };
     assert_eq!(
         r.state,
         crate::state::State::Ended(crate::record::Reason::Error)
@@ -448,9 +451,11 @@ fn an_approval_is_written_for_a_call_that_waits() {
 fn a_refusal_reads_as_before() {
     let says = |why: Why| {
         super::Refusal {
-            op: Op::Answer,
+            op: Some(Op::Answer),
             run: "r".into(),
             why,
+            remedy: None,
+            calls: Vec::new(),
         }
         .to_string()
     };

@@ -201,12 +201,16 @@ impl Record {
         }
     }
 
+    /// Where Go's scanner stops reading `line` when it is not JSON (a byte
+    /// offset into it, at most its length); `None` when it is JSON. What a
+    /// front end points at when it shows a damaged line.
+    pub fn syntax_error_at(line: &[u8]) -> Option<usize> {
+        scan(line).err().map(|bad| bad.offset.min(line.len()))
+    }
+
     /// Decode the bytes [`scan`] gave for a line: JSON Go accepts, so any
     /// error is a field of the wrong type.
-    // Public for tests: journal/tests/go_decode.rs checks the scanner's
-    // path against the fast one.
-    #[doc(hidden)]
-    pub fn decode_scanned(line: &[u8]) -> Result<Record, DecodeError> {
+    pub(crate) fn decode_scanned(line: &[u8]) -> Result<Record, DecodeError> {
         let env: Envelope = serde_json::from_slice(line).map_err(|e| DecodeError {
             json_ok: true,
             message: e.to_string(),

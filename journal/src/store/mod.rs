@@ -6,14 +6,18 @@
 //! many, and `appender`
 //! the one-writer contract both backends' appenders keep.
 
+mod address;
 mod appender;
 pub mod backup;
 mod breaker;
 pub mod file;
+pub mod follow;
 pub mod jetstream;
+mod keep;
 mod many;
 mod summary;
 
+pub use address::{Address, FromAgent};
 pub use appender::Appender;
 pub use breaker::Breaker;
 pub use many::{release, NewRun, ReadBudget};
@@ -22,6 +26,7 @@ pub use summary::{Listed, Summary};
 
 use crate::lines::Tail;
 use crate::record::{Entry, Record};
+use keep::*;
 use std::path::PathBuf;
 
 /// What a write of a whole run is, for a store that cannot write one in
@@ -83,124 +88,6 @@ pub struct Verified {
     pub reports: Vec<crate::verify::Report>,
     /// How many runs were checked.
     pub runs: usize,
-}
-
-/// Where a JetStream run is kept before `why` (`removed`, `upgraded`)
-/// changes it: `$XDG_STATE_HOME/fisk-admin/<why>/<STREAM>/<id>-<UTC time>`
-/// (else under `~/.local/state`), a directory that becomes a file store of
-/// the one run.
-fn keep_dir(
-    why: &str,
-    stream: &str,
-    run: &str,
-    command: &str,
-    undone: &str,
-) -> crate::Result<PathBuf> {
-    let (home, _) = file::state_home().map_err(|_| {
-        crate::Error::Usage(format!(
-            "{command} on JetStream keeps each run in $XDG_STATE_HOME/fisk-admin/{why} \
-             (else ~/.local/state/...), but neither XDG_STATE_HOME nor HOME is an \
-             absolute path; set one of them; nothing was {undone}"
-        ))
-    })?;
-    let stamp = crate::time::compact(std::time::SystemTime::now());
-    Ok(home
-        .join("fisk-admin")
-        .join(why)
-        .join(stream)
-        .join(backup::dir_name(run, &stamp)))
-}
-
-/// Keep a run as a one-run file store: `journal` as `<dir>/<run>.json`, in
-/// a new directory `dir` = `<keep>[-<N>]` (the first free N, none for the
-/// first), which `migrate` copies back. Both go through the [`Store`]: the
-/// directory ([`Store::new_backup`]: 0700, every directory created on the
-/// way fsynced into its parent) and the journal ([`Store::write_whole`]:
-/// byte for byte, whatever the stream held, damaged runs above all; 0600,
-/// fsynced, named only once durable, no run lock). `others` (messages on
-/// no record subject, JSON lines), when any, go to
-/// `<dir>/<run>.other.jsonl` (not a journal, so written here), fsynced
-/// with the directory. On failure nothing half-written is left behind.
-/// Returns the journal's path.
-pub(crate) fn keep_run(
-    keep: &std::path::Path,
-    run: &str,
-    journal: &[u8],
-    others: &[u8],
-) -> crate::Result<PathBuf> {
-    use crate::Error;
-    let store = Store::new_backup(keep)?;
-    let crate::Where::Path(dir) = store.place() else {
-        return Err(Error::refused(run, "a backup is kept in a file store"));
-    };
-    let file = dir.join(format!("{run}.json"));
-    let other = dir.join(format!("{run}.other.jsonl"));
-    let written = store
-        .write_whole(run, journal)
-        .and_then(|_| match others.is_empty() {
-            true => Ok(()),
-            false => crate::durable::write_new(&other, others)
-                .map_err(|e| Error::io(&other, e))
-                .and_then(|()| crate::durable::sync_dir(&dir).map_err(|e| Error::io(&dir, e))),
-        });
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&file);
-        let _ = std::fs::remove_file(&other);
-        let _ = std::fs::remove_dir(&dir);
-        return Err(e);
-    }
-    Ok(file)
-}
-
-/// [`keep_run`], unless a copy of exactly these bytes was kept before by
-/// the same command, killed before it went on ([`kept_before`]): that
-/// one's journal then. For `rm` and `recover`, which never remove a copy
-/// they kept (two `upgrade`s at once each remove their own on a lost
-/// race, so they keep one each).
-pub(crate) fn keep_run_once(
-    keep: &std::path::Path,
-    run: &str,
-    journal: &[u8],
-    others: &[u8],
-) -> crate::Result<PathBuf> {
-    match kept_before(keep, run, journal, others) {
-        Some(file) => Ok(file),
-        None => keep_run(keep, run, journal, others),
-    }
-}
-
-/// A copy of `run` kept before beside `keep` (a directory
-/// `<run>-<UTC time>[-N]` under the same parent) holding exactly
-/// `journal` and `others`: what the same command left when it was killed
-/// after keeping the run and before changing it (issue 36.5: `rm` again
-/// kept a second copy). Its journal's path; `None` when there is none.
-fn kept_before(
-    keep: &std::path::Path,
-    run: &str,
-    journal: &[u8],
-    others: &[u8],
-) -> Option<PathBuf> {
-    let parent = keep.parent()?;
-    let prefix = format!("{run}-");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(parent)
-        .ok()?
-        .filter_map(|e| e.ok())
-        .filter(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| n.starts_with(&prefix))
-        })
-        .map(|e| e.path())
-        .collect();
-    dirs.sort();
-    dirs.into_iter().find_map(|d| {
-        let file = d.join(format!("{run}.json"));
-        let other = std::fs::read(d.join(format!("{run}.other.jsonl"))).unwrap_or_default();
-        let same = std::fs::symlink_metadata(&file).is_ok_and(|m| m.file_type().is_file())
-            && std::fs::read(&file).is_ok_and(|b| b == journal)
-            && other == others;
-        same.then_some(file)
-    })
 }
 
 /// The store a command works on. Every command goes through this, so each
@@ -290,6 +177,13 @@ pub struct Deleted {
     pub warning: Option<String>,
 }
 
+/// A stream that does not allow rollups ([`Store::rollup_refusal`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RollupsOff {
+    /// The stream's name.
+    pub stream: String,
+}
+
 /// How [`Store::put_back`] goes on.
 pub(crate) enum PutBack {
     /// The run's journal is the backup again.
@@ -326,11 +220,48 @@ pub enum Restore {
 /// each) and journals are a few MB.
 const SUMMARY_GROUP: usize = 2048;
 
+impl From<file::FileStore> for Store {
+    fn from(f: file::FileStore) -> Store {
+        Store::File(f)
+    }
+}
+
+impl From<jetstream::JetStreamStore> for Store {
+    fn from(j: jetstream::JetStreamStore) -> Store {
+        Store::JetStream(Box::new(j))
+    }
+}
+
 impl Store {
     /// A store that is a directory of journal files: all opening one
     /// takes (no NATS settings, no hold: a writer's lock tells).
     pub fn directory(dir: impl Into<PathBuf>) -> Store {
         Store::File(file::FileStore::new(dir))
+    }
+
+    /// Whether a run's summary says how many bytes its journal takes (a
+    /// journal file's size). A stream keeps no per-run size.
+    pub fn keeps_sizes(&self) -> bool {
+        matches!(self, Store::File(_))
+    }
+
+    /// Whether who writes a run is known only by how recent its last
+    /// record is (SPEC 8's hold: a stream has no lock a writer holds), so
+    /// a writer that failed half way leaves its own run held for the hold.
+    pub fn guards_by_hold(&self) -> bool {
+        matches!(self, Store::JetStream(_))
+    }
+
+    /// Why a run's meta record cannot be replaced in place here (what
+    /// `upgrade` does): a stream that does not allow rollups, said with
+    /// the stream's name. `None` where it can.
+    pub fn rollup_refusal(&self) -> Option<RollupsOff> {
+        match self {
+            Store::File(_) => None,
+            Store::JetStream(j) => (!j.config().allow_rollup).then(|| RollupsOff {
+                stream: j.name().to_owned(),
+            }),
+        }
     }
 
     /// For messages: "directory /x" or "stream S on nats://..".
@@ -726,7 +657,8 @@ impl Store {
     }
 
     /// Replace the damaged run `run`, read as `planned` ([`raw`](Self::raw)),
-    /// by the journal `plan` made of it, keeping the original first; a run
+    /// by `records` (what `recover` made of it), keeping the original first
+    /// and `unreadable` (its bytes no record was read from) beside it; a run
     /// that changed since it was read is refused. File: under the run lock,
     /// as `upgrade` replaces a journal (`file::recover`), the bytes that
     /// could not be read kept beside it too. JetStream: the run fenced as
@@ -740,14 +672,15 @@ impl Store {
         &self,
         run: &str,
         planned: &[u8],
-        plan: &crate::recover::Plan,
+        records: &[Vec<u8>],
+        unreadable: &[u8],
         intent: &Intent,
     ) -> crate::Result<(PathBuf, Option<PathBuf>)> {
         match self {
-            Store::File(f) => f.recover(run, planned, &plan.journal(), &plan.unreadable),
+            Store::File(f) => f.recover(run, planned, &crate::lines::join(records), unreadable),
             Store::JetStream(j) => {
                 let keep = keep_dir("recovered", j.name(), run, "recover", "changed")?;
-                let records = (1u64..).zip(plan.records.iter().cloned()).collect();
+                let records = (1u64..).zip(records.iter().cloned()).collect();
                 let kept = j.replace_whole(run, planned, records, intent, &keep)?;
                 Ok((kept, None))
             }
@@ -805,7 +738,7 @@ impl Store {
     /// Write the new run `run` of these records (exactly seqs 1..N) so
     /// that no reader takes it for whole before it is: the one way
     /// `fork`, `recover --as` and `backups restore` create a run. File:
-    /// written whole in one step ([`file::FileStore::create_whole`]).
+    /// written whole in one step (`FileStore::create_whole`).
     /// JetStream: marked until it is whole (`jetstream/whole.rs`); a
     /// re-run of `intent`'s command goes on from what is stored. An
     /// existing run is refused (`Error::Exists`), and so is a run another
@@ -1045,278 +978,5 @@ impl Store {
     }
 }
 
-/// Where a store is, as a URI, an agent file or the default names it: a
-/// directory of journal files, or a JetStream stream. The rules that turn
-/// a name into an address are here so that every front end reads them
-/// alike; which name wins (a flag over a variable over an agent file) is
-/// the front end's.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Address {
-    /// A file store: a directory of journal files.
-    File {
-        /// The directory.
-        dir: PathBuf,
-    },
-    /// A JetStream store: a stream, on the server the NATS settings name.
-    JetStream {
-        /// The stream's name.
-        stream: String,
-    },
-}
-
-/// The store an agent file chooses, and why, in words (`info` shows them).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FromAgent {
-    /// The address chosen.
-    pub address: Address,
-    /// Why, in words.
-    pub why: String,
-    /// The agent's root directory, when one places the store.
-    pub root: Option<crate::agent::Root>,
-}
-
-impl Address {
-    /// `file:DIR` (or `file:///DIR`) or `jetstream:STREAM`.
-    pub fn parse(uri: &str) -> crate::Result<Address> {
-        let bad = |m: String| crate::Error::Usage(m);
-        if let Some(dir) = uri.strip_prefix("file:") {
-            // The URL form names a local path after `//` (`file:///var/...`);
-            // anything else there (`file://`, `file://host/...`) is not a
-            // directory here.
-            let dir = match dir.strip_prefix("//") {
-                Some(path) if path.starts_with('/') => path,
-                Some(_) => {
-                    return Err(bad(format!(
-                        "store {uri:?}: file: takes a local directory, e.g. file:/var/lib/fisk-ai/runs or file:///var/lib/fisk-ai/runs"
-                    )))
-                }
-                None => dir,
-            };
-            if dir.is_empty() {
-                return Err(bad(format!(
-                    "store {uri:?}: file: needs a directory, e.g. file:/var/lib/fisk-ai/runs"
-                )));
-            }
-            Ok(Address::File {
-                dir: crate::agent::tidy(std::path::Path::new(dir)),
-            })
-        } else if let Some(stream) = uri.strip_prefix("jetstream:") {
-            if stream.is_empty() || stream.contains(['.', '*', '>', ' ', '/', '\\']) {
-                return Err(bad(format!(
-                    "store {uri:?}: jetstream: needs a stream name (no '.', '*', '>', spaces or slashes)"
-                )));
-            }
-            Ok(Address::JetStream {
-                stream: stream.to_owned(),
-            })
-        } else {
-            Err(bad(format!(
-                "store {uri:?} is not understood: use file:DIR or jetstream:STREAM"
-            )))
-        }
-    }
-
-    /// The default store (a directory under the XDG state home), and where
-    /// it is as a rule: `under $XDG_STATE_HOME` or `under ~/.local/state
-    /// (...)`.
-    pub fn default_store() -> crate::Result<(Address, String)> {
-        let base = match file::state_home()?.1 {
-            "$XDG_STATE_HOME" => "under $XDG_STATE_HOME".to_owned(),
-            other => format!("under {other} (XDG_STATE_HOME is not set to an absolute path)"),
-        };
-        Ok((
-            Address::File {
-                dir: file::default_dir()?,
-            },
-            base,
-        ))
-    }
-
-    /// The store of the agent file at `path`: see [`Address::from_agent`].
-    pub fn from_agent_file(
-        path: &std::path::Path,
-        root_override: Option<&std::path::Path>,
-    ) -> crate::Result<FromAgent> {
-        Address::from_agent(&crate::agent::AgentFile::load(path)?, root_override)
-    }
-
-    /// The store an agent file chooses, as the agent would: its
-    /// `harness.sessions` block, placed by the root directory
-    /// (`root_override`, the agent's `--root-dir`, else the file's
-    /// `root_directory`); a file that names no store means the agent's
-    /// default (`<root>/runs` under a root).
-    pub fn from_agent(
-        a: &crate::agent::AgentFile,
-        root_override: Option<&std::path::Path>,
-    ) -> crate::Result<FromAgent> {
-        let root = crate::agent::root(root_override, Some(a))?;
-        let shown = crate::shell::shown(&a.path);
-        let config = |message: String| crate::Error::Config {
-            at: crate::Where::Path(a.path.clone()),
-            message,
-        };
-        let backend = a.harness.sessions.as_ref().map(|s| s.backend.as_str());
-        let (address, why) = match backend {
-            None | Some("" | "file") => {
-                // The root has its own line in `info` and its own help.
-                let dir = a.file_store_dir(root.as_ref());
-                let default = || Address::default_store();
-                let why = match (&dir, backend) {
-                    (Some(_), Some(_)) => format!("harness.sessions in {shown}"),
-                    (Some(_), None) => {
-                        format!("{shown}: no harness.sessions, so the root directory's runs")
-                    }
-                    (None, Some(_)) => format!(
-                        "harness.sessions in {shown}: no directory, so the default, {}",
-                        default()?.1
-                    ),
-                    (None, None) => format!(
-                        "{shown}: no harness.sessions, so the default, {}",
-                        default()?.1
-                    ),
-                };
-                let address = match dir {
-                    Some(dir) => Address::File { dir },
-                    None => default()?.0,
-                };
-                (address, why)
-            }
-            Some("jetstream") => {
-                let stream = a
-                    .harness
-                    .sessions
-                    .as_ref()
-                    .map(|s| s.options.stream.clone())
-                    .unwrap_or_default();
-                if stream.is_empty() {
-                    return Err(config(
-                        "harness.sessions.backend is jetstream but options.stream is empty; name the stream".into(),
-                    ));
-                }
-                (
-                    Address::JetStream { stream },
-                    format!("harness.sessions in {shown}"),
-                )
-            }
-            Some(other) => {
-                return Err(config(format!(
-                    "harness.sessions.backend {other:?} is not known: use file or jetstream"
-                )))
-            }
-        };
-        Ok(FromAgent { address, why, root })
-    }
-
-    /// The store at this address: a directory as it is (whether it must
-    /// exist is the caller's to say), or the stream bound with `settings`
-    /// (unused for a directory) and SPEC 8's `hold`, refused when its
-    /// configuration breaks SPEC 8.
-    pub fn open(
-        &self,
-        settings: &crate::nats::Settings,
-        hold: std::time::Duration,
-    ) -> crate::Result<Store> {
-        Ok(match self {
-            Address::File { dir } => Store::directory(dir.clone()),
-            Address::JetStream { stream } => Store::JetStream(Box::new(
-                jetstream::JetStreamStore::connect(settings, stream)?.with_hold(hold),
-            )),
-        })
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::{Address, Store};
-    use std::path::PathBuf;
-
-    #[test]
-    fn an_address_is_a_directory_or_a_stream() {
-        let file = |d: &str| Address::File {
-            dir: PathBuf::from(d),
-        };
-        assert_eq!(Address::parse("file:/var/runs").unwrap(), file("/var/runs"));
-        assert_eq!(
-            Address::parse("file:///var/runs").unwrap(),
-            file("/var/runs")
-        );
-        assert_eq!(Address::parse("file:./a/./b").unwrap(), file("./a/b"));
-        assert_eq!(
-            Address::parse("jetstream:RUNS").unwrap(),
-            Address::JetStream {
-                stream: "RUNS".into()
-            }
-        );
-        for (uri, says) in [
-            ("file://host/x", "takes a local directory"),
-            ("file:", "needs a directory"),
-            ("jetstream:a.b", "needs a stream name"),
-            ("s3:x", "is not understood"),
-        ] {
-            let e = Address::parse(uri).unwrap_err();
-            assert!(matches!(e, crate::Error::Usage(_)), "{e:?}");
-            assert!(e.to_string().contains(says), "{uri}: {e}");
-        }
-    }
-
-    #[test]
-    fn an_agent_file_names_its_store() {
-        let dir = tempfile::tempdir().unwrap();
-        let write = |name: &str, body: &str| {
-            let p = dir.path().join(name);
-            std::fs::write(&p, body).unwrap();
-            p
-        };
-        let p = write(
-            "a.yaml",
-            "harness:\n  sessions: {backend: file, options: {directory: ./journals}}\n",
-        );
-        let chose = Address::from_agent_file(&p, None).unwrap();
-        assert_eq!(
-            chose.address,
-            Address::File {
-                dir: dir.path().join("journals")
-            }
-        );
-        assert!(
-            chose.why.starts_with("harness.sessions in "),
-            "{}",
-            chose.why
-        );
-        // `--root-dir` places a file store that names no directory.
-        let p = write("b.yaml", "harness:\n  sessions: {backend: file}\n");
-        let chose = Address::from_agent_file(&p, Some(dir.path())).unwrap();
-        assert_eq!(
-            chose.address,
-            Address::File {
-                dir: dir.path().join("runs")
-            }
-        );
-        assert_eq!(chose.root.map(|r| r.from), Some("--root-dir".to_owned()));
-        let p = write(
-            "c.yaml",
-            "harness:\n  sessions: {backend: jetstream, options: {stream: RUNS}}\n",
-        );
-        assert_eq!(
-            Address::from_agent_file(&p, None).unwrap().address,
-            Address::JetStream {
-                stream: "RUNS".into()
-            }
-        );
-        let p = write("d.yaml", "harness:\n  sessions: {backend: jetstream}\n");
-        let e = Address::from_agent_file(&p, None).unwrap_err();
-        assert!(e.to_string().contains("options.stream is empty"), "{e}");
-        let p = write("e.yaml", "harness:\n  sessions: {backend: s3}\n");
-        let e = Address::from_agent_file(&p, None).unwrap_err();
-        assert!(e.to_string().contains("\"s3\" is not known"), "{e}");
-        // A directory opens as it is.
-        let at = Address::File {
-            dir: dir.path().to_path_buf(),
-        };
-        let store = at
-            .open(&crate::nats::Settings::default(), std::time::Duration::ZERO)
-            .unwrap();
-        assert!(matches!(store, Store::File(_)));
-    }
-}
+mod tests;

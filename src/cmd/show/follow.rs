@@ -4,7 +4,7 @@
 //! the closing section and status 0, when the run reaches a terminal
 //! record, and on Ctrl-C (SIGINT, SIGTERM, SIGHUP) with status 130. No
 //! pager: a pager would hold the lines back. The records come from the
-//! journal crate's follow source (`journal::follow`), whatever the backend.
+//! journal crate's follow source (`journal::store::follow`), whatever the backend.
 //! With `--transcript` on a terminal the viewer follows instead
 //! (`crate::view`).
 
@@ -15,7 +15,7 @@ use crate::open::open_store;
 use crate::output::{Format, Style};
 use crate::transcript::index::Transcript;
 use crate::transcript::{end, text};
-use journal::follow::{Follow, Started};
+use journal::store::follow::{Follow, Started};
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
@@ -122,7 +122,13 @@ pub fn show(g: &Invocation, a: &ShowArgs, style: Style, out: &mut dyn Write) -> 
         && !crate::invocation::env_on("NO_TUI")
         && io::stdout().is_terminal()
     {
-        let mut feed = |t: &mut Transcript| f.step(g, t, FEED_WAIT);
+        let mut feed = |t: &mut Transcript| {
+            let added = f.step(g, t, FEED_WAIT)?;
+            Ok(crate::view::Fed {
+                added,
+                notice: f.follow.notice().map(|n| n.to_string()),
+            })
+        };
         let code = crate::view::run_fed(&mut t, &[], style, out, Some(&mut feed))?;
         // What the run waits on is known only once it has ended.
         if code == ExitCode::SUCCESS {
@@ -158,7 +164,14 @@ pub fn show(g: &Invocation, a: &ShowArgs, style: Style, out: &mut dyn Write) -> 
         f.step(g, &mut t, TICK)?;
         // The server gone (waited for) or back: said as it happens.
         if let Some(notice) = f.follow.notice() {
-            eprintln!("fisk-admin: {}", crate::output::sanitize(&notice, false));
+            let stop = match notice {
+                journal::store::follow::Notice::Waiting { .. } => " (Ctrl-C to stop)",
+                _ => "",
+            };
+            eprintln!(
+                "fisk-admin: {}{stop}",
+                crate::output::sanitize(&notice.to_string(), false)
+            );
         }
     }
 }

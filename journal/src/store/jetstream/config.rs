@@ -125,7 +125,7 @@ pub fn check_config(c: &stream::Config) -> Vec<ConfigProblem> {
             "sealed",
             "true".into(),
             "false: a sealed stream takes no appends",
-            format!("a sealed stream cannot be unsealed: read it and move its runs off (migrate --from jetstream:{name}), then use another stream"),
+            "a sealed stream cannot be unsealed: read it and copy its runs to another stream or a directory, then use another stream".into(),
         );
     }
     if c.mirror.is_some() {
@@ -190,11 +190,11 @@ pub fn config_notes(c: &stream::Config) -> Vec<String> {
     }
     if c.deny_purge {
         let whole = match c.deny_delete {
-            false => "fork, recover --as and backups restore still work (the mark a run carries until it is whole is deleted as one message)",
-            true => "and with deny_delete as well, fork, recover --as and backups restore are refused too (the mark a run carries until it is whole could not be taken away)",
+            false => "fork, recover into a new run and backups restore still work (the mark a run carries until it is whole is deleted as one message)",
+            true => "and with deny_delete as well, fork, recover into a new run and backups restore are refused too (the mark a run carries until it is whole could not be taken away)",
         };
         out.push(format!(
-            "deny_purge is true (it cannot be turned off): rm cannot delete a run, recover cannot rewrite one in place and migrate --delete-source cannot remove what it copied (each is refused before it touches a run); {whole}; runs can still be copied off with migrate"
+            "deny_purge is true (it cannot be turned off): rm cannot delete a run, recover cannot rewrite one in place and migrate cannot delete a source it copied (each is refused before it touches a run); {whole}; runs can still be copied off with migrate"
         ));
     }
     if c.duplicate_window.is_zero() {

@@ -88,13 +88,7 @@ impl Core {
         if !self.config.sealed {
             return self.fences();
         }
-        Err(Error::Unavailable {
-            at: self.place(),
-            message: format!(
-                "the stream is sealed: it takes no append, purge or delete, and cannot be unsealed; its runs can still be read, and copied to another stream or a directory with migrate --from jetstream:{}",
-                self.name
-            ),
-        })
+        Err(Error::Sealed { at: self.place() })
     }
 
     /// Refused when the server is older than 2.11: it ignores the

@@ -109,7 +109,7 @@ impl Core {
         }
         if !self.config.allow_rollup {
             return Err(refused(format!(
-                "stream {} does not allow rollups, which upgrade needs to replace a record in place (`fisk-admin stream edit` with `--allow-rollup` allows them, `--no-allow-rollup` forbids them again after the upgrade)",
+                "stream {} does not allow rollups, which upgrade needs to replace a record in place: allow them on the stream for the upgrade, and forbid them again after it",
                 self.name
             )));
         }

@@ -5,10 +5,8 @@
 //! runs lie one after another in the stream or interleave (written
 //! concurrently), and whatever the memory budget makes the pass give up.
 // A test crate: a panic is a failed test.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-#[path = "support/nats.rs"]
-mod nats_support;
+use crate::nats_support;
 
 use journal::search::{first_match, Scope};
 use journal::store::jetstream::ReadBudget;

@@ -1,7 +1,5 @@
 //! No input may panic the reader: random and mutated journals go through
 //! decoding, the torn-tail rule, verify, the fold and the tail summary.
-// A test (or benchmark) crate: a panic is a failed test.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use journal::fold::{fold_with, FoldOptions};
 use journal::record::Record;
@@ -9,7 +7,7 @@ use journal::store::Summary;
 
 // The one xorshift generator of the test crates (deterministic, so a
 // failure reproduces).
-mod mutate;
+use crate::mutate;
 use mutate::Rng;
 
 const SNIPPETS: &[&str] = &[

@@ -550,3 +550,16 @@ pub fn publish_interleaved(srv: &NatsServer, runs: &[(String, Vec<Vec<u8>>)]) {
         }
     });
 }
+
+/// The XDG state home of this test process, made once and shared by every
+/// test: where JetStream's `rm`, `upgrade` and `recover` keep their
+/// backups. One per process, since the variable is the process's (each
+/// backup's path names its stream and run, so tests do not meet there).
+pub fn state_home() -> &'static std::path::Path {
+    static HOME: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    HOME.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap().keep();
+        std::env::set_var("XDG_STATE_HOME", &dir);
+        dir
+    })
+}

@@ -4,7 +4,6 @@
 //! largest seq there is, nothing is written and it says so.
 
 // A test crate: a panic is a failed test.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use journal::record::{Generation, Payload, ToolResult};
 use journal::schema::SchemaSet;

@@ -5,10 +5,8 @@
 //! what the blocking store reads. Its appender is fenced as the blocking
 //! one: a second writer of either kind is refused.
 // A test crate: a panic is a failed test.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-#[path = "support/nats.rs"]
-mod nats_support;
+use crate::nats_support;
 
 use journal::record::{Generation, Record};
 use journal::store::jetstream::{AsyncJetStreamStore, JetStreamStore};

@@ -21,10 +21,8 @@
 //! `MODEL_SEED` replays a failure (the seed is printed with it);
 //! `MODEL_STEPS` runs longer than CI does.
 // A test crate: a panic is a failed test.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-#[path = "support/nats.rs"]
-mod nats_support;
+use crate::nats_support;
 
 use journal::fold::{fold_with, FoldOptions, Status};
 use journal::ops;
@@ -34,7 +32,6 @@ use journal::store::file::FileStore;
 use journal::store::Store;
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
 
 /// xorshift64*: small, seeded, reproducible.
 struct Rng(u64);
@@ -1142,8 +1139,7 @@ fn a_jetstream_store_agrees_with_the_model_step_for_step() {
     srv.spec_stream("MODEL", "model.>");
     // rm and upgrade keep their backups under the XDG state home, and
     // upgrade rewrites a meta record in place (rollups).
-    let home = tempfile::tempdir().unwrap();
-    point_state_home_at(home.path());
+    nats_support::state_home();
     srv.with_js(async |js| {
         let mut s = js.get_stream("MODEL").await.unwrap();
         let mut config = s.info().await.unwrap().config.clone();
@@ -1159,11 +1155,4 @@ fn a_jetstream_store_agrees_with_the_model_step_for_step() {
         dir: None,
     };
     run_model(&u, seed, steps);
-}
-
-/// Point the XDG state home at `home` for this process: where JetStream's
-/// `rm` and `upgrade` keep their backups. (The file store keeps them
-/// beside the journals, so the other test does not read it.)
-fn point_state_home_at(home: &Path) {
-    std::env::set_var("XDG_STATE_HOME", home);
 }

@@ -12,10 +12,8 @@
 //!
 //! `MUTATIONS_TRACE=1` prints each mutant before it runs: a stack overflow
 //! aborts the process, and the last line printed names the mutant.
-// A test (or benchmark) crate: a panic is a failed test.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-mod mutate;
+use crate::mutate;
 
 use journal::fingerprint;
 use journal::fold::{fold, fold_with, FoldOptions};

@@ -2,11 +2,8 @@
 //! run read, then the records its writer appends through the store's own
 //! appender, each yielded once and in order, ending at the terminal
 //! record. JetStream against a real nats-server this test starts.
-// A test (or benchmark) crate: a panic is a failed test.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-#[path = "support/nats.rs"]
-mod nats_support;
+use crate::nats_support;
 
 use journal::store::{Address, Store};
 use nats_support::NatsServer;

@@ -9,13 +9,10 @@
 //! `validate` all decode through `verify::check_line` / `Record::decode`,
 //! so one verdict covers them.
 
-// A test crate: a panic is a failed test.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
-
-use journal::gojson::scan::{scan, Note, MAX_DEPTH, SCHEMA_DEPTH};
-use journal::record::{Block, Payload, Record};
-use journal::schema::SchemaSet;
-use journal::verify::{check_line, check_line_scanned};
+use crate::gojson::scan::{scan, Note, MAX_DEPTH, SCHEMA_DEPTH};
+use crate::record::{Block, Payload, Record};
+use crate::schema::SchemaSet;
+use crate::verify::{check_line, check_line_scanned};
 use std::path::{Path, PathBuf};
 
 fn testdata() -> PathBuf {

@@ -1,304 +1,7 @@
-//! Every hint is worded here. Commands printed for an operator to paste
-//! carry the store and connection flags of this invocation (never a
-//! password or token: those stay in the environment or the context),
-//! shell-quoted where needed. The library names the way past a refusal or
-//! finding as a [`Remedy`]; [`advice`] turns it into words and a command.
+//! The way past a refusal, a failure or a finding, in words and as a
+//! command to paste: the library's [`Remedy`] and errors turned into advice.
 
-use crate::invocation::{Invocation, DEFAULT_HOLD};
-use journal::store::{Restore, Store};
-use journal::{Error, Remedy, Where};
-
-/// `s` as one shell word that pastes back to exactly `s`: as is when it
-/// holds only characters no shell treats specially, single-quoted when it
-/// holds nothing a terminal acts on, else `$'...'` with those characters
-/// as octal escapes ([`journal::shell::word`]).
-pub fn quote(s: &str) -> String {
-    journal::shell::word(std::ffi::OsStr::new(s))
-}
-
-/// [`quote`] for a path, which need not be UTF-8: a name that is not
-/// pastes back to its bytes, never to U+FFFD.
-pub fn quote_path(p: &std::path::Path) -> String {
-    journal::shell::path_word(p)
-}
-
-/// What an operator still gives a printed command when it runs. It is
-/// never a word of the command (a placeholder the command would accept
-/// and store: a printed answer hint once stored its own placeholder word
-/// as the answer): the command as printed either asks for it or cannot
-/// run without it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Need {
-    /// The answer to a deferred call: `answer` reads it from standard
-    /// input, or asks for it on a terminal.
-    Answer,
-    /// A new user turn: `resume --prompt -` reads it the same way.
-    Prompt,
-    /// The agent file the run was started with: `resume` asks for its
-    /// path on a terminal; elsewhere `--agent` must be added.
-    Agent,
-    /// The NATS password this invocation used, never printed: from
-    /// `NATS_PASSWORD`, `--password-file` or a context.
-    Password,
-    /// The NATS token this invocation used, never printed: from
-    /// `NATS_TOKEN`, `--token-file` or a context.
-    Token,
-}
-
-impl Need {
-    /// How the operator gives it, in words.
-    pub fn says(self) -> &'static str {
-        match self {
-            Need::Answer => "it reads the answer from standard input, or asks for it on a terminal",
-            Need::Prompt => "it reads the new user turn from standard input, or asks for it on a terminal",
-            Need::Agent => {
-                "it asks for the agent file the run was started with (or add --agent and its path)"
-            }
-            Need::Password => {
-                "the NATS password is not printed: it comes from NATS_PASSWORD, --password-file or the context"
-            }
-            Need::Token => {
-                "the NATS token is not printed: it comes from NATS_TOKEN, --token-file or the context"
-            }
-        }
-    }
-}
-
-/// A command printed for an operator to paste: the words it runs, and what
-/// the operator still gives it ([`Need`]). In text it is one shell line
-/// (`Display`); in JSON `{argv, supply}`.
-/// A word is bytes (a path need not be UTF-8): the text form names exactly
-/// those bytes ([`journal::shell::word`]); JSON, which holds only Unicode,
-/// shows such a word lossily.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Cmd {
-    #[serde(serialize_with = "lossy_words")]
-    pub argv: Vec<std::ffi::OsString>,
-    pub supply: Vec<Need>,
-}
-
-fn lossy_words<S: serde::Serializer>(argv: &[std::ffi::OsString], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_seq(argv.iter().map(|w| w.to_string_lossy()))
-}
-
-impl Cmd {
-    /// The command, then what it still needs in parentheses (nothing when
-    /// it needs nothing).
-    pub fn line(&self) -> String {
-        match self.supply.as_slice() {
-            [] => self.to_string(),
-            needs => format!(
-                "{self}  ({})",
-                needs
-                    .iter()
-                    .map(|n| n.says())
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            ),
-        }
-    }
-
-    fn arg(mut self, a: impl AsRef<std::ffi::OsStr>) -> Cmd {
-        self.argv.push(a.as_ref().to_owned());
-        self
-    }
-
-    fn needs(mut self, n: Need) -> Cmd {
-        if !self.supply.contains(&n) {
-            self.supply.push(n);
-            self.supply.sort();
-        }
-        self
-    }
-}
-
-impl std::fmt::Display for Cmd {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        let words: Vec<String> = self.argv.iter().map(|a| journal::shell::word(a)).collect();
-        f.write_str(&words.join(" "))
-    }
-}
-
-/// A server URL list as a hint prints it: each URL without its userinfo
-/// (`nats://u:p@host` is `nats://host`), with the user named in it, and
-/// whether a password or a token was left out.
-fn server_without_secrets(urls: &str) -> (String, Option<String>, Option<Need>) {
-    let mut user = None;
-    let mut need = None;
-    let shown: Vec<String> = urls
-        .split(',')
-        .map(|url| {
-            let p = journal::nats::split_url(url);
-            if p.password.is_some() {
-                need = Some(Need::Password);
-            } else if p.token.is_some() {
-                need.get_or_insert(Need::Token);
-            }
-            if user.is_none() {
-                user = p.user;
-            }
-            p.url
-        })
-        .collect();
-    (shown.join(","), user, need)
-}
-
-/// The flags that chose the store and the connection, as words
-/// (`--state-dir DIR --context C ...`), and what of the connection is left
-/// out because it is secret: a password or token (given as a flag, from
-/// the environment, or inside the server URL) is never printed.
-fn store_words(g: &Invocation) -> Cmd {
-    let mut c = Cmd {
-        argv: vec!["fisk-admin".into()],
-        supply: Vec::new(),
-    };
-    if let Some(d) = &g.state_dir {
-        c = c.arg("--state-dir").arg(d);
-    }
-    if let Some(s) = &g.store {
-        c = c.arg("--store").arg(s);
-    }
-    if let Some(f) = &g.config {
-        c = c.arg("--config").arg(f);
-    }
-    if let Some(r) = &g.root_dir {
-        c = c.arg("--root-dir").arg(r);
-    }
-    if let Some(x) = &g.context {
-        c = c.arg("--context").arg(x);
-    }
-    let mut user = g.user.clone();
-    if let Some(s) = &g.server {
-        let (shown, in_url, need) = server_without_secrets(s);
-        c = c.arg("--server").arg(shown);
-        if user.is_none() {
-            user = in_url;
-        }
-        if let Some(n) = need {
-            c = c.needs(n);
-        }
-    }
-    if let Some(f) = &g.creds {
-        c = c.arg("--creds").arg(f);
-    }
-    if let Some(u) = &user {
-        c = c.arg("--user").arg(u);
-    }
-    // A file that holds the secret is named; the secret itself never is.
-    match (&g.password_file, &g.password) {
-        (Some(f), _) => c = c.arg("--password-file").arg(f),
-        (None, Some(_)) => c = c.needs(Need::Password),
-        (None, None) => {}
-    }
-    match (&g.token_file, &g.token) {
-        (Some(f), _) => c = c.arg("--token-file").arg(f),
-        (None, Some(_)) => c = c.needs(Need::Token),
-        (None, None) => {}
-    }
-    if g.hold != DEFAULT_HOLD {
-        // A form --hold reads back exactly, a fraction of a second included.
-        c = c.arg("--hold").arg(journal::time::format_duration(g.hold));
-    }
-    c
-}
-
-/// `fisk-admin <store flags> <args>`, with what it still needs.
-pub fn cmd(g: &Invocation, args: &[&str]) -> Cmd {
-    args.iter().fold(store_words(g), |c, a| c.arg(a))
-}
-
-/// `fisk-admin <store flags> <args>` as one shell line.
-pub fn command(g: &Invocation, args: &[&str]) -> String {
-    cmd(g, args).to_string()
-}
-
-/// `fisk-admin <args> --file PATH`: a command on a journal file, with no
-/// store flags (a file is read with no store).
-pub fn on_file(args: &[&str], path: &std::path::Path) -> String {
-    let c = Cmd {
-        argv: vec!["fisk-admin".into()],
-        supply: Vec::new(),
-    };
-    args.iter()
-        .fold(c, |c, a| c.arg(a))
-        .arg("--file")
-        .arg(path)
-        .to_string()
-}
-
-/// The command that answers the deferred call `id` of `run`: it reads the
-/// answer from standard input, or asks for it on a terminal.
-pub fn answer(g: &Invocation, run: &str, id: &str) -> Cmd {
-    cmd(g, &["answer", run, id]).needs(Need::Answer)
-}
-
-/// The command that approves the gated call `id` of `run` once.
-pub fn approve(g: &Invocation, run: &str, id: &str) -> Cmd {
-    cmd(g, &["approve", run, id])
-}
-
-/// The command that resumes `run` after an answer or an approval. The
-/// journal holds only the agent file's fingerprint, not its path: the
-/// command is complete when this invocation named it (`--config`), else
-/// it asks for the file ([`Need::Agent`]).
-pub fn resume(g: &Invocation, run: &str) -> Cmd {
-    resume_with(g, run, None, false)
-}
-
-/// `resume RUN` with this invocation's flags and the agent file `agent`
-/// (the one a run or a failed resume was given), else `--config`'s, else
-/// asked for; with `--prompt -` (the new turn asked for) when `new_turn`.
-pub fn resume_with(
-    g: &Invocation,
-    run: &str,
-    agent: Option<&std::path::Path>,
-    new_turn: bool,
-) -> Cmd {
-    let mut c = cmd(g, &["resume", run]);
-    match (agent, &g.config) {
-        (Some(a), _) => c = c.arg("--agent").arg(a),
-        (None, Some(_)) => {}
-        (None, None) => c = c.needs(Need::Agent),
-    }
-    if new_turn {
-        c = c.arg("--prompt").arg("-").needs(Need::Prompt);
-    }
-    c
-}
-
-/// This invocation's flags for the hints of a `run` or `resume` given the
-/// agent file `agent`: when no flag chose the store, the agent file did,
-/// so the hints name it with `--config` (`approve` and `answer` take no
-/// `--agent`) and find the same store.
-pub fn with_agent_store(g: &Invocation, agent: &std::path::Path) -> Invocation {
-    let mut with_store = g.clone();
-    if g.state_dir.is_none() && g.store.is_none() && g.config.is_none() {
-        with_store.config = Some(agent.to_path_buf());
-    }
-    with_store
-}
-
-/// `answer RUN` for the one call a run waits on (the id left out): it
-/// reads the answer likewise.
-fn answer_run(g: &Invocation, run: &str) -> Cmd {
-    cmd(g, &["answer", run]).needs(Need::Answer)
-}
-
-/// A command in running text: in backticks, what it still needs after it.
-pub fn ticked(c: &Cmd) -> String {
-    match c.supply.as_slice() {
-        [] => format!("`{c}`"),
-        needs => format!(
-            "`{c}` ({})",
-            needs
-                .iter()
-                .map(|n| n.says())
-                .collect::<Vec<_>>()
-                .join("; ")
-        ),
-    }
-}
+use super::*;
 
 /// `remedy` as advice naming the command that applies it, complete for
 /// pasting (this invocation's store flags, the run, the stream, and each of
@@ -351,6 +54,10 @@ pub fn advice(
             c(&["stream", "create", stream, "--subject"])
         ),
         Remedy::CheckStream => format!("{} lists every problem", c(&["stream", "check", stream])),
+        Remedy::MoveOff => format!(
+            "{} copies its runs off once --to and where to (file:DIR or jetstream:STREAM) are added",
+            ticked(&move_off(g, stream))
+        ),
         // `--force` overrides the hold for this one command; resume's
         // `--force` is for drift only, so a pasted drift hint never takes
         // over a run in flight.
@@ -425,6 +132,7 @@ pub fn fix(g: &Invocation, store: &Store, remedy: Remedy, run: &str) -> Option<S
         Remedy::Answer => answer_run(g, run).line(),
         Remedy::List => command(g, &["ls"]),
         Remedy::CheckStream => command(g, &["stream", "check", run]),
+        Remedy::MoveOff => return None,
         Remedy::Salvage => {
             // migrate names its stores itself: only the connection flags.
             let conn = Invocation {
@@ -468,6 +176,21 @@ pub fn fix(g: &Invocation, store: &Store, remedy: Remedy, run: &str) -> Option<S
     })
 }
 
+/// `migrate` from `stream` with this invocation's connection flags
+/// (migrate names its stores itself), every run: without `--to`, which the
+/// operator adds, so that pasted as it is it refuses to run.
+fn move_off(g: &Invocation, stream: &str) -> Cmd {
+    let conn = Invocation {
+        state_dir: None,
+        store: None,
+        ..g.clone()
+    };
+    cmd(&conn, &["migrate"])
+        .arg("--from")
+        .arg(format!("jetstream:{stream}"))
+        .arg("--all")
+}
+
 /// The command that puts a deleted run back, complete for pasting: on
 /// JetStream, `migrate` with this invocation's connection flags (not its
 /// store flags: migrate names its stores itself).
@@ -501,6 +224,9 @@ pub fn restore(g: &Invocation, r: &Restore) -> String {
 pub fn for_error(g: &Invocation, e: &Error) -> Option<String> {
     let stream = match e {
         Error::NoStream { stream, .. }
+        | Error::Sealed {
+            at: Where::Stream { stream, .. },
+        }
         | Error::Config {
             at: Where::Stream { stream, .. },
             ..
@@ -541,25 +267,22 @@ pub fn for_error(g: &Invocation, e: &Error) -> Option<String> {
                 ),
             })
         }
-        Error::Refused {
-            run,
-            remedy: Some(r),
-            calls,
-            ..
-        } => Some(advice(g, *r, Some(run), stream, calls)),
-        Error::Op(r) => for_refusal(g, r),
-        Error::State(r) => Some(for_state(g, r, stream)),
+        Error::Refused(r) => match (&r.remedy, r.state()) {
+            (Some(remedy), _) => Some(advice(g, *remedy, Some(&r.run), stream, &r.calls)),
+            (None, Some(s)) => Some(for_state(g, s, stream)),
+            (None, None) => for_refusal(g, r),
+        },
         _ => Some(advice(g, Remedy::of(e)?, run_of(e), stream, &[])),
     }
 }
 
 /// What to do next about a hand-written operation refused (answer,
 /// approve, end, recover).
-fn for_refusal(g: &Invocation, r: &journal::ops::Refusal) -> Option<String> {
+pub(super) fn for_refusal(g: &Invocation, r: &journal::ops::Refusal) -> Option<String> {
     use journal::ops::{Op, Why};
     let run = r.run.as_str();
     Some(match &r.why {
-        Why::AlreadyAnswered { .. } if r.op == Op::Answer => format!(
+        Why::AlreadyAnswered { .. } if r.op == Some(Op::Answer) => format!(
             "`{}` shows the answer; {} continues the run",
             command(g, &["show", run, "--transcript"]),
             ticked(&resume(g, run))
@@ -610,7 +333,11 @@ fn for_refusal(g: &Invocation, r: &journal::ops::Refusal) -> Option<String> {
 /// What to do next about a write the run's state does not allow (the run
 /// model's table, `journal::state`): the way the table names, and, where
 /// naming the run with `--force` would pass, that.
-fn for_state(g: &Invocation, r: &journal::state::Refused, stream: Option<&str>) -> String {
+pub(super) fn for_state(
+    g: &Invocation,
+    r: &journal::state::Refused,
+    stream: Option<&str>,
+) -> String {
     use journal::state::Way;
     let run = r.run.as_str();
     let way = match r.way {
@@ -682,7 +409,7 @@ pub fn for_run_path<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> Opti
 
 /// [`for_run_path`] for a file that is not `<id>.json`: `--file PATH`,
 /// for a command that takes it.
-fn for_file_path(args: &[std::ffi::OsString]) -> Option<String> {
+pub(super) fn for_file_path(args: &[std::ffi::OsString]) -> Option<String> {
     const READ_A_FILE: [&str; 6] = ["show", "verify", "fold", "stats", "query", "export"];
     let command = args
         .iter()
@@ -712,7 +439,7 @@ fn for_file_path(args: &[std::ffi::OsString]) -> Option<String> {
 /// `args` as one shell line after `head`, the word at `at` replaced by
 /// `with`; the store's flags (replaced) and secrets left out, with their
 /// values.
-fn rewritten(
+pub(super) fn rewritten(
     args: &[std::ffi::OsString],
     at: usize,
     head: Vec<String>,
@@ -791,7 +518,7 @@ pub fn for_run_store_failure(
     agent: &std::path::Path,
     e: &Error,
 ) -> Option<String> {
-    let on_stream = matches!(store, Store::JetStream(_));
+    let on_stream = store.guards_by_hold();
     (on_stream && e.is_store_failure()).then(|| {
         let g = Invocation {
             hold: std::time::Duration::ZERO,
@@ -808,7 +535,7 @@ pub fn for_run_store_failure(
 /// The runs in the store directory `dir` whose ids are close to `run`: it
 /// is a prefix of one, or a few edits away (a typo). At most three, the
 /// closest first.
-fn similar(run: &str, dir: &std::path::Path) -> Vec<String> {
+pub(super) fn similar(run: &str, dir: &std::path::Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -829,7 +556,7 @@ fn similar(run: &str, dir: &std::path::Path) -> Vec<String> {
 }
 
 /// Levenshtein distance, in characters.
-fn distance(a: &str, b: &str) -> usize {
+pub(super) fn distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut row: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {
@@ -853,7 +580,7 @@ fn distance(a: &str, b: &str) -> usize {
 
 /// The file system (or the user's quota) has no room: no free blocks or
 /// no free inodes.
-fn is_full(e: &std::io::Error) -> bool {
+pub(super) fn is_full(e: &std::io::Error) -> bool {
     use std::io::ErrorKind;
     matches!(e.kind(), ErrorKind::StorageFull | ErrorKind::QuotaExceeded)
 }
@@ -861,7 +588,7 @@ fn is_full(e: &std::io::Error) -> bool {
 /// What to do about a file system that is full at `path`. Writers leave
 /// nothing half written when they fail (journal/FORMAT.md, "No debris"),
 /// so the same command can simply be run again.
-fn full(path: &std::path::Path) -> String {
+pub(super) fn full(path: &std::path::Path) -> String {
     // A bare name's parent is "": the working directory.
     let dir = path
         .parent()
@@ -883,133 +610,10 @@ pub fn run_of(e: &Error) -> Option<&str> {
         | Error::Live { run, .. }
         | Error::Exists { run, .. }
         | Error::TornTail { run, .. }
-        | Error::Refused { run, .. }
         | Error::Poisoned { run, .. }
         | Error::Gap { run, .. }
         | Error::SourceChanged { run, .. } => Some(run),
-        Error::Op(r) => Some(&r.run),
+        Error::Refused(r) => Some(&r.run),
         _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    fn global(args: &[&str]) -> Invocation {
-        let mut all = vec!["fisk-admin"];
-        all.extend_from_slice(args);
-        all.push("info");
-        crate::cli::Cli::parse_from(all).global.resolve()
-    }
-
-    #[test]
-    fn a_hint_carries_the_store_flags_but_never_a_secret() {
-        let g = global(&[
-            "--store",
-            "jetstream:S",
-            "--context",
-            "prod ctx",
-            "--password",
-            "hunter2",
-            "--token",
-            "t0k",
-            "--user",
-            "ops",
-        ]);
-        let c = command(&g, &["answer", "r1", "toolu_1"]);
-        assert_eq!(
-            c,
-            "fisk-admin --store jetstream:S --context 'prod ctx' --user ops answer r1 toolu_1"
-        );
-        assert!(!c.contains("hunter2") && !c.contains("t0k"));
-        assert_eq!(quote("it's"), r"'it'\''s'");
-        // Pasted, it is the same text, and it prints no escape raw.
-        assert_eq!(quote("it's\u{1b}"), r"$'it\'s\033'");
-    }
-
-    #[test]
-    fn edit_distance_counts_characters() {
-        assert_eq!(distance("deferal-waiting", "deferral-waiting"), 1);
-        assert_eq!(distance("kitten", "sitting"), 3);
-        assert_eq!(distance("", "abc"), 3);
-        assert_eq!(distance("abc", "abc"), 0);
-        assert_eq!(distance("héllo", "hello"), 1);
-    }
-
-    #[test]
-    fn every_remedy_names_its_command_with_the_run_or_stream() {
-        let cases = [
-            (Remedy::Verify, "`fisk-admin verify r-1`"),
-            (Remedy::Repair, "`fisk-admin repair r-1`"),
-            (Remedy::Upgrade, "`fisk-admin upgrade r-1`"),
-            (Remedy::Again, "the same command again"),
-            (Remedy::Force, "--force"),
-            (Remedy::List, "`fisk-admin ls`"),
-            (
-                Remedy::CreateStream,
-                "`fisk-admin stream create S --subject`",
-            ),
-            (Remedy::CheckStream, "`fisk-admin stream check S`"),
-            (
-                Remedy::Answer,
-                "`fisk-admin answer r-1` (it reads the answer from standard input",
-            ),
-            (Remedy::Approve, "`fisk-admin approve r-1`"),
-            (Remedy::Unhold, "the same command with --force"),
-            (
-                Remedy::NewTurn,
-                "`fisk-admin resume r-1 --prompt -` (it reads the new user turn",
-            ),
-        ];
-        let g = global(&[]);
-        for (r, want) in cases {
-            let a = advice(&g, r, Some("r-1"), Some("S"), &[]);
-            assert!(a.contains(want), "{r:?}: {a}");
-        }
-        // With the flags of the invocation, and one command per call.
-        let g = global(&["--state-dir", "/s t"]);
-        let calls = ["g1".to_owned(), "g2".to_owned()];
-        let a = advice(&g, Remedy::Approve, Some("r-1"), None, &calls);
-        assert!(
-            a.contains("`fisk-admin --state-dir '/s t' approve r-1 g1`, `fisk-admin --state-dir '/s t' approve r-1 g2`"),
-            "{a}"
-        );
-        let a = advice(&g, Remedy::Verify, Some("r-1"), None, &[]);
-        assert!(
-            a.contains("`fisk-admin --state-dir '/s t' verify r-1`"),
-            "{a}"
-        );
-    }
-
-    #[test]
-    fn a_server_url_is_printed_without_its_password_or_token() {
-        let g = global(&["--server", "nats://ops:hunter2@10.0.0.1:4222,tls://t0k@h2"]);
-        let c = cmd(&g, &["ls"]);
-        let line = c.line();
-        assert!(!line.contains("hunter2") && !line.contains("t0k"), "{line}");
-        assert_eq!(
-            c.to_string(),
-            "fisk-admin --server nats://10.0.0.1:4222,tls://h2 --user ops ls"
-        );
-        assert_eq!(c.supply, vec![Need::Password]);
-        // A token alone in the URL.
-        let g = global(&["--server", "nats://s3cret@host"]);
-        let c = cmd(&g, &["ls"]);
-        assert_eq!(c.to_string(), "fisk-admin --server nats://host ls");
-        assert_eq!(c.supply, vec![Need::Token]);
-        // A file that holds the secret is named; it is not the secret.
-        let g = global(&["--server", "nats://host", "--password-file", "/run/pw"]);
-        assert_eq!(
-            cmd(&g, &["ls"]).to_string(),
-            "fisk-admin --server nats://host --password-file /run/pw ls"
-        );
-        // JSON: argv words and what is still needed.
-        let v = serde_json::to_value(answer(&global(&[]), "r1", "t1")).unwrap();
-        assert_eq!(
-            v,
-            serde_json::json!({"argv": ["fisk-admin", "answer", "r1", "t1"], "supply": ["answer"]})
-        );
     }
 }

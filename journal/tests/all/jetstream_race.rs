@@ -3,11 +3,8 @@
 //! with the whole run or none of it, never records without their meta
 //! record, and a writer is told the run is being deleted. The races through
 //! the binary are in `tests/cli/jetstream_race.rs`.
-// A test (or benchmark) crate: a panic is a failed test.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-#[path = "support/nats.rs"]
-mod nats_support;
+use crate::nats_support;
 
 use journal::store::Appender;
 use nats_support::NatsServer;

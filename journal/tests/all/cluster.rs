@@ -9,11 +9,8 @@
 //! the other side of riding through: a lone server (no cluster, so no
 //! election to wait for) that stops answering fails a request after the
 //! one request timeout.
-// A test (or benchmark) crate: a panic is a failed test.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-#[path = "support/nats.rs"]
-mod nats_support;
+use crate::nats_support;
 
 use journal::store::jetstream::{
     create_stream, JetStreamAppender, JetStreamStore, Layout, EXPECTED_SUBJECT_HEADER,

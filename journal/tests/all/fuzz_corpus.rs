@@ -2,10 +2,8 @@
 //! its cargo-fuzz target drives (`fuzz/src/lib.rs`, shared by `#[path]`),
 //! so what fuzzing found stays fixed on stable, where CI runs. Fuzzing
 //! itself needs nightly: `bench/fuzz.sh`.
-// A test (or benchmark) crate: a panic is a failed test.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-#[path = "../../fuzz/src/lib.rs"]
+#[path = "../../../fuzz/src/lib.rs"]
 mod entry;
 
 use std::path::{Path, PathBuf};

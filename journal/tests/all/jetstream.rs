@@ -4,11 +4,8 @@
 //! listing (against the run-by-run one, on damaged runs), and `migrate`'s
 //! bulk verification of copies. Each test starts its own server. What
 //! goes through the `fisk-admin` binary is in `tests/cli/jetstream.rs`.
-// A test (or benchmark) crate: a panic is a failed test.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-#[path = "support/nats.rs"]
-mod nats_support;
+use crate::nats_support;
 
 use async_nats::jetstream::stream::Config;
 use journal::store::jetstream::ReadBudget;
@@ -572,7 +569,7 @@ fn a_record_too_large_mid_run_refuses_its_run_only_and_keeps_its_prefix() {
         };
         if kept < 10 {
             assert!(
-                matches!(r, Err(journal::error::Error::Refused { .. })),
+                matches!(r, Err(journal::error::Error::Refused(_))),
                 "{id}: {r:?}"
             );
         } else {
