@@ -29,6 +29,12 @@ pub fn run(g: &Invocation, c: StreamCommand, out: &mut dyn Write) -> CmdResult {
 struct Checked<'a> {
     stream: &'a str,
     server: &'a str,
+    /// The version the server answering states (empty when none).
+    server_version: &'a str,
+    /// Subjects the stream holds, and about how many bytes of each
+    /// replica's server memory its subject index takes.
+    subject_count: u64,
+    subject_index_bytes: u64,
     /// Whether fisk can use the stream: no problems.
     ok: bool,
     subjects: &'a [String],
@@ -60,6 +66,9 @@ fn check(settings: &Settings, a: StreamCheckArgs, style: Style, out: &mut dyn Wr
     let checked = Checked {
         stream: &r.name,
         server: &r.server,
+        server_version: &r.version,
+        subject_count: r.subjects,
+        subject_index_bytes: r.subject_index_bytes,
         ok: r.problems.is_empty(),
         subjects: &r.config.subjects,
         prefix: jetstream::prefix_of(&r.config.subjects),
@@ -97,6 +106,11 @@ fn check(settings: &Settings, a: StreamCheckArgs, style: Style, out: &mut dyn Wr
     })
 }
 
+/// Bytes in megabytes, one decimal (`219.6 MB`).
+fn megabytes(bytes: u64) -> String {
+    format!("{}.{} MB", bytes / 1_000_000, bytes % 1_000_000 / 100_000)
+}
+
 fn render_check(out: &mut dyn Write, c: &Checked) -> io::Result<()> {
     // The stream's subjects come from the server: untrusted.
     writeln!(
@@ -113,7 +127,21 @@ fn render_check(out: &mut dyn Write, c: &Checked) -> io::Result<()> {
     if let Some(p) = &c.prefix {
         writeln!(out, "  prefix:   {}", sanitize(p, false))?;
     }
+    if !c.server_version.is_empty() {
+        writeln!(
+            out,
+            "  server:   nats-server {}",
+            sanitize(c.server_version, false)
+        )?;
+    }
     writeln!(out, "  messages: {} ({} bytes)", c.messages, c.bytes)?;
+    writeln!(
+        out,
+        "  index:    {} subjects, about {} of the server's memory on each replica ({} bytes a subject, measured on nats-server 2.15.1)",
+        c.subject_count,
+        megabytes(c.subject_index_bytes),
+        jetstream::SUBJECT_INDEX_BYTES
+    )?;
     writeln!(out, "  storage:  {}", c.storage)?;
     let mut replicas = format!("  replicas: {}", c.replicas);
     if let Some(cluster) = &c.placement.cluster {
