@@ -85,12 +85,15 @@ for round in $(seq "$ROUNDS"); do
         [ "$bin" = "${B0:-}" ] && name=before
         c0=$(cpu)
         # shellcheck disable=SC2086
-        /usr/bin/time -o "$W/time" -f "%e %U %S %M" "$bin" "${where[@]}" $c >/dev/null 2>"$W/err" || true
+        rc=0
+        /usr/bin/time -o "$W/time" -f "%e %U %S %M" "$bin" "${where[@]}" $c >/dev/null 2>"$W/err" || rc=$?
         c1=$(cpu)
-        read -r e u s m <"$W/time"
+        # A failed command: time's last line still holds the figures.
+        read -r e u s m < <(tail -n 1 "$W/time")
         python3 -c "
 e,u,s,m,c0,c1,n=$e,$u,$s,$m,$c0,$c1,$N
 print(f'$round | $c | $side | $name | {e:.2f} | {u+s:.2f} | {m} | {c1-c0:.2f} | {e/n*1e6:.1f} | {(u+s+c1-c0)/n*1e6:.1f}')"
+        if [ "$rc" != 0 ]; then echo "  (exit $rc: $(tail -c 300 "$W/err" | tr '\n' ' '))"; fi
       done
     done
   done

@@ -225,6 +225,7 @@ fn main() {
         upgrade: false,
         jobs,
         named: migrate::Lever::field,
+        cut: None,
     };
     let all = from.runs().expect("runs");
     let c0 = cpu(sp);

@@ -133,6 +133,7 @@ fn main() {
             upgrade: false,
             jobs: 64,
             named: migrate::Lever::field,
+            cut: None,
         };
         let reports = migrate::migrate(&from, &to, &runs, &opts, &Progress::default());
         assert!(reports.iter().all(|r| r.result.ok()), "the copy failed");

@@ -243,6 +243,7 @@ fn copy_rest(store: &Store, from: &Store, run: &str, id: &str) -> Result<()> {
         upgrade: false,
         jobs: 1,
         named: crate::migrate::Lever::field,
+        cut: None,
     };
     let progress = crate::migrate::Progress::default();
     let reports = crate::migrate::migrate(from, store, &[run.to_owned()], &opts, &progress);

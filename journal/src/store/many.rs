@@ -484,19 +484,36 @@ impl Store {
     /// The run to copy, from what [`copy_each`](Self::copy_each)
     /// delivered or else read now, with the reader's rule; `lenient`: its
     /// readable prefix and why reading stopped early, as
-    /// [`read_prefix`](Self::read_prefix).
+    /// [`read_prefix`](Self::read_prefix); `cut` (a stream's
+    /// [`cut`](Self::cut)): only what it held at that sequence.
     pub(crate) fn journal_for_copy(
         &self,
         run: &str,
         pre: Option<Prefetched>,
         lenient: bool,
+        cut: Option<u64>,
     ) -> crate::Result<(Journal, Option<String>)> {
-        match (self, pre) {
-            (Store::JetStream(j), Some(Prefetched(messages))) => j
+        match (self, pre, cut) {
+            // As the stream held it at the cut.
+            (Store::JetStream(j), pre, Some(upto)) => j
+                .journal_upto(run, pre.map(|Prefetched(m)| m), upto, lenient)
+                .map(|(journal, why)| (journal, why.filter(|_| lenient))),
+            (Store::JetStream(j), Some(Prefetched(messages)), None) => j
                 .journal_from(run, messages, lenient)
                 .map(|(journal, why)| (journal, why.filter(|_| lenient))),
             _ if lenient => self.read_prefix(run),
             _ => self.read(run).map(|j| (j, None)),
+        }
+    }
+
+    /// A cut of the store as it is now, for a copy that takes nothing
+    /// stored after it ([`journal_for_copy`](Self::journal_for_copy)):
+    /// a stream's last sequence; `None` for a file store, whose runs a
+    /// writer holds locked.
+    pub fn cut(&self) -> crate::Result<Option<u64>> {
+        match self {
+            Store::JetStream(j) => j.last_sequence().map(Some),
+            Store::File(_) => Ok(None),
         }
     }
 
