@@ -30,7 +30,8 @@ BYTES=${BYTES:-2000}
 EVERY=${EVERY:-10}
 SIDES=${SIDES:-file-o file-h js-ord js-shuf}
 mkdir -p "$W"
-cargo build --release --locked -q --bin fisk-admin --example bench_interleave
+# NO_BUILD=1: measure the binaries given (B, B0) as they are.
+[ -n "${NO_BUILD:-}" ] || cargo build --release --locked -q --bin fisk-admin --example bench_interleave
 T=${CARGO_TARGET_DIR:-$PWD/target}/release
 B=${B:-$T/fisk-admin}
 O="$W/o$N"

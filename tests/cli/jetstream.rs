@@ -829,7 +829,7 @@ fn stream_check_and_info_name_the_server_and_its_subject_index() {
     let r = fisk_js(&srv, h, &["--store", &store, "info", "--format", "json"]);
     assert_eq!(r.json()["server_version"], version.as_str(), "{}", r.stdout);
     // A file store has no server.
-    let r = fisk_js(&srv, h, &["--state-dir", &s(h), "info", "--format", "json"]);
+    let r = fisk_js(&srv, h, &["--state-dir", s(h), "info", "--format", "json"]);
     assert_eq!(
         r.json()["server_version"],
         serde_json::Value::Null,
