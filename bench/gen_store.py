@@ -13,6 +13,12 @@ verify do real work. Deterministic for a given seed.
 --waiting-every K: one run in K waits (an open deferral), the others
 alternate completed and suspended; without it, every third run waits.
 
+--ids hashed: run n is named `h-` and the first 16 hex digits of the
+SHA-256 of `bench-NNNNNN` (as the web channel's hashed `w-` ids): the ids
+sort in no relation to the order the runs were made in (issue 40's
+shuffled store; examples/bench_interleave.rs writes them into a
+stream interleaved). The default, `bench-NNNNNN`, sorts in creation order.
+
 --format-version 3 (the default, byte-identical to this script before the
 option existed) writes the August 2026 agent's shape. --format-version 1
 writes the current agent's (SPEC 1.1): the same records with `time` on
@@ -23,7 +29,7 @@ from the same random stream and --bytes budgets the version-3 form, so
 both versions hold the same records and the same text (a version-1 store
 is some 5% larger on disk).
 """
-import argparse, json, os, random
+import argparse, hashlib, json, os, random
 
 P = "io.choria.fisk-ai.v1.session."
 
@@ -179,6 +185,7 @@ def main():
     # with K, one run in K waits and the others alternate completed and
     # suspended (the inbox benchmark: a fleet where few runs wait).
     ap.add_argument("--waiting-every", type=int, metavar="K")
+    ap.add_argument("--ids", choices=("ordered", "hashed"), default="ordered")
     a = ap.parse_args()
     os.makedirs(a.dir, mode=0o700, exist_ok=True)
     os.chmod(a.dir, 0o700)
@@ -187,6 +194,8 @@ def main():
     templates = [run(rng, "TEMPLATE", a.bytes, shape, a.format_version) for shape in ("completed", "suspended", "waiting")]
     for n in range(a.runs):
         rid = f"bench-{n:06d}"
+        if a.ids == "hashed":
+            rid = "h-" + hashlib.sha256(rid.encode()).hexdigest()[:16]
         path = os.path.join(a.dir, rid + ".json")
         with open(path, "w", encoding="utf-8") as f:
             t = templates[n % 3]

@@ -281,6 +281,16 @@ impl Unreadable {
         }
     }
 
+    /// The run as unreadable when its summary already says it cannot be
+    /// read (what [`split`](Self::split) takes off, one run at a time).
+    pub fn of_summary(s: &Summary) -> Option<Unreadable> {
+        (s.status == Listed::Corrupt).then(|| Unreadable {
+            problem: s.problem.clone().unwrap_or_default(),
+            store_failed: s.store_failed,
+            run_id: s.run_id.clone(),
+        })
+    }
+
     /// Split off the runs whose summary already says they cannot be read.
     pub fn split(all: Vec<Summary>) -> (Vec<Summary>, Vec<Unreadable>) {
         let (ok, corrupt): (Vec<Summary>, Vec<Summary>) =
@@ -305,29 +315,51 @@ pub struct Selected {
     pub no_agent_excluded: usize,
 }
 
+/// What the filters say of one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admit {
+    /// Every set filter accepts it.
+    Yes,
+    /// A filter refuses it.
+    No,
+    /// It passes every filter but `--agent`, for want of an agent: left
+    /// out and counted (the agent's `no_agent_excluded`).
+    NoAgent,
+}
+
 impl FilterArgs {
     /// The summaries every set filter accepts, in the order given.
     pub fn select(&self, mut runs: Vec<Summary>) -> Selected {
         let mut no_agent_excluded = 0;
         // In place: a listing of 100,000 runs is not copied (issue 16).
-        runs.retain(|s| {
-            if !self.others(s) {
-                return false;
-            }
-            let Some(want) = &self.agent else {
-                return true;
-            };
-            match s.agent.as_deref() {
-                None | Some("") => {
-                    no_agent_excluded += 1;
-                    false
-                }
-                Some(a) => a == want,
+        runs.retain(|s| match self.admits(s) {
+            Admit::Yes => true,
+            Admit::No => false,
+            Admit::NoAgent => {
+                no_agent_excluded += 1;
+                false
             }
         });
         Selected {
             runs,
             no_agent_excluded,
+        }
+    }
+
+    /// Whether the filters select one run: what [`select`](Self::select)
+    /// decides for each, for a pass that looks at one summary at a time
+    /// and keeps none it does not need (issue 40).
+    pub fn admits(&self, s: &Summary) -> Admit {
+        if !self.others(s) {
+            return Admit::No;
+        }
+        let Some(want) = &self.agent else {
+            return Admit::Yes;
+        };
+        match s.agent.as_deref() {
+            None | Some("") => Admit::NoAgent,
+            Some(a) if a == want => Admit::Yes,
+            Some(_) => Admit::No,
         }
     }
 
@@ -378,21 +410,49 @@ impl FilterArgs {
     /// has: what the store holds that is close (`did you mean`, c-34),
     /// one clause each; empty when every value names some run.
     pub fn near_misses(&self, all: &[Summary]) -> Vec<String> {
-        let mut out = Vec::new();
-        let fields: [(&str, &Option<String>, Field); 3] = [
+        let mut held = Held::default();
+        for s in all {
+            self.note_values(&mut held, s);
+        }
+        self.near_misses_of(&held)
+    }
+
+    /// Note what `s` holds of the fields this filter names (`--agent`,
+    /// `--model`, `--caller`), for [`near_misses_of`](Self::near_misses_of)
+    /// once every run was seen: the values, not the runs, are kept.
+    pub fn note_values(&self, held: &mut Held, s: &Summary) {
+        for (i, (_, want, get)) in self.named_fields().into_iter().enumerate() {
+            if want.is_none() {
+                continue;
+            }
+            if let (Some(v), Some(set)) = (get(s).filter(|v| !v.is_empty()), held.0.get_mut(i)) {
+                if !set.contains(v) {
+                    set.insert(v.to_owned());
+                }
+            }
+        }
+    }
+
+    /// The fields a did-you-mean compares, with the flag that names each.
+    fn named_fields(&self) -> [(&'static str, &Option<String>, Field); 3] {
+        [
             ("--agent", &self.agent, |s| s.agent.as_deref()),
             ("--model", &self.model, |s| s.model.as_deref()),
             ("--caller", &self.caller, |s| s.caller.as_deref()),
-        ];
-        for (flag, want, get) in fields {
+        ]
+    }
+
+    /// [`near_misses`](Self::near_misses) from the values
+    /// [`note_values`](Self::note_values) kept.
+    pub fn near_misses_of(&self, held: &Held) -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, (flag, want, _)) in self.named_fields().into_iter().enumerate() {
             let Some(want) = want else { continue };
-            let mut have: Vec<&str> = all
-                .iter()
-                .filter_map(get)
-                .filter(|v| !v.is_empty())
-                .collect();
-            have.sort_unstable();
-            have.dedup();
+            let have: Vec<&str> = held
+                .0
+                .get(i)
+                .map(|set| set.iter().map(String::as_str).collect())
+                .unwrap_or_default();
             if have.contains(&want.as_str()) {
                 continue;
             }
@@ -458,6 +518,13 @@ impl FilterArgs {
 
 /// A field of a run's summary a filter compares.
 type Field = fn(&Summary) -> Option<&str>;
+
+/// The values of the fields a filter names that a store's runs hold (one
+/// set per field of [`FilterArgs::named_fields`]), gathered a run at a
+/// time: what a did-you-mean needs of a listing that keeps only what it
+/// prints (issue 40).
+#[derive(Debug, Default)]
+pub struct Held([std::collections::BTreeSet<String>; 3]);
 
 /// Whether `--status want` lists the run.
 pub fn status_selects(want: StatusFilter, s: &Summary) -> bool {

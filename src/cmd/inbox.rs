@@ -7,12 +7,12 @@
 
 use crate::cli::InboxArgs;
 use crate::error::CmdResult;
-use crate::filter::{excluded_note, Selected, Unreadable};
+use crate::filter::{excluded_note, Admit, Unreadable};
 use crate::hint;
 use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::{cell, json_pretty, print_table, sanitize, table, time_cell, Format};
-use journal::ops::inbox::{inbox, Item, Waits};
+use journal::ops::inbox::{inbox, inbox_of, Item, Waits};
 use journal::time::Time;
 use serde::Serialize;
 use std::io::Write;
@@ -83,26 +83,39 @@ fn metrics(g: &Invocation, a: &InboxArgs, out: &mut dyn Write) -> CmdResult {
 fn list(g: &Invocation, a: &InboxArgs, out: &mut dyn Write) -> CmdResult {
     let style = g.style;
     let store = open_store(g)?;
-    let all = store.summaries()?;
-    let total = all.len();
-    let (readable, mut unreadable) = Unreadable::split(all);
-    let Selected {
-        runs,
-        no_agent_excluded,
-    } = a.filter.select(readable);
-    let mut ready: Vec<Ready> = runs
-        .iter()
-        .filter(|s| s.state == journal::state::State::Ready)
-        .map(|s| Ready {
-            run: s.run_id.clone(),
-            since: s.updated,
-            agent: s.agent.clone(),
-            caller: s.caller.clone(),
-            command: hint::resume(g, &s.run_id),
-        })
-        .collect();
+    // One pass (issue 40): each run's summary is looked at as it is made,
+    // and only what is printed (the ready runs) and the waiting runs' ids
+    // are kept; those are then read and folded.
+    let mut total = 0usize;
+    let mut no_agent_excluded = 0usize;
+    let mut unreadable = Vec::new();
+    let mut ready = Vec::new();
+    let found = inbox_of(&store, |s| {
+        total += 1;
+        if let Some(u) = Unreadable::of_summary(s) {
+            unreadable.push(u);
+            return false;
+        }
+        match a.filter.admits(s) {
+            Admit::Yes => {}
+            Admit::No => return false,
+            Admit::NoAgent => {
+                no_agent_excluded += 1;
+                return false;
+            }
+        }
+        if s.state == journal::state::State::Ready {
+            ready.push(Ready {
+                run: s.run_id.clone(),
+                since: s.updated,
+                agent: s.agent.clone(),
+                caller: s.caller.clone(),
+                command: hint::resume(g, &s.run_id),
+            });
+        }
+        true
+    })?;
     ready.sort_by(|a, b| a.since.cmp(&b.since).then(a.run.cmp(&b.run)));
-    let found = inbox(&store, &runs);
     unreadable.extend(
         found
             .unreadable

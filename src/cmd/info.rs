@@ -37,6 +37,9 @@ struct Info {
     exists: Option<bool>,
     nats_context: Option<String>,
     server: Option<String>,
+    /// The version the server answering states, when the stream could be
+    /// looked up.
+    server_version: Option<String>,
     context: Option<String>,
     prefix: Option<String>,
     stream_ok: Option<bool>,
@@ -66,6 +69,7 @@ pub fn run(g: &Invocation, out: &mut dyn Write) -> CmdResult {
         exists: None,
         nats_context: loc.nats_context.clone(),
         server: None,
+        server_version: None,
         context: None,
         prefix: None,
         stream_ok: None,
@@ -92,6 +96,7 @@ pub fn run(g: &Invocation, out: &mut dyn Write) -> CmdResult {
             info.context = settings.context_description();
             match jetstream::inspect(&settings, stream) {
                 Ok(r) => {
+                    info.server_version = Some(r.version.clone()).filter(|v| !v.is_empty());
                     info.prefix = jetstream::prefix_of(&r.config.subjects);
                     info.stream_ok = Some(r.problems.is_empty());
                     info.messages = Some(r.messages);
@@ -226,6 +231,9 @@ fn render(out: &mut dyn Write, info: &Info) -> io::Result<()> {
             clean(server),
             clean(&from("server"))
         )?;
+        if let Some(v) = &info.server_version {
+            writeln!(out, "  version:   nats-server {}", clean(v))?;
+        }
         writeln!(
             out,
             "  context:   {}",

@@ -4,17 +4,50 @@
 
 use crate::cli::{LsArgs, LsColumn, SortKey};
 use crate::error::CmdResult;
-use crate::filter::{excluded_note, Selected};
+use crate::filter::{excluded_note, Admit, Held};
 use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::{
-    as_fields, cell, json_array, print_table, sanitize, status_cell, table, time_cell, Fields,
-    Style,
+    as_fields, cell, fields_line, json_array, json_element, print_table, sanitize, status_cell,
+    table, time_cell, Fields, Style,
 };
 use comfy_table::Cell;
 use journal::store::Summary;
 use std::io::Write;
 use std::process::ExitCode;
+
+/// A run `ls` keeps until it prints (issue 40): what orders it, and the
+/// run as it will print. Into a pipe or as JSON nothing is fitted, so the
+/// row is rendered as soon as it is selected and only its text is kept
+/// (a summary in memory is about twice its JSON); a table on a terminal
+/// keeps the summary, to fit the table to the terminal.
+struct Row {
+    /// The figure the order goes by; `None` when unknown.
+    figure: Option<Figure>,
+    run: Box<str>,
+    shown: Shown,
+}
+
+/// A figure `ls` sorts by.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Figure {
+    Time(journal::time::Time),
+    Number(i128),
+}
+
+enum Shown {
+    /// Its JSON, or its line of tab-separated fields.
+    Printed(Box<[u8]>),
+    Summary(Box<Summary>),
+}
+
+/// How the rows print.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Form {
+    Json,
+    Fields,
+    Table,
+}
 
 pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
     let once = |buf: &mut dyn Write| match a.openmetrics {
@@ -45,21 +78,36 @@ fn metrics(g: &Invocation, a: &LsArgs, out: &mut dyn Write) -> CmdResult {
 fn list(g: &Invocation, a: &LsArgs, out: &mut dyn Write) -> CmdResult {
     let style = g.style;
     let store = open_store(g)?;
-    let mut all: Vec<Summary> = store.summaries()?;
-    if a.all {
-        all.extend(store.unlisted_summaries()?);
-    }
-    let total = all.len();
-    let misses = a.filter.near_misses(&all);
-    let Selected {
-        mut runs,
-        no_agent_excluded,
-    } = a.filter.select(all);
-    sort(&mut runs, a.sort, a.reverse);
-    a.limit.apply(&mut runs);
-    // The prompt is untrusted: control characters (and so every escape
-    // sequence's introducer) are removed in both output forms.
-    for s in &mut runs {
+    let form = match (style.json(), as_fields(style)) {
+        (true, _) => Form::Json,
+        (false, true) => Form::Fields,
+        (false, false) => Form::Table,
+    };
+    let columns = chosen(&a.columns);
+    // Each summary is kept only when the filters select it, and with
+    // `--limit N` only while it is among the first N in the order asked
+    // for: the listing holds the rows it prints (issue 40). What the
+    // filters name that no run holds is said from the values seen
+    // (`Held`), not from every summary.
+    let mut total = 0usize;
+    let mut no_agent_excluded = 0usize;
+    let mut held = Held::default();
+    let mut runs: Vec<Row> = Vec::new();
+    let mut failed: Option<std::io::Error> = None;
+    let limit = a.limit.limit;
+    let mut keep = |mut s: Summary| {
+        total += 1;
+        a.filter.note_values(&mut held, &s);
+        match a.filter.admits(&s) {
+            Admit::Yes => {}
+            Admit::No => return,
+            Admit::NoAgent => {
+                no_agent_excluded += 1;
+                return;
+            }
+        }
+        // The prompt is untrusted: control characters (and so every escape
+        // sequence's introducer) are removed in both output forms.
         if let Some(p) = s.prompt.as_mut() {
             p.retain(|c| !c.is_control());
         }
@@ -68,11 +116,56 @@ fn list(g: &Invocation, a: &LsArgs, out: &mut dyn Write) -> CmdResult {
             p.push_str("; ");
             p.push_str(&crate::hint::advice(g, r, Some(&s.run_id), None, &[]));
         }
+        let (figure, run) = (figure(&s, a.sort), s.run_id.as_str().into());
+        let shown = match form {
+            Form::Json => match json_element(&s) {
+                Ok(text) => Shown::Printed(text),
+                Err(e) => {
+                    failed.get_or_insert(e);
+                    return;
+                }
+            },
+            Form::Fields => Shown::Printed(
+                fields_line(
+                    columns
+                        .iter()
+                        .map(|c| ls_text(&s, *c, &|_| usize::MAX, style)),
+                )
+                .into(),
+            ),
+            Form::Table => Shown::Summary(Box::new(s)),
+        };
+        runs.push(Row { figure, run, shown });
+        if let Some(n) = limit {
+            // The first N of the first N and the rest are the first N of
+            // all: the order is total (ties go by run id).
+            if runs.len() >= n.saturating_mul(2).max(1024) {
+                runs.sort_by(|x, y| order(x, y, a.sort, a.reverse));
+                runs.truncate(n);
+            }
+        }
+    };
+    store.summaries_each(&mut keep)?;
+    if a.all {
+        store.unlisted_summaries()?.into_iter().for_each(&mut keep);
+    }
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
+    runs.sort_by(|x, y| order(x, y, a.sort, a.reverse));
+    if let Some(n) = limit {
+        runs.truncate(n);
     }
     let sizeless = !store.keeps_sizes();
     let note = sort_note(&runs, a.sort, sizeless);
-    if style.json() {
-        json_array(out, &runs)?;
+    fn printed(r: &Row) -> &[u8] {
+        match &r.shown {
+            Shown::Printed(b) => b,
+            Shown::Summary(_) => &[],
+        }
+    }
+    if form == Form::Json {
+        json_array(out, runs.iter().map(printed))?;
         if let Some(n) = note {
             eprintln!("fisk-admin: note: {n}");
         }
@@ -85,7 +178,7 @@ fn list(g: &Invocation, a: &LsArgs, out: &mut dyn Write) -> CmdResult {
             (_, false) => "no runs".to_owned(),
         };
         writeln!(out, "{why} in {}", sanitize(&store.describe(), false))?;
-        for m in &misses {
+        for m in &a.filter.near_misses_of(&held) {
             writeln!(out, "{m}")?;
         }
         if no_agent_excluded > 0 {
@@ -93,19 +186,14 @@ fn list(g: &Invocation, a: &LsArgs, out: &mut dyn Write) -> CmdResult {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let columns = chosen(&a.columns);
     let at = |c: LsColumn| columns.iter().position(|x| *x == c);
     let headers: Vec<&str> = columns.iter().map(|c| header(*c)).collect();
-    // Into a pipe the rows are written as they are formatted, every value
+    // Into a pipe each row was formatted as it was selected, every value
     // whole: nothing is fitted, so no table is held (issue 24's doubt).
-    if as_fields(style) {
+    if form == Form::Fields {
         let mut f = Fields::new(out, &headers)?;
-        for s in &runs {
-            f.row(
-                columns
-                    .iter()
-                    .map(|c| ls_text(s, *c, &|_| usize::MAX, style)),
-            )?;
+        for r in &runs {
+            f.line(printed(r))?;
         }
         f.finish()?;
         return trailer(out, no_agent_excluded, note, style);
@@ -171,12 +259,14 @@ fn list(g: &Invocation, a: &LsArgs, out: &mut dyn Write) -> CmdResult {
     t = t.drop_first(&drop);
     // On a terminal the table fits it; cells are cut to these first.
     let max = |n: usize| n;
-    for s in &runs {
-        let row: Vec<Cell> = columns
-            .iter()
-            .map(|c| ls_cell(s, *c, &max, style))
-            .collect();
-        t.add_row(row);
+    for r in &runs {
+        if let Shown::Summary(s) = &r.shown {
+            let row: Vec<Cell> = columns
+                .iter()
+                .map(|c| ls_cell(s, *c, &max, style))
+                .collect();
+            t.add_row(row);
+        }
     }
     print_table(out, t, style)?;
     trailer(out, no_agent_excluded, note, style)
@@ -300,18 +390,19 @@ fn ls_text(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize, style: Style)
 
 /// What the order leaves unsaid: runs whose figure is unknown (listed
 /// last), or a size the store does not keep at all (`sizeless`).
-fn sort_note(runs: &[Summary], key: SortKey, sizeless: bool) -> Option<String> {
-    let unknown = |f: &dyn Fn(&Summary) -> bool| runs.iter().filter(|s| f(s)).count();
+fn sort_note(runs: &[Row], key: SortKey, sizeless: bool) -> Option<String> {
+    // The figure sorted by is the one a note is about.
+    let unknown = runs.iter().filter(|r| r.figure.is_none()).count();
     match key {
-        SortKey::Size if sizeless && !runs.is_empty() && runs.iter().all(|s| s.bytes.is_none()) => Some(
+        SortKey::Size if sizeless && !runs.is_empty() && unknown == runs.len() => Some(
             "the store keeps no per-run size (JetStream): sorted by run id".to_owned(),
         ),
-        SortKey::Tokens => match unknown(&|s| s.total_tokens.is_none()) {
+        SortKey::Tokens => match unknown {
             0 => None,
             1 => Some("1 run's tokens are unknown (no terminal's counters since its last response, and earlier responses not read): listed last".to_owned()),
             n => Some(format!("{n} runs' tokens are unknown (no terminal's counters since their last response, and earlier responses not read): listed last")),
         },
-        SortKey::Records => match unknown(&|s| s.records.is_none()) {
+        SortKey::Records => match unknown {
             0 => None,
             n => Some(format!("{n} run(s) of unknown length: listed last")),
         },
@@ -341,36 +432,38 @@ fn waiting_cell(s: &Summary) -> String {
     }
 }
 
-fn sort(runs: &mut [Summary], key: SortKey, reverse: bool) {
-    // Largest first (smallest with --reverse), a run whose figure is
-    // unknown last either way, then by run id.
-    let by_figure = |runs: &mut [Summary], f: fn(&Summary) -> Option<i128>| {
-        runs.sort_by(|a, b| {
-            let order = match (f(a), f(b)) {
+/// The figure `key` sorts a run by.
+fn figure(s: &Summary, key: SortKey) -> Option<Figure> {
+    match key {
+        SortKey::Tokens => s.total_tokens.map(Figure::Number),
+        SortKey::Records => s.records.map(|n| Figure::Number(n.into())),
+        SortKey::Updated => s.updated.map(Figure::Time),
+        SortKey::Created => s.created.map(Figure::Time),
+        SortKey::Size => s.bytes.map(|n| Figure::Number(n.into())),
+    }
+}
+
+/// Where `a` goes against `b`. Tokens and records: largest first
+/// (smallest with --reverse), a run whose figure is unknown last either
+/// way, then by run id. Times (newest first, compared as instants
+/// whatever their offsets) and size (largest first): an unknown one last,
+/// then by run id; --reverse turns the whole order round.
+fn order(a: &Row, b: &Row, key: SortKey, reverse: bool) -> std::cmp::Ordering {
+    match key {
+        SortKey::Tokens | SortKey::Records => {
+            let o = match (a.figure, b.figure) {
                 (Some(x), Some(y)) if reverse => x.cmp(&y),
                 (Some(x), Some(y)) => y.cmp(&x),
                 (x, y) => y.is_some().cmp(&x.is_some()),
             };
-            order.then(a.run_id.cmp(&b.run_id))
-        })
-    };
-    match key {
-        SortKey::Tokens => return by_figure(runs, |s| s.total_tokens),
-        SortKey::Records => return by_figure(runs, |s| s.records.map(i128::from)),
-        _ => {}
-    }
-    match key {
-        SortKey::Tokens | SortKey::Records => {}
-        // Newest first, compared as instants whatever their offsets.
-        SortKey::Updated => {
-            runs.sort_by(|a, b| b.updated.cmp(&a.updated).then(a.run_id.cmp(&b.run_id)))
+            o.then(a.run.cmp(&b.run))
         }
-        SortKey::Created => {
-            runs.sort_by(|a, b| b.created.cmp(&a.created).then(a.run_id.cmp(&b.run_id)))
+        SortKey::Updated | SortKey::Created | SortKey::Size => {
+            let o = b.figure.cmp(&a.figure).then(a.run.cmp(&b.run));
+            match reverse {
+                true => o.reverse(),
+                false => o,
+            }
         }
-        SortKey::Size => runs.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.run_id.cmp(&b.run_id))),
-    }
-    if reverse {
-        runs.reverse();
     }
 }

@@ -37,6 +37,10 @@ pub fn run(g: &Invocation, a: MigrateArgs, out: &mut dyn Write) -> CmdResult {
             return Err(crate::error::Failure::refused(why));
         }
     }
+    // A stream is copied as it is now (issue 40): the cut is taken before
+    // the runs are listed, so every run listed is copied up to it, and
+    // nothing stored after it is.
+    let cut = from.cut()?;
     let runs = migrate::select(&from, named, a.include_corrupt)?;
     // The directories opening a file destination creates, removed again
     // if nothing is stored in them.
@@ -58,6 +62,7 @@ pub fn run(g: &Invocation, a: MigrateArgs, out: &mut dyn Write) -> CmdResult {
         upgrade: a.upgrade,
         jobs: usize::from(a.jobs),
         named: flag,
+        cut,
     };
     let progress = Progress::default();
     let started = Instant::now();
@@ -83,6 +88,7 @@ pub fn run(g: &Invocation, a: MigrateArgs, out: &mut dyn Write) -> CmdResult {
         from: &a.from,
         to: &a.to,
         dry_run: a.write.dry_run,
+        cut,
         runs: &reports,
     };
     match style.format {
@@ -117,6 +123,9 @@ struct Migrated<'a> {
     from: &'a str,
     to: &'a str,
     dry_run: bool,
+    /// A stream source: the sequence it was copied up to (its last when
+    /// migrate started); `null` for a file source.
+    cut: Option<u64>,
     runs: &'a [RunReport],
     summary: Summary,
 }
@@ -206,6 +215,12 @@ fn render(out: &mut dyn Write, m: &Migrated, style: Style, quiet: bool) -> io::R
             "{} source run(s) deleted from {}, each once its copy was verified",
             thousands(deleted),
             m.from
+        ))?;
+    }
+    if let Some(cut) = m.cut {
+        say(format!(
+            "the source as it was when migrate started: up to stream sequence {}; what was stored after it is left for the next migrate",
+            thousands(cut)
         ))?;
     }
     Ok(())

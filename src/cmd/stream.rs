@@ -29,6 +29,12 @@ pub fn run(g: &Invocation, c: StreamCommand, out: &mut dyn Write) -> CmdResult {
 struct Checked<'a> {
     stream: &'a str,
     server: &'a str,
+    /// The version the server answering states (empty when none).
+    server_version: &'a str,
+    /// Subjects the stream holds, and about how many bytes of each
+    /// replica's server memory its subject index takes.
+    subject_count: u64,
+    subject_index_bytes: u64,
     /// Whether fisk can use the stream: no problems.
     ok: bool,
     subjects: &'a [String],
@@ -77,6 +83,9 @@ fn check(
     let checked = Checked {
         stream: &r.name,
         server: &r.server,
+        server_version: &r.version,
+        subject_count: r.subjects,
+        subject_index_bytes: r.subject_index_bytes,
         ok: r.problems.is_empty(),
         subjects: &r.config.subjects,
         prefix: jetstream::prefix_of(&r.config.subjects),
@@ -115,6 +124,7 @@ fn check(
     })
 }
 
+/// Bytes in megabytes, one decimal (`219.6 MB`).
 fn render_check(out: &mut dyn Write, c: &Checked) -> io::Result<()> {
     // The stream's subjects come from the server: untrusted.
     writeln!(
@@ -131,11 +141,25 @@ fn render_check(out: &mut dyn Write, c: &Checked) -> io::Result<()> {
     if let Some(p) = &c.prefix {
         writeln!(out, "  prefix:   {}", sanitize(p, false))?;
     }
+    if !c.server_version.is_empty() {
+        writeln!(
+            out,
+            "  server:   nats-server {}",
+            sanitize(c.server_version, false)
+        )?;
+    }
     writeln!(
         out,
         "  messages: {} ({})",
         crate::output::thousands(c.messages),
         crate::output::human_bytes(c.bytes)
+    )?;
+    writeln!(
+        out,
+        "  index:    {} subjects, about {} of the server's memory on each replica ({} bytes a subject, measured on nats-server 2.15.1)",
+        crate::output::thousands(c.subject_count),
+        crate::output::human_bytes(c.subject_index_bytes),
+        jetstream::SUBJECT_INDEX_BYTES
     )?;
     writeln!(out, "  storage:  {}", c.storage)?;
     let mut replicas = format!("  replicas: {}", c.replicas);

@@ -184,18 +184,29 @@ pub fn json_line<T: serde::Serialize>(out: &mut dyn Write, value: &T) -> io::Res
     out.write_all(b"\n")
 }
 
-/// Print `items` as one JSON array on one line, the same bytes as
-/// [`json_line`] of the slice, written an element at a time: the text of
-/// the whole array is never held (`ls` of 100,000 runs, issue 16).
-pub fn json_array<T: serde::Serialize>(out: &mut dyn Write, items: &[T]) -> io::Result<()> {
+/// One element of a JSON list as [`json_array`] writes it: compact, with
+/// terminal-escape characters escaped ([`json_safe`]). Made when its item
+/// is at hand, written later (`ls` keeps its rows' text, not summaries).
+pub fn json_element<T: serde::Serialize>(item: &T) -> io::Result<Box<[u8]>> {
+    let text = serde_json::to_string(item)?;
+    Ok(json_safe(&text).as_bytes().into())
+}
+
+/// Print a JSON list of elements made by [`json_element`] on one line:
+/// the same bytes as [`json_line`] of a list of the items, written an
+/// element at a time, so the text of the whole array is never held (`ls`
+/// of 100,000 runs, issue 16).
+pub fn json_array<'a>(
+    out: &mut dyn Write,
+    items: impl IntoIterator<Item = &'a [u8]>,
+) -> io::Result<()> {
     let mut w = io::BufWriter::with_capacity(1 << 16, out);
     w.write_all(b"[")?;
-    for (i, item) in items.iter().enumerate() {
+    for (i, item) in items.into_iter().enumerate() {
         if i > 0 {
             w.write_all(b",")?;
         }
-        let text = serde_json::to_string(item)?;
-        w.write_all(json_safe(&text).as_bytes())?;
+        w.write_all(item)?;
     }
     w.write_all(b"]\n")?;
     w.flush()
@@ -516,7 +527,11 @@ mod tests {
         for n in 0..=items.len() {
             let (mut whole, mut each) = (Vec::new(), Vec::new());
             json_line(&mut whole, &items[..n].to_vec()).unwrap();
-            json_array(&mut each, &items[..n]).unwrap();
+            let elements: Vec<Box<[u8]>> = items[..n]
+                .iter()
+                .map(|i| json_element(i).unwrap())
+                .collect();
+            json_array(&mut each, elements.iter().map(|e| &e[..])).unwrap();
             assert_eq!(
                 String::from_utf8(each).unwrap(),
                 String::from_utf8(whole).unwrap()

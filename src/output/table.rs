@@ -303,23 +303,36 @@ impl<'a> Fields<'a> {
     /// One line: the cells tab-separated, an empty one `-`, a tab or a
     /// newline inside one `\t` or `\n`.
     pub fn row(&mut self, cells: impl IntoIterator<Item = String>) -> io::Result<()> {
-        for (i, c) in cells.into_iter().enumerate() {
-            if i > 0 {
-                self.w.write_all(b"\t")?;
-            }
-            let field = match c.as_str() {
-                "" => "-".to_owned(),
-                _ => c.replace('\t', "\\t").replace('\n', "\\n"),
-            };
-            self.w.write_all(field.as_bytes())?;
-        }
-        self.w.write_all(b"\n")
+        self.w.write_all(&fields_line(cells))
+    }
+
+    /// One line made by [`fields_line`] before.
+    pub fn line(&mut self, line: &[u8]) -> io::Result<()> {
+        self.w.write_all(line)
     }
 
     /// Write what is buffered.
     pub fn finish(mut self) -> io::Result<()> {
         self.w.flush()
     }
+}
+
+/// The line [`Fields::row`] writes for these cells, newline included: a
+/// row can be made when its run is read and written later (`ls` keeps
+/// rows, not summaries, until it has sorted them).
+pub fn fields_line(cells: impl IntoIterator<Item = String>) -> Vec<u8> {
+    let mut line = Vec::new();
+    for (i, c) in cells.into_iter().enumerate() {
+        if i > 0 {
+            line.push(b'\t');
+        }
+        match c.as_str() {
+            "" => line.push(b'-'),
+            _ => line.extend_from_slice(c.replace('\t', "\\t").replace('\n', "\\n").as_bytes()),
+        }
+    }
+    line.push(b'\n');
+    line
 }
 
 /// A whole table as tab-separated fields.

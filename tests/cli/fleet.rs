@@ -457,3 +457,108 @@ fn a_filter_value_no_run_has_says_what_is_close() {
         r.stdout
     );
 }
+
+/// Issue 40: the whole-store commands look at each summary once and keep
+/// only what they print, a group of runs at a time: on a store of more
+/// runs than a group (2,048) each run is still counted once, and
+/// `ls --limit N`, which keeps only the first N as the listing goes,
+/// gives the first N of the whole listing in every order.
+#[test]
+fn a_store_of_many_groups_counts_each_run_once_and_limit_keeps_the_first() {
+    const COPIES: usize = 55; // 55 x 40 reference runs = 2,200
+    let one = store_copy(V1);
+    let many = tempfile::tempdir().unwrap();
+    for e in std::fs::read_dir(one.path()).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_stem().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&p).unwrap();
+        for k in 0..COPIES {
+            let id = format!("c{k:02}-{name}");
+            // The meta record names the run it is stored as.
+            let text = text.replacen(
+                &format!("\"run_id\":\"{name}\""),
+                &format!("\"run_id\":\"{id}\""),
+                1,
+            );
+            std::fs::write(many.path().join(format!("{id}.json")), text).unwrap();
+        }
+    }
+    private(many.path());
+    let (one, many) = (s(one.path()).to_owned(), s(many.path()).to_owned());
+    let json = |dir: &str, args: &[&str]| {
+        let mut all = vec!["--state-dir", dir, "-o", "json"];
+        all.extend_from_slice(args);
+        let r = fisk(&all);
+        assert!(r.code == 0, "{args:?}: {}", r.stderr);
+        r.json()
+    };
+    let ids = ids_of(&json(&many, &["ls"]));
+    assert_eq!(ids.len(), 40 * COPIES);
+    assert_eq!(set(ids.clone()).len(), ids.len(), "each run listed once");
+
+    // Every figure of stats --all is COPIES times the one store's.
+    let (a, b) = (
+        json(&one, &["stats", "--all", "--by", "model,status"]),
+        json(&many, &["stats", "--all", "--by", "model,status"]),
+    );
+    assert_eq!(b["totals"]["runs"], 40 * COPIES);
+    // Token figures are i128 (a reference journal's are near i64::MAX):
+    // past u64 they read back as floats, so compared as ratios.
+    let n = |v: &Value| v.as_f64().unwrap();
+    let times = |v: &Value| n(v) * COPIES as f64;
+    assert_eq!(b["totals"]["runs"], 40 * COPIES);
+    for key in ["iterations", "total_tokens", "wall_clock_ns"] {
+        let (got, want) = (n(&b["totals"][key]), times(&a["totals"][key]));
+        assert!(
+            (got - want).abs() <= want.abs() * 1e-12,
+            "{key}: {got} {want}"
+        );
+    }
+    assert_eq!(
+        b["groups"].as_array().unwrap().len(),
+        a["groups"].as_array().unwrap().len()
+    );
+    for (ga, gb) in a["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(b["groups"].as_array().unwrap())
+    {
+        assert_eq!(gb["model"], ga["model"]);
+        assert_eq!(gb["status"], ga["status"]);
+        assert_eq!(n(&gb["runs"]), times(&ga["runs"]));
+    }
+    assert_eq!(b["unreadable"], a["unreadable"]);
+
+    // inbox: each waiting call of each copy, once.
+    let (a, b) = (json(&one, &["inbox"]), json(&many, &["inbox"]));
+    let items = |v: &Value| v["items"].as_array().unwrap().len();
+    assert!(items(&a) > 0);
+    assert_eq!(items(&b), items(&a) * COPIES);
+    let calls: BTreeSet<(String, String)> = b["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["run"].to_string(), i["tool_use_id"].to_string()))
+        .collect();
+    assert_eq!(calls.len(), items(&b), "no call twice");
+    assert_eq!(
+        b["ready"].as_array().unwrap().len(),
+        a["ready"].as_array().unwrap().len() * COPIES
+    );
+
+    // ls --limit N is the first N of the whole listing, in every order.
+    for order in [
+        &["--sort", "updated"][..],
+        &["--sort", "created", "--reverse"],
+        &["--sort", "tokens"],
+        &["--sort", "records", "--reverse"],
+    ] {
+        let whole = ids_of(&json(&many, &[&["ls"][..], order].concat()));
+        for n in ["1", "7", "1500"] {
+            let limited = ids_of(&json(&many, &[&["ls", "--limit", n][..], order].concat()));
+            let n: usize = n.parse().unwrap();
+            assert_eq!(limited, whole[..n], "{order:?} --limit {n}");
+        }
+    }
+}

@@ -779,6 +779,65 @@ fn each_misconfigured_stream_is_refused_with_its_own_message() {
     );
 }
 
+/// `stream check` and `info` name the server's version (issue 40), as the
+/// server states it; `stream check` says how many subjects the stream
+/// holds and what their index costs the server's memory, and warns of no
+/// defect on a server without one.
+#[test]
+fn stream_check_and_info_name_the_server_and_its_subject_index() {
+    let srv = NatsServer::start();
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let r = fisk_js(&srv, h, &["stream", "create", STREAM, "--subject", SUBJECT]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let runs: Vec<(String, Vec<Vec<u8>>)> = testdata_runs()
+        .into_iter()
+        .map(|(id, bytes)| {
+            let lines = bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty());
+            (id, lines.map(<[u8]>::to_vec).collect())
+        })
+        .collect();
+    publish_interleaved(&srv, &runs);
+    let stored = srv.messages(STREAM);
+    assert!(stored > 0);
+    // The version the server says it is, to a client of its own.
+    let version = srv.with_js(async |js| js.client().server_info().version);
+    assert!(version.starts_with("2."), "{version}");
+    let r = fisk_js(&srv, h, &["--format", "json", "stream", "check", STREAM]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    let j = r.json();
+    assert_eq!(j["server_version"], version.as_str(), "{}", r.stdout);
+    // One message a subject (SPEC 8): as many subjects as messages.
+    assert_eq!(j["subject_count"], stored, "{}", r.stdout);
+    assert_eq!(j["subject_index_bytes"], stored * 120, "{}", r.stdout);
+    assert_eq!(j["warnings"], serde_json::json!([]), "{}", r.stdout);
+    let r = fisk_js(&srv, h, &["stream", "check", STREAM]);
+    assert!(
+        r.stdout.contains(&format!("  server:   nats-server {version}\n"))
+            && r.stdout.contains(&format!("  index:    {stored} subjects, about 0.0 MB of the server's memory on each replica (120 bytes a subject")),
+        "{}",
+        r.stdout
+    );
+    let store = format!("jetstream:{STREAM}");
+    let r = fisk_js(&srv, h, &["--store", &store, "info"]);
+    assert!(
+        r.stdout
+            .contains(&format!("  version:   nats-server {version}\n")),
+        "{}",
+        r.stdout
+    );
+    let r = fisk_js(&srv, h, &["--store", &store, "info", "--format", "json"]);
+    assert_eq!(r.json()["server_version"], version.as_str(), "{}", r.stdout);
+    // A file store has no server.
+    let r = fisk_js(&srv, h, &["--state-dir", s(h), "info", "--format", "json"]);
+    assert_eq!(
+        r.json()["server_version"],
+        serde_json::Value::Null,
+        "{}",
+        r.stdout
+    );
+}
+
 #[test]
 fn stream_create_makes_exactly_the_spec_config_and_is_idempotent() {
     let srv = NatsServer::start();

@@ -447,3 +447,165 @@ fn migrate_says_what_it_would_append_what_was_complete_and_what_it_deleted() {
         r.stdout
     );
 }
+
+/// `migrate` from a stream a writer appends to while it copies (issue 40):
+/// it copies the stream as it was when it started, up to the sequence it
+/// says, and nothing stored after it (records appended to a run it copies,
+/// runs created meanwhile); a second migrate copies the rest.
+#[test]
+fn migrate_from_a_stream_being_written_copies_it_as_it_was_when_it_started() {
+    const STREAM: &str = "LIVE";
+    const PREFIX: &str = "fisk.live";
+    const RUNS: usize = 300;
+    const FIRST: usize = 4;
+    let srv = NatsServer::start();
+    srv.spec_stream(STREAM, &format!("{PREFIX}.>"));
+    let template =
+        std::fs::read_to_string(testdata("runs/multi-iteration.json")).expect("template");
+    let from = "\"run_id\":\"multi-iteration\"";
+    let lines_of = move |id: &str| -> Vec<Vec<u8>> {
+        let text = template.replacen(from, &format!("\"run_id\":\"{id}\""), 1);
+        text.lines().map(|l| l.as_bytes().to_vec()).collect()
+    };
+    let subject = |id: &str, k: usize| journal::store::jetstream::subject(PREFIX, id, k as u64 + 1);
+    let ids: Vec<String> = (0..RUNS).map(|i| format!("live-{i:04}")).collect();
+    let records = lines_of("x").len();
+    assert!(records > FIRST);
+    // Each run's first records, before migrate starts.
+    let first: Vec<(String, Vec<u8>)> = ids
+        .iter()
+        .flat_map(|id| {
+            lines_of(id)
+                .into_iter()
+                .take(FIRST)
+                .enumerate()
+                .map(move |(k, b)| (subject(id, k), b))
+        })
+        .collect();
+    srv.with_js(async move |js| {
+        for (s, b) in first {
+            js.publish(s, b.into()).await.unwrap().await.unwrap();
+        }
+    });
+    // The writer: the rest of every run, then new runs, until told to stop.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let url = srv.url.clone();
+    let writer = {
+        let stop = stop.clone();
+        let ids = ids.clone();
+        let lines_of = lines_of.clone();
+        let rest: Vec<(String, Vec<u8>)> = (FIRST..records)
+            .flat_map(|k| ids.iter().map(move |id| (id.clone(), k)))
+            .map(|(id, k)| (subject(&id, k), lines_of(&id).swap_remove(k)))
+            .collect();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Runtime::new().unwrap();
+            rt.block_on(async move {
+                let js = async_nats::jetstream::new(async_nats::connect(url).await.unwrap());
+                let pace = std::time::Duration::from_millis(2);
+                for (s, b) in rest {
+                    js.publish(s, b.into()).await.unwrap().await.unwrap();
+                    tokio::time::sleep(pace).await;
+                }
+                let mut n = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let id = format!("new-{n:04}");
+                    for (k, b) in lines_of(&id).into_iter().enumerate() {
+                        js.publish(subject(&id, k), b.into())
+                            .await
+                            .unwrap()
+                            .await
+                            .unwrap();
+                    }
+                    n += 1;
+                    tokio::time::sleep(pace).await;
+                }
+            })
+        })
+    };
+    let to = tempfile::tempdir().expect("to");
+    let dest = format!("file:{}", s(to.path()));
+    let home = tempfile::tempdir().expect("home");
+    let js = format!("jetstream:{STREAM}");
+    let migrate = |args: &[&str]| {
+        let mut all = vec![
+            "--server",
+            srv.url.as_str(),
+            "migrate",
+            "--from",
+            &js,
+            "--to",
+            &dest,
+        ];
+        all.extend_from_slice(args);
+        fisk_in(home.path(), &all, None)
+    };
+    let r = migrate(&["--all", "--allow-live", "--format", "json"]);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    writer.join().expect("writer");
+    let j = r.json();
+    let cut = j["cut"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no cut: {}", r.stdout));
+    // What the stream held, run by run, with each message's sequence.
+    let store = srv.store(STREAM);
+    let mut grew = 0;
+    let mut runs = store.runs().expect("runs");
+    runs.sort();
+    for run in &runs {
+        let messages = store.read_all_messages(run).expect("read");
+        let before: Vec<&[u8]> = messages
+            .iter()
+            .filter(|m| m.stream_seq <= cut)
+            .map(|m| m.body.as_slice())
+            .collect();
+        let copied = std::fs::read(to.path().join(format!("{run}.json")));
+        if before.is_empty() {
+            assert!(copied.is_err(), "{run}, created after the cut, was copied");
+            continue;
+        }
+        let want: Vec<u8> = before
+            .iter()
+            .flat_map(|b| b.iter().copied().chain([b'\n']))
+            .collect();
+        assert_eq!(
+            copied.ok(),
+            Some(want),
+            "{run}: not the stream as it was at {cut}"
+        );
+        grew += usize::from(messages.len() > before.len());
+    }
+    // The writer wrote while migrate copied: runs it copied grew after
+    // the cut, and new runs were made after it.
+    let made_after = runs.iter().filter(|r| r.starts_with("new-")).count();
+    assert!(
+        grew > 0,
+        "no copied run grew after the cut {cut}: the writer did not overlap"
+    );
+    let text = r.stdout.clone();
+    assert!(j["summary"]["appended"].as_u64().unwrap_or(0) > 0, "{text}");
+    // Said in words too.
+    let again = migrate(&["--all", "--allow-live"]);
+    assert_eq!(again.code, 0, "{}{}", again.stdout, again.stderr);
+    assert!(
+        again
+            .stdout
+            .contains("the source as it was when migrate started: up to stream sequence "),
+        "{}",
+        again.stdout
+    );
+    // The second migrate copied the rest: every run whole.
+    for run in &runs {
+        let messages = store.read_all_messages(run).expect("read");
+        let want: Vec<u8> = messages
+            .iter()
+            .flat_map(|m| m.body.iter().copied().chain([b'\n']))
+            .collect();
+        let copied = std::fs::read(to.path().join(format!("{run}.json"))).ok();
+        assert_eq!(
+            copied,
+            Some(want),
+            "{run}: not copied whole by the second migrate ({made_after} made after the first cut)"
+        );
+    }
+}

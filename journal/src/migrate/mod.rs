@@ -66,6 +66,12 @@ pub struct Options {
     pub upgrade: bool,
     /// Runs copied at once (at least 1).
     pub jobs: usize,
+    /// Copy the source as it was at this cut ([`Store::cut`], taken
+    /// before the runs were listed): a JetStream source's records stored
+    /// after that stream sequence are left for a later migrate, and a run
+    /// created after it is skipped. `None`: whatever is stored when each
+    /// run is read.
+    pub cut: Option<u64>,
     /// How a report names each [`Lever`] (the front end's word for it,
     /// a flag on a command line); [`Lever::field`] names it as this
     /// struct does.
@@ -84,6 +90,7 @@ impl Default for Options {
             upgrade: false,
             jobs: 1,
             named: Lever::field,
+            cut: None,
         }
     }
 }

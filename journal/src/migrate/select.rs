@@ -66,7 +66,7 @@ pub(super) fn read_source(
             Err(e) => return Err(failed(rep, e)),
         }
     }
-    let (mut src, stopped) = match from.journal_for_copy(run, pre, opts.include_corrupt) {
+    let (mut src, stopped) = match from.journal_for_copy(run, pre, opts.include_corrupt, opts.cut) {
         Ok(x) => x,
         Err(e @ Error::Corrupt { .. }) => {
             return Err(rep.end(
@@ -77,6 +77,15 @@ pub(super) fn read_source(
         Err(e) => return Err(failed(rep, e)),
     };
     let mut rep = rep;
+    if let (Some(cut), true) = (
+        opts.cut,
+        src.entries.is_empty() && stopped.is_none() && matches!(src.tail, Tail::Clean),
+    ) {
+        return Err(rep.end(
+            Outcome::SkippedLive,
+            format!("created after the cut (stream sequence {cut}, when migrate started): the next migrate copies it"),
+        ));
+    }
     if let Some(why) = stopped {
         rep.partial = true;
         rep.prefix_only = true;

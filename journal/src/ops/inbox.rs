@@ -100,8 +100,66 @@ pub fn inbox(store: &Store, runs: &[Summary]) -> Inbox {
             Err(u) => found.unreadable.push(*u),
         }
     }
-    found.items.sort_by(|a, b| {
-        // Oldest first; an undated item after every dated one.
+    sort_items(&mut found.items);
+    found
+}
+
+/// What an item takes from its run's summary: all [`inbox_of`] keeps of a
+/// waiting run until it is read.
+struct Waiter {
+    agent: Option<String>,
+    caller: Option<String>,
+    updated: Option<Time>,
+}
+
+impl Waiter {
+    fn of(s: &Summary) -> Waiter {
+        Waiter {
+            agent: s.agent.clone(),
+            caller: s.caller.clone(),
+            updated: s.updated,
+        }
+    }
+}
+
+/// [`inbox`] over the runs of the whole store that `select` chooses, in
+/// one pass that keeps nothing of a run that does not wait (issue 40):
+/// `select` sees every run's summary, in id order, as it is made (for the
+/// caller to count, or keep what else it shows), and of the runs it
+/// chooses those that wait ([`waits`]) are read and folded
+/// ([`Store::read_picked`]). Memory holds the waiting runs' ids and
+/// agents and the items, not a summary per run.
+pub fn inbox_of(store: &Store, mut select: impl FnMut(&Summary) -> bool) -> crate::Result<Inbox> {
+    let read = std::sync::Mutex::new(Inbox::default());
+    store.read_picked(
+        |s| (select(&s) && waits(&s)).then(|| Waiter::of(&s)),
+        |run, w, j| {
+            let items = j.and_then(|j| {
+                let st = store.fold(run, &j, FoldOptions::default())?;
+                Ok(items_for(run, w, &j, &st))
+            });
+            let mut read = read
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            match items {
+                Ok(items) => read.items.extend(items),
+                Err(e) => read.unreadable.push((run.to_owned(), e)),
+            }
+        },
+    )?;
+    let mut found = read
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // Read in no set order: the failures by run, as `inbox` gives them.
+    found.unreadable.sort_by(|a, b| a.0.cmp(&b.0));
+    sort_items(&mut found.items);
+    Ok(found)
+}
+
+/// Oldest first; an undated item after every dated one; then by run and
+/// call id.
+fn sort_items(items: &mut [Item]) {
+    items.sort_by(|a, b| {
         (a.since.is_none(), a.since, &a.run, &a.call).cmp(&(
             b.since.is_none(),
             b.since,
@@ -109,13 +167,16 @@ pub fn inbox(store: &Store, runs: &[Summary]) -> Inbox {
             &b.call,
         ))
     });
-    found
 }
 
 /// The waiting calls of one folded run: the pending batch's calls in
 /// order, then deferrals of ids outside it (the fold keeps them, and the
 /// run waits on them all the same).
 pub fn items_of(s: &Summary, journal: &Journal, st: &RunState) -> Vec<Item> {
+    items_for(&s.run_id, &Waiter::of(s), journal, st)
+}
+
+fn items_for(run: &str, s: &Waiter, journal: &Journal, st: &RunState) -> Vec<Item> {
     let Some(p) = &st.pending else {
         return Vec::new();
     };
@@ -126,7 +187,7 @@ pub fn items_of(s: &Summary, journal: &Journal, st: &RunState) -> Vec<Item> {
         }
     }
     let item = |call: &str, tool: &str, waits: Waits| Item {
-        run: s.run_id.clone(),
+        run: run.to_owned(),
         call: call.to_owned(),
         tool: tool.to_owned(),
         note: String::new(),

@@ -366,14 +366,81 @@ impl Store {
         budget: ReadBudget,
         visit: impl Fn(usize, crate::Result<Journal>) -> R + Sync + Send,
     ) -> Vec<R> {
-        use std::sync::PoisonError;
         let ids: Vec<String> = runs.iter().map(|s| s.run_id.clone()).collect();
         let ends: Vec<Option<(u64, u64)>> = runs.iter().map(|s| s.stream_end).collect();
+        self.read_listed(&ids, &ends, budget, visit)
+    }
+
+    /// A whole-store pass that holds what its caller keeps, not the store
+    /// (issue 40): every run's summary goes to `pick`, in id order (as
+    /// [`summaries_each`](Self::summaries_each) makes them); each run it
+    /// picks, with a value of the caller's, is then read whole as
+    /// [`read_each`](Self::read_each) reads it and handed to `visit` with
+    /// its id and that value, exactly once, on the current rayon pool, in
+    /// no set order. File: a group of runs at a time, its picked runs read
+    /// (in parallel) before the next group is summarised, so memory holds a
+    /// group. JetStream: the one pass over the stream needs the end of every
+    /// run it reads before it starts, so memory holds each picked run's id,
+    /// end and value (about 60 bytes a run beside the value), then the
+    /// pass's budget ([`READ_EACH`](Self::READ_EACH)).
+    pub fn read_picked<K: Send + Sync>(
+        &self,
+        mut pick: impl FnMut(Summary) -> Option<K>,
+        visit: impl Fn(&str, &K, crate::Result<Journal>) + Sync + Send,
+    ) -> crate::Result<()> {
+        use rayon::prelude::*;
+        if let Store::File(f) = self {
+            let runs = f.list()?.runs;
+            let locks = file::LiveLocks::snapshot();
+            for group in runs.chunks(super::SUMMARY_GROUP) {
+                let part: Vec<Summary> = group.par_iter().map(|id| f.summary(id, &locks)).collect();
+                let picked: Vec<(String, K)> = part
+                    .into_iter()
+                    .filter_map(|s| {
+                        let id = s.run_id.clone();
+                        pick(s).map(|k| (id, k))
+                    })
+                    .collect();
+                picked
+                    .par_iter()
+                    .for_each(|(id, k)| visit(id, k, self.read_alone(id)));
+            }
+            return Ok(());
+        }
+        let mut ids: Vec<String> = Vec::new();
+        let mut ends: Vec<Option<(u64, u64)>> = Vec::new();
+        let mut keys: Vec<K> = Vec::new();
+        self.summaries_each(|s| {
+            let (id, end) = (s.run_id.clone(), s.stream_end);
+            if let Some(k) = pick(s) {
+                ids.push(id);
+                ends.push(end);
+                keys.push(k);
+            }
+        })?;
+        self.read_listed(&ids, &ends, Self::READ_EACH, |i, j| {
+            if let (Some(id), Some(k)) = (ids.get(i), keys.get(i)) {
+                visit(id, k, j);
+            }
+        });
+        Ok(())
+    }
+
+    /// [`read_each_within`](Self::read_each_within) of runs given by id
+    /// and where each ended when listed (`Summary::stream_end`).
+    fn read_listed<R: Send>(
+        &self,
+        ids: &[String],
+        ends: &[Option<(u64, u64)>],
+        budget: ReadBudget,
+        visit: impl Fn(usize, crate::Result<Journal>) -> R + Sync + Send,
+    ) -> Vec<R> {
+        use std::sync::PoisonError;
         // The store's failure once a run read on its own met it (the
         // server gone): the runs still to read are given it without
         // asking, each would wait out its own timeout.
         let failed: std::sync::Mutex<Option<crate::Error>> = std::sync::Mutex::new(None);
-        self.bulk_each(&ids, Some(&ends), budget, |i, pre| {
+        self.bulk_each(ids, Some(ends), budget, |i, pre| {
             let run = ids.get(i).map_or("", String::as_str);
             let journal = match (self, pre) {
                 (Store::JetStream(j), Some(Prefetched(messages))) => {
@@ -417,19 +484,36 @@ impl Store {
     /// The run to copy, from what [`copy_each`](Self::copy_each)
     /// delivered or else read now, with the reader's rule; `lenient`: its
     /// readable prefix and why reading stopped early, as
-    /// [`read_prefix`](Self::read_prefix).
+    /// [`read_prefix`](Self::read_prefix); `cut` (a stream's
+    /// [`cut`](Self::cut)): only what it held at that sequence.
     pub(crate) fn journal_for_copy(
         &self,
         run: &str,
         pre: Option<Prefetched>,
         lenient: bool,
+        cut: Option<u64>,
     ) -> crate::Result<(Journal, Option<String>)> {
-        match (self, pre) {
-            (Store::JetStream(j), Some(Prefetched(messages))) => j
+        match (self, pre, cut) {
+            // As the stream held it at the cut.
+            (Store::JetStream(j), pre, Some(upto)) => j
+                .journal_upto(run, pre.map(|Prefetched(m)| m), upto, lenient)
+                .map(|(journal, why)| (journal, why.filter(|_| lenient))),
+            (Store::JetStream(j), Some(Prefetched(messages)), None) => j
                 .journal_from(run, messages, lenient)
                 .map(|(journal, why)| (journal, why.filter(|_| lenient))),
             _ if lenient => self.read_prefix(run),
             _ => self.read(run).map(|j| (j, None)),
+        }
+    }
+
+    /// A cut of the store as it is now, for a copy that takes nothing
+    /// stored after it ([`journal_for_copy`](Self::journal_for_copy)):
+    /// a stream's last sequence; `None` for a file store, whose runs a
+    /// writer holds locked.
+    pub fn cut(&self) -> crate::Result<Option<u64>> {
+        match self {
+            Store::JetStream(j) => j.last_sequence().map(Some),
+            Store::File(_) => Ok(None),
         }
     }
 

@@ -214,6 +214,12 @@ pub enum Restore {
     },
 }
 
+/// Runs a file store summarises (in parallel) before handing them on, in
+/// [`Store::summaries_each`] and [`Store::read_picked`]: enough to keep
+/// both cores busy, few enough that a group's summaries (about 1 KB
+/// each) and journals are a few MB.
+const SUMMARY_GROUP: usize = 2048;
+
 impl From<file::FileStore> for Store {
     fn from(f: file::FileStore) -> Store {
         Store::File(f)
@@ -380,6 +386,30 @@ impl Store {
             Store::JetStream(j) => {
                 let runs = j.runs()?;
                 Ok(j.summaries(&runs))
+            }
+        }
+    }
+
+    /// [`summaries`](Self::summaries) of every run, in id order, handed to
+    /// `each` a group at a time as they are made: memory holds a group
+    /// (and the run ids), not every summary, so a command that prints a
+    /// few rows of a store of 300,000 runs holds a few rows (issue 40).
+    pub fn summaries_each(&self, mut each: impl FnMut(Summary)) -> crate::Result<()> {
+        use rayon::prelude::*;
+        match self {
+            Store::File(f) => {
+                let runs = f.list()?.runs;
+                let locks = file::LiveLocks::snapshot();
+                for group in runs.chunks(SUMMARY_GROUP) {
+                    let part: Vec<Summary> =
+                        group.par_iter().map(|id| f.summary(id, &locks)).collect();
+                    part.into_iter().for_each(&mut each);
+                }
+                Ok(())
+            }
+            Store::JetStream(j) => {
+                let runs = j.runs()?;
+                j.summaries_each(&runs, each)
             }
         }
     }

@@ -344,15 +344,92 @@ fn the_one_pass_reads_every_run_as_the_run_by_run_read_does() {
     }
 }
 
+/// `read_picked` (issue 40) over `store`: `pick` sees every run's
+/// summary once, in the order `summaries` gives them, and each run it
+/// picks reaches `visit` exactly once, with the value picked and read as
+/// `read_batch` reads it; no other run is read.
+fn picked_as_run_by_run(store: &Store, what: &str) {
+    let listed: Vec<(String, String)> = store
+        .summaries()
+        .unwrap()
+        .iter()
+        .map(|s| (s.run_id.clone(), s.status.to_string()))
+        .collect();
+    assert!(listed.len() > 100, "{what}");
+    let mut seen_by_pick = Vec::new();
+    let visited = std::sync::Mutex::new(BTreeMap::new());
+    store
+        .read_picked(
+            |s| {
+                let n = seen_by_pick.len();
+                seen_by_pick.push((s.run_id.clone(), s.status.to_string()));
+                // Every other run, and every damaged one.
+                let damaged = DAMAGED.iter().any(|(id, _)| *id == s.run_id);
+                (n % 2 == 0 || damaged).then_some(n)
+            },
+            |run, n, j| {
+                let before = visited
+                    .lock()
+                    .unwrap()
+                    .insert(run.to_owned(), (*n, seen(j)));
+                assert!(before.is_none(), "{what}: {run} visited twice");
+            },
+        )
+        .unwrap();
+    assert_eq!(seen_by_pick, listed, "{what}: pick sees the listing");
+    let visited = visited.into_inner().unwrap();
+    let want: Vec<String> = seen_by_pick
+        .iter()
+        .enumerate()
+        .filter(|(n, (id, _))| n % 2 == 0 || DAMAGED.iter().any(|(d, _)| d == id))
+        .map(|(_, (id, _))| id.clone())
+        .collect();
+    assert_eq!(
+        visited.keys().cloned().collect::<Vec<_>>(),
+        {
+            let mut w = want.clone();
+            w.sort();
+            w
+        },
+        "{what}: the picked runs, each once"
+    );
+    let read = store.read_batch(&want);
+    for (id, r) in want.iter().zip(read) {
+        let (n, got) = &visited[id];
+        assert_eq!(seen_by_pick[*n].0, *id, "{what}: {id} with its own value");
+        assert_eq!(*got, seen(r), "{what}: run {id}");
+    }
+}
+
 #[test]
-fn a_file_store_reads_each_run_as_read_batch_does() {
+fn read_picked_reads_the_runs_picked_from_the_listing_once_each() {
+    let srv = NatsServer::start();
+    let runs = runs();
+    srv.spec_stream("ONEBYONE", "one.>");
+    srv.spec_stream("CONCURRENT", "mix.>");
+    publish(&srv, "one", &runs, false);
+    publish(&srv, "mix", &runs, true);
+    for (stream, what) in [
+        ("ONEBYONE", "runs one after another"),
+        ("CONCURRENT", "interleaved runs"),
+    ] {
+        let store = Store::JetStream(Box::new(srv.store(stream)));
+        picked_as_run_by_run(&store, what);
+    }
+    let dir = file_store(&runs);
+    picked_as_run_by_run(
+        &Store::File(journal::store::file::FileStore::new(dir.path())),
+        "a file store",
+    );
+}
+
+/// `runs` as a file store: each a journal of its bodies in publish order
+/// (a stray or misplaced record is then a damaged line of the file).
+fn file_store(runs: &[Published]) -> tempfile::TempDir {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
-    let runs = runs();
-    // Every run as a journal of its bodies in publish order (a stray or
-    // misplaced record is then a damaged line of the file).
-    for (id, m) in &runs {
+    for (id, m) in runs {
         let mut text = Vec::new();
         for (_, b) in m {
             text.extend_from_slice(b);
@@ -362,6 +439,12 @@ fn a_file_store_reads_each_run_as_read_batch_does() {
         std::fs::write(&path, text).unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
     }
+    dir
+}
+
+#[test]
+fn a_file_store_reads_each_run_as_read_batch_does() {
+    let dir = file_store(&runs());
     let store = Store::File(journal::store::file::FileStore::new(dir.path()));
     let mut listed = store.summaries().unwrap();
     assert!(listed.len() > 100);

@@ -10,7 +10,7 @@
 use crate::cli::{GroupBy, StatsArgs, StatsSort};
 use crate::cost::{Cost, Prices};
 use crate::error::CmdResult;
-use crate::filter::Unreadable;
+use crate::filter::{Admit, Unreadable};
 use crate::output::{cell, json_pretty, print_table, sanitize, table, Format, Style};
 use crate::render::stats::{duration, seconds, tools_table};
 use journal::stats::{stats, Totals};
@@ -77,11 +77,13 @@ struct Document {
     unreadable: Vec<Unreadable>,
 }
 
-/// The accumulation: the groups, and the runs that did not read.
+/// The accumulation: each group's figures (and with `--prices` its cost)
+/// by the group's number (its index in the keys met while listing), and
+/// the runs that did not read.
 #[derive(Default)]
 struct Acc {
-    groups: BTreeMap<Key, Totals>,
-    costs: BTreeMap<Key, Cost>,
+    groups: BTreeMap<u32, Totals>,
+    costs: BTreeMap<u32, Cost>,
     unreadable: Vec<Unreadable>,
 }
 
@@ -90,16 +92,6 @@ pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> C
     let mut by = a.by.clone();
     by.sort();
     by.dedup();
-    let all = store.summaries()?;
-    let (readable, corrupt) = Unreadable::split(all);
-    let mut selected = a.filter.select(readable);
-    // --limit: the N most recently active of the runs selected.
-    if a.limit.limit.is_some() {
-        selected
-            .runs
-            .sort_by(|x, y| y.updated.cmp(&x.updated).then(x.run_id.cmp(&y.run_id)));
-        a.limit.apply(&mut selected.runs);
-    }
     let key_of = |s: &Summary| Key {
         model: by
             .contains(&GroupBy::Model)
@@ -118,46 +110,78 @@ pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> C
             .contains(&GroupBy::Caller)
             .then(|| s.caller.clone().unwrap_or_default()),
     };
-    // Every selected run read once (in parallel, or in one pass over the
-    // stream: `Store::read_each`), its figures added to its group as it
+    // --limit: only the N most recently active of the runs selected,
+    // found by a first pass that keeps N ids and times.
+    let newest = match a.limit.limit {
+        Some(n) => Some(newest_selected(store, a, n)?),
+        None => None,
+    };
+    // One pass (issue 40): each run's summary is looked at as it is made
+    // and kept only as its group's number; each selected run is then read
+    // once (in parallel, or in one pass over the stream:
+    // `Store::read_picked`) and its figures added to its group as it
     // arrives: memory holds the groups, not the runs.
-    let runs: Vec<&Summary> = selected.runs.iter().collect();
+    let mut corrupt = Vec::new();
+    let mut numbers: BTreeMap<Key, u32> = BTreeMap::new();
     let acc = std::sync::Mutex::new(Acc::default());
-    store.read_each(&runs, |i, j| {
-        let Some(s) = selected.runs.get(i) else {
-            return;
-        };
-        // Taken before the lock: the lock only guards the adding up.
-        let figures = j.map(|j| stats(j.records()));
-        let cost = match (&prices, &figures) {
-            (Some(p), Ok(f)) => Some(p.of(&f.model, &f.tokens)),
-            _ => None,
-        };
-        let mut acc = acc
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        match figures {
-            Ok(f) => {
-                let key = key_of(s);
-                if let Some(c) = cost {
-                    acc.costs.entry(key.clone()).or_default().add(c);
-                }
-                acc.groups.entry(key).or_default().add(&f)
+    store.read_picked(
+        |s| {
+            if let Some(u) = Unreadable::of_summary(&s) {
+                corrupt.push(u);
+                return None;
             }
-            Err(e) => acc.unreadable.push(Unreadable::new(&s.run_id, &e)),
-        }
-    });
-    let acc = acc
+            if a.filter.admits(&s) != Admit::Yes {
+                return None;
+            }
+            if newest
+                .as_ref()
+                .is_some_and(|keep| !keep.contains(&s.run_id))
+            {
+                return None;
+            }
+            let next = u32::try_from(numbers.len()).unwrap_or(u32::MAX);
+            Some(*numbers.entry(key_of(&s)).or_insert(next))
+        },
+        |run, group, j| {
+            // Taken before the lock: the lock only guards the adding up.
+            let figures = j.map(|j| stats(j.records()));
+            let cost = match (&prices, &figures) {
+                (Some(p), Ok(f)) => Some(p.of(&f.model, &f.tokens)),
+                _ => None,
+            };
+            let mut acc = acc
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            match figures {
+                Ok(f) => {
+                    if let Some(c) = cost {
+                        acc.costs.entry(*group).or_default().add(c);
+                    }
+                    acc.groups.entry(*group).or_default().add(&f)
+                }
+                Err(e) => acc.unreadable.push(Unreadable::new(run, &e)),
+            }
+        },
+    )?;
+    let mut acc = acc
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // Back to the keys, in key order; a group none of whose runs read is
+    // no group.
+    let groups: BTreeMap<Key, (Totals, Cost)> = numbers
+        .into_iter()
+        .filter_map(|(k, n)| {
+            let cost = acc.costs.remove(&n).unwrap_or_default();
+            acc.groups.remove(&n).map(|t| (k, (t, cost)))
+        })
+        .collect();
     let mut totals = Totals::default();
-    for t in acc.groups.values() {
+    for (t, _) in groups.values() {
         totals.merge(t);
     }
-    let mut costs = acc.costs;
     let cost = prices.as_ref().map(|_| {
         let mut c = Cost::default();
-        for g in costs.values() {
+        for (_, g) in groups.values() {
             c.merge(g);
         }
         // An unreadable run is not priced either: the sum is not whole.
@@ -170,13 +194,10 @@ pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> C
     unreadable.extend(corrupt);
     unreadable.sort_by(|a, b| a.run_id.cmp(&b.run_id));
     let code = Unreadable::exit(&unreadable);
-    let mut groups: Vec<Group> = acc
-        .groups
+    let mut groups: Vec<Group> = groups
         .into_iter()
-        .map(|(key, totals)| Group {
-            cost: prices
-                .as_ref()
-                .map(|_| costs.remove(&key).unwrap_or_default()),
+        .map(|(key, (totals, cost))| Group {
+            cost: prices.as_ref().map(|_| cost),
             key,
             totals,
         })
@@ -210,6 +231,34 @@ pub fn run(store: &Store, a: &StatsArgs, style: Style, out: &mut dyn Write) -> C
         return Ok(std::process::ExitCode::from(1));
     }
     Ok(code)
+}
+
+/// The ids of the `n` most recently active runs the filters select (ties
+/// by run id), found in one pass over the summaries that keeps at most
+/// about 2n of them: what `--limit` reads.
+fn newest_selected(
+    store: &Store,
+    a: &StatsArgs,
+    n: usize,
+) -> journal::Result<std::collections::BTreeSet<String>> {
+    let mut kept: Vec<(Option<journal::time::Time>, String)> = Vec::new();
+    let newest_first = |x: &(Option<journal::time::Time>, String),
+                        y: &(Option<journal::time::Time>, String)| {
+        y.0.cmp(&x.0).then(x.1.cmp(&y.1))
+    };
+    store.summaries_each(&mut |s: Summary| {
+        if Unreadable::of_summary(&s).is_some() || a.filter.admits(&s) != Admit::Yes {
+            return;
+        }
+        kept.push((s.updated, s.run_id));
+        if kept.len() >= n.saturating_mul(2).max(1024) {
+            kept.sort_by(newest_first);
+            kept.truncate(n);
+        }
+    })?;
+    kept.sort_by(newest_first);
+    kept.truncate(n);
+    Ok(kept.into_iter().map(|(_, run)| run).collect())
 }
 
 /// Largest first by a figure (a tie in key order), or in key order (the

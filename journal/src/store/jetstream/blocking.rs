@@ -220,6 +220,23 @@ impl JetStreamStore {
         self.rt.block_on(self.core.summaries(runs, self.hold))
     }
 
+    /// [`summaries`](Self::summaries), each handed to `each` in the order
+    /// given as soon as its group of runs is summarised: the listing is
+    /// never held whole. `each` runs on the caller's thread, outside the
+    /// runtime.
+    pub fn summaries_each(&self, runs: &[String], each: impl FnMut(Summary)) -> Result<()> {
+        let (core, hold) = (&self.core, self.hold);
+        self.rt.bridge(
+            move |tx| async move {
+                core.summaries_each(runs, hold, |s| {
+                    let _ = tx.send(s);
+                })
+                .await
+            },
+            each,
+        )
+    }
+
     /// Read many runs completely (every message on `<prefix>.<id>.>`),
     /// concurrently (bounded), in the order given.
     pub fn read_many(&self, runs: &[String]) -> Vec<Result<Vec<RunMessage>>> {
@@ -247,6 +264,43 @@ impl JetStreamStore {
         messages: Vec<RunMessage>,
         lenient: bool,
     ) -> Result<(Journal, Option<String>)> {
+        self.core.decode_run(run, messages, lenient)
+    }
+
+    /// The sequence of the last message the stream holds now (0 when it
+    /// holds none): a cut for [`journal_upto`](Self::journal_upto).
+    pub fn last_sequence(&self) -> Result<u64> {
+        let core = self.core.clone();
+        self.task(async move {
+            let mut stream = core.stream.clone();
+            Ok(core
+                .conn
+                .info(&mut stream, &core.name)
+                .await?
+                .state
+                .last_sequence)
+        })
+    }
+
+    /// The run as the stream held it at sequence `upto` (a cut taken
+    /// with [`last_sequence`](Self::last_sequence)): its messages stored
+    /// at or before it, from `messages` when given, else read now,
+    /// decoded as [`read_prefix`](Self::read_prefix) (`lenient`) or
+    /// [`read`](Self::read) do. A run's records are stored in seq order,
+    /// so what is left is a prefix of it; empty when the run was created
+    /// after the cut.
+    pub fn journal_upto(
+        &self,
+        run: &str,
+        messages: Option<Vec<RunMessage>>,
+        upto: u64,
+        lenient: bool,
+    ) -> Result<(Journal, Option<String>)> {
+        let mut messages = match messages {
+            Some(m) => m,
+            None => self.read_messages(run)?,
+        };
+        messages.retain(|m| m.stream_seq <= upto);
         self.core.decode_run(run, messages, lenient)
     }
 

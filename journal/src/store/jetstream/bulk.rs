@@ -8,7 +8,7 @@
 use super::core::Core;
 use super::pull::Reading;
 use super::RunMessage;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::id;
 use futures_util::StreamExt;
 
@@ -23,6 +23,9 @@ pub(super) struct Grouping {
     /// One consumer reads the whole prefix when these runs hold at least
     /// 1/`share` of the stream's messages.
     share: u64,
+    /// One consumer reads the whole prefix when these runs need more than
+    /// one filtered consumer: each filtered consumer scans the stream.
+    scan_once: bool,
 }
 
 /// migrate's: the whole prefix when the runs are half the stream, else
@@ -30,6 +33,7 @@ pub(super) struct Grouping {
 const GROUP: Grouping = Grouping {
     group: 256,
     share: 2,
+    scan_once: false,
 };
 
 /// A whole-store read's ([`Store::read_each`](crate::store::Store::read_each)).
@@ -43,10 +47,17 @@ const GROUP: Grouping = Grouping {
 /// figures, not measured at the crossing); below, one consumer for up to
 /// 4,096 runs (about 100 KB of filters with short ids, under the server's
 /// default 1 MB payload; a refused consumer leaves each run read on its
-/// own).
+/// own). Beyond 4,096 runs, the whole prefix once (issue 40): `inbox` on
+/// 300,000 runs (bench/RESULTS.md, "Issue 40"), one in ten waiting and
+/// their ids shuffled through the stream, cost the server 85 s of CPU
+/// through 8 consumers of 4,096 runs, each scanning all of it, where the
+/// whole prefix costs it a tenth of that a message delivered; at 30,000
+/// runs one filtered consumer and the whole prefix cost both processes
+/// the same (4.0-4.2 CPU-seconds).
 const READ_GROUP: Grouping = Grouping {
     group: 4096,
     share: 8,
+    scan_once: true,
 };
 
 /// How much of a JetStream source
@@ -102,7 +113,8 @@ impl Core {
             .await?
             .state
             .messages;
-        let whole = expected.saturating_mul(grouping.share) >= total;
+        let whole = expected.saturating_mul(grouping.share) >= total
+            || (grouping.scan_once && items.len() > grouping.group);
         let groups = if whole {
             vec![items]
         } else {
@@ -212,18 +224,18 @@ impl Core {
         // Each run's last message: its record count and the stream
         // sequence it ends at (only those are kept, not the message).
         if let Some(known) = known {
-            let ends = (0..runs.len()).map(|i| Ok(known.get(i).copied().flatten()));
+            let ends = (0..runs.len()).map(|i| known.get(i).copied().flatten());
             return self
                 .pass_ending(runs, ends.collect(), READ_GROUP, budget, held, give)
                 .await;
         }
         let lasts = futures_util::stream::iter(runs.iter())
             .map(|r| async move {
-                let last = self.last_of_run(r).await?;
-                Ok::<_, Error>(last.and_then(|m| {
-                    let n = self.parse_subject(&m.subject).and_then(|(_, s)| s)?;
-                    Some((n, m.sequence))
-                }))
+                // A run whose lookup failed is read on its own (which
+                // reports why), not the whole selection.
+                let last = self.last_of_run(r).await.ok().flatten()?;
+                let n = self.parse_subject(&last.subject).and_then(|(_, s)| s)?;
+                Some((n, last.sequence))
             })
             .buffered(64)
             .collect::<Vec<_>>()
@@ -233,58 +245,81 @@ impl Core {
     }
 
     /// [`stream_pass`](Self::stream_pass) once each run's end is known
-    /// (`lasts`: its length and last stream sequence; `None` or a failed
-    /// lookup: delivered `None` at once), split between consumers as
-    /// `grouping` says.
+    /// (`ends`: its length and last stream sequence; `None`: delivered
+    /// `None` at once), split between consumers as `grouping` says.
+    ///
+    /// Memory (issue 40): besides `runs` and `ends`, a run costs an index
+    /// (and, when `runs` are not sorted, a map entry to find it by its
+    /// subject); only the runs being read hold messages, so a pass over
+    /// 300,000 runs written one after another holds a few of them.
     async fn pass_ending(
         &self,
         runs: &[String],
-        lasts: Vec<Result<Option<(u64, u64)>>>,
+        ends: Vec<Option<(u64, u64)>>,
         grouping: Grouping,
         budget: ReadBudget,
         held: &std::sync::atomic::AtomicU64,
         give: &mut impl FnMut(usize, Option<Vec<RunMessage>>),
     ) -> Result<()> {
+        use std::collections::HashMap;
         use std::sync::atomic::Ordering;
-        let mut ends: Vec<Option<(u64, u64)>> = Vec::with_capacity(runs.len());
-        for (i, end) in lasts.into_iter().enumerate() {
-            // A run whose lookup failed is read on its own (which reports
-            // why), not the whole selection.
-            let end = end.ok().flatten();
-            if end.is_none() {
-                give(i, None);
+        let mut expected = 0u64;
+        let mut index: Vec<usize> = Vec::new();
+        for (i, end) in ends.iter().enumerate() {
+            match end {
+                Some((n, _)) => {
+                    expected += n;
+                    index.push(i);
+                }
+                None => give(i, None),
             }
-            ends.push(end);
         }
-        let expected: u64 = ends.iter().flatten().map(|(n, _)| n).sum();
-        let index: Vec<usize> = (0..runs.len())
-            .filter(|i| ends.get(*i).is_some_and(Option::is_some))
-            .collect();
         let (whole, groups) = self.groups(index, expected, grouping).await?;
         let release = |bytes: u64| release(held, bytes);
+        // The listing's runs come sorted: a run is then found by its id
+        // without a map of every run.
+        let sorted = runs.windows(2).all(|w| matches!(w, [a, b] if a < b));
         for g in groups {
-            let names: Vec<String> = g.iter().filter_map(|i| runs.get(*i).cloned()).collect();
-            let mut at = std::collections::HashMap::with_capacity(g.len());
-            for (k, i) in g.iter().enumerate() {
-                if let Some(r) = runs.get(*i) {
-                    at.insert(r.as_str(), k);
+            // A run's position in the group, from its id.
+            let at: HashMap<&str, usize> = match sorted {
+                true => HashMap::new(),
+                false => g
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(k, i)| runs.get(*i).map(|r| (r.as_str(), k)))
+                    .collect(),
+            };
+            let find = |run: &str| match sorted {
+                true => {
+                    let i = runs.binary_search_by(|r| r.as_str().cmp(run)).ok()?;
+                    g.binary_search(&i).ok()
                 }
-            }
-            // Per run of the group: messages so far (None once irregular)
-            // and the bytes counted in `held` for it.
-            let mut got: Vec<(Option<Vec<RunMessage>>, u64)> =
-                g.iter().map(|_| (Some(Vec::new()), 0)).collect();
+                false => at.get(run).copied(),
+            };
+            // The runs of the group being read: their messages so far and
+            // the bytes counted in `held` for them. A run that went wrong
+            // (not its next record, or given up for the budget) is in
+            // `irregular` until its end, then read on its own.
+            let mut reading: HashMap<usize, (Vec<RunMessage>, u64)> = HashMap::new();
+            let mut irregular: std::collections::HashSet<usize> = Default::default();
             let mut open = g.len();
             let mut incomplete = 0u64;
-            let what = format!("{} runs ({}.<id>.>)", names.len(), self.prefix);
-            let reading = Reading {
+            let what = format!("{} runs ({}.<id>.>)", g.len(), self.prefix);
+            let reading_what = Reading {
                 run: None,
                 what: &what,
                 verb: "read",
                 batch: FETCH_BATCH,
             };
-            let (filter, filters) = self.runs_filter(&names, whole);
-            let mut drain = self.open_drain(reading, filter, filters).await?;
+            let (filter, filters) = match whole {
+                true => self.runs_filter(&[], true),
+                false => {
+                    let names: Vec<String> =
+                        g.iter().filter_map(|i| runs.get(*i).cloned()).collect();
+                    self.runs_filter(&names, false)
+                }
+            };
+            let mut drain = self.open_drain(reading_what, filter, filters).await?;
             let read = async {
                 while open > 0 {
                     // Before each pull, wait for the caller to release runs
@@ -298,10 +333,10 @@ impl Core {
                     let Some((run, s)) = self.parse_subject(&m.message.subject) else {
                         continue;
                     };
-                    let Some(k) = at.get(run).copied() else {
+                    let Some(k) = find(run) else {
                         continue;
                     };
-                    let (Some((slot, bytes)), Some(i)) = (got.get_mut(k), g.get(k).copied()) else {
+                    let Some(i) = g.get(k).copied() else {
                         continue;
                     };
                     let Some((n, end)) = ends.get(i).copied().flatten() else {
@@ -311,9 +346,9 @@ impl Core {
                     if stream_seq > end {
                         continue; // stored after the lookup: not part of this copy
                     }
-                    let next = slot.as_ref().map_or(0, |v| v.len() as u64 + 1);
-                    match slot {
-                        Some(v) if s == Some(next) => {
+                    if !irregular.contains(&k) {
+                        let (v, bytes) = reading.entry(k).or_default();
+                        if s == Some(v.len() as u64 + 1) {
                             let len = m.message.payload.len() as u64;
                             held.fetch_add(len, Ordering::Relaxed);
                             incomplete += len;
@@ -324,16 +359,25 @@ impl Core {
                                 stream_seq,
                                 body: m.message.payload.to_vec(),
                             });
+                        } else {
+                            let b = *bytes;
+                            reading.remove(&k);
+                            irregular.insert(k);
+                            incomplete = incomplete.saturating_sub(b);
+                            release(b);
                         }
-                        _ => *slot = None,
                     }
                     if stream_seq == end {
-                        let done = slot.take().filter(|v| v.len() as u64 == n);
-                        incomplete = incomplete.saturating_sub(*bytes);
+                        let done = match irregular.remove(&k) {
+                            true => None,
+                            false => reading.remove(&k),
+                        };
+                        let bytes = done.as_ref().map_or(0, |(_, b)| *b);
+                        incomplete = incomplete.saturating_sub(bytes);
+                        let done = done.map(|(v, _)| v).filter(|v| v.len() as u64 == n);
                         if done.is_none() {
-                            release(*bytes);
+                            release(bytes);
                         }
-                        *bytes = 0;
                         open -= 1;
                         give(i, done);
                     }
@@ -343,21 +387,18 @@ impl Core {
                         // read on its own once it ends here) until half
                         // the budget is held, so the rest goes on in one
                         // pass and the scan is not paid per message.
-                        let mut holding: Vec<(u64, usize)> = got
+                        let mut holding: Vec<(u64, usize)> = reading
                             .iter()
-                            .enumerate()
-                            .filter(|(_, (slot, b))| slot.is_some() && *b > 0)
-                            .map(|(k, (_, b))| (*b, k))
+                            .filter(|(_, (_, b))| *b > 0)
+                            .map(|(k, (_, b))| (*b, *k))
                             .collect();
                         holding.sort_unstable_by(|a, b| b.cmp(a));
                         for (b, k) in holding {
                             if incomplete <= budget.open / 2 {
                                 break;
                             }
-                            if let Some((slot, bytes)) = got.get_mut(k) {
-                                *slot = None;
-                                *bytes = 0;
-                            }
+                            reading.remove(&k);
+                            irregular.insert(k);
                             incomplete = incomplete.saturating_sub(b);
                             release(b);
                         }
@@ -368,7 +409,7 @@ impl Core {
             .await;
             drain.close().await;
             // What this pass did not finish is released (and read run by run).
-            release(got.iter().map(|(_, b)| b).sum());
+            release(reading.values().map(|(_, b)| b).sum());
             read?;
         }
         Ok(())

@@ -260,6 +260,15 @@ pub struct StreamReport {
     pub name: String,
     /// The server(s) it is on.
     pub server: String,
+    /// The version the server answering states (`2.15.1`; empty when it
+    /// states none).
+    pub version: String,
+    /// How many subjects the stream holds (one a record: SPEC 8).
+    pub subjects: u64,
+    /// About how many bytes of the server's memory its index of these
+    /// subjects takes, on each server holding a replica
+    /// ([`SUBJECT_INDEX_BYTES`] a subject).
+    pub subject_index_bytes: u64,
     /// Its configuration.
     pub config: stream::Config,
     /// The settings that break SPEC 8: the store refuses to use it.
@@ -314,8 +323,11 @@ async fn inspect_async(settings: &Settings, name: &str) -> Result<StreamReport> 
             placement.cluster.as_deref().unwrap_or("")
         ));
     }
+    let version = conn.version();
     let mut warnings = config_warnings(&info.config);
-    warnings.extend(server_warning(&conn.version()));
+    warnings.extend(server_warning(&version));
+    warnings.extend(index_warning(&version, &info.config));
+    let subjects = info.state.subjects_count;
     Ok(StreamReport {
         placement,
         layout: Layout {
@@ -324,6 +336,9 @@ async fn inspect_async(settings: &Settings, name: &str) -> Result<StreamReport> 
         },
         name: name.to_owned(),
         server: conn.server.clone(),
+        version,
+        subjects,
+        subject_index_bytes: subjects.saturating_mul(SUBJECT_INDEX_BYTES),
         problems: check_config(&info.config),
         warnings,
         notes,
@@ -345,6 +360,28 @@ fn server_warning(version: &str) -> Option<String> {
     }
     super::conn::wildcard_fence_unsure(version).then(|| format!(
         "nats-server {v} (2.11 before 2.11.7) at times stores a new run's first record beside a stray record already under the run's subjects, where its fence should refuse it; upgrade the server to 2.11.7 or later"
+    ))
+}
+
+/// About how many bytes of nats-server's memory a subject takes in its
+/// per-subject index (held in memory for a file stream too, on each
+/// server with a replica; nats-server issue #8485 asks for it to be
+/// paged): measured on nats-server 2.15.1 as the resident memory of a
+/// server holding two streams of 1,830,000 fisk subjects each
+/// (`<prefix>.<id>.<seq>`, 2 KB runs of 6 records, 449 MB) against two of
+/// 183,000 (62 MB), after both had loaded them; issue 40, bench/RESULTS.md.
+pub const SUBJECT_INDEX_BYTES: u64 = 120;
+
+/// What `stream check` says of a server whose subject index can lose
+/// track of messages in a stream of one message per subject (issue 40):
+/// from 2.12.7 before 2.12.10, a restart that recovers from a stale
+/// `index.db` could leave messages unfindable (nats-server PR #8254, fixed
+/// in 2.12.10 and 2.14.2; 2.13 and 2.14 before 2.14.2 stored both block
+/// indexes, per the PR). Every fisk stream keeps one message a subject.
+fn index_warning(version: &str, config: &stream::Config) -> Option<String> {
+    let v = version.escape_debug();
+    (config.max_messages_per_subject == 1 && super::conn::loses_last_blocks(version)).then(|| format!(
+        "nats-server {v} (2.12.7 to 2.12.9) can lose track of messages in a stream of one message per subject after a restart (nats-server PR #8254): records then read as missing; upgrade the server to 2.12.10 or later"
     ))
 }
 

@@ -507,9 +507,17 @@ pub(super) fn wildcard_fence_unsure(version: &str) -> bool {
     version_numbers(version).is_some_and(|v| ((2, 11, 0)..(2, 11, 7)).contains(&v))
 }
 
+/// Whether a server of `version` is 2.12.7 to 2.12.9, whose filestore
+/// could write a stale first-block index for a stream of one message per
+/// subject and, recovering from it after a restart, not find messages
+/// (nats-server PR #8254, fixed in 2.12.10).
+pub(super) fn loses_last_blocks(version: &str) -> bool {
+    version_numbers(version).is_some_and(|v| ((2, 12, 7)..(2, 12, 10)).contains(&v))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{ignores_fence_subject, version_numbers, wildcard_fence_unsure};
+    use super::{ignores_fence_subject, loses_last_blocks, version_numbers, wildcard_fence_unsure};
 
     #[test]
     fn server_versions_are_read_and_placed() {
@@ -524,5 +532,9 @@ mod tests {
         assert!(wildcard_fence_unsure("2.11.0") && wildcard_fence_unsure("2.11.6"));
         assert!(!wildcard_fence_unsure("2.11.7") && !wildcard_fence_unsure("2.12.0"));
         assert!(!wildcard_fence_unsure("2.10.26"));
+        assert!(loses_last_blocks("2.12.7") && loses_last_blocks("v2.12.9"));
+        assert!(!loses_last_blocks("2.12.6") && !loses_last_blocks("2.12.10"));
+        assert!(!loses_last_blocks("2.14.1") && !loses_last_blocks("2.15.1"));
+        assert!(!loses_last_blocks("") && !loses_last_blocks("2.11.7"));
     }
 }

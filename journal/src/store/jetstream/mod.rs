@@ -87,6 +87,7 @@ pub use chain::{new_runs, NewRun, NewRunReceiver, NewRunSender};
 pub use config::{
     check_config, config_notes, config_warnings, create_stream, inspect, prefix_of,
     set_allow_rollup, spec_config, ConfigProblem, Layout, Placement, StreamReport,
+    SUBJECT_INDEX_BYTES,
 };
 pub use follow::JetStreamFollow;
 pub use orphan::{Headless, Orphan};
