@@ -23,6 +23,7 @@
 #![forbid(unsafe_code)]
 
 mod ask;
+mod audit;
 mod batch;
 mod cli;
 mod cmd;

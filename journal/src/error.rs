@@ -346,6 +346,16 @@ pub enum Error {
         like: String,
     },
 
+    /// The audit log (issue 38) could not be written or read: a write
+    /// whose intent cannot be stored is not made.
+    #[error("the audit log at {at}: {message}")]
+    Audit {
+        /// Where the log is.
+        at: Where,
+        /// What went wrong, and whether the run was written.
+        message: String,
+    },
+
     /// A source run changed while it was copied: it is not deleted.
     #[error("run {run}: the source now ends at seq {have}, the copy at seq {copied}: it changed while migrating, so it was not deleted")]
     SourceChanged {

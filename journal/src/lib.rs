@@ -52,6 +52,7 @@
 #![deny(missing_docs)]
 
 pub mod agent;
+pub mod audit;
 pub mod bounded;
 pub mod calls;
 pub(crate) mod digest;

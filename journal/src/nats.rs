@@ -372,6 +372,35 @@ fn expand_home(p: &str) -> PathBuf {
     }
 }
 
+/// The NATS user a connection with `s` authenticates as, for the audit
+/// log (issue 38): the user name given; else the user a credentials file's
+/// JWT names (its `name`, else its subject, the user's public key); else
+/// none (a token, an nkey seed or no authentication names no user the
+/// client can read).
+pub fn user_of(s: &Settings) -> Option<String> {
+    if let Some(u) = s.user.as_deref().filter(|u| !u.is_empty()) {
+        return Some(u.to_owned());
+    }
+    let creds = s.creds.as_deref()?;
+    let text = crate::bounded::read_path(creds, crate::bounded::SECRET).ok()?;
+    let text = String::from_utf8_lossy(&text);
+    let jwt = text
+        .lines()
+        .skip_while(|l| !l.contains("BEGIN NATS USER JWT"))
+        .nth(1)?
+        .trim();
+    let claims = jwt.split('.').nth(1)?;
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(claims.trim_end_matches('='))
+        .ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    ["name", "sub"]
+        .iter()
+        .find_map(|k| v.get(*k).and_then(|x| x.as_str()).filter(|x| !x.is_empty()))
+        .map(str::to_owned)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -111,7 +111,12 @@ struct RestoreDone {
 }
 
 fn restore(g: &Invocation, a: BackupsRestoreArgs, out: &mut dyn Write) -> CmdResult {
-    let store = open_store(g)?;
+    let store = crate::audit::writer(
+        open_store(g)?,
+        g,
+        a.write.operator.as_deref(),
+        a.write.why.as_deref(),
+    )?;
     let b = backups::check_restore(&store, &a.id)?;
     if a.write.dry_run {
         let what = format!(

@@ -63,7 +63,12 @@ struct Row {
 
 pub fn run(g: &Invocation, a: EndArgs, out: &mut dyn Write) -> CmdResult {
     let style = g.style;
-    let store = open_store(&crate::open::unheld(g, a.force))?;
+    let store = crate::audit::writer(
+        open_store(&crate::open::unheld(g, a.force))?,
+        g,
+        a.write.operator.as_deref(),
+        a.write.why.as_deref(),
+    )?;
     let (runs, left) = select(g, &store, &a)?;
     let reason = reason_of(a.reason);
     let base = Request {

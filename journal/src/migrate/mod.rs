@@ -32,6 +32,7 @@
 
 mod check;
 mod copy;
+mod custody;
 mod orphan;
 mod report;
 mod select;
@@ -125,9 +126,38 @@ pub fn migrate(
         progress,
         abort: &abort,
     };
+    // Logged in the destination's audit log (issue 38): the intent before
+    // any run is written; a copy whose intent cannot be stored is not made.
+    let batch = match opts.dry_run {
+        true => None,
+        false => match to.audit_begin(
+            "migrate",
+            format!("a copy of {} run(s) from {}", runs.len(), from.describe()),
+        ) {
+            Ok(b) => b,
+            Err(e) => {
+                return runs
+                    .iter()
+                    .map(|r| report::failed(RunReport::new(r), clone_audit(&e)))
+                    .collect()
+            }
+        },
+    };
     let (steps, created) = copy_all(&cx, pool.as_ref());
     let copied = finish_created(&cx, pool.as_ref(), steps, created);
-    verify_all(&cx, pool.as_ref(), copied)
+    let mut reports = verify_all(&cx, pool.as_ref(), copied);
+    if let Some(b) = batch {
+        custody::log_copies(from, to, &b, &mut reports);
+    }
+    reports
+}
+
+/// An audit error again, for each run it stops.
+fn clone_audit(e: &crate::Error) -> crate::Error {
+    crate::Error::Audit {
+        at: e.place().cloned().unwrap_or(crate::Where::Process),
+        message: e.to_string(),
+    }
 }
 
 /// What every phase of one migrate works with.

@@ -59,6 +59,9 @@ pub struct Seen {
     pub last_seq: u64,
     /// The generation its records are written in.
     pub generation: Generation,
+    /// Its records as checked, as a digest the audit log states before
+    /// and (with the record written) after the write (issue 38).
+    pub lines: crate::audit::Lines,
 }
 
 impl Seen {
@@ -78,6 +81,7 @@ impl Seen {
             run: run.to_owned(),
             last_seq: journal.last_seq(),
             generation,
+            lines: crate::audit::Lines::of(journal.entries.iter().map(|e| e.raw.as_slice())),
         })
     }
 
@@ -125,11 +129,31 @@ fn become_writer(op: Op, store: &Store, seen: &Seen) -> Result<Box<dyn Appender>
 /// Check nothing changed, then append `payload` as the run's next record:
 /// exactly one record, and the writer let go before returning. The
 /// blocking store's commit; [`asynch`] has the async store's.
+///
+/// Logged (issue 38) under the writer's lock or fence: the intent states
+/// the run as checked and the run with this record appended, so a kill
+/// between the intent and the outcome is settled from the run alone.
 fn write_one(op: Op, store: &Store, seen: &Seen, payload: Payload) -> Result<Written> {
     let mut app = become_writer(op, store, seen)?;
-    let record = app.append_next(payload, seen.generation)?;
+    let record = crate::store::next_record(&seen.run, app.last_seq(), payload, seen.generation)?;
+    let line = crate::store::encoded(&seen.run, &record)?;
+    let plan = crate::store::Plan {
+        op: op.word().to_owned(),
+        run: seen.run.clone(),
+        before: Some(seen.lines.digest()),
+        after: Some(crate::audit::Digest::after(&seen.lines, &line)),
+        written: crate::audit::Seqs::range(record.seq, record.seq),
+        ..Default::default()
+    };
+    store.audited(&plan, || match app.append_raw(record.seq, &line)? {
+        true => Ok(()),
+        false => Err(crate::store::already_stored(&seen.run, record.seq)),
+    })?;
     drop(app);
-    Ok(written(&record))
+    Ok(Written {
+        seq: record.seq,
+        line,
+    })
 }
 
 /// The record as an operation reports it.

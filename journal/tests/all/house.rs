@@ -40,7 +40,8 @@ const LIBRARY: &[&[&str]] = &[
     &["refusal"],
     // The base error.
     &["error"],
-    &["agent", "id", "nats", "schema"],
+    // The audit log's entries (issue 38): a format, like a record's.
+    &["agent", "audit", "id", "nats", "schema"],
     &["fingerprint", "verify"],
     &["upgrade", "validate"],
     // The stores, both backends.
@@ -57,7 +58,15 @@ const BINARY: &[&[&str]] = &[
     &["filter", "invocation"],
     &["hint"],
     &["error"],
-    &["ask", "batch", "open", "render", "signal", "transcript"],
+    &[
+        "ask",
+        "audit",
+        "batch",
+        "open",
+        "render",
+        "signal",
+        "transcript",
+    ],
     // Run ids offered to a shell's completion.
     &["complete"],
     // The command line.

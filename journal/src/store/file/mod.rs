@@ -20,6 +20,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 mod append;
+mod audit;
 mod backups;
 mod create;
 mod delete;
@@ -41,6 +42,7 @@ mod sim;
 mod testing;
 
 pub use append::{scan, FileAppender, Scan};
+pub(crate) use audit::log_lines;
 pub use dir::MissingDirs;
 pub(crate) use follow::FileFollow;
 pub use lock::LiveLocks;
@@ -66,6 +68,9 @@ pub(crate) fn state_home() -> Result<(PathBuf, &'static str)> {
 /// A store of journal files in one directory (`<dir>/<id>.json`, SPEC 1).
 pub struct FileStore {
     dir: PathBuf,
+    /// Who writes through this store, for the audit log (issue 38):
+    /// set, every write is logged ahead of it.
+    actor: Option<std::sync::Arc<crate::audit::Actor>>,
 }
 
 /// What a directory listing found.
@@ -87,7 +92,20 @@ pub struct Listing {
 impl FileStore {
     /// A file store in `dir` (nothing is created or checked).
     pub fn new(dir: impl Into<PathBuf>) -> FileStore {
-        FileStore { dir: dir.into() }
+        FileStore {
+            dir: dir.into(),
+            actor: None,
+        }
+    }
+
+    /// Who writes through this store (see [`crate::store::Store::with_actor`]).
+    pub(crate) fn actor(&self) -> Option<&crate::audit::Actor> {
+        self.actor.as_deref()
+    }
+
+    /// This store, its writes logged as `actor`'s.
+    pub(crate) fn set_actor(&mut self, actor: Option<crate::audit::Actor>) {
+        self.actor = actor.map(std::sync::Arc::new);
     }
 
     /// The store's directory.
