@@ -55,6 +55,7 @@ pub mod agent;
 pub mod audit;
 pub mod bounded;
 pub mod calls;
+pub mod custody;
 pub(crate) mod digest;
 pub(crate) mod durable;
 pub mod error;

@@ -47,7 +47,7 @@ const LIBRARY: &[&[&str]] = &[
     // The stores, both backends.
     &["store"],
     // What is made of runs in a store.
-    &["export", "migrate", "recover", "runner"],
+    &["custody", "export", "migrate", "recover", "runner"],
     // What an operator does by hand.
     &["ops"],
 ];
