@@ -15,6 +15,7 @@ mod cluster;
 mod columns;
 mod corpus;
 mod crash;
+mod custody;
 mod deny_purge;
 mod docs;
 mod dry_run;

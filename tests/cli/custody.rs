@@ -1,0 +1,395 @@
+//! Chain of custody (issue 38), tried by someone who cheats: every write
+//! leaves who, what and why in the store's audit log; a seal names each
+//! way a run was changed after it (a one-byte edit, a record removed and
+//! the rest renumbered, a cut tail, an older copy, a run removed); an
+//! edited audit log, an edited seal and a seal signed with another key
+//! are named too. Both backends: a directory, and a stream on a real
+//! nats-server (the cheats there purge a subject and publish again, as an
+//! operator with the stream's keys could).
+
+use crate::nats_support::NatsServer;
+use crate::support::*;
+use std::path::{Path, PathBuf};
+
+const WAITING: &str = "g-deferral-waiting";
+const CRASHED: &str = "g-pending-crash";
+const BATCH: &str = "g-tool-batch";
+
+/// A store with three runs of the agent's own journals, on one backend.
+struct Store {
+    home: tempfile::TempDir,
+    flags: Vec<String>,
+    js: Option<(NatsServer, String)>,
+}
+
+impl Store {
+    fn file() -> Store {
+        let home = tempfile::tempdir().unwrap();
+        let dir = home.path().join("runs");
+        std::fs::create_dir(&dir).unwrap();
+        for r in [WAITING, CRASHED, BATCH] {
+            std::fs::copy(
+                testdata(&format!("agent-journals/v1/{r}.json")),
+                dir.join(format!("{r}.json")),
+            )
+            .unwrap();
+        }
+        private(&dir);
+        let flags = vec!["--state-dir".into(), s(&dir).to_owned()];
+        Store {
+            home,
+            flags,
+            js: None,
+        }
+    }
+
+    fn jetstream() -> Store {
+        let file = Store::file();
+        let srv = NatsServer::start();
+        srv.spec_stream("CUSTODY", "cust.s.>");
+        let dir = file.home.path().join("runs");
+        let to = ["--server", srv.url.as_str()];
+        let r = fisk_in(
+            file.home.path(),
+            &[
+                &to[..],
+                &[
+                    "migrate",
+                    "--from",
+                    &format!("file:{}", s(&dir)),
+                    "--to",
+                    "jetstream:CUSTODY",
+                    "--all",
+                ],
+            ]
+            .concat(),
+            None,
+        );
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        // No hold: the runs were copied in a moment ago.
+        let flags = vec![
+            "--server".into(),
+            srv.url.clone(),
+            "--store".into(),
+            "jetstream:CUSTODY".into(),
+            "--hold".into(),
+            "0".into(),
+        ];
+        Store {
+            home: file.home,
+            flags,
+            js: Some((srv, "cust.s".into())),
+        }
+    }
+
+    fn run(&self, args: &[&str]) -> Run {
+        let mut all: Vec<&str> = self.flags.iter().map(String::as_str).collect();
+        all.extend_from_slice(args);
+        fisk_in(self.home.path(), &all, None)
+    }
+
+    fn ok(&self, args: &[&str]) -> Run {
+        let r = self.run(args);
+        assert_eq!(r.code, 0, "{args:?}: {}{}", r.stdout, r.stderr);
+        r
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.home.path().join(name)
+    }
+
+    /// The run's records as stored.
+    fn records(&self, run: &str) -> Vec<Vec<u8>> {
+        let r = self.ok(&["export", run, "--format", "jsonl"]);
+        r.stdout.lines().map(|l| l.as_bytes().to_vec()).collect()
+    }
+
+    /// Make the run hold exactly `records` (seqs as they say), as a
+    /// cheat would: the file rewritten; the run's subjects purged and
+    /// published again.
+    fn replace(&self, run: &str, records: &[Vec<u8>]) {
+        match &self.js {
+            None => {
+                let path = self.home.path().join("runs").join(format!("{run}.json"));
+                let bytes: Vec<u8> = records.iter().flat_map(|r| [&r[..], b"\n"].concat()).collect();
+                std::fs::write(path, bytes).unwrap();
+            }
+            Some((srv, prefix)) => {
+                let subjects: Vec<String> = (1..=records.len() as u64)
+                    .map(|s| journal::store::jetstream::subject(prefix, run, s))
+                    .collect();
+                let filter = format!("{prefix}.{run}.>");
+                let bodies = records.to_vec();
+                srv.with_js(async move |js| {
+                    let stream = js.get_stream("CUSTODY").await.unwrap();
+                    stream.purge().filter(filter).await.unwrap();
+                    for (subject, body) in subjects.into_iter().zip(bodies) {
+                        js.publish(subject, body.into()).await.unwrap().await.unwrap();
+                    }
+                });
+            }
+        }
+    }
+
+    /// Edit entry `n` of the audit log with `edit`.
+    fn edit_log(&self, n: usize, edit: impl Fn(&str) -> String) {
+        match &self.js {
+            None => {
+                let path = self.home.path().join("runs/fisk-admin-audit.jsonl");
+                let text = std::fs::read_to_string(&path).unwrap();
+                let lines: Vec<String> = text
+                    .lines()
+                    .enumerate()
+                    .map(|(i, l)| if i + 1 == n { edit(l) } else { l.to_owned() })
+                    .collect();
+                std::fs::write(path, lines.join("\n") + "\n").unwrap();
+            }
+            Some((srv, prefix)) => {
+                let subject = format!("{prefix}._audit.{n}");
+                let edit = &edit;
+                srv.with_js(async move |js| {
+                    let stream = js.get_stream("CUSTODY").await.unwrap();
+                    let m = stream.get_last_raw_message_by_subject(&subject).await.unwrap();
+                    let body = edit(std::str::from_utf8(&m.payload).unwrap());
+                    stream.purge().filter(subject.clone()).await.unwrap();
+                    js.publish(subject, body.into_bytes().into()).await.unwrap().await.unwrap();
+                });
+            }
+        }
+    }
+}
+
+/// `verify --against` as JSON: each run's verdict, and the closing object.
+fn against(st: &Store, seal: &Path, extra: &[&str]) -> (i32, Vec<serde_json::Value>, serde_json::Value) {
+    let mut args = vec!["-o", "json", "verify", "--against", s(seal)];
+    args.extend_from_slice(extra);
+    let r = st.run(&args);
+    let schema = crate::schema::output_validator("verify-against.json");
+    let mut lines = r.json_lines();
+    for l in &lines {
+        crate::schema::assert_valid(&schema, l, "verify --against");
+    }
+    let last = lines.pop().unwrap();
+    (r.code, lines, last["seal"].clone())
+}
+
+fn verdict<'a>(runs: &'a [serde_json::Value], run: &str) -> &'a serde_json::Value {
+    runs.iter().find(|v| v["run"] == run).unwrap()
+}
+
+fn both(test: impl Fn(Store)) {
+    test(Store::file());
+    test(Store::jetstream());
+}
+
+#[test]
+fn every_write_is_logged_with_who_what_and_why_and_read_back_newest_first() {
+    both(|st| {
+        st.ok(&[
+            "answer", WAITING, "--content", "ok", "--operator", "alice", "--why", "CHG-7",
+        ]);
+        st.ok(&["end", CRASHED, "--yes", "--operator", "bob"]);
+        let log = st.ok(&["-o", "json", "log"]).json();
+        crate::schema::assert_valid(&crate::schema::output_validator("log.json"), &log, "log");
+        let writes = log["writes"].as_array().unwrap();
+        let mine: Vec<_> = writes.iter().filter(|w| w["run"] != serde_json::Value::Null).collect();
+        assert_eq!(mine[0]["op"], "end", "{log}");
+        assert_eq!(mine[0]["operator"], "bob");
+        assert_eq!(mine[1]["op"], "answer");
+        assert_eq!(mine[1]["operator"], "alice");
+        assert_eq!(mine[1]["why"], "CHG-7");
+        assert_eq!(mine[1]["result"], "done");
+        assert_eq!(mine[1]["written"]["first"], 5);
+        assert!(mine[1]["command"].as_str().unwrap().contains("--content '(2 bytes)'"));
+        // The after digest is the run's records now.
+        assert_eq!(mine[1]["after"]["records"], 5);
+        let one = st.ok(&["log", WAITING, "--oneline"]);
+        assert!(one.stdout.contains("answer g-deferral-waiting by alice done: CHG-7"), "{}", one.stdout);
+        let filtered = st.ok(&["-o", "json", "log", "--operator", "bob"]).json();
+        assert!(filtered["writes"].as_array().unwrap().iter().all(|w| w["operator"] == "bob"));
+        // The agent's listing never takes the log for a run.
+        let ls = st.ok(&["-o", "json", "ls"]).json();
+        assert_eq!(ls.as_array().unwrap().len(), 3, "{ls}");
+        let v = st.run(&["verify"]);
+        assert_eq!(v.code, 0, "{}{}", v.stdout, v.stderr);
+    });
+}
+
+#[test]
+fn a_reading_command_never_creates_a_log() {
+    let st = Store::file();
+    for args in [&["ls"][..], &["verify"], &["log"], &["show", WAITING]] {
+        st.run(args);
+    }
+    st.ok(&["answer", WAITING, "--content", "x", "--dry-run"]);
+    assert!(!st.path("runs/fisk-admin-audit.jsonl").exists());
+}
+
+#[test]
+fn a_seal_names_each_way_a_run_was_changed_after_it() {
+    both(|st| {
+        let seal = st.path("seal.json");
+        let made = st.ok(&["-o", "json", "seal", "--out", s(&seal)]).json();
+        crate::schema::assert_valid(&crate::schema::output_validator("seal.json"), &made, "seal");
+        assert_eq!(made["runs"], 3);
+        let (code, runs, head) = against(&st, &seal, &[]);
+        assert_eq!(code, 0, "{runs:?} {head}");
+        assert!(runs.iter().all(|v| v["verdict"] == "unchanged" && v["attested_from"].is_string()));
+        // Grew: an answer after the seal is normal.
+        st.ok(&["answer", WAITING, "--content", "ok"]);
+        let (code, runs, _) = against(&st, &seal, &[]);
+        assert_eq!(code, 0);
+        assert_eq!(verdict(&runs, WAITING)["verdict"], "grew");
+        // One byte of record 3 of the batch.
+        let mut recs = st.records(BATCH);
+        let orig = recs.clone();
+        let at = recs[2].len() - 5;
+        recs[2][at] = if recs[2][at] == b'a' { b'b' } else { b'a' };
+        st.replace(BATCH, &recs);
+        let (code, runs, _) = against(&st, &seal, &[]);
+        assert_eq!(code, 1);
+        let v = verdict(&runs, BATCH);
+        assert_eq!(v["verdict"], "edited", "{v}");
+        assert_eq!(v["seq"], 3);
+        let offset = orig[0].len() + orig[1].len() + 2;
+        assert_eq!(v["offset"], offset as u64);
+        // Record 2 removed, the rest renumbered.
+        let mut renumbered = vec![orig[0].clone()];
+        for (i, r) in orig.iter().enumerate().skip(2) {
+            let text = String::from_utf8(r.clone()).unwrap();
+            let seq = format!("\"seq\":{}", i + 1);
+            renumbered.push(text.replacen(&seq, &format!("\"seq\":{i}"), 1).into_bytes());
+        }
+        st.replace(BATCH, &renumbered);
+        let (_, runs, _) = against(&st, &seal, &[]);
+        let v = verdict(&runs, BATCH);
+        assert_eq!((v["verdict"].as_str(), v["record"].as_u64()), (Some("edited"), Some(2)), "{v}");
+        // The tail cut.
+        st.replace(BATCH, &orig[..4]);
+        let (_, runs, _) = against(&st, &seal, &[]);
+        let v = verdict(&runs, BATCH);
+        assert_eq!((v["verdict"].as_str(), v["records"].as_u64()), (Some("truncated"), Some(4)));
+        // Put back as sealed: unchanged again.
+        st.replace(BATCH, &orig);
+        let (_, runs, _) = against(&st, &seal, &[]);
+        assert_eq!(verdict(&runs, BATCH)["verdict"], "unchanged");
+        // Removed, and a new run.
+        st.ok(&["rm", CRASHED, "--yes"]);
+        st.ok(&["fork", BATCH, "--at-seq", "2", "--as", "forked"]);
+        let (code, runs, _) = against(&st, &seal, &[]);
+        assert_eq!(code, 1);
+        assert_eq!(verdict(&runs, CRASHED)["verdict"], "removed");
+        assert_eq!(verdict(&runs, "forked")["verdict"], "new");
+        // The text says it in words.
+        let t = st.run(&["verify", "--against", s(&seal)]);
+        assert!(t.stdout.contains("g-pending-crash: removed"), "{}", t.stdout);
+        assert!(t.stdout.contains("NOT AS SEALED"), "{}", t.stdout);
+    });
+}
+
+#[test]
+fn a_run_replaced_by_an_older_copy_is_named_by_the_seal_and_by_the_audit_log() {
+    both(|st| {
+        let before = st.records(WAITING);
+        st.ok(&["answer", WAITING, "--content", "ok", "--operator", "alice"]);
+        let seal = st.path("seal.json");
+        st.ok(&["seal", "--out", s(&seal)]);
+        st.replace(WAITING, &before);
+        let (code, runs, _) = against(&st, &seal, &[]);
+        assert_eq!(code, 1);
+        assert_eq!(verdict(&runs, WAITING)["verdict"], "truncated");
+        // No seal needed to see it: the log's last write is gone.
+        let v = st.run(&["-o", "json", "verify", WAITING]);
+        let changed: Vec<_> = v.json_lines().into_iter().filter(|f| f["code"] == "audit-changed").collect();
+        assert_eq!(changed.len(), 1, "{}", v.stdout);
+        assert!(changed[0]["message"].as_str().unwrap().contains("answer by alice"));
+    });
+}
+
+#[test]
+fn an_edited_audit_log_is_named_by_verify_and_by_the_seal() {
+    both(|st| {
+        st.ok(&["answer", WAITING, "--content", "ok", "--operator", "alice"]);
+        let seal = st.path("seal.json");
+        st.ok(&["seal", "--out", s(&seal)]);
+        assert_eq!(st.run(&["verify"]).code, 0);
+        st.edit_log(1, |l| l.replace("alice", "mallory"));
+        let v = st.run(&["-o", "json", "verify"]);
+        assert_eq!(v.code, 1);
+        let broken: Vec<_> = v.json_lines().into_iter().filter(|f| f["code"] == "audit-chain").collect();
+        assert_eq!(broken.len(), 1, "{}", v.stdout);
+        assert!(broken[0]["message"].as_str().unwrap().contains("entry 2 does not link to entry 1"));
+        let (code, _, head) = against(&st, &seal, &[]);
+        assert_eq!(code, 1);
+        assert!(head["log"].as_str().unwrap().contains("entry 2"), "{head}");
+    });
+}
+
+#[test]
+fn an_edited_seal_and_a_seal_signed_with_another_key_are_named() {
+    both(|st| {
+        let seal = st.path("seal.json");
+        let key = st.path("key");
+        st.ok(&["seal", "--out", s(&seal), "--new-key", s(&key)]);
+        let public = st.path("key.pub");
+        let (code, _, head) = against(&st, &seal, &["--key", s(&public)]);
+        assert_eq!(code, 0, "{head}");
+        assert_eq!(head["signed"], true);
+        // Another key.
+        let other = st.path("other");
+        st.ok(&["seal", "--out", s(&st.path("seal2.json")), "--new-key", s(&other)]);
+        let (code, _, head) = against(&st, &seal, &["--key", s(&st.path("other.pub"))]);
+        assert_eq!(code, 1);
+        assert_eq!(head["other_key"], true, "{head}");
+        // The seal edited: a run's count lowered to hide a cut.
+        let text = std::fs::read_to_string(&seal).unwrap();
+        let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+        doc["runs"][BATCH]["records"] = 5.into();
+        std::fs::write(&seal, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+        let (code, _, head) = against(&st, &seal, &[]);
+        assert_eq!(code, 1);
+        assert_eq!(head["root_ok"], false, "{head}");
+        let t = st.run(&["verify", "--against", s(&seal)]);
+        assert!(t.stdout.contains("the seal was edited"), "{}", t.stdout);
+        // The second seal chains to the first.
+        let second: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(st.path("seal2.json")).unwrap()).unwrap();
+        let first: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(second["previous"], first["root"]);
+    });
+}
+
+#[test]
+fn a_seal_travels_to_a_migrated_copy_and_an_exported_journal() {
+    let st = Store::file();
+    let seal = st.path("seal.json");
+    st.ok(&["seal", "--out", s(&seal)]);
+    // An exported run, checked on its own.
+    let out = st.path("batch.jsonl");
+    st.ok(&["export", BATCH, "--format", "jsonl", "--out", s(&out)]);
+    let (code, runs, _) = against(&st, &seal, &["--file", s(&out)]);
+    assert_eq!(code, 0);
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["verdict"], "unchanged");
+    // A copy on a stream.
+    let srv = NatsServer::start();
+    srv.spec_stream("COPY", "copy.s.>");
+    let dir = st.path("runs");
+    let js = ["--server", srv.url.as_str()];
+    let r = fisk_in(
+        st.home.path(),
+        &[&js[..], &["migrate", "--from", &format!("file:{}", s(&dir)), "--to", "jetstream:COPY", "--all"]].concat(),
+        None,
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let r = fisk_in(
+        st.home.path(),
+        &[&js[..], &["--store", "jetstream:COPY", "-o", "json", "verify", "--against", s(&seal)]].concat(),
+        None,
+    );
+    let lines = r.json_lines();
+    assert!(lines[..3].iter().all(|v| v["verdict"] == "unchanged"), "{}", r.stdout);
+    // The copy carries the runs' history: the migrate itself, here.
+    let log = fisk_in(st.home.path(), &[&js[..], &["--store", "jetstream:COPY", "-o", "json", "log", BATCH]].concat(), None).json();
+    assert!(log["writes"].as_array().unwrap().iter().any(|w| w["op"] == "migrate"), "{log}");
+}
