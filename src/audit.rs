@@ -50,6 +50,17 @@ pub fn writer(
     }))
 }
 
+/// Refused when `--operator` or `--why` was given to a command (`what`)
+/// that writes nothing to the audit log: they would be dropped silently.
+pub fn unlogged(what: &str, operator: Option<&str>, why: Option<&str>) -> Result<(), Failure> {
+    match operator.is_some() || why.is_some() {
+        true => Err(Failure::new(format!(
+            "--operator and --why are kept in the audit log, and {what} writes nothing to it; give neither"
+        ))),
+        false => Ok(()),
+    }
+}
+
 /// The command as run, as shell words after `fisk-admin`: the values of
 /// `--password` and `--token` left out, and an answer given with
 /// `--content` said by its size (it is in the journal; the log says who

@@ -188,6 +188,11 @@ fn prune(g: &Invocation, a: BackupsPruneArgs, out: &mut dyn Write) -> CmdResult 
             "pass --older-than DUR (7d: every backup kept more than a week ago), or the ids `backups` lists",
         ));
     }
+    crate::audit::unlogged(
+        "backups prune (it removes backups, not runs)",
+        a.write.operator.as_deref(),
+        a.write.why.as_deref(),
+    )?;
     let store = open_store(g)?;
     let selected = backups::select(&store, a.older_than, &a.ids, std::time::SystemTime::now())?;
     // A named id that is gone (pruned already: a prune killed half way
