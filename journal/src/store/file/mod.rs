@@ -39,6 +39,8 @@ mod whole;
 #[cfg(test)]
 mod sim;
 #[cfg(test)]
+mod sim_custody;
+#[cfg(test)]
 mod testing;
 
 pub use append::{scan, FileAppender, Scan};
