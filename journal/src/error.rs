@@ -439,6 +439,9 @@ impl Error {
     pub fn is_store_failure(&self) -> bool {
         match self {
             Error::Unavailable { .. } | Error::NoStream { .. } | Error::NotAttempted { .. } => true,
+            // Every write to the store goes through its one audit log
+            // (issue 38): a log that cannot be written stops them all.
+            Error::Audit { .. } => true,
             Error::Io { source, .. } => {
                 use std::io::ErrorKind as K;
                 matches!(
