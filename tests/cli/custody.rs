@@ -111,7 +111,10 @@ impl Store {
         match &self.js {
             None => {
                 let path = self.home.path().join("runs").join(format!("{run}.json"));
-                let bytes: Vec<u8> = records.iter().flat_map(|r| [&r[..], b"\n"].concat()).collect();
+                let bytes: Vec<u8> = records
+                    .iter()
+                    .flat_map(|r| [&r[..], b"\n"].concat())
+                    .collect();
                 std::fs::write(path, bytes).unwrap();
             }
             Some((srv, prefix)) => {
@@ -124,7 +127,11 @@ impl Store {
                     let stream = js.get_stream("CUSTODY").await.unwrap();
                     stream.purge().filter(filter).await.unwrap();
                     for (subject, body) in subjects.into_iter().zip(bodies) {
-                        js.publish(subject, body.into()).await.unwrap().await.unwrap();
+                        js.publish(subject, body.into())
+                            .await
+                            .unwrap()
+                            .await
+                            .unwrap();
                     }
                 });
             }
@@ -149,10 +156,17 @@ impl Store {
                 let edit = &edit;
                 srv.with_js(async move |js| {
                     let stream = js.get_stream("CUSTODY").await.unwrap();
-                    let m = stream.get_last_raw_message_by_subject(&subject).await.unwrap();
+                    let m = stream
+                        .get_last_raw_message_by_subject(&subject)
+                        .await
+                        .unwrap();
                     let body = edit(std::str::from_utf8(&m.payload).unwrap());
                     stream.purge().filter(subject.clone()).await.unwrap();
-                    js.publish(subject, body.into_bytes().into()).await.unwrap().await.unwrap();
+                    js.publish(subject, body.into_bytes().into())
+                        .await
+                        .unwrap()
+                        .await
+                        .unwrap();
                 });
             }
         }
@@ -160,7 +174,11 @@ impl Store {
 }
 
 /// `verify --against` as JSON: each run's verdict, and the closing object.
-fn against(st: &Store, seal: &Path, extra: &[&str]) -> (i32, Vec<serde_json::Value>, serde_json::Value) {
+fn against(
+    st: &Store,
+    seal: &Path,
+    extra: &[&str],
+) -> (i32, Vec<serde_json::Value>, serde_json::Value) {
     let mut args = vec!["-o", "json", "verify", "--against", s(seal)];
     args.extend_from_slice(extra);
     let r = st.run(&args);
@@ -186,13 +204,23 @@ fn both(test: impl Fn(Store)) {
 fn every_write_is_logged_with_who_what_and_why_and_read_back_newest_first() {
     both(|st| {
         st.ok(&[
-            "answer", WAITING, "--content", "ok", "--operator", "alice", "--why", "CHG-7",
+            "answer",
+            WAITING,
+            "--content",
+            "ok",
+            "--operator",
+            "alice",
+            "--why",
+            "CHG-7",
         ]);
         st.ok(&["end", CRASHED, "--yes", "--operator", "bob"]);
         let log = st.ok(&["-o", "json", "log"]).json();
         crate::schema::assert_valid(&crate::schema::output_validator("log.json"), &log, "log");
         let writes = log["writes"].as_array().unwrap();
-        let mine: Vec<_> = writes.iter().filter(|w| w["run"] != serde_json::Value::Null).collect();
+        let mine: Vec<_> = writes
+            .iter()
+            .filter(|w| w["run"] != serde_json::Value::Null)
+            .collect();
         assert_eq!(mine[0]["op"], "end", "{log}");
         assert_eq!(mine[0]["operator"], "bob");
         assert_eq!(mine[1]["op"], "answer");
@@ -200,13 +228,25 @@ fn every_write_is_logged_with_who_what_and_why_and_read_back_newest_first() {
         assert_eq!(mine[1]["why"], "CHG-7");
         assert_eq!(mine[1]["result"], "done");
         assert_eq!(mine[1]["written"]["first"], 5);
-        assert!(mine[1]["command"].as_str().unwrap().contains("--content '(2 bytes)'"));
+        assert!(mine[1]["command"]
+            .as_str()
+            .unwrap()
+            .contains("--content '(2 bytes)'"));
         // The after digest is the run's records now.
         assert_eq!(mine[1]["after"]["records"], 5);
         let one = st.ok(&["log", WAITING, "--oneline"]);
-        assert!(one.stdout.contains("answer g-deferral-waiting by alice done: CHG-7"), "{}", one.stdout);
+        assert!(
+            one.stdout
+                .contains("answer g-deferral-waiting by alice done: CHG-7"),
+            "{}",
+            one.stdout
+        );
         let filtered = st.ok(&["-o", "json", "log", "--operator", "bob"]).json();
-        assert!(filtered["writes"].as_array().unwrap().iter().all(|w| w["operator"] == "bob"));
+        assert!(filtered["writes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|w| w["operator"] == "bob"));
         // The agent's listing never takes the log for a run.
         let ls = st.ok(&["-o", "json", "ls"]).json();
         assert_eq!(ls.as_array().unwrap().len(), 3, "{ls}");
@@ -234,7 +274,9 @@ fn a_seal_names_each_way_a_run_was_changed_after_it() {
         assert_eq!(made["runs"], 3);
         let (code, runs, head) = against(&st, &seal, &[]);
         assert_eq!(code, 0, "{runs:?} {head}");
-        assert!(runs.iter().all(|v| v["verdict"] == "unchanged" && v["attested_from"].is_string()));
+        assert!(runs
+            .iter()
+            .all(|v| v["verdict"] == "unchanged" && v["attested_from"].is_string()));
         // Grew: an answer after the seal is normal.
         st.ok(&["answer", WAITING, "--content", "ok"]);
         let (code, runs, _) = against(&st, &seal, &[]);
@@ -263,12 +305,19 @@ fn a_seal_names_each_way_a_run_was_changed_after_it() {
         st.replace(BATCH, &renumbered);
         let (_, runs, _) = against(&st, &seal, &[]);
         let v = verdict(&runs, BATCH);
-        assert_eq!((v["verdict"].as_str(), v["record"].as_u64()), (Some("edited"), Some(2)), "{v}");
+        assert_eq!(
+            (v["verdict"].as_str(), v["record"].as_u64()),
+            (Some("edited"), Some(2)),
+            "{v}"
+        );
         // The tail cut.
         st.replace(BATCH, &orig[..4]);
         let (_, runs, _) = against(&st, &seal, &[]);
         let v = verdict(&runs, BATCH);
-        assert_eq!((v["verdict"].as_str(), v["records"].as_u64()), (Some("truncated"), Some(4)));
+        assert_eq!(
+            (v["verdict"].as_str(), v["records"].as_u64()),
+            (Some("truncated"), Some(4))
+        );
         // Put back as sealed: unchanged again.
         st.replace(BATCH, &orig);
         let (_, runs, _) = against(&st, &seal, &[]);
@@ -282,7 +331,11 @@ fn a_seal_names_each_way_a_run_was_changed_after_it() {
         assert_eq!(verdict(&runs, "forked")["verdict"], "new");
         // The text says it in words.
         let t = st.run(&["verify", "--against", s(&seal)]);
-        assert!(t.stdout.contains("g-pending-crash: removed"), "{}", t.stdout);
+        assert!(
+            t.stdout.contains("g-pending-crash: removed"),
+            "{}",
+            t.stdout
+        );
         assert!(t.stdout.contains("NOT AS SEALED"), "{}", t.stdout);
     });
 }
@@ -300,9 +353,16 @@ fn a_run_replaced_by_an_older_copy_is_named_by_the_seal_and_by_the_audit_log() {
         assert_eq!(verdict(&runs, WAITING)["verdict"], "truncated");
         // No seal needed to see it: the log's last write is gone.
         let v = st.run(&["-o", "json", "verify", WAITING]);
-        let changed: Vec<_> = v.json_lines().into_iter().filter(|f| f["code"] == "audit-changed").collect();
+        let changed: Vec<_> = v
+            .json_lines()
+            .into_iter()
+            .filter(|f| f["code"] == "audit-changed")
+            .collect();
         assert_eq!(changed.len(), 1, "{}", v.stdout);
-        assert!(changed[0]["message"].as_str().unwrap().contains("answer by alice"));
+        assert!(changed[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("answer by alice"));
     });
 }
 
@@ -313,12 +373,21 @@ fn an_edited_audit_log_is_named_by_verify_and_by_the_seal() {
         let seal = st.path("seal.json");
         st.ok(&["seal", "--out", s(&seal)]);
         assert_eq!(st.run(&["verify"]).code, 0);
-        st.edit_log(1, |l| l.replace("alice", "mallory"));
+        // Entry 1 back-dated by a century (on the stream it is the
+        // migrate's that made the store).
+        st.edit_log(1, |l| l.replacen("\"time\":\"20", "\"time\":\"19", 1));
         let v = st.run(&["-o", "json", "verify"]);
         assert_eq!(v.code, 1);
-        let broken: Vec<_> = v.json_lines().into_iter().filter(|f| f["code"] == "audit-chain").collect();
+        let broken: Vec<_> = v
+            .json_lines()
+            .into_iter()
+            .filter(|f| f["code"] == "audit-chain")
+            .collect();
         assert_eq!(broken.len(), 1, "{}", v.stdout);
-        assert!(broken[0]["message"].as_str().unwrap().contains("entry 2 does not link to entry 1"));
+        assert!(broken[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("entry 2 does not link to entry 1"));
         let (code, _, head) = against(&st, &seal, &[]);
         assert_eq!(code, 1);
         assert!(head["log"].as_str().unwrap().contains("entry 2"), "{head}");
@@ -337,7 +406,13 @@ fn an_edited_seal_and_a_seal_signed_with_another_key_are_named() {
         assert_eq!(head["signed"], true);
         // Another key.
         let other = st.path("other");
-        st.ok(&["seal", "--out", s(&st.path("seal2.json")), "--new-key", s(&other)]);
+        st.ok(&[
+            "seal",
+            "--out",
+            s(&st.path("seal2.json")),
+            "--new-key",
+            s(&other),
+        ]);
         let (code, _, head) = against(&st, &seal, &["--key", s(&st.path("other.pub"))]);
         assert_eq!(code, 1);
         assert_eq!(head["other_key"], true, "{head}");
@@ -378,18 +453,61 @@ fn a_seal_travels_to_a_migrated_copy_and_an_exported_journal() {
     let js = ["--server", srv.url.as_str()];
     let r = fisk_in(
         st.home.path(),
-        &[&js[..], &["migrate", "--from", &format!("file:{}", s(&dir)), "--to", "jetstream:COPY", "--all"]].concat(),
+        &[
+            &js[..],
+            &[
+                "migrate",
+                "--from",
+                &format!("file:{}", s(&dir)),
+                "--to",
+                "jetstream:COPY",
+                "--all",
+            ],
+        ]
+        .concat(),
         None,
     );
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let r = fisk_in(
         st.home.path(),
-        &[&js[..], &["--store", "jetstream:COPY", "-o", "json", "verify", "--against", s(&seal)]].concat(),
+        &[
+            &js[..],
+            &[
+                "--store",
+                "jetstream:COPY",
+                "-o",
+                "json",
+                "verify",
+                "--against",
+                s(&seal),
+            ],
+        ]
+        .concat(),
         None,
     );
     let lines = r.json_lines();
-    assert!(lines[..3].iter().all(|v| v["verdict"] == "unchanged"), "{}", r.stdout);
+    assert!(
+        lines[..3].iter().all(|v| v["verdict"] == "unchanged"),
+        "{}",
+        r.stdout
+    );
     // The copy carries the runs' history: the migrate itself, here.
-    let log = fisk_in(st.home.path(), &[&js[..], &["--store", "jetstream:COPY", "-o", "json", "log", BATCH]].concat(), None).json();
-    assert!(log["writes"].as_array().unwrap().iter().any(|w| w["op"] == "migrate"), "{log}");
+    let log = fisk_in(
+        st.home.path(),
+        &[
+            &js[..],
+            &["--store", "jetstream:COPY", "-o", "json", "log", BATCH],
+        ]
+        .concat(),
+        None,
+    )
+    .json();
+    assert!(
+        log["writes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["op"] == "migrate"),
+        "{log}"
+    );
 }

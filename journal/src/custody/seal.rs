@@ -458,10 +458,12 @@ pub fn log_against(seal: &Seal, log: &[crate::store::Logged]) -> Option<String> 
 mod tests {
     use super::*;
 
+    fn rec(seq: usize, body: usize) -> Vec<u8> {
+        format!("{{\"seq\":{seq},\"protocol\":\"x{body}\"}}").into_bytes()
+    }
+
     fn recs(n: usize) -> Vec<Vec<u8>> {
-        (1..=n)
-            .map(|s| format!("{{\"seq\":{s},\"protocol\":\"x\"}}").into_bytes())
-            .collect()
+        (1..=n).map(|s| rec(s, s)).collect()
     }
 
     fn refs(v: &[Vec<u8>]) -> Vec<&[u8]> {
@@ -482,7 +484,8 @@ mod tests {
         );
         // One byte of record 3.
         let mut edited = r.clone();
-        edited[2][2] = b'S';
+        let at = edited[2].len() - 3;
+        edited[2][at] = b'y';
         let offset = (r[0].len() + r[1].len() + 2) as u64;
         assert_eq!(
             compare(&sealed, &refs(&edited)),
@@ -494,11 +497,11 @@ mod tests {
             }
         );
         // Record 2 removed and the rest renumbered.
-        let renumbered: Vec<Vec<u8>> = (1..=4)
-            .map(|s| format!("{{\"seq\":{s},\"protocol\":\"x\"}}").into_bytes())
+        let cut: Vec<Vec<u8>> = [1, 3, 4, 5]
+            .iter()
+            .enumerate()
+            .map(|(i, body)| rec(i + 1, *body))
             .collect();
-        let mut cut = vec![r[0].clone()];
-        cut.extend(renumbered[1..].iter().cloned());
         assert!(matches!(
             compare(&sealed, &refs(&cut)),
             Verdict::Edited { record: 2, .. }

@@ -6,13 +6,78 @@
 
 use super::report::{Outcome, RunReport};
 use crate::audit::{Digest, Entry, Kind};
+use crate::error::{Error, Result};
 use crate::store::{Batch, Logged, Store};
+use std::sync::Mutex;
+
+/// The batch intent of one migrate, written once, before its first write
+/// ([`Gate::open`]): a migrate that writes nothing logs nothing.
+#[derive(Debug, Default)]
+pub(crate) struct Gate {
+    state: Mutex<GateState>,
+}
+
+#[derive(Debug, Default)]
+enum GateState {
+    /// No migrate armed it: writes go ahead unlogged.
+    #[default]
+    Idle,
+    /// Armed with what the intent says; nothing written yet.
+    Armed(String),
+    /// The intent is stored (or the store logs nothing: `None`).
+    Begun(Option<Box<Batch>>),
+    /// The intent could not be stored: nothing may be written.
+    Failed(String),
+}
+
+impl Gate {
+    /// Arm it: the intent is to say `detail`.
+    pub(crate) fn arm(&self, detail: String) {
+        if let Ok(mut s) = self.state.lock() {
+            *s = GateState::Armed(detail);
+        }
+    }
+
+    /// Before a write: the intent stored in `to`'s log, once; an error
+    /// when it cannot be (then nothing may be written).
+    pub(crate) fn open(&self, to: &Store) -> Result<()> {
+        let Ok(mut s) = self.state.lock() else {
+            return Ok(());
+        };
+        match &*s {
+            GateState::Idle | GateState::Begun(_) => Ok(()),
+            GateState::Failed(why) => Err(Error::Audit {
+                at: to.audit_place(),
+                message: why.clone(),
+            }),
+            GateState::Armed(detail) => match to.audit_begin("migrate", detail.clone()) {
+                Ok(b) => {
+                    *s = GateState::Begun(b.map(Box::new));
+                    Ok(())
+                }
+                Err(e) => {
+                    *s = GateState::Failed(e.to_string());
+                    Err(e)
+                }
+            },
+        }
+    }
+
+    /// The batch, once its intent is stored.
+    pub(crate) fn begun(&self) -> Option<Batch> {
+        match &*self.state.lock().ok()? {
+            GateState::Begun(b) => b.as_deref().cloned(),
+            _ => None,
+        }
+    }
+}
 
 /// Log the copies `reports` made into `to`'s log; a run whose entries
 /// could not be logged says so in its report, and fails.
 pub(super) fn log_copies(from: &Store, to: &Store, batch: &Batch, reports: &mut [RunReport]) {
     let mut source: Option<Vec<Logged>> = None;
     let mut copied = 0usize;
+    let mut failed_log = false;
     for rep in reports.iter_mut() {
         if rep.appended == 0 {
             continue;
@@ -48,7 +113,13 @@ pub(super) fn log_copies(from: &Store, to: &Store, batch: &Batch, reports: &mut 
             rep.result = Outcome::Failed;
             rep.notes
                 .push(format!("copied, but the audit log could not say so: {e}"));
+            // The log is the store's: the next run would fail alike.
+            failed_log = true;
+            break;
         }
+    }
+    if failed_log {
+        return;
     }
     if let Err(e) = to.audit_end(batch, format!("{copied} run(s) written")) {
         if let Some(rep) = reports.iter_mut().find(|r| r.appended > 0) {

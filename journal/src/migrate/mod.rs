@@ -77,6 +77,9 @@ pub struct Progress {
     pub runs_done: AtomicU64,
     /// Records stored in the destination.
     pub records: AtomicU64,
+    /// The destination's audit log entry for this migrate (issue 38),
+    /// written before its first write, and only if there is one.
+    pub(crate) batch: custody::Gate,
 }
 
 /// Bytes of a JetStream source the bulk reader may hold per job: of runs
@@ -127,37 +130,20 @@ pub fn migrate(
         abort: &abort,
     };
     // Logged in the destination's audit log (issue 38): the intent before
-    // any run is written; a copy whose intent cannot be stored is not made.
-    let batch = match opts.dry_run {
-        true => None,
-        false => match to.audit_begin(
-            "migrate",
-            format!("a copy of {} run(s) from {}", runs.len(), from.describe()),
-        ) {
-            Ok(b) => b,
-            Err(e) => {
-                return runs
-                    .iter()
-                    .map(|r| report::failed(RunReport::new(r), clone_audit(&e)))
-                    .collect()
-            }
-        },
-    };
+    // the first run is written (a migrate that writes nothing logs
+    // nothing); a copy whose intent cannot be stored is not made.
+    progress.batch.arm(format!(
+        "a copy of {} run(s) from {}",
+        runs.len(),
+        from.describe()
+    ));
     let (steps, created) = copy_all(&cx, pool.as_ref());
     let copied = finish_created(&cx, pool.as_ref(), steps, created);
     let mut reports = verify_all(&cx, pool.as_ref(), copied);
-    if let Some(b) = batch {
+    if let Some(b) = progress.batch.begun() {
         custody::log_copies(from, to, &b, &mut reports);
     }
     reports
-}
-
-/// An audit error again, for each run it stops.
-fn clone_audit(e: &crate::Error) -> crate::Error {
-    crate::Error::Audit {
-        at: e.place().cloned().unwrap_or(crate::Where::Process),
-        message: e.to_string(),
-    }
 }
 
 /// What every phase of one migrate works with.
@@ -312,6 +298,9 @@ fn copy_one(
                     records: src.journal.entries.len(),
                     sha256: src.want,
                 };
+                if let Err(e) = progress.batch.open(to) {
+                    return Step::Done(Copied::Ended(report::failed(src.rep, e)));
+                }
                 let batch = batch_of(src.journal.entries, 0);
                 match tx.send((i, r.to_owned(), batch)) {
                     Ok(Handed::Queued) => Step::Sent(src.rep, check, None),

@@ -290,6 +290,12 @@ impl Store {
         if dry_run || self.actor().is_none() {
             return as_is();
         }
+        // Only an upgrade that will write is logged: one the checks refuse,
+        // or a run left alone, writes nothing, to the log neither.
+        match self.upgrade_as_is(run, true, hold, force, ask)? {
+            crate::upgrade::Outcome::Would { .. } => {}
+            _ => return as_is(),
+        }
         // What the upgrade makes: the same records, the meta record's
         // version 1. A run it would refuse, or leave alone, writes nothing.
         let Ok(bytes) = self.raw(run) else {

@@ -67,24 +67,39 @@ impl FileStore {
         &self,
         make: &mut dyn FnMut(u64, Option<String>) -> Vec<u8>,
     ) -> Result<(u64, Vec<u8>)> {
+        use std::os::unix::fs::MetadataExt;
         let path = self.audit_path();
-        let audit = |e: io::Error| Error::Audit {
-            at: Where::Path(path.clone()),
-            message: format!("{e}; nothing was written"),
-        };
+        let io_err = |e: io::Error| Error::io(&path, e);
         self.ensure_dir()?;
-        // The lock: the log itself, opened (made, empty, when missing:
-        // the append below makes its name durable) and flocked.
-        let lock = nofollow()
-            .read(true)
-            .append(true)
-            .create(true)
-            .open(&path)
-            .map_err(audit)?;
-        lock.lock().map_err(audit)?;
-        let done = self.audit_append_in(&*OsDir::shared(self.dir()), make);
-        let _ = lock.unlock();
-        done
+        for _ in 0..8 {
+            let existed = std::fs::symlink_metadata(&path).is_ok();
+            // The lock: the log itself, opened (made, empty, when missing:
+            // the append below makes its name durable) and flocked.
+            let lock = nofollow()
+                .read(true)
+                .append(true)
+                .create(true)
+                .open(&path)
+                .map_err(|e| open_error(&path, e))?;
+            lock.lock().map_err(io_err)?;
+            // Still the file at the path (an appender that failed on a log
+            // it had just made removes it again): else open it anew.
+            match (lock.metadata(), std::fs::symlink_metadata(&path)) {
+                (Ok(a), Ok(b)) if a.ino() == b.ino() && a.dev() == b.dev() => {}
+                _ => continue,
+            }
+            let done = self.audit_append_in(&*OsDir::shared(self.dir()), make);
+            if done.is_err() && !existed && lock.metadata().is_ok_and(|m| m.len() == 0) {
+                // Made here and left empty (a full disk): leave no log.
+                let _ = std::fs::remove_file(&path);
+            }
+            let _ = lock.unlock();
+            return done;
+        }
+        Err(Error::Audit {
+            at: Where::Path(path.clone()),
+            message: "the log kept being replaced while this appended to it; nothing was written, try again".into(),
+        })
     }
 
     /// [`audit_append`](Self::audit_append) through the directory seam,
@@ -95,10 +110,7 @@ impl FileStore {
         make: &mut dyn FnMut(u64, Option<String>) -> Vec<u8>,
     ) -> Result<(u64, Vec<u8>)> {
         let path = self.audit_path();
-        let io_err = |e: io::Error| Error::Audit {
-            at: Where::Path(path.clone()),
-            message: format!("{e}; nothing was written"),
-        };
+        let io_err = |e: io::Error| Error::io(&path, e);
         let mut file = match dir.open_append(&path) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {

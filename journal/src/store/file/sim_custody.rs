@@ -9,8 +9,8 @@ use super::append::open_media;
 use super::audit::log_lines;
 use super::sim::{lines_of, path, read_back, store, sweep, Image};
 use super::testing::{raw, rec};
-use crate::audit::{settle, Digest, Entry, Kind, Settled};
 use crate::audit::LOG_FILE;
+use crate::audit::{settle, Digest, Entry, Kind, Settled};
 use crate::store::Appender;
 use std::sync::Arc;
 

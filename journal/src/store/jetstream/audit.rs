@@ -118,6 +118,18 @@ impl Core {
                         self.name
                     )))
                 }
+                // A full stream refuses every append alike: the store's
+                // limit (as for a record), not another appender.
+                Some(Err(e)) if super::append::stream_full(&e) => {
+                    return Err(Error::Unavailable {
+                        at: self.place(),
+                        message: format!(
+                            "the stream is full and refuses every append ({e}); the audit log's entry {} was not stored, so nothing was written. Raise its limit (nats stream edit {} --max-bytes -1 --max-msgs -1) or make room",
+                            n + 1,
+                            self.name
+                        ),
+                    })
+                }
                 Some(Err(e)) if refused_by_fence(&e) => true,
                 Some(Err(e)) => {
                     let too_large = error_code(&e) == Some(10054)
@@ -194,7 +206,10 @@ impl Core {
         .await;
         drain.close().await;
         read?;
-        out.sort_by_key(|m| m.stream_seq);
+        // In the log's order: by the entry number its subject names (a
+        // message published again to a subject has a later stream
+        // sequence, but keeps its place).
+        out.sort_by_key(|m| (m.n.unwrap_or(u64::MAX), m.stream_seq));
         Ok(out)
     }
 }
