@@ -64,6 +64,8 @@ pub enum LsColumn {
     Size,
     Created,
     Updated,
+    /// Who acted on the run last by hand, when and why, as the audit log says (not shown unless asked for)
+    Acted,
     /// Why the run ended: its terminal's message
     Message,
     Prompt,

@@ -48,6 +48,8 @@ struct Ready {
     caller: Option<String>,
     /// The resume that goes on, complete for pasting.
     command: hint::Cmd,
+    /// Who acted on it last, as the store's audit log says (issue 38).
+    acted: Option<journal::custody::Act>,
 }
 
 #[derive(Serialize)]
@@ -78,8 +80,15 @@ pub fn run(g: &Invocation, a: InboxArgs, out: &mut dyn Write) -> CmdResult {
             agent: s.agent.clone(),
             caller: s.caller.clone(),
             command: hint::resume(g, &s.run_id),
+            acted: None,
         })
         .collect();
+    if !ready.is_empty() {
+        let log = store.audit_log()?;
+        for r in &mut ready {
+            r.acted = journal::custody::acts(&log, &r.run).pop();
+        }
+    }
     ready.sort_by(|a, b| a.since.cmp(&b.since).then(a.run.cmp(&b.run)));
     let found = inbox(&store, &runs);
     unreadable.extend(
@@ -213,6 +222,9 @@ pub fn run(g: &Invocation, a: InboxArgs, out: &mut dyn Write) -> CmdResult {
         )?;
         for r in &doc.ready {
             writeln!(out, "  {}", sanitize(&r.command.to_string(), false))?;
+            if let Some(a) = &r.acted {
+                writeln!(out, "    ({})", sanitize(&a.sentence(), false))?;
+            }
         }
     }
     if no_agent_excluded > 0 {

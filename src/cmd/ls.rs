@@ -16,6 +16,9 @@ use journal::store::Summary;
 use std::io::Write;
 use std::process::ExitCode;
 
+/// Who acted on a run last by hand, by run id (the ACTED column).
+type Acted = std::collections::HashMap<String, String>;
+
 pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
     let style = g.style;
     let store = open_store(g)?;
@@ -66,6 +69,20 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
         return Ok(ExitCode::SUCCESS);
     }
     let columns = chosen(&a.columns);
+    // Who acted on each run last, by hand, as the audit log says (issue
+    // 38): read only when the column is asked for.
+    let acted: Acted = match columns.contains(&LsColumn::Acted) {
+        true => {
+            let log = store.audit_log()?;
+            runs.iter()
+                .filter_map(|s| {
+                    let a = journal::custody::acts(&log, &s.run_id).pop()?;
+                    Some((s.run_id.clone(), a.sentence()))
+                })
+                .collect()
+        }
+        false => Acted::new(),
+    };
     let at = |c: LsColumn| columns.iter().position(|x| *x == c);
     let headers: Vec<&str> = columns.iter().map(|c| header(*c)).collect();
     // Into a pipe the rows are written as they are formatted, every value
@@ -73,7 +90,11 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
     if as_fields(style) {
         let mut f = Fields::new(out, &headers)?;
         for s in &runs {
-            f.row(columns.iter().map(|c| ls_text(s, *c, &|_| usize::MAX)))?;
+            f.row(
+                columns
+                    .iter()
+                    .map(|c| ls_text(s, *c, &|_| usize::MAX, &acted)),
+            )?;
         }
         f.finish()?;
         return trailer(out, no_agent_excluded, note);
@@ -102,6 +123,7 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
         }
     }
     let drop: Vec<usize> = [
+        LsColumn::Acted,
         LsColumn::Created,
         LsColumn::Caller,
         LsColumn::Records,
@@ -124,7 +146,10 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
     // On a terminal the table fits it; cells are cut to these first.
     let max = |n: usize| n;
     for s in &runs {
-        let row: Vec<Cell> = columns.iter().map(|c| ls_cell(s, *c, &max)).collect();
+        let row: Vec<Cell> = columns
+            .iter()
+            .map(|c| ls_cell(s, *c, &max, &acted))
+            .collect();
         t.add_row(row);
     }
     print_table(out, t, style)?;
@@ -147,12 +172,15 @@ fn trailer(out: &mut dyn Write, no_agent_excluded: usize, note: Option<String>) 
 /// every one but CALLER.
 fn chosen(asked: &[LsColumn]) -> Vec<LsColumn> {
     use LsColumn::*;
-    const EVERY: [LsColumn; 16] = [
+    const EVERY: [LsColumn; 17] = [
         Run, Status, State, Waiting, Live, Ver, Agent, Model, Caller, Records, Tokens, Size,
-        Created, Updated, Message, Prompt,
+        Created, Updated, Acted, Message, Prompt,
     ];
     if asked.is_empty() {
-        return EVERY.into_iter().filter(|c| *c != Caller).collect();
+        return EVERY
+            .into_iter()
+            .filter(|c| !matches!(c, Caller | Acted))
+            .collect();
     }
     let mut out: Vec<LsColumn> = Vec::new();
     for c in asked {
@@ -188,13 +216,14 @@ fn header(c: LsColumn) -> &'static str {
         LsColumn::Updated => "UPDATED",
         LsColumn::Message => "MESSAGE",
         LsColumn::Prompt => "PROMPT",
+        LsColumn::Acted => "ACTED",
     }
 }
 
 /// One cell of a run's row; `max(n)` is how many characters a value may
 /// take (every one, into a pipe).
-fn ls_cell(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize) -> Cell {
-    let text = ls_text(s, c, max);
+fn ls_cell(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize, acted: &Acted) -> Cell {
+    let text = ls_text(s, c, max, acted);
     match c {
         LsColumn::Status => status_cell(text, &s.status, s.waits_on_person()),
         _ => Cell::new(text),
@@ -202,13 +231,14 @@ fn ls_cell(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize) -> Cell {
 }
 
 /// The text of one cell of a run's row.
-fn ls_text(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize) -> String {
+fn ls_text(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize, acted: &Acted) -> String {
     let text = |v: Option<&str>, n: usize| match v {
         Some(v) if !v.is_empty() => cell(v, max(n)),
         _ => "-".to_owned(),
     };
     match c {
         LsColumn::All => String::new(),
+        LsColumn::Acted => text(acted.get(&s.run_id).map(String::as_str), 60),
         // Ids and names are never cut, on a terminal either.
         LsColumn::Run => cell(&s.run_id, usize::MAX),
         LsColumn::Status => cell(&s.status.to_string(), max(40)),

@@ -102,6 +102,9 @@ pub struct Transcript {
     /// come ([`append`](Transcript::append)), so the closing section waits
     /// for [`close`](Transcript::close).
     open: bool,
+    /// Who wrote a record by hand, by seq, as the audit log says
+    /// ("answered by alice at T: why", issue 38): shown beside it.
+    pub by_hand: std::collections::HashMap<u64, String>,
 }
 
 impl Transcript {
@@ -135,6 +138,7 @@ impl Transcript {
             repair_hint: crate::hint::command(g, &["repair", run]),
             end,
             open: false,
+            by_hand: Default::default(),
         }
     }
 

@@ -138,6 +138,31 @@ impl Store {
         }
     }
 
+    /// Take the audit log's last entry away, as a process killed before
+    /// it stored it leaves the log.
+    fn drop_last_log_entry(&self) {
+        match &self.js {
+            None => {
+                let path = self.home.path().join("runs/fisk-admin-audit.jsonl");
+                let text = std::fs::read_to_string(&path).unwrap();
+                let lines: Vec<&str> = text.lines().collect();
+                let keep = lines[..lines.len() - 1].join("\n") + "\n";
+                std::fs::write(path, keep).unwrap();
+            }
+            Some((srv, prefix)) => {
+                let filter = format!("{prefix}._audit.>");
+                srv.with_js(async move |js| {
+                    let stream = js.get_stream("CUSTODY").await.unwrap();
+                    let m = stream
+                        .get_last_raw_message_by_subject(&filter)
+                        .await
+                        .unwrap();
+                    stream.delete_message(m.sequence).await.unwrap();
+                });
+            }
+        }
+    }
+
     /// Edit entry `n` of the audit log with `edit`.
     fn edit_log(&self, n: usize, edit: impl Fn(&str) -> String) {
         match &self.js {
@@ -510,4 +535,104 @@ fn a_seal_travels_to_a_migrated_copy_and_an_exported_journal() {
             .any(|w| w["op"] == "migrate"),
         "{log}"
     );
+}
+
+#[test]
+fn show_inbox_ls_and_export_say_who_acted_on_a_run() {
+    both(|st| {
+        st.ok(&[
+            "answer",
+            WAITING,
+            "--content",
+            "ok",
+            "--operator",
+            "alice",
+            "--why",
+            "CHG-7",
+        ]);
+        let show = st.ok(&["show", WAITING]);
+        assert!(
+            show.stdout.contains("seq 5: answered by alice at ") && show.stdout.contains(": CHG-7"),
+            "{}",
+            show.stdout
+        );
+        // Beside the record it wrote, in the transcript.
+        let t = st.ok(&["show", WAITING, "--transcript", "--no-tui"]);
+        let at = t.stdout.find("[answer ").unwrap();
+        let next = &t.stdout[at..];
+        assert!(
+            next.lines().nth(1).unwrap().contains("answered by alice"),
+            "{next}"
+        );
+        // The run is ready to resume: inbox and ls say who made it so.
+        let inbox = st.ok(&["-o", "json", "inbox"]).json();
+        let ready = inbox["ready"].as_array().unwrap();
+        let r = ready.iter().find(|r| r["run"] == WAITING).unwrap();
+        assert_eq!(r["acted"]["operator"], "alice", "{inbox}");
+        assert_eq!(r["acted"]["why"], "CHG-7");
+        let text = st.ok(&["inbox"]);
+        assert!(
+            text.stdout.contains("(answered by alice at "),
+            "{}",
+            text.stdout
+        );
+        let ls = st.ok(&["ls", "--columns", "run,acted"]);
+        let row = ls.stdout.lines().find(|l| l.starts_with(WAITING)).unwrap();
+        assert!(row.contains("answered by alice"), "{}", ls.stdout);
+        // export carries the run's entries (the journal export stays the
+        // records alone).
+        let md = st.ok(&["export", WAITING, "--format", "markdown"]);
+        assert!(md.stdout.contains("by hand: answer"), "{}", md.stdout);
+        assert!(md.stdout.contains("answered by alice"));
+        let red = st.ok(&[
+            "export", WAITING, "--format", "markdown", "--redact", "alice",
+        ]);
+        assert!(!red.stdout.contains("alice"));
+        let jsonl = st.ok(&["export", WAITING, "--format", "jsonl"]);
+        assert_eq!(jsonl.stdout.lines().count(), 5);
+    });
+}
+
+#[test]
+fn a_write_killed_between_its_intent_and_its_outcome_is_settled_from_the_run() {
+    both(|st| {
+        let before = st.records(WAITING);
+        st.ok(&["answer", WAITING, "--content", "ok", "--operator", "alice"]);
+        let entries = |st: &Store| {
+            st.ok(&["-o", "json", "log"]).json()["writes"]
+                .as_array()
+                .unwrap()
+                .len()
+        };
+        let n = entries(&st);
+        assert!(n >= 1);
+        // The outcome lost (the process killed before it was stored).
+        st.drop_last_log_entry();
+        let v = st.run(&["-o", "json", "verify", WAITING]);
+        let open: Vec<_> = v
+            .json_lines()
+            .into_iter()
+            .filter(|f| f["code"] == "audit-intent")
+            .collect();
+        assert_eq!(open.len(), 1, "{}", v.stdout);
+        let m = open[0]["message"].as_str().unwrap();
+        assert!(
+            m.contains("answer by alice") && m.contains("the run shows it done"),
+            "{m}"
+        );
+        // The record lost too (killed before it was stored): not done.
+        st.replace(WAITING, &before);
+        let v = st.run(&["-o", "json", "verify", WAITING]);
+        let m = v
+            .json_lines()
+            .into_iter()
+            .find(|f| f["code"] == "audit-intent")
+            .unwrap()["message"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(m.contains("the run shows it not done"), "{m}");
+        let log = st.ok(&["log", WAITING, "--oneline"]);
+        assert!(log.stdout.contains("not closed"), "{}", log.stdout);
+    });
 }

@@ -316,3 +316,117 @@ pub fn describe(e: &Entry) -> String {
         e.time
     )
 }
+
+/// A write by hand to one run, as the audit log tells it: its intent and
+/// outcome together (issue 38: what `show`, `inbox` and `ls` say beside
+/// a run).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Act {
+    /// The command (`answer`, `approve`, `end` ...).
+    pub op: String,
+    /// Who.
+    pub operator: String,
+    /// Who, on JetStream: the NATS user.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nats_user: Option<String>,
+    /// When (the store's time where it keeps one, else the intent's).
+    pub time: crate::time::Time,
+    /// Why, as given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    /// The seqs it wrote.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub written: Option<crate::audit::Seqs>,
+    /// Whether it was done (`None`: never closed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<crate::audit::Ended>,
+    /// The store whose log it was carried from (migrate).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub carried_from: Option<String>,
+}
+
+impl Act {
+    /// "answered by alice at T: why" (the verb of its command).
+    pub fn sentence(&self) -> String {
+        let verb = match self.op.as_str() {
+            "answer" => "answered",
+            "approve" => "approved",
+            "end" => "ended",
+            "fork" => "forked",
+            "recover" => "recovered",
+            "repair" => "repaired",
+            "upgrade" => "upgraded",
+            "backups restore" => "restored",
+            "rm" => "removed",
+            other => other,
+        };
+        let mut s = format!(
+            "{verb} by {} at {}",
+            crate::shell::text(&self.operator),
+            self.time
+        );
+        if let Some(n) = &self.nats_user {
+            s.push_str(&format!(" (NATS user {})", crate::shell::text(n)));
+        }
+        if let Some(w) = &self.why {
+            s.push_str(&format!(": {}", crate::shell::text(w)));
+        }
+        if self.result.is_none() {
+            s.push_str(" (never closed: verify settles it)");
+        }
+        if let Some(f) = &self.carried_from {
+            s.push_str(&format!(" (logged in {})", crate::shell::text(f)));
+        }
+        s
+    }
+}
+
+/// The writes by hand the audit log records for `run` that made it what
+/// it is, oldest first: not a failed one (it wrote nothing), nor a copy
+/// (`migrate`: the run's content came with it, and so did the entries
+/// of its own writes), nor a removal.
+pub fn acts(log: &[Logged], run: &str) -> Vec<Act> {
+    let mut out: Vec<(String, Act)> = Vec::new();
+    for (l, e) in about_run(log, run) {
+        let key = format!("{}|{}", e.write, e.from.as_deref().unwrap_or_default());
+        let time = l.stored.filter(|_| e.from.is_none()).unwrap_or(e.time);
+        match e.kind {
+            Kind::Intent => out.push((
+                key,
+                Act {
+                    op: e.op.clone().unwrap_or_default(),
+                    operator: e.operator.clone().unwrap_or_default(),
+                    nats_user: e.nats_user.clone(),
+                    time,
+                    why: e.why.clone(),
+                    written: e.written,
+                    result: None,
+                    carried_from: e.from.clone(),
+                },
+            )),
+            Kind::Outcome => match out.iter_mut().rev().find(|(k, _)| *k == key) {
+                Some((_, a)) => a.result = e.result,
+                // A write of many runs: its outcome for this run.
+                None => out.push((
+                    key,
+                    Act {
+                        op: e.op.clone().unwrap_or_default(),
+                        operator: e.operator.clone().unwrap_or_default(),
+                        nats_user: e.nats_user.clone(),
+                        time,
+                        why: None,
+                        written: e.written,
+                        result: e.result,
+                        carried_from: e.from.clone(),
+                    },
+                )),
+            },
+            Kind::Seal | Kind::Carried => {}
+        }
+    }
+    out.into_iter()
+        .map(|(_, a)| a)
+        .filter(|a| a.result != Some(crate::audit::Ended::Failed))
+        .filter(|a| !matches!(a.op.as_str(), "migrate" | "rm" | "migrate --delete-source"))
+        .collect()
+}

@@ -480,10 +480,12 @@ impl Cluster {
         })
     }
 
-    /// How many messages the stream holds, asked of a running server
-    /// (`None` during an election).
+    /// How many messages the stream holds but for the audit log's (as
+    /// [`NatsServer::messages`]), asked of a running server (`None`
+    /// during an election).
     pub fn messages(&self, stream: &str) -> Option<u64> {
-        self.info(stream).map(|i| i.state.messages)
+        self.info(stream)?;
+        Some(self.live().messages(stream))
     }
 
     /// SIGKILL server `i` (the real process, by its pid).
