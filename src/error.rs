@@ -53,9 +53,7 @@ pub fn exit_of(e: &journal::Error) -> u8 {
     match e {
         journal::Error::Live { .. }
         | journal::Error::Held { .. }
-        | journal::Error::Refused { .. }
-        | journal::Error::Op(_)
-        | journal::Error::State(_)
+        | journal::Error::Refused(_)
         | journal::Error::TornTail { .. }
         | journal::Error::Exists { .. } => 1,
         _ => 2,

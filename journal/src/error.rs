@@ -7,6 +7,7 @@
 
 use crate::fold::FoldError;
 pub use crate::place::{Subject, Where};
+pub use crate::refusal::{Refusal, Remedy, Why};
 use crate::shell::shown;
 use std::path::PathBuf;
 
@@ -20,7 +21,7 @@ fn in_store(at: &Where) -> String {
 
 impl From<crate::state::Refused> for Error {
     /// A live run's refusal as the store says it (its lock, or SPEC 8's
-    /// hold); any other as [`Error::State`].
+    /// hold); any other as [`Error::Refused`], [`Why::State`].
     fn from(r: crate::state::Refused) -> Error {
         use crate::state::{Holder, State};
         match r.state {
@@ -35,63 +36,22 @@ impl From<crate::state::Refused> for Error {
                 age_secs,
                 hold_secs,
             },
-            _ => Error::State(Box::new(r)),
+            _ => Error::Refused(Box::new(Refusal {
+                op: Some(r.op),
+                run: r.run.clone(),
+                why: Why::State(Box::new(r)),
+                remedy: None,
+                calls: Vec::new(),
+            })),
         }
     }
-}
-
-/// The way past a refusal, named as an action: the binary words it as one
-/// of its commands, with this invocation's store flags.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Remedy {
-    /// Read every finding of the run, with its line.
-    Verify,
-    /// Cut the torn tail (its bytes kept in a backup) or add the newline.
-    Repair,
-    /// Convert the run to the current format, or finish a conversion.
-    Upgrade,
-    /// The same command again finishes what was interrupted.
-    Again,
-    /// The same command, forced: a refusal an operator may overrule
-    /// (an agent file that changes the conversation).
-    Force,
-    /// Continue a completed run with a new user turn.
-    NewTurn,
-    /// List the store to see what is there now.
-    List,
-    /// Create the stream the store names.
-    CreateStream,
-    /// List every problem of the stream's configuration.
-    CheckStream,
-    /// Answer the deferred calls the run waits on.
-    Answer,
-    /// Override the hold, once the run's writer is known to be gone.
-    Unhold,
-    /// Approve the gated calls the run waits on.
-    Approve,
-    /// Copy the readable prefix (the records before the first bad one) to
-    /// another store: `migrate --include-corrupt` (a run with no meta
-    /// record, which `recover` cannot rebuild).
-    Salvage,
-    /// Rebuild the run from every intact record (`recover`, SPEC 6.1),
-    /// the damaged journal kept as a backup.
-    Recover,
-    /// Delete the run (it holds nothing to keep), keeping a backup.
-    Remove,
-    /// Make the run's journal readable by its owner only (0600).
-    ChmodJournal,
-    /// Make every journal of the store readable by its owner only (0600).
-    ChmodJournals,
-    /// Make the store directory its owner's only (0700).
-    ChmodStore,
 }
 
 impl Remedy {
     /// What gets past `e`, where one action does.
     pub fn of(e: &Error) -> Option<Remedy> {
         match e {
-            Error::Refused { remedy, .. } => *remedy,
+            Error::Refused(r) => r.remedy,
             Error::Corrupt { .. } | Error::Fold { .. } | Error::Poisoned { .. } => {
                 Some(Remedy::Verify)
             }
@@ -209,30 +169,11 @@ pub enum Error {
         at: Where,
     },
 
-    /// The tool worked and said no: a gate, a state that forbids the action.
-    #[error("run {run}: {message}")]
-    Refused {
-        /// The run's id.
-        run: String,
-        /// What forbids the action.
-        message: String,
-        /// What gets past it, for the binary to word as a command.
-        remedy: Option<Remedy>,
-        /// The pending calls the remedy is for (answer, approve), by
-        /// tool_use id: the command is worded for each.
-        calls: Vec<String>,
-    },
-
-    /// An operation by hand (answer, approve) refused: the reason typed
-    /// (boxed: errors stay small).
+    /// The tool worked and said no: a gate, a state that forbids the
+    /// action, an operation by hand refused; why, typed, and the way past
+    /// it (boxed: errors stay small). The one refusal there is.
     #[error("{0}")]
-    Op(Box<crate::refusal::Refusal>),
-
-    /// A write the run's state does not allow (the table of
-    /// [`crate::state::rule`]): the state, and the way past it (boxed:
-    /// errors stay small).
-    #[error("{0}")]
-    State(Box<crate::state::Refused>),
+    Refused(Box<Refusal>),
 
     /// A configuration (agent file, NATS context, a stream's settings)
     /// that cannot be used.
@@ -377,24 +318,15 @@ impl Error {
         }
     }
 
-    /// A refusal with no remedy to name.
+    /// A refusal with no remedy to name, said in words
+    /// ([`Why::Said`]).
     pub fn refused(run: &str, message: impl Into<String>) -> Error {
-        Error::Refused {
-            run: run.to_owned(),
-            message: message.into(),
-            remedy: None,
-            calls: Vec::new(),
-        }
+        Error::refused_for_calls(run, message, None, Vec::new())
     }
 
     /// A refusal and the way past it.
     pub(crate) fn refused_until(run: &str, message: impl Into<String>, remedy: Remedy) -> Error {
-        Error::Refused {
-            run: run.to_owned(),
-            message: message.into(),
-            remedy: Some(remedy),
-            calls: Vec::new(),
-        }
+        Error::refused_for_calls(run, message, Some(remedy), Vec::new())
     }
 
     /// A refusal until the pending `calls` get `remedy` (answered,
@@ -402,14 +334,23 @@ impl Error {
     pub(crate) fn refused_for_calls(
         run: &str,
         message: impl Into<String>,
-        remedy: Remedy,
+        remedy: Option<Remedy>,
         calls: Vec<String>,
     ) -> Error {
-        Error::Refused {
+        Error::Refused(Box::new(Refusal {
+            op: None,
             run: run.to_owned(),
-            message: message.into(),
-            remedy: Some(remedy),
+            why: Why::Said(message.into()),
+            remedy,
             calls,
+        }))
+    }
+
+    /// The refusal, when this is one.
+    pub fn refusal(&self) -> Option<&Refusal> {
+        match self {
+            Error::Refused(r) => Some(r),
+            _ => None,
         }
     }
 

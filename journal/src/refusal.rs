@@ -1,29 +1,106 @@
-//! Why an operation by hand wrote nothing: the typed refusals of
-//! [`crate::ops`] (answer, approve, end, fork, recover), one variant each,
-//! so that a front end can say what to do next in its own words. A leaf
-//! beside the error type that carries them: it names the operations
-//! ([`crate::state::Op`]) and nothing above them.
+//! Why a write was refused, the library's one refusal type: the typed
+//! refusals of [`crate::ops`] (answer, approve, end, fork, recover), one
+//! variant each, the run model's, and a store's in words, with the way
+//! past each ([`Remedy`]), so that a front end can say what to do next in
+//! its own words. A leaf beside the error type that carries them: it names
+//! the operations and the run model ([`crate::state`]) and nothing above
+//! them.
 
 use crate::shell::text as shown;
 pub use crate::state::Op;
 use std::fmt;
 
-/// Why an operation on run `run` wrote nothing.
+/// The way past a refusal, named as an action: the binary words it as one
+/// of its commands, with this invocation's store flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Remedy {
+    /// Read every finding of the run, with its line.
+    Verify,
+    /// Cut the torn tail (its bytes kept in a backup) or add the newline.
+    Repair,
+    /// Convert the run to the current format, or finish a conversion.
+    Upgrade,
+    /// The same command again finishes what was interrupted.
+    Again,
+    /// The same command, forced: a refusal an operator may overrule
+    /// (an agent file that changes the conversation).
+    Force,
+    /// Continue a completed run with a new user turn.
+    NewTurn,
+    /// List the store to see what is there now.
+    List,
+    /// Create the stream the store names.
+    CreateStream,
+    /// List every problem of the stream's configuration.
+    CheckStream,
+    /// Answer the deferred calls the run waits on.
+    Answer,
+    /// Override the hold, once the run's writer is known to be gone.
+    Unhold,
+    /// Approve the gated calls the run waits on.
+    Approve,
+    /// Copy the readable prefix (the records before the first bad one) to
+    /// another store: `migrate --include-corrupt` (a run with no meta
+    /// record, which `recover` cannot rebuild).
+    Salvage,
+    /// Rebuild the run from every intact record (`recover`, SPEC 6.1),
+    /// the damaged journal kept as a backup.
+    Recover,
+    /// Delete the run (it holds nothing to keep), keeping a backup.
+    Remove,
+    /// Make the run's journal readable by its owner only (0600).
+    ChmodJournal,
+    /// Make every journal of the store readable by its owner only (0600).
+    ChmodJournals,
+    /// Make the store directory its owner's only (0700).
+    ChmodStore,
+}
+
+/// Why a write to run `run` was refused: the library's one refusal
+/// ([`crate::Error::Refused`]). The operation by hand and the run model
+/// say why in types ([`Why`]); a store's own refusal says it in words
+/// ([`Why::Said`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal {
-    /// The operation refused, for a front end's advice (an answer refused
-    /// as already answered points at the answer; an approval does not).
-    pub op: Op,
+    /// The operation refused, when it was one of the run model's, for a
+    /// front end's advice (an answer refused as already answered points at
+    /// the answer; an approval does not).
+    pub op: Option<Op>,
     /// The run's id.
     pub run: String,
     /// Why nothing was written.
     pub why: Why,
+    /// What gets past it, for a front end to word as a command.
+    pub remedy: Option<Remedy>,
+    /// The pending calls the remedy is for (answer, approve), by tool_use
+    /// id: the command is worded for each.
+    pub calls: Vec<String>,
 }
 
-/// The refusals of the hand-written operations (SPEC 6), one variant each.
+impl Refusal {
+    /// The run model's refusal ([`crate::state::permit`]), when this is
+    /// one.
+    pub fn state(&self) -> Option<&crate::state::Refused> {
+        match &self.why {
+            Why::State(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// Why a write was refused: the refusals of the hand-written operations
+/// (SPEC 6), one variant each; the run model's ([`Why::State`]); and what
+/// a store or a check says in its own words ([`Why::Said`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Why {
+    /// The run model's table refuses the operation in the run's state
+    /// ([`crate::state::rule`]).
+    State(Box<crate::state::Refused>),
+    /// A refusal said in words: a store's (a stream full or sealed, a run
+    /// half written by another command) or a check's.
+    Said(String),
     /// The journal is of a format version no writer here appends to.
     NotWritable {
         /// The journal's version.
@@ -207,6 +284,8 @@ impl fmt::Display for Refusal {
         let run = &self.run;
         let nothing = "nothing was written";
         match &self.why {
+            Why::State(s) => write!(f, "{s}"),
+            Why::Said(m) => write!(f, "run {run}: {m}"),
             Why::NotWritable { version } => write!(
                 f,
                 "run {run}: format version {version} is not one this tool writes to; {nothing}"

@@ -477,7 +477,7 @@ impl fmt::Display for Refused {
 /// ([`rule`]) applied. `Ok` for [`Rule::Yes`] and [`Rule::Idle`] (the
 /// operation says itself that there is nothing to do); else the refusal,
 /// which becomes [`crate::Error::Live`] or [`crate::Error::Held`] for a
-/// live run (as the store says it) and [`crate::Error::State`] otherwise.
+/// live run (as the store says it) and [`crate::Error::Refused`] otherwise.
 pub fn permit(op: Op, run: &str, state: &State, ask: Ask) -> Result<(), Refused> {
     let (way, forcible) = match rule(op, state) {
         Rule::Yes | Rule::Idle => return Ok(()),

@@ -70,7 +70,7 @@ pub fn run(g: &Invocation, a: ApproveArgs, out: &mut dyn Write) -> CmdResult {
     )
     .map_err(|e| match &e {
         // The library does not know its argument as `--tool`.
-        journal::Error::Op(r) if matches!(r.why, Why::NotAToolName { .. }) => Failure {
+        journal::Error::Refused(r) if matches!(r.why, Why::NotAToolName { .. }) => Failure {
             message: format!("--tool {e}"),
             ..Failure::from(e)
         },
@@ -156,7 +156,7 @@ fn all_pending(g: &Invocation, a: ApproveArgs, out: &mut dyn Write) -> CmdResult
         journal::id::check(&run)?;
         match pending(&store, &run) {
             Ok(calls) => todo.push((run, calls)),
-            Err(journal::Error::Op(r)) if r.why == Why::NothingPending => {
+            Err(journal::Error::Refused(r)) if r.why == Why::NothingPending => {
                 eprintln!("fisk-admin: {r}");
             }
             Err(e) => return Err(Failure::from(e)),

@@ -220,19 +220,25 @@ fn one(
         Ok(o) => (row(run, o), 0),
         // Selected by --all and holding a person's act: left to them, and
         // counted (not a refusal: nothing asked for it by name).
-        Err(journal::Error::State(r)) if r.by_filter && r.forcible => (
-            Row {
-                run: run.to_owned(),
-                outcome: "left",
-                state: Some(r.state.word()),
-                records: None,
-                kept: None,
-                resumed: false,
-                error: None,
-                skipped: false,
-            },
-            0,
-        ),
+        Err(e)
+            if e.refusal()
+                .and_then(|r| r.state())
+                .is_some_and(|r| r.by_filter && r.forcible) =>
+        {
+            (
+                Row {
+                    run: run.to_owned(),
+                    outcome: "left",
+                    state: e.refusal().and_then(|r| r.state()).map(|r| r.state.word()),
+                    records: None,
+                    kept: None,
+                    resumed: false,
+                    error: None,
+                    skipped: false,
+                },
+                0,
+            )
+        }
         Err(e) => {
             let exit = exit_of(&e);
             let outcome = if exit == 1 { "refused" } else { "failed" };

@@ -244,14 +244,11 @@ pub fn for_error(g: &Invocation, e: &Error) -> Option<String> {
                 ),
             })
         }
-        Error::Refused {
-            run,
-            remedy: Some(r),
-            calls,
-            ..
-        } => Some(advice(g, *r, Some(run), stream, calls)),
-        Error::Op(r) => for_refusal(g, r),
-        Error::State(r) => Some(for_state(g, r, stream)),
+        Error::Refused(r) => match (&r.remedy, r.state()) {
+            (Some(remedy), _) => Some(advice(g, *remedy, Some(&r.run), stream, &r.calls)),
+            (None, Some(s)) => Some(for_state(g, s, stream)),
+            (None, None) => for_refusal(g, r),
+        },
         _ => Some(advice(g, Remedy::of(e)?, run_of(e), stream, &[])),
     }
 }
@@ -262,7 +259,7 @@ pub(super) fn for_refusal(g: &Invocation, r: &journal::ops::Refusal) -> Option<S
     use journal::ops::{Op, Why};
     let run = r.run.as_str();
     Some(match &r.why {
-        Why::AlreadyAnswered { .. } if r.op == Op::Answer => format!(
+        Why::AlreadyAnswered { .. } if r.op == Some(Op::Answer) => format!(
             "`{}` shows the answer; {} continues the run",
             command(g, &["show", run, "--transcript"]),
             ticked(&resume(g, run))
@@ -590,11 +587,10 @@ pub fn run_of(e: &Error) -> Option<&str> {
         | Error::Live { run, .. }
         | Error::Exists { run, .. }
         | Error::TornTail { run, .. }
-        | Error::Refused { run, .. }
         | Error::Poisoned { run, .. }
         | Error::Gap { run, .. }
         | Error::SourceChanged { run, .. } => Some(run),
-        Error::Op(r) => Some(&r.run),
+        Error::Refused(r) => Some(&r.run),
         _ => None,
     }
 }

@@ -103,7 +103,16 @@ const MAX_REPEAT: usize = 10_000;
 /// last block, it moves to the new last one with the end at the bottom.
 fn fed(m: &mut Model, feed: &mut Feed) -> Result<bool, Failure> {
     let at_end = m.t.done() && m.cursor + 1 >= m.t.items().len();
-    if !feed(m.t)? {
+    let got = feed(m.t)?;
+    // The store gone (waited for) or back: said on the status bar as it
+    // happens, as the line transcript says it on standard error.
+    if let Some(notice) = got.notice {
+        m.message = Some(crate::output::sanitize(&notice, false).into_owned());
+        if !got.added {
+            return Ok(true);
+        }
+    }
+    if !got.added {
         return Ok(false);
     }
     if at_end {
@@ -188,9 +197,18 @@ pub fn key(m: &mut Model, k: KeyEvent) -> Step {
 }
 
 /// New lines for the transcript viewed, polled between key presses (`show
-/// --transcript --follow`): adds what came to the transcript, true when
-/// anything did.
-pub type Feed<'f> = dyn FnMut(&mut Transcript) -> Result<bool, Failure> + 'f;
+/// --transcript --follow`): adds what came to the transcript, and says
+/// whether anything did and what the follower noticed.
+pub type Feed<'f> = dyn FnMut(&mut Transcript) -> Result<Fed, Failure> + 'f;
+
+/// What one poll of a [`Feed`] brought.
+pub struct Fed {
+    /// Lines were added to the transcript.
+    pub added: bool,
+    /// What the follower has to say beside them (the server does not
+    /// answer and it waits, or it answers again).
+    pub notice: Option<String>,
+}
 
 /// View `t`; on leaving, print `next` (the commands that answer what the
 /// run waits on) on the normal screen.

@@ -588,6 +588,45 @@ fn the_viewer_follows_a_run_on_a_stream() {
     });
 }
 
+/// Issue 36: the viewer following a run on a stream says on its status
+/// bar that the server does not answer, and that it answers again, as the
+/// line transcript says it on standard error; then it goes on.
+#[test]
+fn the_viewer_says_when_the_server_is_gone_and_back() {
+    let mut srv = NatsServer::start();
+    srv.spec_stream("SESSIONS", "fisk.sessions.>");
+    let run = "simple-completed";
+    let text = std::fs::read_to_string(testdata(&format!("runs/{run}.json"))).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    publish(&srv, run, 1, lines[0].as_bytes());
+    let t = crate::viewer::Tmux::start(100, 30);
+    t.type_line(&format!(
+        "{} --server {} --store jetstream:SESSIONS show {run} --transcript --follow; echo \"exit=$?\"",
+        s(&bin()),
+        srv.url
+    ));
+    t.wait_for("the viewer's first screen", |sc| {
+        sc.contains("[prompt]") && block_of(sc, run) == Some((1, 1))
+    });
+    srv.stop();
+    t.wait_for("the status bar saying the server does not answer", |sc| {
+        sc.contains("waiting for the server")
+    });
+    srv.restart();
+    t.wait_for("the status bar saying it answers again", |sc| {
+        sc.contains("the server answers again")
+    });
+    publish(&srv, run, 2, lines[1].as_bytes());
+    publish(&srv, run, 3, lines[2].as_bytes());
+    t.wait_for("the end, under the cursor", |sc| {
+        sc.contains("[run status: completed]") && block_of(sc, run).is_some_and(|(c, n)| c == n)
+    });
+    t.keys(&["q"]);
+    t.wait_for("the viewer to leave with status 0", |sc| {
+        sc.contains("exit=0")
+    });
+}
+
 /// A follower whose standard error is read a line at a time too.
 struct Watched {
     reading: Reading,

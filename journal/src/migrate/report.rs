@@ -150,7 +150,7 @@ pub(super) fn failed_with(mut rep: RunReport, e: &Error, note: String) -> RunRep
 pub(super) fn append_failed(rep: RunReport, err: Error, stored: u64) -> RunReport {
     // A refusal, or a subject the destination's configuration gives to
     // another stream: a re-run meets the same.
-    let note = if matches!(err, Error::Refused { .. } | Error::Config { .. }) {
+    let note = if matches!(err, Error::Refused(_) | Error::Config { .. }) {
         format!("{err} (after {stored} records of this run were copied; this destination cannot take the rest)")
     } else {
         format!("{err} (after {stored} records of this run were copied; re-run to continue)")

@@ -114,8 +114,8 @@ pub enum Restored {
         /// The run's journal.
         journal: PathBuf,
     },
-    /// JetStream: the run was copied back from its one-run file store
-    /// (migrate) and verified; the backup directory is gone.
+    /// JetStream: the run was written back from its one-run file store,
+    /// marked until whole; the backup directory is gone.
     Copied {
         /// Records copied back.
         records: u64,
@@ -161,6 +161,13 @@ pub fn check_restore(store: &Store, id: &str) -> Result<Backup> {
             )
         }
     }
+    // A restore of this backup that was interrupted is finished; a run
+    // another command left half written is refused, naming its command.
+    match store.pending(&b.run)? {
+        Some(p) if p.is_of(&restore_intent(id)) => return Ok(b),
+        Some(p) => return Err(p.refusal(&b.run)),
+        None => {}
+    }
     if store.exists(&b.run)? && !store.holds_backup(&b)? {
         return Err(Error::refused(
             &b.run,
@@ -174,11 +181,22 @@ pub fn check_restore(store: &Store, id: &str) -> Result<Backup> {
     Ok(b)
 }
 
+/// The mark a JetStream restore of backup `id` leaves on a run it has not
+/// finished writing: its command, so that the same restore again goes on.
+fn restore_intent(id: &str) -> crate::store::Intent {
+    crate::store::Intent {
+        command: vec!["backups".into(), "restore".into(), id.into()],
+        at: crate::time::Time::now(),
+    }
+}
+
 /// Put the run of backup `id` back ([`check_restore`] first). File store:
 /// the backup is linked back to the journal's name (crash-safe; a restore
-/// killed half way is finished by the next). JetStream: the run is copied
-/// back from the backup (`migrate`, which finishes a copy an earlier
-/// restore was killed in), verified, and only then the backup removed.
+/// killed half way is finished by the next). JetStream: the run is written
+/// back from the backup as `fork` writes a new run, marked until it is
+/// whole ([`Store::create_marked`]: killed half way, readers refuse it,
+/// `verify` names it, and the same restore again finishes it), and only
+/// then the backup removed.
 pub fn restore(store: &Store, id: &str) -> Result<Restored> {
     let b = check_restore(store, id)?;
     // Logged (issue 38): no run before (or the start of this backup's
@@ -212,44 +230,66 @@ fn put_back(store: &Store, b: &Backup, id: &str) -> Result<Restored> {
     match store.put_back(b)? {
         PutBack::Linked(journal) => Ok(Restored::Linked { journal }),
         PutBack::Copy(from) => {
-            let opts = crate::migrate::Options {
-                dry_run: false,
-                include_corrupt: false,
-                allow_live: false,
-                delete_source: false,
-                upgrade: false,
-                jobs: 1,
-            };
-            let progress = crate::migrate::Progress::default();
-            let reports = crate::migrate::migrate(
-                &from,
-                store,
-                std::slice::from_ref(&b.run),
-                &opts,
-                &progress,
-            );
-            match reports.into_iter().next() {
-                Some(r) if r.result.ok() => {
-                    store.prune_backup(&b.path)?;
-                    Ok(Restored::Copied { records: r.records })
-                }
-                Some(r) => Err(Error::refused(
-                    &b.run,
-                    format!(
-                        "copying backup {id} back gave {}{}; the backup is kept",
-                        r.result.word(),
-                        match r.notes.is_empty() {
-                            true => String::new(),
-                            false => format!(" ({})", r.notes.join("; ")),
-                        }
-                    ),
-                )),
-                None => Err(Error::refused(
-                    &b.run,
-                    format!("backup {id} was not copied back"),
-                )),
+            let mut intent = restore_intent(id);
+            let pending = store.pending(&b.run)?;
+            if let Some(p) = &pending {
+                intent.at = p.began().unwrap_or(intent.at);
             }
+            let kept = from.read(&b.run)?;
+            let n = kept.entries.len() as u64;
+            if pending.is_none() && store.exists(&b.run)? {
+                // Unmarked and a prefix of the backup (check_restore): all
+                // of it when the restore was killed before the backup was
+                // removed, else what an older fisk-admin's copy left.
+                let have = store.read(&b.run)?;
+                if have.entries.len() as u64 != n {
+                    copy_rest(store, &from, &b.run, id)?;
+                }
+                store.prune_backup(&b.path)?;
+                return Ok(Restored::Copied { records: n });
+            }
+            let records: Vec<(u64, Vec<u8>)> = kept
+                .entries
+                .into_iter()
+                .map(|e| (e.record.seq, e.raw))
+                .collect();
+            store.create_marked(&b.run, records, &intent)?;
+            store.prune_backup(&b.path)?;
+            Ok(Restored::Copied { records: n })
         }
+    }
+}
+
+/// Append to `run` on `store` the records of backup `id` (the one-run
+/// store `from`) that it lacks, as `migrate` finishes a copy, verified.
+fn copy_rest(store: &Store, from: &Store, run: &str, id: &str) -> Result<()> {
+    let opts = crate::migrate::Options {
+        dry_run: false,
+        include_corrupt: false,
+        allow_live: false,
+        delete_source: false,
+        upgrade: false,
+        jobs: 1,
+    };
+    let progress = crate::migrate::Progress::default();
+    let reports = crate::migrate::migrate(from, store, &[run.to_owned()], &opts, &progress);
+    match reports.into_iter().next() {
+        Some(r) if r.result.ok() => Ok(()),
+        Some(r) => Err(Error::refused(
+            run,
+            format!(
+                "copying backup {id} back gave {}{}; the backup is kept",
+                r.result.word(),
+                match r.notes.is_empty() {
+                    true => String::new(),
+                    false => format!(" ({})", r.notes.join("; ")),
+                }
+            ),
+        )),
+        None => Err(Error::refused(
+            run,
+            format!("backup {id} was not copied back"),
+        )),
     }
 }
 

@@ -275,8 +275,8 @@ mod tests {
 
     fn why(e: Error) -> Why {
         match e {
-            Error::Op(r) => {
-                assert_eq!(r.op, Op::End);
+            Error::Refused(r) => {
+                assert_eq!(r.op, Some(Op::End));
                 r.why
             }
             other => panic!("not a refusal: {other}"),
@@ -289,7 +289,9 @@ mod tests {
             let text = fixture(g, "g-pending-suspended", 0);
             let e = refused("g-pending-suspended", &text, &Reason::Error, true);
             assert!(e.to_string().contains("end has nothing to do"), "{e}");
-            let Error::State(r) = e else { panic!("{e}") };
+            let Some(r) = e.refusal().and_then(|r| r.state()) else {
+                panic!("{e}")
+            };
             assert_eq!(r.state, crate::state::State::Suspended);
             assert!(!r.forcible);
         }
@@ -301,7 +303,9 @@ mod tests {
             let run = "g-deferral-waiting";
             let text = fixture(g, run, 1);
             let e = refused(run, &text, &Reason::Error, false);
-            let Error::State(r) = e else { panic!("{e}") };
+            let Some(r) = e.refusal().and_then(|r| r.state()) else {
+                panic!("{e}")
+            };
             assert_eq!(r.state, crate::state::State::WaitingAnswer);
             assert!(r.forcible && !r.by_filter);
             // Selected by a filter, forced or not: refused.
@@ -393,7 +397,7 @@ mod tests {
             let st = store.fold(run, &journal, FoldOptions::default()).unwrap();
             assert_eq!(st.status, Status::Terminal(Reason::Suspended));
             let e = end(&store, &req(run, &Reason::Error)).unwrap_err();
-            assert!(matches!(e, Error::State(_)), "{e}");
+            assert!(e.refusal().is_some_and(|r| r.state().is_some()), "{e}");
         }
         // No message given: none written.
         let text = fixture("v3", run, 0);

@@ -229,7 +229,7 @@ mod tests {
         for (n, id) in [(0, "new"), (last + 1, "new")] {
             let e = fork(&store, &req(n, id)).unwrap_err();
             assert!(
-                matches!(&e, Error::Op(r) if matches!(r.why, Why::OutOfRange { .. })),
+                matches!(&e, Error::Refused(r) if matches!(r.why, Why::OutOfRange { .. })),
                 "{e:?}"
             );
         }

@@ -313,7 +313,7 @@ mod tests {
             );
             assert!(inbox(&store, &store.summaries().unwrap()).items.is_empty());
             match pending(&store, "gated") {
-                Err(crate::Error::Op(r)) => {
+                Err(crate::Error::Refused(r)) => {
                     assert_eq!(r.why, crate::ops::Why::NothingPending);
                     assert_eq!(
                         r.to_string(),

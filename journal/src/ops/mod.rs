@@ -8,7 +8,7 @@
 //! replaced with its original kept, after the same checks.
 //!
 //! Each operation takes a request and returns an outcome; a refusal is an
-//! [`Error::Op`] holding a [`Refusal`], typed so that a
+//! [`Error::Refused`] holding a [`Refusal`], typed so that a
 //! front end can say what to do next in its own words. This module prints
 //! nothing and names no command.
 
@@ -40,10 +40,12 @@ pub struct Written {
 
 /// `why` as the error refusing an operation on `run`.
 fn refuse(op: Op, run: &str, why: Why) -> Error {
-    Error::Op(Box::new(Refusal {
-        op,
+    Error::Refused(Box::new(Refusal {
+        op: Some(op),
         run: run.to_owned(),
         why,
+        remedy: None,
+        calls: Vec::new(),
     }))
 }
 

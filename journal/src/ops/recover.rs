@@ -302,7 +302,7 @@ mod tests {
         // Whole now: the agent reads it, so recover refuses; forced, it
         // finds nothing more to recover.
         let e = recover(&store, &req(None, false)).unwrap_err();
-        assert!(matches!(e, crate::Error::State(_)), "{e}");
+        assert!(e.refusal().is_some_and(|r| r.state().is_some()), "{e}");
         let forced = Request {
             force: true,
             ..req(None, false)
@@ -333,7 +333,7 @@ mod tests {
         let (dir, store) = store_with(&bad);
         let e = recover(&store, &req(None, false)).unwrap_err();
         assert!(
-            matches!(&e, crate::Error::Op(r) if matches!(r.why, Why::Unrecoverable { .. })),
+            matches!(&e, crate::Error::Refused(r) if matches!(r.why, Why::Unrecoverable { .. })),
             "{e:?}"
         );
         assert_eq!(std::fs::read(dir.path().join("r.json")).unwrap(), bad);

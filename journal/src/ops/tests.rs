@@ -62,8 +62,8 @@ fn state(store: &Store, run: &str) -> RunState {
 fn refusal(op: Op, path: &PathBuf, before: &[u8], e: Error) -> Why {
     assert_eq!(std::fs::read(path).unwrap(), before, "{e}");
     match e {
-        Error::Op(r) => {
-            assert_eq!(r.op, op);
+        Error::Refused(r) => {
+            assert_eq!(r.op, Some(op));
             r.why
         }
         other => panic!("not a refusal: {other}"),
@@ -191,7 +191,9 @@ fn an_answer_is_refused_for_a_call_that_does_not_wait_on_one() {
     };
     let e = answer::prepare(&store, &req).map(|_| ()).unwrap_err();
     assert_eq!(std::fs::read(&path).unwrap(), before);
-    let Error::State(r) = e else { panic!("{e}") };
+    let Some(r) = e.refusal().and_then(|r| r.state()) else {
+        panic!("{e}")
+    };
     assert_eq!(r.state, crate::state::State::Suspended);
     assert_eq!(
         answer_refused(two, &without_lines(two, &[6]), None),
@@ -355,7 +357,9 @@ fn an_approval_is_refused_for_a_run_not_suspended_on_one() {
     )
     .unwrap_err();
     assert_eq!(std::fs::read(&path).unwrap(), before);
-    let Error::State(r) = e else { panic!("{e}") };
+    let Some(r) = e.refusal().and_then(|r| r.state()) else {
+        panic!("{e}")
+    };
     assert_eq!(
         r.state,
         crate::state::State::Ended(crate::record::Reason::Error)
@@ -447,9 +451,11 @@ fn an_approval_is_written_for_a_call_that_waits() {
 fn a_refusal_reads_as_before() {
     let says = |why: Why| {
         super::Refusal {
-            op: Op::Answer,
+            op: Some(Op::Answer),
             run: "r".into(),
             why,
+            remedy: None,
+            calls: Vec::new(),
         }
         .to_string()
     };

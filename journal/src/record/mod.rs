@@ -6,7 +6,7 @@
 //! ignored (new `?` fields fold as zero), and a wrong JSON type fails the whole
 //! record — for the agent such a line "does not parse". Encoding writes the
 //! keys in SPEC order, omits zero `?` fields and escapes as Go does
-//! ([`crate::gojson`]). Copying a record never re-encodes it: [`Entry::raw`]
+//! (`gojson`). Copying a record never re-encodes it: [`Entry::raw`]
 //! keeps the bytes it was read from.
 //!
 //! This file holds what a record is: the versions, the kinds, [`Record`] and

@@ -95,7 +95,7 @@ pub(super) fn salvage(line: usize, bytes: &[u8], items: &mut Vec<Item>) {
         }
         items.push(Item::Hole(Hole {
             line,
-            damage: match piece.contains(&0) {
+            damage: match is_nul_block(piece) {
                 true => Damage::Nul,
                 false => Damage::Garbage,
             },
@@ -128,6 +128,16 @@ pub(super) fn salvage(line: usize, bytes: &[u8], items: &mut Vec<Item>) {
         at = end;
     }
     hole(items, bytes.get(at..).unwrap_or_default());
+}
+
+/// Whether damaged bytes are a block of NULs (a block of the file zeroed
+/// by the disk or the file system after a crash): a run of at least 8
+/// NULs, or NULs for at least half of them. A stray NUL in other bytes is
+/// garbage like any other.
+pub(super) fn is_nul_block(bytes: &[u8]) -> bool {
+    let nuls = bytes.iter().filter(|b| **b == 0).count();
+    let run = bytes.split(|b| *b != 0).map(<[u8]>::len).max().unwrap_or(0);
+    nuls > 0 && (run >= 8 || 2 * nuls >= bytes.len())
 }
 
 /// What damaged bytes say they were: the first `"seq":N`, protocol and

@@ -534,3 +534,19 @@ fn a_huge_gap_is_said_once_and_does_not_exhaust_memory() {
         missing[1].loses
     );
 }
+
+#[test]
+fn a_stray_nul_in_garbage_is_garbage_and_a_zeroed_block_is_a_nul_block() {
+    assert!(!read::is_nul_block(b"{\"seq\":4,\x00 broken"));
+    assert!(!read::is_nul_block(b"\x00\x00 garbage here"));
+    assert!(read::is_nul_block(b"\x00\x00\x00\x00"));
+    assert!(read::is_nul_block(
+        b"{\"seq\":4,\"protocol\":\"io.ch\x00\x00\x00\x00\x00\x00\x00\x00"
+    ));
+    assert!(!read::is_nul_block(b"plain garbage"));
+    for j in [BATCH_V1, BATCH_V3] {
+        let p = recovered(&damage(j, 1, b"{\"seq\":2,\x00not a record"));
+        let hole = p.findings.iter().find(|f| f.seq == Some(2)).unwrap();
+        assert_eq!(hole.damage, Damage::Garbage, "{hole:?}");
+    }
+}

@@ -350,7 +350,7 @@ impl Runner<'_> {
                     ids.len(),
                     ids.join(", ")
                 ),
-                Remedy::Answer,
+                Some(Remedy::Answer),
                 p.open_deferrals
                     .iter()
                     .map(|d| d.tool_use_id.clone())
@@ -421,7 +421,7 @@ impl Runner<'_> {
                     "needs approval: {}; nothing was written",
                     gated_list(&unapproved)
                 ),
-                Remedy::Approve,
+                Some(Remedy::Approve),
                 unapproved.iter().map(|c| c.tool_use_id.clone()).collect(),
             ));
         }

@@ -29,6 +29,41 @@ enum Source {
     JetStream(Box<JetStreamFollow>),
 }
 
+/// What a follower says beside the records ([`Follow::notice`]), once
+/// each time it happens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Notice {
+    /// The server does not answer (`why`): the follower waits for it,
+    /// then goes on from the last record it gave.
+    Waiting {
+        /// What failed, in words.
+        why: String,
+    },
+    /// The server answers again: the follow of `run` goes on.
+    Back {
+        /// The run followed.
+        run: String,
+    },
+}
+
+impl std::fmt::Display for Notice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            // What it does first: a status bar shows the start of it.
+            Notice::Waiting { why } => write!(
+                f,
+                "waiting for the server to answer again ({why}), then following on from the last record shown"
+            ),
+            Notice::Back { run } => write!(
+                f,
+                "the server answers again: following run {} on",
+                crate::shell::text(run)
+            ),
+        }
+    }
+}
+
 /// One record appended to the run followed.
 #[derive(Debug, Clone)]
 pub struct Followed {
@@ -137,7 +172,7 @@ impl Follow {
     /// What the follower has to say, once, beside the records: the server
     /// does not answer and it waits for it, or it answers again
     /// (JetStream).
-    pub fn notice(&mut self) -> Option<String> {
+    pub fn notice(&mut self) -> Option<Notice> {
         match &mut self.source {
             Source::File(_) => None,
             Source::JetStream(j) => j.notice(),

@@ -713,7 +713,7 @@ impl Store {
     /// Write the new run `run` of these records (exactly seqs 1..N) so
     /// that no reader takes it for whole before it is: the one way
     /// `fork`, `recover --as` and `backups restore` create a run. File:
-    /// written whole in one step ([`file::FileStore::create_whole`]).
+    /// written whole in one step (`FileStore::create_whole`).
     /// JetStream: marked until it is whole (`jetstream/whole.rs`); a
     /// re-run of `intent`'s command goes on from what is stored. An
     /// existing run is refused (`Error::Exists`), and so is a run another

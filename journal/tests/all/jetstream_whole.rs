@@ -12,7 +12,7 @@
 
 use crate::nats_support;
 
-use journal::ops::{fork, recover};
+use journal::ops::{backups, fork, recover};
 use journal::store::jetstream::JetStreamStore;
 use journal::store::Store;
 use journal::verify::{Code, Severity};
@@ -184,7 +184,7 @@ fn sweep(
                 Err(journal::Error::Exists { .. }) if state.parse::<usize>().is_ok() => {}
                 // Cut once it was done in place: the run is whole, which
                 // the run model lets recover take only when forced.
-                Err(journal::Error::State(_)) if state == "0" => {}
+                Err(e) if state == "0" && e.refusal().is_some_and(|r| r.state().is_some()) => {}
                 Err(e) => {
                     panic!("{name}: cut at step {at} (landed {lands}) left {state}; again: {e}")
                 }
@@ -298,7 +298,10 @@ fn a_recover_in_place_killed_at_any_step_keeps_the_run_and_again_finishes_it() {
             // Whole now: the agent reads it, so recover refuses (the run
             // model); forced, it finds nothing to do.
             let refused = recover::recover(s, &req).unwrap_err();
-            assert!(matches!(refused, journal::Error::State(_)), "{refused:?}");
+            assert!(
+                refused.refusal().is_some_and(|r| r.state().is_some()),
+                "{refused:?}"
+            );
             let forced = recover::Request { force: true, ..req };
             let again = recover::recover(s, &forced).unwrap();
             assert!(!again.written && !again.plan.changes());
@@ -378,4 +381,45 @@ fn an_rm_killed_at_any_step_and_run_again_keeps_one_backup() {
             assert_eq!(copies.len(), 1, "cut at {at} ({lands}): {copies:?}");
         }
     }
+}
+
+/// Issue 36 (a doubt decided): a JetStream `backups restore` killed at any
+/// step leaves no run, or a marked one that readers refuse and `verify`
+/// names, or the whole run; the same restore again finishes it and takes
+/// the backup away. Never a shorter run that reads as whole.
+#[test]
+fn a_restore_killed_at_any_step_leaves_nothing_or_a_marked_run_and_again_finishes_it() {
+    xdg();
+    let srv = NatsServer::start();
+    let want = renamed(&whole(), "r");
+    // A stream of its own per cut, the run deleted by rm into its backup.
+    let setup = |n: usize| {
+        let js = stream_with(&srv, 3000 + n, "r", &want);
+        store_of(&js).delete("r").unwrap();
+        assert!(!store_of(&js).exists("r").unwrap());
+        js
+    };
+    let id = |s: &Store| {
+        let kept = s.backups().unwrap();
+        assert!(kept.len() <= 1, "{kept:?}");
+        kept.first().map(|b| b.id.clone())
+    };
+    let steps = sweep(
+        &srv,
+        "backups restore",
+        &setup,
+        &|s| match id(s) {
+            Some(id) => backups::restore(s, &id).map(|_| ()),
+            // Restored once already: the backup is gone.
+            None => Err(journal::Error::Usage("no backup left".into())),
+        },
+        &|s| left(s, "r", true, std::slice::from_ref(&want)),
+        &|s| {
+            assert_eq!(left(s, "r", false, std::slice::from_ref(&want)), "0");
+            assert_eq!(errors(s, "r"), []);
+            assert_eq!(id(s), None, "the backup is taken away once restored");
+        },
+    );
+    // The mark, the records, the mark taken away.
+    assert_eq!(steps, want.len() as u64 + 2);
 }

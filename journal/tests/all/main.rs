@@ -8,6 +8,7 @@
 
 mod cluster;
 mod custody;
+mod examples;
 mod follow;
 mod fuzz_corpus;
 mod house;

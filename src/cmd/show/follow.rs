@@ -122,7 +122,13 @@ pub fn show(g: &Invocation, a: &ShowArgs, style: Style, out: &mut dyn Write) -> 
         && !crate::invocation::env_on("NO_TUI")
         && io::stdout().is_terminal()
     {
-        let mut feed = |t: &mut Transcript| f.step(g, t, FEED_WAIT);
+        let mut feed = |t: &mut Transcript| {
+            let added = f.step(g, t, FEED_WAIT)?;
+            Ok(crate::view::Fed {
+                added,
+                notice: f.follow.notice().map(|n| n.to_string()),
+            })
+        };
         let code = crate::view::run_fed(&mut t, &[], style, out, Some(&mut feed))?;
         // What the run waits on is known only once it has ended.
         if code == ExitCode::SUCCESS {
@@ -158,7 +164,14 @@ pub fn show(g: &Invocation, a: &ShowArgs, style: Style, out: &mut dyn Write) -> 
         f.step(g, &mut t, TICK)?;
         // The server gone (waited for) or back: said as it happens.
         if let Some(notice) = f.follow.notice() {
-            eprintln!("fisk-admin: {}", crate::output::sanitize(&notice, false));
+            let stop = match notice {
+                journal::store::follow::Notice::Waiting { .. } => " (Ctrl-C to stop)",
+                _ => "",
+            };
+            eprintln!(
+                "fisk-admin: {}{stop}",
+                crate::output::sanitize(&notice.to_string(), false)
+            );
         }
     }
 }

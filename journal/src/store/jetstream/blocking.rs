@@ -529,7 +529,7 @@ impl JetStreamStore {
     }
 
     /// Replace the run `run`, read as `planned` (its records in seq order,
-    /// one line each, as [`crate::store::Store::raw`] reads them), by
+    /// one line each, as `Store::raw` reads them), by
     /// `records` (seqs 1..N): refused when the run changed since, or is
     /// within the hold; fenced as a delete fences it, kept as a one-run
     /// file store in the new directory `keep` (here, outside the

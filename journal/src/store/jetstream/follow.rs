@@ -23,6 +23,7 @@ use super::subject::is_tombstone;
 use super::{as_lines, sort_by_seq};
 use crate::error::Result;
 use crate::record::Record;
+use crate::store::follow::Notice;
 use async_nats::jetstream::consumer::{pull, DeliverPolicy};
 use futures_util::StreamExt;
 use std::sync::Arc;
@@ -55,7 +56,7 @@ pub struct JetStreamFollow {
     /// The server does not answer: said once, until it does again.
     down: bool,
     /// What the follower has to say, once (the server gone, or back).
-    notice: Option<String>,
+    notice: Option<Notice>,
 }
 
 impl JetStreamStore {
@@ -120,7 +121,7 @@ enum Look {
 impl JetStreamFollow {
     /// What the follower has to say since the last call, once: the server
     /// does not answer (it waits), or answers again (it goes on).
-    pub(crate) fn notice(&mut self) -> Option<String> {
+    pub(crate) fn notice(&mut self) -> Option<Notice> {
         self.notice.take()
     }
 
@@ -130,9 +131,9 @@ impl JetStreamFollow {
         self.messages = None;
         if !self.down {
             self.down = true;
-            self.notice = Some(format!(
-                "{why}; waiting for the server to answer again, then following on from the last record shown (Ctrl-C to stop)"
-            ));
+            self.notice = Some(Notice::Waiting {
+                why: why.to_string(),
+            });
         }
     }
 
@@ -140,10 +141,9 @@ impl JetStreamFollow {
     fn heard(&mut self) {
         self.heard = Instant::now();
         if std::mem::take(&mut self.down) {
-            self.notice = Some(format!(
-                "the server answers again: following run {} on",
-                self.run
-            ));
+            self.notice = Some(Notice::Back {
+                run: self.run.clone(),
+            });
         }
     }
 
@@ -215,9 +215,9 @@ impl JetStreamFollow {
                                 self.messages = None;
                                 continue;
                             }
-                            Err(
-                                e @ (crate::Error::NoStream { .. } | crate::Error::Refused { .. }),
-                            ) => return Err(self.gone(e)),
+                            Err(e @ (crate::Error::NoStream { .. } | crate::Error::Refused(_))) => {
+                                return Err(self.gone(e))
+                            }
                             Err(e) => self.lost(&e),
                         }
                     }

@@ -352,7 +352,7 @@ impl Core {
             Ok(x) => x,
             // A tail no writer can append after (not on a record subject,
             // or an interrupted upgrade's meta record): nothing holds it.
-            Err(Error::Corrupt { .. } | Error::Refused { .. }) => return Ok(()),
+            Err(Error::Corrupt { .. } | Error::Refused(_)) => return Ok(()),
             Err(e) => return Err(e),
         };
         if !at_rest && age < hold {

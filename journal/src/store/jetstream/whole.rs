@@ -50,7 +50,7 @@ const WRITING: &str = "_writing";
 /// How a mark's body starts: not JSON, so no reader takes it for a record.
 pub(super) const MARK: &[u8] = b"fisk-admin writing: ";
 
-/// What a mark says (its body, after [`MARK`], as JSON).
+/// What a mark says (its body, after `MARK`, as JSON).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Mark {
     /// fisk-admin's arguments after the store's flags: the command that
