@@ -139,14 +139,7 @@ fn write_one(op: Op, store: &Store, seen: &Seen, payload: Payload) -> Result<Wri
     let mut app = become_writer(op, store, seen)?;
     let record = crate::store::next_record(&seen.run, app.last_seq(), payload, seen.generation)?;
     let line = crate::store::encoded(&seen.run, &record)?;
-    let plan = crate::store::Plan {
-        op: op.word().to_owned(),
-        run: seen.run.clone(),
-        before: Some(seen.lines.digest()),
-        after: Some(crate::audit::Digest::after(&seen.lines, &line)),
-        written: crate::audit::Seqs::range(record.seq, record.seq),
-        ..Default::default()
-    };
+    let plan = plan_of(op, seen, record.seq, &line);
     store.audited(&plan, || match app.append_raw(record.seq, &line)? {
         true => Ok(()),
         false => Err(crate::store::already_stored(&seen.run, record.seq)),
@@ -158,12 +151,17 @@ fn write_one(op: Op, store: &Store, seen: &Seen, payload: Payload) -> Result<Wri
     })
 }
 
-/// The record as an operation reports it.
-fn written(record: &crate::record::Record) -> Written {
-    Written {
-        seq: record.seq,
-        // It was encoded to be stored: it encodes.
-        line: record.encode().unwrap_or_default(),
+/// What the audit log's intent says of the one record `line` (seq `seq`)
+/// an operation appends to the run `seen` (issue 38): the run as checked
+/// and with the record appended.
+fn plan_of(op: Op, seen: &Seen, seq: u64, line: &[u8]) -> crate::store::Plan {
+    crate::store::Plan {
+        op: op.word().to_owned(),
+        run: seen.run.clone(),
+        before: Some(seen.lines.digest()),
+        after: Some(crate::audit::Digest::after(&seen.lines, line)),
+        written: crate::audit::Seqs::range(seq, seq),
+        ..Default::default()
     }
 }
 

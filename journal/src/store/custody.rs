@@ -199,31 +199,7 @@ impl Store {
         let Some(actor) = self.actor().cloned() else {
             return change();
         };
-        let write = crate::digest::random_hex::<8>().map_err(|e| Error::Audit {
-            at: self.audit_place(),
-            message: format!("no randomness for the write's id: {e}; nothing was written"),
-        })?;
-        let base = Entry {
-            write,
-            op: Some(plan.op.clone()),
-            run: Some(plan.run.clone()),
-            operator: Some(actor.operator.clone()),
-            nats_user: actor.nats_user.clone(),
-            ..Entry::default()
-        };
-        let intent = Entry {
-            kind: Kind::Intent,
-            command: Some(Actor::cut_command(&actor.command)),
-            why: actor.why.clone(),
-            before: plan.before.clone(),
-            after: plan.after.clone(),
-            absent_before: plan.before.is_none(),
-            absent_after: plan.after.is_none(),
-            written: plan.written,
-            removed: plan.removed,
-            detail: plan.detail.clone(),
-            ..base.clone()
-        };
+        let (intent, base) = intent_of(&actor, plan, self.audit_place())?;
         let mut make = |n: u64, prev: Option<String>| {
             Entry {
                 n,
@@ -235,17 +211,7 @@ impl Store {
         };
         self.audit_append(&mut make)?;
         let changed = change();
-        let outcome = Entry {
-            kind: Kind::Outcome,
-            result: Some(match &changed {
-                Ok(_) => Ended::Done,
-                Err(_) => Ended::Failed,
-            }),
-            error: changed.as_ref().err().map(ToString::to_string),
-            after: changed.as_ref().ok().and(plan.after.clone()),
-            absent_after: changed.is_ok() && plan.after.is_none(),
-            ..base
-        };
+        let outcome = outcome_of(base, plan, changed.as_ref().err());
         let mut make = |n: u64, prev: Option<String>| {
             Entry {
                 n,
@@ -256,18 +222,7 @@ impl Store {
             .encode()
         };
         let logged = self.audit_append(&mut make);
-        match (changed, logged) {
-            (Ok(t), Ok(_)) => Ok(t),
-            (Ok(_), Err(e)) => Err(Error::Audit {
-                at: self.audit_place(),
-                message: format!(
-                    "run {} was written ({}), but the outcome could not be logged ({e}); verify settles its intent from the run",
-                    crate::shell::text(&plan.run),
-                    plan.op
-                ),
-            }),
-            (Err(e), _) => Err(e),
-        }
+        closed(plan, changed, logged, self.audit_place())
     }
     /// Convert a version-3 run to version 1 (SPEC 12), keeping the original
     /// first: beside the journal (file), or as a file journal under the XDG
@@ -428,5 +383,74 @@ impl Store {
             ..batch.base.clone()
         };
         self.audit_note(outcome).map(|_| ())
+    }
+}
+
+/// The intent of the write `plan` by `actor` (a new write id), and the
+/// fields its outcome shares with it; `at` names the log in an error.
+pub(crate) fn intent_of(actor: &Actor, plan: &Plan, at: Where) -> Result<(Entry, Entry)> {
+    let write = crate::digest::random_hex::<8>().map_err(|e| Error::Audit {
+        at,
+        message: format!("no randomness for the write's id: {e}; nothing was written"),
+    })?;
+    let base = Entry {
+        write,
+        op: Some(plan.op.clone()),
+        run: Some(plan.run.clone()),
+        operator: Some(actor.operator.clone()),
+        nats_user: actor.nats_user.clone(),
+        ..Entry::default()
+    };
+    let intent = Entry {
+        kind: Kind::Intent,
+        command: Some(Actor::cut_command(&actor.command)),
+        why: actor.why.clone(),
+        before: plan.before.clone(),
+        after: plan.after.clone(),
+        absent_before: plan.before.is_none(),
+        absent_after: plan.after.is_none(),
+        written: plan.written,
+        removed: plan.removed,
+        detail: plan.detail.clone(),
+        ..base.clone()
+    };
+    Ok((intent, base))
+}
+
+/// The outcome of the write `plan` whose intent shares `base`: done, or
+/// failed with `failed`.
+pub(crate) fn outcome_of(base: Entry, plan: &Plan, failed: Option<&Error>) -> Entry {
+    Entry {
+        kind: Kind::Outcome,
+        result: Some(match failed {
+            None => Ended::Done,
+            Some(_) => Ended::Failed,
+        }),
+        error: failed.map(ToString::to_string),
+        after: failed.is_none().then(|| plan.after.clone()).flatten(),
+        absent_after: failed.is_none() && plan.after.is_none(),
+        ..base
+    }
+}
+
+/// How a logged write ends: the change's result, unless the change was
+/// made and its outcome could not be logged (then an error saying so).
+pub(crate) fn closed<T>(
+    plan: &Plan,
+    changed: Result<T>,
+    logged: Result<(u64, Vec<u8>)>,
+    at: Where,
+) -> Result<T> {
+    match (changed, logged) {
+        (Ok(t), Ok(_)) => Ok(t),
+        (Ok(_), Err(e)) => Err(Error::Audit {
+            at,
+            message: format!(
+                "run {} was written ({}), but the outcome could not be logged ({e}); verify settles its intent from the run",
+                crate::shell::text(&plan.run),
+                plan.op
+            ),
+        }),
+        (Err(e), _) => Err(e),
     }
 }

@@ -10,7 +10,7 @@ mod address;
 mod appender;
 pub mod backup;
 mod breaker;
-mod custody;
+pub(crate) mod custody;
 pub mod file;
 pub mod follow;
 pub mod jetstream;

@@ -105,3 +105,44 @@ fn a_logged_answer_cut_at_any_request_leaves_an_intent_for_every_record_stored()
         }
     }
 }
+
+/// The operations by hand of an async host (`ops::asynch`) are logged as
+/// the blocking ones are, once the store is told who writes.
+#[test]
+fn an_answer_through_the_async_store_is_logged_too() {
+    let srv = NatsServer::start();
+    let js = stream_with(&srv, 0);
+    let settings = srv.settings();
+    let name = js.name().to_owned();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let store = journal::store::jetstream::AsyncJetStreamStore::connect(&settings, &name)
+            .await
+            .unwrap()
+            .with_hold(Duration::ZERO)
+            .with_actor(actor());
+        let req = answer::Request {
+            run: RUN,
+            call: None,
+            is_error: false,
+        };
+        let checked = journal::ops::asynch::check_answer(&store, &req).await.unwrap();
+        let w = journal::ops::asynch::commit_answer(&store, &checked, "ok".into())
+            .await
+            .unwrap();
+        assert_eq!(w.seq, 5);
+        let log = store.audit_read().await.unwrap();
+        let entries: Vec<journal::audit::Entry> = log
+            .iter()
+            .map(|m| journal::audit::Entry::decode(&m.body).unwrap())
+            .collect();
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[0].kind, Kind::Intent);
+        assert_eq!(entries[0].operator.as_deref(), Some("alice"));
+        assert_eq!(entries[1].kind, Kind::Outcome);
+        assert_eq!(entries[1].prev, Some(journal::audit::link(&log[0].body)));
+    });
+}
