@@ -64,8 +64,21 @@ pub fn exit_of(e: &journal::Error) -> u8 {
 /// this invocation's flags).
 pub fn describe(g: &crate::invocation::Invocation, e: &journal::Error) -> String {
     match crate::hint::for_error(g, e) {
-        Some(h) => format!("{e}; {h}"),
-        None => e.to_string(),
+        Some(h) => format!("{}; {h}", said(e)),
+        None => said(e),
+    }
+}
+
+/// What the library says of `e`, with this tool's words where the library
+/// says what an operator does: forcing is `--force` here.
+pub fn said(e: &journal::Error) -> String {
+    match e.refusal().and_then(|r| r.state()) {
+        Some(s) if s.forcible => format!(
+            "{} ({} takes it only when it is named, with --force); nothing was written",
+            s.why(),
+            s.op.word()
+        ),
+        _ => e.to_string(),
     }
 }
 
@@ -73,7 +86,7 @@ impl From<journal::Error> for Failure {
     fn from(e: journal::Error) -> Failure {
         Failure {
             exit: exit_of(&e),
-            message: e.to_string(),
+            message: said(&e),
             // Worded when shown ([`finish`]), with the invocation's flags.
             help: None,
             error: Some(Box::new(e)),

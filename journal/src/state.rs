@@ -431,43 +431,48 @@ pub struct Refused {
     pub by_filter: bool,
 }
 
-impl fmt::Display for Refused {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Refused {
+    /// What the refusal says before the way past it by force: the run,
+    /// its state and why the operation is refused in it. A front end that
+    /// words forcing as its own flag says this, then that.
+    pub fn why(&self) -> String {
         let op = self.op.word();
-        write!(
-            f,
+        let mut s = format!(
             "run {} is {}",
             crate::shell::text(&self.run),
             self.state.phrase()
-        )?;
-        match (self.op, &self.state, self.way) {
-            (Op::Recover, _, Way::Repair) => write!(
-                f,
-                "; the agent reads it whole, dropping its damaged tail; recover would rebuild it and can change what a resume does"
-            ),
-            (Op::Recover, _, _) => write!(
-                f,
-                "; the agent reads it whole: there is nothing to recover, and recover would rebuild it and can change what a resume does"
-            ),
-            (Op::Answer, State::WaitingApproval, _) => write!(
-                f,
-                "; its gated calls need an approval, not an answer"
-            ),
-            (Op::Answer, State::Ready, _) => {
-                write!(f, "; nothing waits on an answer, resume goes on")
+        );
+        let more = match (self.op, &self.state, self.way) {
+            (Op::Recover, _, Way::Repair) => "; the agent reads it whole, dropping its damaged tail; recover would rebuild it and can change what a resume does".to_owned(),
+            (Op::Recover, _, _) => "; the agent reads it whole: there is nothing to recover, and recover would rebuild it and can change what a resume does".to_owned(),
+            (Op::Answer, State::WaitingApproval, _) => {
+                "; its gated calls need an approval, not an answer".to_owned()
             }
+            (Op::Answer, State::Ready, _) => "; nothing waits on an answer, resume goes on".to_owned(),
             (_, s, _) if self.forcible && s.holds_a_persons_act() => {
-                write!(f, "; {}", self.op.undoes())
+                format!("; {}", self.op.undoes())
             }
-            (_, _, Way::Answer) => write!(f, "; {op} goes on once it is answered"),
-            (_, _, Way::Approve) => write!(f, "; {op} goes on once it is approved"),
-            (_, _, Way::Nothing) => write!(f, "; {op} has nothing to do to it"),
-            (_, _, Way::Recover) => write!(f, "; {op} needs a run the agent can read"),
-            (_, _, Way::Repair) => write!(f, "; {op} needs a whole journal"),
-            _ => Ok(()),
-        }?;
+            (_, _, Way::Answer) => format!("; {op} goes on once it is answered"),
+            (_, _, Way::Approve) => format!("; {op} goes on once it is approved"),
+            (_, _, Way::Nothing) => format!("; {op} has nothing to do to it"),
+            (_, _, Way::Recover) => format!("; {op} needs a run the agent can read"),
+            (_, _, Way::Repair) => format!("; {op} needs a whole journal"),
+            _ => String::new(),
+        };
+        s.push_str(&more);
+        s
+    }
+}
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.why())?;
         if self.forcible {
-            write!(f, " ({op} takes it only when it is named, with --force)")?;
+            write!(
+                f,
+                " ({} takes it only when it is named and forced)",
+                self.op.word()
+            )?;
         }
         write!(f, "; nothing was written")
     }

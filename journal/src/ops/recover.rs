@@ -212,7 +212,7 @@ fn finish_in_place(
         return Err(crate::Error::refused_until(
             run,
             format!(
-                "{}: recover it without --dry-run to finish",
+                "{}: a dry run does not finish it, the recover itself does",
                 p.describe(run)
             ),
             crate::Remedy::Recover,
