@@ -3,6 +3,7 @@
 # against verify --no-schema on the same store, in the same run; and the
 # audit log's cost on a write (answer, end) against the same write by the
 # binary of the commit before the audit log (9350548).
+# Prints the machine's cores and load first.
 #
 #   bench/custody.sh [WORKDIR]        # default /tmp/fisk-bench-custody
 #
@@ -14,17 +15,24 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 W=${1:-/tmp/fisk-bench-custody}
 mkdir -p "$W"
-cargo build --release --locked -q
-B=$PWD/target/release/fisk-admin
+T=$PWD/target
 export FISK_ADMIN_OPERATOR=bench
 
-# The baseline: the same tool before the audit log.
-BASE=$W/base/target/release/fisk-admin
+# The baseline: the same tool before the audit log, built in this tree's
+# target directory (the dependencies they share are built once) and
+# copied out before this commit's binary takes its place.
+BASE=$W/base-fisk-admin
 if [ ! -x "$BASE" ]; then
   rm -rf "$W/base" && mkdir -p "$W/base"
   git archive 9350548 | tar -x -C "$W/base"
-  (cd "$W/base" && cargo build --release --locked -q)
+  (cd "$W/base" && CARGO_TARGET_DIR="$T" cargo build --release --locked -q)
+  cp "$T/release/fisk-admin" "$BASE"
 fi
+cargo build --release --locked -q
+B=$W/fisk-admin
+cp "$T/release/fisk-admin" "$B"
+
+echo "cores: $(nproc); load: $(cut -d" " -f1-3 /proc/loadavg); $(date -u +%FT%TZ); commit $(git rev-parse --short HEAD)"
 
 gen() { [ -d "$W/$1" ] || python3 bench/gen_store.py "$W/$1" --runs "$2" --bytes "$3" --format-version 1; }
 gen s10k 10000 20000

@@ -470,12 +470,12 @@ fn against(
         .map(journal::custody::key::load)
         .transpose()?;
     let standing = seal::standing(&s, key.as_ref());
-    let (verdicts, log_problem) = match &a.file.file {
+    let (verdicts, log_check) = match &a.file.file {
         Some(p) => {
             let (run, bytes) = journal::store::file::Loose::bytes(p)?;
             (
                 vec![seal::against(&run, s.runs.get(&run), Some(&bytes))],
-                None,
+                seal::LogCheck::Holds,
             )
         }
         None => {
@@ -483,6 +483,11 @@ fn against(
             let v = seal::against_store(&s, &store, &a.runs)?;
             (v, seal::log_against(&s, &store.audit_log()?))
         }
+    };
+    let (log_problem, log_own) = match log_check {
+        seal::LogCheck::Holds => (None, None),
+        seal::LogCheck::Own(note) => (None, Some(note)),
+        seal::LogCheck::Broken(p) => (Some(p), None),
     };
     let mut counts: std::collections::BTreeMap<&str, u64> = Default::default();
     for v in &verdicts {
@@ -536,6 +541,7 @@ fn against(
                     "signed_by": standing.signed_by,
                     "other_key": standing.other_key,
                     "log": log_problem,
+                    "log_own": log_own,
                     "verdicts": counts,
                     "ok": ok,
                 }}),
@@ -586,6 +592,9 @@ fn against(
             }
             if let Some(p) = &log_problem {
                 writeln!(out, "audit log: {}", sanitize(p, false))?;
+            }
+            if let Some(n) = &log_own {
+                writeln!(out, "audit log: {}", sanitize(n, false))?;
             }
             let summary: Vec<String> = counts.iter().map(|(w, n)| format!("{n} {w}")).collect();
             writeln!(

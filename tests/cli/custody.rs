@@ -266,6 +266,19 @@ fn every_write_is_logged_with_who_what_and_why_and_read_back_newest_first() {
             "{}",
             one.stdout
         );
+        let ops = |args: &[&str]| -> Vec<String> {
+            let v = st.ok(&[&["-o", "json", "log"][..], args].concat()).json();
+            v["writes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|w| w["op"].as_str().unwrap_or("").to_owned())
+                .collect()
+        };
+        assert_eq!(ops(&["--command", "end"]), ["end"]);
+        let recent = ops(&["--since", "1h"]);
+        assert_eq!(recent[..2], ["end", "answer"], "{recent:?}");
+        assert!(ops(&["--since", "2999-01-01T00:00:00Z"]).is_empty());
         let filtered = st.ok(&["-o", "json", "log", "--operator", "bob"]).json();
         assert!(filtered["writes"]
             .as_array()
@@ -301,7 +314,17 @@ fn a_seal_names_each_way_a_run_was_changed_after_it() {
         assert_eq!(code, 0, "{runs:?} {head}");
         assert!(runs
             .iter()
-            .all(|v| v["verdict"] == "unchanged" && v["attested_from"].is_string()));
+            .all(|v| v["verdict"] == "unchanged" && v["attested_from"] == head["time"]));
+        // In words: the seal vouches from its time on, not before.
+        let t = st.ok(&["verify", "--against", s(&seal)]);
+        let when = head["time"].as_str().unwrap();
+        assert!(
+            t.stdout.contains(&format!(
+                "ok: 3 unchanged (attested from {when}: the seal says nothing of before)"
+            )),
+            "{}",
+            t.stdout
+        );
         // Grew: an answer after the seal is normal.
         st.ok(&["answer", WAITING, "--content", "ok"]);
         let (code, runs, _) = against(&st, &seal, &[]);
@@ -462,6 +485,7 @@ fn an_edited_seal_and_a_seal_signed_with_another_key_are_named() {
 #[test]
 fn a_seal_travels_to_a_migrated_copy_and_an_exported_journal() {
     let st = Store::file();
+    st.ok(&["answer", WAITING, "--content", "ok", "--operator", "alice"]);
     let seal = st.path("seal.json");
     st.ok(&["seal", "--out", s(&seal)]);
     // An exported run, checked on its own.
@@ -511,11 +535,13 @@ fn a_seal_travels_to_a_migrated_copy_and_an_exported_journal() {
         None,
     );
     let lines = r.json_lines();
+    assert_eq!(r.code, 0, "{}", r.stdout);
     assert!(
         lines[..3].iter().all(|v| v["verdict"] == "unchanged"),
         "{}",
         r.stdout
     );
+    assert!(lines[3]["seal"]["log_own"].is_string(), "{}", r.stdout);
     // The copy carries the runs' history: the migrate itself, here.
     let log = fisk_in(
         st.home.path(),
@@ -533,6 +559,26 @@ fn a_seal_travels_to_a_migrated_copy_and_an_exported_journal() {
             .unwrap()
             .iter()
             .any(|w| w["op"] == "migrate"),
+        "{log}"
+    );
+    let log = fisk_in(
+        st.home.path(),
+        &[
+            &js[..],
+            &["--store", "jetstream:COPY", "-o", "json", "log", WAITING],
+        ]
+        .concat(),
+        None,
+    )
+    .json();
+    assert!(
+        log["writes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["op"] == "answer"
+                && w["operator"] == "alice"
+                && w["carried_from"].is_string()),
         "{log}"
     );
 }
@@ -635,4 +681,281 @@ fn a_write_killed_between_its_intent_and_its_outcome_is_settled_from_the_run() {
         let log = st.ok(&["log", WAITING, "--oneline"]);
         assert!(log.stdout.contains("not closed"), "{}", log.stdout);
     });
+}
+
+impl Store {
+    /// The three runs on a stream, published as they are with no
+    /// fisk-admin command (so no write of it logged): a store that never
+    /// had an audit log.
+    fn published() -> Store {
+        let file = Store::file();
+        let srv = NatsServer::start();
+        srv.spec_stream("CUSTODY", "cust.s.>");
+        let mut bodies = Vec::new();
+        for r in [WAITING, CRASHED, BATCH] {
+            let text = std::fs::read(file.path(&format!("runs/{r}.json"))).unwrap();
+            for (i, line) in text
+                .split(|b| *b == b'\n')
+                .filter(|l| !l.is_empty())
+                .enumerate()
+            {
+                let subject = journal::store::jetstream::subject("cust.s", r, i as u64 + 1);
+                bodies.push((subject, line.to_vec()));
+            }
+        }
+        srv.with_js(async move |js| {
+            for (subject, body) in bodies {
+                js.publish(subject, body.into())
+                    .await
+                    .unwrap()
+                    .await
+                    .unwrap();
+            }
+        });
+        let flags = vec![
+            "--server".into(),
+            srv.url.clone(),
+            "--store".into(),
+            "jetstream:CUSTODY".into(),
+            "--hold".into(),
+            "0".into(),
+        ];
+        Store {
+            home: file.home,
+            flags,
+            js: Some((srv, "cust.s".into())),
+        }
+    }
+
+    /// The stream's messages, and how many of them are the audit log's.
+    fn stream_messages(&self) -> (u64, u64) {
+        let (srv, prefix) = self.js.as_ref().unwrap();
+        let filter = format!("{prefix}._audit.>");
+        srv.with_js(async move |js| {
+            use futures_util::TryStreamExt;
+            let mut s = js.get_stream("CUSTODY").await.unwrap();
+            let all = s.info().await.unwrap().state.messages;
+            let log: Vec<(String, usize)> = s
+                .info_with_subjects(filter)
+                .await
+                .unwrap()
+                .try_collect()
+                .await
+                .unwrap();
+            (all, log.iter().map(|(_, n)| *n as u64).sum())
+        })
+    }
+}
+
+/// Every reading command, and the writing ones run dry; `seal` is the
+/// seal of another store with the same runs (a seal is itself logged).
+fn reading_commands(seal: &Path) -> Vec<Vec<String>> {
+    let seal = s(seal);
+    [
+        &["ls"][..],
+        &["-o", "json", "ls"],
+        &["inbox"],
+        &["verify"],
+        &["log"],
+        &["log", WAITING, "--oneline"],
+        &["show", WAITING],
+        &["show", WAITING, "--transcript", "--no-tui"],
+        &["export", WAITING, "--format", "jsonl"],
+        &["export", WAITING, "--format", "markdown"],
+        &["stats", WAITING],
+        &["fold", WAITING],
+        &["seal", "--dry-run"],
+        &["verify", "--against", seal],
+        &["answer", WAITING, "--content", "x", "--dry-run"],
+        &["end", CRASHED, "--dry-run"],
+        &["rm", CRASHED, "--dry-run"],
+    ]
+    .iter()
+    .map(|a| a.iter().map(|x| (*x).to_owned()).collect())
+    .collect()
+}
+
+#[test]
+fn a_reading_command_never_creates_a_log_on_either_backend() {
+    let other = Store::file();
+    let seal = other.path("seal.json");
+    other.ok(&["seal", "--out", s(&seal)]);
+    // A directory: nothing but the runs, before and after.
+    let st = Store::file();
+    let names = |st: &Store| {
+        let mut v: Vec<String> = std::fs::read_dir(st.path("runs"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let before = names(&st);
+    for args in reading_commands(&seal) {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = st.run(&a);
+        assert!(r.code == 0 || r.code == 1, "{args:?}: {}", r.stderr);
+    }
+    assert_eq!(names(&st), before);
+    assert!(!st.path("runs/fisk-admin-audit.jsonl").exists());
+    // A stream: not one message more, and no log subject.
+    let st = Store::published();
+    let before = st.stream_messages();
+    assert_eq!(before.1, 0);
+    for args in reading_commands(&seal) {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = st.run(&a);
+        assert!(r.code == 0 || r.code == 1, "{args:?}: {}", r.stderr);
+    }
+    assert_eq!(st.stream_messages(), before);
+    // The first write makes it: intent and outcome.
+    st.ok(&["answer", WAITING, "--content", "ok"]);
+    assert_eq!(st.stream_messages(), (before.0 + 3, 2));
+}
+
+#[test]
+fn every_entry_on_a_stream_names_the_nats_user_the_connection_authenticated_as() {
+    let file = Store::file();
+    let srv = NatsServer::start_with(&["--user", "ops", "--pass", "s3cret"]);
+    let auth = [
+        "--server",
+        srv.url.as_str(),
+        "--user",
+        "ops",
+        "--password",
+        "s3cret",
+    ];
+    let run = |args: &[&str]| {
+        let r = fisk_in(file.home.path(), &[&auth[..], args].concat(), None);
+        assert_eq!(r.code, 0, "{args:?}: {}{}", r.stdout, r.stderr);
+        r
+    };
+    run(&["stream", "create", "AUTH", "--subject", "auth.s.>"]);
+    let dir = file.path("runs");
+    let from = format!("file:{}", s(&dir));
+    run(&[
+        "migrate",
+        "--from",
+        &from,
+        "--to",
+        "jetstream:AUTH",
+        "--all",
+    ]);
+    let on = ["--store", "jetstream:AUTH", "--hold", "0"];
+    run(&[
+        &on[..],
+        &["answer", WAITING, "--content", "ok", "--operator", "alice"],
+    ]
+    .concat());
+    let log = run(&[&on[..], &["-o", "json", "log"]].concat()).json();
+    let writes = log["writes"].as_array().unwrap();
+    assert!(writes.iter().any(|w| w["op"] == "migrate"), "{log}");
+    let answer = writes.iter().find(|w| w["op"] == "answer").unwrap();
+    assert_eq!(answer["operator"], "alice", "{log}");
+    for w in writes {
+        assert_eq!(w["nats_user"], "ops", "{w}");
+    }
+    let text = run(&[&on[..], &["log", WAITING]].concat());
+    assert!(text.stdout.contains("NATS user: ops"), "{}", text.stdout);
+    // On the file backend there is no NATS user to name.
+    file.ok(&["answer", WAITING, "--content", "ok"]);
+    let log = file.ok(&["-o", "json", "log"]).json();
+    assert!(log["writes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|w| w["nats_user"].is_null()));
+}
+
+#[test]
+fn a_seal_and_the_log_travel_from_a_stream_to_a_directory() {
+    let st = Store::jetstream();
+    st.ok(&[
+        "answer",
+        WAITING,
+        "--content",
+        "ok",
+        "--operator",
+        "alice",
+        "--why",
+        "CHG-7",
+    ]);
+    let seal = st.path("seal.json");
+    st.ok(&["seal", "--out", s(&seal)]);
+    // An exported run, checked on its own.
+    let out = st.path("waiting.jsonl");
+    st.ok(&["export", WAITING, "--format", "jsonl", "--out", s(&out)]);
+    let (code, runs, _) = against(&st, &seal, &["--file", s(&out)]);
+    assert_eq!((code, runs.len()), (0, 1));
+    assert_eq!(runs[0]["verdict"], "unchanged");
+    // A copy in a directory.
+    let copy = st.path("copy");
+    let to = format!("file:{}", s(&copy));
+    let url = st.js.as_ref().unwrap().0.url.clone();
+    let r = fisk_in(
+        st.home.path(),
+        &[
+            "--server",
+            &url,
+            "migrate",
+            "--from",
+            "jetstream:CUSTODY",
+            "--to",
+            &to,
+            "--all",
+        ],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let on_copy = |args: &[&str]| {
+        fisk_in(
+            st.home.path(),
+            &[&["--state-dir", s(&copy)][..], args].concat(),
+            None,
+        )
+    };
+    let r = on_copy(&["-o", "json", "verify", "--against", s(&seal)]);
+    let mut lines = r.json_lines();
+    let head = lines.pop().unwrap();
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert_eq!(lines.len(), 3);
+    assert!(
+        lines.iter().all(|v| v["verdict"] == "unchanged"),
+        "{}",
+        r.stdout
+    );
+    // The copy's log is its own, and says where its runs came from.
+    assert!(head["seal"]["log"].is_null(), "{head}");
+    assert!(
+        head["seal"]["log_own"]
+            .as_str()
+            .unwrap()
+            .contains("carried in from"),
+        "{head}"
+    );
+    // alice's answer travelled with the run.
+    let log = on_copy(&["-o", "json", "log", WAITING]).json();
+    let carried = log["writes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["op"] == "answer")
+        .unwrap_or_else(|| panic!("{log}"));
+    assert_eq!(carried["operator"], "alice");
+    assert_eq!(carried["why"], "CHG-7");
+    assert!(
+        carried["carried_from"]
+            .as_str()
+            .unwrap()
+            .contains("CUSTODY"),
+        "{carried}"
+    );
+    // The copy edited is named as the stream would be.
+    let path = copy.join(format!("{BATCH}.json"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replacen("\"seq\":3", "\"seq\":3 ", 1)).unwrap();
+    let r = on_copy(&["-o", "json", "verify", "--against", s(&seal)]);
+    assert_eq!(r.code, 1);
+    let lines = r.json_lines();
+    assert_eq!(verdict(&lines, BATCH)["verdict"], "edited", "{}", r.stdout);
 }

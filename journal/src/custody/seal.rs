@@ -38,6 +38,10 @@ pub struct LogHead {
     pub entries: u64,
     /// The link of its last entry (`None`: no log).
     pub head: Option<String>,
+    /// The link of its first entry: which log it was (a migrated copy
+    /// keeps a log of its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first: Option<String>,
 }
 
 /// One run as sealed.
@@ -139,9 +143,10 @@ impl Seal {
         h.update(format!("{}\n", self.time.to_rfc3339()));
         h.update(format!("{}\n", self.previous.as_deref().unwrap_or("-")));
         h.update(format!(
-            "{} {}\n",
+            "{} {} {}\n",
             self.log.entries,
-            self.log.head.as_deref().unwrap_or("-")
+            self.log.head.as_deref().unwrap_or("-"),
+            self.log.first.as_deref().unwrap_or("-")
         ));
         for (run, s) in &self.runs {
             h.update(format!(
@@ -205,6 +210,7 @@ pub fn seal(store: &Store, key: Option<&super::key::Key>) -> Result<Seal> {
         log: LogHead {
             entries: log.len() as u64,
             head: log.last().map(|l| link(&l.raw)),
+            first: log.first().map(|l| link(&l.raw)),
         },
         runs: out,
         root: String::new(),
@@ -429,26 +435,65 @@ pub fn against(run: &str, sealed: Option<&Sealed>, bytes: Option<&[u8]>) -> RunV
     }
 }
 
-/// The audit log against the seal: `None` when it holds the sealed log
-/// (its first entries, unbroken), else what is wrong with it.
-pub fn log_against(seal: &Seal, log: &[crate::store::Logged]) -> Option<String> {
+/// How a store's audit log stands against the log a seal saw.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogCheck {
+    /// The sealed part is there as sealed (or the seal saw no log).
+    Holds,
+    /// Not the sealed log but a log of its own, whose entries say its
+    /// runs were carried in from another store (a `migrate`d copy): the
+    /// sealed log is checked on the sealed store. Says so in words.
+    Own(String),
+    /// The sealed part was changed: what differs.
+    Broken(String),
+}
+
+/// `log` (a store's audit log) against the log `seal` saw: its sealed
+/// part unbroken and as sealed. A log whose chain holds but starts
+/// elsewhere is a copy's own when it records runs carried in, else the
+/// sealed log replaced.
+pub fn log_against(seal: &Seal, log: &[crate::store::Logged]) -> LogCheck {
     let n = usize::try_from(seal.log.entries).unwrap_or(usize::MAX);
     if n == 0 {
-        return None;
+        return LogCheck::Holds;
+    }
+    if log.is_empty() {
+        return LogCheck::Broken(format!("the audit log is gone: the seal saw {n} entries"));
+    }
+    let sealed_part = log.get(..n.min(log.len())).unwrap_or_default();
+    if let Some(b) = super::chain_breaks(sealed_part).first() {
+        return LogCheck::Broken(format!("{} (sealed part of the log)", b.message));
+    }
+    let first = log.first().map(|l| link(&l.raw));
+    if seal.log.first.is_some() && first != seal.log.first {
+        let from: std::collections::BTreeSet<String> = log
+            .iter()
+            .filter_map(|l| match &l.entry {
+                Ok(e) if e.kind == crate::audit::Kind::Carried => e.from.clone(),
+                _ => None,
+            })
+            .collect();
+        return match from.is_empty() {
+            true => LogCheck::Broken(
+                "entry 1 is not the sealed log's first entry: the log was replaced".into(),
+            ),
+            false => LogCheck::Own(format!(
+                "not checked here: this store's audit log is its own (its runs were carried in from {}); the sealed log is checked on the sealed store ({})",
+                from.into_iter().collect::<Vec<_>>().join(", "),
+                seal.store
+            )),
+        };
     }
     if log.len() < n {
-        return Some(format!(
+        return LogCheck::Broken(format!(
             "the audit log holds {} entries; the seal saw {n}: entries were removed",
             log.len()
         ));
     }
-    if let Some(b) = super::chain_breaks(log.get(..n).unwrap_or_default()).first() {
-        return Some(format!("{} (sealed part of the log)", b.message));
-    }
     let head = log.get(n - 1).map(|l| link(&l.raw));
     match head == seal.log.head {
-        true => None,
-        false => Some(format!(
+        true => LogCheck::Holds,
+        false => LogCheck::Broken(format!(
             "entry {n}, the last the seal saw, differs from the sealed one: the log was edited"
         )),
     }

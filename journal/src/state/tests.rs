@@ -111,7 +111,9 @@ fn a_persons_act_is_skipped_by_a_filter_and_taken_only_named_with_force() {
             let named = permit(op, "r", s, Ask::NAMED).unwrap_err();
             // In the library's words: a front end names its own flag.
             assert!(
-                named.to_string().contains("only when it is named and forced"),
+                named
+                    .to_string()
+                    .contains("only when it is named and forced"),
                 "{named}"
             );
             assert!(!named.to_string().contains("--"), "{named}");

@@ -129,7 +129,9 @@ fn an_answer_through_the_async_store_is_logged_too() {
             call: None,
             is_error: false,
         };
-        let checked = journal::ops::asynch::check_answer(&store, &req).await.unwrap();
+        let checked = journal::ops::asynch::check_answer(&store, &req)
+            .await
+            .unwrap();
         let w = journal::ops::asynch::commit_answer(&store, &checked, "ok".into())
             .await
             .unwrap();
