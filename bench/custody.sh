@@ -52,7 +52,7 @@ hyperfine -N --warmup 1 --runs 5 \
 # is written (intent, then outcome, each fsynced) or, for the baseline,
 # not at all.
 echo "## a write with and without the audit log (file)"
-one=$(grep -l '"deferred"' "$W"/s10k/*.json | head -1)
+one=$(set +o pipefail; grep -l '"deferred"' "$W"/s10k/*.json | head -1)
 run=$(basename "$one" .json)
 call=$(python3 -c 'import json,sys
 for l in open(sys.argv[1]):
