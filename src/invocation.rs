@@ -63,6 +63,9 @@ pub struct Env {
     pub nats_user: Option<String>,
     pub nats_password: Option<String>,
     pub nats_token: Option<String>,
+    /// `FISK_ADMIN_OPERATOR`: who acts, for the audit log (`--operator`
+    /// beats it).
+    pub operator: Option<String>,
 }
 
 impl Env {
@@ -75,6 +78,7 @@ impl Env {
             nats_user: env_value("NATS_USER"),
             nats_password: env_value("NATS_PASSWORD"),
             nats_token: env_value("NATS_TOKEN"),
+            operator: env_value("FISK_ADMIN_OPERATOR"),
         }
     }
 }

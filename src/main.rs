@@ -27,6 +27,7 @@
 #![forbid(unsafe_code)]
 
 mod ask;
+mod audit;
 mod batch;
 mod cli;
 mod cmd;
@@ -90,6 +91,8 @@ fn main() -> ExitCode {
         cli::Command::Ls(a) => cmd::ls::run(g, a, &mut out),
         cli::Command::Show(a) => cmd::show::run(g, a, &mut out),
         cli::Command::Verify(a) => cmd::verify::run(g, a, &mut out),
+        cli::Command::Log(a) => cmd::log::run(g, a, &mut out),
+        cli::Command::Seal(a) => cmd::seal::run(g, a, &mut out),
         cli::Command::Validate(a) => cmd::validate::run(g, a, &mut out),
         cli::Command::Fold(a) => cmd::fold::run(g, a, &mut out),
         cli::Command::Stats(a) => cmd::stats::run(g, a, &mut out),

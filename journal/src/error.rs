@@ -324,6 +324,16 @@ pub enum Error {
         like: String,
     },
 
+    /// The audit log (issue 38) could not be written or read: a write
+    /// whose intent cannot be stored is not made.
+    #[error("the audit log at {at}: {message}")]
+    Audit {
+        /// Where the log is.
+        at: Where,
+        /// What went wrong, and whether the run was written.
+        message: String,
+    },
+
     /// A source run changed while it was copied: it is not deleted.
     #[error("run {run}: the source now ends at seq {have}, the copy at seq {copied}: it changed while migrating, so it was not deleted")]
     SourceChanged {
@@ -411,6 +421,9 @@ impl Error {
             | Error::Sealed { .. }
             | Error::NoStream { .. }
             | Error::NotAttempted { .. } => true,
+            // Every write to the store goes through its one audit log
+            // (issue 38): a log that cannot be written stops them all.
+            Error::Audit { .. } => true,
             Error::Io { source, .. } => {
                 use std::io::ErrorKind as K;
                 matches!(

@@ -52,8 +52,10 @@
 #![deny(missing_docs)]
 
 pub mod agent;
+pub mod audit;
 pub mod bounded;
 pub mod calls;
+pub mod custody;
 pub(crate) mod digest;
 pub(crate) mod durable;
 pub mod error;

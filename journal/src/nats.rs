@@ -372,9 +372,69 @@ fn expand_home(p: &str) -> PathBuf {
     }
 }
 
+/// The NATS user a connection with `s` authenticates as, for the audit
+/// log (issue 38): the user name given; else the user a credentials file's
+/// JWT names (its `name`, else its subject, the user's public key); else
+/// the public key of the nkey seed given (what the server authorizes);
+/// else none (a token or no authentication names no user the client can
+/// read).
+pub fn user_of(s: &Settings) -> Option<String> {
+    if let Some(u) = s.user.as_deref().filter(|u| !u.is_empty()) {
+        return Some(u.to_owned());
+    }
+    if let Some(n) = s.nkey.as_deref() {
+        let seed = crate::bounded::read_string(n, crate::bounded::SECRET).ok()?;
+        return nkeys::KeyPair::from_seed(seed.trim())
+            .ok()
+            .map(|k| k.public_key());
+    }
+    let creds = s.creds.as_deref()?;
+    let text = crate::bounded::read_path(creds, crate::bounded::SECRET).ok()?;
+    let text = String::from_utf8_lossy(&text);
+    let jwt = text
+        .lines()
+        .skip_while(|l| !l.contains("BEGIN NATS USER JWT"))
+        .nth(1)?
+        .trim();
+    let claims = jwt.split('.').nth(1)?;
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(claims.trim_end_matches('='))
+        .ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    ["name", "sub"]
+        .iter()
+        .find_map(|k| v.get(*k).and_then(|x| x.as_str()).filter(|x| !x.is_empty()))
+        .map(str::to_owned)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_user_of_a_connection_is_its_user_name_or_its_nkeys_public_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = nkeys::KeyPair::new_user();
+        let seed = dir.path().join("user.nk");
+        std::fs::write(&seed, format!("{}\n", key.seed().unwrap())).unwrap();
+        let mut s = Settings {
+            nkey: Some(seed.clone()),
+            ..Default::default()
+        };
+        assert_eq!(user_of(&s), Some(key.public_key()));
+        s.user = Some("ops".into());
+        assert_eq!(user_of(&s).as_deref(), Some("ops"));
+        // A token names no user; a seed that is none names none either.
+        std::fs::write(&seed, "not a seed").unwrap();
+        s.user = None;
+        assert_eq!(user_of(&s), None);
+        let t = Settings {
+            token: Some("t".into()),
+            ..Default::default()
+        };
+        assert_eq!(user_of(&t), None);
+    }
 
     #[test]
     fn a_context_file_of_the_wrong_shape_is_refused_without_echoing_its_values() {

@@ -238,8 +238,12 @@ pub enum Command {
     /// Show a run: status, counters, fingerprint, pending batch, what it waits on
     #[command(visible_alias = "view")]
     Show(ShowArgs),
-    /// Check journals: parse, sequence, fold, ids, permissions, locks
+    /// Check journals: parse, sequence, fold, ids, permissions, locks, the audit log; or against a seal
     Verify(VerifyArgs),
+    /// The audit log: who wrote what to which run, when and why, newest first
+    Log(LogArgs),
+    /// Seal the store: every run's record count and chain of hashes under one root, optionally signed
+    Seal(SealArgs),
     /// Validate records against the JSON schemas
     Validate(ValidateArgs),
     /// Print a run's folded state

@@ -69,6 +69,8 @@ pub enum LsColumn {
     Size,
     Created,
     Updated,
+    /// Who acted on the run last by hand, when and why, as the audit log says (not shown unless asked for)
+    Acted,
     /// Why the run ended: its terminal's message
     Message,
     Prompt,
@@ -133,6 +135,46 @@ pub struct VerifyArgs {
     /// The lowest severity shown (the counts and the exit status still take every finding)
     #[arg(long, value_enum, value_name = "SEVERITY")]
     pub severity: Option<SeverityArg>,
+    /// Check the runs against a seal (`seal`): each unchanged, grew, truncated, edited, removed or new; exit 1 on anything but unchanged or grew
+    #[arg(long, value_name = "SEAL")]
+    pub against: Option<PathBuf>,
+    /// With --against: the key the seal must be signed by (its .pub file, or the key itself)
+    #[arg(long, value_name = "FILE", requires = "against")]
+    pub key: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct LogArgs {
+    /// Only the entries about these runs (default: every entry)
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::run_ids))]
+    pub runs: Vec<String>,
+    /// Only entries written since WHEN (RFC 3339, a date, or a span ago: 24h, 7d)
+    #[arg(long, value_name = "WHEN", value_parser = crate::filter::parse_when)]
+    pub since: Option<journal::time::Time>,
+    /// Only the writes of this operator
+    #[arg(long, value_name = "NAME")]
+    pub operator: Option<String>,
+    /// Only the writes of this command (answer, end, rm, migrate ...)
+    #[arg(long, value_name = "NAME")]
+    pub command: Option<String>,
+    /// One line a write
+    #[arg(long)]
+    pub oneline: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct SealArgs {
+    /// Write the seal to FILE (default: seal-<UTC time>.json here); never over an existing file
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Sign the seal with this key (made by --new-key)
+    #[arg(long, value_name = "FILE", conflicts_with = "new_key")]
+    pub key: Option<PathBuf>,
+    /// Make a new signing key at FILE (its public key at FILE.pub) and seal with it
+    #[arg(long, value_name = "FILE")]
+    pub new_key: Option<PathBuf>,
+    #[command(flatten)]
+    pub write: crate::cli::WriteArgs,
 }
 
 /// `verify --severity`: the lowest severity of finding shown.

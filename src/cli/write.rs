@@ -7,7 +7,7 @@ use super::*;
 /// everywhere (issue 35): a dry run makes every check the command makes
 /// and writes nothing, anywhere; `--yes` answers the question a command
 /// asks before it writes (a command that asks none takes it too).
-#[derive(Args, Debug, Clone, Copy, Default)]
+#[derive(Args, Debug, Clone, Default)]
 pub struct WriteArgs {
     /// Make every check the command makes and say what it would write; write nothing (the store and its backups stay byte for byte as they are)
     #[arg(long)]
@@ -15,6 +15,12 @@ pub struct WriteArgs {
     /// Do not ask before writing (needed when standard input is not a terminal and the command asks)
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// Who is acting, for the audit log (default: FISK_ADMIN_OPERATOR, else $USER@host)
+    #[arg(long, value_name = "NAME")]
+    pub operator: Option<String>,
+    /// Why, in your words, kept in the audit log beside what was written
+    #[arg(long, value_name = "TEXT")]
+    pub why: Option<String>,
 }
 
 #[derive(Args, Debug)]

@@ -20,7 +20,12 @@ pub fn run(g: &Invocation, a: AnswerArgs, out: &mut dyn Write) -> CmdResult {
     // A file is read before the store is opened: a missing one is the
     // operator's typo, said before anything else.
     let given = given_content(&a)?;
-    let store = open_store(&crate::open::unheld(g, a.force))?;
+    let store = crate::audit::writer(
+        open_store(&crate::open::unheld(g, a.force))?,
+        g,
+        a.write.operator.as_deref(),
+        a.write.why.as_deref(),
+    )?;
     let prepared = answer::prepare(
         &store,
         &Request {

@@ -46,7 +46,12 @@ pub fn run(g: &Invocation, a: ApproveArgs, out: &mut dyn Write) -> CmdResult {
         return all_pending(g, a, out);
     }
     let style = g.style;
-    let store = open_store(&crate::open::unheld(g, a.force))?;
+    let store = crate::audit::writer(
+        open_store(&crate::open::unheld(g, a.force))?,
+        g,
+        a.write.operator.as_deref(),
+        a.write.why.as_deref(),
+    )?;
     let target = match (&a.tool_use_id, &a.tool) {
         (Some(id), None) => Target::Call(id),
         (None, Some(tool)) => Target::Tool(tool),
@@ -134,7 +139,12 @@ struct ToApprove {
 /// to approve is said and skipped.
 fn all_pending(g: &Invocation, a: ApproveArgs, out: &mut dyn Write) -> CmdResult {
     let style = g.style;
-    let store = open_store(&crate::open::unheld(g, a.force))?;
+    let store = crate::audit::writer(
+        open_store(&crate::open::unheld(g, a.force))?,
+        g,
+        a.write.operator.as_deref(),
+        a.write.why.as_deref(),
+    )?;
     let mut runs: Vec<String> = Vec::new();
     for r in std::iter::once(a.run).chain(a.tool_use_id).chain(a.more) {
         if !runs.contains(&r) {

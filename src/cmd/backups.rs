@@ -117,7 +117,12 @@ struct RestoreDone {
 }
 
 fn restore(g: &Invocation, mut a: BackupsRestoreArgs, out: &mut dyn Write) -> CmdResult {
-    let store = open_store(g)?;
+    let store = crate::audit::writer(
+        open_store(g)?,
+        g,
+        a.write.operator.as_deref(),
+        a.write.why.as_deref(),
+    )?;
     // A run id names its rm backup: the newest, said when there are more
     // (issue 39, d-10; `git stash pop` takes the newest too).
     let all = backups::list(&store)?;
@@ -211,6 +216,11 @@ fn prune(g: &Invocation, a: BackupsPruneArgs, out: &mut dyn Write) -> CmdResult 
             "pass --older-than DUR (7d: every backup kept more than a week ago), --kind, --since or --run, or the ids `backups` lists",
         ));
     }
+    crate::audit::unlogged(
+        "backups prune (it removes backups, not runs)",
+        a.write.operator.as_deref(),
+        a.write.why.as_deref(),
+    )?;
     let store = open_store(g)?;
     // --kind, --since and --run narrow the backups kept before now (or
     // before --older-than ago), or those named.

@@ -71,7 +71,12 @@ pub fn run(g: &Invocation, mut a: EndArgs, out: &mut dyn Write) -> CmdResult {
         a.message = Some(ENDED_BY.to_owned());
     }
     let style = g.style;
-    let store = open_store(&crate::open::unheld(g, a.force))?;
+    let store = crate::audit::writer(
+        open_store(&crate::open::unheld(g, a.force))?,
+        g,
+        a.write.operator.as_deref(),
+        a.write.why.as_deref(),
+    )?;
     let (runs, left) = select(g, &store, &a)?;
     let reason = reason_of(a.reason);
     let base = Request {

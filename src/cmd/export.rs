@@ -52,6 +52,24 @@ pub fn run(g: &Invocation, mut a: ExportArgs, out: &mut dyn Write) -> CmdResult 
         ExportFormat::Markdown | ExportFormat::Html => {
             let mut doc = export::doc(&redacted.run, &redacted.records);
             for_a_ticket(&mut doc, &redacted.records);
+            // What was written by hand, who wrote it and why: the run's
+            // entries of the store's audit log (issue 38), redacted alike.
+            // A journal (jsonl) stays the records alone.
+            if let crate::runs::Read::Store(store, _) = &read {
+                for act in journal::custody::acts(&store.audit_log()?, &journal.run) {
+                    let mut body = act.sentence();
+                    for p in &patterns {
+                        body = p.replace_all(&body, "[redacted]").into_owned();
+                    }
+                    doc.sections.push(export::Section {
+                        seq: act.written.map_or(0, |w| w.first),
+                        iteration: None,
+                        label: format!("by hand: {}", act.op),
+                        body,
+                        folded: false,
+                    });
+                }
+            }
             let text = if doc_as == ExportFormat::Html {
                 export::html(&doc)
             } else {

@@ -17,7 +17,12 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 pub fn run(g: &Invocation, a: ForkArgs, out: &mut dyn Write) -> CmdResult {
-    let store = open_store(g)?;
+    let store = crate::audit::writer(
+        open_store(g)?,
+        g,
+        a.write.operator.as_deref(),
+        a.write.why.as_deref(),
+    )?;
     let forked = fork(
         &store,
         &Request {

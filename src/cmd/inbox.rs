@@ -48,6 +48,8 @@ struct Ready {
     caller: Option<String>,
     /// The resume that goes on, complete for pasting.
     command: hint::Cmd,
+    /// Who acted on it last, as the store's audit log says (issue 38).
+    acted: Option<journal::custody::Act>,
 }
 
 #[derive(Serialize)]
@@ -111,10 +113,17 @@ fn list(g: &Invocation, a: &InboxArgs, out: &mut dyn Write) -> CmdResult {
                 agent: s.agent.clone(),
                 caller: s.caller.clone(),
                 command: hint::resume(g, &s.run_id),
+                acted: None,
             });
         }
         true
     })?;
+    if !ready.is_empty() {
+        let log = store.audit_log()?;
+        for r in &mut ready {
+            r.acted = journal::custody::acts(&log, &r.run).pop();
+        }
+    }
     ready.sort_by(|a, b| a.since.cmp(&b.since).then(a.run.cmp(&b.run)));
     unreadable.extend(
         found
@@ -244,6 +253,9 @@ fn list(g: &Invocation, a: &InboxArgs, out: &mut dyn Write) -> CmdResult {
                 out,
                 &format!("  {}", sanitize(&r.command.to_string(), false)),
             )?;
+            if let Some(a) = &r.acted {
+                note(out, &format!("    ({})", sanitize(&a.sentence(), false)))?;
+            }
         }
         // What the commands still need, once for them all, as `answer:`
         // under the table (d-22: the command alone, the words apart).

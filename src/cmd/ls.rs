@@ -49,6 +49,9 @@ enum Form {
     Table,
 }
 
+/// Who acted on a run last by hand, by run id (the ACTED column).
+type Acted = std::collections::HashMap<String, String>;
+
 pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
     let once = |buf: &mut dyn Write| match a.openmetrics {
         true => metrics(g, &a, buf),
@@ -95,6 +98,14 @@ fn list(g: &Invocation, a: &LsArgs, out: &mut dyn Write) -> CmdResult {
     let mut runs: Vec<Row> = Vec::new();
     let mut failed: Option<std::io::Error> = None;
     let limit = a.limit.limit;
+    // Who acted on each run last, by hand, as the audit log says (issue
+    // 38): read only when the column is asked for, kept for the runs the
+    // filters select.
+    let log = match columns.contains(&LsColumn::Acted) {
+        true => Some(store.audit_log()?),
+        false => None,
+    };
+    let mut acted = Acted::new();
     let mut keep = |mut s: Summary| {
         total += 1;
         a.filter.note_values(&mut held, &s);
@@ -116,6 +127,11 @@ fn list(g: &Invocation, a: &LsArgs, out: &mut dyn Write) -> CmdResult {
             p.push_str("; ");
             p.push_str(&crate::hint::advice(g, r, Some(&s.run_id), None, &[]));
         }
+        if let Some(log) = &log {
+            if let Some(act) = journal::custody::acts(log, &s.run_id).pop() {
+                acted.insert(s.run_id.clone(), act.sentence());
+            }
+        }
         let (figure, run) = (figure(&s, a.sort), s.run_id.as_str().into());
         let shown = match form {
             Form::Json => match json_element(&s) {
@@ -129,7 +145,7 @@ fn list(g: &Invocation, a: &LsArgs, out: &mut dyn Write) -> CmdResult {
                 fields_line(
                     columns
                         .iter()
-                        .map(|c| ls_text(&s, *c, &|_| usize::MAX, style)),
+                        .map(|c| ls_text(&s, *c, &|_| usize::MAX, style, &acted)),
                 )
                 .into(),
             ),
@@ -236,6 +252,7 @@ fn list(g: &Invocation, a: &LsArgs, out: &mut dyn Write) -> CmdResult {
         }
     }
     let mut order = vec![
+        LsColumn::Acted,
         LsColumn::Created,
         LsColumn::Caller,
         LsColumn::Records,
@@ -263,7 +280,7 @@ fn list(g: &Invocation, a: &LsArgs, out: &mut dyn Write) -> CmdResult {
         if let Shown::Summary(s) = &r.shown {
             let row: Vec<Cell> = columns
                 .iter()
-                .map(|c| ls_cell(s, *c, &max, style))
+                .map(|c| ls_cell(s, *c, &max, style, &acted))
                 .collect();
             t.add_row(row);
         }
@@ -293,12 +310,15 @@ fn trailer(
 /// every one but CALLER.
 fn chosen(asked: &[LsColumn]) -> Vec<LsColumn> {
     use LsColumn::*;
-    const EVERY: [LsColumn; 16] = [
+    const EVERY: [LsColumn; 17] = [
         Run, Status, State, Waiting, Live, Ver, Agent, Model, Caller, Records, Tokens, Size,
-        Created, Updated, Message, Prompt,
+        Created, Updated, Acted, Message, Prompt,
     ];
     if asked.is_empty() {
-        return EVERY.into_iter().filter(|c| *c != Caller).collect();
+        return EVERY
+            .into_iter()
+            .filter(|c| !matches!(c, Caller | Acted))
+            .collect();
     }
     let mut out: Vec<LsColumn> = Vec::new();
     for c in asked {
@@ -334,13 +354,20 @@ fn header(c: LsColumn) -> &'static str {
         LsColumn::Updated => "UPDATED",
         LsColumn::Message => "MESSAGE",
         LsColumn::Prompt => "PROMPT",
+        LsColumn::Acted => "ACTED",
     }
 }
 
 /// One cell of a run's row; `max(n)` is how many characters a value may
 /// take (every one, into a pipe).
-fn ls_cell(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize, style: Style) -> Cell {
-    let text = ls_text(s, c, max, style);
+fn ls_cell(
+    s: &Summary,
+    c: LsColumn,
+    max: &dyn Fn(usize) -> usize,
+    style: Style,
+    acted: &Acted,
+) -> Cell {
+    let text = ls_text(s, c, max, style, acted);
     match c {
         LsColumn::Status => status_cell(text, &s.status, s.waits_on_person()),
         _ => Cell::new(text),
@@ -348,13 +375,20 @@ fn ls_cell(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize, style: Style)
 }
 
 /// The text of one cell of a run's row.
-fn ls_text(s: &Summary, c: LsColumn, max: &dyn Fn(usize) -> usize, style: Style) -> String {
+fn ls_text(
+    s: &Summary,
+    c: LsColumn,
+    max: &dyn Fn(usize) -> usize,
+    style: Style,
+    acted: &Acted,
+) -> String {
     let text = |v: Option<&str>, n: usize| match v {
         Some(v) if !v.is_empty() => cell(v, max(n)),
         _ => "-".to_owned(),
     };
     match c {
         LsColumn::All => String::new(),
+        LsColumn::Acted => text(acted.get(&s.run_id).map(String::as_str), 60),
         // Ids and names are never cut, on a terminal either.
         LsColumn::Run => cell(&s.run_id, usize::MAX),
         LsColumn::Status => cell(&s.status.to_string(), max(40)),

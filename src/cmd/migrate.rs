@@ -28,6 +28,12 @@ pub fn run(g: &Invocation, a: MigrateArgs, out: &mut dyn Write) -> CmdResult {
     }
     same_store(&a.from, &a.to)?;
     let from = open_store_uri(&crate::open::unheld(g, a.force), &a.from, IfMissing::Fail)?;
+    // The source is written only to delete what was copied: then its
+    // audit log says who deleted it (issue 38).
+    let from = match a.delete_source {
+        true => crate::audit::writer(from, g, a.write.operator.as_deref(), a.write.why.as_deref())?,
+        false => from,
+    };
     // The runs are chosen (their ids checked) before the destination is
     // opened: a refusal creates nothing.
     let named: &[String] = if a.all { &[] } else { &a.runs };
@@ -54,6 +60,10 @@ pub fn run(g: &Invocation, a: MigrateArgs, out: &mut dyn Write) -> CmdResult {
             IfMissing::Create
         },
     )?;
+    let to = match runs.is_empty() {
+        true => to,
+        false => crate::audit::writer(to, g, a.write.operator.as_deref(), a.write.why.as_deref())?,
+    };
     let opts = Options {
         dry_run: a.write.dry_run,
         include_corrupt: a.include_corrupt,

@@ -26,7 +26,12 @@ const NO_TERMINAL: &str =
     "recover rewrites the run in place (keeping the damaged journal as a backup) and there is no terminal to ask on; nothing was changed";
 
 pub fn run(g: &Invocation, a: RecoverArgs, out: &mut dyn Write) -> CmdResult {
-    let store = open_store(&crate::open::unheld(g, a.force))?;
+    let store = crate::audit::writer(
+        open_store(&crate::open::unheld(g, a.force))?,
+        g,
+        a.write.operator.as_deref(),
+        a.write.why.as_deref(),
+    )?;
     let req = Request {
         run: &a.run,
         new_id: a.new_id.as_deref(),

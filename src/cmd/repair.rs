@@ -58,7 +58,12 @@ enum Action {
 
 pub fn run(g: &Invocation, a: RepairArgs, out: &mut dyn Write) -> CmdResult {
     let style = g.style;
-    let store = open_store(&crate::open::unheld(g, a.force))?;
+    let store = crate::audit::writer(
+        open_store(&crate::open::unheld(g, a.force))?,
+        g,
+        a.write.operator.as_deref(),
+        a.write.why.as_deref(),
+    )?;
     let runs =
         match (a.all, a.runs.as_slice()) {
             // One run named: its outcome alone, an object in JSON, its

@@ -59,6 +59,13 @@ pub fn run(g: &Invocation, a: ResumeArgs, out: &mut dyn Write) -> CmdResult {
         f.help = help;
         f
     };
+    // The runner is the agent's own write path: its claim record says
+    // who resumed; the audit log is for writes by hand (issue 38).
+    crate::audit::unlogged(
+        "resume",
+        a.write.operator.as_deref(),
+        a.write.why.as_deref(),
+    )?;
     if a.write.dry_run {
         let r = runner.check_resume(&a.run, &opts).map_err(failure)?;
         let calls: Vec<String> = r

@@ -53,7 +53,12 @@ enum Deletion {
 
 pub fn run(g: &Invocation, mut a: RmArgs, out: &mut dyn Write) -> CmdResult {
     let style = g.style;
-    let store = open_store(&crate::open::unheld(g, a.force))?;
+    let store = crate::audit::writer(
+        open_store(&crate::open::unheld(g, a.force))?,
+        g,
+        a.write.operator.as_deref(),
+        a.write.why.as_deref(),
+    )?;
     // What deleting needs of the stream, asked before any run is touched
     // (a dry run too): a run fenced and then not purged is left ending in
     // a fence no writer appends after (issue 36.3).

@@ -135,7 +135,12 @@ pub fn run(g: &Invocation, mut a: ShowArgs, out: &mut dyn Write) -> CmdResult {
     };
     match style.format {
         Format::Json => json_pretty(out, &shown)?,
-        Format::Text => render(out, &shown, run, g, &a, style)?,
+        Format::Text => {
+            render(out, &shown, run, g, &a, style)?;
+            if let Read::Store(store, _) = &read {
+                by_hand(out, store, run)?;
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -302,4 +307,20 @@ fn tail_word(t: &Tail) -> &'static str {
         Tail::Unterminated { .. } => "final record unterminated",
         Tail::Torn { .. } => "torn final line dropped",
     }
+}
+
+/// What was written to the run by hand, as the store's audit log says
+/// (issue 38): "seq 5: answered by alice at T: why". Nothing when the log
+/// says nothing of the run.
+fn by_hand(out: &mut dyn Write, store: &Store, run: &str) -> Result<(), crate::error::Failure> {
+    let acts = journal::custody::acts(&store.audit_log()?, run);
+    if acts.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "\nBy hand (the audit log):")?;
+    for a in acts {
+        let at = a.written.map_or_else(String::new, |s| format!("seq {s}: "));
+        writeln!(out, "  {at}{}", sanitize(&a.sentence(), false))?;
+    }
+    Ok(())
 }

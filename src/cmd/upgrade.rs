@@ -40,7 +40,12 @@ struct Row {
 
 pub fn run(g: &Invocation, a: UpgradeArgs, out: &mut dyn Write) -> CmdResult {
     let style = g.style;
-    let store = open_store(g)?;
+    let store = crate::audit::writer(
+        open_store(g)?,
+        g,
+        a.write.operator.as_deref(),
+        a.write.why.as_deref(),
+    )?;
     // With --all, thousands of version-1 runs would bury the rest.
     let quiet_current = a.all;
     let runs = match (a.all, a.runs.is_empty()) {

@@ -34,6 +34,9 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 pub fn run(g: &Invocation, a: VerifyArgs, out: &mut dyn Write) -> CmdResult {
+    if let Some(seal) = &a.against {
+        return against(g, &a, seal, out);
+    }
     let style = g.style;
     let started = Instant::now();
     let schemas = if a.no_schema {
@@ -60,7 +63,12 @@ pub fn run(g: &Invocation, a: VerifyArgs, out: &mut dyn Write) -> CmdResult {
         ),
         None => {
             let store = inspect_store(g)?;
-            let verified = store.verify(&a.runs, check)?;
+            let mut verified = store.verify(&a.runs, check)?;
+            // The audit log (issue 38): its chain, the writes it began
+            // and never closed, the runs changed since its last write.
+            verified
+                .reports
+                .push(journal::custody::findings(&store, &a.runs)?);
             (Some(store), verified)
         }
     };
@@ -540,4 +548,177 @@ mod tests {
             ["fisk-admin --state-dir /s recover r1"]
         );
     }
+}
+
+/// One run against a seal, for `-o json` (`schemas/output/verify-against.json`).
+#[derive(Serialize)]
+struct Against<'a> {
+    run: &'a str,
+    verdict: &'static str,
+    records: Option<u64>,
+    sealed_records: Option<u64>,
+    seq: Option<u64>,
+    record: Option<u64>,
+    offset: Option<u64>,
+    attested_from: Option<journal::time::Time>,
+}
+
+/// `verify --against SEAL`: the seal checked against itself (and the key
+/// given), then every run (or those named, or the journal `--file`) and
+/// the audit log against it. Exit 1 unless every run is unchanged or grew
+/// and the seal and the log stand.
+fn against(
+    g: &Invocation,
+    a: &VerifyArgs,
+    path: &std::path::Path,
+    out: &mut dyn Write,
+) -> CmdResult {
+    use journal::custody::seal::{self, Verdict};
+    let s = seal::Seal::read(path)?;
+    let key = a
+        .key
+        .as_deref()
+        .map(journal::custody::key::load)
+        .transpose()?;
+    let standing = seal::standing(&s, key.as_ref());
+    let (verdicts, log_check) = match &a.file.file {
+        Some(p) => {
+            let (run, bytes) = journal::store::file::Loose::bytes(p)?;
+            (
+                vec![seal::against(&run, s.runs.get(&run), Some(&bytes))],
+                seal::LogCheck::Holds,
+            )
+        }
+        None => {
+            let store = crate::open::open_store(g)?;
+            let v = seal::against_store(&s, &store, &a.runs)?;
+            (v, seal::log_against(&s, &store.audit_log()?))
+        }
+    };
+    let (log_problem, log_own) = match log_check {
+        seal::LogCheck::Holds => (None, None),
+        seal::LogCheck::Own(note) => (None, Some(note)),
+        seal::LogCheck::Broken(p) => (Some(p), None),
+    };
+    let mut counts: std::collections::BTreeMap<&str, u64> = Default::default();
+    for v in &verdicts {
+        *counts.entry(v.verdict.word()).or_default() += 1;
+    }
+    let held = verdicts.iter().all(|v| v.verdict.holds());
+    let ok = held && standing.ok() && log_problem.is_none();
+    let attested = |v: &Verdict| v.holds().then_some(s.time);
+    match g.style.format {
+        Format::Json => {
+            for v in &verdicts {
+                let (seq, record, offset) = match v.verdict {
+                    Verdict::Edited {
+                        seq,
+                        record,
+                        offset,
+                        ..
+                    } => (Some(seq), Some(record), Some(offset)),
+                    _ => (None, None, None),
+                };
+                let records = match v.verdict {
+                    Verdict::Unchanged => v.sealed,
+                    Verdict::Grew { records }
+                    | Verdict::Truncated { records }
+                    | Verdict::Edited { records, .. }
+                    | Verdict::New { records } => Some(records),
+                    Verdict::Removed => None,
+                };
+                json_line(
+                    out,
+                    &Against {
+                        run: &v.run,
+                        verdict: v.verdict.word(),
+                        records,
+                        sealed_records: v.sealed,
+                        seq,
+                        record,
+                        offset,
+                        attested_from: attested(&v.verdict),
+                    },
+                )?;
+            }
+            json_line(
+                out,
+                &serde_json::json!({"seal": {
+                    "path": path,
+                    "root": s.root,
+                    "time": s.time,
+                    "root_ok": standing.root_ok,
+                    "signed": standing.signed,
+                    "signed_by": standing.signed_by,
+                    "other_key": standing.other_key,
+                    "log": log_problem,
+                    "log_own": log_own,
+                    "verdicts": counts,
+                    "ok": ok,
+                }}),
+            )?;
+        }
+        Format::Text => {
+            let when = s.time.to_rfc3339();
+            writeln!(
+                out,
+                "seal {} of {} at {when}: {} run(s), root {}",
+                crate::hint::quote_path(path),
+                sanitize(&s.store, false),
+                s.runs.len(),
+                s.root
+            )?;
+            if !standing.root_ok {
+                writeln!(out, "the seal was edited: its root does not match what it holds; nothing it says can be trusted")?;
+            }
+            match (&standing.signed_by, standing.signed) {
+                (Some(k), Some(true)) if !standing.other_key => {
+                    writeln!(out, "signed by key {k}: the signature checks")?
+                }
+                (Some(k), Some(true)) => writeln!(
+                    out,
+                    "signed by key {k}, which is not the key given: it is not the seal you trust"
+                )?,
+                (Some(k), _) => writeln!(
+                    out,
+                    "signed by key {k}, but the signature does not check: the seal was edited"
+                )?,
+                (None, _) if standing.other_key => writeln!(
+                    out,
+                    "not signed, but --key was given: it is not the seal you trust"
+                )?,
+                (None, _) => writeln!(out, "not signed (seal --key signs)")?,
+            }
+            for v in &verdicts {
+                let run = sanitize(&v.run, false);
+                let sealed = v.sealed.unwrap_or(0);
+                match &v.verdict {
+                    Verdict::Unchanged => {}
+                    Verdict::Grew { records } => writeln!(out, "{run}: grew: {sealed} record(s) as sealed, {} appended after (attested from {when})", records - sealed)?,
+                    Verdict::Truncated { records } => writeln!(out, "{run}: truncated: {sealed} record(s) sealed, {records} now: records {}-{sealed} are missing at the end", records + 1)?,
+                    Verdict::Edited { seq, record, offset, records } => writeln!(out, "{run}: edited: the first record that differs is seq {seq} (record {record}, at byte {offset}); {sealed} record(s) sealed, {records} now")?,
+                    Verdict::Removed => writeln!(out, "{run}: removed: {sealed} record(s) sealed, the run is gone")?,
+                    Verdict::New { records } => writeln!(out, "{run}: new: not in the seal ({records} record(s))")?,
+                }
+            }
+            if let Some(p) = &log_problem {
+                writeln!(out, "audit log: {}", sanitize(p, false))?;
+            }
+            if let Some(n) = &log_own {
+                writeln!(out, "audit log: {}", sanitize(n, false))?;
+            }
+            let summary: Vec<String> = counts.iter().map(|(w, n)| format!("{n} {w}")).collect();
+            writeln!(
+                out,
+                "{}: {} (attested from {when}: the seal says nothing of before)",
+                if ok { "ok" } else { "NOT AS SEALED" },
+                summary.join(", ")
+            )?;
+        }
+    }
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

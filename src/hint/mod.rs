@@ -209,6 +209,26 @@ pub fn cmd(g: &Invocation, args: &[&str]) -> Cmd {
     args.iter().fold(store_words(g), |c, a| c.arg(a))
 }
 
+/// `verify --against SEAL [--key KEY.pub]` with this invocation's store
+/// flags: the check of a store against a seal (issue 38).
+pub fn verify_against(
+    g: &Invocation,
+    seal: &std::path::Path,
+    key: Option<&std::path::Path>,
+) -> Cmd {
+    let c = cmd(g, &["verify", "--against"]).arg(seal);
+    match key {
+        Some(k) => {
+            let mut public = k.as_os_str().to_owned();
+            if !public.to_string_lossy().ends_with(".pub") {
+                public.push(".pub");
+            }
+            c.arg("--key").arg(public)
+        }
+        None => c,
+    }
+}
+
 /// `fisk-admin <store flags> <args>` as one shell line.
 pub fn command(g: &Invocation, args: &[&str]) -> String {
     cmd(g, args).to_string()

@@ -67,7 +67,14 @@ pub fn shown(t: &Transcript, item: &Item, record: Option<&Record>) -> Shown {
     };
     let (number, offset) = t.line(line).map_or((0, 0), |(_, n, o)| (n, o));
     match record {
-        Ok(r) => of_record(r, item),
+        Ok(r) => {
+            let mut s = of_record(r, item);
+            // Beside a record written by hand: who, when and why.
+            if let Some(note) = t.by_hand.get(&r.seq).filter(|_| item.part == 0) {
+                s.body.insert(0, note.clone());
+            }
+            s
+        }
         Err(e) if item.kind == Kind::Torn => Shown::new(
             format!("[torn final line {number} (byte {offset}): readers drop it]"),
             vec![

@@ -116,6 +116,9 @@ pub struct Transcript {
     pub times: bool,
     /// When each line appended while following arrived, by line index.
     arrived: std::collections::HashMap<usize, journal::time::Time>,
+    /// Who wrote a record by hand, by seq, as the audit log says
+    /// ("answered by alice at T: why", issue 38): shown beside it.
+    pub by_hand: std::collections::HashMap<u64, String>,
 }
 
 impl Transcript {
@@ -154,6 +157,7 @@ impl Transcript {
             find: None,
             times: false,
             arrived: std::collections::HashMap::new(),
+            by_hand: Default::default(),
         }
     }
 

@@ -183,8 +183,17 @@ fn the_stream_leader_killed_during_a_migrate_either_way_loses_and_doubles_nothin
         let got = std::fs::read(dest.join(format!("{id}.json"))).unwrap();
         assert!(got == *bytes, "run {id} differs after the way back");
     }
-    // Nothing stray beside them either.
-    assert_eq!(std::fs::read_dir(&dest).unwrap().count(), want.len());
+    // Nothing stray beside them either: the runs, and the audit log
+    // that records their copy (issue 38).
+    let names: Vec<String> = std::fs::read_dir(&dest)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names.iter().any(|n| n == "fisk-admin-audit.jsonl"),
+        "{names:?}"
+    );
+    assert_eq!(names.len(), want.len() + 1, "{names:?}");
     let r = fisk_c(&c, home.path(), &["--store", &to, "verify"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let r = fisk_c(&c, home.path(), &["--store", &js, "verify"]);

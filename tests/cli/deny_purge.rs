@@ -68,7 +68,10 @@ fn messages(srv: &NatsServer, stream: &str) -> Vec<(String, Vec<u8>)> {
         let mut out = Vec::new();
         for seq in 1..=last {
             if let Ok(m) = s.get_raw_message(seq).await {
-                out.push((m.subject.to_string(), m.payload.to_vec()));
+                // The audit log (issue 38) is no run's.
+                if !m.subject.contains("._audit.") {
+                    out.push((m.subject.to_string(), m.payload.to_vec()));
+                }
             }
         }
         out

@@ -562,3 +562,82 @@ fn a_store_of_many_groups_counts_each_run_once_and_limit_keeps_the_first() {
         }
     }
 }
+
+/// Issue 38: the audit log and the seals live beside the runs, and the
+/// agent's List, Load and Fold see the store as before: on a store with
+/// logged writes (a fork, its end and its removal, leaving the corpus as
+/// it was, and a seal), every `ls` filter still selects what the agent
+/// says of each run, and every run folds to the agent's own document. On
+/// a directory and on a stream (whose migrate is logged too).
+#[test]
+fn a_store_with_custody_records_is_one_the_agent_reads_unchanged() {
+    let exp = expected("v1");
+    let with_custody = |run: &dyn Fn(&[&str]) -> Run, home: &std::path::Path| {
+        for args in [
+            &["fork", "g-tool-batch", "--at-seq", "2", "--as", "zz-fork"][..],
+            &["end", "zz-fork", "--force", "--yes", "--why", "a test"],
+            &["rm", "zz-fork", "--yes"],
+        ] {
+            let r = run(args);
+            assert_eq!(r.code, 0, "{args:?}: {}{}", r.stdout, r.stderr);
+        }
+        let seal = home.join("seal.json");
+        let r = run(&["seal", "--out", s(&seal)]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        std::fs::remove_file(&seal).unwrap();
+        let log = run(&["-o", "json", "log"]).json();
+        assert!(log["writes"].as_array().unwrap().len() >= 4, "{log}");
+        every_ls_filter(run);
+        // Each run folds as the untouched corpus folds.
+        let pristine = file(V1);
+        for (id, want) in &exp {
+            let (got, was) = (
+                run(&["fold", id, "--format", "json"]),
+                pristine(&["fold", id, "--format", "json"]),
+            );
+            assert_eq!(got.code, was.code, "{id}: {}", got.stderr);
+            assert_eq!(got.stdout, was.stdout, "fold of {id}");
+            assert_eq!(want["fold"].is_null(), was.code != 0, "{id}");
+        }
+    };
+    let src = store_copy(V1);
+    let home = tempfile::tempdir().unwrap();
+    let dir = s(src.path()).to_owned();
+    let file = |args: &[&str]| {
+        let mut all = vec!["--state-dir", dir.as_str()];
+        all.extend_from_slice(args);
+        fisk_in(home.path(), &all, None)
+    };
+    with_custody(&file, home.path());
+    assert!(src.path().join("fisk-admin-audit.jsonl").is_file());
+    let srv = crate::nats_support::NatsServer::start();
+    srv.spec_stream("KEPT", "kept.>");
+    let r = fisk_in(
+        home.path(),
+        &[
+            "--server",
+            srv.url.as_str(),
+            "migrate",
+            "--from",
+            &format!("file:{}", s(&testdata(V1))),
+            "--to",
+            "jetstream:KEPT",
+            "--all",
+        ],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let js = |args: &[&str]| {
+        let mut all = vec![
+            "--server",
+            srv.url.as_str(),
+            "--store",
+            "jetstream:KEPT",
+            "--hold",
+            "0",
+        ];
+        all.extend_from_slice(args);
+        fisk_in(home.path(), &all, None)
+    };
+    with_custody(&js, home.path());
+}

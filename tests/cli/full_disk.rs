@@ -168,6 +168,11 @@ fn snapshot(root: &Path) -> Snapshot {
             if dir == root && (rel == Path::new(FILL) || rel == Path::new(FILL_INODES)) {
                 continue;
             }
+            // The audit log (issue 38) records every attempt, one that
+            // failed too: it is no part of the store "as it was".
+            if p.file_name().is_some_and(|n| n == "fisk-admin-audit.jsonl") {
+                continue;
+            }
             let md = std::fs::symlink_metadata(&p).expect("stat");
             let what = if md.file_type().is_symlink() {
                 What::Link(std::fs::read_link(&p).expect("readlink"))
@@ -568,8 +573,10 @@ fn an_rm_on_a_full_disk_deletes_the_run_with_its_backup_or_changes_nothing() {
             lock_of: Some("runs/tool-batch.lock"),
         };
         let (blocks, inodes) = sweep_both(&case);
-        assert_eq!(blocks.needed, 0);
-        assert_eq!(inodes.needed, 1 + u64::from(!with_lock));
+        // The audit log (issue 38) takes a block, and an inode of its
+        // own: an rm that cannot log itself is not made.
+        assert_eq!(blocks.needed, 1);
+        assert_eq!(inodes.needed, 2 + u64::from(!with_lock));
     }
 }
 

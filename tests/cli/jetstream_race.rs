@@ -509,7 +509,13 @@ fn messages_without_a_meta_record_are_found_listed_and_copied() {
         for f in &found {
             assert_valid(&verifier, f, "verify line");
         }
-        let orphaned: Vec<_> = found.iter().filter(|f| f["run"] == "approvals").collect();
+        // The audit log says the run is not what its migrate made
+        // (`audit-changed`): the test took its meta record away behind
+        // fisk-admin's back (issue 38). Here only the run's own finding.
+        let orphaned: Vec<_> = found
+            .iter()
+            .filter(|f| f["run"] == "approvals" && f["code"] != "audit-changed")
+            .collect();
         assert_eq!(orphaned.len(), 1, "{args:?}: {}", r.stdout);
         assert_eq!(orphaned[0]["code"], "orphan-messages");
         assert_eq!(orphaned[0]["severity"], "error");

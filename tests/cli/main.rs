@@ -17,6 +17,7 @@ mod copied;
 mod corpus;
 mod cost;
 mod crash;
+mod custody;
 mod deny_purge;
 mod docs;
 mod dry_run;

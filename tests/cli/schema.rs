@@ -649,17 +649,20 @@ fn every_output_schema_is_checked() {
             "end.json",
             "fold.json",
             "inbox.json",
+            "log.json",
             "ls.json",
             "migrate.json",
             "query.json",
             "recover.json",
+            "seal.json",
             "search.json",
             "stats-all.json",
             "stats.json",
             "upgrade.json",
             "validate.json",
+            "verify-against.json",
             "verify.json"
         ],
-        "a new output schema needs a test that validates real output against it (upgrade.json: tests/cli/upgrade.rs; end.json: tests/cli/end.rs)"
+        "a new output schema needs a test that validates real output against it (upgrade.json: tests/cli/upgrade.rs; end.json: tests/cli/end.rs; log, seal and verify-against: tests/cli/custody.rs)"
     );
 }

@@ -565,6 +565,10 @@ fn stream_runs(srv: &NatsServer) -> BTreeMap<String, (Vec<Vec<u8>>, bool)> {
                 "_meta" => 1,
                 n => n.parse().expect("a seq"),
             };
+            // The audit log (issue 38) is no run.
+            if run == "_audit" {
+                continue;
+            }
             by_run
                 .entry(run)
                 .or_default()

@@ -137,7 +137,20 @@ pub(super) fn after_verify(from: &Store, mut rep: RunReport, opts: &Options) -> 
         );
         return rep;
     }
-    match from.delete_copied(&rep.run, rep.records) {
+    // Logged in the source's audit log (issue 38), as `rm` is.
+    let plan = crate::store::Plan {
+        op: "migrate --delete-source".into(),
+        run: rep.run.clone(),
+        before: rep.sha256.clone().map(|sha256| crate::audit::Digest {
+            records: rep.records,
+            sha256,
+        }),
+        after: None,
+        removed: crate::audit::Seqs::range(1, rep.records),
+        detail: Some("deleted once its copy was verified".into()),
+        ..Default::default()
+    };
+    match from.audited(&plan, || from.delete_copied(&rep.run, rep.records)) {
         Ok(()) => {
             rep.source_deleted = true;
             rep.notes.push("source deleted after verification".into());

@@ -211,8 +211,13 @@ pub(super) fn continue_copy(
         });
     }
 
-    // Copy what is missing.
+    // Copy what is missing, logged first (issue 38).
     let n = src.entries.len();
+    if already < n {
+        if let Err(e) = progress.batch.open(to) {
+            return Copied::Ended(failed(rep, e));
+        }
+    }
     let appended = if !exists {
         // A new run is written whole, as its store writes one best.
         let batch = batch_of(std::mem::take(&mut src.entries), 0);

@@ -32,6 +32,7 @@
 
 mod check;
 mod copy;
+mod custody;
 mod orphan;
 mod report;
 mod select;
@@ -128,6 +129,9 @@ pub struct Progress {
     pub runs_done: AtomicU64,
     /// Records stored in the destination.
     pub records: AtomicU64,
+    /// The destination's audit log entry for this migrate (issue 38),
+    /// written before its first write, and only if there is one.
+    pub(crate) batch: custody::Gate,
 }
 
 /// Bytes of a JetStream source the bulk reader may hold per job: of runs
@@ -177,9 +181,21 @@ pub fn migrate(
         progress,
         abort: &abort,
     };
+    // Logged in the destination's audit log (issue 38): the intent before
+    // the first run is written (a migrate that writes nothing logs
+    // nothing); a copy whose intent cannot be stored is not made.
+    progress.batch.arm(format!(
+        "a copy of {} run(s) from {}",
+        runs.len(),
+        from.describe()
+    ));
     let (steps, created) = copy_all(&cx, pool.as_ref());
     let copied = finish_created(&cx, pool.as_ref(), steps, created);
-    verify_all(&cx, pool.as_ref(), copied)
+    let mut reports = verify_all(&cx, pool.as_ref(), copied);
+    if let Some(b) = progress.batch.begun() {
+        custody::log_copies(from, to, &b, &mut reports);
+    }
+    reports
 }
 
 /// What every phase of one migrate works with.
@@ -334,6 +350,9 @@ fn copy_one(
                     records: src.journal.entries.len(),
                     sha256: src.want,
                 };
+                if let Err(e) = progress.batch.open(to) {
+                    return Step::Done(Copied::Ended(report::failed(src.rep, e)));
+                }
                 let batch = batch_of(src.journal.entries, 0);
                 match tx.send((i, r.to_owned(), batch)) {
                     Ok(Handed::Queued) => Step::Sent(src.rep, check, None),

@@ -98,6 +98,9 @@ pub(super) fn copy_orphan(
         None => {}
     }
     let n = records.len() as u64;
+    if let Err(e) = progress.batch.open(to) {
+        return failed(rep, e);
+    }
     let (stored, ended) = to.create_headless(run, records);
     rep.appended = stored;
     progress.records.fetch_add(stored, Ordering::Relaxed);

@@ -81,8 +81,23 @@ async fn write_one(
     let mut app = store.open(&seen.run).await?;
     let version = store.summary(&seen.run).await.version;
     seen.unchanged(op, app.last_seq(), version)?;
-    let record = app.append_next(payload, seen.generation).await?;
-    Ok(super::written(&record))
+    // Logged as the blocking commit logs it (issue 38), when the store
+    // was told who writes ([`AsyncJetStreamStore::with_actor`]).
+    let record = crate::store::next_record(&seen.run, app.last_seq(), payload, seen.generation)?;
+    let line = crate::store::encoded(&seen.run, &record)?;
+    let plan = super::plan_of(op, seen, record.seq, &line);
+    store
+        .audited(&plan, async {
+            match app.append_raw(record.seq, &line).await? {
+                true => Ok(()),
+                false => Err(crate::store::already_stored(&seen.run, record.seq)),
+            }
+        })
+        .await?;
+    Ok(Written {
+        seq: record.seq,
+        line,
+    })
 }
 
 /// Every check of an answer (SPEC 6), on the run as it is now; nothing

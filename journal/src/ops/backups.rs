@@ -199,7 +199,35 @@ fn restore_intent(id: &str) -> crate::store::Intent {
 /// then the backup removed.
 pub fn restore(store: &Store, id: &str) -> Result<Restored> {
     let b = check_restore(store, id)?;
-    match store.put_back(&b)? {
+    // Logged (issue 38): no run before (or the start of this backup's
+    // copy, which the restore finishes), the backup's records after.
+    let plan = match store.actor() {
+        None => crate::store::Plan::default(),
+        Some(_) => {
+            let kept = match store.keeps_sizes() {
+                true => b.path.clone(),
+                false => b.path.join(format!("{}.json", b.run)),
+            };
+            let bytes = std::fs::read(&kept).map_err(|e| Error::io(&kept, e))?;
+            let after =
+                crate::audit::Digest::of_lines(crate::lines::split(&bytes).map(|l| l.bytes), b"");
+            crate::store::Plan {
+                op: crate::state::Op::Restore.word().to_owned(),
+                run: b.run.clone(),
+                before: store.state_digest(&b.run)?,
+                written: crate::audit::Seqs::range(1, after.records),
+                after: Some(after),
+                detail: Some(format!("from backup {id}")),
+                ..Default::default()
+            }
+        }
+    };
+    store.audited(&plan, || put_back(store, &b, id))
+}
+
+/// [`restore`]'s write.
+fn put_back(store: &Store, b: &Backup, id: &str) -> Result<Restored> {
+    match store.put_back(b)? {
         PutBack::Linked(journal) => Ok(Restored::Linked { journal }),
         PutBack::Copy(from) => {
             let mut intent = restore_intent(id);

@@ -141,7 +141,19 @@ pub fn fork(store: &Store, req: &Request) -> Result<Forked> {
     let mut records = Vec::with_capacity(kept.len());
     records.push((1, meta));
     records.extend(rest.iter().map(|e| (e.record.seq, e.raw.clone())));
-    store.create_marked(req.new_id, records, &intent)?;
+    let plan = crate::store::Plan {
+        op: Op::Fork.word().to_owned(),
+        run: req.new_id.to_owned(),
+        before: None,
+        after: Some(crate::audit::Digest::of_lines(
+            records.iter().map(|(_, r)| r.as_slice()),
+            b"",
+        )),
+        written: crate::audit::Seqs::range(1, records.len() as u64),
+        detail: Some(format!("forked from run {run} at seq {}", req.at_seq)),
+        ..Default::default()
+    };
+    store.audited(&plan, || store.create_marked(req.new_id, records, &intent))?;
     forked.written = true;
     Ok(forked)
 }

@@ -70,6 +70,9 @@ pub struct Seen {
     pub last_seq: u64,
     /// The generation its records are written in.
     pub generation: Generation,
+    /// Its records as checked, as a digest the audit log states before
+    /// and (with the record written) after the write (issue 38).
+    pub lines: crate::audit::Lines,
 }
 
 impl Seen {
@@ -89,6 +92,7 @@ impl Seen {
             run: run.to_owned(),
             last_seq: journal.last_seq(),
             generation,
+            lines: crate::audit::Lines::of(journal.entries.iter().map(|e| e.raw.as_slice())),
         })
     }
 
@@ -136,19 +140,37 @@ fn become_writer(op: Op, store: &Store, seen: &Seen) -> Result<Box<dyn Appender>
 /// Check nothing changed, then append `payload` as the run's next record:
 /// exactly one record, and the writer let go before returning. The
 /// blocking store's commit; [`asynch`] has the async store's.
+///
+/// Logged (issue 38) under the writer's lock or fence: the intent states
+/// the run as checked and the run with this record appended, so a kill
+/// between the intent and the outcome is settled from the run alone.
 fn write_one(op: Op, store: &Store, seen: &Seen, payload: Payload) -> Result<Written> {
     let mut app = become_writer(op, store, seen)?;
-    let record = app.append_next(payload, seen.generation)?;
+    let record = crate::store::next_record(&seen.run, app.last_seq(), payload, seen.generation)?;
+    let line = crate::store::encoded(&seen.run, &record)?;
+    let plan = plan_of(op, seen, record.seq, &line);
+    store.audited(&plan, || match app.append_raw(record.seq, &line)? {
+        true => Ok(()),
+        false => Err(crate::store::already_stored(&seen.run, record.seq)),
+    })?;
     drop(app);
-    Ok(written(&record))
+    Ok(Written {
+        seq: record.seq,
+        line,
+    })
 }
 
-/// The record as an operation reports it.
-fn written(record: &crate::record::Record) -> Written {
-    Written {
-        seq: record.seq,
-        // It was encoded to be stored: it encodes.
-        line: record.encode().unwrap_or_default(),
+/// What the audit log's intent says of the one record `line` (seq `seq`)
+/// an operation appends to the run `seen` (issue 38): the run as checked
+/// and with the record appended.
+fn plan_of(op: Op, seen: &Seen, seq: u64, line: &[u8]) -> crate::store::Plan {
+    crate::store::Plan {
+        op: op.word().to_owned(),
+        run: seen.run.clone(),
+        before: Some(seen.lines.digest()),
+        after: Some(crate::audit::Digest::after(&seen.lines, line)),
+        written: crate::audit::Seqs::range(seq, seq),
+        ..Default::default()
     }
 }
 

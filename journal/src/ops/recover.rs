@@ -147,19 +147,45 @@ pub fn recover(store: &Store, req: &Request) -> Result<Recovered> {
     if req.dry_run || !out.plan.changes() {
         return Ok(out);
     }
+    let after = crate::audit::Digest::of_lines(out.plan.records.iter().map(Vec::as_slice), b"");
+    let written = crate::audit::Seqs::range(1, after.records);
     match req.new_id {
         Some(new) => {
             let records = (1u64..).zip(out.plan.records.iter().cloned()).collect();
-            store.create_marked(new, records, &intent)?;
+            let plan = crate::store::Plan {
+                op: Op::Recover.word().to_owned(),
+                run: new.to_owned(),
+                before: None,
+                after: Some(after),
+                written,
+                detail: Some(format!("recovered from run {run}")),
+                ..Default::default()
+            };
+            store.audited(&plan, || store.create_marked(new, records, &intent))?;
         }
         None => {
-            let (kept, unreadable) = store.recover_in_place(
-                run,
-                &bytes,
-                &out.plan.records,
-                &out.plan.unreadable,
-                &intent,
-            )?;
+            let before = crate::audit::Digest::of_lines(
+                bytes.split(|c| *c == b'\n').filter(|l| !l.is_empty()),
+                b"",
+            );
+            let plan = crate::store::Plan {
+                op: Op::Recover.word().to_owned(),
+                run: run.to_owned(),
+                removed: crate::audit::Seqs::range(1, before.records),
+                before: Some(before),
+                after: Some(after),
+                written,
+                detail: Some("in place, the damaged journal kept as a backup".into()),
+            };
+            let (kept, unreadable) = store.audited(&plan, || {
+                store.recover_in_place(
+                    run,
+                    &bytes,
+                    &out.plan.records,
+                    &out.plan.unreadable,
+                    &intent,
+                )
+            })?;
             out.kept = Some(kept);
             out.unreadable = unreadable;
         }

@@ -35,6 +35,28 @@ pub fn check(store: &Store, run: &str, ask: Ask) -> crate::Result<State> {
     Ok(state)
 }
 
+/// Delete `run`, keeping a backup ([`Store::delete`]), logged (issue 38)
+/// when the store logs its writes: the run as it was, and none after.
+pub fn delete_logged(store: &Store, run: &str) -> crate::Result<Deleted> {
+    let plan = match store.actor() {
+        None => crate::store::Plan::default(),
+        Some(_) => {
+            let before = store.state_digest(run)?;
+            crate::store::Plan {
+                op: Op::Remove.word().to_owned(),
+                run: run.to_owned(),
+                removed: before
+                    .as_ref()
+                    .and_then(|d| crate::audit::Seqs::range(1, d.records)),
+                before,
+                after: None,
+                ..Default::default()
+            }
+        }
+    };
+    store.audited(&plan, || store.delete(run))
+}
+
 /// Delete each of `runs` in turn, each checked first ([`check`]) and kept
 /// as a backup ([`Store::delete`]): every run's outcome, in the order
 /// given. A refusal (a live run, one that holds a person's act) is its
@@ -48,7 +70,10 @@ pub fn delete_each(
 ) -> Vec<(String, crate::Result<Deleted>)> {
     runs.iter()
         .map(|r| {
-            let done = breaker.run(r, || check(store, r, ask).and_then(|_| store.delete(r)));
+            let done = breaker.run(r, || {
+                check(store, r, ask)?;
+                delete_logged(store, r)
+            });
             (r.clone(), done)
         })
         .collect()

@@ -10,6 +10,7 @@ mod address;
 mod appender;
 pub mod backup;
 mod breaker;
+pub(crate) mod custody;
 pub mod file;
 pub mod follow;
 pub mod jetstream;
@@ -19,7 +20,10 @@ mod summary;
 
 pub use address::{Address, FromAgent};
 pub use appender::Appender;
+pub(crate) use appender::{already_stored, encoded, next_record};
 pub use breaker::Breaker;
+pub(crate) use custody::Batch;
+pub use custody::{Logged, Plan};
 pub use many::{release, NewRun, ReadBudget};
 pub(crate) use many::{Creator, Handed, NewRunSender, Prefetched};
 pub use summary::{Listed, Summary};
@@ -627,15 +631,16 @@ impl Store {
         }
     }
 
-    /// Convert a version-3 run to version 1 (SPEC 12), keeping the original
+    /// Convert a version-3 run to version 1 (SPEC 12) ([`Store::upgrade`]), keeping the original
     /// first: beside the journal (file), or as a file journal under the XDG
     /// state home (JetStream, where SPEC 8's `hold` applies unless `force`).
     ///
     /// A version-3 run is upgraded only as the run model's table lets it
     /// ([`crate::state`], asked as `ask`): one that waits on a person or is
     /// ready to resume only when named and forced, a damaged or corrupt one
-    /// never. A dry run makes the same checks.
-    pub fn upgrade(
+    /// never. A dry run makes the same checks. Not logged: [`Store::upgrade`]
+    /// logs it (`custody.rs`).
+    pub(super) fn upgrade_as_is(
         &self,
         run: &str,
         dry_run: bool,
@@ -786,9 +791,8 @@ impl Store {
         }
     }
 
-    /// Fix a damaged tail (file backend: a torn final line or a missing
-    /// final newline), under the run lock.
-    pub fn repair(&self, run: &str, dry_run: bool) -> crate::Result<Repair> {
+    /// Fix a damaged tail, not logged ([`Store::repair`] logs it).
+    pub(super) fn repair_as_is(&self, run: &str, dry_run: bool) -> crate::Result<Repair> {
         match self {
             Store::File(f) => f.repair(run, dry_run),
             // A JetStream record is a whole message: a tail cannot be torn

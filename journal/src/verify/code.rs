@@ -150,11 +150,20 @@ pub enum Code {
     /// A write of the whole run (fork, recover, a restore) was
     /// interrupted before it finished: the run is marked as half written.
     WriteInterrupted,
+    /// The audit log (issue 38) is broken: an entry that does not read,
+    /// or does not link to the one before it (edited, removed).
+    AuditChain,
+    /// A write the audit log announced and never closed (killed between
+    /// its intent and its outcome), settled from its run.
+    AuditIntent,
+    /// A run is no longer what the last write the audit log records made
+    /// of it, and not by records appended after it.
+    AuditChanged,
 }
 
 impl Code {
     /// Every code, in the order of SPEC 11.
-    pub const ALL: [Code; 41] = [
+    pub const ALL: [Code; 44] = [
         Code::TornTail,
         Code::UnterminatedFinalRecord,
         Code::GarbageFinalLine,
@@ -196,6 +205,9 @@ impl Code {
         Code::OrphanMessages,
         Code::UpgradeInterrupted,
         Code::WriteInterrupted,
+        Code::AuditChain,
+        Code::AuditIntent,
+        Code::AuditChanged,
     ];
 
     /// A finding about the final line only, which `repair` clears (cut
@@ -252,6 +264,9 @@ impl Code {
             Code::OrphanMessages => "orphan-messages",
             Code::UpgradeInterrupted => "upgrade-interrupted",
             Code::WriteInterrupted => "write-interrupted",
+            Code::AuditChain => "audit-chain",
+            Code::AuditIntent => "audit-intent",
+            Code::AuditChanged => "audit-changed",
         }
     }
 
@@ -271,7 +286,9 @@ impl Code {
             | Code::Symlink
             | Code::DuplicateKey
             | Code::InvalidUtf8
-            | Code::CounterOverflow => Severity::Warning,
+            | Code::CounterOverflow
+            | Code::AuditIntent
+            | Code::AuditChanged => Severity::Warning,
             Code::InteriorCorruption
             | Code::EmptyJournal
             | Code::NoMeta
@@ -292,7 +309,8 @@ impl Code {
             | Code::SubjectMismatch
             | Code::OrphanMessages
             | Code::UpgradeInterrupted
-            | Code::WriteInterrupted => Severity::Error,
+            | Code::WriteInterrupted
+            | Code::AuditChain => Severity::Error,
             Code::SkippedOptional
             | Code::UnknownField
             | Code::OrphanLock

@@ -40,13 +40,14 @@ const LIBRARY: &[&[&str]] = &[
     &["refusal"],
     // The base error.
     &["error"],
-    &["agent", "id", "nats", "schema"],
+    // The audit log's entries (issue 38): a format, like a record's.
+    &["agent", "audit", "id", "nats", "schema"],
     &["fingerprint", "verify"],
     &["upgrade", "validate"],
     // The stores, both backends.
     &["store"],
     // What is made of runs in a store.
-    &["export", "migrate", "recover", "runner"],
+    &["custody", "export", "migrate", "recover", "runner"],
     // What an operator does by hand.
     &["ops"],
 ];
@@ -60,6 +61,7 @@ const BINARY: &[&[&str]] = &[
     &["error"],
     &[
         "ask",
+        "audit",
         "batch",
         "cost",
         "open",

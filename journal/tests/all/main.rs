@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 mod cluster;
+mod custody;
 mod examples;
 mod follow;
 mod fuzz_corpus;

@@ -284,11 +284,31 @@ impl NatsServer {
         });
     }
 
-    /// How many messages the stream holds.
+    /// How many messages the stream holds, but for fisk-admin's audit
+    /// log (issue 38: `<prefix>._audit.<n>`, one message a subject): the
+    /// runs' messages.
     pub fn messages(&self, stream: &str) -> u64 {
         self.with_js(async |js| {
+            use futures_util::TryStreamExt;
             let mut s = js.get_stream(stream).await.expect("stream");
-            s.info().await.expect("info").state.messages
+            let info = s.info().await.expect("info").clone();
+            let all = info.state.messages;
+            let Some(prefix) = info
+                .config
+                .subjects
+                .first()
+                .and_then(|x| x.strip_suffix(".>"))
+            else {
+                return all;
+            };
+            let log: Vec<(String, usize)> = s
+                .info_with_subjects(format!("{prefix}._audit.>"))
+                .await
+                .expect("subjects")
+                .try_collect()
+                .await
+                .expect("subjects");
+            all.saturating_sub(log.iter().map(|(_, n)| *n as u64).sum::<u64>())
         })
     }
 
@@ -460,10 +480,12 @@ impl Cluster {
         })
     }
 
-    /// How many messages the stream holds, asked of a running server
-    /// (`None` during an election).
+    /// How many messages the stream holds but for the audit log's (as
+    /// [`NatsServer::messages`]), asked of a running server (`None`
+    /// during an election).
     pub fn messages(&self, stream: &str) -> Option<u64> {
-        self.info(stream).map(|i| i.state.messages)
+        self.info(stream)?;
+        Some(self.live().messages(stream))
     }
 
     /// SIGKILL server `i` (the real process, by its pid).

@@ -27,7 +27,9 @@ pub fn show(g: &Invocation, a: &ShowArgs, style: Style, out: &mut dyn Write) -> 
             let store = open_store(g)?;
             let bytes = store.read_lines(run)?;
             let end = end::closing(g, run, &bytes);
-            (Transcript::new(g, run, bytes, end.blocks), end.next)
+            let mut t = Transcript::new(g, run, bytes, end.blocks);
+            t.by_hand = by_hand(&store, run)?;
+            (t, end.next)
         }
     };
     t.find = a.find.clone().map(|re| (re.as_str().to_owned(), re));
@@ -46,4 +48,25 @@ pub fn show(g: &Invocation, a: &ShowArgs, style: Style, out: &mut dyn Write) -> 
         w.flush()?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The records of `run` written by hand one at a time (an answer, an
+/// approval, an end), by seq, each with who wrote it, when and why, as
+/// the store's audit log says (issue 38); neutralised for printing.
+fn by_hand(
+    store: &journal::Store,
+    run: &str,
+) -> Result<std::collections::HashMap<u64, String>, crate::error::Failure> {
+    let log = store.audit_log()?;
+    Ok(journal::custody::acts(&log, run)
+        .into_iter()
+        .filter(|a| matches!(a.op.as_str(), "answer" | "approve" | "end"))
+        .filter_map(|a| {
+            let s = a.written?;
+            Some((
+                s.first,
+                crate::output::sanitize(&a.sentence(), false).into_owned(),
+            ))
+        })
+        .collect())
 }

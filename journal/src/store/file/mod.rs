@@ -19,6 +19,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 mod append;
+mod audit;
 mod backups;
 mod create;
 mod delete;
@@ -37,9 +38,12 @@ mod whole;
 #[cfg(test)]
 mod sim;
 #[cfg(test)]
+mod sim_custody;
+#[cfg(test)]
 mod testing;
 
 pub use append::{scan, FileAppender, Scan};
+pub(crate) use audit::log_lines;
 pub use dir::MissingDirs;
 pub(crate) use follow::FileFollow;
 pub use lock::LiveLocks;
@@ -65,6 +69,9 @@ pub(crate) fn state_home() -> Result<(PathBuf, &'static str)> {
 /// A store of journal files in one directory (`<dir>/<id>.json`, SPEC 1).
 pub struct FileStore {
     dir: PathBuf,
+    /// Who writes through this store, for the audit log (issue 38):
+    /// set, every write is logged ahead of it.
+    actor: Option<std::sync::Arc<crate::audit::Actor>>,
 }
 
 /// What a directory listing found.
@@ -86,7 +93,20 @@ pub struct Listing {
 impl FileStore {
     /// A file store in `dir` (nothing is created or checked).
     pub fn new(dir: impl Into<PathBuf>) -> FileStore {
-        FileStore { dir: dir.into() }
+        FileStore {
+            dir: dir.into(),
+            actor: None,
+        }
+    }
+
+    /// Who writes through this store (see [`crate::store::Store::with_actor`]).
+    pub(crate) fn actor(&self) -> Option<&crate::audit::Actor> {
+        self.actor.as_deref()
+    }
+
+    /// This store, its writes logged as `actor`'s.
+    pub(crate) fn set_actor(&mut self, actor: Option<crate::audit::Actor>) {
+        self.actor = actor.map(std::sync::Arc::new);
     }
 
     /// The store's directory.

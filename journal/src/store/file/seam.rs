@@ -60,6 +60,15 @@ pub(crate) trait DirFile: Send {
     /// Give this unnamed file (see [`Dir::create_unnamed`]) the name `to`,
     /// refusing an existing one.
     fn link_unnamed(&self, to: &Path) -> io::Result<()>;
+    /// The last `max` bytes of the file (all of it when shorter) and the
+    /// offset they start at; `path` names it in errors.
+    fn read_tail(&mut self, path: &Path, max: u64) -> crate::Result<(u64, Vec<u8>)> {
+        let all = self.read_regular(path)?;
+        let start = all
+            .len()
+            .saturating_sub(usize::try_from(max).unwrap_or(usize::MAX));
+        Ok((start as u64, all.get(start..).unwrap_or_default().to_vec()))
+    }
 }
 
 /// The real store directory.
@@ -145,6 +154,19 @@ impl DirFile for OsHandle {
     }
     fn link_unnamed(&self, to: &Path) -> io::Result<()> {
         link_unnamed(&self.0, to)
+    }
+    fn read_tail(&mut self, path: &Path, max: u64) -> crate::Result<(u64, Vec<u8>)> {
+        use std::os::unix::fs::FileExt;
+        let md = self.0.metadata().map_err(|e| crate::Error::io(path, e))?;
+        if !md.is_file() {
+            return self.read_regular(path).map(|b| (0, b));
+        }
+        let start = md.len().saturating_sub(max);
+        let mut buf = vec![0; usize::try_from(md.len() - start).unwrap_or(0)];
+        self.0
+            .read_exact_at(&mut buf, start)
+            .map_err(|e| crate::Error::io(path, e))?;
+        Ok((start, buf))
     }
 }
 

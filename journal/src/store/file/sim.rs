@@ -127,7 +127,7 @@ struct SimFile {
 }
 
 /// What a crash leaves: durable names and their durable bytes.
-type Image = BTreeMap<String, Vec<u8>>;
+pub(super) type Image = BTreeMap<String, Vec<u8>>;
 
 impl SimDir {
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -135,7 +135,7 @@ impl SimDir {
     }
 
     /// A durable file named `n` holding `bytes`.
-    fn put(&self, n: &str, bytes: &[u8]) {
+    pub(super) fn put(&self, n: &str, bytes: &[u8]) {
         let mut s = self.state();
         let i = s.new_inode();
         s.inodes[i] = Inode {
@@ -316,7 +316,7 @@ impl DirFile for SimFile {
 }
 
 /// The store the sweep's operations run in: its directory is only a name.
-fn store() -> FileStore {
+pub(super) fn store() -> FileStore {
     FileStore::new("/sim")
 }
 
@@ -332,11 +332,11 @@ fn create_two(sim: &SimDir) -> bool {
     a.append(&rec(1)).is_ok() && a.append(&rec(2)).is_ok()
 }
 
-fn path(n: &str) -> std::path::PathBuf {
+pub(super) fn path(n: &str) -> std::path::PathBuf {
     store().dir().join(n)
 }
 
-fn lines_of(records: &[u64]) -> Vec<u8> {
+pub(super) fn lines_of(records: &[u64]) -> Vec<u8> {
     records
         .iter()
         .flat_map(|&s| raw(s).1.into_iter().chain([b'\n']))
@@ -345,7 +345,7 @@ fn lines_of(records: &[u64]) -> Vec<u8> {
 
 /// The seqs of a journal read back with the reader's rule, which must
 /// find no interior damage; its tail is returned too.
-fn read_back(bytes: &[u8]) -> (Vec<u64>, Tail) {
+pub(super) fn read_back(bytes: &[u8]) -> (Vec<u64>, Tail) {
     let (entries, tail) = lines::decode_all(bytes).expect("no interior damage after a crash");
     (entries.iter().map(|e| e.record.seq).collect(), tail)
 }
@@ -354,7 +354,7 @@ fn read_back(bytes: &[u8]) -> (Vec<u64>, Tail) {
 /// made, once to count its fsyncs, then crashing at each; `check` sees
 /// every image, and whether the operation ran to its end. Returns the
 /// fsync count and how many images were checked.
-fn sweep(
+pub(super) fn sweep(
     setup: impl Fn(&SimDir),
     op: impl Fn(&SimDir) -> bool,
     check: impl Fn(&Image, bool),

@@ -57,6 +57,8 @@ pub struct AsyncJetStreamStore {
     /// SPEC 8's hold: a run not at rest whose last record is younger than
     /// this is live (zero: no hold).
     hold: Duration,
+    /// Who writes through this store, for the audit log (issue 38).
+    actor: Option<Arc<crate::audit::Actor>>,
 }
 
 impl AsyncJetStreamStore {
@@ -75,7 +77,67 @@ impl AsyncJetStreamStore {
         Ok(AsyncJetStreamStore {
             core: Arc::new(core),
             hold: super::DEFAULT_HOLD,
+            actor: None,
         })
+    }
+
+    /// This store, every write of the operations by hand through it
+    /// ([`crate::ops::asynch`]) logged in the stream's audit log as
+    /// `actor`'s (with the NATS user its connection authenticates as), as
+    /// [`Store::with_actor`](crate::store::Store::with_actor) does.
+    pub fn with_actor(mut self, mut actor: crate::audit::Actor) -> AsyncJetStreamStore {
+        actor.nats_user = crate::nats::user_of(&self.core.settings);
+        self.actor = Some(Arc::new(actor));
+        self
+    }
+
+    /// Who writes through this store, when it logs its writes.
+    pub fn actor(&self) -> Option<&crate::audit::Actor> {
+        self.actor.as_deref()
+    }
+
+    /// The audit log's messages, in the log's order.
+    pub async fn audit_read(&self) -> Result<Vec<super::LogMessage>> {
+        self.core.audit_read().await
+    }
+
+    /// Make the write `plan` states by `change`, logged when this store
+    /// logs its writes: the async shape of `Store::audited` (the intent,
+    /// the change, the outcome).
+    pub(crate) async fn audited<T>(
+        &self,
+        plan: &crate::store::Plan,
+        change: impl std::future::Future<Output = Result<T>>,
+    ) -> Result<T> {
+        use crate::store::custody::{closed, intent_of, outcome_of};
+        let Some(actor) = self.actor.clone() else {
+            return change.await;
+        };
+        let (intent, base) = intent_of(&actor, plan, self.place())?;
+        self.core.writable()?;
+        let mut make = |n: u64, prev: Option<String>| {
+            crate::audit::Entry {
+                n,
+                prev,
+                time: crate::time::Time::now(),
+                ..intent.clone()
+            }
+            .encode()
+        };
+        self.core.audit_append(&mut make).await?;
+        let changed = change.await;
+        let outcome = outcome_of(base, plan, changed.as_ref().err());
+        let mut make = |n: u64, prev: Option<String>| {
+            crate::audit::Entry {
+                n,
+                prev,
+                time: crate::time::Time::now(),
+                ..outcome.clone()
+            }
+            .encode()
+        };
+        let logged = self.core.audit_append(&mut make).await;
+        closed(plan, changed, logged, self.place())
     }
 
     /// This store with another hold (zero turns it off).

@@ -45,6 +45,8 @@ pub struct JetStreamStore {
     /// SPEC 8's hold: a run not at rest whose last record is younger than
     /// this is live (zero: no hold).
     hold: Duration,
+    /// Who writes through this store, for the audit log (issue 38).
+    actor: Option<Arc<crate::audit::Actor>>,
 }
 
 impl JetStreamStore {
@@ -66,7 +68,22 @@ impl JetStreamStore {
             rt,
             core: bound.core,
             hold: DEFAULT_HOLD,
+            actor: None,
         })
+    }
+
+    /// Who writes through this store (see [`crate::store::Store::with_actor`]).
+    pub(crate) fn actor(&self) -> Option<&crate::audit::Actor> {
+        self.actor.as_deref()
+    }
+
+    /// This store, its writes logged as `actor`'s; the NATS user the
+    /// connection authenticates as is added from its settings.
+    pub(crate) fn set_actor(&mut self, actor: Option<crate::audit::Actor>) {
+        self.actor = actor.map(|mut a| {
+            a.nats_user = crate::nats::user_of(&self.core.settings);
+            Arc::new(a)
+        });
     }
 
     /// This store with another hold (`--hold`; zero turns it off).
@@ -136,6 +153,21 @@ impl JetStreamStore {
     /// The run's seq for a subject of this stream, if it is a record subject.
     pub fn parse_subject<'a>(&self, subject: &'a str) -> Option<(&'a str, Option<u64>)> {
         self.core.parse_subject(subject)
+    }
+
+    /// Append an audit entry (`audit.rs`): `make` makes it for its number
+    /// and the link of the entry before it.
+    pub(crate) fn audit_append(
+        &self,
+        make: &mut (dyn FnMut(u64, Option<String>) -> Vec<u8> + Send),
+    ) -> Result<(u64, Vec<u8>)> {
+        self.core.writable()?;
+        self.rt.block_on(self.core.audit_append(make))
+    }
+
+    /// The audit log's messages, in stream order (`audit.rs`).
+    pub fn audit_read(&self) -> Result<Vec<super::LogMessage>> {
+        self.rt.block_on(self.core.audit_read())
     }
 
     /// Valid run ids with a meta record, sorted.

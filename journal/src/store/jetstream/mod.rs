@@ -59,6 +59,7 @@
 
 mod append;
 mod asynch;
+mod audit;
 mod blocking;
 mod bulk;
 mod chain;
@@ -81,6 +82,7 @@ pub const DEFAULT_HOLD: std::time::Duration = std::time::Duration::from_secs(600
 
 pub use append::EXPECTED_SUBJECT_HEADER;
 pub use asynch::{AsyncJetStreamAppender, AsyncJetStreamStore};
+pub use audit::LogMessage;
 pub use blocking::{JetStreamAppender, JetStreamStore};
 pub use bulk::{release, ReadBudget};
 pub use chain::{new_runs, NewRun, NewRunReceiver, NewRunSender};

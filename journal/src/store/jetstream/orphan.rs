@@ -100,6 +100,10 @@ impl Core {
             .await
             .map_err(|e| self.err(None, format!("cannot list {filter}: {e}")))?
         {
+            // The audit log is no run (`audit.rs`).
+            if self.is_audit_subject(&subject) {
+                continue;
+            }
             let Some((run, seq)) = self.parse_subject(&subject) else {
                 continue;
             };
