@@ -809,66 +809,6 @@ impl Store {
         }
     }
 
-    /// Every backup the destructive commands kept of this store's runs,
-    /// oldest first ([`backup`]).
-    pub fn backups(&self) -> crate::Result<Vec<backup::Backup>> {
-        match self {
-            Store::File(f) => f.backups(),
-            Store::JetStream(j) => {
-                let (mut found, _) = backup::list_kept(j.name())?;
-                found.sort_by(|a, b| (a.when, &a.id).cmp(&(b.when, &b.id)));
-                Ok(found)
-            }
-        }
-    }
-
-    /// What prunes killed half way left (JetStream: a backup directory
-    /// renamed to be removed), for the next prune to finish.
-    pub(crate) fn unfinished_prunes(&self) -> crate::Result<Vec<PathBuf>> {
-        match self {
-            Store::File(_) => Ok(Vec::new()),
-            Store::JetStream(j) => backup::list_kept(j.name()).map(|(_, p)| p),
-        }
-    }
-
-    /// Remove backup `b`, or finish the removal an interrupted prune left
-    /// at `b.path`, durably: the file beside the journals (through the
-    /// directory seam), or the backup directory (renamed first).
-    pub(crate) fn prune_backup(&self, path: &std::path::Path) -> crate::Result<()> {
-        match self {
-            Store::File(f) => f.prune_backup(path),
-            Store::JetStream(_) => backup::remove_kept(path),
-        }
-    }
-
-    /// Whether the run `b.run` stored now is what putting backup `b` back
-    /// makes, or the start of it: a restore interrupted after the run's
-    /// name (file) or first records (JetStream) were stored, which the
-    /// next restore finishes. Its records, whole lines, are a prefix of
-    /// the backup's.
-    pub(crate) fn holds_backup(&self, b: &backup::Backup) -> crate::Result<bool> {
-        let kept = match self {
-            Store::File(_) => b.path.clone(),
-            Store::JetStream(_) => b.path.join(format!("{}.json", b.run)),
-        };
-        let kept = std::fs::read(&kept).map_err(|e| crate::Error::io(&kept, e))?;
-        let have = self.raw(&b.run)?;
-        Ok(kept.starts_with(&have) && (have.is_empty() || have.ends_with(b"\n")))
-    }
-
-    /// Start putting run `b.run` back from its backup `b`: on the file
-    /// backend it is done here (the backup linked back, crash-safe: see
-    /// `FileStore::restore_backup`); on JetStream the run is to be copied
-    /// back from the one-run file store the backup is, which the caller
-    /// does (a copy between stores is `migrate`'s), then removes the
-    /// backup ([`prune_backup`](Self::prune_backup)).
-    pub(crate) fn put_back(&self, b: &backup::Backup) -> crate::Result<PutBack> {
-        match self {
-            Store::File(f) => f.restore_backup(&b.run, &b.path).map(PutBack::Linked),
-            Store::JetStream(_) => Ok(PutBack::Copy(Store::File(file::FileStore::new(&b.path)))),
-        }
-    }
-
     /// Read each of `runs` completely with the reader's rule, many at once:
     /// in parallel (file) or concurrently on one connection (JetStream),
     /// in the order given. A JetStream run is read whole, every message on
