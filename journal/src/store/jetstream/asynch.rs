@@ -233,6 +233,12 @@ impl AsyncJetStreamStore {
     /// A writer for an existing run, continuing after its last record.
     /// It does not check the hold: call [`check_held`](Self::check_held)
     /// first, as a command that writes must.
+    ///
+    /// The writer keeps SPEC 2 and 8 (seqs in order, one writer, the
+    /// fence), not SPEC 6's rules of what a person may append (an answer
+    /// only to an open deferral, an approval only to a call that waits on
+    /// one), nor the audit log: a front end that answers, approves or ends
+    /// a run goes through [`crate::ops::asynch`], which checks and logs.
     pub async fn open(&self, run: &str) -> Result<AsyncJetStreamAppender> {
         self.core.writable()?;
         let w = self.core.open(run).await?;
