@@ -818,7 +818,7 @@ fn stream_check_and_info_name_the_server_and_its_subject_index() {
     let r = fisk_js(&srv, h, &["stream", "check", STREAM]);
     assert!(
         r.stdout.contains(&format!("  server:   nats-server {version}\n"))
-            && r.stdout.contains(&format!("  index:    {stored} subjects, about 0.0 MB of the server's memory on each replica (120 bytes a subject")),
+            && r.stdout.contains(&format!("  index:    {stored} subjects, about {} of the server's memory on each replica (120 bytes a subject", human(stored * 120))),
         "{}",
         r.stdout
     );
@@ -2651,4 +2651,13 @@ fn run_until_deferred(
         std::thread::sleep(Duration::from_millis(50));
     }
     child
+}
+
+/// Bytes as text output says them (KiB, MiB: one style everywhere).
+fn human(n: u64) -> String {
+    match n {
+        n if n < 1024 => format!("{n} B"),
+        n if n < 1024 * 1024 => format!("{:.1} KiB", n as f64 / 1024.0),
+        n => format!("{:.1} MiB", n as f64 / (1024.0 * 1024.0)),
+    }
 }
