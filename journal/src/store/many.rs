@@ -507,7 +507,7 @@ impl Store {
     }
 
     /// A cut of the store as it is now, for a copy that takes nothing
-    /// stored after it ([`journal_for_copy`](Self::journal_for_copy)):
+    /// stored after it (`journal_for_copy`):
     /// a stream's last sequence; `None` for a file store, whose runs a
     /// writer holds locked.
     pub fn cut(&self) -> crate::Result<Option<u64>> {
