@@ -18,6 +18,26 @@ use std::sync::Arc;
 /// The header the literal fence names its subject with (async-nats has no
 /// constant for it).
 pub const EXPECTED_SUBJECT_HEADER: &str = "Nats-Expected-Last-Subject-Sequence-Subject";
+
+/// A message fenced as every write is (SPEC 8): stored only if the last
+/// message on the subjects `on` (one subject, or a run's `PREFIX.RUN.>`)
+/// is at stream sequence `expected` (0: there is none), once under
+/// `msg_id`.
+pub(super) fn fenced(
+    body: impl Into<bytes::Bytes>,
+    msg_id: String,
+    expected: u64,
+    on: String,
+) -> jetstream::message::PublishMessage {
+    jetstream::message::PublishMessage::build()
+        .payload(body.into())
+        .message_id(msg_id)
+        .expected_last_subject_sequence(expected)
+        .header(
+            async_nats::HeaderName::from_static(EXPECTED_SUBJECT_HEADER),
+            on,
+        )
+}
 pub(super) const MSG_ID_HEADER: &str = "Nats-Msg-Id";
 
 /// JetStream's error code for a failed fence (wrong last sequence), on one
@@ -201,25 +221,17 @@ impl Writer {
         body: bytes::Bytes,
     ) -> jetstream::message::PublishMessage {
         let st = &self.core;
-        let msg = jetstream::message::PublishMessage::build()
-            .payload(body)
-            .message_id(self.msg_id(seq));
-        if seq == 1 || prev == 0 {
+        let on = if seq == 1 || prev == 0 {
             // A new run: nothing may exist anywhere under the run's
             // subjects but what `prev` names (the agent's wildcard fence,
             // here on an empty run or one message, so constant cost). This
             // is what makes a create safe without looking first: a run that
             // holds anything else refuses it.
-            msg.expected_last_subject_sequence(prev).header(
-                async_nats::HeaderName::from_static(EXPECTED_SUBJECT_HEADER),
-                format!("{}.{}.>", st.prefix, self.run),
-            )
+            format!("{}.{}.>", st.prefix, self.run)
         } else {
-            msg.expected_last_subject_sequence(prev).header(
-                async_nats::HeaderName::from_static(EXPECTED_SUBJECT_HEADER),
-                self.subject_of(seq - 1),
-            )
-        }
+            self.subject_of(seq - 1)
+        };
+        fenced(body, self.msg_id(seq), prev, on)
     }
 
     /// [`Appender::append_raw`](crate::store::Appender::append_raw):

@@ -13,7 +13,7 @@
 //! adopted when the subject holds its msg id. The message's store time is
 //! the entry's time as the store has it.
 
-use super::append::{error_code, refused_by_fence, EXPECTED_SUBJECT_HEADER};
+use super::append::{error_code, fenced, refused_by_fence};
 use super::core::Core;
 use super::pull::Reading;
 use crate::audit::{link, Entry, TOKEN};
@@ -99,14 +99,7 @@ impl Core {
             let line = make(n + 1, prev);
             let subject = self.audit_subject(n + 1);
             let msg_id = format!("{nonce}-{}", n + 1);
-            let msg = jetstream::message::PublishMessage::build()
-                .payload(bytes::Bytes::from(line.clone()))
-                .message_id(msg_id.clone())
-                .expected_last_subject_sequence(fence)
-                .header(
-                    async_nats::HeaderName::from_static(EXPECTED_SUBJECT_HEADER),
-                    filter.clone(),
-                );
+            let msg = fenced(line.clone(), msg_id.clone(), fence, filter.clone());
             let outcome = self.conn.publish(subject.clone(), msg).await;
             let refused = match outcome {
                 Some(Ok(ack)) if ack.stream == self.name => return Ok((n + 1, line)),

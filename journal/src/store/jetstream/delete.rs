@@ -17,14 +17,13 @@
 //! runtime: the blocking facade reads the run ([`Core::to_keep`]), fences
 //! it ([`Core::fence`]), keeps it, then purges it ([`Core::purge_kept`]).
 
-use super::append::{refused_by_fence, stream_full, EXPECTED_SUBJECT_HEADER, MSG_ID_HEADER};
+use super::append::{fenced, refused_by_fence, stream_full, MSG_ID_HEADER};
 use super::conn::new_nonce;
 use super::core::Core;
 use super::subject::{is_tombstone, TOMBSTONE};
 use super::{as_lines, sort_by_seq};
 use crate::error::{Error, Result};
 use crate::id;
-use async_nats::jetstream;
 
 /// What [`Core::fence`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,14 +168,12 @@ impl Core {
                 Why::Recover => "recover",
             }
         );
-        let msg = jetstream::message::PublishMessage::build()
-            .payload(body.into())
-            .message_id(msg_id.clone())
-            .expected_last_subject_sequence(upto)
-            .header(
-                async_nats::HeaderName::from_static(EXPECTED_SUBJECT_HEADER),
-                format!("{}.{run}.>", self.prefix),
-            );
+        let msg = fenced(
+            body,
+            msg_id.clone(),
+            upto,
+            format!("{}.{run}.>", self.prefix),
+        );
         let (why, fenced) = match self.conn.publish(subject.clone(), msg).await {
             Some(Ok(ack)) if ack.stream == self.name => return Ok(Fence::At(ack.sequence)),
             // This subject's fault, not the store's.

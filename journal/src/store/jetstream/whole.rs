@@ -35,14 +35,13 @@
 //! mark's time, so its error results come out the same). A mark of another
 //! command is refused, naming it.
 
-use super::append::{refused_by_fence, stream_full, EXPECTED_SUBJECT_HEADER, MSG_ID_HEADER};
+use super::append::{fenced, refused_by_fence, stream_full, MSG_ID_HEADER};
 use super::conn::new_nonce;
 use super::core::Core;
 use super::RunMessage;
 use crate::error::{Error, Remedy, Result};
 use crate::id;
 use crate::store::Intent;
-use async_nats::jetstream;
 use std::sync::Arc;
 
 /// The last token of a run's subjects that holds its mark and stage.
@@ -284,14 +283,12 @@ impl Core {
         expected: u64,
     ) -> Result<u64> {
         let msg_id = format!("{}-mark", new_nonce()?);
-        let msg = jetstream::message::PublishMessage::build()
-            .payload(body.into())
-            .message_id(msg_id.clone())
-            .expected_last_subject_sequence(expected)
-            .header(
-                async_nats::HeaderName::from_static(EXPECTED_SUBJECT_HEADER),
-                format!("{}.{run}.>", self.prefix),
-            );
+        let msg = fenced(
+            body,
+            msg_id.clone(),
+            expected,
+            format!("{}.{run}.>", self.prefix),
+        );
         let (why, fenced) = match self.conn.publish(subject.clone(), msg).await {
             Some(Ok(ack)) if ack.stream == self.name => return Ok(ack.sequence),
             Some(Ok(ack)) => {
