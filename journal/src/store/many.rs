@@ -129,10 +129,21 @@ impl Store {
     /// The run's stored records in seq order as the lines of a journal
     /// (each body followed by `\n`; a file journal's bytes as stored).
     pub fn read_lines(&self, run: &str) -> crate::Result<Vec<u8>> {
+        self.read_lines_at(run, None)
+    }
+
+    /// [`read_lines`](Self::read_lines) as the store held the run at
+    /// `cut` (a stream's [`cut`](Self::cut)): only the records stored at
+    /// or before it, none when the run was created after it. `None` (a
+    /// file store's cut): as it is now.
+    pub fn read_lines_at(&self, run: &str, cut: Option<u64>) -> crate::Result<Vec<u8>> {
         match self {
             Store::File(f) => Ok(f.read_bytes(run)?.1),
             Store::JetStream(j) => {
                 let mut messages = j.read_messages(run)?;
+                if let Some(cut) = cut {
+                    jetstream::upto_cut(&mut messages, cut);
+                }
                 jetstream::sort_by_seq(&mut messages);
                 Ok(jetstream::as_lines(&messages))
             }
@@ -506,8 +517,9 @@ impl Store {
         }
     }
 
-    /// A cut of the store as it is now, for a copy that takes nothing
-    /// stored after it (`journal_for_copy`):
+    /// A cut of the store as it is now, for a copy or a seal that takes
+    /// nothing stored after it (`journal_for_copy`,
+    /// [`read_lines_at`](Self::read_lines_at)):
     /// a stream's last sequence; `None` for a file store, whose runs a
     /// writer holds locked.
     pub fn cut(&self) -> crate::Result<Option<u64>> {

@@ -316,11 +316,11 @@ impl JetStreamStore {
 
     /// The run as the stream held it at sequence `upto` (a cut taken
     /// with [`last_sequence`](Self::last_sequence)): its messages stored
-    /// at or before it, from `messages` when given, else read now,
-    /// decoded as [`read_prefix`](Self::read_prefix) (`lenient`) or
-    /// [`read`](Self::read) do. A run's records are stored in seq order,
-    /// so what is left is a prefix of it; empty when the run was created
-    /// after the cut.
+    /// at or before it ([`upto_cut`](super::upto_cut)), from `messages`
+    /// when given, else read now, decoded as
+    /// [`read_prefix`](Self::read_prefix) (`lenient`) or
+    /// [`read`](Self::read) do: empty when the run was created after the
+    /// cut.
     pub fn journal_upto(
         &self,
         run: &str,
@@ -332,7 +332,7 @@ impl JetStreamStore {
             Some(m) => m,
             None => self.read_messages(run)?,
         };
-        messages.retain(|m| m.stream_seq <= upto);
+        super::upto_cut(&mut messages, upto);
         self.core.decode_run(run, messages, lenient)
     }
 

@@ -93,7 +93,7 @@ pub use config::{
 };
 pub use follow::JetStreamFollow;
 pub use orphan::{Headless, Orphan};
-pub use subject::{as_lines, is_tombstone, sort_by_seq, subject, RunMessage};
+pub use subject::{as_lines, is_tombstone, sort_by_seq, subject, upto_cut, RunMessage};
 pub(crate) use verify::verify_run_on;
 pub use verify::{
     invalid_id_report, orphan_report, stream_config_findings, verify_jetstream_run,

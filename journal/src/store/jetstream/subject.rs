@@ -39,6 +39,14 @@ pub fn sort_by_seq(messages: &mut [RunMessage]) {
     messages.sort_by_key(|m| (m.subject_seq.unwrap_or(u64::MAX), m.stream_seq));
 }
 
+/// Keep only the messages stored at or before stream sequence `cut` (a
+/// cut taken with `last_sequence`): the run as the stream held it then.
+/// A run's records are stored in seq order, so what is kept is a prefix
+/// of it; nothing when the run was created after the cut.
+pub fn upto_cut(messages: &mut Vec<RunMessage>, cut: u64) {
+    messages.retain(|m| m.stream_seq <= cut);
+}
+
 /// The bodies as the lines of a journal: each followed by `\n`.
 pub fn as_lines<'a, I>(messages: I) -> Vec<u8>
 where
