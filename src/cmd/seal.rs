@@ -3,16 +3,18 @@
 //! optionally signed (`--key`, or a key made now with `--new-key`), kept
 //! in a file of its own (`--out`, never over an existing one) and
 //! recorded in the store's audit log. `verify --against FILE` checks a
-//! store, a migrated copy of it or an exported run against it later.
+//! store, a migrated copy of it or an exported run against it later. A
+//! stream is sealed as it was when seal started (issue 40): up to its
+//! cut, which the output says.
 //!
-//! JSON (`-o json`): `{seal, root, runs, time, previous, signed_by,
+//! JSON (`-o json`): `{seal, root, runs, time, cut, previous, signed_by,
 //! public_key, verify}` (`schemas/output/seal.json`).
 
 use crate::cli::SealArgs;
 use crate::error::{CmdResult, Failure};
 use crate::invocation::Invocation;
 use crate::open::open_store;
-use crate::output::{json_pretty, Format};
+use crate::output::{json_pretty, thousands, Format};
 use journal::custody::{key, seal};
 use serde::Serialize;
 use std::io::Write;
@@ -26,6 +28,9 @@ struct Done {
     root: String,
     runs: usize,
     time: journal::time::Time,
+    /// A stream: the sequence it was sealed up to (its last when seal
+    /// started); `None` for a file store.
+    cut: Option<u64>,
     previous: Option<String>,
     signed_by: Option<String>,
     /// The public key made with --new-key.
@@ -81,6 +86,7 @@ pub fn run(g: &Invocation, a: SealArgs, out: &mut dyn Write) -> CmdResult {
         root: s.root.clone(),
         runs: s.runs.len(),
         time: s.time,
+        cut: s.cut,
         previous: s.previous.clone(),
         signed_by: s.signature.as_ref().map(|x| x.key.clone()),
         public_key,
@@ -107,6 +113,13 @@ pub fn run(g: &Invocation, a: SealArgs, out: &mut dyn Write) -> CmdResult {
                     store.describe(),
                     done.root
                 )?,
+            }
+            if let Some(cut) = done.cut {
+                writeln!(
+                    out,
+                    "the store as it was when seal started: up to stream sequence {}; what was stored after it is left for the next seal",
+                    thousands(cut)
+                )?;
             }
             if let Some(p) = &done.previous {
                 writeln!(out, "it follows the seal with root {p}")?;

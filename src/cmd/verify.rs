@@ -647,6 +647,7 @@ fn against(
                     "path": path,
                     "root": s.root,
                     "time": s.time,
+                    "cut": s.cut,
                     "root_ok": standing.root_ok,
                     "signed": standing.signed,
                     "signed_by": standing.signed_by,
@@ -662,9 +663,13 @@ fn against(
             let when = s.time.to_rfc3339();
             writeln!(
                 out,
-                "seal {} of {} at {when}: {} run(s), root {}",
+                "seal {} of {} at {when}{}: {} run(s), root {}",
                 crate::hint::quote_path(path),
                 sanitize(&s.store, false),
+                s.cut.map_or(String::new(), |c| format!(
+                    ", up to stream sequence {}",
+                    thousands(c)
+                )),
                 s.runs.len(),
                 s.root
             )?;

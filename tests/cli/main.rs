@@ -48,6 +48,7 @@ mod reference;
 mod repair;
 mod runner;
 mod schema;
+mod seal_cut;
 mod search_roles;
 mod steps;
 mod transcript;

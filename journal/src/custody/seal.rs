@@ -12,6 +12,12 @@
 //! root. Editing any of it changes the root, so a seal that was edited
 //! says so, and a signature by another key says so.
 //!
+//! A stream is sealed as it was at one moment (issue 40), though agents
+//! write to it while the seal reads: the cut (its last sequence, taken
+//! before the runs are listed) is recorded and hashed into the root, and
+//! every run is sealed as the stream held it at the cut; a run created
+//! after it is left for the next seal.
+//!
 //! A record's bytes are the same in a journal file, on a stream and in an
 //! exported journal (`export --format jsonl`), so a seal made of one is
 //! checked against any copy of it: [`compare`] needs only the records.
@@ -78,6 +84,11 @@ pub struct Seal {
     pub previous: Option<String>,
     /// The audit log as sealed.
     pub log: LogHead,
+    /// A stream: the sequence it was sealed at (its last when the seal
+    /// started); nothing stored after it is sealed. `None`: a file store,
+    /// or a seal written before seals took a cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut: Option<u64>,
     /// Every run, by id.
     pub runs: BTreeMap<String, Sealed>,
     /// The root: SHA-256 of everything above, hex.
@@ -136,7 +147,8 @@ impl Sealed {
 
 impl Seal {
     /// The root of this seal's contents (what it says; the `root` field
-    /// is what it claims).
+    /// is what it claims). The cut's line is hashed only when there is a
+    /// cut, so a seal without one has the root it always had.
     pub fn compute_root(&self) -> String {
         let mut h = Sha256::new();
         h.update(format!("fisk-admin seal {}\n", self.fisk_admin_seal));
@@ -148,6 +160,9 @@ impl Seal {
             self.log.head.as_deref().unwrap_or("-"),
             self.log.first.as_deref().unwrap_or("-")
         ));
+        if let Some(cut) = self.cut {
+            h.update(format!("cut {cut}\n"));
+        }
         for (run, s) in &self.runs {
             h.update(format!(
                 "{run} {} {} {}\n",
@@ -189,18 +204,25 @@ impl Seal {
 
 /// Seal every run of `store` now, chained to the last seal its audit log
 /// records, signed by `key` when given, and record it in the log (when
-/// the store logs its writes).
+/// the store logs its writes). A stream is sealed as it was at its cut
+/// ([`Store::cut`]).
 pub fn seal(store: &Store, key: Option<&super::key::Key>) -> Result<Seal> {
     let log = store.audit_log()?;
     let previous = log.iter().rev().find_map(|l| match &l.entry {
         Ok(e) if e.kind == crate::audit::Kind::Seal => e.root.clone(),
         _ => None,
     });
+    // The cut is taken before the runs are listed, so the listing holds
+    // every run the stream held at the cut; a run listed that held
+    // nothing then was created after it, and is left out.
+    let cut = store.cut()?;
     let runs = store.runs()?;
-    let sealed = read_all(store, &runs);
+    let sealed = read_all(store, &runs, cut);
     let mut out = BTreeMap::new();
     for (run, got) in runs.into_iter().zip(sealed) {
-        out.insert(run, got?);
+        if let Some(s) = got? {
+            out.insert(run, s);
+        }
     }
     let mut s = Seal {
         fisk_admin_seal: FORMAT,
@@ -212,6 +234,7 @@ pub fn seal(store: &Store, key: Option<&super::key::Key>) -> Result<Seal> {
             head: log.last().map(|l| link(&l.raw)),
             first: log.first().map(|l| link(&l.raw)),
         },
+        cut,
         runs: out,
         root: String::new(),
         signature: None,
@@ -228,22 +251,36 @@ pub fn seal(store: &Store, key: Option<&super::key::Key>) -> Result<Seal> {
         root: Some(s.root.clone()),
         runs: Some(s.runs.len() as u64),
         previous: s.previous.clone(),
-        detail: s
-            .signature
-            .as_ref()
-            .map(|g| format!("signed by key {}", g.key)),
+        detail: detail(&s),
         ..Default::default()
     })?;
     Ok(s)
 }
 
-/// Every run of `runs` read and sealed, in parallel, in order.
-fn read_all(store: &Store, runs: &[String]) -> Vec<Result<Sealed>> {
+/// The audit entry's detail: the cut and the key, whichever there are.
+fn detail(s: &Seal) -> Option<String> {
+    let said: Vec<String> = [
+        s.cut.map(|c| format!("up to stream sequence {c}")),
+        s.signature
+            .as_ref()
+            .map(|g| format!("signed by key {}", g.key)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    (!said.is_empty()).then(|| said.join("; "))
+}
+
+/// Every run of `runs` read and sealed as it was at `cut`, in parallel,
+/// in order; `None` for a run that held nothing at the cut (created
+/// after it).
+fn read_all(store: &Store, runs: &[String], cut: Option<u64>) -> Vec<Result<Option<Sealed>>> {
     use rayon::prelude::*;
     runs.par_iter()
         .map(|r| {
-            let bytes = store.read_lines(r)?;
-            Ok(Sealed::of(&records_of(&bytes)))
+            let bytes = store.read_lines_at(r, cut)?;
+            let records = records_of(&bytes);
+            Ok((cut.is_none() || !records.is_empty()).then(|| Sealed::of(&records)))
         })
         .collect()
 }
@@ -567,6 +604,7 @@ mod tests {
             time: Time::parse("2026-12-01T08:00:00Z").unwrap(),
             previous: None,
             log: LogHead::default(),
+            cut: None,
             runs: BTreeMap::from([("a".to_owned(), Sealed::of(&refs(&r)))]),
             root: String::new(),
             signature: None,
@@ -582,5 +620,56 @@ mod tests {
         let mut e = s.clone();
         e.time = Time::parse("2026-12-02T08:00:00Z").unwrap();
         assert!(!standing(&e, None).root_ok);
+        // A stream's cut is sealed too: changed, added or taken away.
+        let mut c = s.clone();
+        c.cut = Some(41);
+        assert!(!standing(&c, None).root_ok);
+        c.root = c.compute_root();
+        assert!(standing(&c, None).ok());
+        let mut e = c.clone();
+        e.cut = Some(40);
+        assert!(!standing(&e, None).root_ok);
+        let mut e = c.clone();
+        e.cut = None;
+        assert!(!standing(&e, None).root_ok);
+    }
+
+    /// A seal written before seals took a cut (issue 40), byte for byte
+    /// as fisk-admin wrote it then, with its root computed then: it still
+    /// reads and stands.
+    #[test]
+    fn a_seal_written_before_seals_took_a_cut_still_stands() {
+        const OLD: &str = r#"{
+  "fisk_admin_seal": 1,
+  "store": "directory /x",
+  "time": "2026-12-01T08:00:00Z",
+  "previous": "abababababababababababababababababababababababababababababababab",
+  "log": {
+    "entries": 2,
+    "head": "cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd",
+    "first": "efefefefefefefefefefefefefefefefefefefefefefefefefefefefefefefef"
+  },
+  "runs": {
+    "a": {
+      "records": 3,
+      "head": "071edcdb5f7022d9aa7d43b948607a47db34fb6496709577b70ea282c85bdf9d",
+      "links": "tskMpLovcm12Uop1IxQaCwQnj3TTTRC1sD+pBkttQnEHHtzbX3Ai2ap9Q7lIYHpH"
+    },
+    "b": {
+      "records": 1,
+      "head": "b6c90ca4ba2f726d76528a7523141a0b896627cd4d7c85e3cbc7d269acc04e7b",
+      "links": "tskMpLovcm12Uop1IxQaCw=="
+    }
+  },
+  "root": "24dc81aeef3bcaf7df7d9dba79c5b96b0e8a92d3dcfd597e963881dc98e4c958"
+}
+"#;
+        let s: Seal = serde_json::from_str(OLD).unwrap();
+        assert_eq!(s.cut, None);
+        assert!(standing(&s, None).ok());
+        // Written again, it is the same bytes: no cut key appears.
+        assert_eq!(String::from_utf8(s.to_json()).unwrap(), OLD);
+        let r = recs(3);
+        assert_eq!(compare(&s.runs["a"], &refs(&r)), Verdict::Unchanged);
     }
 }
