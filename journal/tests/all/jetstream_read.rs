@@ -172,10 +172,16 @@ fn publish(srv: &NatsServer, prefix: &str, runs: &[Published], interleaved: bool
     }
     srv.with_js(async move |js| {
         // Sent one after another (stream order is publish order), the acks
-        // awaited after.
+        // awaited after each thousand (the client holds no more than a
+        // few thousand acks outstanding: a publish past them waits).
         let mut acks = Vec::new();
         for (s, b) in msgs {
             acks.push(js.publish(s, b.into()).await.unwrap());
+            if acks.len() == 1000 {
+                for a in acks.drain(..) {
+                    a.await.unwrap();
+                }
+            }
         }
         for a in acks {
             a.await.unwrap();
@@ -479,4 +485,138 @@ fn a_server_gone_after_the_listing_fails_each_run_at_once() {
             Ok(n) => panic!("{}: read {n} records from a server that is gone", s.run_id),
         }
     }
+}
+
+/// What `f` gives, and how many consumers the server made on `stream`
+/// while it ran (its consumer-created advisories).
+fn consumers_made<T>(srv: &NatsServer, stream: &str, f: impl FnOnce() -> T) -> (T, usize) {
+    use futures_util::StreamExt;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let url = srv.settings().servers[0].clone();
+    let subject = format!("$JS.EVENT.ADVISORY.CONSUMER.CREATED.{stream}.>");
+    let stop = Arc::new(AtomicBool::new(false));
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    let stopped = stop.clone();
+    let counter = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let client = async_nats::connect(url).await.unwrap();
+            let mut sub = client.subscribe(subject).await.unwrap();
+            client.flush().await.unwrap();
+            ready_tx.send(()).unwrap();
+            let mut n = 0;
+            while !stopped.load(Ordering::Relaxed) {
+                let wait = std::time::Duration::from_millis(20);
+                if let Ok(Some(_)) = tokio::time::timeout(wait, sub.next()).await {
+                    n += 1;
+                }
+            }
+            n
+        })
+    });
+    ready_rx.recv().unwrap();
+    let out = f();
+    // Advisories are sent after the fact: time for the last to come.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    stop.store(true, Ordering::Relaxed);
+    (out, counter.join().unwrap())
+}
+
+#[test]
+fn a_few_runs_of_many_are_read_by_batched_gets_without_a_consumer() {
+    let srv = NatsServer::start();
+    let runs = runs();
+    srv.spec_stream("ONEBYONE", "one.>");
+    srv.spec_stream("CONCURRENT", "mix.>");
+    publish(&srv, "one", &runs, false);
+    publish(&srv, "mix", &runs, true);
+    for (stream, what) in [
+        ("ONEBYONE", "runs one after another"),
+        ("CONCURRENT", "interleaved runs"),
+    ] {
+        let store = Store::JetStream(Box::new(srv.store(stream)));
+        let listed = store.summaries().unwrap();
+        let healthy: Vec<&Summary> = listed
+            .iter()
+            .filter(|s| !DAMAGED.iter().any(|(id, _)| *id == s.run_id))
+            .collect();
+        // A few healthy runs, a small part of the stream: every one comes
+        // whole from batched gets, and no consumer is made.
+        let few: Vec<&Summary> = healthy.iter().step_by(9).copied().collect();
+        assert!(few.len() > 10, "{what}: {} runs", few.len());
+        let (read, made) = consumers_made(&srv, stream, || {
+            store.read_each(&few, |_, j| j.map(|j| j.entries.len()))
+        });
+        assert_eq!(made, 0, "{what}: a few runs read through a consumer");
+        for (s, r) in few.iter().zip(&read) {
+            assert!(matches!(r, Ok(n) if *n > 0), "{what}: {}: {r:?}", s.run_id);
+        }
+        same_as_run_by_run(&store, &few, Store::READ_EACH, what);
+        // Every run, the whole stream: one consumer over the prefix (so
+        // the count above would have seen one), and the damaged runs on
+        // their own.
+        let all: Vec<&Summary> = healthy.to_vec();
+        let (_, made) = consumers_made(&srv, stream, || store.read_each(&all, |_, j| j.is_ok()));
+        assert_eq!(made, 1, "{what}: the whole prefix through one consumer");
+    }
+}
+
+#[test]
+fn runs_longer_or_heavier_than_one_batched_answer_are_read_whole() {
+    let srv = NatsServer::start();
+    srv.spec_stream("BIG", "big.>");
+    let runs = runs();
+    let batch: Vec<Vec<u8>> = runs
+        .iter()
+        .find(|(id, _)| id == "tool-batch")
+        .unwrap()
+        .1
+        .iter()
+        .map(|(_, b)| b.clone())
+        .collect();
+    // Other runs, so these are a small part of the stream.
+    let mut all: Vec<Published> = Vec::new();
+    for tag in ["f1-", "f2-", "f3-", "f4-", "f5-"] {
+        all.extend(runs.iter().map(|(id, m)| (format!("{tag}{id}"), m.clone())));
+    }
+    // Longer than one answer holds (1,024 messages): read on its own.
+    let mut long = vec![batch[0].clone()];
+    long.extend((2..=1_100).map(|seq| with_seq(&batch[2], seq)));
+    all.push(("long".into(), numbered(&long)));
+    // Heavier than one answer brings (8 MiB): asked again for the rest.
+    let pad = "x".repeat(150_000);
+    for k in 0..10 {
+        let heavy: Vec<Vec<u8>> = batch
+            .iter()
+            .map(|b| {
+                let text = std::str::from_utf8(b).unwrap();
+                let rest = text.strip_prefix('{').unwrap();
+                format!("{{\"pad\":\"{pad}\",{rest}").into_bytes()
+            })
+            .collect();
+        all.push((format!("heavy-{k}"), numbered(&heavy)));
+    }
+    publish(&srv, "big", &all, true);
+    let store = Store::JetStream(Box::new(srv.store("BIG")));
+    let listed = store.summaries().unwrap();
+    let pick = |f: &dyn Fn(&str) -> bool| -> Vec<&Summary> {
+        listed.iter().filter(|s| f(&s.run_id)).collect()
+    };
+    let heavy = pick(&|id| id.starts_with("heavy-"));
+    assert_eq!(heavy.len(), 10);
+    let (read, made) = consumers_made(&srv, "BIG", || {
+        store.read_each(&heavy, |_, j| j.map(|j| j.entries.len()))
+    });
+    assert_eq!(made, 0, "heavy runs read through a consumer");
+    assert!(read.iter().all(|r| matches!(r, Ok(7))), "{read:?}");
+    same_as_run_by_run(&store, &heavy, Store::READ_EACH, "heavy runs");
+    let long_and_few = pick(&|id| id == "long" || id.starts_with("f1-a3-"));
+    assert!(long_and_few.len() > 3);
+    same_as_run_by_run(&store, &long_and_few, Store::READ_EACH, "a long run");
+    let read = store.read_each(&pick(&|id| id == "long"), |_, j| j.map(|j| j.entries.len()));
+    assert!(matches!(read[..], [Ok(1_100)]), "{read:?}");
 }

@@ -6,6 +6,7 @@
 //! however they interleave, within a memory budget.
 
 use super::core::Core;
+use super::gets::Listed;
 use super::pull::Reading;
 use super::RunMessage;
 use crate::error::Result;
@@ -59,6 +60,11 @@ const READ_GROUP: Grouping = Grouping {
     share: 8,
     scan_once: true,
 };
+
+/// Batched gets read the runs of a whole-store read when they hold less
+/// than 1/`GETS_SHARE` of the stream's messages; a consumer over the whole
+/// prefix, which costs less a message delivered, reads more.
+const GETS_SHARE: u64 = 2;
 
 /// How much of a JetStream source
 /// [`JetStreamStore::stream_runs`](super::JetStreamStore::stream_runs) may hold,
@@ -224,9 +230,34 @@ impl Core {
         // Each run's last message: its record count and the stream
         // sequence it ends at (only those are kept, not the message).
         if let Some(known) = known {
-            let ends = (0..runs.len()).map(|i| known.get(i).copied().flatten());
+            let mut ends: Vec<Option<(u64, u64)>> = (0..runs.len())
+                .map(|i| known.get(i).copied().flatten())
+                .collect();
+            if self.by_gets(&ends).await? {
+                let listed = ends.iter().enumerate().filter_map(|(index, e)| {
+                    e.map(|(records, end)| Listed {
+                        index,
+                        records,
+                        end,
+                    })
+                });
+                let refused = self
+                    .pass_by_gets(runs, listed.collect(), budget, held, give)
+                    .await;
+                // The server refused batched gets: the rest through a
+                // consumer (the runs handed over are not read again).
+                let left: std::collections::HashSet<usize> = refused.into_iter().collect();
+                for (i, e) in ends.iter_mut().enumerate() {
+                    if !left.contains(&i) {
+                        *e = None;
+                    }
+                }
+                if left.is_empty() {
+                    return Ok(());
+                }
+            }
             return self
-                .pass_ending(runs, ends.collect(), READ_GROUP, budget, held, give)
+                .pass_ending(runs, ends, READ_GROUP, budget, held, give)
                 .await;
         }
         let lasts = futures_util::stream::iter(runs.iter())
@@ -242,6 +273,25 @@ impl Core {
             .await;
         self.pass_ending(runs, lasts, GROUP, budget, held, give)
             .await
+    }
+
+    /// Whether the runs of `ends` (their lengths) are read by batched
+    /// gets ([`pass_by_gets`](Self::pass_by_gets)) rather than a
+    /// consumer: where the server allows it, and the runs hold less than
+    /// [`GETS_SHARE`] of the stream's messages.
+    async fn by_gets(&self, ends: &[Option<(u64, u64)>]) -> Result<bool> {
+        if !self.gets_whole_runs() {
+            return Ok(false);
+        }
+        let expected: u64 = ends.iter().flatten().map(|(n, _)| n).sum();
+        let mut stream = self.stream.clone();
+        let total = self
+            .conn
+            .info(&mut stream, &self.name)
+            .await?
+            .state
+            .messages;
+        Ok(expected.saturating_mul(GETS_SHARE) < total)
     }
 
     /// [`stream_pass`](Self::stream_pass) once each run's end is known

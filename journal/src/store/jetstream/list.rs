@@ -27,9 +27,10 @@
 //!
 //! Memory: [`GROUPS`] groups of [`GROUP`] runs are summarised at a time,
 //! each holding its runs' tails until they are summarised; one batched get
-//! brings at most [`BATCH_BYTES`] (or one larger message, alone).
+//! brings at most [`BATCH_BYTES`](super::multi::BATCH_BYTES) (or one larger message, alone).
 
 use super::core::Core;
+use super::multi::{Answer, MOST_ANSWERS};
 use super::CONCURRENCY;
 use crate::error::{Error, Result};
 use crate::id;
@@ -55,10 +56,6 @@ const GROUPS: usize = 4;
 /// Subjects in one batched get: the server answers at most 1,024
 /// messages to one (413 beyond).
 const BATCH_SUBJECTS: usize = 1000;
-
-/// Bytes one batched get may bring: the server stops after the message
-/// that passes this, and the rest are asked for again.
-const BATCH_BYTES: usize = 8 << 20;
 
 /// Records back asked for at once for one run, at most (the first two
 /// rounds ask for one, then twice as many each round).
@@ -386,54 +383,23 @@ impl Core {
         &self,
         subjects: &[String],
     ) -> std::result::Result<Option<HashMap<String, StreamMessage>>, String> {
-        let client = self.conn.js.client();
-        let inbox = client.new_inbox();
-        let mut sub = client
-            .subscribe(inbox.clone())
-            .await
-            .map_err(|e| e.to_string())?;
-        let to = format!("{}.DIRECT.GET.{}", self.conn.api, self.name);
+        let mut ask = self.multi_get().await?;
         let mut found = HashMap::with_capacity(subjects.len());
         let mut todo: Vec<&String> = subjects.iter().collect();
         loop {
-            let body = serde_json::json!({ "multi_last": todo, "max_bytes": BATCH_BYTES });
-            let body = serde_json::to_vec(&body).map_err(|e| e.to_string())?;
-            client
-                .publish_with_reply(to.clone(), inbox.clone(), body.into())
-                .await
-                .map_err(|e| e.to_string())?;
-            let mut got = 0usize;
-            let pending = loop {
-                let m = match tokio::time::timeout(REQUEST_TIMEOUT, sub.next()).await {
-                    Ok(Some(m)) => m,
-                    Ok(None) => return Err("the connection closed".into()),
-                    Err(_) => {
-                        return Err(format!("no answer within {}s", REQUEST_TIMEOUT.as_secs()))
-                    }
-                };
-                let Some(status) = m.status else {
-                    let m = StreamMessage::try_from(m).map_err(|e| e.to_string())?;
-                    found.insert(m.subject.to_string(), m);
-                    got += 1;
-                    continue;
-                };
-                let why = m.description.clone().unwrap_or_default();
-                match status.as_u16() {
-                    // End of batch: how many it left out.
-                    204 => break pending_of(&m),
-                    // None of the subjects holds a message.
-                    404 if got == 0 && why == "No Results" => break 0,
-                    // No batched gets here (408: an older server takes the
-                    // request for an empty one), or no one answers them.
-                    408 => return Ok(None),
-                    _ if status == StatusCode::NO_RESPONDERS => return Ok(None),
-                    _ => return Err(format!("{} {why}", status.as_u16())),
-                }
+            let (got, pending) = match ask.ask(&todo, None).await? {
+                Answer::Got(got, pending) => (got, pending),
+                Answer::Unsupported => return Ok(None),
+                Answer::TooMany => return Err(format!("413 more than {MOST_ANSWERS} messages")),
             };
+            let brought = got.len();
+            for m in got {
+                found.insert(m.subject.to_string(), m);
+            }
             if pending == 0 {
                 return Ok(Some(found));
             }
-            if got == 0 {
+            if brought == 0 {
                 return Err(format!(
                     "a batched get brought nothing of {pending} messages"
                 ));
@@ -597,13 +563,4 @@ impl Core {
         }
         self.last_of_run(run).await
     }
-}
-
-/// The messages a batched get's end-of-batch says it left out.
-fn pending_of(m: &async_nats::Message) -> u64 {
-    m.headers
-        .as_ref()
-        .and_then(|h| h.get("Nats-Num-Pending"))
-        .and_then(|v| v.as_str().parse().ok())
-        .unwrap_or(0)
 }
