@@ -30,6 +30,9 @@ pub(super) struct Core {
     /// direct gets until it says otherwise.
     pub(super) direct_wildcards: AtomicBool,
     pub(super) batched_gets: AtomicBool,
+    /// Connections besides `conn` that reads spread their direct gets
+    /// over ([`reader`](Self::reader)), opened on first use.
+    pub(super) readers: tokio::sync::OnceCell<Vec<async_nats::Client>>,
 }
 
 impl Core {
@@ -50,6 +53,7 @@ impl Core {
             direct: config.allow_direct,
             direct_wildcards: AtomicBool::new(config.allow_direct),
             batched_gets: AtomicBool::new(config.allow_direct),
+            readers: tokio::sync::OnceCell::new(),
             conn,
             stream,
             name: name.to_owned(),
@@ -57,6 +61,35 @@ impl Core {
             config,
             settings: settings.clone(),
         })
+    }
+
+    /// The connection for the direct gets of lane `lane`: the server
+    /// answers direct gets inline, in each connection's read loop, so the
+    /// requests of one connection are served one after another; lanes
+    /// spread them over [`readers`](super::readers) connections (`conn`
+    /// and ones opened for reading on first use; `conn` when one cannot
+    /// be opened).
+    pub(super) async fn reader(&self, lane: usize) -> async_nats::Client {
+        let n = super::readers();
+        if n <= 1 || lane % n == 0 {
+            return self.conn.js.client();
+        }
+        let extra = self
+            .readers
+            .get_or_init(|| async {
+                let mut v = Vec::new();
+                for _ in 1..n {
+                    if let Ok(c) = super::conn::connect(&self.settings).await {
+                        v.push(c);
+                    }
+                }
+                v
+            })
+            .await;
+        extra
+            .get(lane % n - 1)
+            .cloned()
+            .unwrap_or_else(|| self.conn.js.client())
     }
 
     /// Refuse a stream that breaks SPEC 8, naming each setting; but for

@@ -90,7 +90,7 @@ impl Core {
                     while !ready() {
                         tokio::time::sleep(Duration::from_millis(2)).await;
                     }
-                    self.get_runs(names, request).await
+                    self.get_runs(names, request, k).await
                 }
             })
             .buffered(IN_FLIGHT);
@@ -114,9 +114,9 @@ impl Core {
 
     /// The runs of one request, asked again for those a full answer left
     /// out, and in halves when more matched than one answer holds.
-    async fn get_runs(&self, names: &[String], request: &[Listed]) -> Came {
+    async fn get_runs(&self, names: &[String], request: &[Listed], lane: usize) -> Came {
         let mut out: Vec<(usize, Option<Vec<RunMessage>>)> = Vec::new();
-        let Ok(mut ask) = self.multi_get().await else {
+        let Ok(mut ask) = self.multi_get(lane).await else {
             return Ok(request.iter().map(|l| (l.index, None)).collect());
         };
         let mut queue: Vec<Vec<Listed>> = vec![request.to_vec()];

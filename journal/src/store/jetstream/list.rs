@@ -139,7 +139,7 @@ impl Core {
         let groups = runs.len().div_ceil(GROUP);
         let group = |i: usize| runs.get(i * GROUP..runs.len().min((i + 1) * GROUP));
         let mut parts = futures_util::stream::iter(0..groups)
-            .map(|i| self.summarise_group(group(i).unwrap_or_default(), hold))
+            .map(|i| self.summarise_group(group(i).unwrap_or_default(), hold, i))
             .buffered(GROUPS);
         while let Some(part) = parts.next().await {
             part.into_iter().for_each(&mut each);
@@ -148,7 +148,7 @@ impl Core {
 
     /// One group: the last message of each run, then rounds of batched
     /// gets until every tail is complete.
-    async fn summarise_group(&self, runs: &[String], hold: Duration) -> Vec<Summary> {
+    async fn summarise_group(&self, runs: &[String], hold: Duration, lane: usize) -> Vec<Summary> {
         // A run named twice is read once (a round's answers are keyed by
         // subject) and its summary given twice.
         let mut unique: Vec<&String> = runs.iter().collect();
@@ -156,7 +156,7 @@ impl Core {
         unique.dedup();
         if unique.len() < runs.len() {
             let unique: Vec<String> = unique.into_iter().cloned().collect();
-            let once = Box::pin(self.summarise_group(&unique, hold)).await;
+            let once = Box::pin(self.summarise_group(&unique, hold, lane)).await;
             let by_run: HashMap<&str, &Summary> =
                 unique.iter().map(String::as_str).zip(&once).collect();
             return runs
@@ -167,7 +167,7 @@ impl Core {
                 })
                 .collect();
         }
-        let lasts = self.lasts_of_runs(runs).await;
+        let lasts = self.lasts_of_runs(runs, lane).await;
         let mut done: Vec<Option<Summary>> = vec![None; runs.len()];
         let mut open = Vec::new();
         for (index, (run, last)) in runs.iter().zip(lasts).enumerate() {
@@ -194,7 +194,7 @@ impl Core {
             if wanted.is_empty() {
                 break;
             }
-            let mut got = self.get_subjects(wanted).await;
+            let mut got = self.get_subjects(wanted, lane).await;
             for t in &mut open {
                 self.take(t, &mut got);
             }
@@ -325,7 +325,7 @@ impl Core {
     }
 
     /// The last message on each subject, batched where the server can.
-    async fn get_subjects(&self, subjects: Vec<String>) -> HashMap<String, Got> {
+    async fn get_subjects(&self, subjects: Vec<String>, lane: usize) -> HashMap<String, Got> {
         let mut out = HashMap::with_capacity(subjects.len());
         let mut one_by_one = Vec::new();
         if self.batched_gets.load(Ordering::Relaxed) {
@@ -335,7 +335,7 @@ impl Core {
                 subjects.get(i * BATCH_SUBJECTS..end).unwrap_or_default()
             };
             let batches: Vec<_> = futures_util::stream::iter(0..batches)
-                .map(|i| async move { (batch(i), self.multi_last(batch(i)).await) })
+                .map(|i| async move { (batch(i), self.multi_last(batch(i), lane).await) })
                 .buffer_unordered(GROUPS)
                 .collect()
                 .await;
@@ -382,8 +382,9 @@ impl Core {
     async fn multi_last(
         &self,
         subjects: &[String],
+        lane: usize,
     ) -> std::result::Result<Option<HashMap<String, StreamMessage>>, String> {
-        let mut ask = self.multi_get().await?;
+        let mut ask = self.multi_get(lane).await?;
         let mut found = HashMap::with_capacity(subjects.len());
         let mut todo: Vec<&String> = subjects.iter().collect();
         loop {
@@ -414,10 +415,10 @@ impl Core {
     /// request state, timer or wake-up per run. A run they leave
     /// unanswered (no responder, a server that does not take the request)
     /// is asked on its own.
-    async fn lasts_of_runs(&self, runs: &[String]) -> Vec<Got> {
+    async fn lasts_of_runs(&self, runs: &[String], lane: usize) -> Vec<Got> {
         let mut out: Vec<Option<Got>> = runs.iter().map(|_| None).collect();
         if self.direct_wildcards.load(Ordering::Relaxed) {
-            if let Err(why) = self.direct_lasts(runs, &mut out).await {
+            if let Err(why) = self.direct_lasts(runs, &mut out, lane).await {
                 for (slot, run) in out.iter_mut().zip(runs) {
                     if slot.is_none() {
                         let what = format!("{}.{run}.>", self.prefix);
@@ -459,8 +460,9 @@ impl Core {
         &self,
         runs: &[String],
         out: &mut [Option<Got>],
+        lane: usize,
     ) -> std::result::Result<(), String> {
-        let client = self.conn.js.client();
+        let client = self.reader(lane).await;
         let inbox = client.new_inbox();
         let mut sub = client
             .subscribe(format!("{inbox}.*"))

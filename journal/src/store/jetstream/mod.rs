@@ -105,3 +105,20 @@ pub use whole::{Mark, Pending};
 
 /// How many runs are read or summarised at once.
 pub const CONCURRENCY: usize = 32;
+
+/// Connections a read spreads its direct gets over (`Core::reader`):
+/// [`READERS`], or FISK_ADMIN_READERS (1 to 8; 1 where the server
+/// limits connections).
+fn readers() -> usize {
+    std::env::var("FISK_ADMIN_READERS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .map_or(READERS, |n| n.clamp(1, 8))
+}
+
+/// The connections of [`readers`] by default: two, one besides the
+/// store's own, opened when a read has more than one group of runs. On
+/// one server sharing two cores with the client, two took 11-16% off the
+/// wall time of `ls` and `stats --all` at 10,000 and 30,000 runs, and a
+/// third no more (bench/RESULTS.md, "Issue 40, the levers").
+const READERS: usize = 2;

@@ -41,9 +41,10 @@ pub(super) struct MultiGet {
 }
 
 impl Core {
-    /// A subscription for batched gets of this stream.
-    pub(super) async fn multi_get(&self) -> Result<MultiGet, String> {
-        let client = self.conn.js.client();
+    /// A subscription for batched gets of this stream, on the connection
+    /// of lane `lane` ([`reader`](Core::reader)).
+    pub(super) async fn multi_get(&self, lane: usize) -> Result<MultiGet, String> {
+        let client = self.reader(lane).await;
         let inbox = client.new_inbox();
         let sub = client
             .subscribe(inbox.clone())
