@@ -9,9 +9,33 @@
 
 use journal::ops::inbox::{Item, Waits};
 use journal::state::State;
-use journal::store::Summary;
+use journal::store::{Store, Summary};
 use journal::time::Time;
+use std::collections::BTreeMap;
 use std::io::{self, Write};
+
+/// Runs counted by the word of where they stand.
+pub type States = BTreeMap<&'static str, u64>;
+
+/// What the gauges say of the runs `select` chooses in `store`: their
+/// count by state and the calls waiting in them, in one pass over the
+/// store that counts each chosen run as its summary is made and reads the
+/// waiting ones (`inbox_of`), so a page of 300,000 runs holds counts and
+/// the waiting calls, not a summary a run (issue 40).
+pub fn gather(
+    store: &Store,
+    mut select: impl FnMut(&Summary) -> bool,
+) -> journal::Result<(States, Vec<Item>)> {
+    let mut states = States::new();
+    let found = journal::ops::inbox::inbox_of(store, |s| {
+        let yes = select(s);
+        if yes {
+            *states.entry(s.state.word()).or_default() += 1;
+        }
+        yes
+    })?;
+    Ok((states, found.items))
+}
 
 /// `s` as a label value: `\`, `"` and a newline escaped.
 fn label(s: &str) -> String {
@@ -20,13 +44,13 @@ fn label(s: &str) -> String {
         .replace('\n', "\\n")
 }
 
-/// Write the gauges: runs by state (of `runs`), calls waiting by what they
+/// Write the gauges: runs by state (`states`), calls waiting by what they
 /// wait on, runs ready to resume, and the oldest wait in seconds (0 when
 /// nothing waits), each labelled with `store`.
 pub fn write(
     out: &mut dyn Write,
     store: &str,
-    runs: &[Summary],
+    states: &States,
     items: &[Item],
     now: Time,
 ) -> io::Result<()> {
@@ -37,7 +61,7 @@ pub fn write(
     )?;
     writeln!(out, "# TYPE fisk_runs gauge")?;
     for word in State::WORDS {
-        let n = runs.iter().filter(|s| s.state.word() == word).count();
+        let n = states.get(word).copied().unwrap_or(0);
         writeln!(out, "fisk_runs{{store=\"{store}\",state=\"{word}\"}} {n}")?;
     }
     writeln!(

@@ -12,7 +12,7 @@ use crate::hint;
 use crate::invocation::Invocation;
 use crate::open::open_store;
 use crate::output::{cell, json_pretty, print_table, sanitize, table, time_cell, Format};
-use journal::ops::inbox::{inbox, inbox_of, Item, Waits};
+use journal::ops::inbox::{inbox_of, Item, Waits};
 use journal::time::Time;
 use serde::Serialize;
 use std::io::Write;
@@ -75,9 +75,8 @@ pub fn run(g: &Invocation, a: InboxArgs, out: &mut dyn Write) -> CmdResult {
 /// person and the oldest wait (`crate::metrics`).
 fn metrics(g: &Invocation, a: &InboxArgs, out: &mut dyn Write) -> CmdResult {
     let store = open_store(g)?;
-    let runs = a.filter.select(store.summaries()?).runs;
-    let found = inbox(&store, &runs);
-    crate::metrics::write(out, &store.uri(), &runs, &found.items, Time::now())?;
+    let (states, items) = crate::metrics::gather(&store, |s| a.filter.admits(s) == Admit::Yes)?;
+    crate::metrics::write(out, &store.uri(), &states, &items, Time::now())?;
     Ok(std::process::ExitCode::SUCCESS)
 }
 

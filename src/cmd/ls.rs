@@ -65,13 +65,12 @@ pub fn run(g: &Invocation, a: LsArgs, out: &mut dyn Write) -> CmdResult {
 /// on a person among them (`crate::metrics`).
 fn metrics(g: &Invocation, a: &LsArgs, out: &mut dyn Write) -> CmdResult {
     let store = open_store(g)?;
-    let runs = a.filter.select(store.summaries()?).runs;
-    let found = journal::ops::inbox::inbox(&store, &runs);
+    let (states, items) = crate::metrics::gather(&store, |s| a.filter.admits(s) == Admit::Yes)?;
     crate::metrics::write(
         out,
         &store.uri(),
-        &runs,
-        &found.items,
+        &states,
+        &items,
         journal::time::Time::now(),
     )?;
     Ok(ExitCode::SUCCESS)

@@ -172,6 +172,41 @@ fn ls_and_inbox_print_gauges_for_a_textfile_collector() {
             "{cmd}: {oldest} vs {waited}"
         );
     }
+    // The filters choose what is counted and read (one pass: issue 40).
+    f.run("r2", "go");
+    for cmd in ["ls", "inbox"] {
+        let key = |name: &str, label: &str| format!("{name}{{store=\"{store}\",{label}}}");
+        let all = gauges(&f.store(&[cmd, "-o", "openmetrics"]).stdout);
+        assert_eq!(
+            all[&key("fisk_runs", "state=\"waiting-answer\"")],
+            2.0,
+            "{cmd}"
+        );
+        assert_eq!(
+            all[&key("fisk_calls_waiting", "waits=\"answer\"")],
+            2.0,
+            "{cmd}"
+        );
+        let none = gauges(
+            &f.store(&[cmd, "-o", "openmetrics", "--state", "ended"])
+                .stdout,
+        );
+        assert_eq!(
+            none[&key("fisk_runs", "state=\"waiting-answer\"")],
+            0.0,
+            "{cmd}"
+        );
+        assert_eq!(
+            none[&key("fisk_calls_waiting", "waits=\"answer\"")],
+            0.0,
+            "{cmd}"
+        );
+        assert_eq!(
+            none[&format!("fisk_wait_oldest_seconds{{store=\"{store}\"}}")],
+            0.0,
+            "{cmd}"
+        );
+    }
     // Any other command refuses the format.
     let r = f.store(&["verify", "-o", "openmetrics"]);
     assert_eq!(r.code, 2, "{}", r.stderr);

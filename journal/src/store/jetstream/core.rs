@@ -71,7 +71,7 @@ impl Core {
     /// be opened).
     pub(super) async fn reader(&self, lane: usize) -> async_nats::Client {
         let n = super::readers();
-        if n <= 1 || lane % n == 0 {
+        if n <= 1 || lane.is_multiple_of(n) {
             return self.conn.js.client();
         }
         let extra = self
