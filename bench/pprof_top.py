@@ -2,7 +2,7 @@
 # The top frames of a Go CPU profile (pprof protobuf, gzipped), without
 # the go tool: flat and cumulative share of the samples by function.
 #   bench/pprof_top.py PROFILE
-import gzip, sys, collections
+import collections, gzip, os, sys
 def varint(b, i):
     r = s = 0
     while True:
@@ -62,4 +62,4 @@ print(f"total {total/1e9:.2f} s of samples")
 print("flat:")
 for n, v in flat.most_common(15): print(f"  {100*v/total:5.1f}%  {n}")
 print("cum:")
-for n, v in cum.most_common(25): print(f"  {100*v/total:5.1f}%  {n}")
+for n, v in cum.most_common(int(os.environ.get("TOP", "25"))): print(f"  {100*v/total:5.1f}%  {n}")
