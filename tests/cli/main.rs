@@ -33,6 +33,7 @@ mod inbox;
 mod inspect;
 mod jetstream;
 mod jetstream_race;
+mod live;
 mod location;
 mod migrate;
 mod mutations;

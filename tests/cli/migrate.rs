@@ -460,69 +460,10 @@ fn migrate_from_a_stream_being_written_copies_it_as_it_was_when_it_started() {
     const FIRST: usize = 4;
     let srv = NatsServer::start();
     srv.spec_stream(STREAM, &format!("{PREFIX}.>"));
-    let template =
-        std::fs::read_to_string(testdata("runs/multi-iteration.json")).expect("template");
-    let from = "\"run_id\":\"multi-iteration\"";
-    let lines_of = move |id: &str| -> Vec<Vec<u8>> {
-        let text = template.replacen(from, &format!("\"run_id\":\"{id}\""), 1);
-        text.lines().map(|l| l.as_bytes().to_vec()).collect()
-    };
-    let subject = |id: &str, k: usize| journal::store::jetstream::subject(PREFIX, id, k as u64 + 1);
     let ids: Vec<String> = (0..RUNS).map(|i| format!("live-{i:04}")).collect();
-    let records = lines_of("x").len();
-    assert!(records > FIRST);
-    // Each run's first records, before migrate starts.
-    let first: Vec<(String, Vec<u8>)> = ids
-        .iter()
-        .flat_map(|id| {
-            lines_of(id)
-                .into_iter()
-                .take(FIRST)
-                .enumerate()
-                .map(move |(k, b)| (subject(id, k), b))
-        })
-        .collect();
-    srv.with_js(async move |js| {
-        for (s, b) in first {
-            js.publish(s, b.into()).await.unwrap().await.unwrap();
-        }
-    });
-    // The writer: the rest of every run, then new runs, until told to stop.
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let url = srv.url.clone();
-    let writer = {
-        let stop = stop.clone();
-        let ids = ids.clone();
-        let lines_of = lines_of.clone();
-        let rest: Vec<(String, Vec<u8>)> = (FIRST..records)
-            .flat_map(|k| ids.iter().map(move |id| (id.clone(), k)))
-            .map(|(id, k)| (subject(&id, k), lines_of(&id).swap_remove(k)))
-            .collect();
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Runtime::new().unwrap();
-            rt.block_on(async move {
-                let js = async_nats::jetstream::new(async_nats::connect(url).await.unwrap());
-                let pace = std::time::Duration::from_millis(2);
-                for (s, b) in rest {
-                    js.publish(s, b.into()).await.unwrap().await.unwrap();
-                    tokio::time::sleep(pace).await;
-                }
-                let mut n = 0;
-                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    let id = format!("new-{n:04}");
-                    for (k, b) in lines_of(&id).into_iter().enumerate() {
-                        js.publish(subject(&id, k), b.into())
-                            .await
-                            .unwrap()
-                            .await
-                            .unwrap();
-                    }
-                    n += 1;
-                    tokio::time::sleep(pace).await;
-                }
-            })
-        })
-    };
+    // Each run's first records before migrate starts; the writer: the
+    // rest of every run, and new runs, until told to stop.
+    let writer = crate::live::Writer::start(&srv, PREFIX, &ids, FIRST);
     let to = tempfile::tempdir().expect("to");
     let dest = format!("file:{}", s(to.path()));
     let home = tempfile::tempdir().expect("home");
@@ -541,8 +482,7 @@ fn migrate_from_a_stream_being_written_copies_it_as_it_was_when_it_started() {
         fisk_in(home.path(), &all, None)
     };
     let r = migrate(&["--all", "--allow-live", "--format", "json"]);
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    writer.join().expect("writer");
+    writer.stop();
     let j = r.json();
     let cut = j["cut"]
         .as_u64()

@@ -2,29 +2,12 @@
 //! seals the stream as it was when it started, up to the cut it records
 //! and says, as `migrate` copies it.
 
+use crate::live::Writer;
 use crate::nats_support::NatsServer;
 use crate::support::*;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
 
 const STREAM: &str = "SEALING";
 const PREFIX: &str = "fisk.sealing";
-
-/// A run's records: the template journal with the run's own id.
-fn lines_of(id: &str) -> Vec<Vec<u8>> {
-    let template =
-        std::fs::read_to_string(testdata("runs/multi-iteration.json")).expect("template");
-    let text = template.replacen(
-        "\"run_id\":\"multi-iteration\"",
-        &format!("\"run_id\":\"{id}\""),
-        1,
-    );
-    text.lines().map(|l| l.as_bytes().to_vec()).collect()
-}
-
-fn subject(id: &str, k: usize) -> String {
-    journal::store::jetstream::subject(PREFIX, id, k as u64 + 1)
-}
 
 /// `seal` while a writer appends to the stream's runs and creates new
 /// ones (issue 40): each sealed run is exactly its messages stored at or
@@ -38,67 +21,9 @@ fn a_seal_of_a_stream_being_written_holds_it_as_it_was_when_seal_started() {
     let srv = NatsServer::start();
     srv.spec_stream(STREAM, &format!("{PREFIX}.>"));
     let ids: Vec<String> = (0..RUNS).map(|i| format!("live-{i:04}")).collect();
-    let records = lines_of("x").len();
-    assert!(records > FIRST);
-    let first: Vec<(String, Vec<u8>)> = ids
-        .iter()
-        .flat_map(|id| {
-            lines_of(id)
-                .into_iter()
-                .take(FIRST)
-                .enumerate()
-                .map(move |(k, b)| (subject(id, k), b))
-        })
-        .collect();
-    srv.with_js(async move |js| {
-        for (s, b) in first {
-            js.publish(s, b.into()).await.unwrap().await.unwrap();
-        }
-    });
     // The writer: the rest of every run, a new run every few records, and
     // new runs once the rest is written, until told to stop.
-    let stop = Arc::new(AtomicBool::new(false));
-    let written = Arc::new(AtomicUsize::new(0));
-    let writer = {
-        let (stop, written, url) = (stop.clone(), written.clone(), srv.url.clone());
-        let rest: Vec<(String, Vec<u8>)> = (FIRST..records)
-            .flat_map(|k| ids.iter().map(move |id| (id.clone(), k)))
-            .map(|(id, k)| (subject(&id, k), lines_of(&id).swap_remove(k)))
-            .collect();
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Runtime::new().unwrap();
-            rt.block_on(async move {
-                let js = async_nats::jetstream::new(async_nats::connect(url).await.unwrap());
-                let publish = async |s: String, b: Vec<u8>| {
-                    js.publish(s, b.into()).await.unwrap().await.unwrap();
-                    written.fetch_add(1, Ordering::Relaxed);
-                };
-                let pace = std::time::Duration::from_millis(1);
-                let mut made = 0;
-                let mut new_run = async || {
-                    let id = format!("new-{made:04}");
-                    made += 1;
-                    for (k, b) in lines_of(&id).into_iter().enumerate() {
-                        publish(subject(&id, k), b).await;
-                    }
-                };
-                for (i, (s, b)) in rest.into_iter().enumerate() {
-                    if stop.load(Ordering::Relaxed) {
-                        return;
-                    }
-                    publish(s, b).await;
-                    if i % 25 == 24 {
-                        new_run().await;
-                    }
-                    tokio::time::sleep(pace).await;
-                }
-                while !stop.load(Ordering::Relaxed) {
-                    new_run().await;
-                    tokio::time::sleep(pace).await;
-                }
-            })
-        })
-    };
+    let writer = Writer::start(&srv, PREFIX, &ids, FIRST);
     let home = tempfile::tempdir().expect("home");
     let on = |args: &[&str]| {
         let flags = [
@@ -110,13 +35,10 @@ fn a_seal_of_a_stream_being_written_holds_it_as_it_was_when_seal_started() {
         fisk_in(home.path(), &[&flags[..], args].concat(), None)
     };
     // Seal once the writer is under way.
-    while written.load(Ordering::Relaxed) < 50 {
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    writer.wait_written(50);
     let path = home.path().join("seal.json");
     let r = on(&["-o", "json", "seal", "--out", s(&path)]);
-    stop.store(true, Ordering::Relaxed);
-    writer.join().expect("writer");
+    writer.stop();
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let done = r.json();
     crate::schema::assert_valid(&crate::schema::output_validator("seal.json"), &done, "seal");

@@ -99,6 +99,13 @@ pub fn release(held: &std::sync::atomic::AtomicU64, bytes: u64) {
 }
 
 impl Core {
+    /// The messages the stream holds now.
+    async fn messages(&self) -> Result<u64> {
+        let mut stream = self.stream.clone();
+        let info = self.conn.info(&mut stream, &self.name).await?;
+        Ok(info.state.messages)
+    }
+
     /// How the runs `items` stand for, `expected` messages in all, are read:
     /// whether through one consumer over the whole prefix, and in which
     /// groups. When these runs are much of the stream (`grouping.share`),
@@ -112,13 +119,7 @@ impl Core {
         expected: u64,
         grouping: Grouping,
     ) -> Result<(bool, Vec<Vec<T>>)> {
-        let mut stream = self.stream.clone();
-        let total = self
-            .conn
-            .info(&mut stream, &self.name)
-            .await?
-            .state
-            .messages;
+        let total = self.messages().await?;
         let whole = expected.saturating_mul(grouping.share) >= total
             || (grouping.scan_once && items.len() > grouping.group);
         let groups = if whole {
@@ -284,13 +285,7 @@ impl Core {
             return Ok(false);
         }
         let expected: u64 = ends.iter().flatten().map(|(n, _)| n).sum();
-        let mut stream = self.stream.clone();
-        let total = self
-            .conn
-            .info(&mut stream, &self.name)
-            .await?
-            .state
-            .messages;
+        let total = self.messages().await?;
         Ok(expected.saturating_mul(GETS_SHARE) < total)
     }
 
