@@ -220,6 +220,25 @@ fn same_as_run_by_run(store: &Store, runs: &[&Summary], budget: ReadBudget, what
     }
 }
 
+/// The two streams of [`runs`] these tests read, and what each shows.
+const STREAMS: [(&str, &str); 2] = [
+    ("ONEBYONE", "runs one after another"),
+    ("CONCURRENT", "interleaved runs"),
+];
+
+/// A server holding [`runs`] twice: run after run (`ONEBYONE`, `one.>`)
+/// and interleaved as concurrent writers leave them (`CONCURRENT`,
+/// `mix.>`).
+fn both_streams() -> (NatsServer, Vec<Published>) {
+    let srv = NatsServer::start();
+    let runs = runs();
+    srv.spec_stream("ONEBYONE", "one.>");
+    srv.spec_stream("CONCURRENT", "mix.>");
+    publish(&srv, "one", &runs, false);
+    publish(&srv, "mix", &runs, true);
+    (srv, runs)
+}
+
 /// The subject prefix of a stream of this test.
 fn prefix(stream: &str) -> &'static str {
     match stream {
@@ -230,16 +249,8 @@ fn prefix(stream: &str) -> &'static str {
 
 #[test]
 fn the_one_pass_reads_every_run_as_the_run_by_run_read_does() {
-    let srv = NatsServer::start();
-    let runs = runs();
-    srv.spec_stream("ONEBYONE", "one.>");
-    srv.spec_stream("CONCURRENT", "mix.>");
-    publish(&srv, "one", &runs, false);
-    publish(&srv, "mix", &runs, true);
-    for (stream, what) in [
-        ("ONEBYONE", "runs one after another"),
-        ("CONCURRENT", "interleaved runs"),
-    ] {
+    let (srv, _) = both_streams();
+    for (stream, what) in STREAMS {
         let js = srv.store(stream);
         let mut ids = js.runs().unwrap();
         assert!(!ids.contains(&"no-meta".to_owned()));
@@ -409,16 +420,8 @@ fn picked_as_run_by_run(store: &Store, what: &str) {
 
 #[test]
 fn read_picked_reads_the_runs_picked_from_the_listing_once_each() {
-    let srv = NatsServer::start();
-    let runs = runs();
-    srv.spec_stream("ONEBYONE", "one.>");
-    srv.spec_stream("CONCURRENT", "mix.>");
-    publish(&srv, "one", &runs, false);
-    publish(&srv, "mix", &runs, true);
-    for (stream, what) in [
-        ("ONEBYONE", "runs one after another"),
-        ("CONCURRENT", "interleaved runs"),
-    ] {
+    let (srv, runs) = both_streams();
+    for (stream, what) in STREAMS {
         let store = Store::JetStream(Box::new(srv.store(stream)));
         picked_as_run_by_run(&store, what);
     }
@@ -528,16 +531,8 @@ fn consumers_made<T>(srv: &NatsServer, stream: &str, f: impl FnOnce() -> T) -> (
 
 #[test]
 fn a_few_runs_of_many_are_read_by_batched_gets_without_a_consumer() {
-    let srv = NatsServer::start();
-    let runs = runs();
-    srv.spec_stream("ONEBYONE", "one.>");
-    srv.spec_stream("CONCURRENT", "mix.>");
-    publish(&srv, "one", &runs, false);
-    publish(&srv, "mix", &runs, true);
-    for (stream, what) in [
-        ("ONEBYONE", "runs one after another"),
-        ("CONCURRENT", "interleaved runs"),
-    ] {
+    let (srv, _) = both_streams();
+    for (stream, what) in STREAMS {
         let store = Store::JetStream(Box::new(srv.store(stream)));
         let listed = store.summaries().unwrap();
         let healthy: Vec<&Summary> = listed
