@@ -74,13 +74,13 @@ impl Core {
         let mut records = 0u64;
         for l in listed {
             match requests.last_mut() {
-                Some(r) if records + l.records <= RECORDS => r.push(l),
+                Some(r) if records.saturating_add(l.records) <= RECORDS => r.push(l),
                 _ => {
                     records = 0;
                     requests.push(vec![l]);
                 }
             }
-            records += l.records;
+            records = records.saturating_add(l.records);
         }
         let ready = || held.load(Ordering::Relaxed) <= budget.waiting;
         let mut answers = futures_util::stream::iter(0..requests.len())
