@@ -284,7 +284,7 @@ impl Core {
         if !self.gets_whole_runs() {
             return Ok(false);
         }
-        let expected: u64 = ends.iter().flatten().map(|(n, _)| n).sum();
+        let expected = ends.iter().flatten().fold(0u64, |a, (n, _)| a.saturating_add(*n));
         let total = self.messages().await?;
         Ok(expected.saturating_mul(GETS_SHARE) < total)
     }
@@ -313,7 +313,7 @@ impl Core {
         for (i, end) in ends.iter().enumerate() {
             match end {
                 Some((n, _)) => {
-                    expected += n;
+                    expected = expected.saturating_add(*n);
                     index.push(i);
                 }
                 None => give(i, None),
