@@ -284,7 +284,10 @@ impl Core {
         if !self.gets_whole_runs() {
             return Ok(false);
         }
-        let expected = ends.iter().flatten().fold(0u64, |a, (n, _)| a.saturating_add(*n));
+        let expected = ends
+            .iter()
+            .flatten()
+            .fold(0u64, |a, (n, _)| a.saturating_add(*n));
         let total = self.messages().await?;
         Ok(expected.saturating_mul(GETS_SHARE) < total)
     }
