@@ -110,9 +110,14 @@ pub const CONCURRENCY: usize = 32;
 /// [`READERS`], or FISK_ADMIN_READERS (1 to 8; 1 where the server
 /// limits connections).
 fn readers() -> usize {
-    std::env::var("FISK_ADMIN_READERS")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
+    readers_of(std::env::var("FISK_ADMIN_READERS").ok().as_deref())
+}
+
+/// [`readers`] given the variable's value: a count from 1 to 8 (beyond,
+/// the nearest), else [`READERS`].
+fn readers_of(value: Option<&str>) -> usize {
+    value
+        .and_then(|v| v.trim().parse::<usize>().ok())
         .map_or(READERS, |n| n.clamp(1, 8))
 }
 
@@ -122,3 +127,20 @@ fn readers() -> usize {
 /// wall time of `ls` and `stats --all` at 10,000 and 30,000 runs, and a
 /// third no more (bench/RESULTS.md, "Issue 40, the levers").
 const READERS: usize = 2;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_readers_variable_is_a_count_from_one_to_eight_or_the_default() {
+        assert_eq!(readers_of(None), READERS);
+        assert_eq!(readers_of(Some("1")), 1);
+        assert_eq!(readers_of(Some(" 3 ")), 3);
+        assert_eq!(readers_of(Some("0")), 1);
+        assert_eq!(readers_of(Some("64")), 8);
+        for junk in ["", "two", "-1", "1.5"] {
+            assert_eq!(readers_of(Some(junk)), READERS, "{junk:?}");
+        }
+    }
+}
