@@ -327,23 +327,10 @@ impl Store {
         let Some(actor) = self.actor().cloned() else {
             return Ok(None);
         };
-        let write = crate::digest::random_hex::<8>().map_err(|e| Error::Audit {
-            at: self.audit_place(),
-            message: format!("no randomness for the write's id: {e}; nothing was written"),
-        })?;
-        let base = Entry {
-            write,
-            op: Some(op.to_owned()),
-            operator: Some(actor.operator.clone()),
-            nats_user: actor.nats_user.clone(),
-            ..Entry::default()
-        };
+        let base = new_write(&actor, op, self.audit_place())?;
         let intent = Entry {
-            kind: Kind::Intent,
-            command: Some(Actor::cut_command(&actor.command)),
-            why: actor.why.clone(),
             detail: Some(detail),
-            ..base.clone()
+            ..intent_base(&actor, &base)
         };
         self.audit_note(intent)?;
         Ok(Some(Batch { base }))
@@ -389,22 +376,11 @@ impl Store {
 /// The intent of the write `plan` by `actor` (a new write id), and the
 /// fields its outcome shares with it; `at` names the log in an error.
 pub(crate) fn intent_of(actor: &Actor, plan: &Plan, at: Where) -> Result<(Entry, Entry)> {
-    let write = crate::digest::random_hex::<8>().map_err(|e| Error::Audit {
-        at,
-        message: format!("no randomness for the write's id: {e}; nothing was written"),
-    })?;
     let base = Entry {
-        write,
-        op: Some(plan.op.clone()),
         run: Some(plan.run.clone()),
-        operator: Some(actor.operator.clone()),
-        nats_user: actor.nats_user.clone(),
-        ..Entry::default()
+        ..new_write(actor, &plan.op, at)?
     };
     let intent = Entry {
-        kind: Kind::Intent,
-        command: Some(Actor::cut_command(&actor.command)),
-        why: actor.why.clone(),
         before: plan.before.clone(),
         after: plan.after.clone(),
         absent_before: plan.before.is_none(),
@@ -412,9 +388,35 @@ pub(crate) fn intent_of(actor: &Actor, plan: &Plan, at: Where) -> Result<(Entry,
         written: plan.written,
         removed: plan.removed,
         detail: plan.detail.clone(),
-        ..base.clone()
+        ..intent_base(actor, &base)
     };
     Ok((intent, base))
+}
+
+/// The fields every entry of a new write by `actor` shares: a new write
+/// id, the operation and who made it; `at` names the log in an error.
+fn new_write(actor: &Actor, op: &str, at: Where) -> Result<Entry> {
+    let write = crate::digest::random_hex::<8>().map_err(|e| Error::Audit {
+        at,
+        message: format!("no randomness for the write's id: {e}; nothing was written"),
+    })?;
+    Ok(Entry {
+        write,
+        op: Some(op.to_owned()),
+        operator: Some(actor.operator.clone()),
+        nats_user: actor.nats_user.clone(),
+        ..Entry::default()
+    })
+}
+
+/// The intent of the write `base` begins: the command as run and why.
+fn intent_base(actor: &Actor, base: &Entry) -> Entry {
+    Entry {
+        kind: Kind::Intent,
+        command: Some(Actor::cut_command(&actor.command)),
+        why: actor.why.clone(),
+        ..base.clone()
+    }
 }
 
 /// The outcome of the write `plan` whose intent shares `base`: done, or
