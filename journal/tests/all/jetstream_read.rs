@@ -493,11 +493,23 @@ fn a_server_gone_after_the_listing_fails_each_run_at_once() {
 /// What `f` gives, and how many consumers the server made on `stream`
 /// while it ran (its consumer-created advisories).
 fn consumers_made<T>(srv: &NatsServer, stream: &str, f: impl FnOnce() -> T) -> (T, usize) {
+    let subject = format!("$JS.EVENT.ADVISORY.CONSUMER.CREATED.{stream}.>");
+    seen_on(srv, subject, f)
+}
+
+/// What `f` gives, and how many times it asked for `stream`'s info (a
+/// plain subscriber sees the JetStream API's requests).
+fn infos_asked<T>(srv: &NatsServer, stream: &str, f: impl FnOnce() -> T) -> (T, usize) {
+    seen_on(srv, format!("$JS.API.STREAM.INFO.{stream}"), f)
+}
+
+/// What `f` gives, and how many messages were published on `subject`
+/// while it ran.
+fn seen_on<T>(srv: &NatsServer, subject: String, f: impl FnOnce() -> T) -> (T, usize) {
     use futures_util::StreamExt;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
     let url = srv.settings().servers[0].clone();
-    let subject = format!("$JS.EVENT.ADVISORY.CONSUMER.CREATED.{stream}.>");
     let stop = Arc::new(AtomicBool::new(false));
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
     let stopped = stop.clone();
@@ -555,8 +567,13 @@ fn a_few_runs_of_many_are_read_by_batched_gets_without_a_consumer() {
         // the count above would have seen one), and the damaged runs on
         // their own.
         let all: Vec<&Summary> = healthy.to_vec();
-        let (_, made) = consumers_made(&srv, stream, || store.read_each(&all, |_, j| j.is_ok()));
+        let ((_, made), infos) = infos_asked(&srv, stream, || {
+            consumers_made(&srv, stream, || store.read_each(&all, |_, j| j.is_ok()))
+        });
         assert_eq!(made, 1, "{what}: the whole prefix through one consumer");
+        // One look at the stream's size chooses between gets and a
+        // consumer, and the consumer's grouping.
+        assert_eq!(infos, 1, "{what}: the stream's info asked {infos} times");
     }
 }
 

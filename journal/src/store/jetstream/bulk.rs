@@ -27,6 +27,20 @@ pub(super) struct Grouping {
     /// One consumer reads the whole prefix when these runs need more than
     /// one filtered consumer: each filtered consumer scans the stream.
     scan_once: bool,
+    /// The stream's messages, when the caller has just asked for them
+    /// (else [`Core::groups`] asks).
+    total: Option<u64>,
+}
+
+impl Grouping {
+    /// This grouping, for a stream the caller found to hold `total`
+    /// messages.
+    fn of_stream(self, total: u64) -> Self {
+        Grouping {
+            total: Some(total),
+            ..self
+        }
+    }
 }
 
 /// migrate's: the whole prefix when the runs are half the stream, else
@@ -35,6 +49,7 @@ const GROUP: Grouping = Grouping {
     group: 256,
     share: 2,
     scan_once: false,
+    total: None,
 };
 
 /// A whole-store read's ([`Store::read_each`](crate::store::Store::read_each)).
@@ -59,6 +74,7 @@ const READ_GROUP: Grouping = Grouping {
     group: 4096,
     share: 8,
     scan_once: true,
+    total: None,
 };
 
 /// Batched gets read the runs of a whole-store read when they hold less
@@ -119,7 +135,10 @@ impl Core {
         expected: u64,
         grouping: Grouping,
     ) -> Result<(bool, Vec<Vec<T>>)> {
-        let total = self.messages().await?;
+        let total = match grouping.total {
+            Some(t) => t,
+            None => self.messages().await?,
+        };
         let whole = expected.saturating_mul(grouping.share) >= total
             || (grouping.scan_once && items.len() > grouping.group);
         let groups = if whole {
@@ -234,7 +253,10 @@ impl Core {
             let mut ends: Vec<Option<(u64, u64)>> = (0..runs.len())
                 .map(|i| known.get(i).copied().flatten())
                 .collect();
-            if self.by_gets(&ends).await? {
+            // One look at the stream's size serves both choices: batched
+            // gets or a consumer, and the consumer's grouping.
+            let total = self.messages().await?;
+            if self.by_gets(&ends, total) {
                 let listed = ends.iter().enumerate().filter_map(|(index, e)| {
                     e.map(|(records, end)| Listed {
                         index,
@@ -258,7 +280,7 @@ impl Core {
                 }
             }
             return self
-                .pass_ending(runs, ends, READ_GROUP, budget, held, give)
+                .pass_ending(runs, ends, READ_GROUP.of_stream(total), budget, held, give)
                 .await;
         }
         let lasts = futures_util::stream::iter(runs.iter())
@@ -279,17 +301,16 @@ impl Core {
     /// Whether the runs of `ends` (their lengths) are read by batched
     /// gets ([`pass_by_gets`](Self::pass_by_gets)) rather than a
     /// consumer: where the server allows it, and the runs hold less than
-    /// [`GETS_SHARE`] of the stream's messages.
-    async fn by_gets(&self, ends: &[Option<(u64, u64)>]) -> Result<bool> {
+    /// [`GETS_SHARE`] of the stream's `total` messages.
+    fn by_gets(&self, ends: &[Option<(u64, u64)>], total: u64) -> bool {
         if !self.gets_whole_runs() {
-            return Ok(false);
+            return false;
         }
         let expected = ends
             .iter()
             .flatten()
             .fold(0u64, |a, (n, _)| a.saturating_add(*n));
-        let total = self.messages().await?;
-        Ok(expected.saturating_mul(GETS_SHARE) < total)
+        expected.saturating_mul(GETS_SHARE) < total
     }
 
     /// [`stream_pass`](Self::stream_pass) once each run's end is known
