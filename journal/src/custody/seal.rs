@@ -185,10 +185,23 @@ impl Seal {
     pub fn read(path: &std::path::Path) -> Result<Seal> {
         let bytes = crate::bounded::read_path(path, crate::bounded::RECORDS)
             .map_err(|e| Error::io(path, e))?;
-        serde_json::from_slice(&bytes).map_err(|e| Error::Config {
+        let seal: Seal = serde_json::from_slice(&bytes).map_err(|e| Error::Config {
             at: crate::Where::Path(path.to_path_buf()),
             message: format!("not a seal fisk-admin wrote ({e})"),
-        })
+        })?;
+        // A later format may seal what this one cannot check: said, not
+        // reported as an edited seal.
+        if seal.fisk_admin_seal > FORMAT {
+            return Err(Error::Config {
+                at: crate::Where::Path(path.to_path_buf()),
+                message: format!(
+                    "a seal of format {}, newer than this fisk-admin reads (format {FORMAT} and \
+                     older): check it with the fisk-admin that wrote it, or a newer one",
+                    seal.fisk_admin_seal
+                ),
+            });
+        }
+        Ok(seal)
     }
 
     /// Write the seal to a new file at `path` (0600, fsynced; refused
@@ -632,6 +645,33 @@ mod tests {
         let mut e = c.clone();
         e.cut = None;
         assert!(!standing(&e, None).root_ok);
+    }
+
+    #[test]
+    fn a_seal_of_a_later_format_is_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Seal {
+            fisk_admin_seal: FORMAT + 1,
+            store: "directory /x".into(),
+            time: Time::parse("2026-12-01T08:00:00Z").unwrap(),
+            previous: None,
+            log: LogHead::default(),
+            cut: None,
+            runs: BTreeMap::new(),
+            root: String::new(),
+            signature: None,
+        };
+        s.root = s.compute_root();
+        let later = dir.path().join("later.seal");
+        s.write_new(&later).unwrap();
+        let e = Seal::read(&later).unwrap_err().to_string();
+        assert!(e.contains("a seal of format 2, newer than this"), "{e}");
+        assert!(e.contains("later.seal"), "{e}");
+        s.fisk_admin_seal = FORMAT;
+        s.root = s.compute_root();
+        let now = dir.path().join("now.seal");
+        s.write_new(&now).unwrap();
+        assert_eq!(Seal::read(&now).unwrap(), s);
     }
 
     /// A seal written before seals took a cut (issue 40), byte for byte
