@@ -392,7 +392,7 @@ impl Store {
     /// (in parallel) before the next group is summarised, so memory holds a
     /// group. JetStream: the one pass over the stream needs the end of every
     /// run it reads before it starts, so memory holds each picked run's id,
-    /// end and value (about 60 bytes a run beside the value), then the
+    /// end and value (about 90 bytes a run beside the value), then the
     /// pass's budget ([`READ_EACH`](Self::READ_EACH)).
     pub fn read_picked<K: Send + Sync>(
         &self,
@@ -418,17 +418,41 @@ impl Store {
             }
             return Ok(());
         }
-        let mut ids: Vec<String> = Vec::new();
+        let Store::JetStream(j) = self else {
+            return Ok(());
+        };
+        // The runs listed, and which of them are picked (by their place
+        // in the list): the picked ids are moved out of the list once it
+        // is summarised, not copied as they are picked, so the listing's
+        // peak holds each id once (bench/RESULTS.md, issue 40).
+        let mut listed = j.runs()?;
+        let mut at: Vec<u32> = Vec::new();
         let mut ends: Vec<Option<(u64, u64)>> = Vec::new();
         let mut keys: Vec<K> = Vec::new();
-        self.summaries_each(|s| {
-            let (id, end) = (s.run_id.clone(), s.stream_end);
+        let mut place = 0u32;
+        j.summaries_each(&listed, |s| {
+            let end = s.stream_end;
             if let Some(k) = pick(s) {
-                ids.push(id);
+                at.push(place);
                 ends.push(end);
                 keys.push(k);
             }
+            place = place.saturating_add(1);
         })?;
+        let ids: Vec<String> = at
+            .iter()
+            .map(|&i| {
+                listed
+                    .get_mut(i as usize)
+                    .map(std::mem::take)
+                    .unwrap_or_default()
+            })
+            .collect();
+        drop((listed, at));
+        // The lists grew by doubling: up to half of each is spare, held
+        // through the whole pass beside its budget.
+        ends.shrink_to_fit();
+        keys.shrink_to_fit();
         self.read_listed(&ids, &ends, Self::READ_EACH, |i, j| {
             if let (Some(id), Some(k)) = (ids.get(i), keys.get(i)) {
                 visit(id, k, j);

@@ -370,6 +370,12 @@ impl Core {
             // (not its next record, or given up for the budget) is in
             // `irregular` until its end, then read on its own.
             let mut reading: HashMap<usize, (Vec<RunMessage>, u64)> = HashMap::new();
+            // The runs begun and not yet ended, by id: a run's later
+            // messages are found here rather than by searching every run
+            // again (on a stream of runs written interleaved, a search of
+            // 300,000 ids misses the cache at each step: bench/RESULTS.md,
+            // issue 40). Holds the runs open at once, not every run.
+            let mut begun: HashMap<&str, usize> = HashMap::new();
             let mut irregular: std::collections::HashSet<usize> = Default::default();
             let mut open = g.len();
             let mut incomplete = 0u64;
@@ -402,7 +408,7 @@ impl Core {
                     let Some((run, s)) = self.parse_subject(&m.message.subject) else {
                         continue;
                     };
-                    let Some(k) = find(run) else {
+                    let Some(k) = begun.get(run).copied().or_else(|| find(run)) else {
                         continue;
                     };
                     let Some(i) = g.get(k).copied() else {
@@ -414,6 +420,11 @@ impl Core {
                     let stream_seq = m.info().map(|x| x.stream_sequence).unwrap_or(0);
                     if stream_seq > end {
                         continue; // stored after the lookup: not part of this copy
+                    }
+                    if stream_seq < end {
+                        if let Some(id) = runs.get(i) {
+                            begun.entry(id.as_str()).or_insert(k);
+                        }
                     }
                     if !irregular.contains(&k) {
                         let (v, bytes) = reading.entry(k).or_default();
@@ -437,6 +448,7 @@ impl Core {
                         }
                     }
                     if stream_seq == end {
+                        begun.remove(run);
                         let done = match irregular.remove(&k) {
                             true => None,
                             false => reading.remove(&k),
