@@ -14,7 +14,8 @@
 #
 # Env: B0=another fisk-admin binary measured in the same rounds (before and
 # after on the same stores); SIDES (default "file-o file-h js-ord js-shuf");
-# CMDS (default: the three commands); BYTES (2000), EVERY (10).
+# CMDS (default: the three commands); BYTES (2000), EVERY (10); WARM=all
+# (each command run once on each stream before the rounds, not only `ls`).
 # The stores are kept in WORKDIR and reused: the file stores (about 2.4 GB
 # at 300,000 runs), and the streams in a nats-server store of their own
 # (WORKDIR/js<RUNS>), which this script starts on a free port and stops on
@@ -70,7 +71,15 @@ CMDS_DEFAULT=("ls --format json" "stats --all --format json" "inbox --format jso
 if [ -n "${CMDS:-}" ]; then IFS=';' read -r -a COMMANDS <<<"$CMDS"; else COMMANDS=("${CMDS_DEFAULT[@]}"); fi
 # One warm-up listing of each stream: the first listings after a server
 # starts cost it about twice what later ones do (bench/RESULTS.md, issue 28).
-for s in ORD SHUF; do "$B" --store "jetstream:$s" ls --format json >/dev/null 2>&1 || true; done
+# WARM=all: each command once on each stream instead (the first `inbox`
+# after a server starts also loads what a listing does not).
+if [ "${WARM:-}" = all ]; then WARMUP=("${COMMANDS[@]}"); else WARMUP=("ls --format json"); fi
+for s in ORD SHUF; do
+  for c in "${WARMUP[@]}"; do
+    # shellcheck disable=SC2086
+    "$B" --store "jetstream:$s" $c >/dev/null 2>&1 || true
+  done
+done
 echo "round | command | side | binary | wall s | client CPU s | peak KB | server CPU s | us/run (wall) | us/run (client+server CPU)"
 for round in $(seq "$ROUNDS"); do
   for c in "${COMMANDS[@]}"; do
