@@ -400,53 +400,55 @@ impl Store {
         visit: impl Fn(&str, &K, crate::Result<Journal>) + Sync + Send,
     ) -> crate::Result<()> {
         use rayon::prelude::*;
-        if let Store::File(f) = self {
-            let runs = f.list()?.runs;
-            let locks = file::LiveLocks::snapshot();
-            for group in runs.chunks(super::SUMMARY_GROUP) {
-                let part: Vec<Summary> = group.par_iter().map(|id| f.summary(id, &locks)).collect();
-                let picked: Vec<(String, K)> = part
-                    .into_iter()
-                    .filter_map(|s| {
-                        let id = s.run_id.clone();
-                        pick(s).map(|k| (id, k))
-                    })
-                    .collect();
-                picked
-                    .par_iter()
-                    .for_each(|(id, k)| visit(id, k, self.read_alone(id)));
+        let j = match self {
+            Store::JetStream(j) => j,
+            Store::File(f) => {
+                let runs = f.list()?.runs;
+                let locks = file::LiveLocks::snapshot();
+                for group in runs.chunks(super::SUMMARY_GROUP) {
+                    let part: Vec<Summary> =
+                        group.par_iter().map(|id| f.summary(id, &locks)).collect();
+                    let picked: Vec<(String, K)> = part
+                        .into_iter()
+                        .filter_map(|s| {
+                            let id = s.run_id.clone();
+                            pick(s).map(|k| (id, k))
+                        })
+                        .collect();
+                    picked
+                        .par_iter()
+                        .for_each(|(id, k)| visit(id, k, self.read_alone(id)));
+                }
+                return Ok(());
             }
-            return Ok(());
-        }
-        let Store::JetStream(j) = self else {
-            return Ok(());
         };
         // The runs listed, and which of them are picked (by their place
         // in the list): the picked ids are moved out of the list once it
         // is summarised, not copied as they are picked, so the listing's
         // peak holds each id once (bench/RESULTS.md, issue 40).
         let mut listed = j.runs()?;
-        let mut at: Vec<u32> = Vec::new();
+        let mut at: Vec<usize> = Vec::new();
         let mut ends: Vec<Option<(u64, u64)>> = Vec::new();
         let mut keys: Vec<K> = Vec::new();
-        let mut place = 0u32;
+        let mut place = 0usize;
         j.summaries_each(&listed, |s| {
+            // Summaries come one a run in the list's order; a summary out
+            // of step is placed by its id all the same.
+            let here = match listed.get(place) {
+                Some(r) if *r == s.run_id => Some(place),
+                _ => listed.binary_search(&s.run_id).ok(),
+            };
+            place = here.unwrap_or(place) + 1;
             let end = s.stream_end;
-            if let Some(k) = pick(s) {
-                at.push(place);
+            if let (Some(k), Some(i)) = (pick(s), here) {
+                at.push(i);
                 ends.push(end);
                 keys.push(k);
             }
-            place = place.saturating_add(1);
         })?;
         let ids: Vec<String> = at
             .iter()
-            .map(|&i| {
-                listed
-                    .get_mut(i as usize)
-                    .map(std::mem::take)
-                    .unwrap_or_default()
-            })
+            .map(|&i| listed.get_mut(i).map(std::mem::take).unwrap_or_default())
             .collect();
         drop((listed, at));
         // The lists grew by doubling: up to half of each is spare, held
