@@ -13,6 +13,8 @@
 //!   goes below them.
 //! - The store's kind is the store's business: no `Store::File` or
 //!   `Store::JetStream` outside `journal/src/store/`; ask the store.
+//! - No two files of one module use each other in a circle (through
+//!   `super::`): what both need goes in a file below both.
 //! - No source file over [`MAX_LINES`] lines.
 //! - Every test file is in a test binary: the library's are modules of
 //!   this one, the binary's of `tests/cli`.
@@ -440,6 +442,139 @@ fn no_source_file_is_over_the_limit() {
         bad.is_empty(),
         "over {MAX_LINES} lines:\n{}",
         bad.join("\n")
+    );
+}
+
+/// The sibling modules `code` names through `super::` (`super::m::x`,
+/// `use super::{m::x, n}`), among `siblings`.
+fn sibling_uses(code: &str, siblings: &BTreeSet<String>) -> BTreeSet<String> {
+    let ident = |t: &str| -> String {
+        t.trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut out = BTreeSet::new();
+    for (at, _) in code.match_indices("super::") {
+        let rest = &code[at + "super::".len()..];
+        let names: Vec<String> = match rest.strip_prefix('{') {
+            // A group: the first name of each of its paths.
+            Some(group) => group
+                .split('}')
+                .next()
+                .unwrap_or("")
+                .split(',')
+                .map(ident)
+                .collect(),
+            None => vec![ident(rest)],
+        };
+        // `super::m` names a module only when a path goes on (`m::`) or
+        // when it is imported whole; an item of the parent is no sibling.
+        out.extend(names.into_iter().filter(|n| siblings.contains(n)));
+    }
+    out
+}
+
+/// Every circle among the files of one directory of `src`: `a -> b -> a`
+/// where each uses the next through `super::`. The floors keep the
+/// crate's top modules apart; this keeps the files of one module so.
+fn circles_in_rooms(src: &Path) -> Vec<String> {
+    let mut bad = Vec::new();
+    let mut dirs: BTreeSet<PathBuf> = BTreeSet::new();
+    for f in sources(src) {
+        if let Some(d) = f.parent() {
+            dirs.insert(d.to_path_buf());
+        }
+    }
+    for dir in dirs {
+        let mut files: Vec<(String, PathBuf)> = Vec::new();
+        let mut siblings = BTreeSet::new();
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            let Some(stem) = p.file_stem().and_then(|s| s.to_str()).map(str::to_owned) else {
+                continue;
+            };
+            if p.is_dir() {
+                siblings.insert(stem);
+            } else if p.extension().is_some_and(|x| x == "rs") && stem != "mod" && !is_test_file(&p)
+            {
+                siblings.insert(stem.clone());
+                files.push((stem, p));
+            }
+        }
+        let uses: std::collections::BTreeMap<String, BTreeSet<String>> = files
+            .iter()
+            .map(|(stem, p)| {
+                let mut u = sibling_uses(&shipped_code(p), &siblings);
+                u.remove(stem);
+                (stem.clone(), u)
+            })
+            .collect();
+        // A path back to where it started, by a walk from each file.
+        for start in uses.keys() {
+            let mut todo = vec![vec![start.clone()]];
+            let mut seen = BTreeSet::new();
+            while let Some(path) = todo.pop() {
+                let Some(last) = path.last() else { continue };
+                for next in uses.get(last).into_iter().flatten() {
+                    if next == start {
+                        // Each circle once: from its smallest file.
+                        if path.iter().all(|p| p >= start) {
+                            bad.push(format!(
+                                "{}: {} -> {start}",
+                                dir.display(),
+                                path.join(" -> ")
+                            ));
+                        }
+                    } else if seen.insert(next.clone()) {
+                        let mut longer = path.clone();
+                        longer.push(next.clone());
+                        todo.push(longer);
+                    }
+                }
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn no_two_files_of_a_module_use_each_other_in_a_circle() {
+    let repo = repo();
+    let mut bad = circles_in_rooms(&repo.join("journal/src"));
+    bad.extend(circles_in_rooms(&repo.join("src")));
+    assert!(
+        bad.is_empty(),
+        "files of one module in a circle (put what both need in a file below both):\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_reader_of_a_room_sees_sibling_uses() {
+    let siblings: BTreeSet<String> = ["bulk", "gets", "core"].map(String::from).into();
+    let code = "use super::bulk::ReadBudget;\nuse super::{core::Core, RunMessage};\nfn f() { super::gets::x(); super::helper(); }";
+    let found: Vec<String> = sibling_uses(code, &siblings).into_iter().collect();
+    assert_eq!(found, ["bulk", "core", "gets"]);
+    // The circle bulk.rs and gets.rs once made (ReadBudget one way,
+    // Listed the other), in a room of its own: found, and once.
+    let dir = tempfile::tempdir().unwrap();
+    let room = dir.path().join("room");
+    std::fs::create_dir(&room).unwrap();
+    for (name, code) in [
+        (
+            "mod.rs",
+            "mod bulk; mod gets; mod core; pub struct RunMessage;",
+        ),
+        ("bulk.rs", "use super::gets::Listed; use super::core::Core;"),
+        ("gets.rs", "use super::{bulk::ReadBudget, RunMessage};"),
+        ("core.rs", "pub struct Core;"),
+    ] {
+        std::fs::write(room.join(name), code).unwrap();
+    }
+    assert_eq!(
+        circles_in_rooms(dir.path()),
+        [format!("{}: bulk -> gets -> bulk", room.display())]
     );
 }
 

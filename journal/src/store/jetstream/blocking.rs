@@ -16,7 +16,7 @@
 
 use super::append::Writer;
 use super::asynch::AsyncJetStreamStore;
-use super::bulk::ReadBudget;
+use super::budget::ReadBudget;
 use super::chain::NewRunReceiver;
 use super::conn::Rt;
 use super::core::Core;

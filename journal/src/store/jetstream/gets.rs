@@ -16,7 +16,7 @@
 //! 1..N in stream order, as the consumer's pass vouches for a run, and
 //! otherwise handed over as `None`: read on its own.
 
-use super::bulk::ReadBudget;
+use super::budget::ReadBudget;
 use super::core::Core;
 use super::multi::Answer;
 use super::RunMessage;

@@ -61,6 +61,7 @@ mod append;
 mod asynch;
 mod audit;
 mod blocking;
+mod budget;
 mod bulk;
 mod chain;
 mod config;
@@ -86,7 +87,7 @@ pub use append::EXPECTED_SUBJECT_HEADER;
 pub use asynch::{AsyncJetStreamAppender, AsyncJetStreamStore};
 pub use audit::LogMessage;
 pub use blocking::{JetStreamAppender, JetStreamStore};
-pub use bulk::{release, ReadBudget};
+pub use budget::{release, ReadBudget};
 pub use chain::{new_runs, NewRun, NewRunReceiver, NewRunSender};
 pub use config::{
     check_config, config_notes, config_warnings, create_stream, inspect, prefix_of,
