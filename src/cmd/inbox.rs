@@ -11,7 +11,9 @@ use crate::filter::{excluded_note, Admit, Unreadable};
 use crate::hint;
 use crate::invocation::Invocation;
 use crate::open::open_store;
-use crate::output::{cell, json_pretty, print_table, sanitize, table, time_cell, Format};
+use crate::output::{
+    cell, json_pretty_rows_in_order, print_table, sanitize, table, time_cell, Format,
+};
 use journal::ops::inbox::{inbox_of, Item, Waits};
 use journal::time::Time;
 use serde::Serialize;
@@ -163,16 +165,24 @@ fn list(g: &Invocation, a: &InboxArgs, out: &mut dyn Write) -> CmdResult {
         .collect();
     a.limit.apply(&mut items);
     let code = Unreadable::exit(&unreadable);
+    if style.format == Format::Json {
+        // The items written one at a time: 30,000 waiting calls are not
+        // made into one text first (issue 40).
+        let head = Document {
+            items: Vec::new(),
+            ready,
+            no_agent_excluded,
+            unreadable,
+        };
+        json_pretty_rows_in_order(out, &head, "items", &items)?;
+        return Ok(code);
+    }
     let doc = Document {
         items,
         ready,
         no_agent_excluded,
         unreadable,
     };
-    if style.format == Format::Json {
-        json_pretty(out, &doc)?;
-        return Ok(code);
-    }
     if doc.items.is_empty() {
         let why = match (total, a.filter.any() || a.older_than.is_some()) {
             (0, _) => "no runs".to_owned(),

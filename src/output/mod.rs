@@ -231,6 +231,38 @@ pub fn json_pretty_rows<T: serde::Serialize, R: serde::Serialize>(
     rows: &[R],
 ) -> io::Result<()> {
     let text = serde_json::to_string_pretty(&sorted(head)?)?;
+    pretty_with_rows(out, &text, key, rows, |r| {
+        Ok(serde_json::to_string_pretty(&sorted(r)?)?)
+    })
+}
+
+/// [`json_pretty`] of `head` with `rows` in place of its top-level `key`
+/// (which `head` holds as an empty array), keys in the order their types
+/// declare them: the same bytes as [`json_pretty`] of the whole document,
+/// written a row at a time, so the text of every row is never held
+/// (`inbox` of 30,000 waiting calls, issue 40: bench/RESULTS.md).
+pub fn json_pretty_rows_in_order<T: serde::Serialize, R: serde::Serialize>(
+    out: &mut dyn Write,
+    head: &T,
+    key: &str,
+    rows: &[R],
+) -> io::Result<()> {
+    let text = serde_json::to_string_pretty(head)?;
+    pretty_with_rows(out, &text, key, rows, |r| {
+        Ok(serde_json::to_string_pretty(r)?)
+    })
+}
+
+/// `head_text` (a pretty document whose top-level `key` is `[]`) written
+/// with each row's pretty text (`row_text`) spliced into that array,
+/// indented as the whole document's pretty text would indent it.
+fn pretty_with_rows<R>(
+    out: &mut dyn Write,
+    text: &str,
+    key: &str,
+    rows: &[R],
+    row_text: impl Fn(&R) -> io::Result<String>,
+) -> io::Result<()> {
     // A top-level key is the only place this can be: inside a string a
     // newline and a quote are escaped.
     let hole = format!("\n  {}: []", serde_json::to_string(key)?);
@@ -243,14 +275,14 @@ pub fn json_pretty_rows<T: serde::Serialize, R: serde::Serialize>(
                 "no empty {key:?} in the document"
             )));
         }
-        out.write_all(json_safe(&text).as_bytes())?;
+        out.write_all(json_safe(text).as_bytes())?;
         return out.write_all(b"\n");
     };
     let mut w = io::BufWriter::with_capacity(1 << 16, out);
     w.write_all(json_safe(before).as_bytes())?;
     for (i, row) in rows.iter().enumerate() {
         w.write_all(if i == 0 { b"\n    " } else { b",\n    " })?;
-        let one = serde_json::to_string_pretty(&sorted(row)?)?;
+        let one = row_text(row)?;
         w.write_all(json_safe(&one.replace('\n', "\n    ")).as_bytes())?;
     }
     w.write_all(b"\n  ")?;
@@ -488,6 +520,54 @@ mod tests {
         let mut out = Vec::new();
         let head = serde_json::json!({"to": "x"});
         assert!(json_pretty_rows(&mut out, &head, "runs", &[1]).is_err());
+    }
+
+    #[test]
+    fn rows_in_order_print_as_the_whole_document_does() {
+        // Keys in declared order (not sorted), nested values, and text
+        // a terminal must not see raw: the same bytes as json_pretty.
+        #[derive(serde::Serialize, Clone)]
+        struct Item {
+            zed: String,
+            also: Vec<u32>,
+            inner: Option<std::collections::BTreeMap<String, String>>,
+        }
+        #[derive(serde::Serialize)]
+        struct Doc {
+            items: Vec<Item>,
+            ready: Vec<String>,
+            count: usize,
+        }
+        let item = |k: u32| Item {
+            zed: format!("run-{k}\u{1b}[2J\u{202e}"),
+            also: (0..k).collect(),
+            inner: (k % 2 == 1).then(|| [("b\nc".to_owned(), "\t".to_owned())].into()),
+        };
+        for n in [0, 1, 3] {
+            let items: Vec<Item> = (0..n).map(item).collect();
+            let mut want = Vec::new();
+            json_pretty(
+                &mut want,
+                &Doc {
+                    items: items.clone(),
+                    ready: vec!["r".into()],
+                    count: 7,
+                },
+            )
+            .unwrap();
+            let head = Doc {
+                items: Vec::new(),
+                ready: vec!["r".into()],
+                count: 7,
+            };
+            let mut out = Vec::new();
+            json_pretty_rows_in_order(&mut out, &head, "items", &items).unwrap();
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                String::from_utf8(want).unwrap(),
+                "{n} rows"
+            );
+        }
     }
 
     #[test]
