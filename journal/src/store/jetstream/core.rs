@@ -33,6 +33,9 @@ pub(super) struct Core {
     /// Connections besides `conn` that reads spread their direct gets
     /// over ([`reader`](Self::reader)), opened on first use.
     pub(super) readers: tokio::sync::OnceCell<Vec<async_nats::Client>>,
+    /// How many connections that is, `conn` included
+    /// ([`readers`](super::readers), read once when the store is opened).
+    pub(super) lanes: usize,
 }
 
 impl Core {
@@ -54,6 +57,7 @@ impl Core {
             direct_wildcards: AtomicBool::new(config.allow_direct),
             batched_gets: AtomicBool::new(config.allow_direct),
             readers: tokio::sync::OnceCell::new(),
+            lanes: super::readers(),
             conn,
             stream,
             name: name.to_owned(),
@@ -70,7 +74,7 @@ impl Core {
     /// and ones opened for reading on first use; `conn` when one cannot
     /// be opened).
     pub(super) async fn reader(&self, lane: usize) -> async_nats::Client {
-        let n = super::readers();
+        let n = self.lanes;
         if n <= 1 || lane.is_multiple_of(n) {
             return self.conn.js.client();
         }
