@@ -63,6 +63,7 @@ pub mod export;
 pub mod fingerprint;
 pub mod fold;
 pub(crate) mod gojson;
+pub(crate) mod held;
 pub mod id;
 pub mod lines;
 pub mod migrate;

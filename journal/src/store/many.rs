@@ -20,6 +20,19 @@ impl Prefetched {
     }
 }
 
+/// The picked runs' `ends` and `keys`, given in the order their summaries
+/// came (`at`: each one's place in the list, none twice), in the list's
+/// order, as the list cut down to them holds their ids: as they came,
+/// unless a summary came out of step.
+fn in_list_order<E, K>(at: Vec<usize>, ends: Vec<E>, keys: Vec<K>) -> (Vec<E>, Vec<K>) {
+    if at.windows(2).all(|w| matches!(w, [a, b] if a < b)) {
+        return (ends, keys);
+    }
+    let mut z: Vec<_> = at.into_iter().zip(ends).zip(keys).collect();
+    z.sort_by_key(|((i, _), _)| *i);
+    z.into_iter().map(|((_, e), k)| (e, k)).unzip()
+}
+
 /// Bytes of a bulk-read source handed to a copy, released from the
 /// reader's count when dropped.
 struct Release<'a>(&'a std::sync::atomic::AtomicU64, u64);
@@ -298,11 +311,12 @@ impl Store {
     fn bulk_each<R: Send>(
         &self,
         runs: &[String],
-        ends: Option<&[Option<(u64, u64)>]>,
+        ends: Option<Vec<Option<(u64, u64)>>>,
         budget: ReadBudget,
         copy: impl Fn(usize, Option<Prefetched>) -> R + Sync + Send,
     ) -> Vec<R> {
         use rayon::prelude::*;
+        use std::sync::PoisonError;
         let Store::JetStream(j) = self else {
             return (0..runs.len())
                 .into_par_iter()
@@ -310,6 +324,11 @@ impl Store {
                 .collect();
         };
         let held = std::sync::atomic::AtomicU64::new(0);
+        // Each run's result in its place, as it comes: no list of
+        // (index, result) to sort at the end (a whole-store pass whose
+        // visits return nothing holds a byte a run).
+        let out: std::sync::Mutex<Vec<Option<R>>> =
+            std::sync::Mutex::new(std::iter::repeat_with(|| None).take(runs.len()).collect());
         std::thread::scope(|s| {
             let (read_tx, read_rx) = std::sync::mpsc::channel();
             let held_ref = &held;
@@ -318,20 +337,26 @@ impl Store {
                     let _ = read_tx.send((i, m.map(Prefetched)));
                 })
             });
-            let mut out: Vec<(usize, R)> = read_rx
+            read_rx
                 .into_iter()
                 .par_bridge()
-                .map(|(i, pre): (usize, Option<Prefetched>)| {
+                .for_each(|(i, pre): (usize, Option<Prefetched>)| {
                     let bytes = pre.as_ref().map_or(0, Prefetched::bytes);
                     // Released however the copy ends, a panic included:
                     // the reader waits for these bytes.
                     let _release = Release(&held, bytes);
-                    (i, copy(i, pre))
-                })
-                .collect();
-            out.sort_by_key(|(i, _)| *i);
-            out.into_iter().map(|(_, r)| r).collect()
-        })
+                    let r = copy(i, pre);
+                    let mut out = out.lock().unwrap_or_else(PoisonError::into_inner);
+                    if let Some(slot) = out.get_mut(i) {
+                        *slot = Some(r);
+                    }
+                });
+        });
+        out.into_inner()
+            .unwrap_or_else(PoisonError::into_inner)
+            .into_iter()
+            .flatten()
+            .collect()
     }
 
     /// Read each of `runs` (as listed: [`summaries`](Self::summaries))
@@ -379,7 +404,7 @@ impl Store {
     ) -> Vec<R> {
         let ids: Vec<String> = runs.iter().map(|s| s.run_id.clone()).collect();
         let ends: Vec<Option<(u64, u64)>> = runs.iter().map(|s| s.stream_end).collect();
-        self.read_listed(&ids, &ends, budget, visit)
+        self.read_listed(&ids, ends, budget, visit)
     }
 
     /// A whole-store pass that holds what its caller keeps, not the store
@@ -423,10 +448,12 @@ impl Store {
             }
         };
         // The runs listed, and which of them are picked (by their place
-        // in the list): the picked ids are moved out of the list once it
-        // is summarised, not copied as they are picked, so the listing's
-        // peak holds each id once (bench/RESULTS.md, issue 40).
+        // in the list, once each): the list is then cut down to the picked
+        // ids where it lies, so the pass holds each id once and no second
+        // list of them (bench/RESULTS.md, issue 40).
         let mut listed = j.runs()?;
+        let mut picked = vec![false; listed.len()];
+        let most = listed.len();
         let mut at: Vec<usize> = Vec::new();
         let mut ends: Vec<Option<(u64, u64)>> = Vec::new();
         let mut keys: Vec<K> = Vec::new();
@@ -440,22 +467,35 @@ impl Store {
             };
             place = here.unwrap_or(place) + 1;
             let end = s.stream_end;
-            if let (Some(k), Some(i)) = (pick(s), here) {
-                at.push(i);
-                ends.push(end);
-                keys.push(k);
+            let Some((i, slot)) = here.and_then(|i| Some((i, picked.get_mut(i)?))) else {
+                return;
+            };
+            if *slot {
+                return;
+            }
+            if let Some(k) = pick(s) {
+                *slot = true;
+                // Never more than the runs listed: the last growth of
+                // each list stops there, not at twice what it held.
+                crate::held::push_within(&mut at, i, most);
+                crate::held::push_within(&mut ends, end, most);
+                crate::held::push_within(&mut keys, k, most);
             }
         })?;
-        let ids: Vec<String> = at
-            .iter()
-            .map(|&i| listed.get_mut(i).map(std::mem::take).unwrap_or_default())
-            .collect();
-        drop((listed, at));
-        // The lists grew by doubling: up to half of each is spare, held
+        let (ends, keys) = in_list_order(at, ends, keys);
+        let mut k = 0usize;
+        listed.retain(|_| {
+            let keep = picked.get(k).copied().unwrap_or(false);
+            k += 1;
+            keep
+        });
+        drop(picked);
+        // Sized for every run listed: what was not picked would be held
         // through the whole pass beside its budget.
-        ends.shrink_to_fit();
-        keys.shrink_to_fit();
-        self.read_listed(&ids, &ends, Self::READ_EACH, |i, j| {
+        let ids = crate::held::fit(listed);
+        let ends = crate::held::fit(ends);
+        let keys = crate::held::fit(keys);
+        self.read_listed(&ids, ends, Self::READ_EACH, |i, j| {
             if let (Some(id), Some(k)) = (ids.get(i), keys.get(i)) {
                 visit(id, k, j);
             }
@@ -468,7 +508,7 @@ impl Store {
     fn read_listed<R: Send>(
         &self,
         ids: &[String],
-        ends: &[Option<(u64, u64)>],
+        ends: Vec<Option<(u64, u64)>>,
         budget: ReadBudget,
         visit: impl Fn(usize, crate::Result<Journal>) -> R + Sync + Send,
     ) -> Vec<R> {
@@ -643,5 +683,20 @@ impl Store {
             // The hold is checked on the run as the delete reads it.
             Store::JetStream(j) => j.delete_copied(run, last).map(|_| ()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_list_order;
+
+    #[test]
+    fn picked_runs_out_of_step_are_put_back_in_the_lists_order() {
+        let (e, k) = in_list_order(vec![0, 2, 5], vec!['a', 'c', 'f'], vec![10, 30, 60]);
+        assert_eq!((e, k), (vec!['a', 'c', 'f'], vec![10, 30, 60]));
+        let (e, k) = in_list_order(vec![5, 0, 2], vec!['f', 'a', 'c'], vec![60, 10, 30]);
+        assert_eq!((e, k), (vec!['a', 'c', 'f'], vec![10, 30, 60]));
+        let (e, k) = in_list_order(Vec::new(), Vec::<u8>::new(), Vec::<u8>::new());
+        assert!(e.is_empty() && k.is_empty());
     }
 }

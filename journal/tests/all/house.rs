@@ -27,9 +27,9 @@ use std::path::{Path, PathBuf};
 
 /// The library's floors, lowest first.
 const LIBRARY: &[&[&str]] = &[
-    // Leaves: Go's JSON, time, text for a shell, digests.
+    // Leaves: Go's JSON, time, text for a shell, digests, long lists.
     &[
-        "bounded", "digest", "durable", "gojson", "paths", "shell", "time",
+        "bounded", "digest", "durable", "gojson", "held", "paths", "shell", "time",
     ],
     // One record, and where things are.
     &["place", "record"],

@@ -395,7 +395,7 @@ impl JetStreamStore {
     pub(crate) fn stream_runs_ending(
         &self,
         runs: &[String],
-        ends: Option<&[Option<(u64, u64)>]>,
+        ends: Option<Vec<Option<(u64, u64)>>>,
         budget: ReadBudget,
         held: &AtomicU64,
         mut deliver: impl FnMut(usize, Option<Vec<RunMessage>>),

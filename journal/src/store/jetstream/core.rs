@@ -288,10 +288,9 @@ impl Core {
         }
         runs.sort();
         runs.dedup();
-        // Grown by doubling: the spare half would be held through every
-        // pass over the runs (a whole-store read of 300,000 runs).
-        runs.shrink_to_fit();
-        Ok(runs)
+        // Grown by doubling: the spare would be held through every pass
+        // over the runs (a whole-store read of 300,000 runs).
+        Ok(crate::held::fit(runs))
     }
 
     pub(super) fn interrupted(&self, run: &str) -> Error {
