@@ -467,14 +467,16 @@ impl Store {
             };
             place = here.unwrap_or(place) + 1;
             let end = s.stream_end;
-            let Some((i, slot)) = here.and_then(|i| Some((i, picked.get_mut(i)?))) else {
-                return;
-            };
-            if *slot {
+            let slot = here.and_then(|i| Some((i, picked.get_mut(i)?)));
+            // A run summarised twice is seen and picked once.
+            if slot.as_ref().is_some_and(|(_, taken)| **taken) {
                 return;
             }
-            if let Some(k) = pick(s) {
-                *slot = true;
+            // Every summary is seen (`pick` counts what it cannot read);
+            // only a run of the list can be read.
+            let Some(k) = pick(s) else { return };
+            if let Some((i, taken)) = slot {
+                *taken = true;
                 // Never more than the runs listed: the last growth of
                 // each list stops there, not at twice what it held.
                 crate::held::push_within(&mut at, i, most);
